@@ -1,0 +1,2 @@
+//! The `kubeset` command line.
+fn main() {}

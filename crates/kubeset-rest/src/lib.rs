@@ -1,0 +1,1 @@
+//! The HTTP conversation with a Kubernetes API server.
