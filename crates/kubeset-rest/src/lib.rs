@@ -1,1 +1,3 @@
 //! The HTTP conversation with a Kubernetes API server.
+
+pub mod auth;
