@@ -1,3 +1,4 @@
 //! The HTTP conversation with a Kubernetes API server.
 
 pub mod auth;
+pub mod config;

@@ -1,0 +1,388 @@
+//! Exec credential plugins (`client.authentication.k8s.io` v1 and v1beta1).
+
+use std::{
+    fmt,
+    process::{Command, Stdio},
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use base64::Engine as _;
+use http::HeaderValue;
+use jiff::Timestamp;
+use rustls::sign::CertifiedKey;
+use serde::Deserialize;
+
+use super::{ConfigError, Secret, kubeconfig::ExecConfig, tls::certified_key};
+use crate::auth::{AuthFuture, Authenticator};
+
+const V1: &str = "client.authentication.k8s.io/v1";
+const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+const MAX_STDERR: usize = 1024;
+
+/// Runs an exec plugin and caches what it returns (a bearer token and/or a
+/// client certificate) until its `expirationTimestamp`, or until
+/// [`invalidate`](Authenticator::invalidate) after a 401.
+pub struct ExecAuthenticator {
+    spec: Arc<ExecSpec>,
+    cache: Mutex<Option<Credential>>,
+    refresh: tokio::sync::Mutex<()>,
+}
+
+/// What is needed to run the plugin, shareable with a blocking thread.
+struct ExecSpec {
+    user: String,
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    api_version: &'static str,
+    install_hint: Option<String>,
+    exec_info: String,
+}
+
+#[derive(Clone)]
+struct Credential {
+    token: Option<HeaderValue>,
+    identity: Option<Arc<CertifiedKey>>,
+    expires: Option<Timestamp>,
+    stale: bool,
+}
+
+impl Credential {
+    fn fresh(&self) -> bool {
+        !self.stale && self.expires.is_none_or(|t| Timestamp::now() < t)
+    }
+}
+
+impl fmt::Debug for ExecAuthenticator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecAuthenticator")
+            .field("user", &self.spec.user)
+            .field("command", &self.spec.command)
+            .field("args", &self.spec.args.len())
+            .field("api_version", &self.spec.api_version)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExecCredential {
+    #[serde(default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    status: Option<ExecCredentialStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExecCredentialStatus {
+    #[serde(default)]
+    expiration_timestamp: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    client_certificate_data: Option<String>,
+    #[serde(default)]
+    client_key_data: Option<String>,
+}
+
+/// The cluster as passed to a plugin with `provideClusterInfo: true`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClusterInfo {
+    pub server: String,
+    pub tls_server_name: Option<String>,
+    pub insecure_skip_tls_verify: bool,
+    pub ca_pem: Option<Vec<u8>>,
+    pub proxy_url: Option<String>,
+    pub exec_extension: Option<serde_json::Value>,
+}
+
+impl ExecAuthenticator {
+    /// Validates an exec configuration. `user` names the kubeconfig entry
+    /// in errors (e.g. `user "alice" in /home/a/.kube/config`).
+    pub(crate) fn new(
+        user: String,
+        exec: &ExecConfig,
+        cluster: Option<ClusterInfo>,
+    ) -> Result<Self, ConfigError> {
+        let invalid = |field: &'static str, reason: String| ConfigError::InvalidField {
+            file: String::new(),
+            entry: user.clone(),
+            field,
+            reason,
+        };
+        if exec.command.is_empty() {
+            return Err(invalid("exec.command", "must not be empty".to_owned()));
+        }
+        let api_version = match exec.api_version.as_deref() {
+            Some(V1) => V1,
+            Some(V1BETA1) => V1BETA1,
+            other => {
+                return Err(invalid(
+                    "exec.apiVersion",
+                    format!("{other:?} is not {V1:?} or {V1BETA1:?}"),
+                ));
+            }
+        };
+        let interactive = match exec.interactive_mode.as_deref() {
+            None if api_version == V1 => {
+                return Err(invalid(
+                    "exec.interactiveMode",
+                    format!("must be set for {V1}"),
+                ));
+            }
+            None | Some("Never") | Some("IfAvailable") => false,
+            Some("Always") => {
+                return Err(invalid(
+                    "exec.interactiveMode",
+                    "Always needs a terminal, which a library client does not have".to_owned(),
+                ));
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "exec.interactiveMode",
+                    format!("{other:?} is not Never, IfAvailable or Always"),
+                ));
+            }
+        };
+        let mut spec = serde_json::json!({ "interactive": interactive });
+        if let (true, Some(c)) = (exec.provide_cluster_info, cluster) {
+            let mut cluster = serde_json::json!({
+                "server": c.server,
+                "insecure-skip-tls-verify": c.insecure_skip_tls_verify,
+            });
+            if let Some(n) = c.tls_server_name {
+                cluster["tls-server-name"] = n.into();
+            }
+            if let Some(ca) = c.ca_pem {
+                cluster["certificate-authority-data"] =
+                    base64::engine::general_purpose::STANDARD.encode(ca).into();
+            }
+            if let Some(p) = c.proxy_url {
+                cluster["proxy-url"] = p.into();
+            }
+            if let Some(cfg) = c.exec_extension {
+                cluster["config"] = cfg;
+            }
+            spec["cluster"] = cluster;
+        }
+        let exec_info = serde_json::json!({
+            "kind": "ExecCredential",
+            "apiVersion": api_version,
+            "spec": spec,
+        })
+        .to_string();
+        let spec = ExecSpec {
+            user,
+            command: exec.command.clone(),
+            args: exec.args.clone(),
+            env: exec
+                .env
+                .iter()
+                .map(|e| (e.name.clone(), e.value.clone()))
+                .collect(),
+            api_version,
+            install_hint: exec.install_hint.clone(),
+            exec_info,
+        };
+        Ok(Self {
+            spec: Arc::new(spec),
+            cache: Mutex::new(None),
+            refresh: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn store(&self, credential: &Credential) {
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(credential.clone());
+    }
+
+    fn cached(&self) -> Option<Credential> {
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The latest client certificate the plugin returned. Runs the plugin
+    /// (blocking) if it has never run.
+    pub fn current_certificate(&self) -> Option<Arc<CertifiedKey>> {
+        if let Some(c) = self.cached() {
+            return c.identity;
+        }
+        match self.spec.run() {
+            Ok(c) => {
+                self.store(&c);
+                c.identity
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "exec plugin for the client certificate failed");
+                None
+            }
+        }
+    }
+
+    /// Returns the cached credential or runs the plugin (off the async
+    /// runtime's worker threads). Concurrent callers share one run.
+    async fn credential(&self) -> Result<Credential, ConfigError> {
+        let _guard = self.refresh.lock().await;
+        if let Some(c) = self.cached().filter(Credential::fresh) {
+            return Ok(c);
+        }
+        let credential = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let spec = self.spec.clone();
+                handle
+                    .spawn_blocking(move || spec.run())
+                    .await
+                    .map_err(|e| ConfigError::ExecFailed {
+                        user: self.spec.user.clone(),
+                        command: self.spec.command.clone(),
+                        status: format!("plugin task ended abnormally: {e}"),
+                        stderr: String::new(),
+                    })??
+            }
+            Err(_) => self.spec.run()?,
+        };
+        self.store(&credential);
+        Ok(credential)
+    }
+}
+
+impl ExecSpec {
+    /// Runs the plugin now (blocking).
+    fn run(&self) -> Result<Credential, ConfigError> {
+        let output = Command::new(&self.command)
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("KUBERNETES_EXEC_INFO", &self.exec_info)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|source| ConfigError::ExecSpawn {
+                user: self.user.clone(),
+                command: self.command.clone(),
+                hint: self
+                    .install_hint
+                    .as_deref()
+                    .map(|h| format!(": {}", h.trim()))
+                    .unwrap_or_default(),
+                source,
+            })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let mut stderr = stderr.trim().to_owned();
+            if stderr.len() > MAX_STDERR {
+                let mut cut = MAX_STDERR;
+                while !stderr.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                stderr.truncate(cut);
+                stderr.push('…');
+            }
+            return Err(ConfigError::ExecFailed {
+                user: self.user.clone(),
+                command: self.command.clone(),
+                status: output.status.to_string(),
+                stderr: if stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {stderr}")
+                },
+            });
+        }
+        self.parse(&Secret::new(output.stdout))
+    }
+
+    fn parse(&self, stdout: &Secret<Vec<u8>>) -> Result<Credential, ConfigError> {
+        let bad = |reason: String| ConfigError::ExecOutput {
+            user: self.user.clone(),
+            command: self.command.clone(),
+            reason,
+        };
+        let cred: ExecCredential = serde_json::from_slice(stdout.expose())
+            .map_err(|e| bad(format!("not JSON of the expected shape ({e})")))?;
+        if cred.kind.as_deref() != Some("ExecCredential") {
+            return Err(bad(format!(
+                "kind is {:?}, not \"ExecCredential\"",
+                cred.kind
+            )));
+        }
+        if cred.api_version.as_deref() != Some(self.api_version) {
+            return Err(bad(format!(
+                "apiVersion is {:?}, expected {:?}",
+                cred.api_version, self.api_version
+            )));
+        }
+        let status = cred
+            .status
+            .ok_or_else(|| bad("status is missing".to_owned()))?;
+        let expires = status
+            .expiration_timestamp
+            .as_deref()
+            .map(|t| {
+                t.parse::<Timestamp>()
+                    .map_err(|e| bad(format!("expirationTimestamp is not RFC 3339 ({e})")))
+            })
+            .transpose()?;
+        let token = match status.token.as_deref() {
+            Some(t) if !t.is_empty() => {
+                let mut v = HeaderValue::try_from(format!("Bearer {t}")).map_err(|_| {
+                    bad("token contains characters not allowed in a header".to_owned())
+                })?;
+                v.set_sensitive(true);
+                Some(v)
+            }
+            _ => None,
+        };
+        let identity = match (
+            status.client_certificate_data.as_deref(),
+            status.client_key_data.as_deref(),
+        ) {
+            (Some(c), Some(k)) if !c.is_empty() && !k.is_empty() => Some(Arc::new(
+                certified_key(c.as_bytes(), k.as_bytes())
+                    .map_err(|e| bad(format!("clientCertificateData/clientKeyData: {e}")))?,
+            )),
+            (None, None) => None,
+            (Some(c), Some(k)) if c.is_empty() && k.is_empty() => None,
+            _ => {
+                return Err(bad(
+                    "clientCertificateData and clientKeyData must be set together".to_owned(),
+                ));
+            }
+        };
+        if token.is_none() && identity.is_none() {
+            return Err(bad(
+                "neither token nor client certificate returned".to_owned()
+            ));
+        }
+        Ok(Credential {
+            token,
+            identity,
+            expires,
+            stale: false,
+        })
+    }
+}
+
+impl Authenticator for ExecAuthenticator {
+    fn authorization(&self) -> AuthFuture<'_> {
+        Box::pin(async move {
+            let c = self.credential().await?;
+            Ok(c.token)
+        })
+    }
+
+    fn invalidate(&self) {
+        if let Some(c) = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            c.stale = true;
+        }
+    }
+}

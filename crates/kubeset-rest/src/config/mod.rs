@@ -1,0 +1,573 @@
+//! Where the API server is and how to authenticate to it: kubeconfig files
+//! (merged with client-go's rules), the in-cluster service account, exec
+//! credential plugins, and the rustls configuration.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), kubeset_rest::config::ConfigError> {
+//! let config = kubeset_rest::config::Config::infer().await?;
+//! let tls = config.tls.client_config()?;
+//! # Ok(()) }
+//! ```
+
+mod auth;
+mod error;
+mod exec;
+mod incluster;
+mod kubeconfig;
+mod secret;
+mod tls;
+
+use std::{collections::BTreeMap, fmt, path::PathBuf, sync::Arc, time::Duration};
+
+use base64::Engine as _;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use url::Url;
+
+pub use self::{
+    auth::{BasicAuth, ServiceAccountToken, StaticToken, TokenFile},
+    error::ConfigError,
+    exec::ExecAuthenticator,
+    incluster::{InClusterOptions, SERVICE_ACCOUNT_DIR},
+    kubeconfig::{
+        AuthInfo, AuthProvider, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig,
+        NamedAuthInfo, NamedCluster, NamedContext, NamedExtension,
+    },
+    secret::Secret,
+    tls::{ClientIdentity, ExecCertResolver, TlsSettings, provider},
+};
+use crate::auth::Authenticator;
+
+/// Which context, cluster and user to use from a kubeconfig; `None` means
+/// the current context and the cluster and user it names.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct KubeConfigOptions {
+    /// Context name (`--context`).
+    pub context: Option<String>,
+    /// Cluster name overriding the context's (`--cluster`).
+    pub cluster: Option<String>,
+    /// User name overriding the context's (`--user`).
+    pub user: Option<String>,
+}
+
+impl KubeConfigOptions {
+    /// Uses the named context.
+    #[must_use]
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = Some(context.into());
+        self
+    }
+
+    /// Uses the named cluster instead of the context's.
+    #[must_use]
+    pub fn with_cluster(mut self, cluster: impl Into<String>) -> Self {
+        self.cluster = Some(cluster.into());
+        self
+    }
+
+    /// Uses the named user instead of the context's.
+    #[must_use]
+    pub fn with_user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+}
+
+/// Identity to impersonate (`Impersonate-*` headers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Impersonation {
+    /// `Impersonate-User`.
+    pub user: Option<String>,
+    /// `Impersonate-Uid`.
+    pub uid: Option<String>,
+    /// `Impersonate-Group`, one header per group.
+    pub groups: Vec<String>,
+    /// `Impersonate-Extra-<key>`.
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+/// A resolved client configuration: where the API server is, how to trust
+/// it and how to authenticate. Secrets are redacted in `Debug` and
+/// `Display`.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// The API server, without a trailing `/` in its path.
+    pub cluster_url: Url,
+    /// Namespace used when a request does not name one.
+    pub default_namespace: String,
+    /// TLS settings; [`TlsSettings::client_config`] builds the rustls config.
+    pub tls: TlsSettings,
+    /// Supplies the `Authorization` header, if any.
+    pub authenticator: Option<Arc<dyn Authenticator>>,
+    /// Identity to impersonate.
+    pub impersonate: Impersonation,
+    /// Proxy for all requests.
+    pub proxy_url: Option<Url>,
+    /// Client-side rate limit: queries per second (client-go default 5).
+    pub qps: f32,
+    /// Client-side rate limit: burst (client-go default 10).
+    pub burst: u32,
+    /// Whole-request timeout; `None` means none.
+    pub timeout: Option<Duration>,
+    /// `User-Agent`; `None` lets the request layer choose.
+    pub user_agent: Option<String>,
+    /// Further API servers of the same cluster, for failover.
+    pub extra_endpoints: Vec<Url>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("cluster_url", &self.cluster_url.as_str())
+            .field("default_namespace", &self.default_namespace)
+            .field("tls", &self.tls)
+            .field("authenticator", &self.authenticator)
+            .field("impersonate", &self.impersonate)
+            .field("proxy_url", &self.proxy_url.as_ref().map(redact_url))
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field("timeout", &self.timeout)
+            .field("user_agent", &self.user_agent)
+            .field(
+                "extra_endpoints",
+                &self
+                    .extra_endpoints
+                    .iter()
+                    .map(Url::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let auth = match &self.authenticator {
+            None => "none".to_owned(),
+            Some(a) => format!("{a:?}"),
+        };
+        write!(
+            f,
+            "server {}, namespace {}, auth {}",
+            self.cluster_url, self.default_namespace, auth
+        )
+    }
+}
+
+/// A URL with its password (if any) replaced.
+fn redact_url(url: &Url) -> String {
+    let mut u = url.clone();
+    if u.password().is_some() {
+        let _ = u.set_password(Some("redacted"));
+    }
+    u.to_string()
+}
+
+/// Parses a server URL and trims trailing `/` from its path.
+fn parse_server(server: &str) -> Result<Url, url::ParseError> {
+    let mut url = Url::parse(server.trim())?;
+    let trimmed = url.path().trim_end_matches('/').to_owned();
+    url.set_path(&trimmed);
+    Ok(url)
+}
+
+impl Config {
+    /// A configuration for `cluster_url` with client-go's defaults: namespace
+    /// `default`, no authentication, QPS 5, burst 10.
+    pub fn new(cluster_url: Url) -> Self {
+        Self {
+            cluster_url,
+            default_namespace: "default".to_owned(),
+            tls: TlsSettings::default(),
+            authenticator: None,
+            impersonate: Impersonation::default(),
+            proxy_url: None,
+            qps: 5.0,
+            burst: 10,
+            timeout: None,
+            user_agent: None,
+            extra_endpoints: Vec::new(),
+        }
+    }
+
+    /// kubeconfig (`KUBECONFIG` or `~/.kube/config`) if there is one, else
+    /// in-cluster; if neither works, an error that gives both reasons.
+    pub async fn infer() -> Result<Self, ConfigError> {
+        match Self::from_kubeconfig(&KubeConfigOptions::default()) {
+            Err(kubeconfig @ ConfigError::KubeconfigNotFound { .. }) => {
+                Self::incluster().map_err(|incluster| ConfigError::Infer {
+                    kubeconfig: Box::new(kubeconfig),
+                    incluster: Box::new(incluster),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Loads the kubeconfig from the environment ([`Kubeconfig::from_env`])
+    /// and resolves the requested context.
+    pub fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
+        Self::from_custom_kubeconfig(Kubeconfig::from_env()?, options)
+    }
+
+    /// Resolves a context of an already loaded kubeconfig.
+    pub fn from_custom_kubeconfig(
+        kubeconfig: Kubeconfig,
+        options: &KubeConfigOptions,
+    ) -> Result<Self, ConfigError> {
+        let files = kubeconfig.describe_files();
+        let (context_name, referrer) = match (&options.context, &kubeconfig.current_context) {
+            (Some(c), _) => (c.clone(), "options"),
+            (None, Some(c)) if !c.is_empty() => (c.clone(), "current-context"),
+            _ => return Err(ConfigError::NoCurrentContext { file: files }),
+        };
+        let context_entry = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context_name)
+            .ok_or_else(|| ConfigError::NotFound {
+                file: files.clone(),
+                kind: "context",
+                name: context_name.clone(),
+                field: if referrer == "options" {
+                    "context"
+                } else {
+                    "current-context"
+                },
+                referrer: referrer.to_owned(),
+            })?;
+        let context_file = kubeconfig::origin_name(context_entry.origin.as_ref(), &kubeconfig);
+        let context_label = format!("context {context_name:?}");
+        let context = context_entry.context.clone().unwrap_or_default();
+
+        let (cluster_name, cluster_ref) = match &options.cluster {
+            Some(c) => (c.clone(), "options".to_owned()),
+            None => (
+                context.cluster.clone(),
+                format!("{context_label} in {context_file}"),
+            ),
+        };
+        if cluster_name.is_empty() {
+            return Err(ConfigError::MissingField {
+                file: context_file,
+                entry: context_label,
+                field: "cluster",
+            });
+        }
+        let cluster_entry = kubeconfig
+            .clusters
+            .iter()
+            .find(|c| c.name == cluster_name)
+            .ok_or_else(|| ConfigError::NotFound {
+                file: files.clone(),
+                kind: "cluster",
+                name: cluster_name.clone(),
+                field: "cluster",
+                referrer: cluster_ref,
+            })?;
+        let cluster_file = kubeconfig::origin_name(cluster_entry.origin.as_ref(), &kubeconfig);
+        let cluster_label = format!("cluster {cluster_name:?}");
+        let cluster = cluster_entry.cluster.clone().unwrap_or_default();
+
+        let user_name = options.user.clone().unwrap_or_else(|| context.user.clone());
+        let (user, user_file, user_label) = if user_name.is_empty() {
+            // A context without a user: no credentials.
+            (
+                AuthInfo::default(),
+                context_file.clone(),
+                "user \"\"".to_owned(),
+            )
+        } else {
+            let user_entry = kubeconfig
+                .users
+                .iter()
+                .find(|u| u.name == user_name)
+                .ok_or_else(|| ConfigError::NotFound {
+                    file: files.clone(),
+                    kind: "user",
+                    name: user_name.clone(),
+                    field: "user",
+                    referrer: match &options.user {
+                        Some(_) => "options".to_owned(),
+                        None => format!("{context_label} in {context_file}"),
+                    },
+                })?;
+            (
+                user_entry.user.clone().unwrap_or_default(),
+                kubeconfig::origin_name(user_entry.origin.as_ref(), &kubeconfig),
+                format!("user {user_name:?}"),
+            )
+        };
+
+        let cl = Loader {
+            file: &cluster_file,
+            entry: &cluster_label,
+        };
+        let server = cluster.server.as_deref().unwrap_or("");
+        if server.trim().is_empty() {
+            return Err(cl.missing("server"));
+        }
+        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e.to_string()))?;
+        let mut config = Config::new(cluster_url);
+        if let Some(ns) = context.namespace.as_deref().filter(|n| !n.is_empty()) {
+            config.default_namespace = ns.to_owned();
+        }
+        if let Some(p) = cluster.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+            config.proxy_url =
+                Some(Url::parse(p).map_err(|e| cl.invalid("proxy-url", e.to_string()))?);
+        }
+
+        // Trust.
+        let ca_pem = match (
+            &cluster.certificate_authority_data,
+            &cluster.certificate_authority,
+        ) {
+            (Some(data), _) if !data.is_empty() => {
+                Some(cl.base64("certificate-authority-data", data)?)
+            }
+            (_, Some(path)) if !path.is_empty() => Some(cl.read("certificate-authority", path)?),
+            _ => None,
+        };
+        if cluster.insecure_skip_tls_verify && ca_pem.is_some() {
+            return Err(ConfigError::Conflict {
+                file: cluster_file.clone(),
+                entry: cluster_label.clone(),
+                reason:
+                    "certificate-authority(-data) and insecure-skip-tls-verify exclude each other"
+                        .to_owned(),
+            });
+        }
+        if let Some(pem) = &ca_pem {
+            let field = if cluster
+                .certificate_authority_data
+                .as_deref()
+                .is_some_and(|d| !d.is_empty())
+            {
+                "certificate-authority-data"
+            } else {
+                "certificate-authority"
+            };
+            config.tls.root_certs =
+                tls::parse_certs(pem).map_err(|reason| cl.invalid(field, reason))?;
+        }
+        config.tls.insecure_skip_verify = cluster.insecure_skip_tls_verify;
+        config.tls.server_name = cluster.tls_server_name.clone().filter(|n| !n.is_empty());
+
+        // Credentials.
+        let ul = Loader {
+            file: &user_file,
+            entry: &user_label,
+        };
+        if let Some(provider) = &user.auth_provider {
+            return Err(ul.invalid(
+                "auth-provider",
+                format!(
+                    "auth provider {:?} is not supported; use an exec plugin",
+                    provider.name
+                ),
+            ));
+        }
+        let cert_pem = match (&user.client_certificate_data, &user.client_certificate) {
+            (Some(d), _) if !d.is_empty() => Some(ul.base64("client-certificate-data", d)?),
+            (_, Some(p)) if !p.is_empty() => Some(ul.read("client-certificate", p)?),
+            _ => None,
+        };
+        let key_pem = match (&user.client_key_data, &user.client_key) {
+            (Some(d), _) if !d.expose().is_empty() => {
+                Some(Secret::new(ul.base64("client-key-data", d.expose())?))
+            }
+            (_, Some(p)) if !p.is_empty() => Some(Secret::new(ul.read("client-key", p)?)),
+            _ => None,
+        };
+        match (cert_pem, key_pem) {
+            (Some(cert), Some(key)) => {
+                let ck = tls::certified_key(&cert, key.expose())
+                    .map_err(|reason| ul.invalid("client-certificate/client-key", reason))?;
+                config.tls.client_identity = Some(ClientIdentity::Static(Arc::new(ck)));
+            }
+            (Some(_), None) => return Err(ul.missing("client-key")),
+            (None, Some(_)) => return Err(ul.missing("client-certificate")),
+            (None, None) => {}
+        }
+
+        let token = user.token.clone().filter(|t| !t.expose().is_empty());
+        let token_file = user.token_file.clone().filter(|t| !t.is_empty());
+        let basic = user.username.as_deref().filter(|u| !u.is_empty()).is_some()
+            || user
+                .password
+                .as_ref()
+                .is_some_and(|p| !p.expose().is_empty());
+        if basic && (token.is_some() || token_file.is_some()) {
+            return Err(ConfigError::Conflict {
+                file: user_file.clone(),
+                entry: user_label.clone(),
+                reason: "username/password and token/tokenFile exclude each other".to_owned(),
+            });
+        }
+        if let Some(exec) = &user.exec {
+            let info = exec::ClusterInfo {
+                server: config.cluster_url.to_string(),
+                tls_server_name: config.tls.server_name.clone(),
+                insecure_skip_tls_verify: cluster.insecure_skip_tls_verify,
+                ca_pem: ca_pem.clone(),
+                proxy_url: cluster.proxy_url.clone(),
+                exec_extension: cluster
+                    .extensions
+                    .iter()
+                    .find(|e| e.name == "client.authentication.k8s.io/exec")
+                    .map(|e| e.extension.clone()),
+            };
+            let exec = Arc::new(
+                ExecAuthenticator::new(format!("{user_label} in {user_file}"), exec, Some(info))
+                    .map_err(|e| match e {
+                        ConfigError::InvalidField { field, reason, .. } => {
+                            ul.invalid(field, reason)
+                        }
+                        other => other,
+                    })?,
+            );
+            if config.tls.client_identity.is_none() {
+                config.tls.client_identity = Some(ClientIdentity::Exec(exec.clone()));
+            }
+            if token.is_none() && token_file.is_none() {
+                config.authenticator = Some(exec);
+            }
+        }
+        if let Some(path) = token_file {
+            let auth = TokenFile::new(PathBuf::from(&path)).map_err(|e| match e {
+                ConfigError::ReadFile { path, source } => ConfigError::ReadReferencedFile {
+                    file: user_file.clone(),
+                    entry: user_label.clone(),
+                    field: "tokenFile",
+                    path,
+                    source,
+                },
+                ConfigError::EmptyTokenFile { path } => {
+                    ul.invalid("tokenFile", format!("{} is empty", path.display()))
+                }
+                other => other,
+            })?;
+            config.authenticator = Some(Arc::new(auth));
+        } else if let Some(token) = token {
+            let auth = StaticToken::new(&token).map_err(|_| ConfigError::InvalidHeader {
+                entry: format!("{user_label} in {user_file}"),
+                field: "token".to_owned(),
+            })?;
+            config.authenticator = Some(Arc::new(auth));
+        } else if basic {
+            let password = user.password.clone().unwrap_or_default();
+            let auth = BasicAuth::new(user.username.as_deref().unwrap_or(""), &password).map_err(
+                |_| ConfigError::InvalidHeader {
+                    entry: format!("{user_label} in {user_file}"),
+                    field: "username/password".to_owned(),
+                },
+            )?;
+            config.authenticator = Some(Arc::new(auth));
+        }
+
+        config.impersonate = Impersonation {
+            user: user.impersonate.clone().filter(|u| !u.is_empty()),
+            uid: user.impersonate_uid.clone().filter(|u| !u.is_empty()),
+            groups: user.impersonate_groups.clone(),
+            extra: user.impersonate_extra.clone(),
+        };
+        // Fail now rather than on the first request.
+        config.default_headers().map_err(|e| match e {
+            ConfigError::InvalidHeader { field, .. } => ConfigError::InvalidHeader {
+                entry: format!("{user_label} in {user_file}"),
+                field,
+            },
+            other => other,
+        })?;
+        Ok(config)
+    }
+
+    /// Headers sent with every request: the impersonation headers.
+    pub fn default_headers(&self) -> Result<HeaderMap, ConfigError> {
+        let mut headers = HeaderMap::new();
+        let value = |field: &str, v: &str| {
+            HeaderValue::try_from(v).map_err(|_| ConfigError::InvalidHeader {
+                entry: "impersonation".to_owned(),
+                field: field.to_owned(),
+            })
+        };
+        if let Some(u) = &self.impersonate.user {
+            headers.insert("impersonate-user", value("as", u)?);
+        }
+        if let Some(u) = &self.impersonate.uid {
+            headers.insert("impersonate-uid", value("as-uid", u)?);
+        }
+        for g in &self.impersonate.groups {
+            headers.append("impersonate-group", value("as-groups", g)?);
+        }
+        for (k, vs) in &self.impersonate.extra {
+            let name = HeaderName::try_from(format!("impersonate-extra-{}", percent_encode(k)))
+                .map_err(|_| ConfigError::InvalidHeader {
+                    entry: "impersonation".to_owned(),
+                    field: format!("as-user-extra key {k:?}"),
+                })?;
+            for v in vs {
+                headers.append(name.clone(), value("as-user-extra", v)?);
+            }
+        }
+        Ok(headers)
+    }
+}
+
+/// Percent-encodes a header-name suffix the way client-go does for
+/// `Impersonate-Extra-` keys (everything but unreserved characters).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Error context for one kubeconfig entry.
+struct Loader<'a> {
+    file: &'a str,
+    entry: &'a str,
+}
+
+impl Loader<'_> {
+    fn missing(&self, field: &'static str) -> ConfigError {
+        ConfigError::MissingField {
+            file: self.file.to_owned(),
+            entry: self.entry.to_owned(),
+            field,
+        }
+    }
+
+    fn invalid(&self, field: &'static str, reason: String) -> ConfigError {
+        ConfigError::InvalidField {
+            file: self.file.to_owned(),
+            entry: self.entry.to_owned(),
+            field,
+            reason,
+        }
+    }
+
+    fn base64(&self, field: &'static str, data: &str) -> Result<Vec<u8>, ConfigError> {
+        let compact: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map_err(|_| self.invalid(field, "not valid base64".to_owned()))
+    }
+
+    fn read(&self, field: &'static str, path: &str) -> Result<Vec<u8>, ConfigError> {
+        std::fs::read(path).map_err(|source| ConfigError::ReadReferencedFile {
+            file: self.file.to_owned(),
+            entry: self.entry.to_owned(),
+            field,
+            path: PathBuf::from(path),
+            source,
+        })
+    }
+}
