@@ -56,8 +56,8 @@ pub struct NamedCluster {
     pub origin: Option<PathBuf>,
 }
 
-/// How to reach an API server.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// How to reach an API server. `Debug` hides a password in `proxy-url`.
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub struct Cluster {
@@ -83,6 +83,31 @@ pub struct Cluster {
     /// plugins that ask for cluster info.
     #[serde(default, deserialize_with = "null_as_default")]
     pub extensions: Vec<NamedExtension>,
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proxy = self.proxy_url.as_deref().map(|p| match url::Url::parse(p) {
+            Ok(mut u) if u.password().is_some() => {
+                let _ = u.set_password(Some("redacted"));
+                u.to_string()
+            }
+            Ok(_) => p.to_owned(),
+            Err(_) => "<unparsable>".to_owned(),
+        });
+        f.debug_struct("Cluster")
+            .field("server", &self.server)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("certificate_authority", &self.certificate_authority)
+            .field(
+                "certificate_authority_data",
+                &self.certificate_authority_data.as_ref().map(String::len),
+            )
+            .field("proxy_url", &proxy)
+            .field("extensions", &self.extensions.len())
+            .finish()
+    }
 }
 
 /// A named extension object.

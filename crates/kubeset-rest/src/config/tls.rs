@@ -161,7 +161,12 @@ impl TlsSettings {
                 builder.with_client_cert_resolver(Arc::new(StaticCert(key.clone())))
             }
             Some(ClientIdentity::Exec(exec)) => {
-                builder.with_client_cert_resolver(Arc::new(ExecCertResolver(exec.clone())))
+                let mut config =
+                    builder.with_client_cert_resolver(Arc::new(ExecCertResolver(exec.clone())));
+                // A resumed session would present the previous certificate
+                // to the server; every handshake must offer the latest one.
+                config.resumption = rustls::client::Resumption::disabled();
+                config
             }
         };
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
