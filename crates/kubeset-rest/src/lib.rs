@@ -1,4 +1,50 @@
-//! The HTTP conversation with a Kubernetes API server.
+//! The HTTP conversation with a Kubernetes API server: client-go's `rest`
+//! package in Rust.
+//!
+//! A [`RestClient`] is built from a [`RestConfig`]; each call starts a
+//! [`Request`] whose URL follows client-go's rules exactly, and is sent with
+//! retries (`Retry-After`, connection resets), per-host backoff, a
+//! client-side rate limiter, credentials from an [`auth::Authenticator`],
+//! and typed errors ([`ApiError`] with a [`StatusReason`]).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kubeset_rest::Error> {
+//! use kubeset_rest::{RestClient, RestConfig};
+//! let client = RestClient::new(RestConfig::new("https://127.0.0.1:6443"))?;
+//! let pod: serde_json::Value = client
+//!     .get()
+//!     .namespace("default")
+//!     .resource("pods")
+//!     .name("web-0")
+//!     .send_json()
+//!     .await?;
+//! # let _ = pod; Ok(()) }
+//! ```
 
 pub mod auth;
+pub mod backoff;
+mod client;
 pub mod config;
+mod error;
+mod execute;
+pub mod metrics;
+pub mod rate_limit;
+mod request;
+mod response;
+mod retry;
+mod status;
+pub mod transport;
+mod url;
+pub mod warning;
+pub mod watch;
+
+pub use client::{
+    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES, RestClient, RestConfig,
+};
+pub use error::{ApiError, Error};
+pub use request::{PatchType, Request, Verb};
+pub use response::Response;
+pub use status::StatusReason;
+pub use transport::TransportKind;
+pub use url::go_duration;
+pub use watch::{WatchEvent, WatchStream};

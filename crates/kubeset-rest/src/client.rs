@@ -1,0 +1,448 @@
+//! [`RestConfig`] (the settings) and [`RestClient`] (one connection pool
+//! plus the state shared by its requests: backoff, rate limiter, hooks).
+
+use std::{
+    fmt,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use http::{HeaderMap, HeaderValue};
+
+use crate::{
+    auth::Authenticator,
+    backoff::{BackoffSettings, Sleeper, TokioSleeper, UrlBackoff},
+    error::Error,
+    metrics::Metrics,
+    rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
+    request::{PatchType, Request, Verb},
+    warning::{LogWarnings, WarningHandler},
+};
+
+/// client-go's default maximum number of retries.
+pub const DEFAULT_MAX_RETRIES: u32 = 10;
+/// The default `Accept` header.
+pub const DEFAULT_ACCEPT: &str = "application/json, */*";
+/// The default request body Content-Type.
+pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
+
+#[derive(Clone)]
+enum RateSetting {
+    QpsBurst(f32, u32),
+    Limiter(Arc<dyn RateLimiter>),
+}
+
+/// Settings of a [`RestClient`]; a by-value builder.
+#[must_use]
+#[derive(Clone)]
+pub struct RestConfig {
+    base_url: String,
+    api_path: String,
+    content_type: String,
+    accept: String,
+    timeout: Option<Duration>,
+    user_agent: Option<String>,
+    rate: RateSetting,
+    backoff: Option<BackoffSettings>,
+    max_retries: u32,
+    warning_handler: Arc<dyn WarningHandler>,
+    metrics: Option<Arc<dyn Metrics>>,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    tls: Option<rustls::ClientConfig>,
+    default_headers: HeaderMap,
+    proxy: Option<String>,
+    sleeper: Arc<dyn Sleeper>,
+}
+
+impl fmt::Debug for RestConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Default headers may carry impersonation data; print names only.
+        let header_names: Vec<_> = self.default_headers.keys().collect();
+        f.debug_struct("RestConfig")
+            .field("base_url", &self.base_url)
+            .field("api_path", &self.api_path)
+            .field("content_type", &self.content_type)
+            .field("timeout", &self.timeout)
+            .field("user_agent", &self.user_agent)
+            .field("backoff", &self.backoff)
+            .field("max_retries", &self.max_retries)
+            .field("authenticator", &self.authenticator)
+            .field("custom_tls", &self.tls.is_some())
+            .field("default_headers", &header_names)
+            .field("proxy", &self.proxy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RestConfig {
+    /// No base URL yet, API path `/api/v1`, JSON, QPS 5 / burst 10,
+    /// backoff from the environment, 10 retries, warnings logged.
+    fn default() -> Self {
+        Self {
+            base_url: String::new(),
+            api_path: "/api/v1".to_owned(),
+            content_type: DEFAULT_CONTENT_TYPE.to_owned(),
+            accept: DEFAULT_ACCEPT.to_owned(),
+            timeout: None,
+            user_agent: None,
+            rate: RateSetting::QpsBurst(DEFAULT_QPS, DEFAULT_BURST),
+            backoff: BackoffSettings::from_env(),
+            max_retries: DEFAULT_MAX_RETRIES,
+            warning_handler: Arc::new(LogWarnings),
+            metrics: None,
+            authenticator: None,
+            tls: None,
+            default_headers: HeaderMap::new(),
+            proxy: None,
+            sleeper: Arc::new(TokioSleeper),
+        }
+    }
+}
+
+impl RestConfig {
+    /// Defaults with this base URL.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self::default().with_base_url(base_url)
+    }
+
+    /// The API server URL (`https://host:port`); its path, if any, prefixes
+    /// every request (`https://h/p` + `/api/v1` → `/p/api/v1`).
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// The versioned API path joined after the base URL path (default
+    /// `/api/v1`; `/apis/apps/v1` for a group; empty for none).
+    pub fn with_api_path(mut self, api_path: impl Into<String>) -> Self {
+        self.api_path = api_path.into();
+        self
+    }
+
+    /// The Content-Type of request bodies (default `application/json`).
+    pub fn with_content_type(mut self, content_type: impl Into<String>) -> Self {
+        self.content_type = content_type.into();
+        self
+    }
+
+    /// The default `Accept` header (default `application/json, */*`).
+    pub fn with_accept(mut self, accept: impl Into<String>) -> Self {
+        self.accept = accept.into();
+        self
+    }
+
+    /// Timeout of each attempt: for `send` until the whole body is read,
+    /// for `watch` and `stream` until the response headers arrive.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The `User-Agent` header.
+    pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = Some(user_agent.into());
+        self
+    }
+
+    /// Token-bucket rate limit. `qps == 0` means the default 5, `burst == 0`
+    /// the default 10; a negative `qps` disables rate limiting.
+    pub fn with_qps_burst(mut self, qps: f32, burst: u32) -> Self {
+        self.rate = RateSetting::QpsBurst(qps, burst);
+        self
+    }
+
+    /// A custom rate limiter (wins over QPS/burst).
+    pub fn with_rate_limiter(mut self, limiter: Arc<dyn RateLimiter>) -> Self {
+        self.rate = RateSetting::Limiter(limiter);
+        self
+    }
+
+    /// Per-host exponential backoff from `base` doubling to `max`
+    /// (default: from `KUBE_CLIENT_BACKOFF_BASE`/`_DURATION`, else none).
+    pub fn with_backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff = Some(BackoffSettings { base, max });
+        self
+    }
+
+    /// No per-host backoff, whatever the environment says.
+    pub fn without_backoff(mut self) -> Self {
+        self.backoff = None;
+        self
+    }
+
+    /// Maximum number of retries per request (default 10).
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// Where code-299 warnings go (default: logged).
+    pub fn with_warning_handler(mut self, handler: Arc<dyn WarningHandler>) -> Self {
+        self.warning_handler = handler;
+        self
+    }
+
+    /// The metrics hook.
+    pub fn with_metrics(mut self, metrics: Arc<dyn Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Supplies the `Authorization` header of each attempt.
+    pub fn with_authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        self.authenticator = Some(authenticator);
+        self
+    }
+
+    /// The TLS configuration (trust roots, client certificate). Without one,
+    /// the platform's trust store is used. ALPN is set to `h2, http/1.1`
+    /// when the configuration has none.
+    pub fn with_tls(mut self, tls: rustls::ClientConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Headers sent with every request (e.g. `Impersonate-User`).
+    pub fn with_default_headers(mut self, headers: HeaderMap) -> Self {
+        self.default_headers = headers;
+        self
+    }
+
+    /// Send every request through this proxy URL.
+    pub fn with_proxy(mut self, proxy: impl Into<String>) -> Self {
+        self.proxy = Some(proxy.into());
+        self
+    }
+
+    /// How waits are performed (tests and simulations record them).
+    pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.sleeper = sleeper;
+        self
+    }
+}
+
+/// Logs long rate-limiter waits at info level at most once per interval.
+#[derive(Debug, Default)]
+struct ThrottleLog {
+    last: Mutex<Option<std::time::Instant>>,
+}
+
+impl ThrottleLog {
+    const INTERVAL: Duration = Duration::from_secs(1);
+
+    fn allow(&self) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let now = std::time::Instant::now();
+        match *last {
+            Some(t) if now.saturating_duration_since(t) < Self::INTERVAL => false,
+            _ => {
+                *last = Some(now);
+                true
+            }
+        }
+    }
+}
+
+/// What requests share.
+pub(crate) struct Inner {
+    pub(crate) http: reqwest::Client,
+    /// `scheme://host[:port]`, no path: requests append their path.
+    pub(crate) origin: String,
+    /// `host:port`, the backoff key.
+    pub(crate) host_key: String,
+    /// The base URL's path (for `abs_path`).
+    pub(crate) base_path: String,
+    /// `join("/", base path, api path)`: every request's starting prefix.
+    pub(crate) api_prefix: String,
+    pub(crate) content_type: HeaderValue,
+    pub(crate) accept: HeaderValue,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) rate_limiter: Option<Arc<dyn RateLimiter>>,
+    pub(crate) backoff: Option<UrlBackoff>,
+    pub(crate) max_retries: u32,
+    pub(crate) warning_handler: Arc<dyn WarningHandler>,
+    pub(crate) metrics: Option<Arc<dyn Metrics>>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) sleeper: Arc<dyn Sleeper>,
+    throttle_log: ThrottleLog,
+}
+
+impl Inner {
+    pub(crate) fn allow_throttle_info(&self) -> bool {
+        self.throttle_log.allow()
+    }
+}
+
+/// A client for one API server: cheap to clone, one connection pool.
+#[derive(Clone)]
+pub struct RestClient {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for RestClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RestClient")
+            .field("origin", &self.inner.origin)
+            .field("api_prefix", &self.inner.api_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(reason: impl Into<String>) -> Error {
+    Error::InvalidConfig {
+        reason: reason.into(),
+    }
+}
+
+/// The default TLS configuration (ring, platform trust store), built once
+/// per process: loading the trust store is the slow part.
+fn default_tls() -> Result<rustls::ClientConfig, Error> {
+    static CACHED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+    if let Some(tls) = CACHED.get() {
+        return Ok(tls.clone());
+    }
+    let tls = build_default_tls()?;
+    Ok(CACHED.get_or_init(|| tls).clone())
+}
+
+fn build_default_tls() -> Result<rustls::ClientConfig, Error> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| b.with_platform_verifier())
+        .map(|b| b.with_no_client_auth())
+        .map_err(|source| Error::Tls { source })
+}
+
+impl RestClient {
+    /// Build the client (parses the URL, sets up TLS and the pool).
+    pub fn new(config: RestConfig) -> Result<Self, Error> {
+        if config.base_url.is_empty() {
+            return Err(invalid("no base URL"));
+        }
+        let base = reqwest::Url::parse(&config.base_url)
+            .map_err(|e| invalid(format!("base URL {:?}: {e}", config.base_url)))?;
+        if !matches!(base.scheme(), "http" | "https") {
+            return Err(invalid(format!(
+                "base URL {:?}: scheme must be http or https",
+                config.base_url
+            )));
+        }
+        let host = base
+            .host_str()
+            .ok_or_else(|| invalid(format!("base URL {:?} has no host", config.base_url)))?;
+        let port = base.port_or_known_default().unwrap_or(443);
+        let host_key = format!("{host}:{port}");
+        let origin = base.origin().ascii_serialization();
+        let base_path = base.path().to_owned();
+        let api_prefix = crate::url::join(["/", base_path.as_str(), config.api_path.as_str()]);
+
+        let header = |what: &str, v: &str| {
+            HeaderValue::from_str(v)
+                .map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
+        };
+        let content_type = header("content type", &config.content_type)?;
+        let accept = header("accept", &config.accept)?;
+
+        let mut tls = match config.tls {
+            Some(tls) => tls,
+            None => default_tls()?,
+        };
+        if tls.alpn_protocols.is_empty() {
+            tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        }
+        let user_agent = config.user_agent.unwrap_or_else(|| {
+            format!(
+                "kubeset/{} ({}/{})",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::OS,
+                std::env::consts::ARCH
+            )
+        });
+        let mut builder = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .user_agent(user_agent)
+            .default_headers(config.default_headers);
+        if let Some(proxy) = &config.proxy {
+            let proxy = reqwest::Proxy::all(proxy.as_str())
+                .map_err(|e| invalid(format!("proxy {proxy:?}: {e}")))?;
+            builder = builder.proxy(proxy);
+        }
+        let http = builder
+            .build()
+            .map_err(|source| Error::HttpClient { source })?;
+
+        let rate_limiter: Option<Arc<dyn RateLimiter>> = match config.rate {
+            RateSetting::Limiter(l) => Some(l),
+            RateSetting::QpsBurst(qps, _) if qps < 0.0 => None,
+            RateSetting::QpsBurst(qps, burst) => {
+                let qps = if qps == 0.0 { DEFAULT_QPS } else { qps };
+                let burst = if burst == 0 { DEFAULT_BURST } else { burst };
+                Some(Arc::new(TokenBucket::new(qps, burst)))
+            }
+        };
+
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http,
+                origin,
+                host_key,
+                base_path,
+                api_prefix,
+                content_type,
+                accept,
+                timeout: config.timeout,
+                rate_limiter,
+                backoff: config.backoff.map(UrlBackoff::new),
+                max_retries: config.max_retries,
+                warning_handler: config.warning_handler,
+                metrics: config.metrics,
+                authenticator: config.authenticator,
+                sleeper: config.sleeper,
+                throttle_log: ThrottleLog::default(),
+            }),
+        })
+    }
+
+    /// `scheme://host[:port]` of the API server.
+    pub fn origin(&self) -> &str {
+        &self.inner.origin
+    }
+
+    /// The path every request starts from (base URL path + API path).
+    pub fn api_prefix(&self) -> &str {
+        &self.inner.api_prefix
+    }
+
+    /// A request with this verb.
+    pub fn verb(&self, verb: Verb) -> Request {
+        Request::new(self.clone(), verb)
+    }
+
+    /// A GET request.
+    pub fn get(&self) -> Request {
+        self.verb(Verb::Get)
+    }
+
+    /// A POST request.
+    pub fn post(&self) -> Request {
+        self.verb(Verb::Post)
+    }
+
+    /// A PUT request.
+    pub fn put(&self) -> Request {
+        self.verb(Verb::Put)
+    }
+
+    /// A DELETE request.
+    pub fn delete(&self) -> Request {
+        self.verb(Verb::Delete)
+    }
+
+    /// A PATCH request of this type (sets the Content-Type; for apply also
+    /// `fieldManager` and `force`).
+    pub fn patch(&self, patch: PatchType) -> Request {
+        self.verb(Verb::Patch).patch_type(patch)
+    }
+}

@@ -1,0 +1,382 @@
+//! Errors of the REST layer.
+
+use std::time::Duration;
+
+use crate::{
+    auth::BoxError,
+    status::{StatusBody, StatusReason},
+    transport::TransportKind,
+    url::go_duration,
+};
+
+/// An error answered by the API server: a failed `Status` body, or a
+/// status code whose body said nothing usable (client-go's `StatusError`).
+///
+/// `Display` prints the message verbatim, as client-go does.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+#[non_exhaustive]
+pub struct ApiError {
+    /// The typed `reason`.
+    pub status_reason: StatusReason,
+    /// The HTTP status code (or the `code` of the `Status` body).
+    pub code: u16,
+    /// The human-readable message, verbatim from the server when it sent one.
+    pub message: String,
+    /// The `details` of the `Status`, if any.
+    pub details: Option<serde_json::Value>,
+    /// How long the server asked the client to wait (`Retry-After` or
+    /// `details.retryAfterSeconds`).
+    pub retry_after: Option<Duration>,
+    /// Whether the error came from a `Status` body (rather than being made
+    /// up from the status code).
+    pub from_status: bool,
+}
+
+impl ApiError {
+    /// An error with a reason, code and message and nothing else.
+    pub fn new(status_reason: StatusReason, code: u16, message: impl Into<String>) -> Self {
+        Self {
+            status_reason,
+            code,
+            message: message.into(),
+            details: None,
+            retry_after: None,
+            from_status: false,
+        }
+    }
+
+    /// Build from a failed `Status`; `http_code` is used when the body has
+    /// no `code`.
+    pub(crate) fn from_status(status: StatusBody, http_code: u16) -> Self {
+        let retry_after = status.retry_after();
+        let code = status
+            .code
+            .and_then(|c| u16::try_from(c).ok())
+            .filter(|c| *c != 0)
+            .unwrap_or(http_code);
+        Self {
+            status_reason: StatusReason::parse(status.reason.as_deref().unwrap_or("")),
+            code,
+            message: status.message.unwrap_or_default(),
+            details: status.details,
+            retry_after,
+            from_status: true,
+        }
+    }
+
+    fn reason_or_code(&self, reason: &StatusReason, code: u16) -> bool {
+        self.status_reason == *reason || (!self.status_reason.is_known() && self.code == code)
+    }
+
+    /// NotFound (or an unknown reason with 404).
+    pub fn is_not_found(&self) -> bool {
+        self.reason_or_code(&StatusReason::NotFound, 404)
+    }
+    /// AlreadyExists.
+    pub fn is_already_exists(&self) -> bool {
+        self.status_reason == StatusReason::AlreadyExists
+    }
+    /// Conflict (or an unknown reason with 409).
+    pub fn is_conflict(&self) -> bool {
+        self.reason_or_code(&StatusReason::Conflict, 409)
+    }
+    /// Invalid (or an unknown reason with 422).
+    pub fn is_invalid(&self) -> bool {
+        self.reason_or_code(&StatusReason::Invalid, 422)
+    }
+    /// Gone or Expired (or an unknown reason with 410): relist needed.
+    pub fn is_gone(&self) -> bool {
+        self.status_reason == StatusReason::Expired || self.reason_or_code(&StatusReason::Gone, 410)
+    }
+    /// Forbidden (or an unknown reason with 403).
+    pub fn is_forbidden(&self) -> bool {
+        self.reason_or_code(&StatusReason::Forbidden, 403)
+    }
+    /// Unauthorized (or an unknown reason with 401).
+    pub fn is_unauthorized(&self) -> bool {
+        self.reason_or_code(&StatusReason::Unauthorized, 401)
+    }
+    /// TooManyRequests or code 429.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.status_reason == StatusReason::TooManyRequests || self.code == 429
+    }
+    /// BadRequest (or an unknown reason with 400).
+    pub fn is_bad_request(&self) -> bool {
+        self.reason_or_code(&StatusReason::BadRequest, 400)
+    }
+    /// MethodNotAllowed (or an unknown reason with 405).
+    pub fn is_method_not_allowed(&self) -> bool {
+        self.reason_or_code(&StatusReason::MethodNotAllowed, 405)
+    }
+    /// Timeout (or an unknown reason with 504).
+    pub fn is_timeout(&self) -> bool {
+        self.reason_or_code(&StatusReason::Timeout, 504)
+    }
+    /// ServerTimeout.
+    pub fn is_server_timeout(&self) -> bool {
+        self.status_reason == StatusReason::ServerTimeout
+    }
+    /// InternalError (or an unknown reason with 500).
+    pub fn is_internal_error(&self) -> bool {
+        self.reason_or_code(&StatusReason::InternalError, 500)
+    }
+    /// ServiceUnavailable (or an unknown reason with 503).
+    pub fn is_service_unavailable(&self) -> bool {
+        self.reason_or_code(&StatusReason::ServiceUnavailable, 503)
+    }
+    /// RequestEntityTooLarge (or an unknown reason with 413).
+    pub fn is_request_entity_too_large(&self) -> bool {
+        self.reason_or_code(&StatusReason::RequestEntityTooLarge, 413)
+    }
+
+    /// Whether trying again later can succeed: the server asked for a delay
+    /// (`Retry-After`), or the reason or code says it was overloaded or
+    /// timed out (429, 502, 503, 504, Timeout, ServerTimeout).
+    pub fn is_retryable(&self) -> bool {
+        self.retry_after.is_some()
+            || self.is_too_many_requests()
+            || self.is_server_timeout()
+            || self.is_timeout()
+            || self.is_service_unavailable()
+            || matches!(self.code, 502..=504)
+    }
+}
+
+/// Everything that can go wrong in the REST layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request was built wrongly (bad path segment, field set twice,
+    /// preflight); returned by `send` without any network call.
+    #[error("{message}")]
+    InvalidRequest {
+        /// client-go's message.
+        message: String,
+    },
+
+    /// The client configuration is unusable.
+    #[error("invalid client configuration: {reason}")]
+    InvalidConfig {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The HTTP client could not be built.
+    #[error("building the HTTP client")]
+    HttpClient {
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// TLS setup failed (no trust roots, bad provider).
+    #[error("setting up TLS")]
+    Tls {
+        /// The cause.
+        #[source]
+        source: rustls::Error,
+    },
+
+    /// The request body could not be serialized.
+    #[error("serializing the request body")]
+    SerializeBody {
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// The server answered with an error status.
+    #[error(transparent)]
+    Api(Box<ApiError>),
+
+    /// The connection failed or broke before a response was complete.
+    #[error("{kind} on {verb} {url}")]
+    Transport {
+        /// Classification (refused, reset, timeout, TLS, …).
+        kind: TransportKind,
+        /// HTTP method.
+        verb: String,
+        /// Full URL of the attempt.
+        url: String,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// No (complete) response within the timeout.
+    #[error("{verb} {url}: no response within {}", go_duration(*timeout))]
+    Timeout {
+        /// HTTP method.
+        verb: String,
+        /// Full URL of the attempt.
+        url: String,
+        /// The timeout that expired.
+        timeout: Duration,
+    },
+
+    /// Reading a streamed body (watch, logs) failed.
+    #[error("{kind} while reading the response body")]
+    Body {
+        /// Classification.
+        kind: TransportKind,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// A successful response had no body to decode.
+    #[error("0-length response with status code: {code} and content type: {content_type}")]
+    EmptyBody {
+        /// HTTP status code.
+        code: u16,
+        /// The response's Content-Type (may be empty).
+        content_type: String,
+    },
+
+    /// The body could not be decoded into the requested type.
+    #[error("decoding the response body as {type_name}")]
+    Decode {
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// The authenticator failed to supply credentials.
+    #[error("obtaining credentials")]
+    Auth {
+        /// The cause.
+        #[source]
+        source: BoxError,
+    },
+
+    /// The last attempt failed and an earlier attempt failed differently
+    /// (client-go's `WrapPreviousError`).
+    #[error("{last} - error from a previous attempt: {previous}")]
+    Retried {
+        /// The error of the final attempt.
+        last: Box<Error>,
+        /// The error of the latest earlier failed attempt.
+        previous: Box<Error>,
+    },
+
+    /// A watch event had an unknown `type`.
+    #[error("got invalid watch event type: {event_type}")]
+    InvalidWatchEventType {
+        /// The type received.
+        event_type: String,
+    },
+
+    /// A watch event line could not be decoded.
+    #[error("unable to decode an event from the watch stream")]
+    WatchDecode {
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A watch line grew beyond the limit without a newline.
+    #[error("watch event larger than {limit} bytes")]
+    WatchLineTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
+}
+
+impl From<ApiError> for Error {
+    fn from(e: ApiError) -> Self {
+        Error::Api(Box::new(e))
+    }
+}
+
+impl Error {
+    /// The server's error, if this is one (looking through `Retried`).
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            Error::Api(e) => Some(e),
+            Error::Retried { last, .. } => last.api_error(),
+            _ => None,
+        }
+    }
+
+    /// The transport classification, if this is a connection failure.
+    pub fn transport_kind(&self) -> Option<TransportKind> {
+        match self {
+            Error::Transport { kind, .. } | Error::Body { kind, .. } => Some(*kind),
+            Error::Timeout { .. } => Some(TransportKind::Timeout),
+            Error::Retried { last, .. } => last.transport_kind(),
+            _ => None,
+        }
+    }
+
+    fn api(&self, f: impl Fn(&ApiError) -> bool) -> bool {
+        self.api_error().is_some_and(f)
+    }
+
+    /// See [`ApiError::is_not_found`].
+    pub fn is_not_found(&self) -> bool {
+        self.api(ApiError::is_not_found)
+    }
+    /// See [`ApiError::is_already_exists`].
+    pub fn is_already_exists(&self) -> bool {
+        self.api(ApiError::is_already_exists)
+    }
+    /// See [`ApiError::is_conflict`].
+    pub fn is_conflict(&self) -> bool {
+        self.api(ApiError::is_conflict)
+    }
+    /// See [`ApiError::is_invalid`].
+    pub fn is_invalid(&self) -> bool {
+        self.api(ApiError::is_invalid)
+    }
+    /// See [`ApiError::is_gone`].
+    pub fn is_gone(&self) -> bool {
+        self.api(ApiError::is_gone)
+    }
+    /// See [`ApiError::is_forbidden`].
+    pub fn is_forbidden(&self) -> bool {
+        self.api(ApiError::is_forbidden)
+    }
+    /// See [`ApiError::is_unauthorized`].
+    pub fn is_unauthorized(&self) -> bool {
+        self.api(ApiError::is_unauthorized)
+    }
+    /// See [`ApiError::is_too_many_requests`].
+    pub fn is_too_many_requests(&self) -> bool {
+        self.api(ApiError::is_too_many_requests)
+    }
+    /// See [`ApiError::is_bad_request`].
+    pub fn is_bad_request(&self) -> bool {
+        self.api(ApiError::is_bad_request)
+    }
+    /// See [`ApiError::is_internal_error`].
+    pub fn is_internal_error(&self) -> bool {
+        self.api(ApiError::is_internal_error)
+    }
+    /// See [`ApiError::is_service_unavailable`].
+    pub fn is_service_unavailable(&self) -> bool {
+        self.api(ApiError::is_service_unavailable)
+    }
+    /// A server-side (504/Timeout/ServerTimeout) or client-side timeout.
+    pub fn is_timeout(&self) -> bool {
+        self.api(|e| e.is_timeout() || e.is_server_timeout())
+            || self.transport_kind() == Some(TransportKind::Timeout)
+    }
+
+    /// Whether trying again can succeed: a retryable [`ApiError`], or a
+    /// connection that was refused, reset, cut short or timed out.
+    pub fn is_retryable(&self) -> bool {
+        self.api(ApiError::is_retryable)
+            || matches!(
+                self.transport_kind(),
+                Some(
+                    TransportKind::Refused
+                        | TransportKind::Reset
+                        | TransportKind::UnexpectedEof
+                        | TransportKind::Timeout
+                )
+            )
+    }
+}

@@ -1,0 +1,272 @@
+//! The attempt loop: rate limit, backoff, credentials, send, retry.
+//!
+//! **Invariant:** a [`Prepared`] request holds only the path and query; the
+//! server origin is joined per attempt, so attempts can be retargeted.
+
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures::{StreamExt, stream::BoxStream};
+use http::{HeaderMap, StatusCode};
+use tokio::time::Instant;
+
+use crate::{
+    client::Inner,
+    error::Error,
+    request::Verb,
+    response::{Response, decode},
+    retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
+    transport::classify,
+    warning,
+};
+
+pub(crate) use crate::retry::Mode;
+
+/// Waits longer than this are logged at debug level.
+const LONG_THROTTLE: Duration = Duration::from_millis(50);
+/// Waits longer than this are also logged at info level (rate-limited).
+const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
+
+/// A request ready to be sent, independent of the server.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub(crate) verb: Verb,
+    pub(crate) path_and_query: String,
+    pub(crate) url_template: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Option<Bytes>,
+    pub(crate) max_retries: u32,
+    /// Deadline of the whole request, retries included.
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) mode: Mode,
+}
+
+enum Payload {
+    Full(Bytes),
+    Streaming(reqwest::Response),
+}
+
+struct Outcome {
+    status: StatusCode,
+    headers: HeaderMap,
+    payload: Payload,
+}
+
+fn transport_error(verb: Verb, url: &str, source: reqwest::Error) -> Error {
+    Error::Transport {
+        kind: classify(&source),
+        verb: verb.as_str().to_owned(),
+        url: url.to_owned(),
+        source: source.without_url(),
+    }
+}
+
+fn body_error(source: reqwest::Error) -> Error {
+    Error::Body {
+        kind: classify(&source),
+        source: source.without_url(),
+    }
+}
+
+async fn throttle(inner: &Inner, p: &Prepared, url: &str, reason: &str) {
+    let Some(limiter) = &inner.rate_limiter else {
+        return;
+    };
+    let wait = limiter.reserve();
+    if wait.is_zero() {
+        return;
+    }
+    inner.sleeper.sleep(wait).await;
+    if let Some(m) = &inner.metrics {
+        m.rate_limiter_latency(p.verb, &p.url_template, wait);
+    }
+    if wait > LONG_THROTTLE {
+        tracing::debug!(verb = %p.verb, url, reason, ?wait, "waited for client-side throttling");
+        if wait > EXTRA_LONG_THROTTLE && inner.allow_throttle_info() {
+            tracing::info!(verb = %p.verb, url, reason, ?wait, "waited for client-side throttling, not priority and fairness");
+        }
+    }
+}
+
+/// One attempt: send, and for `Do` (or an error status) read the body.
+async fn attempt(inner: &Inner, p: &Prepared, url: &str) -> Result<Outcome, Error> {
+    let mut builder = inner
+        .http
+        .request(p.verb.method(), url)
+        .headers(p.headers.clone());
+    if let Some(body) = &p.body {
+        builder = builder.body(body.clone());
+    }
+    if let Some(auth) = &inner.authenticator {
+        match auth.authorization().await {
+            Ok(Some(value)) => builder = builder.header(http::header::AUTHORIZATION, value),
+            Ok(None) => {}
+            Err(source) => return Err(Error::Auth { source }),
+        }
+    }
+    let resp = builder
+        .send()
+        .await
+        .map_err(|e| transport_error(p.verb, url, e))?;
+    let status = resp.status();
+    let streaming_ok = p.mode != Mode::Do && status.is_success();
+    if streaming_ok {
+        return Ok(Outcome {
+            status,
+            headers: resp.headers().clone(),
+            payload: Payload::Streaming(resp),
+        });
+    }
+    let headers = resp.headers().clone();
+    let body = resp
+        .bytes()
+        .await
+        .map_err(|e| transport_error(p.verb, url, e))?;
+    Ok(Outcome {
+        status,
+        headers,
+        payload: Payload::Full(body),
+    })
+}
+
+/// Run the attempt loop until a final outcome.
+async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
+    let url = format!("{}{}", inner.origin, p.path_and_query);
+    let host = inner.host_key.as_str();
+    // client-go throttles the first try before starting the timeout.
+    throttle(inner, p, &url, "").await;
+    let deadline = p.timeout.map(|t| Instant::now() + t);
+    let timed_out = |verb: Verb| Error::Timeout {
+        verb: verb.as_str().to_owned(),
+        url: url.clone(),
+        timeout: p.timeout.unwrap_or_default(),
+    };
+
+    let mut retries = 0u32;
+    let mut retry_wait: Option<Duration> = None;
+    let mut previous: Option<Error> = None;
+    let mut auth_retried = false;
+    loop {
+        let backoff = inner
+            .backoff
+            .as_ref()
+            .map_or(Duration::ZERO, |b| b.get(host));
+        let wait = retry_wait.map_or(backoff, |ra| ra.max(backoff));
+        if let Some(d) = deadline
+            && Instant::now() + wait >= d
+            && !wait.is_zero()
+        {
+            return Err(wrap_previous(timed_out(p.verb), previous));
+        }
+        inner.sleeper.sleep(wait).await;
+        if retry_wait.is_some() {
+            throttle(inner, p, &url, "retry").await;
+        }
+
+        // Streaming attempts return at the headers, so the client timeout
+        // never cuts a watch or log stream short.
+        let mut limit = inner.timeout;
+        if let Some(d) = deadline {
+            let remaining = d.saturating_duration_since(Instant::now());
+            limit = Some(limit.map_or(remaining, |l| l.min(remaining)));
+        }
+        let started = Instant::now();
+        let result = match limit {
+            Some(limit) => match tokio::time::timeout(limit, attempt(inner, p, &url)).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Timeout {
+                    verb: p.verb.as_str().to_owned(),
+                    url: url.clone(),
+                    timeout: limit,
+                }),
+            },
+            None => attempt(inner, p, &url).await,
+        };
+        let code = result.as_ref().ok().map(|o| o.status.as_u16());
+        if let Some(m) = &inner.metrics {
+            m.request_latency(p.verb, &p.url_template, started.elapsed());
+            m.request_result(p.verb, host, code);
+        }
+        if let Some(b) = &inner.backoff {
+            b.update(host, code.unwrap_or(0), std::time::Instant::now());
+        }
+
+        match result {
+            Ok(outcome) => {
+                let code = outcome.status.as_u16();
+                if code == 401
+                    && !auth_retried
+                    && let Some(auth) = &inner.authenticator
+                {
+                    auth_retried = true;
+                    auth.invalidate();
+                    retry_wait = None;
+                    continue;
+                }
+                if status_may_retry(code)
+                    && retries < p.max_retries
+                    && let Some(ra) = decode::retry_after(&outcome.headers, SystemTime::now())
+                {
+                    retries += 1;
+                    if let Some(m) = &inner.metrics {
+                        m.request_retry(p.verb, host, Some(code));
+                    }
+                    retry_wait = Some(ra);
+                    continue;
+                }
+                let warnings = warning::from_headers(&outcome.headers);
+                warning::dispatch(inner.warning_handler.as_ref(), &warnings);
+                return Ok(outcome);
+            }
+            Err(err @ (Error::Auth { .. } | Error::InvalidRequest { .. })) => {
+                return Err(wrap_previous(err, previous));
+            }
+            Err(err) => {
+                let retry = retries < p.max_retries
+                    && err
+                        .transport_kind()
+                        .is_some_and(|k| transport_may_retry(p.mode, p.verb, k));
+                if !retry {
+                    return Err(wrap_previous(err, previous));
+                }
+                retries += 1;
+                if let Some(m) = &inner.metrics {
+                    m.request_retry(p.verb, host, None);
+                }
+                tracing::debug!(verb = %p.verb, url, error = %err, "retrying after a transport error");
+                retry_wait = Some(TRANSPORT_RETRY_WAIT);
+                previous = Some(err);
+            }
+        }
+    }
+}
+
+/// `send`: the final response with its whole body.
+pub(crate) async fn send(inner: &Inner, p: Prepared) -> Result<Response, Error> {
+    let outcome = run(inner, &p).await?;
+    let body = match outcome.payload {
+        Payload::Full(b) => b,
+        // Not produced in `Do` mode; read it anyway rather than fail.
+        Payload::Streaming(r) => r.bytes().await.map_err(body_error)?,
+    };
+    Ok(Response::new(outcome.status, outcome.headers, body, p.verb))
+}
+
+/// `watch`/`stream`: the body of a 2xx response as a byte stream, or the
+/// server's error.
+pub(crate) async fn open(
+    inner: &Inner,
+    p: Prepared,
+) -> Result<BoxStream<'static, Result<Bytes, Error>>, Error> {
+    let outcome = run(inner, &p).await?;
+    match outcome.payload {
+        Payload::Streaming(resp) => Ok(resp.bytes_stream().map(|r| r.map_err(body_error)).boxed()),
+        Payload::Full(body) => {
+            let resp = Response::new(outcome.status, outcome.headers, body, p.verb);
+            let err = resp
+                .api_error()
+                .unwrap_or_else(|| decode::generic(resp.status.as_u16(), p.verb, String::new()));
+            Err(err.into())
+        }
+    }
+}

@@ -1,0 +1,783 @@
+//! The request builder, with client-go's URL rules.
+
+use std::{fmt, time::Duration};
+
+use bytes::Bytes;
+use futures::Stream;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::{
+    client::RestClient,
+    error::Error,
+    execute::{self, Mode, Prepared},
+    response::Response,
+    url::{Params, go_duration, go_list, go_quote, join, path_escape, segment_problems},
+    watch::WatchStream,
+};
+
+/// HTTP verb of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verb {
+    /// GET.
+    Get,
+    /// POST.
+    Post,
+    /// PUT.
+    Put,
+    /// PATCH.
+    Patch,
+    /// DELETE.
+    Delete,
+    /// HEAD.
+    Head,
+}
+
+impl Verb {
+    /// The method name (`GET`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Patch => "PATCH",
+            Verb::Delete => "DELETE",
+            Verb::Head => "HEAD",
+        }
+    }
+
+    pub(crate) fn method(self) -> reqwest::Method {
+        match self {
+            Verb::Get => reqwest::Method::GET,
+            Verb::Post => reqwest::Method::POST,
+            Verb::Put => reqwest::Method::PUT,
+            Verb::Patch => reqwest::Method::PATCH,
+            Verb::Delete => reqwest::Method::DELETE,
+            Verb::Head => reqwest::Method::HEAD,
+        }
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The kind of a PATCH body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchType {
+    /// RFC 6902 JSON patch.
+    Json,
+    /// RFC 7386 merge patch.
+    Merge,
+    /// Kubernetes strategic merge patch.
+    StrategicMerge,
+    /// Server-side apply.
+    Apply {
+        /// The `fieldManager` parameter (required by the server).
+        field_manager: String,
+        /// Take ownership of conflicting fields (`force=true`).
+        force: bool,
+    },
+}
+
+impl PatchType {
+    /// The Content-Type of this patch.
+    pub fn content_type(&self) -> &'static str {
+        match self {
+            PatchType::Json => "application/json-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::StrategicMerge => "application/strategic-merge-patch+json",
+            PatchType::Apply { .. } => "application/apply-patch+yaml",
+        }
+    }
+}
+
+/// One request to the API server, built like client-go's `rest.Request`.
+///
+/// The first builder error sticks: later calls are ignored and `send`
+/// returns it without touching the network.
+#[must_use = "a request does nothing until it is sent"]
+#[derive(Debug)]
+pub struct Request {
+    client: RestClient,
+    verb: Verb,
+    path_prefix: String,
+    sub_path: String,
+    namespace: String,
+    namespace_set: bool,
+    resource: String,
+    resource_name: String,
+    subresource: String,
+    params: Params,
+    headers: HeaderMap,
+    content_type: Option<HeaderValue>,
+    timeout: Option<Duration>,
+    body: Option<Bytes>,
+    max_retries: u32,
+    err: Option<Error>,
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidRequest { message }
+}
+
+impl Request {
+    pub(crate) fn new(client: RestClient, verb: Verb) -> Self {
+        let path_prefix = client.inner.api_prefix.clone();
+        let max_retries = client.inner.max_retries;
+        Self {
+            client,
+            verb,
+            path_prefix,
+            sub_path: String::new(),
+            namespace: String::new(),
+            namespace_set: false,
+            resource: String::new(),
+            resource_name: String::new(),
+            subresource: String::new(),
+            params: Params::default(),
+            headers: HeaderMap::new(),
+            content_type: None,
+            timeout: None,
+            body: None,
+            max_retries,
+            err: None,
+        }
+    }
+
+    fn fail(mut self, err: Error) -> Self {
+        self.err = Some(err);
+        self
+    }
+
+    /// The verb.
+    pub fn verb(&self) -> Verb {
+        self.verb
+    }
+
+    /// The builder error, if any.
+    pub fn error(&self) -> Option<&Error> {
+        self.err.as_ref()
+    }
+
+    pub(crate) fn patch_type(mut self, patch: PatchType) -> Self {
+        self.content_type = Some(HeaderValue::from_static(patch.content_type()));
+        if let PatchType::Apply {
+            field_manager,
+            force,
+        } = &patch
+        {
+            if !field_manager.is_empty() {
+                self.params.add("fieldManager", field_manager);
+            }
+            if *force {
+                self.params.add("force", "true");
+            }
+        }
+        self
+    }
+
+    /// Append segments to the path prefix (before namespace/resource).
+    pub fn prefix<I, S>(mut self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        if self.err.is_some() {
+            return self;
+        }
+        let segments: Vec<S> = segments.into_iter().collect();
+        let joined = join(segments.iter().map(AsRef::as_ref));
+        self.path_prefix = join([self.path_prefix.as_str(), joined.as_str()]);
+        self
+    }
+
+    /// Append segments after everything else (client-go's `Suffix`).
+    pub fn suffix<I, S>(mut self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        if self.err.is_some() {
+            return self;
+        }
+        let segments: Vec<S> = segments.into_iter().collect();
+        let joined = join(segments.iter().map(AsRef::as_ref));
+        self.sub_path = join([self.sub_path.as_str(), joined.as_str()]);
+        self
+    }
+
+    /// Replace the prefix with the base URL path plus these segments (API
+    /// path dropped); a single segment keeps its trailing slash.
+    pub fn abs_path<I, S>(mut self, segments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        if self.err.is_some() {
+            return self;
+        }
+        let segments: Vec<S> = segments.into_iter().collect();
+        let joined = join(segments.iter().map(AsRef::as_ref));
+        let base_path = self.client.inner.base_path.as_str();
+        self.path_prefix = join([base_path, joined.as_str()]);
+        if let [only] = segments.as_slice() {
+            let only = only.as_ref();
+            if (base_path.len() > 1 || only.len() > 1) && only.ends_with('/') {
+                self.path_prefix.push('/');
+            }
+        }
+        self
+    }
+
+    /// The namespace; `""` leaves the segment out (and arms the preflight
+    /// checks). Setting it twice is an error.
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        if self.err.is_some() {
+            return self;
+        }
+        if self.namespace_set {
+            let msg = format!(
+                "namespace already set to {}, cannot change to {}",
+                go_quote(&self.namespace),
+                go_quote(namespace)
+            );
+            return self.fail(invalid(msg));
+        }
+        let problems = segment_problems(namespace);
+        if !problems.is_empty() {
+            let msg = format!(
+                "invalid namespace {}: {}",
+                go_quote(namespace),
+                go_list(&problems)
+            );
+            return self.fail(invalid(msg));
+        }
+        self.namespace_set = true;
+        self.namespace = namespace.to_owned();
+        self
+    }
+
+    /// The resource (lowercased in the URL). Setting it twice is an error.
+    pub fn resource(mut self, resource: &str) -> Self {
+        if self.err.is_some() {
+            return self;
+        }
+        if !self.resource.is_empty() {
+            let msg = format!(
+                "resource already set to {}, cannot change to {}",
+                go_quote(&self.resource),
+                go_quote(resource)
+            );
+            return self.fail(invalid(msg));
+        }
+        let problems = segment_problems(resource);
+        if !problems.is_empty() {
+            let msg = format!(
+                "invalid resource {}: {}",
+                go_quote(resource),
+                go_list(&problems)
+            );
+            return self.fail(invalid(msg));
+        }
+        self.resource = resource.to_owned();
+        self
+    }
+
+    /// The object name; empty or set twice is an error.
+    pub fn name(mut self, name: &str) -> Self {
+        if self.err.is_some() {
+            return self;
+        }
+        if name.is_empty() {
+            return self.fail(invalid("resource name may not be empty".to_owned()));
+        }
+        if !self.resource_name.is_empty() {
+            let msg = format!(
+                "resource name already set to {}, cannot change to {}",
+                go_quote(&self.resource_name),
+                go_quote(name)
+            );
+            return self.fail(invalid(msg));
+        }
+        let problems = segment_problems(name);
+        if !problems.is_empty() {
+            let msg = format!(
+                "invalid resource name {}: {}",
+                go_quote(name),
+                go_list(&problems)
+            );
+            return self.fail(invalid(msg));
+        }
+        self.resource_name = name.to_owned();
+        self
+    }
+
+    /// Subresource path parts (`status`, `scale`, …). Set twice is an error.
+    pub fn sub_resource<I, S>(mut self, parts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        if self.err.is_some() {
+            return self;
+        }
+        let parts: Vec<S> = parts.into_iter().collect();
+        let subresource = join(parts.iter().map(AsRef::as_ref));
+        if !self.subresource.is_empty() {
+            let msg = format!(
+                "subresource already set to {}, cannot change to {}",
+                go_quote(&self.subresource),
+                go_quote(&subresource)
+            );
+            return self.fail(invalid(msg));
+        }
+        for part in &parts {
+            let part = part.as_ref();
+            let problems = segment_problems(part);
+            if !problems.is_empty() {
+                let msg = format!(
+                    "invalid subresource {}: {}",
+                    go_quote(part),
+                    go_list(&problems)
+                );
+                return self.fail(invalid(msg));
+            }
+        }
+        self.subresource = subresource;
+        self
+    }
+
+    /// Add a query parameter (values accumulate per key).
+    pub fn param(mut self, key: &str, value: impl AsRef<str>) -> Self {
+        if self.err.is_none() {
+            self.params.add(key, value.as_ref());
+        }
+        self
+    }
+
+    /// Add a request header (overrides `Accept` and `Content-Type` defaults).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        if self.err.is_none() {
+            self.headers.append(name, value);
+        }
+        self
+    }
+
+    /// Timeout for the whole request including retries; also sent as the
+    /// `timeout` parameter (replacing one set with `param`). Zero: none.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        if self.err.is_none() {
+            self.timeout = (!timeout.is_zero()).then_some(timeout);
+        }
+        self
+    }
+
+    /// The request body, sent whole on every attempt.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        if self.err.is_none() {
+            self.body = Some(body.into());
+        }
+        self
+    }
+
+    /// Serialize `value` as JSON for the body.
+    pub fn json_body<T: Serialize + ?Sized>(self, value: &T) -> Self {
+        if self.err.is_some() {
+            return self;
+        }
+        match serde_json::to_vec(value) {
+            Ok(v) => self.body(v),
+            Err(source) => self.fail(Error::SerializeBody { source }),
+        }
+    }
+
+    /// Maximum number of retries for this request.
+    pub fn max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    fn path(&self, template: bool) -> String {
+        let mut p = self.path_prefix.clone();
+        if self.namespace_set && !self.namespace.is_empty() {
+            let ns = if template {
+                "{namespace}"
+            } else {
+                &self.namespace
+            };
+            p = join([p.as_str(), "namespaces", ns]);
+        }
+        if !self.resource.is_empty() {
+            p = join([p.as_str(), &self.resource.to_lowercase()]);
+        }
+        if !self.resource_name.is_empty()
+            || !self.sub_path.is_empty()
+            || !self.subresource.is_empty()
+        {
+            let name = if template && !self.resource_name.is_empty() {
+                "{name}"
+            } else {
+                &self.resource_name
+            };
+            p = join([p.as_str(), name, &self.subresource, &self.sub_path]);
+        }
+        p
+    }
+
+    /// Escaped path and query, independent of the server (so an attempt
+    /// can be sent to any base URL).
+    pub fn path_and_query(&self) -> String {
+        let mut out = String::new();
+        path_escape(&self.path(false), &mut out);
+        let mut params = self.params.clone();
+        if let Some(t) = self.timeout {
+            params.set("timeout", &go_duration(t));
+        }
+        let query = params.encode();
+        if !query.is_empty() {
+            out.push('?');
+            out.push_str(&query);
+        }
+        out
+    }
+
+    /// The full URL.
+    pub fn url(&self) -> String {
+        format!("{}{}", self.client.inner.origin, self.path_and_query())
+    }
+
+    /// The path with namespace and name replaced by `{namespace}` and
+    /// `{name}` (for metrics).
+    pub fn url_template(&self) -> String {
+        self.path(true)
+    }
+
+    /// client-go's preflight check: an explicitly empty namespace is
+    /// refused for creation, and for GET/PUT/DELETE of a named object.
+    fn preflight(&self) -> Result<(), Error> {
+        if !self.namespace_set || !self.namespace.is_empty() {
+            return Ok(());
+        }
+        match self.verb {
+            Verb::Post => Err(invalid(
+                "an empty namespace may not be set during creation".to_owned(),
+            )),
+            Verb::Get | Verb::Put | Verb::Delete if !self.resource_name.is_empty() => Err(invalid(
+                "an empty namespace may not be set when a resource name is provided".to_owned(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn prepare(mut self, mode: Mode) -> Result<(RestClient, Prepared), Error> {
+        if let Some(err) = self.err.take() {
+            return Err(err);
+        }
+        self.preflight()?;
+        let inner = &self.client.inner;
+        let mut headers = self.headers.clone();
+        if !headers.contains_key(http::header::ACCEPT) {
+            headers.insert(http::header::ACCEPT, inner.accept.clone());
+        }
+        if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
+            let ct = self
+                .content_type
+                .clone()
+                .unwrap_or_else(|| inner.content_type.clone());
+            headers.insert(http::header::CONTENT_TYPE, ct);
+        }
+        let prepared = Prepared {
+            verb: self.verb,
+            path_and_query: self.path_and_query(),
+            url_template: self.url_template(),
+            headers,
+            body: self.body.take(),
+            max_retries: self.max_retries,
+            timeout: self.timeout,
+            mode,
+        };
+        Ok((self.client, prepared))
+    }
+
+    /// Send and return the final response whatever its status (after
+    /// retries). Transport and builder errors are `Err`.
+    pub async fn send_raw(self) -> Result<Response, Error> {
+        let (client, prepared) = self.prepare(Mode::Do)?;
+        execute::send(&client.inner, prepared).await
+    }
+
+    /// Send (client-go's `Do`): a 200–206 response, or the server's error
+    /// as [`Error::Api`].
+    pub async fn send(self) -> Result<Response, Error> {
+        self.send_raw().await?.into_result()
+    }
+
+    /// Send and decode the body as JSON into `T`.
+    pub async fn send_json<T: DeserializeOwned>(self) -> Result<T, Error> {
+        self.send().await?.json()
+    }
+
+    /// Start a watch: a stream of typed events.
+    pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
+        let (client, prepared) = self.prepare(Mode::Watch)?;
+        let body = execute::open(&client.inner, prepared).await?;
+        Ok(WatchStream::from_bytes(body))
+    }
+
+    /// The raw body as a byte stream (e.g. logs). Any 2xx is success;
+    /// transport errors are not retried.
+    pub async fn stream(
+        self,
+    ) -> Result<impl Stream<Item = Result<Bytes, Error>> + Send + 'static, Error> {
+        let (client, prepared) = self.prepare(Mode::Stream)?;
+        execute::open(&client.inner, prepared).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RestConfig;
+
+    fn client(base: &str, api_path: &str) -> RestClient {
+        RestClient::new(RestConfig::new(base).with_api_path(api_path)).unwrap()
+    }
+
+    fn c() -> RestClient {
+        client("https://h:6443", "")
+    }
+
+    fn err(r: Request) -> String {
+        r.error().map(ToString::to_string).unwrap_or_default()
+    }
+
+    #[test]
+    fn path_order() {
+        let r = c()
+            .get()
+            .prefix(["/test/"])
+            .name("bar")
+            .resource("baz")
+            .namespace("foo");
+        assert_eq!(r.path_and_query(), "/test/namespaces/foo/baz/bar");
+        let r = c()
+            .get()
+            .prefix(["/test/"])
+            .name("bar")
+            .resource("baz")
+            .namespace("foo")
+            .suffix(["test"])
+            .sub_resource(["a", "b"]);
+        assert_eq!(r.path_and_query(), "/test/namespaces/foo/baz/bar/a/b/test");
+        assert_eq!(
+            r.url(),
+            "https://h:6443/test/namespaces/foo/baz/bar/a/b/test"
+        );
+        assert_eq!(
+            r.url_template(),
+            "/test/namespaces/{namespace}/baz/{name}/a/b/test"
+        );
+    }
+
+    #[test]
+    fn base_path_and_api_path() {
+        let r = client("https://h/p", "/api/v1").get().resource("pods");
+        assert_eq!(r.path_and_query(), "/p/api/v1/pods");
+        let r = client("https://h/p/", "/apis/apps/v1")
+            .get()
+            .namespace("ns")
+            .resource("deployments");
+        assert_eq!(
+            r.url(),
+            "https://h/p/apis/apps/v1/namespaces/ns/deployments"
+        );
+        assert_eq!(
+            client("https://h", "/api/v1").get().path_and_query(),
+            "/api/v1"
+        );
+    }
+
+    #[test]
+    fn empty_namespace_leaves_segment_out_and_resource_lowercased() {
+        let r = c().get().namespace("").resource("Pods");
+        assert_eq!(r.path_and_query(), "/pods");
+        let r = c().get().resource("Pods").resource("x");
+        assert_eq!(
+            err(r),
+            r#"resource already set to "Pods", cannot change to "x""#
+        );
+    }
+
+    #[test]
+    fn invalid_segments() {
+        let cases: Vec<(Request, &str)> = vec![
+            (
+                c().get().namespace("a/b"),
+                r#"invalid namespace "a/b": [may not contain '/']"#,
+            ),
+            (
+                c().get().namespace(".."),
+                r#"invalid namespace "..": [may not be '..']"#,
+            ),
+            (
+                c().get().resource("."),
+                r#"invalid resource ".": [may not be '.']"#,
+            ),
+            (
+                c().get().resource("a%b"),
+                r#"invalid resource "a%b": [may not contain '%']"#,
+            ),
+            (
+                c().get().name("a/%"),
+                r#"invalid resource name "a/%": [may not contain '/' may not contain '%']"#,
+            ),
+            (
+                c().get().sub_resource(["ok", ".."]),
+                r#"invalid subresource "..": [may not be '..']"#,
+            ),
+            (c().get().name(""), "resource name may not be empty"),
+            (
+                c().get().name("bar").name("baz"),
+                r#"resource name already set to "bar", cannot change to "baz""#,
+            ),
+            (
+                c().get().namespace("bar").namespace("baz"),
+                r#"namespace already set to "bar", cannot change to "baz""#,
+            ),
+            (
+                c().get().sub_resource(["bar"]).sub_resource(["baz"]),
+                r#"subresource already set to "bar", cannot change to "baz""#,
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(err(r), want);
+        }
+        for ok in ["a.b", "a..b", "..."] {
+            let r = c()
+                .get()
+                .namespace(ok)
+                .resource(ok)
+                .name(ok)
+                .sub_resource([ok]);
+            assert!(r.error().is_none(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn first_error_sticks() {
+        let r = c()
+            .get()
+            .name("")
+            .namespace("a/b")
+            .resource("x")
+            .param("a", "b");
+        assert_eq!(err(r), "resource name may not be empty");
+    }
+
+    #[test]
+    fn params_and_timeout() {
+        let r = c()
+            .get()
+            .param("foo", "a b")
+            .param("bar", "1")
+            .param("bar", "2");
+        assert_eq!(r.path_and_query(), "/?bar=1&bar=2&foo=a+b");
+        let cases = [
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_secs(60), "1m0s"),
+            (Duration::from_millis(1500), "1.5s"),
+            (Duration::from_millis(500), "500ms"),
+        ];
+        for (d, s) in cases {
+            let r = c()
+                .get()
+                .param("timeout", "9s")
+                .param("timeout", "8s")
+                .timeout(d);
+            assert_eq!(r.path_and_query(), format!("/?timeout={s}"));
+        }
+        let r = c().get().param("timeout", "9s").timeout(Duration::ZERO);
+        assert_eq!(r.path_and_query(), "/?timeout=9s");
+    }
+
+    #[test]
+    fn abs_path_rules() {
+        let r = client("https://h/p1", "/api/v1").get().abs_path(["/"]);
+        assert_eq!(r.path_and_query(), "/p1/");
+        let r = client("https://h/p1/api/p2", "/api/v1")
+            .get()
+            .prefix(["/r1"])
+            .abs_path(["/api/"]);
+        assert_eq!(r.path_and_query(), "/p1/api/p2/api/");
+        let r = client("https://h", "/api/v1").get().abs_path(["/healthz"]);
+        assert_eq!(r.path_and_query(), "/healthz");
+        let r = client("https://h", "/api/v1")
+            .get()
+            .abs_path(["/apis", "apps/"]);
+        assert_eq!(r.path_and_query(), "/apis/apps");
+    }
+
+    #[test]
+    fn preflight() {
+        let post = c().post().namespace("").resource("pods");
+        assert_eq!(
+            post.preflight().unwrap_err().to_string(),
+            "an empty namespace may not be set during creation"
+        );
+        for r in [
+            c().get().namespace("").resource("pods").name("a"),
+            c().put().namespace("").resource("pods").name("a"),
+            c().delete().namespace("").resource("pods").name("a"),
+        ] {
+            assert_eq!(
+                r.preflight().unwrap_err().to_string(),
+                "an empty namespace may not be set when a resource name is provided"
+            );
+        }
+        assert!(c().get().namespace("").resource("pods").preflight().is_ok());
+        assert!(
+            c().patch(PatchType::Merge)
+                .namespace("")
+                .resource("pods")
+                .name("a")
+                .preflight()
+                .is_ok()
+        );
+        assert!(c().post().resource("pods").preflight().is_ok());
+    }
+
+    #[test]
+    fn patch_types() {
+        let cases = [
+            (PatchType::Json, "application/json-patch+json"),
+            (PatchType::Merge, "application/merge-patch+json"),
+            (
+                PatchType::StrategicMerge,
+                "application/strategic-merge-patch+json",
+            ),
+        ];
+        for (p, ct) in cases {
+            assert_eq!(p.content_type(), ct);
+        }
+        let r = c().patch(PatchType::Apply {
+            field_manager: "me".into(),
+            force: true,
+        });
+        assert_eq!(r.path_and_query(), "/?fieldManager=me&force=true");
+        let r = c().patch(PatchType::Apply {
+            field_manager: "me".into(),
+            force: false,
+        });
+        assert_eq!(r.path_and_query(), "/?fieldManager=me");
+    }
+
+    #[test]
+    fn path_is_escaped() {
+        let r = c().get().resource("pods").name("a b:c");
+        assert_eq!(r.path_and_query(), "/pods/a%20b:c");
+    }
+}

@@ -1,0 +1,92 @@
+//! A complete response and its decoding.
+
+pub(crate) mod decode;
+
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+use serde::de::DeserializeOwned;
+
+use crate::{
+    error::{ApiError, Error},
+    request::Verb,
+    warning::Warning,
+};
+
+/// A response whose body has been read whole.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Response {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Response headers.
+    pub headers: HeaderMap,
+    /// The Content-Type header, if present and valid UTF-8.
+    pub content_type: Option<String>,
+    /// The whole body.
+    pub body: Bytes,
+    /// Parsed `Warning` headers (all codes).
+    pub warnings: Vec<Warning>,
+    /// The verb of the request (decides AlreadyExists vs Conflict on 409).
+    pub verb: Verb,
+}
+
+impl Response {
+    pub(crate) fn new(status: StatusCode, headers: HeaderMap, body: Bytes, verb: Verb) -> Self {
+        let content_type = headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let warnings = crate::warning::from_headers(&headers);
+        Self {
+            status,
+            headers,
+            content_type,
+            body,
+            warnings,
+            verb,
+        }
+    }
+
+    /// Whether the status is in client-go's success range, 200–206.
+    pub fn is_success(&self) -> bool {
+        decode::is_success(self.status.as_u16())
+    }
+
+    /// The server's error for a non-success response (`None` on success).
+    pub fn api_error(&self) -> Option<ApiError> {
+        if self.is_success() {
+            return None;
+        }
+        let retry_after = decode::retry_after(&self.headers, SystemTime::now());
+        Some(decode::error_for(
+            self.status.as_u16(),
+            self.verb,
+            self.content_type.as_deref(),
+            retry_after,
+            &self.body,
+        ))
+    }
+
+    /// `Ok(self)` on success, else the decoded [`ApiError`].
+    pub fn into_result(self) -> Result<Self, Error> {
+        match self.api_error() {
+            None => Ok(self),
+            Some(e) => Err(e.into()),
+        }
+    }
+
+    /// Decode the body as JSON into `T`; a non-success status gives its
+    /// [`ApiError`], an empty body [`Error::EmptyBody`].
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        if let Some(e) = self.api_error() {
+            return Err(e.into());
+        }
+        decode::decode_json(
+            self.status.as_u16(),
+            self.content_type.as_deref(),
+            &self.body,
+        )
+    }
+}
