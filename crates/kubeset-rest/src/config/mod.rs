@@ -14,6 +14,7 @@ mod error;
 mod exec;
 mod incluster;
 mod kubeconfig;
+mod rest;
 mod secret;
 mod tls;
 

@@ -189,8 +189,13 @@ pub async fn serve(server: &Issued, client_ca: Option<&Pki>, handler: Handler) -
                         head: &head,
                         client_cn: client_cn.clone(),
                     });
+                    let content_type = if body.starts_with('{') {
+                        "application/json"
+                    } else {
+                        "text/plain"
+                    };
                     let response = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
+                        "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
                         body.len()
                     );
                     if tls.write_all(response.as_bytes()).await.is_err() {

@@ -1,0 +1,30 @@
+//! The bridge from a [`Config`] to the request layer's [`RestConfig`].
+
+use super::{Config, ConfigError};
+use crate::RestConfig;
+
+impl Config {
+    /// A [`RestConfig`] with this configuration's server, TLS, credentials,
+    /// impersonation headers, proxy, rate limit, timeout and user agent.
+    /// The request layer's other settings keep their defaults.
+    pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
+        let base = self.cluster_url.as_str().trim_end_matches('/');
+        let mut rest = RestConfig::new(base)
+            .with_tls(self.tls.client_config()?)
+            .with_default_headers(self.default_headers()?)
+            .with_qps_burst(self.qps, self.burst);
+        if let Some(auth) = &self.authenticator {
+            rest = rest.with_authenticator(auth.clone());
+        }
+        if let Some(proxy) = &self.proxy_url {
+            rest = rest.with_proxy(proxy.as_str());
+        }
+        if let Some(timeout) = self.timeout {
+            rest = rest.with_timeout(timeout);
+        }
+        if let Some(user_agent) = &self.user_agent {
+            rest = rest.with_user_agent(user_agent.clone());
+        }
+        Ok(rest)
+    }
+}
