@@ -1,1 +1,592 @@
-//! See ARCHITECTURE.md
+//! An embedded Kubernetes API server on loopback, for tests, demos and
+//! failover work.
+//!
+//! # Bird's-eye view
+//!
+//! [`TestServer::builder`] starts N *replicas*: N listeners on distinct
+//! `127.0.0.1` ports that share one in-memory [`store`](crate) of JSON
+//! objects. Each replica has its own fault state ([`Faults`]): it can be
+//! taken down (the port really refuses connections), hung (accepts, never
+//! answers), slowed, made to fail the next requests with a status and
+//! `Retry-After`, to cut its watch streams mid-line, or to return
+//! malformed bodies. An optional admin HTTP endpoint exposes the same
+//! controls for black-box use, and [`TestServer::kubeconfig_yaml`] writes
+//! a kubeconfig for the replicas.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kubeset_testserver::Error> {
+//! use kubeset_testserver::TestServer;
+//! let server = TestServer::builder().replicas(3).tls(true).start().await?;
+//! let faults = server.faults(0).expect("replica 0");
+//! faults.down().await; // replica 0 now refuses connections
+//! println!("{}", server.urls()[1]);
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Code map
+//!
+//! - `store`: objects, the global resourceVersion, event history, CRDs.
+//!   **Invariant:** one mutex, one counter bump and one event per write.
+//! - `resources`: the served resource table (`kubeset_api::resources`
+//!   plus CRDs), qualified names for messages.
+//! - `http`: routing from URL and verb to store operations; `Status`
+//!   errors come from `status`.
+//! - `selectors`, `patch`, `apply`: label/field selectors, JSON / merge /
+//!   strategic merge patch, server-side apply with `managedFields`.
+//! - `watch`: streaming events, resume, bookmarks, `410 Expired`.
+//! - `discovery`, `table`: `/api`, `/apis`, `/version`, `/openapi/v3`,
+//!   and Table output for kubectl.
+//! - `server`: replicas' accept loops; `faults`: per-replica faults;
+//!   `admin`: the admin endpoint; `tls`: generated certificates;
+//!   `kubeconfig`: rendering.
+//!
+//! # What it does not do
+//!
+//! No controllers run (Deployments create no Pods, namespaces are deleted
+//! at once with their contents, no garbage collection by owner), no
+//! admission or schema validation beyond names, no protobuf, no
+//! aggregated discovery, no authorization beyond one optional bearer token.
+
+mod admin;
+mod apply;
+mod discovery;
+mod error;
+mod faults;
+mod http;
+mod kubeconfig;
+mod patch;
+mod resources;
+mod selectors;
+mod server;
+mod status;
+mod store;
+mod table;
+mod tls;
+mod util;
+mod watch;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::error::Error;
+pub use crate::faults::Mode;
+
+use crate::faults::FaultState;
+use crate::http::Shared;
+use crate::server::Replica;
+use crate::store::{Store, WriteCtx};
+
+/// Configures and starts a [`TestServer`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct TestServerBuilder {
+    replicas: usize,
+    tls: bool,
+    token: Option<String>,
+    history: usize,
+    base_port: u16,
+    admin: bool,
+    admin_port: u16,
+    bookmark_interval: Duration,
+}
+
+impl Default for TestServerBuilder {
+    fn default() -> Self {
+        Self {
+            replicas: 1,
+            tls: false,
+            token: None,
+            history: 1000,
+            base_port: 0,
+            admin: false,
+            admin_port: 0,
+            bookmark_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+impl TestServerBuilder {
+    /// Number of replicas (listeners sharing the store); at least 1.
+    pub fn replicas(mut self, n: usize) -> Self {
+        self.replicas = n.max(1);
+        self
+    }
+
+    /// Serve HTTPS with a generated CA (see [`TestServer::ca_pem`]).
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
+    /// Require `Authorization: Bearer <token>` (401 otherwise).
+    pub fn token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// How many events the watch history keeps; older resourceVersions
+    /// get `410 Expired`.
+    pub fn history(mut self, events: usize) -> Self {
+        self.history = events.max(1);
+        self
+    }
+
+    /// Replica `i` listens on `port + i`; 0 (the default) lets the OS pick.
+    pub fn base_port(mut self, port: u16) -> Self {
+        self.base_port = port;
+        self
+    }
+
+    /// Also start the admin endpoint (on `port`, 0 for any).
+    pub fn admin(mut self, on: bool, port: u16) -> Self {
+        self.admin = on;
+        self.admin_port = port;
+        self
+    }
+
+    /// How often watches with `allowWatchBookmarks` get a BOOKMARK.
+    pub fn bookmark_interval(mut self, every: Duration) -> Self {
+        self.bookmark_interval = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Binds every replica (and the admin endpoint) and starts serving.
+    pub async fn start(self) -> Result<TestServer, Error> {
+        let tls = if self.tls {
+            Some(tls::generate()?)
+        } else {
+            None
+        };
+        let store = Arc::new(Store::new(self.history));
+        let shared = Arc::new(Shared {
+            store: store.clone(),
+            token: self.token.clone(),
+            bookmark_interval: self.bookmark_interval,
+        });
+        let root = CancellationToken::new();
+        let mut replicas = Vec::with_capacity(self.replicas);
+        for i in 0..self.replicas {
+            let port = if self.base_port == 0 {
+                0
+            } else {
+                u16::try_from(usize::from(self.base_port) + i).unwrap_or(0)
+            };
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+            let r = Replica::start(
+                i,
+                addr,
+                shared.clone(),
+                tls.as_ref().map(|t| t.acceptor.clone()),
+                root.clone(),
+            )
+            .await
+            .map_err(|source| Error::Bind {
+                replica: i,
+                addr,
+                source,
+            })?;
+            replicas.push(r);
+        }
+        let inner = Arc::new(Inner {
+            store,
+            replicas,
+            ca_pem: tls.map(|t| t.ca_pem),
+            token: self.token,
+            root,
+            admin: std::sync::Mutex::new(None),
+        });
+        let server = TestServer { inner };
+        server.seed_system_objects();
+        if self.admin {
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.admin_port));
+            let listener = server::bind(addr)
+                .await
+                .map_err(|source| Error::BindAdmin { addr, source })?;
+            let local = listener
+                .local_addr()
+                .map_err(|source| Error::BindAdmin { addr, source })?;
+            let st = Arc::new(admin::AdminState {
+                faults: server.all_faults(),
+                kubeconfig: server.kubeconfig_yaml(),
+            });
+            let task = tokio::spawn(admin::serve(listener, st, server.inner.root.child_token()));
+            if let Ok(mut a) = server.inner.admin.lock() {
+                *a = Some((local, task));
+            }
+        }
+        Ok(server)
+    }
+}
+
+struct Inner {
+    store: Arc<Store>,
+    replicas: Vec<Arc<Replica>>,
+    ca_pem: Option<String>,
+    token: Option<String>,
+    root: CancellationToken,
+    admin: std::sync::Mutex<Option<(SocketAddr, JoinHandle<()>)>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.root.cancel();
+    }
+}
+
+/// A running embedded API server. Dropping it stops every listener.
+pub struct TestServer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("urls", &self.urls())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One replica of a [`TestServer`].
+#[derive(Clone)]
+pub struct ReplicaHandle {
+    replica: Arc<Replica>,
+}
+
+impl std::fmt::Debug for ReplicaHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplicaHandle")
+            .field("url", &self.url())
+            .finish()
+    }
+}
+
+impl ReplicaHandle {
+    /// Index of the replica.
+    pub fn index(&self) -> usize {
+        self.replica.index
+    }
+
+    /// `http://127.0.0.1:<port>` or `https://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        self.replica.url()
+    }
+
+    /// The socket address it listens on (kept across `down`/`up`).
+    pub fn addr(&self) -> SocketAddr {
+        self.replica.addr
+    }
+
+    /// Its fault controls.
+    pub fn faults(&self) -> Faults {
+        Faults {
+            replica: self.replica.clone(),
+        }
+    }
+}
+
+/// Fault injection for one replica. Cloning shares the same replica.
+#[derive(Clone)]
+pub struct Faults {
+    replica: Arc<Replica>,
+}
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Faults")
+            .field("replica", &self.replica.index)
+            .field("mode", &self.mode())
+            .finish()
+    }
+}
+
+impl Faults {
+    pub(crate) fn state(&self) -> &FaultState {
+        &self.replica.faults
+    }
+
+    /// Index of the replica.
+    pub fn index(&self) -> usize {
+        self.replica.index
+    }
+
+    /// URL of the replica.
+    pub fn url(&self) -> String {
+        self.replica.url()
+    }
+
+    /// Current mode.
+    pub fn mode(&self) -> Mode {
+        self.replica.faults.mode()
+    }
+
+    /// Closes the listener (connections are refused) and drops every open
+    /// connection and watch of this replica.
+    pub async fn down(&self) {
+        self.replica.down().await;
+    }
+
+    /// Reopens the same port after [`down`](Self::down), or ends a
+    /// [`hang`](Self::hang).
+    pub async fn up(&self) -> std::io::Result<()> {
+        self.replica.up().await
+    }
+
+    /// Accept connections but never answer (also on open connections and
+    /// watches) until [`up`](Self::up) or [`down`](Self::down).
+    pub fn hang(&self) {
+        if self.mode() == Mode::Up {
+            self.replica.faults.set_mode(Mode::Hang);
+        }
+    }
+
+    /// Delay every request by `d` (zero to stop).
+    pub fn latency(&self, d: Duration) {
+        self.replica.faults.set_latency(d);
+    }
+
+    /// Answer the next `count` requests with `status` (a `Status` body with
+    /// the usual reason) and, if given, `Retry-After` in whole seconds.
+    pub fn fail_next(&self, count: u32, status: u16, retry_after: Option<Duration>) {
+        self.replica
+            .faults
+            .set_fail(count, status, retry_after.map(|d| d.as_secs()));
+    }
+
+    /// Cut every open watch stream of this replica in the middle of a line.
+    pub fn cut_watches(&self) {
+        self.replica.faults.cut_watches();
+    }
+
+    /// Answer the next `count` requests with a truncated JSON body.
+    pub fn malformed_next(&self, count: u32) {
+        self.replica.faults.set_malformed(count);
+    }
+
+    /// Back to normal: up, no latency, no pending failures.
+    pub async fn reset(&self) -> std::io::Result<()> {
+        self.latency(Duration::ZERO);
+        self.fail_next(0, 0, None);
+        self.malformed_next(0);
+        self.up().await
+    }
+
+    /// Requests this replica has served (counted after hang and latency).
+    pub fn requests_served(&self) -> u64 {
+        self.replica.faults.served()
+    }
+}
+
+impl TestServer {
+    /// A builder with one plain-HTTP replica, no token, 1000 events of history.
+    pub fn builder() -> TestServerBuilder {
+        TestServerBuilder::default()
+    }
+
+    /// Starts a server with the defaults of [`builder`](Self::builder).
+    pub async fn start() -> Result<Self, Error> {
+        Self::builder().start().await
+    }
+
+    /// Replica `i`, if it exists.
+    pub fn replica(&self, i: usize) -> Option<ReplicaHandle> {
+        self.inner
+            .replicas
+            .get(i)
+            .map(|r| ReplicaHandle { replica: r.clone() })
+    }
+
+    /// Every replica.
+    pub fn replicas(&self) -> Vec<ReplicaHandle> {
+        self.inner
+            .replicas
+            .iter()
+            .map(|r| ReplicaHandle { replica: r.clone() })
+            .collect()
+    }
+
+    /// The fault controls of replica `i`.
+    pub fn faults(&self, i: usize) -> Option<Faults> {
+        self.replica(i).map(|r| r.faults())
+    }
+
+    fn all_faults(&self) -> Vec<Faults> {
+        self.replicas().iter().map(ReplicaHandle::faults).collect()
+    }
+
+    /// URL of replica 0.
+    pub fn url(&self) -> String {
+        self.urls().into_iter().next().unwrap_or_default()
+    }
+
+    /// URLs of every replica, in order.
+    pub fn urls(&self) -> Vec<String> {
+        self.inner.replicas.iter().map(|r| r.url()).collect()
+    }
+
+    /// `http://127.0.0.1:<port>` of the admin endpoint, if started.
+    pub fn admin_url(&self) -> Option<String> {
+        let a = self.inner.admin.lock().ok()?;
+        a.as_ref().map(|(addr, _)| format!("http://{addr}"))
+    }
+
+    /// PEM of the CA that signed the serving certificate (TLS only).
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.inner.ca_pem.as_deref()
+    }
+
+    /// The bearer token clients must send, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.inner.token.as_deref()
+    }
+
+    /// A kubeconfig: clusters and contexts `kubeset-<i>` per replica, the
+    /// current context `kubeset` on replica 0, CA data with TLS, the token
+    /// when set.
+    pub fn kubeconfig_yaml(&self) -> String {
+        kubeconfig::render(&kubeconfig::KubeconfigInput {
+            urls: &self.urls(),
+            ca_pem: self.ca_pem(),
+            token: self.token(),
+        })
+    }
+
+    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`.
+    pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        std::fs::write(path, self.kubeconfig_yaml()).map_err(|source| Error::WriteKubeconfig {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Creates any object from its JSON (`apiVersion`, `kind`,
+    /// `metadata.name`, and `metadata.namespace` for namespaced kinds), as a
+    /// POST would; returns the stored object.
+    pub fn create(&self, obj: Value) -> Result<Value, Error> {
+        let api_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let kind = obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_owned(), v.to_owned()),
+            None => (String::new(), api_version.clone()),
+        };
+        let res = self
+            .inner
+            .store
+            .resources()
+            .into_iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .ok_or_else(|| Error::UnknownKind {
+                api_version: api_version.clone(),
+                kind: kind.clone(),
+            })?;
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_owned();
+        let ctx = WriteCtx {
+            manager: "kubeset-testserver".into(),
+            dry_run: false,
+            applied: false,
+        };
+        Ok(self.inner.store.create(&res, &ns, obj, &ctx)?)
+    }
+
+    /// Registers a CustomResourceDefinition (`apiextensions.k8s.io/v1`
+    /// JSON); its resources are served and discoverable at once. CRDs
+    /// created through the API are served the same way.
+    pub fn register_crd(&self, crd: Value) -> Result<Value, Error> {
+        let mut crd = crd;
+        if crd.get("apiVersion").is_none() {
+            crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
+        }
+        if crd.get("kind").is_none() {
+            crd["kind"] = json!("CustomResourceDefinition");
+        }
+        self.create(crd)
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.store.current_rv()
+    }
+
+    /// Stops every listener and connection.
+    pub async fn shutdown(self) {
+        for r in &self.inner.replicas {
+            r.down().await;
+        }
+        let admin = self.inner.admin.lock().ok().and_then(|mut a| a.take());
+        self.inner.root.cancel();
+        if let Some((_, task)) = admin {
+            let _ = task.await;
+        }
+    }
+
+    /// System namespaces, and the `kubernetes` Service with Endpoints and
+    /// one EndpointSlice per replica.
+    fn seed_system_objects(&self) {
+        let store = &self.inner.store;
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            store.put_system("", "v1", "namespaces", json!({
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": ns, "uid": util::uid(), "creationTimestamp": util::now_rfc3339(),
+                             "labels": {"kubernetes.io/metadata.name": ns}},
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }));
+        }
+        let ports: Vec<u16> = self.inner.replicas.iter().map(|r| r.addr.port()).collect();
+        let first = ports.first().copied().unwrap_or(443);
+        let now = util::now_rfc3339();
+        store.put_system("", "v1", "services", json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default", "uid": util::uid(), "creationTimestamp": now,
+                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"],
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": first}],
+                     "sessionAffinity": "None", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"},
+            "status": {"loadBalancer": {}},
+        }));
+        let subsets: Vec<Value> = ports
+            .iter()
+            .map(|p| json!({"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": p, "protocol": "TCP"}]}))
+            .collect();
+        store.put_system("", "v1", "endpoints", json!({
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "kubernetes", "namespace": "default", "uid": util::uid(), "creationTimestamp": now,
+                         "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+            "subsets": subsets,
+        }));
+        for (i, p) in ports.iter().enumerate() {
+            let name = if i == 0 {
+                "kubernetes".to_owned()
+            } else {
+                format!("kubernetes-{i}")
+            };
+            store.put_system("discovery.k8s.io", "v1", "endpointslices", json!({
+                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": name, "namespace": "default", "uid": util::uid(), "creationTimestamp": now,
+                             "labels": {"kubernetes.io/service-name": "kubernetes", "endpointslice.kubernetes.io/managed-by": "kubeset-testserver"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+                "ports": [{"name": "https", "port": p, "protocol": "TCP"}],
+            }));
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Discovery documents: `/api`, `/api/v1`, `/apis`, `/apis/<g>`,
+//! `/apis/<g>/<v>`, `/version` and the `/openapi/v3` index.
+//!
+//! Only the legacy (unaggregated) discovery format is served; clients that
+//! ask for aggregated discovery fall back to it because the response's
+//! Content-Type is plain `application/json`.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::resources::Resource;
+
+/// Kubernetes version priority: GA before beta before alpha, then higher
+/// numbers first (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`).
+fn version_priority(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major: u32 = digits.parse().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    let (tier, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        (0, 0)
+    };
+    (tier, major, minor)
+}
+
+/// Groups in first-seen order, each with its versions by priority.
+pub(crate) fn groups(resources: &[Arc<Resource>]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for r in resources.iter().filter(|r| !r.group.is_empty()) {
+        match out.iter_mut().find(|(g, _)| *g == r.group) {
+            Some((_, vs)) => {
+                if !vs.contains(&r.version) {
+                    vs.push(r.version.clone());
+                }
+            }
+            None => out.push((r.group.clone(), vec![r.version.clone()])),
+        }
+    }
+    for (_, vs) in &mut out {
+        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+    }
+    out
+}
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": name,
+        "versions": vs,
+        "preferredVersion": vs.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// `/api`.
+pub(crate) fn core_versions(server_address: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    })
+}
+
+/// `/apis`.
+pub(crate) fn group_list(resources: &[Arc<Resource>]) -> Value {
+    let groups: Vec<Value> = groups(resources)
+        .iter()
+        .map(|(g, vs)| group_doc(g, vs))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>`, if the group is served.
+pub(crate) fn group(resources: &[Arc<Resource>], name: &str) -> Option<Value> {
+    groups(resources)
+        .iter()
+        .find(|(g, _)| g == name)
+        .map(|(g, vs)| {
+            let mut d = group_doc(g, vs);
+            d["kind"] = json!("APIGroup");
+            d["apiVersion"] = json!("v1");
+            d
+        })
+}
+
+/// `/api/v1` or `/apis/<group>/<version>`, if served.
+pub(crate) fn resource_list(
+    resources: &[Arc<Resource>],
+    group: &str,
+    version: &str,
+) -> Option<Value> {
+    let rs: Vec<&Arc<Resource>> = resources
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
+    if rs.is_empty() {
+        return None;
+    }
+    let mut list = Vec::new();
+    for r in rs {
+        let mut main = json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": r.verbs,
+        });
+        if !r.short_names.is_empty() {
+            main["shortNames"] = json!(r.short_names);
+        }
+        list.push(main);
+        for sub in &r.subresources {
+            let (kind, grp, ver, verbs) = match sub.as_str() {
+                "status" => (
+                    r.kind.as_str(),
+                    None,
+                    None,
+                    json!(["get", "patch", "update"]),
+                ),
+                "scale" => (
+                    "Scale",
+                    Some("autoscaling"),
+                    Some("v1"),
+                    json!(["get", "patch", "update"]),
+                ),
+                "log" => ("Pod", None, None, json!(["get"])),
+                "eviction" => ("Eviction", Some("policy"), Some("v1"), json!(["create"])),
+                "binding" => ("Binding", None, None, json!(["create"])),
+                _ => (
+                    r.kind.as_str(),
+                    None,
+                    None,
+                    json!(["get", "patch", "update"]),
+                ),
+            };
+            let mut s = json!({
+                "name": format!("{}/{sub}", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": verbs,
+            });
+            if let (Some(g), Some(v)) = (grp, ver) {
+                s["group"] = json!(g);
+                s["version"] = json!(v);
+            }
+            list.push(s);
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}),
+    )
+}
+
+/// `/version`.
+pub(crate) fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "35",
+        "emulationMajor": "1",
+        "emulationMinor": "35",
+        "gitVersion": "v1.35.0-kubeset",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.25.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// Every served group-version, as `api/v1` or `apis/<g>/<v>`.
+pub(crate) fn group_versions(resources: &[Arc<Resource>]) -> Vec<String> {
+    let mut out = vec!["api/v1".to_owned()];
+    for (g, vs) in groups(resources) {
+        for v in vs {
+            out.push(format!("apis/{g}/{v}"));
+        }
+    }
+    out
+}
+
+/// `/openapi/v3`: the index of per-group-version documents.
+pub(crate) fn openapi_index(resources: &[Arc<Resource>]) -> Value {
+    let mut paths = serde_json::Map::new();
+    for gv in group_versions(resources) {
+        paths.insert(
+            gv.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash=0")}),
+        );
+    }
+    json!({"paths": paths})
+}
+
+/// `/openapi/v3/<gv>`: a permissive document, one schema per kind that
+/// accepts any fields, so clients that validate against it accept anything.
+pub(crate) fn openapi_doc(resources: &[Arc<Resource>], gv: &str) -> Option<Value> {
+    let (group, version) = if let Some(v) = gv.strip_prefix("api/") {
+        (String::new(), v.to_owned())
+    } else {
+        let rest = gv.strip_prefix("apis/")?;
+        let (g, v) = rest.split_once('/')?;
+        (g.to_owned(), v.to_owned())
+    };
+    let rs: Vec<&Arc<Resource>> = resources
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
+    if rs.is_empty() {
+        return None;
+    }
+    let mut schemas = serde_json::Map::new();
+    let mut paths = serde_json::Map::new();
+    for r in rs {
+        let gvk = json!({"group": r.group, "version": r.version, "kind": r.kind});
+        let name = if r.group.is_empty() {
+            format!("io.k8s.api.core.{}.{}", r.version, r.kind)
+        } else {
+            format!("kubeset.{}.{}.{}", r.group, r.version, r.kind)
+        };
+        schemas.insert(
+            name,
+            json!({
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": true,
+                "x-kubernetes-group-version-kind": [gvk.clone()],
+            }),
+        );
+        // kubectl looks for a PATCH operation of the kind that declares the
+        // `fieldValidation` and `dryRun` query parameters before it relies
+        // on server-side field validation.
+        let prefix = if r.group.is_empty() {
+            "/api/v1".to_owned()
+        } else {
+            format!("/apis/{}/{}", r.group, r.version)
+        };
+        let path = if r.namespaced {
+            format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", r.plural)
+        } else {
+            format!("{prefix}/{}/{{name}}", r.plural)
+        };
+        let query = |n: &str| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
+        paths.insert(
+            path,
+            json!({"patch": {
+                "operationId": format!("patch{}", r.kind),
+                "x-kubernetes-action": "patch",
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": [query("dryRun"), query("fieldManager"), query("fieldValidation"), query("force")],
+                "responses": {"200": {"description": "OK"}},
+            }}),
+        );
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut vs = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "v1beta2"];
+        vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            vs,
+            ["v2", "v1", "v2beta2", "v1beta2", "v1beta1", "v1alpha1"]
+        );
+    }
+}

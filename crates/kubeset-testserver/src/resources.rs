@@ -1,0 +1,230 @@
+//! The resources the server serves: the static table of `kubeset-api`
+//! plus CustomResourceDefinitions registered at run time.
+
+use std::sync::Arc;
+
+use kubeset_api::resources::RESOURCES;
+use serde_json::Value;
+
+/// Paths of the scale subresource inside the object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScalePaths {
+    /// `.spec.replicas` for built-ins.
+    pub(crate) spec_replicas: Vec<String>,
+    /// `.status.replicas` for built-ins.
+    pub(crate) status_replicas: Vec<String>,
+    /// Where the label selector lives (a string for CRDs, a LabelSelector
+    /// object at `.spec.selector` for built-ins).
+    pub(crate) label_selector: Option<Vec<String>>,
+}
+
+fn parse_json_path(p: &str) -> Vec<String> {
+    p.trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One served resource of one group-version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resource {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) kind: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) namespaced: bool,
+    pub(crate) verbs: Vec<String>,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) subresources: Vec<String>,
+    pub(crate) scale: Option<ScalePaths>,
+    /// Served from a CRD (lists keep `apiVersion`/`kind` on items).
+    pub(crate) custom: bool,
+    /// Deprecation warning to send in a `Warning` header.
+    pub(crate) deprecation: Option<String>,
+}
+
+impl Resource {
+    /// `pods`, `deployments.apps`: the group-resource of error messages.
+    pub(crate) fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// `Pod`, `Deployment.apps`: the group-kind of Invalid messages.
+    pub(crate) fn kind_qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}.{}", self.kind, self.group)
+        }
+    }
+
+    /// `v1` or `apps/v1`.
+    pub(crate) fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// Storage key shared by all versions of the resource.
+    pub(crate) fn storage_key(&self) -> (String, String) {
+        (self.group.clone(), self.plural.clone())
+    }
+
+    /// Whether `status` is a subresource (so main writes ignore it).
+    pub(crate) fn has_status(&self) -> bool {
+        self.subresources.iter().any(|s| s == "status")
+    }
+
+    fn from_static(r: &kubeset_api::resources::ResourceInfo) -> Self {
+        let subresources: Vec<String> = r.subresources.iter().map(|s| (*s).to_owned()).collect();
+        let scale = subresources
+            .iter()
+            .any(|s| s == "scale")
+            .then(|| ScalePaths {
+                spec_replicas: vec!["spec".into(), "replicas".into()],
+                status_replicas: vec!["status".into(), "replicas".into()],
+                label_selector: Some(vec!["spec".into(), "selector".into()]),
+            });
+        Self {
+            group: r.group.to_owned(),
+            version: r.version.to_owned(),
+            kind: r.kind.to_owned(),
+            plural: r.plural.to_owned(),
+            singular: r.singular.to_owned(),
+            namespaced: r.namespaced,
+            verbs: r.verbs.iter().map(|s| (*s).to_owned()).collect(),
+            short_names: r.short_names.iter().map(|s| (*s).to_owned()).collect(),
+            subresources,
+            scale,
+            custom: false,
+            deprecation: deprecation(r.group, r.version, r.kind),
+        }
+    }
+}
+
+/// Deprecated built-in group-versions, with kube-apiserver's warning text.
+fn deprecation(group: &str, version: &str, kind: &str) -> Option<String> {
+    let replacement = match (group, version) {
+        ("", "v1") if kind == "Endpoints" => "discovery.k8s.io/v1 EndpointSlice",
+        ("", "v1") if kind == "ComponentStatus" => "",
+        ("autoscaling", "v2beta2") => "autoscaling/v2 HorizontalPodAutoscaler",
+        ("batch", "v1beta1") => "batch/v1 CronJob",
+        ("policy", "v1beta1") => "policy/v1",
+        ("flowcontrol.apiserver.k8s.io", "v1beta3") => "flowcontrol.apiserver.k8s.io/v1",
+        _ => return None,
+    };
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(if replacement.is_empty() {
+        format!("{gv} {kind} is deprecated")
+    } else if group.is_empty() && version == "v1" {
+        format!("{gv} {kind} is deprecated in v1.33+; use {replacement}")
+    } else {
+        format!("{gv} {kind} is deprecated; use {replacement}")
+    })
+}
+
+/// The built-in resources.
+pub(crate) fn builtin() -> Vec<Arc<Resource>> {
+    RESOURCES
+        .iter()
+        .map(|r| Arc::new(Resource::from_static(r)))
+        .collect()
+}
+
+/// Resources a CustomResourceDefinition object serves, one per served version.
+pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
+    let spec = &crd["spec"];
+    let names = &spec["names"];
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let group = s(&spec["group"]);
+    let plural = s(&names["plural"]);
+    let kind = s(&names["kind"]);
+    if group.is_empty() || plural.is_empty() || kind.is_empty() {
+        return Vec::new();
+    }
+    let singular = match names["singular"].as_str() {
+        Some(x) if !x.is_empty() => x.to_owned(),
+        _ => kind.to_lowercase(),
+    };
+    let short_names: Vec<String> = names["shortNames"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    versions
+        .iter()
+        .filter(|v| v["served"].as_bool().unwrap_or(true))
+        .filter_map(|v| {
+            let version = v["name"].as_str()?.to_owned();
+            let sub = v.get("subresources").or_else(|| spec.get("subresources"));
+            let mut subresources = Vec::new();
+            if sub.and_then(|s| s.get("status")).is_some() {
+                subresources.push("status".to_owned());
+            }
+            let scale = sub.and_then(|s| s.get("scale")).map(|sc| {
+                subresources.push("scale".to_owned());
+                ScalePaths {
+                    spec_replicas: parse_json_path(
+                        sc["specReplicasPath"].as_str().unwrap_or(".spec.replicas"),
+                    ),
+                    status_replicas: parse_json_path(
+                        sc["statusReplicasPath"]
+                            .as_str()
+                            .unwrap_or(".status.replicas"),
+                    ),
+                    label_selector: sc["labelSelectorPath"].as_str().map(parse_json_path),
+                }
+            });
+            let deprecation = v["deprecated"].as_bool().unwrap_or(false).then(|| {
+                v["deprecationWarning"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("{group}/{version} {kind} is deprecated"))
+            });
+            Some(Arc::new(Resource {
+                group: group.clone(),
+                version,
+                kind: kind.clone(),
+                plural: plural.clone(),
+                singular: singular.clone(),
+                namespaced,
+                verbs: [
+                    "create",
+                    "delete",
+                    "deletecollection",
+                    "get",
+                    "list",
+                    "patch",
+                    "update",
+                    "watch",
+                ]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+                short_names: short_names.clone(),
+                subresources,
+                scale,
+                custom: true,
+                deprecation,
+            }))
+        })
+        .collect()
+}

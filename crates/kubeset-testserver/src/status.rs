@@ -1,0 +1,280 @@
+//! `Status` objects for failed requests, in the shape kube-apiserver uses:
+//! the same reasons, codes, messages and `details`.
+
+use serde_json::{Value, json};
+
+use crate::resources::Resource;
+
+/// A failed API request, rendered as a `Status` body.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ApiError {
+    pub(crate) code: u16,
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
+    pub(crate) details: Option<Value>,
+}
+
+fn details(res: &Resource, name: &str) -> Value {
+    let mut d = json!({"name": name, "kind": res.plural});
+    if !res.group.is_empty() {
+        d["group"] = json!(res.group);
+    }
+    d
+}
+
+impl ApiError {
+    /// 400 BadRequest.
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Self {
+            code: 400,
+            reason: "BadRequest",
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 401 Unauthorized.
+    pub(crate) fn unauthorized() -> Self {
+        Self {
+            code: 401,
+            reason: "Unauthorized",
+            message: "Unauthorized".into(),
+            details: None,
+        }
+    }
+
+    /// 404 for a URL that names no resource.
+    pub(crate) fn path_not_found() -> Self {
+        Self {
+            code: 404,
+            reason: "NotFound",
+            message: "the server could not find the requested resource".into(),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 404 `pods "x" not found`.
+    pub(crate) fn not_found(res: &Resource, name: &str) -> Self {
+        Self {
+            code: 404,
+            reason: "NotFound",
+            message: format!("{} \"{name}\" not found", res.qualified()),
+            details: Some(details(res, name)),
+        }
+    }
+
+    /// 404 `namespaces "x" not found`, for objects in a missing namespace.
+    pub(crate) fn namespace_not_found(ns: &str) -> Self {
+        Self {
+            code: 404,
+            reason: "NotFound",
+            message: format!("namespaces \"{ns}\" not found"),
+            details: Some(json!({"name": ns, "kind": "namespaces"})),
+        }
+    }
+
+    /// 405 MethodNotAllowed.
+    pub(crate) fn method_not_allowed() -> Self {
+        Self {
+            code: 405,
+            reason: "MethodNotAllowed",
+            message: "the server does not allow this method on the requested resource".into(),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 409 AlreadyExists.
+    pub(crate) fn already_exists(res: &Resource, name: &str) -> Self {
+        Self {
+            code: 409,
+            reason: "AlreadyExists",
+            message: format!("{} \"{name}\" already exists", res.qualified()),
+            details: Some(details(res, name)),
+        }
+    }
+
+    /// 409 Conflict on a stale resourceVersion or failed precondition.
+    pub(crate) fn conflict(res: &Resource, name: &str, why: &str) -> Self {
+        Self {
+            code: 409,
+            reason: "Conflict",
+            message: format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                res.qualified()
+            ),
+            details: Some(details(res, name)),
+        }
+    }
+
+    /// 409 Conflict for a stale `resourceVersion`.
+    pub(crate) fn modified(res: &Resource, name: &str) -> Self {
+        Self::conflict(
+            res,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 409 Conflict from server-side apply.
+    pub(crate) fn apply_conflicts(
+        res: &Resource,
+        name: &str,
+        conflicts: &[crate::apply::Conflict],
+    ) -> Self {
+        let n = conflicts.len();
+        let message = if n == 1 {
+            let c = &conflicts[0];
+            format!(
+                "Apply failed with 1 conflict: conflict with \"{}\" using {}: {}",
+                c.manager, c.api_version, c.field
+            )
+        } else {
+            let lines: Vec<String> = conflicts
+                .iter()
+                .map(|c| {
+                    format!(
+                        "conflict with \"{}\" using {}: {}",
+                        c.manager, c.api_version, c.field
+                    )
+                })
+                .collect();
+            format!("Apply failed with {n} conflicts: {}", lines.join("\n"))
+        };
+        let causes: Vec<Value> = conflicts
+            .iter()
+            .map(|c| {
+                json!({
+                    "reason": "FieldManagerConflict",
+                    "message": format!("conflict with \"{}\" using {}", c.manager, c.api_version),
+                    "field": c.field,
+                })
+            })
+            .collect();
+        let mut d = details(res, name);
+        d["causes"] = Value::Array(causes);
+        Self {
+            code: 409,
+            reason: "Conflict",
+            message,
+            details: Some(d),
+        }
+    }
+
+    /// 422 Invalid with one cause per `(field, cause reason, message)`.
+    pub(crate) fn invalid(res: &Resource, name: &str, causes: &[(&str, &str, String)]) -> Self {
+        let texts: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        let text = if texts.len() == 1 {
+            texts[0].clone()
+        } else {
+            format!("[{}]", texts.join(", "))
+        };
+        let mut d = json!({"name": name, "kind": res.kind});
+        if !res.group.is_empty() {
+            d["group"] = json!(res.group);
+        }
+        d["causes"] = causes
+            .iter()
+            .map(|(f, r, m)| json!({"reason": r, "message": m, "field": f}))
+            .collect();
+        Self {
+            code: 422,
+            reason: "Invalid",
+            message: format!("{} \"{name}\" is invalid: {text}", res.kind_qualified()),
+            details: Some(d),
+        }
+    }
+
+    /// 422 for a patch that cannot be applied.
+    pub(crate) fn unprocessable(message: impl Into<String>) -> Self {
+        Self {
+            code: 422,
+            reason: "Invalid",
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 410 Expired for a resourceVersion older than the kept history.
+    pub(crate) fn expired(message: impl Into<String>) -> Self {
+        Self {
+            code: 410,
+            reason: "Expired",
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 415 UnsupportedMediaType.
+    pub(crate) fn unsupported_media_type(ct: &str) -> Self {
+        Self {
+            code: 415,
+            reason: "UnsupportedMediaType",
+            message: format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {ct}"
+            ),
+            details: None,
+        }
+    }
+
+    /// An injected failure (`fail_next`): the status code with its usual reason.
+    pub(crate) fn injected(code: u16) -> Self {
+        let (reason, message) = match code {
+            429 => (
+                "TooManyRequests",
+                "the server has received too many requests and has asked us to try again later",
+            ),
+            500 => (
+                "InternalError",
+                "an error on the server (\"injected\") has prevented the request from succeeding",
+            ),
+            503 => (
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+            ),
+            504 => (
+                "Timeout",
+                "the server was unable to return a response in the time allotted, but may still be processing the request",
+            ),
+            409 => ("Conflict", "the server reported a conflict"),
+            404 => (
+                "NotFound",
+                "the server could not find the requested resource",
+            ),
+            403 => ("Forbidden", "forbidden"),
+            401 => ("Unauthorized", "Unauthorized"),
+            _ => ("InternalError", "injected failure"),
+        };
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// The `Status` object.
+    pub(crate) fn to_status(&self) -> Value {
+        let mut v = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            v["details"] = d.clone();
+        }
+        v
+    }
+}
+
+/// A `Status` with `status: Success`.
+pub(crate) fn success(details: Option<Value>) -> Value {
+    let mut v = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"});
+    if let Some(d) = details {
+        v["details"] = d;
+    }
+    v
+}

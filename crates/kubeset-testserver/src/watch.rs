@@ -1,0 +1,195 @@
+//! Watch streams: newline-delimited JSON events over a chunked response.
+//!
+//! A stream starts from a resourceVersion (resuming from the history, or
+//! `410 Expired` as an ERROR event when it is older than the kept history),
+//! or from the current state (synthetic ADDED events, then with
+//! `sendInitialEvents=true` a BOOKMARK annotated
+//! `k8s.io/initial-events-end`). It ends at `timeoutSeconds`, when the
+//! replica goes down, or mid-line when the replica cuts its watches.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::faults::{FaultState, Mode};
+use crate::resources::Resource;
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+use crate::store::{self, EventType, Store};
+use crate::table;
+
+/// What a watch request asked for.
+pub(crate) struct WatchRequest {
+    pub(crate) res: Arc<Resource>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) label: LabelSelector,
+    pub(crate) field: FieldSelector,
+    /// `None` (or `Some(0)`) starts with the current state.
+    pub(crate) resource_version: Option<u64>,
+    pub(crate) send_initial_events: bool,
+    pub(crate) bookmarks: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) table: bool,
+    pub(crate) bookmark_interval: Duration,
+}
+
+struct Writer {
+    tx: mpsc::Sender<Result<Bytes, io::Error>>,
+    table: bool,
+}
+
+impl Writer {
+    async fn send_line(&self, v: &Value) -> bool {
+        let mut line = serde_json::to_vec(v).unwrap_or_default();
+        line.push(b'\n');
+        self.tx.send(Ok(Bytes::from(line))).await.is_ok()
+    }
+
+    async fn event(&self, kind: &str, obj: &Value, rv: u64) -> bool {
+        let object = if self.table {
+            table::table(std::slice::from_ref(obj), &rv.to_string(), None, "Object")
+        } else {
+            obj.clone()
+        };
+        self.send_line(&json!({"type": kind, "object": object}))
+            .await
+    }
+
+    async fn error(&self, e: &ApiError) -> bool {
+        self.send_line(&json!({"type": "ERROR", "object": e.to_status()}))
+            .await
+    }
+}
+
+fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    json!({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version(), "metadata": meta}})
+}
+
+impl WatchRequest {
+    fn matches(&self, obj: &Value) -> bool {
+        self.label.matches(obj) && self.field.matches(obj)
+    }
+}
+
+/// Runs one watch, writing lines into `tx` until it ends.
+pub(crate) async fn run(
+    store: Arc<Store>,
+    faults: Arc<FaultState>,
+    req: WatchRequest,
+    tx: mpsc::Sender<Result<Bytes, io::Error>>,
+) {
+    let w = Writer {
+        tx,
+        table: req.table,
+    };
+    let mut rv_rx = store.subscribe();
+    let mut cut = faults.subscribe_cut();
+    cut.borrow_and_update();
+    let mut mode = faults.subscribe_mode();
+    mode.borrow_and_update();
+    let deadline = req.timeout.map(|t| tokio::time::Instant::now() + t);
+    let key = req.res.storage_key();
+
+    let mut cursor = match req.resource_version {
+        Some(rv) if rv > 0 && !req.send_initial_events => rv,
+        _ => {
+            let (items, rv) =
+                store.list_all(&req.res, req.namespace.as_deref(), &req.label, &req.field);
+            for it in &items {
+                if !w.event("ADDED", it, rv).await {
+                    return;
+                }
+            }
+            if req.send_initial_events
+                && req.bookmarks
+                && !w.send_line(&bookmark(&req.res, rv, true)).await
+            {
+                return;
+            }
+            rv
+        }
+    };
+    let mut ticker = tokio::time::interval(req.bookmark_interval);
+    ticker.tick().await;
+    loop {
+        if faults.mode() == Mode::Hang && faults.wait_not_hung().await == Mode::Down {
+            return;
+        }
+        rv_rx.borrow_and_update();
+        match store.events_since(cursor) {
+            Err(oldest) => {
+                let e = ApiError::expired(format!("too old resource version: {cursor} ({oldest})"));
+                w.error(&e).await;
+                return;
+            }
+            Ok(events) => {
+                for ev in events {
+                    cursor = ev.rv;
+                    if ev.key != key {
+                        continue;
+                    }
+                    if let Some(ns) = &req.namespace
+                        && &ev.namespace != ns
+                    {
+                        continue;
+                    }
+                    let new_match = req.matches(&ev.object);
+                    let old_match = ev.old.as_ref().is_some_and(|o| req.matches(o));
+                    let kind = match (ev.kind, old_match, new_match) {
+                        (EventType::Added, _, true) => "ADDED",
+                        (EventType::Modified, true, true) => "MODIFIED",
+                        (EventType::Modified, false, true) => "ADDED",
+                        (EventType::Modified, true, false) => "DELETED",
+                        (EventType::Deleted, true, _) | (EventType::Deleted, _, true) => "DELETED",
+                        _ => continue,
+                    };
+                    let obj = store::as_version(&req.res, (*ev.object).clone());
+                    if !w.event(kind, &obj, ev.rv).await {
+                        return;
+                    }
+                }
+            }
+        }
+        tokio::select! {
+            changed = rv_rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            _ = cut.changed() => {
+                let line = serde_json::to_string(&bookmark(&req.res, cursor, false)).unwrap_or_default();
+                let half = line.len() / 2;
+                let partial = Bytes::from(line.into_bytes()).slice(..half);
+                if w.tx.send(Ok(partial)).await.is_ok() {
+                    let _ = w.tx.send(Err(io::Error::new(io::ErrorKind::ConnectionAborted, "watch cut by fault injection"))).await;
+                }
+                return;
+            }
+            changed = mode.changed() => {
+                if changed.is_err() || *mode.borrow_and_update() == Mode::Down {
+                    return;
+                }
+            }
+            _ = ticker.tick(), if req.bookmarks => {
+                if !w.send_line(&bookmark(&req.res, cursor, false)).await {
+                    return;
+                }
+            }
+            _ = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            } => return,
+            _ = w.tx.closed() => return,
+        }
+    }
+}
