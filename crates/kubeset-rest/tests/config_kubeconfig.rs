@@ -463,3 +463,64 @@ async fn child_infer() {
         }
     }
 }
+
+#[test]
+fn odd_documents_are_errors_or_empty_never_panics() {
+    let docs = [
+        "[]",
+        "just a string",
+        "42",
+        "clusters: [1, 2]",
+        "clusters: [{name: k}]\ncontexts: [{name: c, context: null}]\ncurrent-context: c",
+        "clusters: [{name: k, cluster: null}]\ncontexts: [{name: c, context: {cluster: k}}]\ncurrent-context: c",
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\ncurrent-context: c\nclusters: [{name: k, cluster: {server: 'https://h'}}]\nusers: [{name: u, user: null}]",
+        "contexts: [{name: c}]\ncurrent-context: c",
+        "current-context: [a, b]",
+        "users: [{name: u, user: {exec: {command: x, args: null, env: null}}}]",
+        "&a [*a, *a]",
+        "? complex key\n: value",
+        "clusters: !!binary aGVsbG8=",
+        "\t\tbad indentation:\n  - x\n\t- y",
+        "---\n---\n",
+    ];
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let mut all: Vec<String> = docs.iter().map(|s| s.to_string()).collect();
+    all.push(deep);
+    // Pseudo-random printable noise, deterministic.
+    let mut x: u32 = 0x1234_5678;
+    for _ in 0..200 {
+        let doc: String = (0..64)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                char::from(b" \n:-[]{}\"'#&*!|>,.abck0123"[(x % 26) as usize])
+            })
+            .collect();
+        all.push(doc);
+    }
+    let mut parsed = 0;
+    for doc in &all {
+        if let Ok(k) = Kubeconfig::from_yaml(doc) {
+            parsed += 1;
+            // Resolving may fail but must not panic.
+            let _ = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default());
+        }
+    }
+    assert!(parsed >= 1, "some documents are valid");
+    assert!(Kubeconfig::from_yaml("[]").is_err());
+}
+
+#[test]
+fn a_ca_with_insecure_skip_tls_verify_is_a_conflict() {
+    let k = Kubeconfig::from_yaml(
+        "current-context: c
+contexts: [{name: c, context: {cluster: k}}]
+clusters: [{name: k, cluster: {server: 'https://h', insecure-skip-tls-verify: true, certificate-authority-data: aGVsbG8=}}]
+",
+    )
+    .unwrap();
+    let err = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap_err();
+    assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
+    assert!(err.to_string().contains("cluster \"k\""), "{err}");
+}

@@ -166,9 +166,22 @@ fn redact_url(url: &Url) -> String {
     u.to_string()
 }
 
-/// Parses a server URL and trims trailing `/` from its path.
-fn parse_server(server: &str) -> Result<Url, url::ParseError> {
-    let mut url = Url::parse(server.trim())?;
+/// Parses a server URL (`host:port` alone means https, as in client-go)
+/// and trims trailing `/` from its path.
+fn parse_server(server: &str) -> Result<Url, String> {
+    let server = server.trim();
+    let text = if server.contains("://") {
+        server.to_owned()
+    } else {
+        format!("https://{server}")
+    };
+    let mut url = Url::parse(&text).map_err(|e| format!("{server:?} is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{server:?}: the scheme must be http or https"));
+    }
+    if url.host().is_none() {
+        return Err(format!("{server:?} has no host"));
+    }
     let trimmed = url.path().trim_end_matches('/').to_owned();
     url.set_path(&trimmed);
     Ok(url)
@@ -310,7 +323,7 @@ impl Config {
         if server.trim().is_empty() {
             return Err(cl.missing("server"));
         }
-        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e.to_string()))?;
+        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e))?;
         let mut config = Config::new(cluster_url);
         if let Some(ns) = context.namespace.as_deref().filter(|n| !n.is_empty()) {
             config.default_namespace = ns.to_owned();
@@ -570,5 +583,53 @@ impl Loader<'_> {
             path: PathBuf::from(path),
             source,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_urls_lose_trailing_slashes() {
+        let u = |s: &str| parse_server(s).unwrap().to_string();
+        assert_eq!(u("https://h:6443"), "https://h:6443/");
+        assert_eq!(u("https://h:6443/"), "https://h:6443/");
+        assert_eq!(u("https://h/prefix//"), "https://h/prefix");
+        assert_eq!(u(" https://[::1]:6443/ "), "https://[::1]:6443/");
+        assert_eq!(u("127.0.0.1:6443"), "https://127.0.0.1:6443/");
+        assert_eq!(u("http://h:8080"), "http://h:8080/");
+        assert!(parse_server("h:6443 with space").is_err());
+        assert!(parse_server("ftp://h").is_err());
+        assert!(parse_server("https://").is_err());
+    }
+
+    #[test]
+    fn impersonation_headers() {
+        let mut c = Config::new(Url::parse("https://h").unwrap());
+        c.impersonate = Impersonation {
+            user: Some("jane".to_owned()),
+            uid: Some("42".to_owned()),
+            groups: vec!["a".to_owned(), "b".to_owned()],
+            extra: BTreeMap::from([(
+                "example.com/scopes".to_owned(),
+                vec!["x".to_owned(), "y".to_owned()],
+            )]),
+        };
+        let h = c.default_headers().unwrap();
+        assert_eq!(h["impersonate-user"], "jane");
+        assert_eq!(h["impersonate-uid"], "42");
+        let groups: Vec<_> = h.get_all("impersonate-group").iter().collect();
+        assert_eq!(groups, ["a", "b"]);
+        let extra: Vec<_> = h
+            .get_all("impersonate-extra-example.com%2Fscopes")
+            .iter()
+            .collect();
+        assert_eq!(extra, ["x", "y"]);
+        c.impersonate.user = Some("bad\nvalue".to_owned());
+        assert!(matches!(
+            c.default_headers(),
+            Err(ConfigError::InvalidHeader { .. })
+        ));
     }
 }
