@@ -377,7 +377,11 @@ impl RestClient {
             RateSetting::Limiter(l) => Some(l),
             RateSetting::QpsBurst(qps, _) if qps < 0.0 => None,
             RateSetting::QpsBurst(qps, burst) => {
-                let qps = if qps == 0.0 { DEFAULT_QPS } else { qps };
+                let qps = if qps == 0.0 || qps.is_nan() {
+                    DEFAULT_QPS
+                } else {
+                    qps
+                };
                 let burst = if burst == 0 { DEFAULT_BURST } else { burst };
                 Some(Arc::new(TokenBucket::new(qps, burst)))
             }

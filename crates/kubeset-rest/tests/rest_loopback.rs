@@ -868,3 +868,19 @@ async fn garbage_responses_never_panic() {
     let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
     assert!(got.len() <= 1);
 }
+
+#[tokio::test]
+async fn watch_retries_a_timed_out_connect_but_send_does_not() {
+    let events = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n";
+    let server = Server::start(vec![Reply::Hang, chunked(vec![events], true), Reply::Hang]).await;
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let client =
+        RestClient::new(config(&server, &sleeper).with_timeout(Duration::from_millis(300)))
+            .unwrap();
+    let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(server.requests().len(), 2);
+    let err = client.get().send().await.unwrap_err();
+    assert!(err.is_timeout(), "{err:?}");
+    assert_eq!(server.requests().len(), 3);
+}
