@@ -361,6 +361,9 @@ impl RestClient {
             )
         });
         let mut builder = reqwest::Client::builder()
+            // client-go's dialer: 30 s to connect, 30 s TCP keepalive.
+            .connect_timeout(Duration::from_secs(30))
+            .tcp_keepalive(Duration::from_secs(30))
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent)
             .default_headers(config.default_headers);

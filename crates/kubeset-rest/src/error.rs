@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::{
     auth::BoxError,
+    request::Verb,
     status::{StatusBody, StatusReason},
     transport::TransportKind,
     url::go_duration,
@@ -196,7 +197,7 @@ pub enum Error {
         /// Classification (refused, reset, timeout, TLS, …).
         kind: TransportKind,
         /// HTTP method.
-        verb: String,
+        verb: Verb,
         /// Full URL of the attempt.
         url: String,
         /// The cause.
@@ -208,7 +209,7 @@ pub enum Error {
     #[error("{verb} {url}: no response within {}", go_duration(*timeout))]
     Timeout {
         /// HTTP method.
-        verb: String,
+        verb: Verb,
         /// Full URL of the attempt.
         url: String,
         /// The timeout that expired.

@@ -55,7 +55,7 @@ struct Outcome {
 fn transport_error(verb: Verb, url: &str, source: reqwest::Error) -> Error {
     Error::Transport {
         kind: classify(&source),
-        verb: verb.as_str().to_owned(),
+        verb,
         url: url.to_owned(),
         source: source.without_url(),
     }
@@ -137,7 +137,7 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     throttle(inner, p, &url, "").await;
     let deadline = p.timeout.map(|t| Instant::now() + t);
     let timed_out = |verb: Verb| Error::Timeout {
-        verb: verb.as_str().to_owned(),
+        verb,
         url: url.clone(),
         timeout: p.timeout.unwrap_or_default(),
     };
@@ -175,7 +175,7 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             Some(limit) => match tokio::time::timeout(limit, attempt(inner, p, &url)).await {
                 Ok(r) => r,
                 Err(_) => Err(Error::Timeout {
-                    verb: p.verb.as_str().to_owned(),
+                    verb: p.verb,
                     url: url.clone(),
                     timeout: limit,
                 }),

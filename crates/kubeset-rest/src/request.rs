@@ -100,7 +100,6 @@ impl PatchType {
 /// The first builder error sticks: later calls are ignored and `send`
 /// returns it without touching the network.
 #[must_use = "a request does nothing until it is sent"]
-#[derive(Debug)]
 pub struct Request {
     client: RestClient,
     verb: Verb,
@@ -118,6 +117,19 @@ pub struct Request {
     body: Option<Bytes>,
     max_retries: u32,
     err: Option<Error>,
+}
+
+impl fmt::Debug for Request {
+    /// Headers and body may carry secrets: only their size is shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("verb", &self.verb)
+            .field("url", &self.url())
+            .field("headers", &self.headers.len())
+            .field("body_len", &self.body.as_ref().map(Bytes::len))
+            .field("error", &self.err)
+            .finish_non_exhaustive()
+    }
 }
 
 fn invalid(message: String) -> Error {

@@ -161,6 +161,7 @@ pub(crate) fn decode_json<T: DeserializeOwned>(
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
+        && body.windows(8).any(|w| w == b"\"Status\"")
         && let Some(status) = StatusBody::parse(body).filter(StatusBody::is_failure)
     {
         return Err(ApiError::from_status(status, code).into());
@@ -224,6 +225,24 @@ mod tests {
         );
         let e = error_for(404, Verb::Get, Some("application/json"), None, b"{}");
         assert!(!e.from_status);
+    }
+
+    #[test]
+    fn success_bodies() {
+        let failure =
+            br#"{"kind":"Status","status":"Failure","message":"m","reason":"Conflict","code":409}"#;
+        let err = decode_json::<serde_json::Value>(200, None, failure).unwrap_err();
+        assert!(err.is_conflict(), "{err:?}");
+        let ok = br#"{"kind":"Status","status":"Success"}"#;
+        let v: serde_json::Value = decode_json(200, None, ok).unwrap();
+        assert_eq!(v["status"], "Success");
+        let err = decode_json::<serde_json::Value>(204, Some("text/plain"), b"").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "0-length response with status code: 204 and content type: text/plain"
+        );
+        let err = decode_json::<u32>(200, None, b"\"x\"").unwrap_err();
+        assert_eq!(err.to_string(), "decoding the response body as u32");
     }
 
     #[test]
