@@ -884,3 +884,23 @@ async fn watch_retries_a_timed_out_connect_but_send_does_not() {
     assert!(err.is_timeout(), "{err:?}");
     assert_eq!(server.requests().len(), 3);
 }
+
+fn assert_send<T: Send>(_: &T) {}
+fn assert_send_sync<T: Send + Sync + 'static>() {}
+
+#[tokio::test]
+async fn futures_and_types_can_cross_tasks() {
+    assert_send_sync::<RestClient>();
+    assert_send_sync::<Error>();
+    assert_send_sync::<kubeset_rest::ApiError>();
+    assert_send_sync::<kubeset_rest::Response>();
+    let server = Server::start(vec![Reply::json(200, POD)]).await;
+    let (client, _) = new_client(&server);
+    let fut = client.get().send_json::<Pod>();
+    assert_send(&fut);
+    assert_send(&client.get().watch::<Pod>());
+    assert_send(&client.get().stream());
+    // And actually run one on another task.
+    let pod = tokio::spawn(fut).await.unwrap().unwrap();
+    assert_eq!(pod.metadata.name, "web-0");
+}
