@@ -169,7 +169,22 @@ pub(crate) async fn run(
                 let half = line.len() / 2;
                 let partial = Bytes::from(line.into_bytes()).slice(..half);
                 if w.tx.send(Ok(partial)).await.is_ok() {
-                    let _ = w.tx.send(Err(io::Error::new(io::ErrorKind::ConnectionAborted, "watch cut by fault injection"))).await;
+                    // Let hyper take the partial line and write it out before
+                    // the error aborts the connection.
+                    for _ in 0..100 {
+                        if w.tx.capacity() == w.tx.max_capacity() {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let _ = w
+                        .tx
+                        .send(Err(io::Error::new(
+                            io::ErrorKind::ConnectionAborted,
+                            "watch cut by fault injection",
+                        )))
+                        .await;
                 }
                 return;
             }
