@@ -1,0 +1,264 @@
+//! The real `kubectl` against the embedded server: get, create -f,
+//! apply --server-side (with a conflict), delete and get -w, over HTTP and
+//! over HTTPS with a token. Skips loudly when kubectl is not installed.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use common::*;
+use kubeset_testserver::TestServer;
+use serde_json::json;
+
+fn kubectl_available() -> bool {
+    match Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+    {
+        Ok(o) => o.status.success(),
+        Err(_) => false,
+    }
+}
+
+fn skip_loudly() {
+    eprintln!();
+    eprintln!("################################################################");
+    eprintln!("## SKIPPED: `kubectl` is not installed (not found on PATH).    ##");
+    eprintln!("## The kubectl compatibility test did NOT run.                  ##");
+    eprintln!("################################################################");
+    eprintln!();
+}
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+impl Kubectl {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .arg("--request-timeout=20s")
+            .args(args)
+            .env_remove("KUBECONFIG");
+        c
+    }
+
+    /// Runs kubectl off the runtime's worker threads.
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = self.command(args);
+        tokio::task::spawn_blocking(move || cmd.output().expect("run kubectl"))
+            .await
+            .expect("join")
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args).await;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_create_apply_delete_and_watch() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::builder().replicas(2).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl {
+        kubeconfig,
+        cache: dir.path().join("cache"),
+    };
+
+    let ns = k.ok(&["get", "namespaces"]).await;
+    assert!(ns.contains("default") && ns.contains("kube-system"), "{ns}");
+
+    let cm = write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\n  labels: {app: web}\ndata:\n  a: \"1\"\n",
+    );
+    let out = k.ok(&["create", "-f", &cm]).await;
+    assert!(out.contains("configmap/demo created"), "{out}");
+    let out = k.ok(&["get", "configmaps", "-l", "app=web"]).await;
+    assert!(out.contains("NAME") && out.contains("demo"), "{out}");
+    let out = k
+        .ok(&["get", "configmap", "demo", "-o", "jsonpath={.data.a}"])
+        .await;
+    assert_eq!(out, "1");
+
+    let dep = write(dir.path(), "dep.yaml", DEPLOYMENT);
+    let out = k.ok(&["apply", "--server-side", "-f", &dep]).await;
+    assert!(
+        out.contains("deployment.apps/web serverside-applied"),
+        "{out}"
+    );
+    let dep5 = write(
+        dir.path(),
+        "dep5.yaml",
+        &DEPLOYMENT.replace("replicas: 2", "replicas: 5"),
+    );
+    let conflict = k
+        .run(&[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "-f",
+            &dep5,
+        ])
+        .await;
+    assert!(!conflict.status.success());
+    let err = String::from_utf8_lossy(&conflict.stderr);
+    assert!(
+        err.contains("conflict with \"kubectl\"") && err.contains(".spec.replicas"),
+        "{err}"
+    );
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=other",
+        "--force-conflicts",
+        "-f",
+        &dep5,
+    ])
+    .await;
+    let out = k
+        .ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+        .await;
+    assert_eq!(out, "5");
+
+    // get -w: start watching, then create through the API, read the line.
+    let mut watch = k
+        .command(&["get", "configmaps", "-w", "-o", "name"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn kubectl get -w");
+    let stdout = watch.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let c = client();
+    let base = format!("{}/api/v1/namespaces/default/configmaps", s.urls()[1]);
+    // Wait until the watch is established (it lists "demo" first).
+    let first = tokio::task::block_in_place(|| rx.recv_timeout(TIMEOUT)).expect("first watch line");
+    assert!(first.contains("configmap/demo"), "{first}");
+    let (code, _) = post(&c, &base, &json!({"metadata": {"name": "watched"}})).await;
+    assert_eq!(code, 201);
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while std::time::Instant::now() < deadline {
+        match tokio::task::block_in_place(|| rx.recv_timeout(Duration::from_millis(200))) {
+            Ok(line) => {
+                let done = line.contains("configmap/watched");
+                seen.push(line);
+                if done {
+                    break;
+                }
+            }
+            Err(_) => tokio::task::yield_now().await,
+        }
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let _ = reader.join();
+    assert!(
+        seen.iter().any(|l| l.contains("configmap/watched")),
+        "{seen:?}"
+    );
+
+    let out = k.ok(&["delete", "configmap", "demo"]).await;
+    assert!(out.contains("configmap \"demo\" deleted"), "{out}");
+    let missing = k.run(&["get", "configmap", "demo"]).await;
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("configmaps \"demo\" not found"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_over_tls_with_token() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::builder()
+        .tls(true)
+        .token(Some("t0ken".into()))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl {
+        kubeconfig,
+        cache: dir.path().join("cache"),
+    };
+    let out = k
+        .ok(&[
+            "get",
+            "endpoints",
+            "kubernetes",
+            "-o",
+            "jsonpath={.subsets[0].ports[0].name}",
+        ])
+        .await;
+    assert_eq!(out, "https");
+    // Wrong token: kubectl reports the 401.
+    let bad = k.run(&["--token", "nope", "get", "configmaps"]).await;
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr).to_lowercase();
+    assert!(
+        err.contains("unauthorized") || err.contains("credentials"),
+        "{err}"
+    );
+}
