@@ -1,2 +1,83 @@
 //! Workspace tasks.
-fn main() {}
+//!
+//! - `cargo xtask codegen [--check] [--specs DIR]`: regenerate `kubeset-api`
+//!   from the Kubernetes version pinned in `specs/kubernetes-version`.
+//! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.33 (v3
+//!   input only) and v1.34 (v2 input only) into a temporary crate and
+//!   `cargo check` it with every feature.
+//! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
+//!   specs from upstream and check them against `specs/<version>.sha256`.
+
+mod codegen;
+mod fetch;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The directory holding `kubernetes/<version>/`: `--specs DIR`, else
+/// `$KUBESET_SPECS`, else `../shared/specs` next to the workspace.
+fn specs_root(flag: Option<PathBuf>) -> PathBuf {
+    flag.or_else(|| std::env::var_os("KUBESET_SPECS").map(PathBuf::from))
+        .unwrap_or_else(|| workspace_root().join("../shared/specs"))
+}
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: cargo xtask codegen [--check] [--specs DIR]\n       \
+         cargo xtask codegen-compat [--specs DIR]\n       \
+         cargo xtask fetch-specs <version> [--dest DIR]"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut check = false;
+    let mut specs = None;
+    let mut dest = None;
+    let mut positional = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--check" => check = true,
+            "--specs" => match it.next() {
+                Some(v) => specs = Some(PathBuf::from(v)),
+                None => return usage(),
+            },
+            "--dest" => match it.next() {
+                Some(v) => dest = Some(PathBuf::from(v)),
+                None => return usage(),
+            },
+            "-h" | "--help" => return usage(),
+            other => positional.push(other.to_owned()),
+        }
+    }
+    let result = match positional.first().map(String::as_str) {
+        Some("codegen") => codegen::run(&specs_root(specs), check),
+        Some("codegen-compat") => codegen::compat(&specs_root(specs)),
+        Some("fetch-specs") => match positional.get(1) {
+            Some(version) => fetch::run(version, dest.unwrap_or_else(|| specs_root(specs))),
+            None => return usage(),
+        },
+        _ => return usage(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = std::error::Error::source(e.as_ref());
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Error = Box<dyn std::error::Error>;

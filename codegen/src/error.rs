@@ -1,0 +1,110 @@
+//! The generator's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can stop generation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodegenError {
+    /// A spec file or directory could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A spec file is not a valid OpenAPI document.
+    #[error("cannot parse {path}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The spec directory holds neither `openapi-v3/` nor `swagger.json`.
+    #[error("no OpenAPI input in {dir} (expected openapi-v3/ or swagger.json)")]
+    NoInput {
+        /// The directory searched.
+        dir: PathBuf,
+    },
+    /// A definition name does not follow `io.k8s.<path>.<Type>`.
+    #[error("definition {definition:?} does not map to a Rust path")]
+    BadDefinitionName {
+        /// The definition.
+        definition: String,
+    },
+    /// A schema uses a construct the generator does not support.
+    #[error("unsupported schema at {definition}.{property}: {reason}")]
+    UnsupportedSchema {
+        /// The definition.
+        definition: String,
+        /// The property, empty for the definition itself.
+        property: String,
+        /// What is unsupported.
+        reason: String,
+    },
+    /// A `$ref` names no definition.
+    #[error("{definition} refers to unknown {reference:?}")]
+    UnresolvedRef {
+        /// The referring definition.
+        definition: String,
+        /// The reference.
+        reference: String,
+    },
+    /// Two spec names map to the same Rust name.
+    #[error("{first:?} and {second:?} both map to {rust:?} in {scope}")]
+    NameCollision {
+        /// Where the collision is (a type or module).
+        scope: String,
+        /// The Rust name.
+        rust: String,
+        /// One spec name.
+        first: String,
+        /// The other spec name.
+        second: String,
+    },
+    /// A named fixup found nothing to fix: upstream changed, remove or update it.
+    #[error("fixup {fixup} no longer applies: {reason}")]
+    FixupNoLongerApplies {
+        /// The fixup's name.
+        fixup: &'static str,
+        /// What it expected.
+        reason: String,
+    },
+    /// A hand-written type's definition is missing from the input.
+    #[error("hand-written type for {definition} has no definition in the input")]
+    MissingHandWritten {
+        /// The definition.
+        definition: String,
+    },
+    /// A definition produced no type, or more than one.
+    #[error("definition {definition} produced {count} types, expected exactly one")]
+    TypeCount {
+        /// The definition.
+        definition: String,
+        /// How many types it produced.
+        count: usize,
+    },
+    /// The always-compiled apimachinery types refer to a feature-gated type.
+    #[error("{definition} (always compiled) refers to {target} behind feature {feature}")]
+    UngatedReference {
+        /// The referring definition.
+        definition: String,
+        /// The referenced definition.
+        target: String,
+        /// Its feature.
+        feature: String,
+    },
+    /// Generated code did not parse as Rust (a generator bug).
+    #[error("generated code for {file} is not valid Rust")]
+    InvalidOutput {
+        /// The output file.
+        file: String,
+        /// The parse error.
+        #[source]
+        source: syn::Error,
+    },
+}

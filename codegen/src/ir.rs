@@ -1,0 +1,790 @@
+//! The intermediate representation: normalised names, resolved references,
+//! everything in `BTreeMap` order. Emitters read only this.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::CodegenError;
+use crate::names;
+use crate::spec::{self, AdditionalProperties, Gvk, Input, Schema};
+
+/// The type of a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    /// `String`.
+    String,
+    /// `bool`.
+    Bool,
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+    /// `f64`.
+    F64,
+    /// Base64 bytes (`format: byte`).
+    Bytes,
+    /// Arbitrary JSON.
+    Value,
+    /// An array.
+    Vec(Box<Ty>),
+    /// A string-keyed map.
+    Map(Box<Ty>),
+    /// Another definition, by definition name.
+    Ref(String),
+}
+
+/// One field of a struct.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// JSON property name.
+    pub json: String,
+    /// Rust field name.
+    pub rust: String,
+    /// Field type (without `Option`/`Box`).
+    pub ty: Ty,
+    /// Required by the spec (plain field) or optional (`Option`).
+    pub required: bool,
+    /// Needs a `Box` to break a cycle.
+    pub boxed: bool,
+    /// Description from the spec.
+    pub description: Option<String>,
+}
+
+/// What a definition becomes.
+#[derive(Debug, Clone)]
+pub enum TypeKind {
+    /// A struct with fields.
+    Struct {
+        /// Fields in JSON name order.
+        fields: Vec<Field>,
+    },
+    /// An object schema without properties: kept as a JSON map.
+    Opaque,
+    /// A hand-written type, re-exported from this path under the crate root.
+    HandWritten {
+        /// Path below `crate::`, e.g. `types::Quantity`.
+        path: &'static str,
+    },
+}
+
+/// The REST resource a kind is served as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRef {
+    /// Lowercase plural.
+    pub plural: String,
+    /// Whether namespaced.
+    pub namespaced: bool,
+}
+
+/// One generated (or re-exported) type.
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    /// Definition name in the spec.
+    pub definition: String,
+    /// Module segments below the crate root.
+    pub modules: Vec<String>,
+    /// Type name.
+    pub name: String,
+    /// Description from the spec.
+    pub description: Option<String>,
+    /// What it is.
+    pub kind: TypeKind,
+    /// The single group-version-kind of a top-level object (written as
+    /// `apiVersion`/`kind` on output).
+    pub gvk: Option<Gvk>,
+    /// Set when the kind is served as a REST resource with `metadata: ObjectMeta`.
+    pub resource: Option<ResourceRef>,
+    /// Cargo feature gating the module, `None` when always compiled.
+    pub feature: Option<String>,
+    /// The spec file the definition was read from.
+    pub source: String,
+}
+
+/// A subresource of a resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubresourceIr {
+    /// Verbs (`get`, `update`, `patch`, `create`, `connect`).
+    pub verbs: BTreeSet<String>,
+    /// Kind of the object the subresource takes or returns, when typed.
+    pub kind: Option<Gvk>,
+}
+
+/// One REST resource of a group-version, derived from the spec's paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceIr {
+    /// API group, empty for core.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Lowercase plural.
+    pub plural: String,
+    /// Lowercase singular.
+    pub singular: String,
+    /// Namespaced.
+    pub namespaced: bool,
+    /// Verbs on the resource.
+    pub verbs: BTreeSet<String>,
+    /// Subresources by name.
+    pub subresources: BTreeMap<String, SubresourceIr>,
+    /// kubectl short names.
+    pub short_names: Vec<String>,
+}
+
+/// The whole model.
+#[derive(Debug, Clone, Default)]
+pub struct Ir {
+    /// Types by definition name.
+    pub types: BTreeMap<String, TypeDef>,
+    /// Resources sorted by group, version, plural.
+    pub resources: Vec<ResourceIr>,
+    /// Feature → features it needs.
+    pub features: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Definitions implemented by hand in `kubeset-api` (the spec cannot say
+/// what they are), with their path under the crate root.
+pub const HAND_WRITTEN: &[(&str, &str)] = &[
+    (
+        "io.k8s.apimachinery.pkg.api.resource.Quantity",
+        "types::Quantity",
+    ),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", "types::Time"),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+        "types::MicroTime",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+        "types::FieldsV1",
+    ),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Patch", "types::Patch"),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+        "types::WatchEvent",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.runtime.RawExtension",
+        "types::RawExtension",
+    ),
+    (
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+        "types::IntOrString",
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+        "types::JSON",
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+        "types::JSONSchemaPropsOrArray",
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+        "types::JSONSchemaPropsOrBool",
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
+        "types::JSONSchemaPropsOrStringArray",
+    ),
+];
+
+/// Short names kubectl knows, keyed by (group, plural). The spec does not
+/// carry them; discovery does.
+pub const SHORT_NAMES: &[(&str, &str, &[&str])] = &[
+    ("", "componentstatuses", &["cs"]),
+    ("", "configmaps", &["cm"]),
+    ("", "endpoints", &["ep"]),
+    ("", "events", &["ev"]),
+    ("", "limitranges", &["limits"]),
+    ("", "namespaces", &["ns"]),
+    ("", "nodes", &["no"]),
+    ("", "persistentvolumeclaims", &["pvc"]),
+    ("", "persistentvolumes", &["pv"]),
+    ("", "pods", &["po"]),
+    ("", "replicationcontrollers", &["rc"]),
+    ("", "resourcequotas", &["quota"]),
+    ("", "serviceaccounts", &["sa"]),
+    ("", "services", &["svc"]),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        &["crd", "crds"],
+    ),
+    ("apps", "daemonsets", &["ds"]),
+    ("apps", "deployments", &["deploy"]),
+    ("apps", "replicasets", &["rs"]),
+    ("apps", "statefulsets", &["sts"]),
+    ("autoscaling", "horizontalpodautoscalers", &["hpa"]),
+    ("batch", "cronjobs", &["cj"]),
+    (
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        &["csr"],
+    ),
+    ("events.k8s.io", "events", &["ev"]),
+    ("networking.k8s.io", "ingresses", &["ing"]),
+    ("networking.k8s.io", "networkpolicies", &["netpol"]),
+    ("policy", "poddisruptionbudgets", &["pdb"]),
+    ("scheduling.k8s.io", "priorityclasses", &["pc"]),
+    ("storage.k8s.io", "storageclasses", &["sc"]),
+];
+
+/// Upstream quirks, each fixed by a named function that fails when the
+/// quirk is gone (so a new Kubernetes version cannot silently change them).
+pub mod fixups {
+    use super::*;
+
+    /// `events.k8s.io/v1` `Event.eventTime` is marked required, but events
+    /// written through the core/v1 API come back with `"eventTime": null`.
+    /// Make it optional so that such events round-trip.
+    pub fn event_time_nullable(input: &mut Input) -> Result<(), CodegenError> {
+        optionalise(
+            input,
+            "event_time_nullable",
+            "io.k8s.api.events.v1.Event",
+            "eventTime",
+        )
+    }
+
+    /// `core/v1` `Event.eventTime` (optional) is fine; the events/v1 series
+    /// `lastObservedTime` is required but can equally be unset on old
+    /// events written through core/v1.
+    pub fn event_series_last_observed_nullable(input: &mut Input) -> Result<(), CodegenError> {
+        optionalise(
+            input,
+            "event_series_last_observed_nullable",
+            "io.k8s.api.events.v1.EventSeries",
+            "lastObservedTime",
+        )
+    }
+
+    fn optionalise(
+        input: &mut Input,
+        fixup: &'static str,
+        definition: &str,
+        property: &str,
+    ) -> Result<(), CodegenError> {
+        let Some(schema) = input.definitions.get_mut(definition) else {
+            return Err(CodegenError::FixupNoLongerApplies {
+                fixup,
+                reason: format!("{definition} is not in the spec"),
+            });
+        };
+        let before = schema.required.len();
+        schema.required.retain(|r| r != property);
+        if schema.required.len() == before {
+            return Err(CodegenError::FixupNoLongerApplies {
+                fixup,
+                reason: format!("{definition}.{property} is no longer required"),
+            });
+        }
+        Ok(())
+    }
+
+    /// A fixup: edits the input, fails when its quirk is gone.
+    pub type Fixup = fn(&mut Input) -> Result<(), CodegenError>;
+
+    /// All fixups, in order.
+    pub const ALL: &[(&str, Fixup)] = &[
+        ("event_time_nullable", event_time_nullable),
+        (
+            "event_series_last_observed_nullable",
+            event_series_last_observed_nullable,
+        ),
+    ];
+}
+
+fn hand_written(definition: &str) -> Option<&'static str> {
+    HAND_WRITTEN
+        .iter()
+        .find(|(d, _)| *d == definition)
+        .map(|(_, p)| *p)
+}
+
+/// Lowers a spec input (after fixups) into the IR.
+pub fn lower(mut input: Input) -> Result<Ir, CodegenError> {
+    for (_, fixup) in fixups::ALL {
+        fixup(&mut input)?;
+    }
+    for (definition, _) in HAND_WRITTEN {
+        if !input.definitions.contains_key(*definition) {
+            return Err(CodegenError::MissingHandWritten {
+                definition: (*definition).to_owned(),
+            });
+        }
+    }
+    let resources = resources_from_paths(&input);
+    let mut ir = Ir::default();
+    // Rust paths must be unique.
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for (definition, schema) in &input.definitions {
+        let (modules, name) =
+            names::rust_path(definition).ok_or_else(|| CodegenError::BadDefinitionName {
+                definition: definition.clone(),
+            })?;
+        let file_key = format!("{}::{}", modules.join("::"), names::snake_case(&name));
+        if let Some(first) = seen.insert(file_key.clone(), definition.clone()) {
+            return Err(CodegenError::NameCollision {
+                scope: "module".into(),
+                rust: file_key,
+                first,
+                second: definition.clone(),
+            });
+        }
+        let gvk = match schema.gvk.as_slice() {
+            [one]
+                if schema.properties.contains_key("kind")
+                    && schema.properties.contains_key("apiVersion") =>
+            {
+                Some(one.clone())
+            }
+            _ => None,
+        };
+        let resource = gvk.as_ref().and_then(|g| {
+            let meta = schema.properties.get("metadata").and_then(ref_of);
+            if meta != Some("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta") {
+                return None;
+            }
+            resources
+                .iter()
+                .find(|r| r.group == g.group && r.version == g.version && r.kind == g.kind)
+                .map(|r| ResourceRef {
+                    plural: r.plural.clone(),
+                    namespaced: r.namespaced,
+                })
+        });
+        let kind = if let Some(path) = hand_written(definition) {
+            TypeKind::HandWritten { path }
+        } else if schema.properties.is_empty() {
+            TypeKind::Opaque
+        } else {
+            let mut fields = Vec::new();
+            let mut rust_names: BTreeMap<String, String> = BTreeMap::new();
+            for (json, prop) in &schema.properties {
+                let rust = names::field_name(json);
+                if let Some(first) = rust_names.insert(rust.clone(), json.clone()) {
+                    return Err(CodegenError::NameCollision {
+                        scope: definition.clone(),
+                        rust,
+                        first,
+                        second: json.clone(),
+                    });
+                }
+                if gvk.is_some() && (json == "apiVersion" || json == "kind") {
+                    continue;
+                }
+                let ty = lower_ty(prop, definition, json, &input)?;
+                // Top-level objects always carry metadata.
+                let forced = gvk.is_some() && json == "metadata";
+                fields.push(Field {
+                    json: json.clone(),
+                    rust,
+                    ty,
+                    required: forced || schema.required.iter().any(|r| r == json),
+                    boxed: false,
+                    description: description_of(prop),
+                });
+            }
+            TypeKind::Struct { fields }
+        };
+        let feature = names::feature_of(&modules);
+        ir.types.insert(
+            definition.clone(),
+            TypeDef {
+                definition: definition.clone(),
+                modules,
+                name,
+                description: schema.description.clone(),
+                kind,
+                gvk,
+                resource,
+                feature,
+                source: input.sources.get(definition).cloned().unwrap_or_default(),
+            },
+        );
+    }
+    mark_cycles(&mut ir);
+    ir.features = feature_dependencies(&ir)?;
+    ir.resources = resources;
+    check_one_type_per_definition(&input, &ir)?;
+    Ok(ir)
+}
+
+fn check_one_type_per_definition(input: &Input, ir: &Ir) -> Result<(), CodegenError> {
+    let mut paths: BTreeMap<(Vec<String>, String), usize> = BTreeMap::new();
+    for t in ir.types.values() {
+        *paths
+            .entry((t.modules.clone(), t.name.clone()))
+            .or_default() += 1;
+    }
+    for definition in input.definitions.keys() {
+        let count = ir
+            .types
+            .get(definition)
+            .map(|t| {
+                paths
+                    .get(&(t.modules.clone(), t.name.clone()))
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        if count != 1 {
+            return Err(CodegenError::TypeCount {
+                definition: definition.clone(),
+                count,
+            });
+        }
+    }
+    if ir.types.len() != input.definitions.len() {
+        return Err(CodegenError::TypeCount {
+            definition: "<all>".into(),
+            count: ir.types.len(),
+        });
+    }
+    Ok(())
+}
+
+fn ref_of(schema: &Schema) -> Option<&str> {
+    if let Some(r) = &schema.reference {
+        return spec::ref_name(r);
+    }
+    match schema.all_of.as_slice() {
+        [one] => one.reference.as_deref().and_then(spec::ref_name),
+        _ => None,
+    }
+}
+
+fn description_of(schema: &Schema) -> Option<String> {
+    schema
+        .description
+        .clone()
+        .or_else(|| schema.all_of.first().and_then(|s| s.description.clone()))
+}
+
+fn lower_ty(
+    schema: &Schema,
+    definition: &str,
+    property: &str,
+    input: &Input,
+) -> Result<Ty, CodegenError> {
+    let unsupported = |reason: &str| CodegenError::UnsupportedSchema {
+        definition: definition.to_owned(),
+        property: property.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if let Some(reference) = schema
+        .reference
+        .as_deref()
+        .or(match schema.all_of.as_slice() {
+            [one] => one.reference.as_deref(),
+            _ => None,
+        })
+    {
+        let name = spec::ref_name(reference).ok_or_else(|| CodegenError::UnresolvedRef {
+            definition: definition.to_owned(),
+            reference: reference.to_owned(),
+        })?;
+        if !input.definitions.contains_key(name) {
+            return Err(CodegenError::UnresolvedRef {
+                definition: definition.to_owned(),
+                reference: reference.to_owned(),
+            });
+        }
+        return Ok(Ty::Ref(name.to_owned()));
+    }
+    if !schema.all_of.is_empty() {
+        return Err(unsupported("allOf other than a single $ref"));
+    }
+    if schema.int_or_string {
+        return Ok(Ty::Ref(
+            "io.k8s.apimachinery.pkg.util.intstr.IntOrString".into(),
+        ));
+    }
+    Ok(match schema.ty.as_deref() {
+        Some("string") => match schema.format.as_deref() {
+            Some("byte") => Ty::Bytes,
+            _ => Ty::String,
+        },
+        Some("boolean") => Ty::Bool,
+        Some("integer") => match schema.format.as_deref() {
+            Some("int32") => Ty::I32,
+            _ => Ty::I64,
+        },
+        Some("number") => Ty::F64,
+        Some("array") => {
+            let items = schema
+                .items
+                .as_deref()
+                .ok_or_else(|| unsupported("array without items"))?;
+            Ty::Vec(Box::new(lower_ty(items, definition, property, input)?))
+        }
+        Some("object") => match &schema.additional_properties {
+            Some(AdditionalProperties::Schema(values)) => {
+                Ty::Map(Box::new(lower_ty(values, definition, property, input)?))
+            }
+            _ if !schema.properties.is_empty() => {
+                return Err(unsupported("inline object with properties"));
+            }
+            _ => Ty::Value,
+        },
+        None => Ty::Value,
+        Some(other) => return Err(unsupported(&format!("type {other:?}"))),
+    })
+}
+
+/// Marks fields that hold (through `Option` but not `Vec`/map) a type that
+/// contains the struct itself, so the emitter boxes them.
+fn mark_cycles(ir: &mut Ir) {
+    let direct: BTreeMap<String, Vec<String>> = ir
+        .types
+        .iter()
+        .map(|(name, t)| {
+            let refs = match &t.kind {
+                TypeKind::Struct { fields } => fields
+                    .iter()
+                    .filter_map(|f| match &f.ty {
+                        Ty::Ref(r) => Some(r.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (name.clone(), refs)
+        })
+        .collect();
+    let reaches = |from: &str, target: &str| -> bool {
+        let mut stack = vec![from.to_owned()];
+        let mut seen = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == target {
+                return true;
+            }
+            if seen.insert(n.clone()) {
+                stack.extend(direct.get(&n).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    for (name, t) in ir.types.iter_mut() {
+        if let TypeKind::Struct { fields } = &mut t.kind {
+            for f in fields {
+                if let Ty::Ref(r) = &f.ty {
+                    f.boxed = reaches(r, name);
+                }
+            }
+        }
+    }
+}
+
+fn collect_refs(ty: &Ty, out: &mut BTreeSet<String>) {
+    match ty {
+        Ty::Ref(r) => {
+            out.insert(r.clone());
+        }
+        Ty::Vec(t) | Ty::Map(t) => collect_refs(t, out),
+        _ => {}
+    }
+}
+
+/// Feature → features its types refer to (cross-group references).
+fn feature_dependencies(ir: &Ir) -> Result<BTreeMap<String, BTreeSet<String>>, CodegenError> {
+    let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for t in ir.types.values() {
+        if let Some(f) = &t.feature {
+            features.entry(f.clone()).or_default();
+        }
+        let mut refs = BTreeSet::new();
+        if let TypeKind::Struct { fields } = &t.kind {
+            for field in fields {
+                collect_refs(&field.ty, &mut refs);
+            }
+        }
+        for target in refs {
+            let Some(target_feature) = ir.types.get(&target).and_then(|t| t.feature.clone()) else {
+                continue;
+            };
+            match &t.feature {
+                None => {
+                    return Err(CodegenError::UngatedReference {
+                        definition: t.definition.clone(),
+                        target,
+                        feature: target_feature,
+                    });
+                }
+                Some(own) if *own != target_feature => {
+                    features
+                        .entry(own.clone())
+                        .or_default()
+                        .insert(target_feature);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(features)
+}
+
+fn verb_of(action: &str) -> Option<&'static str> {
+    Some(match action {
+        "get" => "get",
+        "list" => "list",
+        "post" => "create",
+        "put" => "update",
+        "patch" => "patch",
+        "delete" => "delete",
+        "deletecollection" => "deletecollection",
+        "watch" | "watchlist" => "watch",
+        "connect" => "connect",
+        _ => return None,
+    })
+}
+
+/// Splits a path into (group, version, namespaced, resource, subresource).
+fn parse_path(path: &str) -> Option<(String, String, bool, String, Option<String>)> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segments.as_slice() {
+        ["api", version, rest @ ..] => (String::new(), (*version).to_owned(), rest),
+        ["apis", group, version, rest @ ..] => ((*group).to_owned(), (*version).to_owned(), rest),
+        _ => return None,
+    };
+    let rest = match rest {
+        ["watch", rest @ ..] => rest,
+        rest => rest,
+    };
+    let (namespaced, rest) = match rest {
+        ["namespaces", "{namespace}", rest @ ..] if !rest.is_empty() => (true, rest),
+        rest => (false, rest),
+    };
+    match rest {
+        [resource] => Some((group, version, namespaced, (*resource).to_owned(), None)),
+        [resource, name] if name.starts_with('{') => {
+            Some((group, version, namespaced, (*resource).to_owned(), None))
+        }
+        [resource, name, sub, ..] if name.starts_with('{') => Some((
+            group,
+            version,
+            namespaced,
+            (*resource).to_owned(),
+            Some((*sub).to_owned()),
+        )),
+        _ => None,
+    }
+}
+
+/// Derives the resource table from the paths and their `x-kubernetes-action`s.
+pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
+    let mut by_key: BTreeMap<(String, String, String), ResourceIr> = BTreeMap::new();
+    for (path, item) in &input.paths {
+        let Some((group, version, namespaced, plural, sub)) = parse_path(path) else {
+            continue;
+        };
+        for op in item.operations() {
+            let (Some(action), Some(gvk)) = (op.action.as_deref(), op.gvk.as_ref()) else {
+                continue;
+            };
+            let Some(verb) = verb_of(action) else {
+                continue;
+            };
+            let entry = by_key
+                .entry((group.clone(), version.clone(), plural.clone()))
+                .or_insert_with(|| ResourceIr {
+                    group: group.clone(),
+                    version: version.clone(),
+                    plural: plural.clone(),
+                    ..ResourceIr::default()
+                });
+            entry.namespaced |= namespaced;
+            match &sub {
+                None => {
+                    entry.verbs.insert(verb.to_owned());
+                    if entry.kind.is_empty() {
+                        entry.kind = gvk.kind.clone();
+                    }
+                }
+                Some(sub) => {
+                    let s = entry.subresources.entry(sub.clone()).or_default();
+                    s.verbs.insert(verb.to_owned());
+                    let own = gvk.group == group && gvk.version == version;
+                    let parent_kind = !entry.kind.is_empty() && entry.kind == gvk.kind && own;
+                    if s.kind.is_none() && !parent_kind {
+                        s.kind = Some(gvk.clone());
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<ResourceIr> = by_key
+        .into_values()
+        .filter(|r| !r.kind.is_empty())
+        .map(|mut r| {
+            r.singular = r.kind.to_ascii_lowercase();
+            // A subresource typed with the parent's own kind (status) has no
+            // separate kind.
+            for s in r.subresources.values_mut() {
+                if s.kind.as_ref().is_some_and(|k| {
+                    k.kind == r.kind && k.group == r.group && k.version == r.version
+                }) {
+                    s.kind = None;
+                }
+            }
+            r.short_names = SHORT_NAMES
+                .iter()
+                .find(|(g, p, _)| *g == r.group && *p == r.plural)
+                .map(|(_, _, s)| s.iter().map(|s| (*s).to_owned()).collect())
+                .unwrap_or_default();
+            r
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_resource_and_subresource() {
+        assert_eq!(
+            parse_path("/api/v1/namespaces/{namespace}/pods/{name}/log"),
+            Some((
+                "".into(),
+                "v1".into(),
+                true,
+                "pods".into(),
+                Some("log".into())
+            ))
+        );
+        assert_eq!(
+            parse_path("/apis/apps/v1/watch/namespaces/{namespace}/deployments"),
+            Some(("apps".into(), "v1".into(), true, "deployments".into(), None))
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/{name}/finalize"),
+            Some((
+                "".into(),
+                "v1".into(),
+                false,
+                "namespaces".into(),
+                Some("finalize".into())
+            ))
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}"),
+            Some((
+                "".into(),
+                "v1".into(),
+                true,
+                "pods".into(),
+                Some("proxy".into())
+            ))
+        );
+        assert_eq!(
+            parse_path("/api/v1/namespaces"),
+            Some(("".into(), "v1".into(), false, "namespaces".into(), None))
+        );
+        assert_eq!(parse_path("/apis/apps/v1/"), None);
+        assert_eq!(parse_path("/version/"), None);
+    }
+}

@@ -1,0 +1,198 @@
+//! Serde model of the two input formats: OpenAPI 3.0 documents (one per
+//! group-version, as served at `/openapi/v3/...`) and Swagger 2.0
+//! (`swagger.json`). Only the parts the generator reads are modelled;
+//! everything else is ignored.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// A JSON schema as Kubernetes writes it, in either format.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Schema {
+    /// `$ref` to another definition.
+    #[serde(rename = "$ref")]
+    pub reference: Option<String>,
+    /// `allOf`; v3 wraps a single `$ref` in it to attach a description.
+    #[serde(rename = "allOf")]
+    pub all_of: Vec<Schema>,
+    /// `type`.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    /// `format`.
+    pub format: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `properties` of an object.
+    pub properties: BTreeMap<String, Schema>,
+    /// Names of required properties.
+    pub required: Vec<String>,
+    /// `items` of an array.
+    pub items: Option<Box<Schema>>,
+    /// `additionalProperties` of a map.
+    #[serde(rename = "additionalProperties")]
+    pub additional_properties: Option<AdditionalProperties>,
+    /// `x-kubernetes-group-version-kind`.
+    #[serde(rename = "x-kubernetes-group-version-kind")]
+    pub gvk: Vec<Gvk>,
+    /// `x-kubernetes-int-or-string`.
+    #[serde(rename = "x-kubernetes-int-or-string")]
+    pub int_or_string: bool,
+    /// `x-kubernetes-preserve-unknown-fields`.
+    #[serde(rename = "x-kubernetes-preserve-unknown-fields")]
+    pub preserve_unknown_fields: bool,
+}
+
+/// `additionalProperties`: a schema, or a boolean.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum AdditionalProperties {
+    /// `true`/`false`.
+    Bool(bool),
+    /// A schema for the values.
+    Schema(Box<Schema>),
+}
+
+/// A group-version-kind triple.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+pub struct Gvk {
+    /// API group, empty for core.
+    #[serde(default)]
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+}
+
+/// One operation of a path item.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Operation {
+    /// `x-kubernetes-action`: get, list, post, put, patch, delete,
+    /// deletecollection, watch, watchlist, connect.
+    #[serde(rename = "x-kubernetes-action")]
+    pub action: Option<String>,
+    /// `x-kubernetes-group-version-kind` of the object the operation is about.
+    #[serde(rename = "x-kubernetes-group-version-kind")]
+    pub gvk: Option<Gvk>,
+}
+
+/// A path item: operations by HTTP method.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PathItem {
+    /// GET.
+    pub get: Option<Operation>,
+    /// PUT.
+    pub put: Option<Operation>,
+    /// POST.
+    pub post: Option<Operation>,
+    /// DELETE.
+    pub delete: Option<Operation>,
+    /// PATCH.
+    pub patch: Option<Operation>,
+    /// HEAD.
+    pub head: Option<Operation>,
+    /// OPTIONS.
+    pub options: Option<Operation>,
+}
+
+impl PathItem {
+    /// The operations present, in a fixed order.
+    pub fn operations(&self) -> impl Iterator<Item = &Operation> {
+        [
+            &self.get,
+            &self.put,
+            &self.post,
+            &self.delete,
+            &self.patch,
+            &self.head,
+            &self.options,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// `components` of an OpenAPI 3 document.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Components {
+    /// Schemas by definition name.
+    pub schemas: BTreeMap<String, Schema>,
+}
+
+/// One OpenAPI 3.0 document (`/openapi/v3/apis/<group>/<version>`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct OpenApiV3 {
+    /// `openapi` version string, `3.0.0`.
+    pub openapi: String,
+    /// Paths.
+    pub paths: BTreeMap<String, PathItem>,
+    /// Components.
+    pub components: Components,
+}
+
+/// A Swagger 2.0 document (`swagger.json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SwaggerV2 {
+    /// `swagger` version string, `2.0`.
+    pub swagger: String,
+    /// Paths.
+    pub paths: BTreeMap<String, PathItem>,
+    /// Definitions by name.
+    pub definitions: BTreeMap<String, Schema>,
+}
+
+/// The definition name a `$ref` points to, for both formats.
+pub fn ref_name(reference: &str) -> Option<&str> {
+    reference
+        .strip_prefix("#/components/schemas/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))
+}
+
+/// Definitions and paths of one input, whatever its format, with the file
+/// each definition was read from.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// Definitions by name.
+    pub definitions: BTreeMap<String, Schema>,
+    /// The spec file (relative to the spec directory) each definition came from.
+    pub sources: BTreeMap<String, String>,
+    /// Paths, merged across documents.
+    pub paths: BTreeMap<String, PathItem>,
+}
+
+impl Input {
+    /// Adds a v3 document read from `file`. Definitions already present are
+    /// kept (each v3 document repeats the shared ones).
+    pub fn add_v3(&mut self, file: &str, doc: OpenApiV3) {
+        for (name, schema) in doc.components.schemas {
+            if !self.definitions.contains_key(&name) {
+                self.sources.insert(name.clone(), file.to_owned());
+                self.definitions.insert(name, schema);
+            }
+        }
+        for (path, item) in doc.paths {
+            self.paths.entry(path).or_insert(item);
+        }
+    }
+
+    /// Adds a v2 document read from `file`; definitions and paths already
+    /// present are kept.
+    pub fn add_v2(&mut self, file: &str, doc: SwaggerV2) {
+        for (name, schema) in doc.definitions {
+            if !self.definitions.contains_key(&name) {
+                self.sources.insert(name.clone(), file.to_owned());
+                self.definitions.insert(name, schema);
+            }
+        }
+        for (path, item) in doc.paths {
+            self.paths.entry(path).or_insert(item);
+        }
+    }
+}

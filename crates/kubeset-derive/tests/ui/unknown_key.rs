@@ -1,0 +1,9 @@
+use kubeset_derive::Resource;
+
+#[derive(Resource)]
+#[resource(group = "example.com", version = "v1", kind = "Widget", plural = "widgets", shortname = "w", cluster)]
+struct Widget {
+    metadata: (),
+}
+
+fn main() {}

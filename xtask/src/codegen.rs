@@ -1,0 +1,256 @@
+//! `cargo xtask codegen` and `cargo xtask codegen-compat`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kubeset_codegen::{InputFormat, Output, emit};
+
+use crate::{Error, workspace_root};
+
+/// The pinned Kubernetes version (`specs/kubernetes-version`).
+fn pinned_version() -> Result<String, Error> {
+    let path = workspace_root().join("specs/kubernetes-version");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(text.trim().to_owned())
+}
+
+/// Progress on stderr: one rewritten line on a terminal, a line per
+/// thousand files otherwise.
+struct Progress {
+    tty: bool,
+    total: usize,
+    done: usize,
+}
+
+impl Progress {
+    fn new(total: usize) -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            total,
+            done: 0,
+        }
+    }
+
+    fn step(&mut self, what: &str) {
+        self.done += 1;
+        let mut err = std::io::stderr();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[K[{}/{}] {what}", self.done, self.total);
+        } else if self.done.is_multiple_of(1000) || self.done == self.total {
+            let _ = writeln!(err, "[{}/{}] {what}", self.done, self.total);
+        }
+    }
+
+    fn finish(&self) {
+        if self.tty {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+fn generate(dir: &Path, format: InputFormat, label: &str) -> Result<Output, Error> {
+    eprintln!("reading {}", dir.display());
+    let input = kubeset_codegen::load(dir, format)?;
+    eprintln!("generating from {} definitions", input.definitions.len());
+    Ok(kubeset_codegen::generate(input, label)?)
+}
+
+fn existing_files(crate_dir: &Path) -> Result<BTreeSet<String>, Error> {
+    fn walk(dir: &Path, base: &Path, out: &mut BTreeSet<String>) -> std::io::Result<()> {
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, base, out)?;
+            } else if let Ok(rel) = path.strip_prefix(base) {
+                out.insert(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeSet::new();
+    for dir in Output::owned_dirs() {
+        walk(&crate_dir.join(dir), crate_dir, &mut out)?;
+    }
+    for file in Output::owned_files() {
+        if crate_dir.join(&file).is_file() {
+            out.insert(file);
+        }
+    }
+    Ok(out)
+}
+
+/// All files the generator owns, with their wanted content.
+fn wanted(crate_dir: &Path, output: &Output) -> Result<BTreeMap<String, String>, Error> {
+    let mut files = output.files.clone();
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml"))?;
+    files.insert(
+        "Cargo.toml".to_owned(),
+        emit::splice_features(&manifest, &output.features),
+    );
+    Ok(files)
+}
+
+pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
+    let version = pinned_version()?;
+    let dir = specs_root.join("kubernetes").join(&version);
+    let output = generate(&dir, InputFormat::Both, &format!("kubernetes/{version}"))?;
+    let crate_dir = workspace_root().join("crates/kubeset-api");
+    let files = wanted(&crate_dir, &output)?;
+    let existing = existing_files(&crate_dir)?;
+    let stale: Vec<&String> = existing
+        .iter()
+        .filter(|f| !files.contains_key(*f))
+        .collect();
+    let mut changed = Vec::new();
+    let mut progress = Progress::new(files.len());
+    for (path, text) in &files {
+        progress.step(path);
+        let full = crate_dir.join(path);
+        let current = std::fs::read_to_string(&full).ok();
+        if current.as_deref() != Some(text.as_str()) {
+            changed.push(path.clone());
+            if !check {
+                if let Some(parent) = full.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&full, text)?;
+            }
+        }
+    }
+    progress.finish();
+    if check {
+        if changed.is_empty() && stale.is_empty() {
+            eprintln!("{} generated files are up to date", files.len());
+            return Ok(());
+        }
+        let example = changed
+            .first()
+            .or(stale.first().copied())
+            .cloned()
+            .unwrap_or_default();
+        return Err(format!(
+            "generated code is out of date ({} changed or missing, {} stale, e.g. {example}): run `cargo xtask codegen`",
+            changed.len(),
+            stale.len()
+        )
+        .into());
+    }
+    for path in &stale {
+        std::fs::remove_file(crate_dir.join(path))?;
+    }
+    for dir in Output::owned_dirs() {
+        remove_empty_dirs(&crate_dir.join(dir))?;
+    }
+    let bytes: usize = output.files.values().map(String::len).sum();
+    eprintln!(
+        "wrote {} of {} files ({} stale removed); generated source: {} files, {:.2} MB",
+        changed.len(),
+        files.len(),
+        stale.len(),
+        output.files.len(),
+        bytes as f64 / 1_000_000.0
+    );
+    Ok(())
+}
+
+fn remove_empty_dirs(dir: &Path) -> std::io::Result<bool> {
+    if !dir.is_dir() {
+        return Ok(false);
+    }
+    let mut empty = true;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if !(path.is_dir() && remove_empty_dirs(&path)?) {
+            empty = false;
+        }
+    }
+    if empty {
+        std::fs::remove_dir(dir)?;
+    }
+    Ok(empty)
+}
+
+fn copy_dir(from: &Path, to: &Path, skip: &[PathBuf]) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let path = entry?.path();
+        if skip.contains(&path) {
+            continue;
+        }
+        let target = to.join(path.file_name().unwrap_or_default());
+        if path.is_dir() {
+            copy_dir(&path, &target, skip)?;
+        } else {
+            std::fs::copy(&path, &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Generates from older versions and other input formats into a temporary
+/// crate and type-checks it with every feature.
+pub fn compat(specs_root: &Path) -> Result<(), Error> {
+    let root = workspace_root();
+    let api_dir = root.join("crates/kubeset-api");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    for (version, format) in [("v1.33", InputFormat::V3), ("v1.34", InputFormat::V2)] {
+        let dir = specs_root.join("kubernetes").join(version);
+        let output = generate(&dir, format, &format!("kubernetes/{version}"))?;
+        let work = target.join("codegen-compat").join(version);
+        if work.exists() {
+            std::fs::remove_dir_all(&work)?;
+        }
+        let skip: Vec<PathBuf> = Output::owned_dirs()
+            .into_iter()
+            .chain(Output::owned_files())
+            .map(|p| api_dir.join(p))
+            .collect();
+        copy_dir(&api_dir.join("src"), &work.join("src"), &skip)?;
+        for (path, text) in &output.files {
+            let full = work.join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(full, text)?;
+        }
+        let manifest = format!(
+            "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+             [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
+             [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+             serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\
+             kubeset-derive = {{ path = {:?} }}\n\n{}",
+            root.join("crates/kubeset-derive").display().to_string(),
+            output.features
+        );
+        std::fs::write(work.join("Cargo.toml"), manifest)?;
+        let lock = root.join("Cargo.lock");
+        if lock.is_file() {
+            std::fs::copy(lock, work.join("Cargo.lock"))?;
+        }
+        eprintln!(
+            "{version}: {} files generated; cargo check --features all",
+            output.files.len()
+        );
+        let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["check", "--quiet", "--features", "all", "--manifest-path"])
+            .arg(work.join("Cargo.toml"))
+            .env(
+                "CARGO_TARGET_DIR",
+                target.join("codegen-compat").join("target"),
+            )
+            .status()?;
+        if !status.success() {
+            return Err(format!("generated crate for {version} does not compile").into());
+        }
+        eprintln!("{version}: ok");
+    }
+    Ok(())
+}
