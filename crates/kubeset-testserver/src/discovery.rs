@@ -119,6 +119,9 @@ pub(crate) fn resource_list(
         if !r.short_names.is_empty() {
             main["shortNames"] = json!(r.short_names);
         }
+        if !r.categories.is_empty() {
+            main["categories"] = json!(r.categories);
+        }
         list.push(main);
         for sub in &r.subresources {
             let (kind, grp, ver, verbs) = match sub.as_str() {

@@ -512,6 +512,13 @@ impl TestServer {
     /// created through the API are served the same way.
     pub fn register_crd(&self, crd: Value) -> Result<Value, Error> {
         let mut crd = crd;
+        if !crd.is_object() {
+            return Err(Error::Rejected {
+                code: 400,
+                reason: "BadRequest",
+                message: "a CustomResourceDefinition must be a JSON object".into(),
+            });
+        }
         if crd.get("apiVersion").is_none() {
             crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
         }

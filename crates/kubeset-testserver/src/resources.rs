@@ -43,6 +43,8 @@ pub(crate) struct Resource {
     pub(crate) custom: bool,
     /// Deprecation warning to send in a `Warning` header.
     pub(crate) deprecation: Option<String>,
+    /// Discovery categories (`all` makes `kubectl get all` list it).
+    pub(crate) categories: Vec<String>,
 }
 
 impl Resource {
@@ -106,7 +108,27 @@ impl Resource {
             scale,
             custom: false,
             deprecation: deprecation(r.group, r.version, r.kind),
+            categories: builtin_categories(r.group, r.plural),
         }
+    }
+}
+
+/// The `all` category of kube-apiserver.
+fn builtin_categories(group: &str, plural: &str) -> Vec<String> {
+    let all = matches!(
+        (group, plural),
+        ("", "pods" | "services" | "replicationcontrollers")
+            | (
+                "apps",
+                "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+            )
+            | ("batch", "jobs" | "cronjobs")
+            | ("autoscaling", "horizontalpodautoscalers")
+    );
+    if all {
+        vec!["all".to_owned()]
+    } else {
+        Vec::new()
     }
 }
 
@@ -224,6 +246,15 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                 scale,
                 custom: true,
                 deprecation,
+                categories: names["categories"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             }))
         })
         .collect()

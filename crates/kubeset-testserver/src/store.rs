@@ -497,7 +497,7 @@ impl Store {
                 m.remove(k);
             }
         }
-        if obj.get("spec").is_some() || res.has_status() {
+        if wants_generation(res, &obj) {
             set_meta(&mut obj, "generation", json!(1));
         }
         if res.has_status()
@@ -583,7 +583,19 @@ impl Store {
             return self.insert_new_from_apply(res, ns, name, desired, ctx);
         };
         let live = as_version(res, live);
-        let mut new = as_version(res, f(Some(&live))?);
+        let new = f(Some(&live))?;
+        if !new.is_object() {
+            return Err(ApiError::invalid(
+                res,
+                name,
+                &[(
+                    "",
+                    "FieldValueInvalid",
+                    "Invalid value: the result must be an object".into(),
+                )],
+            ));
+        }
+        let mut new = as_version(res, new);
         // Identity and server-owned metadata stay.
         if let Some(m) = meta_mut(&mut new) {
             let body_name = m
@@ -721,7 +733,7 @@ impl Store {
             m.insert("creationTimestamp".into(), Value::String(now));
             m.remove("resourceVersion");
         }
-        if obj.get("spec").is_some() || res.has_status() {
+        if wants_generation(res, &obj) {
             set_meta(&mut obj, "generation", json!(1));
         }
         defaults_on_create(res, &mut obj);
@@ -880,6 +892,13 @@ impl Store {
             tracing::warn!(message = %e.message, "could not write a system object");
         }
     }
+}
+
+/// Whether `metadata.generation` is tracked: objects with a spec or a
+/// status subresource, except namespaces.
+fn wants_generation(res: &Resource, obj: &Value) -> bool {
+    let is_namespace = res.group.is_empty() && res.plural == "namespaces";
+    !is_namespace && (obj.get("spec").is_some() || res.has_status())
 }
 
 fn defaults_on_create(res: &Resource, obj: &mut Value) {

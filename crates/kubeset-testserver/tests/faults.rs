@@ -291,6 +291,11 @@ async fn tls_with_bearer_token() {
     assert_eq!(resp.status().as_u16(), 401);
     let resp = c.get(&url).bearer_auth("s3cret").send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(
+        resp.version(),
+        reqwest::Version::HTTP_2,
+        "ALPN negotiates h2"
+    );
     // localhost is covered by the certificate too.
     let local = s.urls()[1].replace("127.0.0.1", "localhost");
     let resp = c.get(format!("{local}/healthz")).send().await.unwrap();

@@ -102,6 +102,12 @@ async fn create_get_and_real_error_statuses() {
     let name = g["metadata"]["name"].as_str().unwrap();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
 
+    // dryRun=All validates and answers without storing.
+    let (code, dry) = post(&c, &format!("{base}?dryRun=All"), &cm("dry", json!({}))).await;
+    assert_eq!((code, dry["metadata"]["name"].as_str()), (201, Some("dry")));
+    let (code, _) = get(&c, &format!("{base}/dry")).await;
+    assert_eq!(code, 404);
+
     // Unknown resource path.
     let (code, st) = get(&c, &format!("{}/api/v1/widgets", s.url())).await;
     assert_eq!((code, st["reason"].as_str()), (404, Some("NotFound")));
@@ -218,6 +224,16 @@ async fn json_merge_and_strategic_patches() {
     )
     .await;
     assert_eq!((code, st["kind"].as_str()), (422, Some("Status")));
+
+    // A JSON patch may not turn the object into something else.
+    let (code, st) = patch(
+        &c,
+        &format!("{deps}/web"),
+        "application/json-patch+json",
+        &json!([{"op": "replace", "path": "", "value": 1}]),
+    )
+    .await;
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
 
     // A patch carrying a stale resourceVersion is a conflict.
     let (code, st) = patch(
@@ -613,6 +629,18 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         names.contains(&"pods") && names.contains(&"pods/status") && names.contains(&"configmaps"),
         "{names:?}"
     );
+    let pods = v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "pods")
+        .unwrap();
+    assert_eq!(
+        pods["categories"],
+        json!(["all"]),
+        "kubectl get all needs the category"
+    );
+    assert_eq!(pods["namespaced"], true);
     let (_, apis) = get(&c, &format!("{u}/apis")).await;
     assert_eq!(apis["kind"], "APIGroupList");
     let apps = apis["groups"]

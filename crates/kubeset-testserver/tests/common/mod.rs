@@ -27,11 +27,12 @@ pub fn tls_client(ca_pem: &str, timeout: Duration) -> reqwest::Client {
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.expect("pem")).expect("root");
     }
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .expect("versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     reqwest::Client::builder()
         .timeout(timeout)
         .tls_backend_preconfigured(config)
