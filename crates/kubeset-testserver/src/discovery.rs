@@ -1,9 +1,9 @@
 //! Discovery documents: `/api`, `/api/v1`, `/apis`, `/apis/<g>`,
 //! `/apis/<g>/<v>`, `/version` and the `/openapi/v3` index.
 //!
-//! Only the legacy (unaggregated) discovery format is served; clients that
-//! ask for aggregated discovery fall back to it because the response's
-//! Content-Type is plain `application/json`.
+//! `/api` and `/apis` answer in the aggregated format
+//! (`apidiscovery.k8s.io/v2`, one request for everything) when the Accept
+//! header asks for it, as kubectl does, and in the legacy format otherwise.
 
 use std::sync::Arc;
 
@@ -169,6 +169,98 @@ pub(crate) fn resource_list(
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}),
     )
+}
+
+/// Content type of aggregated discovery responses.
+pub(crate) const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether an Accept header asks for aggregated discovery v2.
+pub(crate) fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|entry| {
+        let params: Vec<&str> = entry.split(';').map(str::trim).collect();
+        params.contains(&"g=apidiscovery.k8s.io")
+            && params.contains(&"v=v2")
+            && params.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+fn resource_discovery(r: &Resource) -> Value {
+    let subresources: Vec<Value> = r
+        .subresources
+        .iter()
+        .map(|sub| {
+            let (gvk, verbs) = match sub.as_str() {
+                "scale" => (
+                    json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
+                    json!(["get", "patch", "update"]),
+                ),
+                "eviction" => (
+                    json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
+                    json!(["create"]),
+                ),
+                "binding" => (
+                    json!({"group": "", "version": "v1", "kind": "Binding"}),
+                    json!(["create"]),
+                ),
+                "log" => (
+                    json!({"group": "", "version": "v1", "kind": "Pod"}),
+                    json!(["get"]),
+                ),
+                _ => (
+                    json!({"group": r.group, "version": r.version, "kind": r.kind}),
+                    json!(["get", "patch", "update"]),
+                ),
+            };
+            json!({"subresource": sub, "responseKind": gvk, "verbs": verbs})
+        })
+        .collect();
+    let mut d = json!({
+        "resource": r.plural,
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        d["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        d["categories"] = json!(r.categories);
+    }
+    if !subresources.is_empty() {
+        d["subresources"] = Value::Array(subresources);
+    }
+    d
+}
+
+fn version_discovery(resources: &[Arc<Resource>], group: &str, version: &str) -> Value {
+    let rs: Vec<Value> = resources
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .map(|r| resource_discovery(r))
+        .collect();
+    json!({"version": version, "resources": rs, "freshness": "Current"})
+}
+
+/// Aggregated discovery: the core group for `/api`, every other group for
+/// `/apis`.
+pub(crate) fn aggregated(resources: &[Arc<Resource>], core: bool) -> Value {
+    let items: Vec<Value> = if core {
+        vec![json!({"metadata": {}, "versions": [version_discovery(resources, "", "v1")]})]
+    } else {
+        groups(resources)
+            .iter()
+            .map(|(g, vs)| {
+                let versions: Vec<Value> = vs
+                    .iter()
+                    .map(|v| version_discovery(resources, g, v))
+                    .collect();
+                json!({"metadata": {"name": g}, "versions": versions})
+            })
+            .collect()
+    };
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
 }
 
 /// `/version`.

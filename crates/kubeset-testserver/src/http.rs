@@ -269,6 +269,22 @@ async fn route(
     let store = &shared.store;
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let get = req.method() == Method::GET;
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if get && matches!(segs.as_slice(), ["api"] | ["apis"]) && discovery::wants_aggregated(&accept)
+    {
+        let doc = discovery::aggregated(&store.resources(), segs == ["api"]);
+        let mut r = json_response(200, &doc);
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(discovery::AGGREGATED),
+        );
+        return Ok(r);
+    }
     match segs.as_slice() {
         ["healthz" | "livez" | "readyz", ..] if get => return Ok(text_response(200, "ok")),
         ["version"] if get => return Ok(json_response(200, &discovery::version())),
@@ -314,12 +330,6 @@ async fn route(
         _ => return Err(ApiError::path_not_found()),
     }
     let target = route_resource(store, &segs)?;
-    let accept = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
     let warning = target.res.deprecation.clone();
     let mut resp = dispatch(req, shared, faults, target, &query, &accept).await?;
     if let Some(w) = warning {

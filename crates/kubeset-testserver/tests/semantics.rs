@@ -661,6 +661,54 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         (scale["group"].as_str(), scale["kind"].as_str()),
         (Some("autoscaling"), Some("Scale"))
     );
+    // Aggregated discovery when asked, as kubectl does.
+    let resp = c
+        .get(format!("{u}/apis"))
+        .header(
+            "accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let agg: Value = resp.json().await.unwrap();
+    assert_eq!(agg["kind"], "APIGroupDiscoveryList");
+    let apps = agg["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["metadata"]["name"] == "apps")
+        .unwrap();
+    let deploy = apps["versions"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .unwrap();
+    assert_eq!(deploy["scope"], "Namespaced");
+    assert_eq!(deploy["responseKind"]["kind"], "Deployment");
+    assert!(
+        deploy["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["subresource"] == "scale" && s["responseKind"]["kind"] == "Scale")
+    );
+    let resp = c
+        .get(format!("{u}/api"))
+        .header(
+            "accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        )
+        .send()
+        .await
+        .unwrap();
+    let core: Value = resp.json().await.unwrap();
+    assert_eq!(core["items"][0]["versions"][0]["version"], "v1");
     let (_, g) = get(&c, &format!("{u}/apis/apps")).await;
     assert_eq!(g["kind"], "APIGroup");
     let (_, ver) = get(&c, &format!("{u}/version")).await;
