@@ -473,27 +473,9 @@ impl TestServer {
         let api_version = obj
             .get("apiVersion")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let kind = obj
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g.to_owned(), v.to_owned()),
-            None => (String::new(), api_version.clone()),
-        };
-        let res = self
-            .inner
-            .store
-            .resources()
-            .into_iter()
-            .find(|r| r.group == group && r.version == version && r.kind == kind)
-            .ok_or_else(|| Error::UnknownKind {
-                api_version: api_version.clone(),
-                kind: kind.clone(),
-            })?;
+            .unwrap_or_default();
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let res = self.resource_for(api_version, kind)?;
         let ns = obj
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -505,6 +487,41 @@ impl TestServer {
             applied: false,
         };
         Ok(self.inner.store.create(&res, &ns, obj, &ctx)?)
+    }
+
+    /// Reads an object straight from the store (no faults, no auth);
+    /// `namespace` is ignored for cluster-scoped kinds.
+    pub fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
+        let res = self.resource_for(api_version, kind)?;
+        let ns = if res.namespaced {
+            namespace.unwrap_or("default")
+        } else {
+            ""
+        };
+        Ok(self.inner.store.get(&res, ns, name)?)
+    }
+
+    fn resource_for(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Arc<resources::Resource>, Error> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        self.inner
+            .store
+            .resources()
+            .into_iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .ok_or_else(|| Error::UnknownKind {
+                api_version: api_version.to_owned(),
+                kind: kind.to_owned(),
+            })
     }
 
     /// Registers a CustomResourceDefinition (`apiextensions.k8s.io/v1`

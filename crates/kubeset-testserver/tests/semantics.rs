@@ -884,3 +884,35 @@ async fn table_output_when_asked() {
     assert_eq!(t["rows"][0]["cells"][0], "t");
     assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }
+
+#[tokio::test]
+async fn rust_api_seeds_and_reads_objects() {
+    let s = TestServer::start().await.unwrap();
+    let created = s
+        .create(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seed", "namespace": "kube-system"}}))
+        .unwrap();
+    assert_eq!(created["metadata"]["namespace"], "kube-system");
+    let (code, got) = get(
+        &client(),
+        &format!("{}/api/v1/namespaces/kube-system/configmaps/seed", s.url()),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(got["metadata"]["uid"], created["metadata"]["uid"]);
+    let again = s
+        .get("v1", "ConfigMap", Some("kube-system"), "seed")
+        .unwrap();
+    assert_eq!(again, got);
+    let ns = s.get("v1", "Namespace", None, "default").unwrap();
+    assert_eq!(ns["status"]["phase"], "Active");
+    assert!(matches!(
+        s.get("v1", "ConfigMap", Some("default"), "nope"),
+        Err(kubeset_testserver::Error::Rejected { code: 404, .. })
+    ));
+    assert!(matches!(
+        s.create(json!({"apiVersion": "v9", "kind": "Nope", "metadata": {"name": "x"}})),
+        Err(kubeset_testserver::Error::UnknownKind { .. })
+    ));
+    assert!(s.register_crd(json!("not an object")).is_err());
+    assert!(s.resource_version() >= rv(&created));
+}
