@@ -329,6 +329,14 @@ async fn route(
         ["api" | "apis", ..] => {}
         _ => return Err(ApiError::path_not_found()),
     }
+    // Legacy watch paths: /api/v1/watch/... and /apis/<g>/<v>/watch/...
+    let mut segs = segs;
+    let mut query = query;
+    let watch_at = if segs.first() == Some(&"api") { 2 } else { 3 };
+    if segs.get(watch_at) == Some(&"watch") {
+        segs.remove(watch_at);
+        query.0.push(("watch".to_owned(), "true".to_owned()));
+    }
     let target = route_resource(store, &segs)?;
     let warning = target.res.deprecation.clone();
     let mut resp = dispatch(req, shared, faults, target, &query, &accept).await?;

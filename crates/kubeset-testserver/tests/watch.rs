@@ -192,6 +192,42 @@ async fn send_initial_events_ends_with_annotated_bookmark_and_bookmarks_repeat()
 }
 
 #[tokio::test]
+async fn legacy_watch_paths() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    post(
+        &c,
+        &format!("{}/apis/apps/v1/namespaces/default/deployments", s.url()),
+        &json!({"metadata": {"name": "d"}, "spec": {}}),
+    )
+    .await;
+    let mut w = Lines::open(
+        &c,
+        &format!(
+            "{}/apis/apps/v1/watch/namespaces/default/deployments",
+            s.url()
+        ),
+    )
+    .await;
+    assert_eq!(w.next().await.unwrap()["object"]["metadata"]["name"], "d");
+    let mut w = Lines::open(
+        &c,
+        &format!(
+            "{}/api/v1/watch/namespaces/default/configmaps?timeoutSeconds=5",
+            s.url()
+        ),
+    )
+    .await;
+    post(
+        &c,
+        &format!("{}/api/v1/namespaces/default/configmaps", s.url()),
+        &cm("x", "y"),
+    )
+    .await;
+    assert_eq!(w.next().await.unwrap()["object"]["metadata"]["name"], "x");
+}
+
+#[tokio::test]
 async fn timeout_seconds_ends_the_stream() {
     let s = TestServer::start().await.unwrap();
     let c = client();
