@@ -4,8 +4,7 @@
 //! # Bird's-eye view
 //!
 //! [`TestServer::builder`] starts N *replicas*: N listeners on distinct
-//! `127.0.0.1` ports that share one in-memory [`store`](crate) of JSON
-//! objects. Each replica has its own fault state ([`Faults`]): it can be
+//! `127.0.0.1` ports that share one in-memory store of JSON objects. Each replica has its own fault state ([`Faults`]): it can be
 //! taken down (the port really refuses connections), hung (accepts, never
 //! answers), slowed, made to fail the next requests with a status and
 //! `Retry-After`, to cut its watch streams mid-line, or to return

@@ -173,7 +173,7 @@ async fn kubectl_get_create_apply_delete_and_watch() {
 
     // get -w: start watching, then create through the API, read the line.
     let mut watch = k
-        .command(&["get", "configmaps", "-w", "-o", "name"])
+        .command(&["get", "configmaps", "-w"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -190,9 +190,14 @@ async fn kubectl_get_create_apply_delete_and_watch() {
     });
     let c = client();
     let base = format!("{}/api/v1/namespaces/default/configmaps", s.urls()[1]);
-    // Wait until the watch is established (it lists "demo" first).
+    // Wait until the watch is established: a Table header, then "demo".
+    let header = tokio::task::block_in_place(|| rx.recv_timeout(TIMEOUT)).expect("watch header");
+    assert!(
+        header.starts_with("NAME") && header.contains("AGE"),
+        "{header}"
+    );
     let first = tokio::task::block_in_place(|| rx.recv_timeout(TIMEOUT)).expect("first watch line");
-    assert!(first.contains("configmap/demo"), "{first}");
+    assert!(first.starts_with("demo "), "{first}");
     let (code, _) = post(&c, &base, &json!({"metadata": {"name": "watched"}})).await;
     assert_eq!(code, 201);
     let mut seen = Vec::new();
@@ -200,7 +205,7 @@ async fn kubectl_get_create_apply_delete_and_watch() {
     while std::time::Instant::now() < deadline {
         match tokio::task::block_in_place(|| rx.recv_timeout(Duration::from_millis(200))) {
             Ok(line) => {
-                let done = line.contains("configmap/watched");
+                let done = line.starts_with("watched ");
                 seen.push(line);
                 if done {
                     break;
@@ -212,10 +217,7 @@ async fn kubectl_get_create_apply_delete_and_watch() {
     let _ = watch.kill();
     let _ = watch.wait();
     let _ = reader.join();
-    assert!(
-        seen.iter().any(|l| l.contains("configmap/watched")),
-        "{seen:?}"
-    );
+    assert!(seen.iter().any(|l| l.starts_with("watched ")), "{seen:?}");
 
     let out = k.ok(&["delete", "configmap", "demo"]).await;
     assert!(out.contains("configmap \"demo\" deleted"), "{out}");
