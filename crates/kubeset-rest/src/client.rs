@@ -26,12 +26,6 @@ pub const DEFAULT_ACCEPT: &str = "application/json, */*";
 /// The default request body Content-Type.
 pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
 
-#[derive(Clone)]
-enum RateSetting {
-    QpsBurst(f32, u32),
-    Limiter(Arc<dyn RateLimiter>),
-}
-
 /// Settings of a [`RestClient`]; a by-value builder.
 #[must_use]
 #[derive(Clone)]
@@ -42,7 +36,8 @@ pub struct RestConfig {
     accept: String,
     timeout: Option<Duration>,
     user_agent: Option<String>,
-    rate: RateSetting,
+    qps_burst: (f32, u32),
+    rate_limiter: Option<Arc<dyn RateLimiter>>,
     backoff: Option<BackoffSettings>,
     max_retries: u32,
     warning_handler: Arc<dyn WarningHandler>,
@@ -85,7 +80,8 @@ impl Default for RestConfig {
             accept: DEFAULT_ACCEPT.to_owned(),
             timeout: None,
             user_agent: None,
-            rate: RateSetting::QpsBurst(DEFAULT_QPS, DEFAULT_BURST),
+            qps_burst: (DEFAULT_QPS, DEFAULT_BURST),
+            rate_limiter: None,
             backoff: BackoffSettings::from_env(),
             max_retries: DEFAULT_MAX_RETRIES,
             warning_handler: Arc::new(LogWarnings),
@@ -147,13 +143,14 @@ impl RestConfig {
     /// Token-bucket rate limit. `qps == 0` means the default 5, `burst == 0`
     /// the default 10; a negative `qps` disables rate limiting.
     pub fn with_qps_burst(mut self, qps: f32, burst: u32) -> Self {
-        self.rate = RateSetting::QpsBurst(qps, burst);
+        self.qps_burst = (qps, burst);
         self
     }
 
-    /// A custom rate limiter (wins over QPS/burst).
+    /// A custom rate limiter (wins over QPS/burst, whatever the order of
+    /// the calls).
     pub fn with_rate_limiter(mut self, limiter: Arc<dyn RateLimiter>) -> Self {
-        self.rate = RateSetting::Limiter(limiter);
+        self.rate_limiter = Some(limiter);
         self
     }
 
@@ -376,19 +373,20 @@ impl RestClient {
             .build()
             .map_err(|source| Error::HttpClient { source })?;
 
-        let rate_limiter: Option<Arc<dyn RateLimiter>> = match config.rate {
-            RateSetting::Limiter(l) => Some(l),
-            RateSetting::QpsBurst(qps, _) if qps < 0.0 => None,
-            RateSetting::QpsBurst(qps, burst) => {
-                let qps = if qps == 0.0 || qps.is_nan() {
-                    DEFAULT_QPS
-                } else {
-                    qps
-                };
-                let burst = if burst == 0 { DEFAULT_BURST } else { burst };
-                Some(Arc::new(TokenBucket::new(qps, burst)))
-            }
-        };
+        let rate_limiter: Option<Arc<dyn RateLimiter>> =
+            match (config.rate_limiter, config.qps_burst) {
+                (Some(l), _) => Some(l),
+                (None, (qps, _)) if qps < 0.0 => None,
+                (None, (qps, burst)) => {
+                    let qps = if qps == 0.0 || qps.is_nan() {
+                        DEFAULT_QPS
+                    } else {
+                        qps
+                    };
+                    let burst = if burst == 0 { DEFAULT_BURST } else { burst };
+                    Some(Arc::new(TokenBucket::new(qps, burst)))
+                }
+            };
 
         Ok(Self {
             inner: Arc::new(Inner {

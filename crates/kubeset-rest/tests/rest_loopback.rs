@@ -593,8 +593,13 @@ async fn custom_rate_limiter_is_asked_for_every_attempt() {
     let server = Server::start(vec![retry_after(429, "0"), Reply::json(200, POD)]).await;
     let limiter = Arc::new(CountingLimiter::default());
     let sleeper = Arc::new(RecordingSleeper::default());
-    let client =
-        RestClient::new(config(&server, &sleeper).with_rate_limiter(limiter.clone())).unwrap();
+    // The explicit limiter wins even when QPS/burst is set after it.
+    let client = RestClient::new(
+        config(&server, &sleeper)
+            .with_rate_limiter(limiter.clone())
+            .with_qps_burst(100.0, 100),
+    )
+    .unwrap();
     client.get().send().await.unwrap();
     assert_eq!(*limiter.0.lock().unwrap(), 2);
     let waits = sleeper.waits.lock().unwrap().clone();
