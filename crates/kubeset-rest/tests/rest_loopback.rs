@@ -284,15 +284,15 @@ async fn retry_after_integer_sleeps_and_resends_the_whole_body() {
 
 #[tokio::test]
 async fn retry_after_http_date_is_honoured() {
-    let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3));
+    let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
     let server = Server::start(vec![retry_after(503, &when), Reply::json(200, POD)]).await;
     let (client, sleeper) = new_client(&server);
     client.get().send().await.unwrap();
     let waits = sleeper.waits.lock().unwrap().clone();
     assert_eq!(waits.len(), 2);
-    // Second resolution on the wire: between 1 and 3 s.
+    // Second resolution on the wire, and the request takes a moment.
     assert!(
-        waits[1] >= Duration::from_secs(1) && waits[1] <= Duration::from_secs(3),
+        waits[1] >= Duration::from_secs(20) && waits[1] <= Duration::from_secs(30),
         "{waits:?}"
     );
 }
@@ -571,11 +571,10 @@ async fn metrics_hook_sees_templates_codes_retries_and_throttling() {
     assert_eq!(*metrics.retries.lock().unwrap(), vec![None, Some(503)]);
     // Burst 3 then one per second: the 4th and later reservations wait.
     let throttled = metrics.throttled.lock().unwrap().clone();
-    assert!(!throttled.is_empty());
-    assert!(
-        throttled.iter().all(|w| *w > Duration::from_millis(500)),
-        "{throttled:?}"
-    );
+    // The recording sleeper does not wait, so reservations queue up.
+    let longest = throttled.iter().max().copied().unwrap_or_default();
+    assert!(longest >= Duration::from_secs(1), "{throttled:?}");
+    assert!(longest <= Duration::from_secs(3), "{throttled:?}");
 }
 
 #[derive(Debug, Default)]
@@ -880,8 +879,7 @@ async fn watch_retries_a_timed_out_connect_but_send_does_not() {
     let server = Server::start(vec![Reply::Hang, chunked(vec![events], true), Reply::Hang]).await;
     let sleeper = Arc::new(RecordingSleeper::default());
     let client =
-        RestClient::new(config(&server, &sleeper).with_timeout(Duration::from_millis(300)))
-            .unwrap();
+        RestClient::new(config(&server, &sleeper).with_timeout(Duration::from_secs(1))).unwrap();
     let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
     assert_eq!(got.len(), 1);
     assert_eq!(server.requests().len(), 2);
