@@ -143,7 +143,23 @@ impl TestServerBuilder {
         self
     }
 
-    /// Also start the admin endpoint (on `port`, 0 for any).
+    /// Also start the admin endpoint (on `127.0.0.1:port`, 0 for any; see
+    /// [`TestServer::admin_url`]). Plain HTTP, no auth:
+    ///
+    /// | request | effect |
+    /// |---|---|
+    /// | `GET /replicas` | every replica: index, url, mode, latencyMs, pending faults, requests served |
+    /// | `POST /replicas/{i}/down` | close the listener, drop its connections |
+    /// | `POST /replicas/{i}/up` | reopen the same port, end a hang |
+    /// | `POST /replicas/{i}/hang` | accept, never answer |
+    /// | `POST /replicas/{i}/latency?ms=N` | delay every request |
+    /// | `POST /replicas/{i}/fail?count=K&code=C&retryAfter=S` | answer C (default 503) for the next K (default 1) requests |
+    /// | `POST /replicas/{i}/cut-watches` | cut open watches mid-line |
+    /// | `POST /replicas/{i}/malformed?count=K` | truncated JSON for the next K requests |
+    /// | `POST /replicas/{i}/reset` | up, no latency, nothing pending |
+    /// | `GET /kubeconfig` | the kubeconfig YAML |
+    ///
+    /// Every `POST` answers the replica's state as JSON.
     pub fn admin(mut self, on: bool, port: u16) -> Self {
         self.admin = on;
         self.admin_port = port;
