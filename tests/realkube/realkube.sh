@@ -13,15 +13,20 @@
 #   realkube.sh status                show what runs, exit 1 if something is down
 #   realkube.sh env                   print the env file of the running cluster
 #
-# Everything lives under $REALKUBE_CACHE (default <repo>/.cache/realkube).
+# State lives under $REALKUBE_CACHE (default <repo>/.cache/realkube), binaries
+# under $REALKUBE_BIN_DIR (default <repo>/.cache/realkube/bin).
 # See README.md beside this script.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# State of one running instance; a second instance needs its own
+# REALKUBE_CACHE and its own --port/--etcd-port (and, with
+# --routable-addresses, no overlap of addresses).
 cache="${REALKUBE_CACHE:-$repo/.cache/realkube}"
 run="$cache/run"
-bindir="$cache/bin"
+# Binaries, shared by every instance.
+bindir="${REALKUBE_BIN_DIR:-$repo/.cache/realkube/bin}"
 
 # --routable-addresses puts the API servers on these /32s of lo: RFC 2544's
 # benchmarking range, never routed, and not loopback in Kubernetes' eyes.
@@ -173,7 +178,7 @@ remove_addresses() {
   local a
   [[ -f "$run/added-addresses" ]] || return 0
   while read -r a; do
-    [[ -n "$a" ]] && ip addr del "$a/32" dev lo 2>/dev/null || true
+    if [[ -n "$a" ]]; then ip addr del "$a/32" dev lo 2>/dev/null || true; fi
   done < "$run/added-addresses"
   rm -f "$run/added-addresses"
 }

@@ -41,7 +41,7 @@ pass() { passed=$((passed + 1)); echo "smoke: ok   $*"; }
 fail() { failed=$((failed + 1)); echo "smoke: FAIL $*" >&2; exit 1; }
 
 "$rk" start "${start_args[@]}"
-# shellcheck disable=SC1091
+# shellcheck source=/dev/null
 source <("$rk" env)
 started_pids="$KUBESET_REALKUBE_APISERVER_PIDS,$KUBESET_REALKUBE_ETCD_PID"
 IFS=, read -r -a servers <<< "$KUBESET_REALKUBE_SERVERS"
