@@ -9,6 +9,7 @@
 # that adds or drops a staging module is picked up without editing this script.
 #
 # Usage: gen-replaces.sh [KUBERNETES_VERSION]   (default: the version in go.mod)
+# Runs `go mod tidy` at the end.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -39,12 +40,19 @@ if [[ ${#staging[@]} -eq 0 ]]; then
   exit 1
 fi
 
-# Drop the replaces of an earlier run, then add the current ones.
-for old in $(go mod edit -json | sed -n 's/^[[:space:]]*"Path": "\(k8s\.io\/[^"]*\)"$/\1/p' | sort -u); do
-  go mod edit -dropreplace="$old" 2>/dev/null || true
+# Drop replaces of staging modules that this version no longer has; the
+# others are rewritten in place, so a second run changes nothing.
+for old in $(go mod edit -json | sed -n '/"Replace"/,$ s/^[[:space:]]*"Path": "\(k8s\.io\/[^"]*\)",\{0,1\}$/\1/p' | sort -u); do
+  keep=false
+  for mod in "${staging[@]}"; do [[ "$mod" == "$old" ]] && keep=true; done
+  $keep || go mod edit -dropreplace="$old"
 done
 go mod edit -require="k8s.io/kubernetes@${version}"
 for mod in "${staging[@]}"; do
   go mod edit -replace="${mod}=${mod}@${staging_version}"
 done
+# The command we build: a tool directive keeps `go mod tidy` from dropping
+# the requirements it needs.
+go mod edit -tool=k8s.io/kubernetes/cmd/kube-apiserver
+go mod tidy
 echo "gen-replaces.sh: k8s.io/kubernetes ${version}; ${#staging[@]} staging modules pinned to ${staging_version}"
