@@ -772,7 +772,7 @@ async fn stream_yields_raw_bytes_and_never_retries_transport_errors() {
     let server = Server::start(vec![
         logs,
         Reply::Close,
-        Reply::json(200, POD),
+        Reply::json(207, POD),
         Reply::text(404, ""),
     ])
     .await;
@@ -795,6 +795,7 @@ async fn stream_yields_raw_bytes_and_never_retries_transport_errors() {
     let err = client.get().stream().await.err().unwrap();
     assert!(err.transport_kind().is_some(), "{err:?}");
     assert_eq!(server.requests().len(), 2);
+    // Any 2xx is success for a stream.
     let _ = client.get().stream().await.unwrap();
     let err = client.get().stream().await.err().unwrap();
     assert!(err.is_not_found());
