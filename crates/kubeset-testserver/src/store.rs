@@ -440,6 +440,11 @@ impl Store {
                 res.kind
             )));
         }
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
         let body_ns = meta_str(&obj, "namespace").to_owned();
         if res.namespaced {
             if !body_ns.is_empty() && body_ns != ns {
@@ -607,6 +612,17 @@ impl Store {
                 return Err(ApiError::bad_request(format!(
                     "the name of the object ({body_name}) does not match the name on the URL ({name})"
                 )));
+            }
+            let body_uid = m.get("uid").and_then(Value::as_str).unwrap_or("");
+            let live_uid = meta_str(&live, "uid");
+            if !body_uid.is_empty() && body_uid != live_uid {
+                return Err(ApiError::conflict(
+                    res,
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {body_uid}, UID in object meta: {live_uid}"
+                    ),
+                ));
             }
             let body_ns = m
                 .get("namespace")

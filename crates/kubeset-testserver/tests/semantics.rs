@@ -148,6 +148,28 @@ async fn update_uses_optimistic_concurrency_and_versions_are_monotonic() {
     let (code, same) = put(&c, &format!("{base}/a"), &u).await;
     assert_eq!(code, 200);
     assert_eq!(rv(&same), rv(&u));
+    // A different uid is a failed precondition.
+    let mut other_uid = same.clone();
+    other_uid["metadata"]["uid"] = json!("00000000-0000-4000-8000-000000000000");
+    let (code, st) = put(&c, &format!("{base}/a"), &other_uid).await;
+    assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    assert!(
+        st["message"]
+            .as_str()
+            .unwrap()
+            .contains("Precondition failed: UID in precondition")
+    );
+    // Creating with a resourceVersion is refused.
+    let mut with_rv = cm("rv", json!({}));
+    with_rv["metadata"]["resourceVersion"] = json!("5");
+    let (code, st) = post(&c, &base, &with_rv).await;
+    assert_eq!(
+        (code, st["message"].as_str()),
+        (
+            400,
+            Some("resourceVersion should not be set on objects to be created")
+        )
+    );
     // Name mismatch with the URL.
     let (code, _) = put(&c, &format!("{base}/other"), &u).await;
     assert!(code == 400 || code == 404);
