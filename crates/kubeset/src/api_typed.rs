@@ -1,0 +1,442 @@
+//! [`Api<K>`]: every verb of the API server for one typed kind.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use futures::{Stream, StreamExt as _, stream};
+use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
+use kubeset_api::{ClusterResourceScope, List, NamespaceResourceScope, Resource};
+use kubeset_rest::{Error, Request, Verb, WatchStream};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Client;
+use crate::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+use crate::patch::Patch;
+use crate::url::{ResourceUrl, with_params};
+
+/// The typed verbs for kind `K` in one namespace, or across all of them.
+///
+/// Scope is a type-level fact: [`Api::namespaced`] compiles only for
+/// namespaced kinds and [`Api::cluster`] only for cluster-scoped ones;
+/// [`Api::all`] works for both (every namespace, for namespaced kinds).
+pub struct Api<K> {
+    client: Client,
+    url: ResourceUrl,
+    /// `apiVersion` and `kind` written into bodies that lack them.
+    api_version: String,
+    kind: String,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> Clone for Api<K> {
+    fn clone(&self) -> Self {
+        Api {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl<K> fmt::Debug for Api<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Api")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a delete returned: the object (still there, e.g. waiting for
+/// finalizers or a grace period) or the server's `Status` (gone).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deleted<T> {
+    /// The object, now carrying `deletionTimestamp`.
+    Pending(T),
+    /// The object is gone.
+    Gone(Box<Status>),
+}
+
+impl<K: Resource> Api<K> {
+    fn with_namespace(client: Client, namespace: Option<&str>) -> Self {
+        let url = ResourceUrl {
+            group: K::GROUP.to_owned(),
+            version: K::VERSION.to_owned(),
+            plural: K::PLURAL.to_owned(),
+            namespace: namespace.map(str::to_owned),
+        };
+        Api {
+            client,
+            url,
+            api_version: K::API_VERSION.to_owned(),
+            kind: K::KIND.to_owned(),
+            _kind: PhantomData,
+        }
+    }
+
+    /// Every object of the kind: all namespaces for namespaced kinds (list
+    /// and watch only make sense then), or the cluster-scoped collection.
+    pub fn all(client: Client) -> Self {
+        Self::with_namespace(client, None)
+    }
+
+    /// Objects of a namespaced kind in `namespace`.
+    pub fn namespaced(client: Client, namespace: &str) -> Self
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+    {
+        Self::with_namespace(client, Some(namespace))
+    }
+
+    /// Objects of a namespaced kind in the client's default namespace.
+    pub fn default_namespaced(client: Client) -> Self
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+    {
+        let ns = client.default_namespace().to_owned();
+        Self::with_namespace(client, Some(&ns))
+    }
+
+    /// Objects of a cluster-scoped kind.
+    pub fn cluster(client: Client) -> Self
+    where
+        K: Resource<Scope = ClusterResourceScope>,
+    {
+        Self::with_namespace(client, None)
+    }
+}
+
+impl<K> Api<K> {
+    /// An API over objects addressed at run time (`K` is usually
+    /// [`DynamicObject`](crate::dynamic::DynamicObject)).
+    pub fn dynamic(
+        client: Client,
+        resource: &crate::dynamic::ApiResource,
+        namespace: Option<&str>,
+    ) -> Self {
+        let url = ResourceUrl {
+            group: resource.group.clone(),
+            version: resource.version.clone(),
+            plural: resource.plural.clone(),
+            namespace: if resource.namespaced {
+                namespace.map(str::to_owned)
+            } else {
+                None
+            },
+        };
+        Api {
+            client,
+            url,
+            api_version: resource.api_version(),
+            kind: resource.kind.clone(),
+            _kind: PhantomData,
+        }
+    }
+
+    /// The client this API uses.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The namespace this API is bound to, if any.
+    pub fn namespace(&self) -> Option<&str> {
+        self.url.namespace.as_deref()
+    }
+
+    /// A raw request on this kind's collection (`name = None`) or object,
+    /// for calls the typed methods do not cover.
+    pub fn request(&self, verb: Verb, name: Option<&str>) -> Request {
+        self.url.request(self.client.rest(), verb, name)
+    }
+
+    /// Serializes `obj`, adding `apiVersion` and `kind` when it lacks them
+    /// (user structs with `#[derive(Resource)]` need not carry them).
+    fn typed_body(&self, obj: &impl Serialize) -> Result<Vec<u8>, Error> {
+        let mut value =
+            serde_json::to_value(obj).map_err(|source| Error::SerializeBody { source })?;
+        if let Some(map) = value.as_object_mut() {
+            map.entry("apiVersion")
+                .or_insert_with(|| self.api_version.clone().into());
+            map.entry("kind")
+                .or_insert_with(|| self.kind.clone().into());
+        }
+        serde_json::to_vec(&value).map_err(|source| Error::SerializeBody { source })
+    }
+}
+
+impl<K> Api<K>
+where
+    K: Serialize + DeserializeOwned,
+{
+    /// Reads one object.
+    pub async fn get(&self, name: &str) -> Result<K, Error> {
+        self.request(Verb::Get, Some(name)).send_json().await
+    }
+
+    /// Reads one object, `None` when it does not exist.
+    pub async fn get_opt(&self, name: &str) -> Result<Option<K>, Error> {
+        match self.get(name).await {
+            Ok(obj) => Ok(Some(obj)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lists objects (one page when `params.limit` is set).
+    pub async fn list(&self, params: &ListParams) -> Result<List<K>, Error> {
+        with_params(self.request(Verb::Get, None), params)
+            .send_json()
+            .await
+    }
+
+    /// Lists every object page by page (`limit` per page, default 500),
+    /// following `continue` tokens; yields objects as pages arrive.
+    pub fn list_paginated(&self, params: ListParams) -> impl Stream<Item = Result<K, Error>> + '_ {
+        let params = ListParams {
+            limit: params.limit.or(Some(500)),
+            ..params
+        };
+        let pages = stream::try_unfold(Some(params), move |state| async move {
+            let Some(params) = state else { return Ok(None) };
+            let page = self.list(&params).await?;
+            let next = match page.metadata.continue_.as_deref() {
+                Some(token) if !token.is_empty() => Some(ListParams {
+                    continue_token: Some(token.to_owned()),
+                    ..params
+                }),
+                _ => None,
+            };
+            Ok(Some((stream::iter(page.items.into_iter().map(Ok)), next)))
+        });
+        pages
+            .map(|page| match page {
+                Ok(items) => items.left_stream(),
+                Err(e) => stream::once(async { Err(e) }).right_stream(),
+            })
+            .flatten()
+    }
+
+    /// Creates an object; `apiVersion` and `kind` are filled in when the
+    /// serialized object lacks them.
+    pub async fn create(&self, params: &PostParams, obj: &K) -> Result<K, Error> {
+        let body = self.typed_body(obj)?;
+        with_params(self.request(Verb::Post, None), params)
+            .body(body)
+            .send_json()
+            .await
+    }
+
+    /// Replaces an object (`PUT`); `metadata.resourceVersion` makes it a
+    /// compare-and-swap (409 Conflict when stale).
+    pub async fn replace(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
+        let body = self.typed_body(obj)?;
+        with_params(self.request(Verb::Put, Some(name)), params)
+            .body(body)
+            .send_json()
+            .await
+    }
+
+    /// Patches an object with any [`Patch`] flavour, including server-side apply.
+    pub async fn patch<P: Serialize>(
+        &self,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<K, Error> {
+        self.patch_request(name, params, patch, &[])
+            .send_json()
+            .await
+    }
+
+    fn patch_request<P: Serialize>(
+        &self,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+        subresource: &[&str],
+    ) -> Request {
+        let req = self
+            .url
+            .patch(self.client.rest(), patch.patch_type(params), name);
+        let req = if subresource.is_empty() {
+            req
+        } else {
+            req.sub_resource(subresource)
+        };
+        let req = if patch.is_apply() {
+            // The request layer already sent fieldManager and force for apply.
+            let rest = PatchParams {
+                field_manager: None,
+                force: false,
+                ..params.clone()
+            };
+            with_params(req, &rest)
+        } else {
+            with_params(req, params)
+        };
+        if patch.is_apply() {
+            match self.typed_body(patch.body()) {
+                Ok(body) => req.body(body),
+                Err(_) => req.json_body(patch.body()),
+            }
+        } else {
+            req.json_body(patch.body())
+        }
+    }
+
+    /// Deletes an object.
+    pub async fn delete(&self, name: &str, params: &DeleteParams) -> Result<Deleted<K>, Error> {
+        let mut req = self.request(Verb::Delete, Some(name));
+        if let Some(body) = params.body() {
+            req = req.json_body(&body);
+        }
+        let resp = req.send().await?;
+        decode_deleted(&resp.body).map_err(|source| Error::Decode {
+            type_name: std::any::type_name::<Deleted<K>>(),
+            source,
+        })
+    }
+
+    /// Deletes every object matched by `list` (`deletecollection`).
+    pub async fn delete_collection(
+        &self,
+        params: &DeleteParams,
+        list: &ListParams,
+    ) -> Result<Deleted<List<K>>, Error> {
+        let mut req = with_params(self.request(Verb::Delete, None), list);
+        if let Some(body) = params.body() {
+            req = req.json_body(&body);
+        }
+        let resp = req.send().await?;
+        decode_deleted(&resp.body).map_err(|source| Error::Decode {
+            type_name: std::any::type_name::<Deleted<List<K>>>(),
+            source,
+        })
+    }
+
+    /// Watches changes after `resource_version` (`""` or `"0"`: from any
+    /// recent state). The stream ends when the server closes the watch;
+    /// resume from the last event's resourceVersion.
+    pub async fn watch(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<WatchStream<K>, Error> {
+        let mut pairs = Vec::new();
+        params.watch_pairs(resource_version, &mut pairs);
+        let mut req = self.request(Verb::Get, None);
+        for (k, v) in pairs {
+            req = req.param(k, v);
+        }
+        req.watch().await
+    }
+
+    /// Reads a subresource (`status`, `scale`, …) as `T`.
+    pub async fn get_subresource<T: DeserializeOwned>(
+        &self,
+        subresource: &str,
+        name: &str,
+    ) -> Result<T, Error> {
+        self.request(Verb::Get, Some(name))
+            .sub_resource([subresource])
+            .send_json()
+            .await
+    }
+
+    /// Patches a subresource, answering its new state as `T`.
+    pub async fn patch_subresource<P: Serialize, T: DeserializeOwned>(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<T, Error> {
+        self.patch_request(name, params, patch, &[subresource])
+            .send_json()
+            .await
+    }
+
+    /// Replaces a subresource (`PUT`), answering its new state as `T`.
+    pub async fn replace_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &PostParams,
+        body: &B,
+    ) -> Result<T, Error> {
+        with_params(
+            self.request(Verb::Put, Some(name))
+                .sub_resource([subresource]),
+            params,
+        )
+        .json_body(body)
+        .send_json()
+        .await
+    }
+
+    /// Creates a subresource (`POST`: eviction, binding, token…).
+    pub async fn create_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &PostParams,
+        body: &B,
+    ) -> Result<T, Error> {
+        with_params(
+            self.request(Verb::Post, Some(name))
+                .sub_resource([subresource]),
+            params,
+        )
+        .json_body(body)
+        .send_json()
+        .await
+    }
+
+    /// Reads the object with its `status` (the `status` subresource).
+    pub async fn get_status(&self, name: &str) -> Result<K, Error> {
+        self.get_subresource("status", name).await
+    }
+
+    /// Patches the `status` subresource.
+    pub async fn patch_status<P: Serialize>(
+        &self,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<K, Error> {
+        self.patch_subresource("status", name, params, patch).await
+    }
+
+    /// Replaces the `status` subresource.
+    pub async fn replace_status(
+        &self,
+        name: &str,
+        params: &PostParams,
+        obj: &K,
+    ) -> Result<K, Error> {
+        let body = self.typed_body(obj)?;
+        with_params(
+            self.request(Verb::Put, Some(name)).sub_resource(["status"]),
+            params,
+        )
+        .body(body)
+        .send_json()
+        .await
+    }
+}
+
+fn decode_deleted<T: DeserializeOwned>(body: &[u8]) -> Result<Deleted<T>, serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow)]
+        kind: Option<std::borrow::Cow<'a, str>>,
+    }
+    let peek: Peek<'_> = serde_json::from_slice(body)?;
+    if peek.kind.as_deref() == Some("Status") {
+        Ok(Deleted::Gone(Box::new(serde_json::from_slice(body)?)))
+    } else {
+        Ok(Deleted::Pending(serde_json::from_slice(body)?))
+    }
+}

@@ -1,0 +1,70 @@
+//! [`Client`]: the shared handle every API object is built on.
+
+use kubeset_rest::RestClient;
+use kubeset_rest::config::{Config, ConfigError};
+
+/// A connection pool to an API server with its settings (rate limiter,
+/// backoff, credentials) and the default namespace. Cheap to clone: clones
+/// share everything.
+#[derive(Debug, Clone)]
+pub struct Client {
+    rest: RestClient,
+    default_namespace: String,
+}
+
+/// Why a [`Client`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Neither a kubeconfig nor the in-cluster environment gave a usable config.
+    #[error("could not load a client config")]
+    Config {
+        /// The config layer's error.
+        #[source]
+        source: ConfigError,
+    },
+    /// The config was loaded but the HTTP client could not be built from it.
+    #[error("could not build the HTTP client")]
+    Rest {
+        /// The request layer's error.
+        #[source]
+        source: kubeset_rest::Error,
+    },
+}
+
+impl Client {
+    /// A client over an existing [`RestClient`], with a default namespace.
+    pub fn new(rest: RestClient, default_namespace: impl Into<String>) -> Self {
+        Client {
+            rest,
+            default_namespace: default_namespace.into(),
+        }
+    }
+
+    /// Loads the config as `kubectl` would (kubeconfig from `KUBECONFIG` or
+    /// `~/.kube/config`, else in-cluster) and builds a client from it.
+    pub async fn try_default() -> Result<Self, ClientError> {
+        let config = Config::infer()
+            .await
+            .map_err(|source| ClientError::Config { source })?;
+        Self::try_from_config(&config)
+    }
+
+    /// Builds a client from a loaded [`Config`].
+    pub fn try_from_config(config: &Config) -> Result<Self, ClientError> {
+        let rest_config = config
+            .rest_config()
+            .map_err(|source| ClientError::Config { source })?;
+        let rest = RestClient::new(rest_config).map_err(|source| ClientError::Rest { source })?;
+        Ok(Client::new(rest, config.default_namespace.clone()))
+    }
+
+    /// The namespace used by [`Api::default_namespaced`](crate::Api::default_namespaced).
+    pub fn default_namespace(&self) -> &str {
+        &self.default_namespace
+    }
+
+    /// The request layer, for calls the typed APIs do not cover.
+    pub fn rest(&self) -> &RestClient {
+        &self.rest
+    }
+}

@@ -1,0 +1,273 @@
+//! What a server serves: groups, versions, resources, and a mapper from
+//! kinds and names (`deploy`, `deployments`, `Deployment`) to resources.
+//!
+//! Aggregated discovery (`apidiscovery.k8s.io/v2`, two requests in all) is
+//! asked for first; a server that answers with the legacy documents gets the
+//! legacy walk (`/api`, `/api/v1`, `/apis`, then one request per
+//! group-version).
+
+use kubeset_api::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
+use kubeset_rest::Error;
+use serde::Deserialize;
+
+use crate::Client;
+use crate::dynamic::ApiResource;
+
+/// Accept header asking for aggregated discovery, with the legacy
+/// documents as the fallback.
+const AGGREGATED_ACCEPT: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+
+/// One served resource, with what discovery says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveredResource {
+    /// Where it is served.
+    pub resource: ApiResource,
+    /// Lowercase singular name.
+    pub singular: String,
+    /// Short names (`po`, `deploy`).
+    pub short_names: Vec<String>,
+    /// Verbs.
+    pub verbs: Vec<String>,
+    /// Subresources (`status`, `scale`, …).
+    pub subresources: Vec<String>,
+    /// Whether this group-version is the group's preferred one.
+    pub preferred: bool,
+}
+
+/// The result of discovery: every resource of every served group-version.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    resources: Vec<DiscoveredResource>,
+}
+
+impl Discovery {
+    /// Asks the server what it serves.
+    pub async fn run(client: &Client) -> Result<Self, Error> {
+        let mut resources = Vec::new();
+        let legacy_core = aggregated(client, &["api"], &mut resources).await?;
+        if !legacy_core {
+            let versions: APIVersions = client.rest().get().abs_path(["api"]).send_json().await?;
+            for v in versions.versions {
+                let list: APIResourceList = client
+                    .rest()
+                    .get()
+                    .abs_path(["api", v.as_str()])
+                    .send_json()
+                    .await?;
+                push_legacy(&mut resources, "", &v, true, list);
+            }
+        }
+        let legacy_groups = aggregated(client, &["apis"], &mut resources).await?;
+        if !legacy_groups {
+            let groups: APIGroupList = client.rest().get().abs_path(["apis"]).send_json().await?;
+            for group in groups.groups {
+                let preferred = group.preferred_version.as_ref().map(|p| p.version.clone());
+                for gv in &group.versions {
+                    let list: APIResourceList = client
+                        .rest()
+                        .get()
+                        .abs_path(["apis", group.name.as_str(), gv.version.as_str()])
+                        .send_json()
+                        .await?;
+                    let is_preferred = preferred.as_deref().is_none_or(|p| p == gv.version);
+                    push_legacy(&mut resources, &group.name, &gv.version, is_preferred, list);
+                }
+            }
+        }
+        Ok(Discovery { resources })
+    }
+
+    /// Every discovered resource (subresources are folded into their parent).
+    pub fn resources(&self) -> &[DiscoveredResource] {
+        &self.resources
+    }
+
+    /// The resource serving `kind` in `group` (preferred version first).
+    pub fn resolve_kind(&self, group: &str, kind: &str) -> Option<&DiscoveredResource> {
+        self.best(|r| r.resource.group == group && r.resource.kind == kind)
+    }
+
+    /// Resolves what a user typed, as kubectl does: a plural, singular or
+    /// short name, a kind, optionally qualified by group (`deployments.apps`)
+    /// or group and version (`deployments.v1.apps`). Case-insensitive.
+    pub fn resolve_name(&self, typed: &str) -> Option<&DiscoveredResource> {
+        let typed = typed.to_ascii_lowercase();
+        let (name, qualifier) = match typed.split_once('.') {
+            Some((n, q)) => (n.to_owned(), Some(q.to_owned())),
+            None => (typed.clone(), None),
+        };
+        self.best(|r| {
+            let names_match = r.resource.plural == name
+                || r.singular == name
+                || r.resource.kind.eq_ignore_ascii_case(&name)
+                || r.short_names.contains(&name);
+            let qualifier_matches = match &qualifier {
+                None => true,
+                Some(q) => {
+                    *q == r.resource.group
+                        || *q == format!("{}.{}", r.resource.version, r.resource.group)
+                }
+            };
+            names_match && qualifier_matches
+        })
+    }
+
+    fn best(&self, pred: impl Fn(&DiscoveredResource) -> bool) -> Option<&DiscoveredResource> {
+        // Preferred versions first; among groups, the core group wins (as kubectl).
+        self.resources
+            .iter()
+            .filter(|r| pred(r))
+            .min_by_key(|r| (!r.preferred, !r.resource.group.is_empty()))
+    }
+}
+
+fn push_legacy(
+    out: &mut Vec<DiscoveredResource>,
+    group: &str,
+    version: &str,
+    preferred: bool,
+    list: APIResourceList,
+) {
+    let mut subresources: Vec<(String, String)> = Vec::new();
+    for r in &list.resources {
+        if let Some((parent, sub)) = r.name.split_once('/') {
+            subresources.push((parent.to_owned(), sub.to_owned()));
+        }
+    }
+    for r in list.resources {
+        if r.name.contains('/') {
+            continue;
+        }
+        let subs = subresources
+            .iter()
+            .filter(|(p, _)| *p == r.name)
+            .map(|(_, s)| s.clone())
+            .collect();
+        out.push(DiscoveredResource {
+            singular: if r.singular_name.is_empty() {
+                r.kind.to_ascii_lowercase()
+            } else {
+                r.singular_name
+            },
+            resource: ApiResource {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                kind: r.kind,
+                plural: r.name,
+                namespaced: r.namespaced,
+            },
+            short_names: r.short_names.unwrap_or_default(),
+            verbs: r.verbs,
+            subresources: subs,
+            preferred,
+        });
+    }
+}
+
+/// Tries aggregated discovery at `path`; `Ok(false)` when the server
+/// answered with a legacy document instead.
+async fn aggregated(
+    client: &Client,
+    path: &[&str],
+    out: &mut Vec<DiscoveredResource>,
+) -> Result<bool, Error> {
+    let resp = client
+        .rest()
+        .get()
+        .abs_path(path)
+        .header(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static(AGGREGATED_ACCEPT),
+        )
+        .send()
+        .await?;
+    let Ok(list) = serde_json::from_slice::<GroupDiscoveryList>(&resp.body) else {
+        return Ok(false);
+    };
+    if list.kind != "APIGroupDiscoveryList" {
+        return Ok(false);
+    }
+    for group in list.items {
+        let group_name = group.metadata.name.unwrap_or_default();
+        for (i, version) in group.versions.into_iter().enumerate() {
+            for r in version.resources {
+                out.push(DiscoveredResource {
+                    singular: r.singular_resource.unwrap_or_default(),
+                    resource: ApiResource {
+                        group: group_name.clone(),
+                        version: version.version.clone(),
+                        kind: r.response_kind.map(|k| k.kind).unwrap_or_default(),
+                        plural: r.resource,
+                        namespaced: r.scope == "Namespaced",
+                    },
+                    short_names: r.short_names,
+                    verbs: r.verbs,
+                    subresources: r.subresources.into_iter().map(|s| s.subresource).collect(),
+                    // Versions are listed in preference order.
+                    preferred: i == 0,
+                });
+            }
+        }
+    }
+    Ok(true)
+}
+
+// The aggregated discovery documents (apidiscovery.k8s.io/v2); only the
+// fields used here.
+#[derive(Deserialize)]
+struct GroupDiscoveryList {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    items: Vec<GroupDiscovery>,
+}
+
+#[derive(Deserialize)]
+struct GroupDiscovery {
+    #[serde(default)]
+    metadata: NameOnly,
+    #[serde(default)]
+    versions: Vec<VersionDiscovery>,
+}
+
+#[derive(Deserialize, Default)]
+struct NameOnly {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct VersionDiscovery {
+    version: String,
+    #[serde(default)]
+    resources: Vec<ResourceDiscovery>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceDiscovery {
+    resource: String,
+    #[serde(default)]
+    response_kind: Option<GroupVersionKind>,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    singular_resource: Option<String>,
+    #[serde(default)]
+    short_names: Vec<String>,
+    #[serde(default)]
+    verbs: Vec<String>,
+    #[serde(default)]
+    subresources: Vec<SubresourceDiscovery>,
+}
+
+#[derive(Deserialize)]
+struct GroupVersionKind {
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct SubresourceDiscovery {
+    subresource: String,
+}

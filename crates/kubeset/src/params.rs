@@ -1,0 +1,502 @@
+//! Typed query parameters of the Kubernetes API verbs.
+//!
+//! Each parameter struct turns itself into query pairs with
+//! [`QueryParams::query_pairs`]; the request layer encodes them. This module
+//! does no I/O, so every rule here is checked by plain unit tests.
+
+use std::time::Duration;
+
+/// Something that becomes query parameters of a request.
+pub trait QueryParams {
+    /// Appends this struct's `(key, value)` pairs to `out`, in a fixed order.
+    fn query_pairs(&self, out: &mut Vec<(&'static str, String)>);
+}
+
+/// How `resourceVersion` is interpreted by list calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionMatch {
+    /// Any data at least as new as the given version (`NotOlderThan`).
+    NotOlderThan,
+    /// Data at exactly the given version (`Exact`).
+    Exact,
+}
+
+impl VersionMatch {
+    fn as_str(self) -> &'static str {
+        match self {
+            VersionMatch::NotOlderThan => "NotOlderThan",
+            VersionMatch::Exact => "Exact",
+        }
+    }
+}
+
+/// Parameters of `list` and `deletecollection`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct ListParams {
+    /// `labelSelector`, e.g. `app=web,tier in (fe,be)`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`, e.g. `metadata.name=foo`.
+    pub field_selector: Option<String>,
+    /// `limit`: page size; the server returns a `continue` token when more remain.
+    pub limit: Option<u32>,
+    /// `continue`: the token of the previous page.
+    pub continue_token: Option<String>,
+    /// `resourceVersion` to serve the list at.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub version_match: Option<VersionMatch>,
+    /// `timeoutSeconds` for the call on the server side.
+    pub timeout_seconds: Option<u32>,
+}
+
+impl ListParams {
+    /// Filters by a label selector.
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Filters by a field selector.
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Asks for pages of at most `limit` objects.
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Continues a paginated list from a previous page's token.
+    pub fn continue_token(mut self, token: &str) -> Self {
+        self.continue_token = Some(token.to_owned());
+        self
+    }
+
+    /// Serves the list at (or, with [`VersionMatch`], relative to) a resourceVersion.
+    pub fn at(mut self, resource_version: &str) -> Self {
+        self.resource_version = Some(resource_version.to_owned());
+        self
+    }
+
+    /// Sets `resourceVersionMatch`.
+    pub fn matching(mut self, version_match: VersionMatch) -> Self {
+        self.version_match = Some(version_match);
+        self
+    }
+}
+
+impl QueryParams for ListParams {
+    fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
+        push_opt(out, "labelSelector", self.label_selector.as_deref());
+        push_opt(out, "fieldSelector", self.field_selector.as_deref());
+        if let Some(limit) = self.limit {
+            out.push(("limit", limit.to_string()));
+        }
+        push_opt(out, "continue", self.continue_token.as_deref());
+        push_opt(out, "resourceVersion", self.resource_version.as_deref());
+        if let Some(m) = self.version_match {
+            out.push(("resourceVersionMatch", m.as_str().to_owned()));
+        }
+        if let Some(t) = self.timeout_seconds {
+            out.push(("timeoutSeconds", t.to_string()));
+        }
+    }
+}
+
+/// Parameters of `watch`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct WatchParams {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `timeoutSeconds`: the server closes the watch after this long.
+    pub timeout_seconds: Option<u32>,
+    /// `allowWatchBookmarks`.
+    pub bookmarks: bool,
+    /// `sendInitialEvents` (streaming list); needs bookmarks and
+    /// `resourceVersionMatch=NotOlderThan`, which are then set too.
+    pub send_initial_events: bool,
+}
+
+impl WatchParams {
+    /// Filters by a label selector.
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Filters by a field selector.
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Asks the server to send BOOKMARK events.
+    pub fn bookmarks(mut self) -> Self {
+        self.bookmarks = true;
+        self
+    }
+
+    /// Asks for the current state as synthetic ADDED events first.
+    pub fn initial_events(mut self) -> Self {
+        self.send_initial_events = true;
+        self.bookmarks = true;
+        self
+    }
+
+    /// Sets the server-side timeout of the watch.
+    pub fn timeout(mut self, seconds: u32) -> Self {
+        self.timeout_seconds = Some(seconds);
+        self
+    }
+}
+
+impl WatchParams {
+    /// The query pairs of a watch starting after `resource_version`
+    /// (`"0"` or `""` for "any").
+    pub fn watch_pairs(&self, resource_version: &str, out: &mut Vec<(&'static str, String)>) {
+        out.push(("watch", "true".to_owned()));
+        push_opt(out, "labelSelector", self.label_selector.as_deref());
+        push_opt(out, "fieldSelector", self.field_selector.as_deref());
+        if !resource_version.is_empty() {
+            out.push(("resourceVersion", resource_version.to_owned()));
+        }
+        if let Some(t) = self.timeout_seconds {
+            out.push(("timeoutSeconds", t.to_string()));
+        }
+        if self.bookmarks {
+            out.push(("allowWatchBookmarks", "true".to_owned()));
+        }
+        if self.send_initial_events {
+            out.push(("sendInitialEvents", "true".to_owned()));
+            out.push(("resourceVersionMatch", "NotOlderThan".to_owned()));
+        }
+    }
+}
+
+/// `fieldValidation`: what the server does with unknown or duplicate fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Accept and answer with a warning.
+    Warn,
+    /// Reject the request.
+    Strict,
+}
+
+impl FieldValidation {
+    fn as_str(self) -> &'static str {
+        match self {
+            FieldValidation::Ignore => "Ignore",
+            FieldValidation::Warn => "Warn",
+            FieldValidation::Strict => "Strict",
+        }
+    }
+}
+
+/// Parameters of `create` and `replace`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct PostParams {
+    /// `dryRun=All`: validate and answer, persist nothing.
+    pub dry_run: bool,
+    /// `fieldManager`.
+    pub field_manager: Option<String>,
+    /// `fieldValidation`.
+    pub field_validation: Option<FieldValidation>,
+}
+
+impl PostParams {
+    /// Sets `dryRun=All`.
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// Sets the field manager.
+    pub fn field_manager(mut self, manager: &str) -> Self {
+        self.field_manager = Some(manager.to_owned());
+        self
+    }
+
+    /// Sets `fieldValidation`.
+    pub fn validation(mut self, validation: FieldValidation) -> Self {
+        self.field_validation = Some(validation);
+        self
+    }
+}
+
+impl QueryParams for PostParams {
+    fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
+        if self.dry_run {
+            out.push(("dryRun", "All".to_owned()));
+        }
+        push_opt(out, "fieldManager", self.field_manager.as_deref());
+        if let Some(v) = self.field_validation {
+            out.push(("fieldValidation", v.as_str().to_owned()));
+        }
+    }
+}
+
+/// Parameters of `patch`, including server-side apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct PatchParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldManager`; required by server-side apply.
+    pub field_manager: Option<String>,
+    /// `force`: take ownership of conflicting fields (apply only).
+    pub force: bool,
+    /// `fieldValidation`.
+    pub field_validation: Option<FieldValidation>,
+}
+
+impl PatchParams {
+    /// Parameters for server-side apply as `manager`.
+    pub fn apply(manager: &str) -> Self {
+        PatchParams {
+            field_manager: Some(manager.to_owned()),
+            ..PatchParams::default()
+        }
+    }
+
+    /// Takes ownership of conflicting fields (server-side apply only).
+    pub fn force(mut self) -> Self {
+        self.force = true;
+        self
+    }
+
+    /// Sets `dryRun=All`.
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// Sets `fieldValidation`.
+    pub fn validation(mut self, validation: FieldValidation) -> Self {
+        self.field_validation = Some(validation);
+        self
+    }
+}
+
+impl QueryParams for PatchParams {
+    fn query_pairs(&self, out: &mut Vec<(&'static str, String)>) {
+        if self.dry_run {
+            out.push(("dryRun", "All".to_owned()));
+        }
+        push_opt(out, "fieldManager", self.field_manager.as_deref());
+        if self.force {
+            out.push(("force", "true".to_owned()));
+        }
+        if let Some(v) = self.field_validation {
+            out.push(("fieldValidation", v.as_str().to_owned()));
+        }
+    }
+}
+
+/// `propagationPolicy` of a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropagationPolicy {
+    /// Dependents are orphaned.
+    Orphan,
+    /// Dependents are deleted in the background.
+    Background,
+    /// The object stays until its dependents are deleted.
+    Foreground,
+}
+
+/// Parameters of `delete` and `deletecollection`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct DeleteParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `gracePeriodSeconds`.
+    pub grace_period: Option<Duration>,
+    /// `propagationPolicy`.
+    pub propagation_policy: Option<PropagationPolicy>,
+    /// Precondition: only delete if the object still has this uid.
+    pub precondition_uid: Option<String>,
+    /// Precondition: only delete if the object still has this resourceVersion.
+    pub precondition_resource_version: Option<String>,
+}
+
+impl DeleteParams {
+    /// Deletes in the background (the server default for most kinds).
+    pub fn background() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..Self::default()
+        }
+    }
+
+    /// Deletes in the foreground.
+    pub fn foreground() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Foreground),
+            ..Self::default()
+        }
+    }
+
+    /// Orphans dependents.
+    pub fn orphan() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Orphan),
+            ..Self::default()
+        }
+    }
+
+    /// Sets `dryRun=All`.
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// Sets the grace period (whole seconds are sent).
+    pub fn grace_period(mut self, period: Duration) -> Self {
+        self.grace_period = Some(period);
+        self
+    }
+
+    /// The `DeleteOptions` body, when anything in it is set.
+    pub fn body(&self) -> Option<serde_json::Value> {
+        let mut opts = serde_json::Map::new();
+        if self.dry_run {
+            opts.insert("dryRun".into(), serde_json::json!(["All"]));
+        }
+        if let Some(p) = self.grace_period {
+            opts.insert("gracePeriodSeconds".into(), p.as_secs().into());
+        }
+        if let Some(p) = self.propagation_policy {
+            let s = match p {
+                PropagationPolicy::Orphan => "Orphan",
+                PropagationPolicy::Background => "Background",
+                PropagationPolicy::Foreground => "Foreground",
+            };
+            opts.insert("propagationPolicy".into(), s.into());
+        }
+        let mut pre = serde_json::Map::new();
+        if let Some(uid) = &self.precondition_uid {
+            pre.insert("uid".into(), uid.clone().into());
+        }
+        if let Some(rv) = &self.precondition_resource_version {
+            pre.insert("resourceVersion".into(), rv.clone().into());
+        }
+        if !pre.is_empty() {
+            opts.insert("preconditions".into(), pre.into());
+        }
+        if opts.is_empty() {
+            return None;
+        }
+        opts.insert("kind".into(), "DeleteOptions".into());
+        opts.insert("apiVersion".into(), "v1".into());
+        Some(opts.into())
+    }
+}
+
+fn push_opt(out: &mut Vec<(&'static str, String)>, key: &'static str, value: Option<&str>) {
+    if let Some(v) = value {
+        out.push((key, v.to_owned()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(p: &impl QueryParams) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        p.query_pairs(&mut out);
+        out
+    }
+
+    #[test]
+    fn list_params_in_wire_names() {
+        let p = ListParams::default()
+            .labels("app=web")
+            .fields("metadata.name=x")
+            .limit(500)
+            .continue_token("abc")
+            .at("42")
+            .matching(VersionMatch::NotOlderThan);
+        assert_eq!(
+            pairs(&p),
+            vec![
+                ("labelSelector", "app=web".to_owned()),
+                ("fieldSelector", "metadata.name=x".to_owned()),
+                ("limit", "500".to_owned()),
+                ("continue", "abc".to_owned()),
+                ("resourceVersion", "42".to_owned()),
+                ("resourceVersionMatch", "NotOlderThan".to_owned()),
+            ]
+        );
+        assert!(pairs(&ListParams::default()).is_empty());
+    }
+
+    #[test]
+    fn watch_params_streaming_list_sets_its_companions() {
+        let mut out = Vec::new();
+        WatchParams::default()
+            .initial_events()
+            .timeout(290)
+            .watch_pairs("", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                ("watch", "true".to_owned()),
+                ("timeoutSeconds", "290".to_owned()),
+                ("allowWatchBookmarks", "true".to_owned()),
+                ("sendInitialEvents", "true".to_owned()),
+                ("resourceVersionMatch", "NotOlderThan".to_owned()),
+            ]
+        );
+        let mut out = Vec::new();
+        WatchParams::default().watch_pairs("17", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                ("watch", "true".to_owned()),
+                ("resourceVersion", "17".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn apply_params() {
+        let p = PatchParams::apply("ctl")
+            .force()
+            .dry_run()
+            .validation(FieldValidation::Strict);
+        assert_eq!(
+            pairs(&p),
+            vec![
+                ("dryRun", "All".to_owned()),
+                ("fieldManager", "ctl".to_owned()),
+                ("force", "true".to_owned()),
+                ("fieldValidation", "Strict".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn delete_body_only_when_needed() {
+        assert_eq!(DeleteParams::default().body(), None);
+        let mut d = DeleteParams::foreground().grace_period(Duration::from_secs(5));
+        d.precondition_uid = Some("u1".into());
+        assert_eq!(
+            d.body(),
+            Some(serde_json::json!({
+                "kind": "DeleteOptions", "apiVersion": "v1",
+                "gracePeriodSeconds": 5, "propagationPolicy": "Foreground",
+                "preconditions": {"uid": "u1"}
+            }))
+        );
+    }
+}
