@@ -199,7 +199,9 @@ impl RestConfig {
         self
     }
 
-    /// Headers sent with every request (e.g. `Impersonate-User`).
+    /// Headers sent with every request (e.g. `Impersonate-User`); every
+    /// value of a repeated name is sent (`Impersonate-Group`). A header set
+    /// on the request replaces the default of the same name.
     pub fn with_default_headers(mut self, headers: HeaderMap) -> Self {
         self.default_headers = headers;
         self
@@ -253,6 +255,9 @@ pub(crate) struct Inner {
     pub(crate) api_prefix: String,
     pub(crate) content_type: HeaderValue,
     pub(crate) accept: HeaderValue,
+    /// Sent with every request unless the request sets the same name; all
+    /// values of a name are kept.
+    pub(crate) default_headers: HeaderMap,
     pub(crate) timeout: Option<Duration>,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) backoff: Option<UrlBackoff>,
@@ -357,13 +362,15 @@ impl RestClient {
                 std::env::consts::ARCH
             )
         });
+        // Default headers are added per request (see `Request`), not with
+        // reqwest's `default_headers`, which keeps one value per name and
+        // would drop all but the last `Impersonate-Group`.
         let mut builder = reqwest::Client::builder()
             // client-go's dialer: 30 s to connect, 30 s TCP keepalive.
             .connect_timeout(Duration::from_secs(30))
             .tcp_keepalive(Duration::from_secs(30))
             .tls_backend_preconfigured(tls)
-            .user_agent(user_agent)
-            .default_headers(config.default_headers);
+            .user_agent(user_agent);
         if let Some(proxy) = &config.proxy {
             let proxy = reqwest::Proxy::all(proxy.as_str())
                 .map_err(|e| invalid(format!("proxy {proxy:?}: {e}")))?;
@@ -397,6 +404,7 @@ impl RestClient {
                 api_prefix,
                 content_type,
                 accept,
+                default_headers: config.default_headers,
                 timeout: config.timeout,
                 rate_limiter,
                 backoff: config.backoff.map(UrlBackoff::new),

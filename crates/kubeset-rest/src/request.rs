@@ -492,6 +492,13 @@ impl Request {
         self.preflight()?;
         let inner = &self.client.inner;
         let mut headers = self.headers.clone();
+        for name in inner.default_headers.keys() {
+            if !self.headers.contains_key(name) {
+                for value in inner.default_headers.get_all(name) {
+                    headers.append(name.clone(), value.clone());
+                }
+            }
+        }
         if !headers.contains_key(http::header::ACCEPT) {
             headers.insert(http::header::ACCEPT, inner.accept.clone());
         }

@@ -50,6 +50,9 @@ async fn get_decodes_and_sends_client_go_headers() {
     let sleeper = Arc::new(RecordingSleeper::default());
     let mut extra = http::HeaderMap::new();
     extra.insert("impersonate-user", HeaderValue::from_static("alice"));
+    extra.append("impersonate-group", HeaderValue::from_static("g1"));
+    extra.append("impersonate-group", HeaderValue::from_static("g2"));
+    extra.insert("x-replaced", HeaderValue::from_static("default"));
     let client = RestClient::new(
         RestConfig::new(format!("{}/p", server.url()))
             .with_user_agent("kubeset-test/1")
@@ -63,6 +66,10 @@ async fn get_decodes_and_sends_client_go_headers() {
         .resource("pods")
         .name("web-0")
         .param("pretty", "true")
+        .header(
+            http::HeaderName::from_static("x-replaced"),
+            HeaderValue::from_static("mine"),
+        )
         .send_json()
         .await
         .unwrap();
@@ -77,6 +84,20 @@ async fn get_decodes_and_sends_client_go_headers() {
     assert_eq!(reqs[0].header("accept"), Some("application/json, */*"));
     assert_eq!(reqs[0].header("user-agent"), Some("kubeset-test/1"));
     assert_eq!(reqs[0].header("impersonate-user"), Some("alice"));
+    let groups: Vec<_> = reqs[0]
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("impersonate-group"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(groups, vec!["g1", "g2"]);
+    let replaced: Vec<_> = reqs[0]
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("x-replaced"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(replaced, vec!["mine"]);
 }
 
 #[tokio::test]
