@@ -369,6 +369,12 @@ impl RestClient {
             // client-go's dialer: 30 s to connect, 30 s TCP keepalive.
             .connect_timeout(Duration::from_secs(30))
             .tcp_keepalive(Duration::from_secs(30))
+            // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
+            // PingTimeout 15 s): a dead connection under an open watch is
+            // noticed instead of hanging.
+            .http2_keep_alive_interval(Duration::from_secs(30))
+            .http2_keep_alive_timeout(Duration::from_secs(15))
+            .http2_keep_alive_while_idle(true)
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent);
         if let Some(proxy) = &config.proxy {
