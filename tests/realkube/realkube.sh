@@ -7,6 +7,7 @@
 #                     [--max-mutating-requests-inflight M] [--no-apf]
 #                     [--port P] [--etcd-compaction-interval D]
 #                     [--watch-cache on|off] [--routable-addresses]
+#                     [--address-prefix A.B.C]
 #                                     start etcd and N kube-apiservers, wait for
 #                                     /readyz on each, write kubeconfig and env
 #   realkube.sh stop                  stop everything `start` started
@@ -243,7 +244,7 @@ cmd_status() {
 # ------------------------------------------------------------ certificates
 
 gen_pki() {
-  local pki="$1" n="$2"
+  local pki="$1" n="$2" prefix="$3"
   local cnf="$pki/openssl.cnf" i san
   mkdir -p "$pki"
   ( umask 077
@@ -254,7 +255,10 @@ gen_pki() {
       -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
 
     san="DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1"
-    for ((i = 1; i <= n; i++)); do san+=",IP:127.0.0.$i,IP:$routable_prefix.$i"; done
+    for ((i = 1; i <= n; i++)); do
+      san+=",IP:127.0.0.$i"
+      [[ "$prefix" == 127.0.0 ]] || san+=",IP:$prefix.$i"
+    done
     cat > "$cnf" <<CNF
 [server]
 basicConstraints = critical,CA:FALSE
@@ -336,10 +340,12 @@ cmd_start() {
       --watch-cache) case "${2:?}" in on) watch_cache=true ;; off) watch_cache=false ;; *) die "--watch-cache on|off" ;; esac; shift 2 ;;
       --timeout) timeout="${2:?}"; shift 2 ;;
       --routable-addresses) prefix="$routable_prefix"; shift ;;
+      --address-prefix) prefix="${2:?}"; shift 2 ;;
       *) die "start: unknown option '$1'" ;;
     esac
   done
   [[ "$n" =~ ^[1-9]$ ]] || die "--apiservers must be 1..9"
+  [[ "$prefix" =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "--address-prefix wants three octets, like 198.18.1"
 
   local f
   for f in $(pidfiles); do
@@ -354,7 +360,7 @@ cmd_start() {
   cmd_stop 2>/dev/null
   rm -rf "$run"
   mkdir -p "$run/pki" "$run/etcd-data"
-  gen_pki "$run/pki" "$n"
+  gen_pki "$run/pki" "$n" "$prefix"
   local pki="$run/pki"
 
   port_in_use 127.0.0.1 "$etcd_port" && die "port $etcd_port is in use (etcd); pass --etcd-port"
@@ -365,7 +371,7 @@ cmd_start() {
 
   # Anything failing from here on stops what was started.
   trap 'rc=$?; if ((rc != 0)); then log "start failed; stopping what was started"; cmd_stop; fi' EXIT
-  if [[ "$prefix" != 127.0.0 ]]; then
+  if [[ "$prefix" != 127.* ]]; then
     for ((i = 1; i <= n; i++)); do add_address "$prefix.$i"; done
   fi
 
@@ -438,12 +444,14 @@ cmd_start() {
     >/dev/null
 
   write_kubeconfig "$cache/kubeconfig" "${servers[0]}" "$pki"
+  write_kubeconfig "$cache/kubeconfig-embedded" "${servers[0]}" "$pki" embedded
   local joined_servers joined_pids
   joined_servers="$(IFS=,; echo "${servers[*]}")"
   joined_pids="$(IFS=,; echo "${pids[*]}")"
   {
     echo "# Written by tests/realkube/realkube.sh start; source it."
     printf 'export KUBESET_REALKUBE_KUBECONFIG=%q\n' "$cache/kubeconfig"
+    printf 'export KUBESET_REALKUBE_KUBECONFIG_EMBEDDED=%q\n' "$cache/kubeconfig-embedded"
     printf 'export KUBESET_REALKUBE_SERVERS=%q\n' "$joined_servers"
     printf 'export KUBESET_REALKUBE_APISERVER_PIDS=%q\n' "$joined_pids"
     printf 'export KUBESET_REALKUBE_ETCD_URL=%q\n' "$etcd_url"
@@ -459,27 +467,42 @@ cmd_start() {
     printf 'export KUBESET_REALKUBE_ETCD_VERSION=%q\n' "$(etcd_version)"
     printf 'export KUBESET_REALKUBE_LOG_DIR=%q\n' "$run"
   } > "$cache/env.tmp"
+  chmod 600 "$cache/env.tmp"
   mv -f "$cache/env.tmp" "$cache/env"
   trap - EXIT
   log "ready: $n apiserver(s) at $joined_servers after ${ready_after}s (etcd $etcd_url)"
   log "source $cache/env  or  kubectl --kubeconfig $cache/kubeconfig ..."
 }
 
+# One cluster, one admin user, one context. With "embedded" the CA and the
+# client certificate and key are inlined as base64 *-data fields instead of
+# being referred to by path.
 write_kubeconfig() {
-  local out="$1" server="$2" pki="$3"
-  cat > "$out.tmp" <<KC
+  local out="$1" server="$2" pki="$3" mode="${4:-paths}"
+  local ca_line crt_line key_line
+  if [[ "$mode" == embedded ]]; then
+    ca_line="certificate-authority-data: $(base64 -w0 < "$pki/ca.crt")"
+    crt_line="client-certificate-data: $(base64 -w0 < "$pki/admin.crt")"
+    key_line="client-key-data: $(base64 -w0 < "$pki/admin.key")"
+  else
+    ca_line="certificate-authority: $pki/ca.crt"
+    crt_line="client-certificate: $pki/admin.crt"
+    key_line="client-key: $pki/admin.key"
+  fi
+  ( umask 077
+    cat > "$out.tmp" <<KC
 apiVersion: v1
 kind: Config
 clusters:
 - name: realkube
   cluster:
     server: $server
-    certificate-authority: $pki/ca.crt
+    $ca_line
 users:
 - name: kubeset-admin
   user:
-    client-certificate: $pki/admin.crt
-    client-key: $pki/admin.key
+    $crt_line
+    $key_line
 contexts:
 - name: realkube
   context:
@@ -488,6 +511,7 @@ contexts:
     namespace: default
 current-context: realkube
 KC
+  )
   mv -f "$out.tmp" "$out"
 }
 

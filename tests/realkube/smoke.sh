@@ -4,17 +4,22 @@
 # For CI: exits non-zero on the first failed check, and always stops every
 # process it started (trap on EXIT). Prints "smoke: N passed, N failed" last.
 #
+# It runs an instance of its own (state in <repo>/.cache/realkube-smoke, secure
+# port 16543, etcd 23890/23891, addresses 198.18.1.N), so it neither collides
+# with nor stops an instance someone else started from the same checkout.
+#
 # Env: REALKUBE_SMOKE_APISERVERS (default 3); REALKUBE_SMOKE_LOOPBACK=1 runs
-# the API servers on 127.0.0.x instead of --routable-addresses (which needs
-# root: CI runs as root); REALKUBE_SMOKE_NO_KUBECTL=1 leaves kubectl out
+# the API servers on 127.0.0.N instead of 198.18.1.N/32 added to lo (which
+# needs root: CI runs as root); REALKUBE_SMOKE_NO_KUBECTL=1 leaves kubectl out
 # (otherwise a missing kubectl fails the run).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rk="$here/realkube.sh"
+export REALKUBE_CACHE="$here/../../.cache/realkube-smoke"
 n="${REALKUBE_SMOKE_APISERVERS:-3}"
-start_args=(--apiservers "$n")
-[[ "${REALKUBE_SMOKE_LOOPBACK:-}" == 1 ]] || start_args+=(--routable-addresses)
+start_args=(--apiservers "$n" --port 16543 --etcd-port 23890)
+[[ "${REALKUBE_SMOKE_LOOPBACK:-}" == 1 ]] || start_args+=(--address-prefix 198.18.1)
 passed=0
 failed=0
 started_pids=""
