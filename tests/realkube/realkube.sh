@@ -75,18 +75,25 @@ go_build() {
   command -v go >/dev/null || die "go is not installed; it is needed to build $(basename "$out")"
   log "building $(basename "$out") (this takes minutes on a cold Go cache)"
   local start=$SECONDS
-  (
+  if ! (
     cd "$dir"
     # Static binaries, no debug info; go.sum must already be complete.
     CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" nice -n 10 \
       go build -trimpath -ldflags="-s -w $ldflags" -o "$tmp" "$pkg"
-  )
+  ); then
+    rm -f "$tmp"
+    die "go build of $pkg in $dir failed"
+  fi
   mv -f "$tmp" "$out"
   log "built $(basename "$out") in $((SECONDS - start))s"
 }
 
 cmd_build() {
   mkdir -p "$bindir"
+  # One build at a time per bin dir: a second caller waits, then finds the
+  # binaries built.
+  exec 9>"$bindir/.build.lock"
+  flock 9
   local kv ev
   kv="$(kube_version)"; ev="$(etcd_version)"
   [[ -n "$kv" && -n "$ev" ]] || die "cannot read the pinned versions from go.mod"
@@ -110,6 +117,8 @@ cmd_build() {
   for old in "$bindir"/etcd-v* "$bindir"/kube-apiserver-v*; do
     [[ -f "$old" && "$old" != "$eb" && "$old" != "$ab" && "$old" != *.tmp.* ]] && rm -f "$old"
   done
+  flock -u 9
+  exec 9>&-
   return 0
 }
 
