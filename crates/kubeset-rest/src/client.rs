@@ -13,6 +13,10 @@ use crate::{
     auth::Authenticator,
     backoff::{BackoffSettings, Sleeper, TokioSleeper, UrlBackoff},
     error::Error,
+    failover::{
+        DEFAULT_BUDGET, DEFAULT_DISCOVERY_TTL, Endpoint, Endpoints, Keepalive, calculate_timeouts,
+        connect_timeout,
+    },
     metrics::Metrics,
     rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
     request::{PatchType, Request, Verb},
@@ -23,6 +27,8 @@ use crate::{
 pub const DEFAULT_MAX_RETRIES: u32 = 10;
 /// The default `Accept` header.
 pub const DEFAULT_ACCEPT: &str = "application/json, */*";
+/// The default idle timeout of a resumable watch.
+pub const DEFAULT_WATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default request body Content-Type.
 pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
 
@@ -47,6 +53,12 @@ pub struct RestConfig {
     default_headers: HeaderMap,
     proxy: Option<String>,
     sleeper: Arc<dyn Sleeper>,
+    endpoints: Vec<String>,
+    discovery: bool,
+    discovery_ttl: Duration,
+    request_deadline: Option<Duration>,
+    keepalive: Option<Keepalive>,
+    watch_idle_timeout: Duration,
 }
 
 impl fmt::Debug for RestConfig {
@@ -65,6 +77,9 @@ impl fmt::Debug for RestConfig {
             .field("custom_tls", &self.tls.is_some())
             .field("default_headers", &header_names)
             .field("proxy", &self.proxy)
+            .field("endpoints", &self.endpoints)
+            .field("discovery", &self.discovery)
+            .field("request_deadline", &self.request_deadline)
             .finish_non_exhaustive()
     }
 }
@@ -91,6 +106,12 @@ impl Default for RestConfig {
             default_headers: HeaderMap::new(),
             proxy: None,
             sleeper: Arc::new(TokioSleeper),
+            endpoints: Vec::new(),
+            discovery: false,
+            discovery_ttl: DEFAULT_DISCOVERY_TTL,
+            request_deadline: None,
+            keepalive: None,
+            watch_idle_timeout: DEFAULT_WATCH_IDLE_TIMEOUT,
         }
     }
 }
@@ -218,6 +239,58 @@ impl RestConfig {
         self.sleeper = sleeper;
         self
     }
+
+    /// Further API servers of the same cluster (`https://host:port`), tried
+    /// after the base URL when it fails (see the crate's failover section).
+    /// Their paths are ignored: the base URL's path prefixes every request.
+    /// Duplicates are dropped. Adds to the ones given before.
+    pub fn with_endpoints(mut self, endpoints: impl IntoIterator<Item = String>) -> Self {
+        self.endpoints.extend(endpoints);
+        self
+    }
+
+    /// Discover the API servers from the `kubernetes` EndpointSlices (or
+    /// Endpoints) of the `default` namespace, refreshed every
+    /// [`with_endpoint_discovery_ttl`](Self::with_endpoint_discovery_ttl)
+    /// (default 9.5 s). Discovered endpoints use the base URL's scheme
+    /// (`https`; `http` only when the base URL is `http`). A 403 turns
+    /// discovery off for the client's life. Off by default.
+    pub fn with_endpoint_discovery(mut self, on: bool) -> Self {
+        self.discovery = on;
+        self
+    }
+
+    /// How long a discovered endpoint set is used before it is refreshed.
+    pub fn with_endpoint_discovery_ttl(mut self, ttl: Duration) -> Self {
+        self.discovery_ttl = ttl;
+        self
+    }
+
+    /// The total budget of one call when several endpoints are known
+    /// (spread over them with [`calculate_timeouts`](crate::failover::calculate_timeouts)).
+    /// A request's own `timeout` wins; without either, the client
+    /// [`timeout`](Self::with_timeout) is used, else 10 s (Patroni's read
+    /// timeout). For watches and streams it covers only the wait for the
+    /// response headers.
+    pub fn with_request_deadline(mut self, deadline: Duration) -> Self {
+        self.request_deadline = Some(deadline);
+        self
+    }
+
+    /// TCP keepalive of every connection (default: 30 s idle, the system's
+    /// interval and count). See [`Keepalive::patroni`].
+    pub fn with_tcp_keepalive(mut self, keepalive: Keepalive) -> Self {
+        self.keepalive = Some(keepalive);
+        self
+    }
+
+    /// A resumable watch that receives nothing (no event, no bookmark) for
+    /// this long treats its server as hung and resumes on the next endpoint
+    /// (default 60 s; ask for bookmarks to keep quiet watches alive).
+    pub fn with_watch_idle_timeout(mut self, idle: Duration) -> Self {
+        self.watch_idle_timeout = idle;
+        self
+    }
 }
 
 /// Logs long rate-limiter waits at info level at most once per interval.
@@ -267,6 +340,11 @@ pub(crate) struct Inner {
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) sleeper: Arc<dyn Sleeper>,
     throttle_log: ThrottleLog,
+    /// The API servers, in order of preference.
+    pub(crate) endpoints: Endpoints,
+    /// Total budget of a failover call without its own timeout.
+    pub(crate) budget: Duration,
+    pub(crate) watch_idle_timeout: Duration,
 }
 
 impl Inner {
@@ -337,6 +415,18 @@ impl RestClient {
         let port = base.port_or_known_default().unwrap_or(443);
         let host_key = format!("{host}:{port}");
         let origin = base.origin().ascii_serialization();
+        let mut configured = vec![Endpoint {
+            origin: origin.clone(),
+            host_key: host_key.clone(),
+        }];
+        for extra in &config.endpoints {
+            configured.push(Endpoint::parse(extra).map_err(invalid)?);
+        }
+        let endpoints = Endpoints::new(configured, config.discovery, config.discovery_ttl);
+        let budget = config
+            .request_deadline
+            .or(config.timeout)
+            .unwrap_or(DEFAULT_BUDGET);
         let base_path = base.path().to_owned();
         let api_prefix = crate::url::join(["/", base_path.as_str(), config.api_path.as_str()]);
 
@@ -365,10 +455,16 @@ impl RestClient {
         // Default headers are added per request (see `Request`), not with
         // reqwest's `default_headers`, which keeps one value per name and
         // would drop all but the last `Impersonate-Group`.
+        // client-go's dialer: 30 s to connect; with failover Patroni's
+        // max(1 s, per-node timeout / 2) so a dead node is skipped quickly.
+        let connect = if endpoints.active() {
+            let (_, per_node, _) = calculate_timeouts(endpoints.configured_len(), budget);
+            connect_timeout(per_node)
+        } else {
+            Duration::from_secs(30)
+        };
         let mut builder = reqwest::Client::builder()
-            // client-go's dialer: 30 s to connect, 30 s TCP keepalive.
-            .connect_timeout(Duration::from_secs(30))
-            .tcp_keepalive(Duration::from_secs(30))
+            .connect_timeout(connect)
             // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
             // PingTimeout 15 s): a dead connection under an open watch is
             // noticed instead of hanging.
@@ -377,6 +473,19 @@ impl RestClient {
             .http2_keep_alive_while_idle(true)
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent);
+        builder = match config.keepalive {
+            // client-go's dialer: 30 s TCP keepalive.
+            None => builder.tcp_keepalive(Duration::from_secs(30)),
+            Some(k) => {
+                let b = builder
+                    .tcp_keepalive(k.idle)
+                    .tcp_keepalive_interval(k.interval)
+                    .tcp_keepalive_retries(k.retries);
+                #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+                let b = b.tcp_user_timeout(k.user_timeout);
+                b
+            }
+        };
         if let Some(proxy) = &config.proxy {
             let proxy = reqwest::Proxy::all(proxy.as_str())
                 .map_err(|e| invalid(format!("proxy {proxy:?}: {e}")))?;
@@ -420,6 +529,9 @@ impl RestClient {
                 authenticator: config.authenticator,
                 sleeper: config.sleeper,
                 throttle_log: ThrottleLog::default(),
+                endpoints,
+                budget,
+                watch_idle_timeout: config.watch_idle_timeout,
             }),
         })
     }
@@ -427,6 +539,17 @@ impl RestClient {
     /// `scheme://host[:port]` of the API server.
     pub fn origin(&self) -> &str {
         &self.inner.origin
+    }
+
+    /// The API servers in the order the next call tries them: the one that
+    /// last answered first (the base URL's origin alone without failover).
+    pub fn endpoints(&self) -> Vec<String> {
+        self.inner
+            .endpoints
+            .snapshot()
+            .into_iter()
+            .map(|e| e.origin)
+            .collect()
     }
 
     /// The path every request starts from (base URL path + API path).

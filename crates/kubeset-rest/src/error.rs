@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::{
     auth::BoxError,
+    failover::EndpointFailure,
     request::Verb,
     status::{StatusBody, StatusReason},
     transport::TransportKind,
@@ -278,12 +279,31 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// Every API server tried within the call's budget failed to answer
+    /// (failover); one entry per attempt, in order.
+    #[error("no API server answered: {}", describe_failures(attempts))]
+    AllEndpointsFailed {
+        /// Each attempt: the endpoint and why it failed.
+        attempts: Vec<EndpointFailure>,
+    },
+
     /// A watch line grew beyond the limit without a newline.
     #[error("watch event larger than {limit} bytes")]
     WatchLineTooLong {
         /// The limit in bytes.
         limit: usize,
     },
+}
+
+fn describe_failures(attempts: &[EndpointFailure]) -> String {
+    if attempts.is_empty() {
+        return "no endpoint could be tried within the budget".to_owned();
+    }
+    let parts: Vec<String> = attempts
+        .iter()
+        .map(|a| format!("{} ({})", a.endpoint, a.kind))
+        .collect();
+    parts.join(", ")
 }
 
 impl From<ApiError> for Error {
@@ -308,6 +328,7 @@ impl Error {
             Error::Transport { kind, .. } | Error::Body { kind, .. } => Some(*kind),
             Error::Timeout { .. } => Some(TransportKind::Timeout),
             Error::Retried { last, .. } => last.transport_kind(),
+            Error::AllEndpointsFailed { attempts } => attempts.last().map(|a| a.kind),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use crate::{
     client::Inner,
     error::Error,
+    failover::{self, EndpointFailure, calculate_timeouts},
     request::Verb,
     response::{Response, decode},
     retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
@@ -28,7 +29,7 @@ const LONG_THROTTLE: Duration = Duration::from_millis(50);
 const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
 
 /// A request ready to be sent, independent of the server.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Prepared {
     pub(crate) verb: Verb,
     pub(crate) path_and_query: String,
@@ -50,6 +51,8 @@ struct Outcome {
     status: StatusCode,
     headers: HeaderMap,
     payload: Payload,
+    /// The origin of the endpoint that answered.
+    served_by: String,
 }
 
 fn transport_error(verb: Verb, url: &str, source: reqwest::Error) -> Error {
@@ -115,6 +118,7 @@ async fn attempt(inner: &Inner, p: &Prepared, url: &str) -> Result<Outcome, Erro
             status,
             headers: resp.headers().clone(),
             payload: Payload::Streaming(resp),
+            served_by: String::new(),
         });
     }
     let headers = resp.headers().clone();
@@ -126,11 +130,23 @@ async fn attempt(inner: &Inner, p: &Prepared, url: &str) -> Result<Outcome, Erro
         status,
         headers,
         payload: Payload::Full(body),
+        served_by: String::new(),
     })
 }
 
-/// Run the attempt loop until a final outcome.
+/// Run the attempt loop until a final outcome: over the endpoint set when
+/// failover is active, else against the one server.
 async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
+    if inner.endpoints.active() {
+        return run_failover(inner, p).await;
+    }
+    let mut outcome = run_single(inner, p).await?;
+    outcome.served_by.clone_from(&inner.origin);
+    Ok(outcome)
+}
+
+/// The attempt loop against the one configured server.
+async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let url = format!("{}{}", inner.origin, p.path_and_query);
     let host = inner.host_key.as_str();
     // client-go throttles the first try before starting the timeout.
@@ -241,6 +257,167 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     }
 }
 
+/// One attempt within `limit` (a timeout becomes [`Error::Timeout`]).
+async fn attempt_within(
+    inner: &Inner,
+    p: &Prepared,
+    url: &str,
+    limit: Duration,
+) -> Result<Outcome, Error> {
+    match tokio::time::timeout(limit, attempt(inner, p, url)).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout {
+            verb: p.verb,
+            url: url.to_owned(),
+            timeout: limit,
+        }),
+    }
+}
+
+fn all_failed(attempts: Vec<EndpointFailure>) -> Error {
+    Error::AllEndpointsFailed { attempts }
+}
+
+/// The failover loop (Patroni's): the call's budget is spread over the
+/// endpoints with [`calculate_timeouts`]; a transport failure moves to the
+/// next endpoint at once; statuses follow the usual rules on the same
+/// endpoint; when all failed and time is left, the budget is recomputed
+/// from the remaining time and the first `nodes` endpoints are tried again
+/// after [`TRANSPORT_RETRY_WAIT`].
+async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
+    failover::refresh_if_stale(inner).await;
+    let first = inner.endpoints.snapshot();
+    let first_url = first.first().map_or_else(
+        || format!("{}{}", inner.origin, p.path_and_query),
+        |e| format!("{}{}", e.origin, p.path_and_query),
+    );
+    throttle(inner, p, &first_url, "").await;
+    let total = p.timeout.unwrap_or(inner.budget);
+    let deadline = Instant::now() + total;
+
+    let mut failures: Vec<EndpointFailure> = Vec::new();
+    let mut retries = 0u32;
+    let mut auth_retried = false;
+    let mut first_round = true;
+    loop {
+        let list = inner.endpoints.snapshot();
+        // The first round spends the whole budget (the few microseconds
+        // since the deadline was set must not cost a node); later rounds
+        // what is left of it.
+        let remaining = if first_round {
+            total
+        } else {
+            deadline.saturating_duration_since(Instant::now())
+        };
+        first_round = false;
+        let (nodes, per_node, per_node_retries) = calculate_timeouts(list.len(), remaining);
+        if nodes == 0 {
+            return Err(all_failed(failures));
+        }
+        for (index, ep) in list.iter().take(nodes).enumerate() {
+            let url = format!("{}{}", ep.origin, p.path_and_query);
+            let host = ep.host_key.as_str();
+            let mut tries = 0u32;
+            loop {
+                let backoff = inner
+                    .backoff
+                    .as_ref()
+                    .map_or(Duration::ZERO, |b| b.get(host));
+                if !backoff.is_zero() {
+                    if Instant::now() + backoff >= deadline {
+                        return Err(all_failed(failures));
+                    }
+                    inner.sleeper.sleep(backoff).await;
+                }
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                if remaining.is_zero() {
+                    return Err(all_failed(failures));
+                }
+                let started = Instant::now();
+                let result = attempt_within(inner, p, &url, per_node.min(remaining)).await;
+                let code = result.as_ref().ok().map(|o| o.status.as_u16());
+                if let Some(m) = &inner.metrics {
+                    m.request_latency(p.verb, &p.url_template, started.elapsed());
+                    m.request_result(p.verb, host, code);
+                }
+                if let Some(b) = &inner.backoff {
+                    b.update(host, code.unwrap_or(0), std::time::Instant::now());
+                }
+                match result {
+                    Ok(mut outcome) => {
+                        let code = outcome.status.as_u16();
+                        if code == 401
+                            && !auth_retried
+                            && let Some(auth) = &inner.authenticator
+                        {
+                            auth_retried = true;
+                            auth.invalidate();
+                            continue;
+                        }
+                        if status_may_retry(code)
+                            && retries < p.max_retries
+                            && let Some(ra) =
+                                decode::retry_after(&outcome.headers, SystemTime::now())
+                        {
+                            if Instant::now() + ra >= deadline {
+                                return Err(Error::Timeout {
+                                    verb: p.verb,
+                                    url,
+                                    timeout: total,
+                                });
+                            }
+                            retries += 1;
+                            if let Some(m) = &inner.metrics {
+                                m.request_retry(p.verb, host, Some(code));
+                            }
+                            inner.sleeper.sleep(ra).await;
+                            throttle(inner, p, &url, "retry").await;
+                            continue;
+                        }
+                        if index != 0 || !failures.is_empty() {
+                            tracing::debug!(endpoint = %ep.origin, "API server answered after a failover");
+                            inner.endpoints.prefer(&ep.origin);
+                            inner.endpoints.mark_stale();
+                        }
+                        let warnings = warning::from_headers(&outcome.headers);
+                        warning::dispatch(inner.warning_handler.as_ref(), &warnings);
+                        outcome.served_by.clone_from(&ep.origin);
+                        return Ok(outcome);
+                    }
+                    Err(err) => {
+                        let Some(kind) = err.transport_kind() else {
+                            return Err(err);
+                        };
+                        tracing::debug!(verb = %p.verb, url, error = %err, "API server failed; trying the next one");
+                        if let Some(m) = &inner.metrics {
+                            m.request_retry(p.verb, host, None);
+                        }
+                        failures.push(EndpointFailure {
+                            endpoint: ep.origin.clone(),
+                            kind,
+                            error: err,
+                        });
+                        if tries < per_node_retries {
+                            tries += 1;
+                            continue;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        // Every node of this round failed: wait, then try again if a node
+        // still gets its minimum time.
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let after_wait = remaining.saturating_sub(TRANSPORT_RETRY_WAIT);
+        if calculate_timeouts(list.len(), after_wait).0 == 0 {
+            return Err(all_failed(failures));
+        }
+        inner.sleeper.sleep(TRANSPORT_RETRY_WAIT).await;
+        throttle(inner, p, &first_url, "retry").await;
+    }
+}
+
 /// `send`: the final response with its whole body.
 pub(crate) async fn send(inner: &Inner, p: Prepared) -> Result<Response, Error> {
     let outcome = run(inner, &p).await?;
@@ -258,9 +435,20 @@ pub(crate) async fn open(
     inner: &Inner,
     p: Prepared,
 ) -> Result<BoxStream<'static, Result<Bytes, Error>>, Error> {
-    let outcome = run(inner, &p).await?;
+    open_at(inner, &p).await.map(|(body, _)| body)
+}
+
+/// [`open`], also returning the origin of the endpoint that answered.
+pub(crate) async fn open_at(
+    inner: &Inner,
+    p: &Prepared,
+) -> Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error> {
+    let outcome = run(inner, p).await?;
     match outcome.payload {
-        Payload::Streaming(resp) => Ok(resp.bytes_stream().map(|r| r.map_err(body_error)).boxed()),
+        Payload::Streaming(resp) => Ok((
+            resp.bytes_stream().map(|r| r.map_err(body_error)).boxed(),
+            outcome.served_by,
+        )),
         Payload::Full(body) => {
             let resp = Response::new(outcome.status, outcome.headers, body, p.verb);
             let err = resp

@@ -27,6 +27,7 @@ mod client;
 pub mod config;
 mod error;
 mod execute;
+pub mod failover;
 pub mod metrics;
 pub mod rate_limit;
 mod request;
@@ -39,7 +40,8 @@ pub mod warning;
 pub mod watch;
 
 pub use client::{
-    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES, RestClient, RestConfig,
+    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES, DEFAULT_WATCH_IDLE_TIMEOUT,
+    RestClient, RestConfig,
 };
 pub use error::{ApiError, Error};
 pub use request::{PatchType, Request, Verb};
@@ -47,4 +49,4 @@ pub use response::Response;
 pub use status::StatusReason;
 pub use transport::TransportKind;
 pub use url::go_duration;
-pub use watch::{WatchEvent, WatchStream};
+pub use watch::{ResumableWatch, WatchEvent, WatchStream};

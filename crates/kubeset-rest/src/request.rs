@@ -13,7 +13,7 @@ use crate::{
     execute::{self, Mode, Prepared},
     response::Response,
     url::{Params, go_duration, go_list, go_quote, join, path_escape, segment_problems},
-    watch::WatchStream,
+    watch::{ResumableWatch, WatchStream},
 };
 
 /// HTTP verb of a request.
@@ -545,6 +545,29 @@ impl Request {
         let (client, prepared) = self.prepare(Mode::Watch)?;
         let body = execute::open(&client.inner, prepared).await?;
         Ok(WatchStream::from_bytes(body))
+    }
+
+    /// Start a watch that resumes on the next API server when its server
+    /// dies or hangs, from the last resourceVersion seen (see
+    /// [`ResumableWatch`]). Set `resourceVersion` (from a list) and, for
+    /// quiet resources, `allowWatchBookmarks=true` so the idle timeout
+    /// ([`RestConfig::with_watch_idle_timeout`](crate::RestConfig::with_watch_idle_timeout))
+    /// is not mistaken for a hang. Works with one endpoint too (it then
+    /// reconnects to the same server).
+    pub async fn watch_resumable<T: DeserializeOwned + Send + 'static>(
+        self,
+    ) -> Result<ResumableWatch<T>, Error> {
+        let mut path = String::new();
+        path_escape(&self.path(false), &mut path);
+        let mut params = self.params.clone();
+        if let Some(t) = self.timeout {
+            params.set("timeout", &go_duration(t));
+        }
+        let (client, prepared) = self.prepare(Mode::Watch)?;
+        let (body, origin) = execute::open_at(&client.inner, &prepared).await?;
+        Ok(ResumableWatch::new(
+            client, prepared, path, params, body, origin,
+        ))
     }
 
     /// The raw body as a byte stream (e.g. logs). Any 2xx is success;

@@ -220,6 +220,11 @@ impl Params {
         self.entries.insert(key.to_owned(), vec![value.to_owned()]);
     }
 
+    /// The first value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key)?.first().map(String::as_str)
+    }
+
     /// Encode as `a=1&b=2&b=3` (keys sorted, values in insertion order).
     pub(crate) fn encode(&self) -> String {
         let mut out = String::new();

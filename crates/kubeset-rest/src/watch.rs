@@ -3,6 +3,7 @@
 
 use std::{
     fmt,
+    future::Future,
     marker::PhantomData,
     pin::Pin,
     task::{Context, Poll},
@@ -174,6 +175,12 @@ pub struct WatchStream<T> {
     buf: BytesMut,
     scanned: usize,
     done: bool,
+    /// Whether to read each event's resourceVersion (resumable watches).
+    track_rv: bool,
+    /// The resourceVersion of the last non-ERROR event.
+    last_rv: Option<String>,
+    /// The body ended with a transport error or mid-line (not cleanly).
+    broken: bool,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -194,8 +201,16 @@ impl<T: DeserializeOwned> WatchStream<T> {
             buf: BytesMut::new(),
             scanned: 0,
             done: false,
+            track_rv: false,
+            last_rv: None,
+            broken: false,
             _type: PhantomData,
         }
+    }
+
+    fn tracking(mut self) -> Self {
+        self.track_rv = true;
+        self
     }
 
     /// The next complete line's event, if a complete line is buffered.
@@ -212,8 +227,15 @@ impl<T: DeserializeOwned> WatchStream<T> {
                 continue;
             }
             let item = decode_line(&line);
-            if item.is_err() {
-                self.end();
+            match &item {
+                Err(_) => self.end(),
+                Ok(WatchEvent::Error(_)) => {}
+                Ok(_) if self.track_rv => {
+                    if let Some(rv) = resource_version(&line) {
+                        self.last_rv = Some(rv);
+                    }
+                }
+                Ok(_) => {}
             }
             return Some(item);
         }
@@ -253,6 +275,7 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                 }
                 Poll::Ready(Some(Err(e))) => {
                     this.end();
+                    this.broken = true;
                     let quiet = matches!(
                         e.transport_kind(),
                         Some(TransportKind::UnexpectedEof | TransportKind::Timeout)
@@ -268,10 +291,244 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                     // A last event without its newline still counts; a
                     // truncated one ends the watch quietly.
                     return Poll::Ready(match decode_line::<T>(&rest) {
-                        Ok(ev) => Some(Ok(ev)),
-                        Err(Error::WatchDecode { source }) if source.is_eof() => None,
+                        Ok(ev) => {
+                            if this.track_rv
+                                && !matches!(ev, WatchEvent::Error(_))
+                                && let Some(rv) = resource_version(&rest)
+                            {
+                                this.last_rv = Some(rv);
+                            }
+                            Some(Ok(ev))
+                        }
+                        Err(Error::WatchDecode { source }) if source.is_eof() => {
+                            this.broken = true;
+                            None
+                        }
                         Err(e) => Some(Err(e)),
                     });
+                }
+            }
+        }
+    }
+}
+
+/// `{"object":{"metadata":{"resourceVersion":…}}}`, everything else
+/// skipped without being built.
+#[derive(Deserialize)]
+struct RvLine<'a> {
+    #[serde(borrow)]
+    object: Option<RvObject<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RvObject<'a> {
+    #[serde(borrow)]
+    metadata: Option<RvMeta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RvMeta<'a> {
+    #[serde(borrow, rename = "resourceVersion")]
+    resource_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The `object.metadata.resourceVersion` of an event line, read from the
+/// same bytes as the event (a second, skipping parse: nothing but the
+/// version is allocated). `None` when absent or empty.
+pub fn resource_version(line: &[u8]) -> Option<String> {
+    let parsed: RvLine<'_> = serde_json::from_slice(line).ok()?;
+    let rv = parsed.object?.metadata?.resource_version?;
+    (!rv.is_empty()).then(|| rv.into_owned())
+}
+
+type Reopen = Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error>,
+            > + Send,
+    >,
+>;
+
+/// A watch that survives the death of its API server: when the stream
+/// breaks (reset, cut short, or nothing received for the client's
+/// [watch idle timeout](crate::RestConfig::with_watch_idle_timeout)), the
+/// endpoint that served it is moved last and the watch is reopened through
+/// the failover loop with `resourceVersion` set to the last event seen
+/// (bookmarks included), so no event is lost or repeated.
+///
+/// Ends quietly when the server ends the stream cleanly (e.g. its
+/// `timeoutSeconds`). An `ERROR` event is yielded as `Err(Error::Api)` and
+/// ends the watch: a 410 (`err.is_gone()`) means the caller must relist.
+/// Start it with a `resourceVersion` (from a list): a watch without one
+/// replays the current state when reopened before any event was seen.
+pub struct ResumableWatch<T> {
+    client: crate::RestClient,
+    /// The request without `resourceVersion` changes: path and query
+    /// regenerated per reopen.
+    template: crate::execute::Prepared,
+    path: String,
+    params: crate::url::Params,
+    current: Option<WatchStream<T>>,
+    reopening: Option<Reopen>,
+    /// Origin of the endpoint serving `current`.
+    serving: String,
+    idle: Option<Pin<Box<tokio::time::Sleep>>>,
+    last_rv: Option<String>,
+    resumes: u64,
+    done: bool,
+}
+
+impl<T> fmt::Debug for ResumableWatch<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResumableWatch")
+            .field("serving", &self.serving)
+            .field("last_rv", &self.last_rv)
+            .field("resumes", &self.resumes)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
+    pub(crate) fn new(
+        client: crate::RestClient,
+        template: crate::execute::Prepared,
+        path: String,
+        params: crate::url::Params,
+        body: BoxStream<'static, Result<Bytes, Error>>,
+        serving: String,
+    ) -> Self {
+        let last_rv = params.get("resourceVersion").map(str::to_owned);
+        let mut w = Self {
+            client,
+            template,
+            path,
+            params,
+            current: Some(WatchStream::from_bytes(body).tracking()),
+            reopening: None,
+            serving,
+            idle: None,
+            last_rv: last_rv.filter(|rv| !rv.is_empty()),
+            resumes: 0,
+            done: false,
+        };
+        w.reset_idle();
+        w
+    }
+
+    /// The last resourceVersion seen (or the one the watch started from).
+    pub fn resource_version(&self) -> Option<&str> {
+        self.last_rv.as_deref()
+    }
+
+    /// The endpoint serving the watch now.
+    pub fn endpoint(&self) -> &str {
+        &self.serving
+    }
+
+    /// How many times the watch was reopened after a break.
+    pub fn resumes(&self) -> u64 {
+        self.resumes
+    }
+
+    fn reset_idle(&mut self) {
+        let idle = self.client.inner.watch_idle_timeout;
+        let at = tokio::time::Instant::now() + idle;
+        match &mut self.idle {
+            Some(sleep) => sleep.as_mut().reset(at),
+            None => self.idle = Some(Box::pin(tokio::time::sleep_until(at))),
+        }
+    }
+
+    /// Drop the broken stream, demote its endpoint, start reopening.
+    fn resume(&mut self, why: &str) {
+        tracing::debug!(endpoint = %self.serving, rv = ?self.last_rv, why, "resuming a watch on the next API server");
+        self.current = None;
+        self.client.inner.endpoints.demote(&self.serving);
+        self.resumes += 1;
+        let mut params = self.params.clone();
+        if let Some(rv) = &self.last_rv {
+            params.set("resourceVersion", rv);
+        }
+        let mut p = self.template.clone();
+        p.path_and_query.clone_from(&self.path);
+        let query = params.encode();
+        if !query.is_empty() {
+            p.path_and_query.push('?');
+            p.path_and_query.push_str(&query);
+        }
+        let client = self.client.clone();
+        self.reopening = Some(Box::pin(async move {
+            crate::execute::open_at(&client.inner, &p).await
+        }));
+    }
+}
+
+impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
+    type Item = Result<WatchEvent<T>, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if let Some(fut) = &mut this.reopening {
+                match fut.as_mut().poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok((body, origin))) => {
+                        this.reopening = None;
+                        this.serving = origin;
+                        this.current = Some(WatchStream::from_bytes(body).tracking());
+                        this.reset_idle();
+                    }
+                    Poll::Ready(Err(e)) => {
+                        this.reopening = None;
+                        this.done = true;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                }
+            }
+            let Some(current) = &mut this.current else {
+                this.done = true;
+                return Poll::Ready(None);
+            };
+            match current.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(WatchEvent::Error(e)))) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(e.into())));
+                }
+                Poll::Ready(Some(Ok(ev))) => {
+                    if let Some(rv) = current.last_rv.take() {
+                        this.last_rv = Some(rv);
+                    }
+                    this.reset_idle();
+                    return Poll::Ready(Some(Ok(ev)));
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    if e.transport_kind().is_some() {
+                        this.resume("stream error");
+                        continue;
+                    }
+                    this.done = true;
+                    return Poll::Ready(Some(Err(e)));
+                }
+                Poll::Ready(None) => {
+                    if current.broken {
+                        this.resume("stream cut short");
+                        continue;
+                    }
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => {
+                    if let Some(idle) = &mut this.idle
+                        && idle.as_mut().poll(cx).is_ready()
+                    {
+                        this.resume("idle timeout");
+                        continue;
+                    }
+                    return Poll::Pending;
                 }
             }
         }

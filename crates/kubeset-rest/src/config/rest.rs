@@ -5,7 +5,8 @@ use crate::RestConfig;
 
 impl Config {
     /// A [`RestConfig`] with this configuration's server, TLS, credentials,
-    /// impersonation headers, proxy, rate limit, timeout and user agent.
+    /// impersonation headers, proxy, rate limit, timeout, user agent and
+    /// extra failover endpoints ([`RestConfig::with_endpoints`]).
     /// The request layer's other settings keep their defaults.
     pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
         let base = self.cluster_url.as_str().trim_end_matches('/');
@@ -24,6 +25,13 @@ impl Config {
         }
         if let Some(user_agent) = &self.user_agent {
             rest = rest.with_user_agent(user_agent.clone());
+        }
+        if !self.extra_endpoints.is_empty() {
+            rest = rest.with_endpoints(
+                self.extra_endpoints
+                    .iter()
+                    .map(|u| u.as_str().trim_end_matches('/').to_owned()),
+            );
         }
         Ok(rest)
     }
