@@ -1,0 +1,76 @@
+//! [`PartialObjectMetadata`]: an object reduced to its metadata, for caches
+//! that only need names, labels, owners and versions.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use kubeset::Resource;
+use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+/// The `Accept` header that asks the API server for metadata only.
+pub const PARTIAL_METADATA_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// The `Accept` header for lists of metadata only.
+pub const PARTIAL_METADATA_LIST_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/// Only the metadata of an object of kind `K`. Decodes from either a
+/// `PartialObjectMetadata` answer or a full object (other fields are
+/// skipped without being built), and addresses the same resource as `K`.
+#[derive(Serialize, Deserialize)]
+pub struct PartialObjectMetadata<K> {
+    /// The object's metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(skip)]
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> PartialObjectMetadata<K> {
+    /// Wraps metadata.
+    pub fn new(metadata: ObjectMeta) -> Self {
+        PartialObjectMetadata {
+            metadata,
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl<K> Clone for PartialObjectMetadata<K> {
+    fn clone(&self) -> Self {
+        Self::new(self.metadata.clone())
+    }
+}
+
+impl<K> PartialEq for PartialObjectMetadata<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.metadata == other.metadata
+    }
+}
+
+impl<K> fmt::Debug for PartialObjectMetadata<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PartialObjectMetadata")
+            .field("metadata", &self.metadata)
+            .finish()
+    }
+}
+
+impl<K: Resource> Resource for PartialObjectMetadata<K> {
+    const GROUP: &'static str = K::GROUP;
+    const VERSION: &'static str = K::VERSION;
+    const KIND: &'static str = K::KIND;
+    const PLURAL: &'static str = K::PLURAL;
+    const API_VERSION: &'static str = K::API_VERSION;
+    type Scope = K::Scope;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}

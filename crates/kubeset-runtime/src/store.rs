@@ -1,0 +1,592 @@
+//! A local cache of objects, fed by a watcher.
+//!
+//! [`Store<K>`] is the read side (cheap to clone, shared between tasks);
+//! [`Writer<K>`] the single write side that applies watcher [`Event`]s.
+//! Objects are held as `Arc<K>`: readers clone pointers under a read lock
+//! held for a map lookup, never for I/O.
+//!
+//! **Invariant:** the indexes always describe exactly the objects in the
+//! map; every apply, delete and swap updates both under one write lock.
+//!
+//! A relist (`Init` … `InitDone`) builds the new state aside and swaps it in
+//! one step. Objects whose resourceVersion did not change reuse the cached
+//! `Arc`, so during a relist only the changed objects exist twice.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use futures::{Stream, StreamExt as _};
+use kubeset::Resource;
+use tokio::sync::watch;
+
+use crate::watcher::Event;
+
+/// Where an object lives: namespace (none for cluster-scoped kinds) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// The namespace, `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// A key in a namespace.
+    pub fn namespaced(namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            namespace: Some(namespace.to_owned()),
+            name: name.to_owned(),
+        }
+    }
+
+    /// A key of a cluster-scoped object.
+    pub fn cluster(name: &str) -> Self {
+        ObjectKey {
+            namespace: None,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The key of an object (empty name if it has none).
+    pub fn of<K: Resource>(obj: &K) -> Self {
+        let meta = obj.metadata();
+        ObjectKey {
+            namespace: meta.namespace.clone().filter(|ns| !ns.is_empty()),
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{ns}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// An index function: the index values an object is filed under.
+pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+
+struct Index<K> {
+    func: IndexFn<K>,
+    entries: HashMap<String, HashSet<ObjectKey>>,
+}
+
+impl<K> Index<K> {
+    fn add(&mut self, key: &ObjectKey, obj: &K) {
+        for value in (self.func)(obj) {
+            self.entries.entry(value).or_default().insert(key.clone());
+        }
+    }
+
+    fn remove(&mut self, key: &ObjectKey, obj: &K) {
+        for value in (self.func)(obj) {
+            if let Some(set) = self.entries.get_mut(&value) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.entries.remove(&value);
+                }
+            }
+        }
+    }
+}
+
+struct Inner<K> {
+    objects: HashMap<ObjectKey, Arc<K>>,
+    indexes: HashMap<String, Index<K>>,
+}
+
+impl<K> Inner<K> {
+    fn insert(&mut self, key: ObjectKey, obj: Arc<K>) {
+        if let Some(old) = self.objects.get(&key) {
+            for idx in self.indexes.values_mut() {
+                idx.remove(&key, old);
+            }
+        }
+        for idx in self.indexes.values_mut() {
+            idx.add(&key, &obj);
+        }
+        self.objects.insert(key, obj);
+    }
+
+    fn remove(&mut self, key: &ObjectKey) -> Option<Arc<K>> {
+        let old = self.objects.remove(key)?;
+        for idx in self.indexes.values_mut() {
+            idx.remove(key, &old);
+        }
+        Some(old)
+    }
+}
+
+/// The read side of a cache. Clones share the same cache.
+pub struct Store<K> {
+    inner: Arc<RwLock<Inner<K>>>,
+    ready: watch::Receiver<bool>,
+}
+
+impl<K> Clone for Store<K> {
+    fn clone(&self) -> Self {
+        Store {
+            inner: self.inner.clone(),
+            ready: self.ready.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Store<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("len", &self.len())
+            .field("ready", &*self.ready.borrow())
+            .finish()
+    }
+}
+
+impl<K> Store<K> {
+    fn read(&self) -> RwLockReadGuard<'_, Inner<K>> {
+        // A panic while holding the lock cannot leave the maps half
+        // updated in a way readers could not survive; keep serving.
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Inner<K>> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The object at `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
+        self.read().objects.get(key).cloned()
+    }
+
+    /// Every cached object, in no particular order.
+    pub fn state(&self) -> Vec<Arc<K>> {
+        self.read().objects.values().cloned().collect()
+    }
+
+    /// Every key, in no particular order.
+    pub fn keys(&self) -> Vec<ObjectKey> {
+        self.read().objects.keys().cloned().collect()
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.read().objects.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first object matching `pred`.
+    pub fn find(&self, mut pred: impl FnMut(&K) -> bool) -> Option<Arc<K>> {
+        self.read().objects.values().find(|o| pred(o)).cloned()
+    }
+
+    /// Objects filed under `value` in the index `index` (empty when either
+    /// is unknown).
+    pub fn by_index(&self, index: &str, value: &str) -> Vec<Arc<K>> {
+        let inner = self.read();
+        let Some(keys) = inner.indexes.get(index).and_then(|i| i.entries.get(value)) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter_map(|k| inner.objects.get(k).cloned())
+            .collect()
+    }
+
+    /// The values of index `index` that have objects.
+    pub fn index_values(&self, index: &str) -> Vec<String> {
+        self.read()
+            .indexes
+            .get(index)
+            .map(|i| i.entries.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether a first complete state has been swapped in.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// Waits until a first complete state has been swapped in. Returns at
+    /// once if the writer is gone.
+    pub async fn wait_until_ready(&self) {
+        let mut rx = self.ready.clone();
+        let _ = rx.wait_for(|r| *r).await;
+    }
+}
+
+/// Settings of a [`Writer`].
+#[derive(Clone, Default)]
+#[must_use]
+pub struct StoreConfig<K> {
+    drop_managed_fields: bool,
+    indexes: Vec<(String, IndexFn<K>)>,
+}
+
+impl<K> fmt::Debug for StoreConfig<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<_> = self.indexes.iter().map(|(n, _)| n).collect();
+        f.debug_struct("StoreConfig")
+            .field("drop_managed_fields", &self.drop_managed_fields)
+            .field("indexes", &names)
+            .finish()
+    }
+}
+
+/// Name of the index added by [`StoreConfig::index_by_namespace`].
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+impl<K: Resource + 'static> StoreConfig<K> {
+    /// No indexes, `managedFields` kept.
+    pub fn new() -> Self {
+        StoreConfig {
+            drop_managed_fields: false,
+            indexes: Vec::new(),
+        }
+    }
+
+    /// Drop `metadata.managedFields` before caching (often a third of an
+    /// object's size, rarely read by controllers).
+    pub fn drop_managed_fields(mut self) -> Self {
+        self.drop_managed_fields = true;
+        self
+    }
+
+    /// Adds an index named `name` filing each object under the values `f`
+    /// returns.
+    pub fn index(
+        mut self,
+        name: &str,
+        f: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.indexes.push((name.to_owned(), Arc::new(f)));
+        self
+    }
+
+    /// Adds the index [`NAMESPACE_INDEX`] (cluster-scoped objects under `""`).
+    pub fn index_by_namespace(self) -> Self {
+        self.index(NAMESPACE_INDEX, |o: &K| {
+            vec![o.metadata().namespace.clone().unwrap_or_default()]
+        })
+    }
+
+    /// Adds an index named `label:<key>` by the value of label `key`
+    /// (objects without the label are not filed).
+    pub fn index_by_label(self, key: &str) -> Self {
+        let name = label_index(key);
+        let key = key.to_owned();
+        self.index(&name, move |o: &K| {
+            o.metadata()
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(&key))
+                .map(|v| vec![v.clone()])
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// The name of the index added by [`StoreConfig::index_by_label`].
+pub fn label_index(key: &str) -> String {
+    format!("label:{key}")
+}
+
+/// The write side of a cache: applies watcher events.
+pub struct Writer<K> {
+    store: Store<K>,
+    ready: watch::Sender<bool>,
+    drop_managed_fields: bool,
+    /// The state being built during a relist.
+    building: Option<HashMap<ObjectKey, Arc<K>>>,
+}
+
+impl<K> fmt::Debug for Writer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Writer")
+            .field("store", &self.store)
+            .field("building", &self.building.as_ref().map(HashMap::len))
+            .finish()
+    }
+}
+
+impl<K: Resource + 'static> Default for Writer<K> {
+    fn default() -> Self {
+        Self::new(StoreConfig::new())
+    }
+}
+
+impl<K: Resource + 'static> Writer<K> {
+    /// An empty cache with these settings.
+    pub fn new(config: StoreConfig<K>) -> Self {
+        let (tx, rx) = watch::channel(false);
+        let indexes = config
+            .indexes
+            .into_iter()
+            .map(|(name, func)| {
+                (
+                    name,
+                    Index {
+                        func,
+                        entries: HashMap::new(),
+                    },
+                )
+            })
+            .collect();
+        Writer {
+            store: Store {
+                inner: Arc::new(RwLock::new(Inner {
+                    objects: HashMap::new(),
+                    indexes,
+                })),
+                ready: rx,
+            },
+            ready: tx,
+            drop_managed_fields: config.drop_managed_fields,
+            building: None,
+        }
+    }
+
+    /// A read handle on this cache.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    fn prepare(&self, mut obj: K) -> K {
+        if self.drop_managed_fields {
+            obj.metadata_mut().managed_fields = None;
+        }
+        obj
+    }
+
+    /// Applies one event; returns the event with its object as the cached
+    /// `Arc` (the previous cached state for `Delete`, when known).
+    pub fn apply(&mut self, event: Event<K>) -> Event<Arc<K>> {
+        match event {
+            Event::Init => {
+                self.building = Some(HashMap::new());
+                Event::Init
+            }
+            Event::InitApply(obj) => {
+                let obj = self.prepare(obj);
+                let key = ObjectKey::of(&obj);
+                // Reuse the cached Arc when nothing changed: a relist then
+                // holds only the changed objects twice.
+                let cached = self.store.get(&key).filter(|old| {
+                    let rv = old.metadata().resource_version.as_deref();
+                    rv.is_some() && rv == obj.metadata().resource_version.as_deref()
+                });
+                let obj = cached.unwrap_or_else(|| Arc::new(obj));
+                self.building
+                    .get_or_insert_with(HashMap::new)
+                    .insert(key, obj.clone());
+                Event::InitApply(obj)
+            }
+            Event::InitDone => {
+                let objects = self.building.take().unwrap_or_default();
+                self.swap(objects);
+                self.ready.send_replace(true);
+                Event::InitDone
+            }
+            Event::Apply(obj) => {
+                let obj = Arc::new(self.prepare(obj));
+                let key = ObjectKey::of(&*obj);
+                self.store.write().insert(key, obj.clone());
+                Event::Apply(obj)
+            }
+            Event::Delete(obj) => {
+                let key = ObjectKey::of(&obj);
+                let old = self.store.write().remove(&key);
+                Event::Delete(old.unwrap_or_else(|| Arc::new(self.prepare(obj))))
+            }
+        }
+    }
+
+    /// Replaces the whole state; indexes are rebuilt before the lock is
+    /// taken, and the old state is dropped after it is released.
+    fn swap(&mut self, objects: HashMap<ObjectKey, Arc<K>>) {
+        let funcs: Vec<(String, IndexFn<K>)> = self
+            .store
+            .read()
+            .indexes
+            .iter()
+            .map(|(n, i)| (n.clone(), i.func.clone()))
+            .collect();
+        let mut indexes: HashMap<String, Index<K>> = funcs
+            .into_iter()
+            .map(|(name, func)| {
+                (
+                    name,
+                    Index {
+                        func,
+                        entries: HashMap::new(),
+                    },
+                )
+            })
+            .collect();
+        for idx in indexes.values_mut() {
+            for (key, obj) in &objects {
+                idx.add(key, obj);
+            }
+        }
+        let old = {
+            let mut inner = self.store.write();
+            let old_objects = std::mem::replace(&mut inner.objects, objects);
+            let old_indexes = std::mem::replace(&mut inner.indexes, indexes);
+            (old_objects, old_indexes)
+        };
+        drop(old);
+    }
+}
+
+/// Applies every event of `events` to `writer` and passes them on with
+/// their objects as the cached `Arc`s. Errors are passed on untouched.
+pub fn reflector<K, E, S>(
+    mut writer: Writer<K>,
+    events: S,
+) -> impl Stream<Item = Result<Event<Arc<K>>, E>>
+where
+    K: Resource + 'static,
+    S: Stream<Item = Result<Event<K>, E>>,
+{
+    events.map(move |ev| ev.map(|ev| writer.apply(ev)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kubeset::api::core::v1::ConfigMap;
+    use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn cm(ns: &str, name: &str, rv: &str, app: Option<&str>) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                namespace: Some(ns.to_owned()),
+                name: Some(name.to_owned()),
+                resource_version: Some(rv.to_owned()),
+                labels: app.map(|a| [("app".to_owned(), a.to_owned())].into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    fn names(mut v: Vec<Arc<ConfigMap>>) -> Vec<String> {
+        v.sort_by_key(|o| ObjectKey::of(&**o));
+        v.iter().map(|o| ObjectKey::of(&**o).to_string()).collect()
+    }
+
+    fn writer() -> Writer<ConfigMap> {
+        Writer::new(
+            StoreConfig::new()
+                .index_by_namespace()
+                .index_by_label("app")
+                .index("rv", |o: &ConfigMap| {
+                    o.metadata.resource_version.clone().into_iter().collect()
+                }),
+        )
+    }
+
+    #[test]
+    fn indexes_follow_apply_delete_and_swap() {
+        let mut w = writer();
+        let s = w.store();
+        assert!(!s.is_ready());
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("a", "x", "1", Some("web"))));
+        w.apply(Event::InitApply(cm("b", "y", "2", Some("db"))));
+        assert!(s.is_empty(), "nothing visible before InitDone");
+        w.apply(Event::InitDone);
+        assert!(s.is_ready());
+        assert_eq!(names(s.by_index(NAMESPACE_INDEX, "a")), ["a/x"]);
+        assert_eq!(names(s.by_index(&label_index("app"), "web")), ["a/x"]);
+
+        // An update moves the object between index values.
+        w.apply(Event::Apply(cm("a", "x", "3", Some("db"))));
+        assert!(s.by_index(&label_index("app"), "web").is_empty());
+        assert_eq!(names(s.by_index(&label_index("app"), "db")), ["a/x", "b/y"]);
+        assert!(s.by_index("rv", "1").is_empty());
+        assert_eq!(names(s.by_index("rv", "3")), ["a/x"]);
+
+        w.apply(Event::Delete(cm("b", "y", "4", Some("db"))));
+        assert_eq!(names(s.by_index(&label_index("app"), "db")), ["a/x"]);
+        assert!(s.by_index(NAMESPACE_INDEX, "b").is_empty());
+        assert_eq!(s.index_values(NAMESPACE_INDEX), ["a"]);
+
+        // A relist replaces everything, indexes included.
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("c", "z", "5", None)));
+        assert_eq!(s.len(), 1, "old state served until InitDone");
+        w.apply(Event::InitDone);
+        assert_eq!(names(s.state()), ["c/z"]);
+        assert!(s.by_index(&label_index("app"), "db").is_empty());
+        assert_eq!(s.index_values(NAMESPACE_INDEX), ["c"]);
+        assert_eq!(
+            s.get(&ObjectKey::namespaced("c", "z"))
+                .map(|o| o.metadata.resource_version.clone()),
+            Some(Some("5".to_owned()))
+        );
+        assert!(s.by_index("nope", "x").is_empty());
+    }
+
+    #[test]
+    fn relist_reuses_unchanged_objects() {
+        let mut w = writer();
+        let s = w.store();
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("a", "x", "1", None)));
+        w.apply(Event::InitApply(cm("a", "y", "1", None)));
+        w.apply(Event::InitDone);
+        let x = s.get(&ObjectKey::namespaced("a", "x")).unwrap();
+        let y = s.get(&ObjectKey::namespaced("a", "y")).unwrap();
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("a", "x", "1", None)));
+        w.apply(Event::InitApply(cm("a", "y", "2", None)));
+        w.apply(Event::InitDone);
+        assert!(Arc::ptr_eq(
+            &x,
+            &s.get(&ObjectKey::namespaced("a", "x")).unwrap()
+        ));
+        assert!(!Arc::ptr_eq(
+            &y,
+            &s.get(&ObjectKey::namespaced("a", "y")).unwrap()
+        ));
+    }
+
+    #[test]
+    fn drops_managed_fields_when_asked() {
+        let mut obj = cm("a", "x", "1", None);
+        obj.metadata.managed_fields = Some(vec![Default::default()]);
+        let mut keep = Writer::<ConfigMap>::default();
+        keep.apply(Event::Apply(obj.clone()));
+        let mut drop = Writer::new(StoreConfig::new().drop_managed_fields());
+        drop.apply(Event::Apply(obj));
+        let key = ObjectKey::namespaced("a", "x");
+        assert!(
+            keep.store()
+                .get(&key)
+                .unwrap()
+                .metadata
+                .managed_fields
+                .is_some()
+        );
+        assert!(
+            drop.store()
+                .get(&key)
+                .unwrap()
+                .metadata
+                .managed_fields
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn keys_display_like_kubectl() {
+        assert_eq!(ObjectKey::namespaced("ns", "a").to_string(), "ns/a");
+        assert_eq!(ObjectKey::cluster("n1").to_string(), "n1");
+    }
+}

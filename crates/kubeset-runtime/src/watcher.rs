@@ -1,0 +1,552 @@
+//! The watcher: a stream of [`Event`]s that reflects a collection exactly,
+//! across disconnects, expired versions and server restarts.
+//!
+//! One state machine, advanced one event at a time:
+//!
+//! 1. **Initial state**, either by a streaming list (`watch` with
+//!    `sendInitialEvents=true`, ended by a BOOKMARK annotated
+//!    `k8s.io/initial-events-end`) or by a paginated list (`limit`, default
+//!    500, following `continue`). [`InitialList::Auto`] tries streaming first
+//!    and falls back to paging for good when the server rejects it (400/422)
+//!    or answers with events a streaming list cannot contain.
+//! 2. **Watch** from the last resourceVersion with bookmarks and a server
+//!    timeout (`timeoutSeconds`, 290 by default). A clean end or an idle
+//!    guard (no line, not even a bookmark, for longer than the server
+//!    timeout plus a margin) reopens the watch at once from the last version.
+//! 3. **410 Gone** (on open or as an ERROR event) starts over at 1; the
+//!    consumer sees `Init` … `InitDone` again and swaps its state.
+//!
+//! Failures are yielded as `Err` items and the stream carries on after a
+//! backoff ([`Backoff`]: 800 ms doubling to 30 s with jitter, reset after
+//! 2 healthy minutes). The stream never ends on its own.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _, stream};
+use http::HeaderValue;
+use http::header::ACCEPT;
+use kubeset::params::{ListParams, QueryParams as _, WatchParams};
+use kubeset::rest::{Request, Verb};
+use kubeset::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
+use serde::de::DeserializeOwned;
+
+use crate::backoff::Backoff;
+use crate::metadata::{
+    PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMetadata,
+};
+
+/// The annotation on the BOOKMARK that ends a streaming list.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// What happened to the watched collection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<K> {
+    /// A new initial state starts: collect the `InitApply` objects aside.
+    Init,
+    /// One object of the initial state.
+    InitApply(K),
+    /// The initial state is complete: replace the old one with it.
+    InitDone,
+    /// An object was created or changed.
+    Apply(K),
+    /// An object was deleted (its last state).
+    Delete(K),
+}
+
+impl<K> Event<K> {
+    /// The object carried, if any.
+    pub fn object(&self) -> Option<&K> {
+        match self {
+            Event::InitApply(k) | Event::Apply(k) | Event::Delete(k) => Some(k),
+            Event::Init | Event::InitDone => None,
+        }
+    }
+
+    /// The same event with its object mapped.
+    pub fn map<T>(self, f: impl FnOnce(K) -> T) -> Event<T> {
+        match self {
+            Event::Init => Event::Init,
+            Event::InitApply(k) => Event::InitApply(f(k)),
+            Event::InitDone => Event::InitDone,
+            Event::Apply(k) => Event::Apply(f(k)),
+            Event::Delete(k) => Event::Delete(f(k)),
+        }
+    }
+}
+
+/// How the watcher gets the initial state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitialList {
+    /// Streaming list when the server supports it, else paginated list.
+    #[default]
+    Auto,
+    /// Paginated list only.
+    Paginated,
+    /// Streaming list only (errors if the server rejects it).
+    Streaming,
+}
+
+/// Why a watcher step failed. The stream continues after each of these.
+#[derive(Debug, thiserror::Error)]
+pub enum WatcherError {
+    /// A page of the initial list could not be read.
+    #[error("initial list failed")]
+    InitialList {
+        /// The request layer's error.
+        #[source]
+        source: kubeset::Error,
+    },
+    /// A watch (or streaming list) could not be opened.
+    #[error("opening the watch failed")]
+    WatchOpen {
+        /// The request layer's error.
+        #[source]
+        source: kubeset::Error,
+    },
+    /// An open watch broke (cut connection, undecodable line).
+    #[error("the watch stream broke")]
+    WatchStream {
+        /// The request layer's error.
+        #[source]
+        source: kubeset::Error,
+    },
+    /// The server sent an ERROR event other than 410 Gone.
+    #[error("the server ended the watch with an error")]
+    WatchEvent {
+        /// The server's status.
+        #[source]
+        source: ApiError,
+    },
+    /// A streaming list ended before its initial-events-end bookmark.
+    #[error("the streaming list ended before the initial-events-end bookmark")]
+    StreamingListIncomplete,
+}
+
+/// Settings of a watcher.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct WatcherConfig {
+    /// `labelSelector` of both list and watch.
+    pub label_selector: Option<String>,
+    /// `fieldSelector` of both list and watch.
+    pub field_selector: Option<String>,
+    /// Page size of the paginated initial list.
+    pub page_size: u32,
+    /// How the initial state is read.
+    pub initial_list: InitialList,
+    /// `timeoutSeconds` of each watch request.
+    pub timeout_seconds: u32,
+    /// Reopen a watch that sent nothing (not even a bookmark) for this long.
+    pub idle_timeout: Duration,
+    /// Delay schedule after failures.
+    pub backoff: Backoff,
+}
+
+impl Default for WatcherConfig {
+    /// Pages of 500, streaming list when supported, 290 s server timeout,
+    /// 320 s idle guard, client-go's backoff.
+    fn default() -> Self {
+        WatcherConfig {
+            label_selector: None,
+            field_selector: None,
+            page_size: 500,
+            initial_list: InitialList::Auto,
+            timeout_seconds: 290,
+            idle_timeout: Duration::from_secs(320),
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+impl WatcherConfig {
+    /// Filters by a label selector.
+    pub fn labels(mut self, selector: &str) -> Self {
+        self.label_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Filters by a field selector.
+    pub fn fields(mut self, selector: &str) -> Self {
+        self.field_selector = Some(selector.to_owned());
+        self
+    }
+
+    /// Sets the page size of paginated lists (at least 1).
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// Chooses how the initial state is read.
+    pub fn initial_list(mut self, how: InitialList) -> Self {
+        self.initial_list = how;
+        self
+    }
+
+    /// Sets the server-side watch timeout and an idle guard `margin` above it.
+    pub fn timeout(mut self, seconds: u32, margin: Duration) -> Self {
+        self.timeout_seconds = seconds.max(1);
+        self.idle_timeout = Duration::from_secs(u64::from(self.timeout_seconds)) + margin;
+        self
+    }
+
+    /// Sets the idle guard alone.
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
+        self
+    }
+
+    /// Sets the backoff schedule.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+}
+
+/// Watches every object of `api` (see the module docs).
+pub fn watcher<K>(
+    api: Api<K>,
+    config: WatcherConfig,
+) -> impl Stream<Item = Result<Event<K>, WatcherError>> + Send + 'static
+where
+    K: Resource + DeserializeOwned + Send + 'static,
+{
+    run(api, config, false)
+}
+
+/// Watches only the metadata of the objects of `api`, asking the server for
+/// `PartialObjectMetadata` (servers that ignore the header send full objects,
+/// which are decoded into metadata alone all the same).
+pub fn metadata_watcher<K>(
+    api: Api<K>,
+    config: WatcherConfig,
+) -> impl Stream<Item = Result<Event<PartialObjectMetadata<K>>, WatcherError>> + Send + 'static
+where
+    K: Resource + Send + 'static,
+{
+    let api: Api<PartialObjectMetadata<K>> = retype(&api);
+    run(api, config, true)
+}
+
+/// The same API (client, URL) decoding into another type.
+pub(crate) fn retype<K: Resource, T>(api: &Api<K>) -> Api<T> {
+    Api::dynamic(
+        api.client().clone(),
+        &kubeset::dynamic::ApiResource::of::<K>(),
+        api.namespace(),
+    )
+}
+
+fn run<T>(
+    api: Api<T>,
+    config: WatcherConfig,
+    metadata_only: bool,
+) -> impl Stream<Item = Result<Event<T>, WatcherError>> + Send + 'static
+where
+    T: Resource + DeserializeOwned + Send + 'static,
+{
+    let backoff = config.backoff.clone();
+    let state = State {
+        api,
+        streaming: match config.initial_list {
+            InitialList::Paginated => Support::No,
+            InitialList::Auto => Support::Unknown,
+            InitialList::Streaming => Support::Yes,
+        },
+        config,
+        metadata_only,
+        phase: Phase::Start,
+        pending: VecDeque::new(),
+        resource_version: String::new(),
+        delay: None,
+        backoff,
+    };
+    stream::unfold(state, |mut s| async move {
+        let item = s.step().await;
+        Some((item, s))
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Support {
+    Unknown,
+    Yes,
+    No,
+}
+
+enum Phase<T> {
+    /// Begin a new initial state.
+    Start,
+    /// Paginated list in progress; the next page's token.
+    Listing(Option<String>),
+    /// Streaming list in progress.
+    InitStream(WatchStream<T>),
+    /// Watching; `None` until (re)opened.
+    Watch(Option<WatchStream<T>>),
+}
+
+struct State<T> {
+    api: Api<T>,
+    config: WatcherConfig,
+    metadata_only: bool,
+    streaming: Support,
+    phase: Phase<T>,
+    pending: VecDeque<Event<T>>,
+    resource_version: String,
+    delay: Option<Duration>,
+    backoff: Backoff,
+}
+
+enum Next<T> {
+    Line(Result<WatchEvent<T>, kubeset::Error>),
+    End,
+    Idle,
+}
+
+async fn next_line<T: DeserializeOwned>(idle: Duration, stream: &mut WatchStream<T>) -> Next<T> {
+    match tokio::time::timeout(idle, stream.next()).await {
+        Ok(Some(line)) => Next::Line(line),
+        Ok(None) => Next::End,
+        Err(_) => Next::Idle,
+    }
+}
+
+fn resource_version<T: Resource>(obj: &T) -> Option<&str> {
+    obj.metadata()
+        .resource_version
+        .as_deref()
+        .filter(|rv| !rv.is_empty())
+}
+
+fn rejects_streaming(e: &ApiError) -> bool {
+    e.is_bad_request() || e.is_invalid()
+}
+
+impl<T> State<T>
+where
+    T: Resource + DeserializeOwned + Send + 'static,
+{
+    fn fail(&mut self, err: WatcherError) -> Result<Event<T>, WatcherError> {
+        self.delay = Some(self.backoff.next_delay());
+        tracing::debug!(error = %err, "watcher step failed; backing off");
+        Err(err)
+    }
+
+    fn request(&self, accept: &'static str) -> Request {
+        let req = self.api.request(Verb::Get, None);
+        if self.metadata_only {
+            req.header(ACCEPT, HeaderValue::from_static(accept))
+        } else {
+            req
+        }
+    }
+
+    fn watch_params(&self) -> WatchParams {
+        WatchParams {
+            label_selector: self.config.label_selector.clone(),
+            field_selector: self.config.field_selector.clone(),
+            timeout_seconds: Some(self.config.timeout_seconds),
+            bookmarks: true,
+            send_initial_events: false,
+        }
+    }
+
+    fn watch_request(&self, params: &WatchParams, rv: &str) -> Request {
+        let mut pairs = Vec::new();
+        params.watch_pairs(rv, &mut pairs);
+        let mut req = self.request(PARTIAL_METADATA_ACCEPT);
+        for (k, v) in pairs {
+            req = req.param(k, v);
+        }
+        req
+    }
+
+    fn list_request(&self, token: Option<&str>) -> Request {
+        let params = ListParams {
+            label_selector: self.config.label_selector.clone(),
+            field_selector: self.config.field_selector.clone(),
+            limit: Some(self.config.page_size),
+            continue_token: token.map(str::to_owned),
+            ..ListParams::default()
+        };
+        let mut pairs = Vec::new();
+        params.query_pairs(&mut pairs);
+        let mut req = self.request(PARTIAL_METADATA_LIST_ACCEPT);
+        for (k, v) in pairs {
+            req = req.param(k, v);
+        }
+        req
+    }
+
+    /// Advances until there is an event or an error to yield.
+    async fn step(&mut self) -> Result<Event<T>, WatcherError> {
+        loop {
+            if let Some(ev) = self.pending.pop_front() {
+                return Ok(ev);
+            }
+            if let Some(d) = self.delay.take() {
+                tokio::time::sleep(d).await;
+            }
+            match std::mem::replace(&mut self.phase, Phase::Start) {
+                Phase::Start => {
+                    if self.streaming == Support::No {
+                        self.phase = Phase::Listing(None);
+                        return Ok(Event::Init);
+                    }
+                    let params = WatchParams {
+                        send_initial_events: true,
+                        ..self.watch_params()
+                    };
+                    match self.watch_request(&params, "").watch::<T>().await {
+                        Ok(stream) => {
+                            self.phase = Phase::InitStream(stream);
+                            return Ok(Event::Init);
+                        }
+                        Err(e)
+                            if self.streaming == Support::Unknown
+                                && e.api_error().is_some_and(rejects_streaming) =>
+                        {
+                            tracing::debug!(error = %e, "streaming list rejected; paginated lists from now on");
+                            self.streaming = Support::No;
+                        }
+                        Err(source) => return self.fail(WatcherError::WatchOpen { source }),
+                    }
+                }
+                Phase::Listing(token) => match self
+                    .list_request(token.as_deref())
+                    .send_json::<List<T>>()
+                    .await
+                {
+                    Ok(page) => {
+                        self.pending
+                            .extend(page.items.into_iter().map(Event::InitApply));
+                        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                            Some(next) => self.phase = Phase::Listing(Some(next)),
+                            None => {
+                                self.resource_version =
+                                    page.metadata.resource_version.unwrap_or_default();
+                                self.pending.push_back(Event::InitDone);
+                                self.phase = Phase::Watch(None);
+                            }
+                        }
+                    }
+                    Err(e) if e.is_gone() => {
+                        // The continue token expired: list again from scratch.
+                        self.phase = Phase::Start;
+                    }
+                    Err(source) => {
+                        self.phase = Phase::Start;
+                        return self.fail(WatcherError::InitialList { source });
+                    }
+                },
+                Phase::InitStream(mut stream) => {
+                    match next_line(self.config.idle_timeout, &mut stream).await {
+                        Next::Line(Ok(WatchEvent::Added(obj))) => {
+                            self.phase = Phase::InitStream(stream);
+                            return Ok(Event::InitApply(obj));
+                        }
+                        Next::Line(Ok(WatchEvent::Bookmark(obj))) => {
+                            let end = obj
+                                .metadata()
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.get(INITIAL_EVENTS_END))
+                                .is_some_and(|v| v == "true");
+                            if end {
+                                self.streaming = Support::Yes;
+                                if let Some(rv) = resource_version(&obj) {
+                                    self.resource_version = rv.to_owned();
+                                }
+                                self.phase = Phase::Watch(Some(stream));
+                                return Ok(Event::InitDone);
+                            }
+                            self.phase = Phase::InitStream(stream);
+                        }
+                        Next::Line(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_))) => {
+                            // Not a streaming list: the server ignored sendInitialEvents.
+                            if self.streaming == Support::Unknown {
+                                self.streaming = Support::No;
+                            }
+                            self.phase = Phase::Start;
+                        }
+                        Next::Line(Ok(WatchEvent::Error(e))) => {
+                            self.phase = Phase::Start;
+                            if e.is_gone() {
+                                continue;
+                            }
+                            if self.streaming == Support::Unknown && rejects_streaming(&e) {
+                                self.streaming = Support::No;
+                                continue;
+                            }
+                            return self.fail(WatcherError::WatchEvent { source: e });
+                        }
+                        Next::Line(Err(source)) => {
+                            return self.fail(WatcherError::WatchStream { source });
+                        }
+                        Next::End | Next::Idle => {
+                            // Ended before the initial-events-end bookmark.
+                            if self.streaming == Support::Unknown {
+                                self.streaming = Support::No;
+                                continue;
+                            }
+                            return self.fail(WatcherError::StreamingListIncomplete);
+                        }
+                    }
+                }
+                Phase::Watch(None) => {
+                    let params = self.watch_params();
+                    let rv = self.resource_version.clone();
+                    match self.watch_request(&params, &rv).watch::<T>().await {
+                        Ok(stream) => self.phase = Phase::Watch(Some(stream)),
+                        Err(e) if e.is_gone() => self.phase = Phase::Start,
+                        Err(source) => {
+                            self.phase = Phase::Watch(None);
+                            return self.fail(WatcherError::WatchOpen { source });
+                        }
+                    }
+                }
+                Phase::Watch(Some(mut stream)) => {
+                    let line = next_line(self.config.idle_timeout, &mut stream).await;
+                    self.phase = Phase::Watch(Some(stream));
+                    match line {
+                        Next::Line(Ok(ev)) => {
+                            let (out, rv) = match ev {
+                                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                                    let rv = resource_version(&obj).map(str::to_owned);
+                                    (Some(Event::Apply(obj)), rv)
+                                }
+                                WatchEvent::Deleted(obj) => {
+                                    let rv = resource_version(&obj).map(str::to_owned);
+                                    (Some(Event::Delete(obj)), rv)
+                                }
+                                WatchEvent::Bookmark(obj) => {
+                                    (None, resource_version(&obj).map(str::to_owned))
+                                }
+                                WatchEvent::Error(e) => {
+                                    if e.is_gone() {
+                                        self.phase = Phase::Start;
+                                        continue;
+                                    }
+                                    self.phase = Phase::Watch(None);
+                                    return self.fail(WatcherError::WatchEvent { source: e });
+                                }
+                            };
+                            if let Some(rv) = rv {
+                                self.resource_version = rv;
+                            }
+                            if let Some(out) = out {
+                                return Ok(out);
+                            }
+                        }
+                        Next::Line(Err(source)) => {
+                            self.phase = Phase::Watch(None);
+                            return self.fail(WatcherError::WatchStream { source });
+                        }
+                        Next::End | Next::Idle => self.phase = Phase::Watch(None),
+                    }
+                }
+            }
+        }
+    }
+}
