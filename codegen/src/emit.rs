@@ -140,15 +140,22 @@ fn field_tokens(ir: &Ir, f: &Field, derive_serialize: bool) -> TokenStream {
         let json = &f.json;
         serde_args.push(quote!(rename = #json));
     }
+    let float = f.ty == Ty::F64 && derive_serialize;
     if f.required {
         serde_args.push(quote!(
             default,
             deserialize_with = "crate::serde_util::null_as_default"
         ));
+        if float {
+            serde_args.push(quote!(serialize_with = "crate::serde_util::go_f64"));
+        }
     } else {
         ty = quote!(Option<#ty>);
         if derive_serialize {
             serde_args.push(quote!(skip_serializing_if = "Option::is_none"));
+        }
+        if float {
+            serde_args.push(quote!(serialize_with = "crate::serde_util::go_f64_opt"));
         }
     }
     let serde = if serde_args.is_empty() {
@@ -182,12 +189,20 @@ fn serialize_with_type_meta(t: &TypeDef, fields: &[Field]) -> TokenStream {
     let writes = fields.iter().map(|f| {
         let n = ident(&f.rust);
         let json = &f.json;
+        let value = if f.ty == Ty::F64 {
+            quote!(&crate::serde_util::GoFloat(*value))
+        } else {
+            quote!(value)
+        };
         if f.required {
-            quote!(state.serialize_field(#json, &self.#n)?;)
+            quote! {
+                let value = &self.#n;
+                state.serialize_field(#json, #value)?;
+            }
         } else {
             quote! {
                 match &self.#n {
-                    Some(value) => state.serialize_field(#json, value)?,
+                    Some(value) => state.serialize_field(#json, #value)?,
                     None => state.skip_field(#json)?,
                 }
             }

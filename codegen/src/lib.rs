@@ -11,6 +11,7 @@
 
 pub mod emit;
 pub mod error;
+pub mod examples;
 pub mod ir;
 pub mod names;
 pub mod spec;
@@ -104,7 +105,8 @@ pub fn load(dir: &Path, format: InputFormat) -> Result<spec::Input, CodegenError
     Ok(input)
 }
 
-/// Lowers and emits: the whole generated content of `kubeset-api`.
+/// Lowers (with every fixup) and emits: the whole generated content of
+/// `kubeset-api`.
 pub fn generate(input: spec::Input, spec_label: &str) -> Result<Output, CodegenError> {
     let ir = ir::lower(input)?;
     emit::emit(&ir, spec_label)

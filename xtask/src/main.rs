@@ -5,6 +5,8 @@
 //! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.33 (v3
 //!   input only) and v1.34 (v2 input only) into a temporary crate and
 //!   `cargo check` it with every feature.
+//! - `cargo xtask fixtures [--specs DIR]`: rewrite the generated
+//!   round-trip fixtures of `kubeset-api` (one full object per resource kind).
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
 //!   specs from upstream and check them against `specs/<version>.sha256`.
 
@@ -30,6 +32,7 @@ fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask codegen [--check] [--specs DIR]\n       \
          cargo xtask codegen-compat [--specs DIR]\n       \
+         cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]"
     );
     ExitCode::from(2)
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
     let result = match positional.first().map(String::as_str) {
         Some("codegen") => codegen::run(&specs_root(specs), check),
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
+        Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("fetch-specs") => match positional.get(1) {
             Some(version) => fetch::run(version, dest.unwrap_or_else(|| specs_root(specs))),
             None => return usage(),

@@ -49,9 +49,12 @@ impl Default for FieldsV1 {
     }
 }
 
+/// Equal when the JSON is equal; the texts are compared first and parsed
+/// only when they differ (whitespace, key order).
 impl PartialEq for FieldsV1 {
     fn eq(&self, other: &Self) -> bool {
         self.0.get() == other.0.get()
+            || matches!((self.to_value(), other.to_value()), (Ok(a), Ok(b)) if a == b)
     }
 }
 
@@ -89,6 +92,11 @@ mod tests {
         let g: FieldsV1 = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(g.to_value().unwrap(), v);
         assert_eq!(FieldsV1::default().as_json(), "{}");
+        let spaced =
+            FieldsV1::from_json("{ \"f:metadata\" : { \"f:labels\": {\".\":{},\"f:app\":{}} } }")
+                .unwrap();
+        assert_eq!(spaced, f);
+        assert_ne!(FieldsV1::from_json("{\"f:spec\":{}}").unwrap(), f);
         assert!(FieldsV1::from_json("{").is_err());
     }
 }

@@ -32,7 +32,8 @@ impl serde::Serialize for ValidatingAdmissionPolicyBinding {
             .serialize_struct("ValidatingAdmissionPolicyBinding", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingAdmissionPolicyBinding")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

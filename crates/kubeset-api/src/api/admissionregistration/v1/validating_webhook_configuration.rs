@@ -26,7 +26,8 @@ impl serde::Serialize for ValidatingWebhookConfiguration {
             .serialize_struct("ValidatingWebhookConfiguration", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingWebhookConfiguration")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.webhooks {
             Some(value) => state.serialize_field("webhooks", value)?,
             None => state.skip_field("webhooks")?,

@@ -21,8 +21,10 @@ impl serde::Serialize for ValidatingWebhookConfigurationList {
             .serialize_struct("ValidatingWebhookConfigurationList", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingWebhookConfigurationList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -21,8 +21,10 @@ impl serde::Serialize for MutatingAdmissionPolicyBindingList {
             .serialize_struct("MutatingAdmissionPolicyBindingList", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "MutatingAdmissionPolicyBindingList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -32,7 +32,8 @@ impl serde::Serialize for MutatingAdmissionPolicyBinding {
             .serialize_struct("MutatingAdmissionPolicyBinding", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1beta1")?;
         state.serialize_field("kind", "MutatingAdmissionPolicyBinding")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

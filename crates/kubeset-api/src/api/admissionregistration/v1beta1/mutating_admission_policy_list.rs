@@ -18,8 +18,10 @@ impl serde::Serialize for MutatingAdmissionPolicyList {
         let mut state = serializer.serialize_struct("MutatingAdmissionPolicyList", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1beta1")?;
         state.serialize_field("kind", "MutatingAdmissionPolicyList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

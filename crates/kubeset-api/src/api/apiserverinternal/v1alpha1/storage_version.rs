@@ -29,9 +29,12 @@ impl serde::Serialize for StorageVersion {
         let mut state = serializer.serialize_struct("StorageVersion", len)?;
         state.serialize_field("apiVersion", "internal.apiserver.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "StorageVersion")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
-        state.serialize_field("status", &self.status)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
+        let value = &self.status;
+        state.serialize_field("status", value)?;
         state.end()
     }
 }

@@ -18,8 +18,10 @@ impl serde::Serialize for StorageVersionList {
         let mut state = serializer.serialize_struct("StorageVersionList", len)?;
         state.serialize_field("apiVersion", "internal.apiserver.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "StorageVersionList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -32,8 +32,10 @@ impl serde::Serialize for ControllerRevision {
             Some(value) => state.serialize_field("data", value)?,
             None => state.skip_field("data")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("revision", &self.revision)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.revision;
+        state.serialize_field("revision", value)?;
         state.end()
     }
 }

@@ -18,8 +18,10 @@ impl serde::Serialize for DeploymentList {
         let mut state = serializer.serialize_struct("DeploymentList", len)?;
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "DeploymentList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

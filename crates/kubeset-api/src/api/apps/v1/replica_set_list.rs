@@ -18,8 +18,10 @@ impl serde::Serialize for ReplicaSetList {
         let mut state = serializer.serialize_struct("ReplicaSetList", len)?;
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "ReplicaSetList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -25,7 +25,8 @@ impl serde::Serialize for SelfSubjectReview {
         let mut state = serializer.serialize_struct("SelfSubjectReview", len)?;
         state.serialize_field("apiVersion", "authentication.k8s.io/v1")?;
         state.serialize_field("kind", "SelfSubjectReview")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.status {
             Some(value) => state.serialize_field("status", value)?,
             None => state.skip_field("status")?,

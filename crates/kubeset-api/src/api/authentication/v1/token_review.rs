@@ -28,8 +28,10 @@ impl serde::Serialize for TokenReview {
         let mut state = serializer.serialize_struct("TokenReview", len)?;
         state.serialize_field("apiVersion", "authentication.k8s.io/v1")?;
         state.serialize_field("kind", "TokenReview")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         match &self.status {
             Some(value) => state.serialize_field("status", value)?,
             None => state.skip_field("status")?,

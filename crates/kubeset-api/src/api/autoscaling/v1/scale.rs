@@ -20,7 +20,8 @@ impl serde::Serialize for Scale {
         let mut state = serializer.serialize_struct("Scale", len)?;
         state.serialize_field("apiVersion", "autoscaling/v1")?;
         state.serialize_field("kind", "Scale")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

@@ -18,8 +18,10 @@ impl serde::Serialize for HorizontalPodAutoscalerList {
         let mut state = serializer.serialize_struct("HorizontalPodAutoscalerList", len)?;
         state.serialize_field("apiVersion", "autoscaling/v2")?;
         state.serialize_field("kind", "HorizontalPodAutoscalerList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -19,8 +19,10 @@ impl serde::Serialize for CertificateSigningRequestList {
             .serialize_struct("CertificateSigningRequestList", len)?;
         state.serialize_field("apiVersion", "certificates.k8s.io/v1")?;
         state.serialize_field("kind", "CertificateSigningRequestList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -30,8 +30,10 @@ impl serde::Serialize for ClusterTrustBundle {
         let mut state = serializer.serialize_struct("ClusterTrustBundle", len)?;
         state.serialize_field("apiVersion", "certificates.k8s.io/v1beta1")?;
         state.serialize_field("kind", "ClusterTrustBundle")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

@@ -25,7 +25,8 @@ impl serde::Serialize for LeaseCandidate {
         let mut state = serializer.serialize_struct("LeaseCandidate", len)?;
         state.serialize_field("apiVersion", "coordination.k8s.io/v1alpha2")?;
         state.serialize_field("kind", "LeaseCandidate")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

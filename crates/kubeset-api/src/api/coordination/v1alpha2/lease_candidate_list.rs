@@ -18,8 +18,10 @@ impl serde::Serialize for LeaseCandidateList {
         let mut state = serializer.serialize_struct("LeaseCandidateList", len)?;
         state.serialize_field("apiVersion", "coordination.k8s.io/v1alpha2")?;
         state.serialize_field("kind", "LeaseCandidateList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -26,8 +26,10 @@ impl serde::Serialize for Binding {
         let mut state = serializer.serialize_struct("Binding", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Binding")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("target", &self.target)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.target;
+        state.serialize_field("target", value)?;
         state.end()
     }
 }

@@ -29,7 +29,8 @@ impl serde::Serialize for ComponentStatus {
             Some(value) => state.serialize_field("conditions", value)?,
             None => state.skip_field("conditions")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -43,7 +43,8 @@ impl serde::Serialize for ConfigMap {
             Some(value) => state.serialize_field("immutable", value)?,
             None => state.skip_field("immutable")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -41,7 +41,8 @@ impl serde::Serialize for Endpoints {
         let mut state = serializer.serialize_struct("Endpoints", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Endpoints")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.subsets {
             Some(value) => state.serialize_field("subsets", value)?,
             None => state.skip_field("subsets")?,

@@ -87,7 +87,8 @@ impl serde::Serialize for Event {
             Some(value) => state.serialize_field("firstTimestamp", value)?,
             None => state.skip_field("firstTimestamp")?,
         }
-        state.serialize_field("involvedObject", &self.involved_object)?;
+        let value = &self.involved_object;
+        state.serialize_field("involvedObject", value)?;
         match &self.last_timestamp {
             Some(value) => state.serialize_field("lastTimestamp", value)?,
             None => state.skip_field("lastTimestamp")?,
@@ -96,7 +97,8 @@ impl serde::Serialize for Event {
             Some(value) => state.serialize_field("message", value)?,
             None => state.skip_field("message")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.reason {
             Some(value) => state.serialize_field("reason", value)?,
             None => state.skip_field("reason")?,

@@ -28,7 +28,8 @@ impl serde::Serialize for Namespace {
         let mut state = serializer.serialize_struct("Namespace", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Namespace")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

@@ -25,7 +25,8 @@ impl serde::Serialize for PodTemplate {
         let mut state = serializer.serialize_struct("PodTemplate", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "PodTemplate")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.template {
             Some(value) => state.serialize_field("template", value)?,
             None => state.skip_field("template")?,

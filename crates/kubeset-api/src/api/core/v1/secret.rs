@@ -44,7 +44,8 @@ impl serde::Serialize for Secret {
             Some(value) => state.serialize_field("immutable", value)?,
             None => state.skip_field("immutable")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.string_data {
             Some(value) => state.serialize_field("stringData", value)?,
             None => state.skip_field("stringData")?,

@@ -41,7 +41,8 @@ impl serde::Serialize for ServiceAccount {
             Some(value) => state.serialize_field("imagePullSecrets", value)?,
             None => state.skip_field("imagePullSecrets")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.secrets {
             Some(value) => state.serialize_field("secrets", value)?,
             None => state.skip_field("secrets")?,

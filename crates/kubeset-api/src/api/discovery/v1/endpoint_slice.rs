@@ -35,9 +35,12 @@ impl serde::Serialize for EndpointSlice {
         let mut state = serializer.serialize_struct("EndpointSlice", len)?;
         state.serialize_field("apiVersion", "discovery.k8s.io/v1")?;
         state.serialize_field("kind", "EndpointSlice")?;
-        state.serialize_field("addressType", &self.address_type)?;
-        state.serialize_field("endpoints", &self.endpoints)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.address_type;
+        state.serialize_field("addressType", value)?;
+        let value = &self.endpoints;
+        state.serialize_field("endpoints", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.ports {
             Some(value) => state.serialize_field("ports", value)?,
             None => state.skip_field("ports")?,

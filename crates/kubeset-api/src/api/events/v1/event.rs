@@ -97,7 +97,8 @@ impl serde::Serialize for Event {
             Some(value) => state.serialize_field("eventTime", value)?,
             None => state.skip_field("eventTime")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.note {
             Some(value) => state.serialize_field("note", value)?,
             None => state.skip_field("note")?,

@@ -28,7 +28,8 @@ impl serde::Serialize for FlowSchema {
         let mut state = serializer.serialize_struct("FlowSchema", len)?;
         state.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
         state.serialize_field("kind", "FlowSchema")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

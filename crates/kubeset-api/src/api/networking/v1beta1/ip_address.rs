@@ -25,7 +25,8 @@ impl serde::Serialize for IPAddress {
         let mut state = serializer.serialize_struct("IPAddress", len)?;
         state.serialize_field("apiVersion", "networking.k8s.io/v1beta1")?;
         state.serialize_field("kind", "IPAddress")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

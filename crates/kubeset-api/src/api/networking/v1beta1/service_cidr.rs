@@ -28,7 +28,8 @@ impl serde::Serialize for ServiceCIDR {
         let mut state = serializer.serialize_struct("ServiceCIDR", len)?;
         state.serialize_field("apiVersion", "networking.k8s.io/v1beta1")?;
         state.serialize_field("kind", "ServiceCIDR")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

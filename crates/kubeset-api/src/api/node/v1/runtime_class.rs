@@ -32,8 +32,10 @@ impl serde::Serialize for RuntimeClass {
         let mut state = serializer.serialize_struct("RuntimeClass", len)?;
         state.serialize_field("apiVersion", "node.k8s.io/v1")?;
         state.serialize_field("kind", "RuntimeClass")?;
-        state.serialize_field("handler", &self.handler)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.handler;
+        state.serialize_field("handler", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.overhead {
             Some(value) => state.serialize_field("overhead", value)?,
             None => state.skip_field("overhead")?,

@@ -22,7 +22,8 @@ impl serde::Serialize for Eviction {
             Some(value) => state.serialize_field("deleteOptions", value)?,
             None => state.skip_field("deleteOptions")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

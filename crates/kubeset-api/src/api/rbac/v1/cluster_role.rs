@@ -33,7 +33,8 @@ impl serde::Serialize for ClusterRole {
             Some(value) => state.serialize_field("aggregationRule", value)?,
             None => state.skip_field("aggregationRule")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.rules {
             Some(value) => state.serialize_field("rules", value)?,
             None => state.skip_field("rules")?,

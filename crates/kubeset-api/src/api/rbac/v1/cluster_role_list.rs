@@ -18,8 +18,10 @@ impl serde::Serialize for ClusterRoleList {
         let mut state = serializer.serialize_struct("ClusterRoleList", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "ClusterRoleList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -25,7 +25,8 @@ impl serde::Serialize for Role {
         let mut state = serializer.serialize_struct("Role", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "Role")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.rules {
             Some(value) => state.serialize_field("rules", value)?,
             None => state.skip_field("rules")?,

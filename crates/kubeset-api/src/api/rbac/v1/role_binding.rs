@@ -32,8 +32,10 @@ impl serde::Serialize for RoleBinding {
         let mut state = serializer.serialize_struct("RoleBinding", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "RoleBinding")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("roleRef", &self.role_ref)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.role_ref;
+        state.serialize_field("roleRef", value)?;
         match &self.subjects {
             Some(value) => state.serialize_field("subjects", value)?,
             None => state.skip_field("subjects")?,

@@ -32,8 +32,10 @@ impl serde::Serialize for DeviceClass {
         let mut state = serializer.serialize_struct("DeviceClass", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1")?;
         state.serialize_field("kind", "DeviceClass")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

@@ -18,8 +18,10 @@ impl serde::Serialize for DeviceTaintRuleList {
         let mut state = serializer.serialize_struct("DeviceTaintRuleList", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1alpha3")?;
         state.serialize_field("kind", "DeviceTaintRuleList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -38,8 +38,10 @@ impl serde::Serialize for ResourceSlice {
         let mut state = serializer.serialize_struct("ResourceSlice", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1beta1")?;
         state.serialize_field("kind", "ResourceSlice")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

@@ -30,8 +30,10 @@ impl serde::Serialize for ResourceClaim {
         let mut state = serializer.serialize_struct("ResourceClaim", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1beta2")?;
         state.serialize_field("kind", "ResourceClaim")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         match &self.status {
             Some(value) => state.serialize_field("status", value)?,
             None => state.skip_field("status")?,

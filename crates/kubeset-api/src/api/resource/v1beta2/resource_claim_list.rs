@@ -18,8 +18,10 @@ impl serde::Serialize for ResourceClaimList {
         let mut state = serializer.serialize_struct("ResourceClaimList", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1beta2")?;
         state.serialize_field("kind", "ResourceClaimList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

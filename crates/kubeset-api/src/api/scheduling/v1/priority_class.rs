@@ -44,12 +44,14 @@ impl serde::Serialize for PriorityClass {
             Some(value) => state.serialize_field("globalDefault", value)?,
             None => state.skip_field("globalDefault")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.preemption_policy {
             Some(value) => state.serialize_field("preemptionPolicy", value)?,
             None => state.skip_field("preemptionPolicy")?,
         }
-        state.serialize_field("value", &self.value)?;
+        let value = &self.value;
+        state.serialize_field("value", value)?;
         state.end()
     }
 }

@@ -26,8 +26,10 @@ impl serde::Serialize for Workload {
         let mut state = serializer.serialize_struct("Workload", len)?;
         state.serialize_field("apiVersion", "scheduling.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "Workload")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

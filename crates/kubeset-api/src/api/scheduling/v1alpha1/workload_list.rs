@@ -18,8 +18,10 @@ impl serde::Serialize for WorkloadList {
         let mut state = serializer.serialize_struct("WorkloadList", len)?;
         state.serialize_field("apiVersion", "scheduling.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "WorkloadList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

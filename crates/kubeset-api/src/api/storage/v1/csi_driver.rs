@@ -26,8 +26,10 @@ impl serde::Serialize for CSIDriver {
         let mut state = serializer.serialize_struct("CSIDriver", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "CSIDriver")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

@@ -26,8 +26,10 @@ impl serde::Serialize for CSINode {
         let mut state = serializer.serialize_struct("CSINode", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "CSINode")?;
-        state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("spec", &self.spec)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
+        let value = &self.spec;
+        state.serialize_field("spec", value)?;
         state.end()
     }
 }

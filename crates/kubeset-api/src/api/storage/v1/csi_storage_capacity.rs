@@ -64,12 +64,14 @@ impl serde::Serialize for CSIStorageCapacity {
             Some(value) => state.serialize_field("maximumVolumeSize", value)?,
             None => state.skip_field("maximumVolumeSize")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.node_topology {
             Some(value) => state.serialize_field("nodeTopology", value)?,
             None => state.skip_field("nodeTopology")?,
         }
-        state.serialize_field("storageClassName", &self.storage_class_name)?;
+        let value = &self.storage_class_name;
+        state.serialize_field("storageClassName", value)?;
         state.end()
     }
 }

@@ -58,7 +58,8 @@ impl serde::Serialize for StorageClass {
             Some(value) => state.serialize_field("allowedTopologies", value)?,
             None => state.skip_field("allowedTopologies")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.mount_options {
             Some(value) => state.serialize_field("mountOptions", value)?,
             None => state.skip_field("mountOptions")?,
@@ -67,7 +68,8 @@ impl serde::Serialize for StorageClass {
             Some(value) => state.serialize_field("parameters", value)?,
             None => state.skip_field("parameters")?,
         }
-        state.serialize_field("provisioner", &self.provisioner)?;
+        let value = &self.provisioner;
+        state.serialize_field("provisioner", value)?;
         match &self.reclaim_policy {
             Some(value) => state.serialize_field("reclaimPolicy", value)?,
             None => state.skip_field("reclaimPolicy")?,

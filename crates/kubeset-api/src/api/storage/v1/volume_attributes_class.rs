@@ -34,8 +34,10 @@ impl serde::Serialize for VolumeAttributesClass {
         let mut state = serializer.serialize_struct("VolumeAttributesClass", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "VolumeAttributesClass")?;
-        state.serialize_field("driverName", &self.driver_name)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.driver_name;
+        state.serialize_field("driverName", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.parameters {
             Some(value) => state.serialize_field("parameters", value)?,
             None => state.skip_field("parameters")?,

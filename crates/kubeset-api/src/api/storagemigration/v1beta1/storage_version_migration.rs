@@ -30,7 +30,8 @@ impl serde::Serialize for StorageVersionMigration {
         let mut state = serializer.serialize_struct("StorageVersionMigration", len)?;
         state.serialize_field("apiVersion", "storagemigration.k8s.io/v1beta1")?;
         state.serialize_field("kind", "StorageVersionMigration")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

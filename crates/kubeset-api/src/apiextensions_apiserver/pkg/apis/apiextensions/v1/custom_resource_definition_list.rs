@@ -21,8 +21,10 @@ impl serde::Serialize for CustomResourceDefinitionList {
             .serialize_struct("CustomResourceDefinitionList", len)?;
         state.serialize_field("apiVersion", "apiextensions.k8s.io/v1")?;
         state.serialize_field("kind", "CustomResourceDefinitionList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

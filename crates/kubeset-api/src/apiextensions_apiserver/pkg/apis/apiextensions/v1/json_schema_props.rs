@@ -102,7 +102,10 @@ pub struct JSONSchemaProps {
     #[serde(rename = "maxProperties", skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
     /// `maximum` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::serde_util::go_f64_opt"
+    )]
     pub maximum: Option<f64>,
     /// `minItems` (no description in the spec).
     #[serde(rename = "minItems", skip_serializing_if = "Option::is_none")]
@@ -114,10 +117,17 @@ pub struct JSONSchemaProps {
     #[serde(rename = "minProperties", skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// `minimum` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::serde_util::go_f64_opt"
+    )]
     pub minimum: Option<f64>,
     /// `multipleOf` (no description in the spec).
-    #[serde(rename = "multipleOf", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "multipleOf",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::serde_util::go_f64_opt"
+    )]
     pub multiple_of: Option<f64>,
     /// `not` (no description in the spec).
     #[serde(skip_serializing_if = "Option::is_none")]

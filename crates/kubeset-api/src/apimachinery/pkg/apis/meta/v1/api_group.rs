@@ -31,7 +31,8 @@ impl serde::Serialize for APIGroup {
         let mut state = serializer.serialize_struct("APIGroup", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIGroup")?;
-        state.serialize_field("name", &self.name)?;
+        let value = &self.name;
+        state.serialize_field("name", value)?;
         match &self.preferred_version {
             Some(value) => state.serialize_field("preferredVersion", value)?,
             None => state.skip_field("preferredVersion")?,
@@ -40,7 +41,8 @@ impl serde::Serialize for APIGroup {
             Some(value) => state.serialize_field("serverAddressByClientCIDRs", value)?,
             None => state.skip_field("serverAddressByClientCIDRs")?,
         }
-        state.serialize_field("versions", &self.versions)?;
+        let value = &self.versions;
+        state.serialize_field("versions", value)?;
         state.end()
     }
 }

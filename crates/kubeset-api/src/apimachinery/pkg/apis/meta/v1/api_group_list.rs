@@ -15,7 +15,8 @@ impl serde::Serialize for APIGroupList {
         let mut state = serializer.serialize_struct("APIGroupList", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIGroupList")?;
-        state.serialize_field("groups", &self.groups)?;
+        let value = &self.groups;
+        state.serialize_field("groups", value)?;
         state.end()
     }
 }

@@ -22,8 +22,10 @@ impl serde::Serialize for APIResourceList {
         let mut state = serializer.serialize_struct("APIResourceList", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIResourceList")?;
-        state.serialize_field("groupVersion", &self.group_version)?;
-        state.serialize_field("resources", &self.resources)?;
+        let value = &self.group_version;
+        state.serialize_field("groupVersion", value)?;
+        let value = &self.resources;
+        state.serialize_field("resources", value)?;
         state.end()
     }
 }

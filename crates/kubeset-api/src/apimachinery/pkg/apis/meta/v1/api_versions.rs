@@ -24,12 +24,10 @@ impl serde::Serialize for APIVersions {
         let mut state = serializer.serialize_struct("APIVersions", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIVersions")?;
-        state
-            .serialize_field(
-                "serverAddressByClientCIDRs",
-                &self.server_address_by_client_cidrs,
-            )?;
-        state.serialize_field("versions", &self.versions)?;
+        let value = &self.server_address_by_client_cidrs;
+        state.serialize_field("serverAddressByClientCIDRs", value)?;
+        let value = &self.versions;
+        state.serialize_field("versions", value)?;
         state.end()
     }
 }

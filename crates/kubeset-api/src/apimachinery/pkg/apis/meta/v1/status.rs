@@ -39,7 +39,8 @@ impl serde::Serialize for Status {
             Some(value) => state.serialize_field("message", value)?,
             None => state.skip_field("message")?,
         }
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.reason {
             Some(value) => state.serialize_field("reason", value)?,
             None => state.skip_field("reason")?,

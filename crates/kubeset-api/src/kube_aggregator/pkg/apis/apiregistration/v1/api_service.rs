@@ -32,7 +32,8 @@ impl serde::Serialize for APIService {
         let mut state = serializer.serialize_struct("APIService", len)?;
         state.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
         state.serialize_field("kind", "APIService")?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         match &self.spec {
             Some(value) => state.serialize_field("spec", value)?,
             None => state.skip_field("spec")?,

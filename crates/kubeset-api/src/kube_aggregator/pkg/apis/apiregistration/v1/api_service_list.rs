@@ -18,8 +18,10 @@ impl serde::Serialize for APIServiceList {
         let mut state = serializer.serialize_struct("APIServiceList", len)?;
         state.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
         state.serialize_field("kind", "APIServiceList")?;
-        state.serialize_field("items", &self.items)?;
-        state.serialize_field("metadata", &self.metadata)?;
+        let value = &self.items;
+        state.serialize_field("items", value)?;
+        let value = &self.metadata;
+        state.serialize_field("metadata", value)?;
         state.end()
     }
 }

@@ -1,0 +1,49 @@
+//! The committed `kubeset-api` output is what the generator makes from the
+//! pinned spec (the same check as `cargo xtask codegen --check`, in memory).
+
+use std::path::{Path, PathBuf};
+
+use kubeset_codegen::{InputFormat, Output, emit, generate, load};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn committed_output_is_current() {
+    let version = std::fs::read_to_string(workspace().join("specs/kubernetes-version")).unwrap();
+    let version = version.trim();
+    let root = std::env::var_os("KUBESET_SPECS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/specs"));
+    let dir = root.join("kubernetes").join(version);
+    assert!(
+        dir.is_dir(),
+        "spec directory {} is missing: set KUBESET_SPECS to the folder holding kubernetes/{version}/",
+        dir.display()
+    );
+    let output = generate(
+        load(&dir, InputFormat::Both).unwrap(),
+        &format!("kubernetes/{version}"),
+    )
+    .unwrap();
+    let api = workspace().join("crates/kubeset-api");
+    let mut stale = Vec::new();
+    for (path, text) in &output.files {
+        if std::fs::read_to_string(api.join(path)).ok().as_deref() != Some(text.as_str()) {
+            stale.push(path.clone());
+        }
+    }
+    let manifest = std::fs::read_to_string(api.join("Cargo.toml")).unwrap();
+    if emit::splice_features(&manifest, &output.features) != manifest {
+        stale.push("Cargo.toml".into());
+    }
+    assert!(
+        stale.is_empty(),
+        "run `cargo xtask codegen`: {} files differ, e.g. {:?}",
+        stale.len(),
+        stale.first()
+    );
+    assert!(output.files.len() > 700);
+    assert_eq!(Output::owned_dirs().len(), 4);
+}
