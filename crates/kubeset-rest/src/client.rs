@@ -271,7 +271,8 @@ impl RestConfig {
     /// A request's own `timeout` wins; without either, the client
     /// [`timeout`](Self::with_timeout) is used, else 10 s (Patroni's read
     /// timeout). For watches and streams it covers only the wait for the
-    /// response headers.
+    /// response headers, and a request `timeout` (how long the watch runs)
+    /// only shortens it.
     pub fn with_request_deadline(mut self, deadline: Duration) -> Self {
         self.request_deadline = Some(deadline);
         self

@@ -292,7 +292,13 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         |e| format!("{}{}", e.origin, p.path_and_query),
     );
     throttle(inner, p, &first_url, "").await;
-    let total = p.timeout.unwrap_or(inner.budget);
+    // A watch's or stream's `timeout` is how long it may run; its budget to
+    // get the response headers is the client's (never longer than that).
+    let total = match (p.mode, p.timeout) {
+        (Mode::Do, Some(t)) => t,
+        (_, Some(t)) => t.min(inner.budget),
+        (_, None) => inner.budget,
+    };
     let deadline = Instant::now() + total;
 
     let mut failures: Vec<EndpointFailure> = Vec::new();

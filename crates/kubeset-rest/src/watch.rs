@@ -7,6 +7,7 @@ use std::{
     marker::PhantomData,
     pin::Pin,
     task::{Context, Poll},
+    time::Duration,
 };
 
 use bytes::{Bytes, BytesMut};
@@ -341,6 +342,9 @@ pub fn resource_version(line: &[u8]) -> Option<String> {
     (!rv.is_empty()).then(|| rv.into_owned())
 }
 
+/// Wait before reopening a watch that ended cleanly this soon.
+const CLEAN_END_PAUSE: Duration = Duration::from_secs(1);
+
 type Reopen = Pin<
     Box<
         dyn std::future::Future<
@@ -356,9 +360,13 @@ type Reopen = Pin<
 /// the failover loop with `resourceVersion` set to the last event seen
 /// (bookmarks included), so no event is lost or repeated.
 ///
-/// Ends quietly when the server ends the stream cleanly (e.g. its
-/// `timeoutSeconds`). An `ERROR` event is yielded as `Err(Error::Api)` and
-/// ends the watch: a 410 (`err.is_gone()`) means the caller must relist.
+/// Like client-go's `RetryWatcher` it does not end on its own: a clean end
+/// of the stream (the server's `timeoutSeconds`, or a server shutting down
+/// gracefully) is followed by a reopen from the last resourceVersion on the
+/// same endpoint order (after 1 s when the stream lasted under 1 s); drop
+/// it to stop. An `ERROR` event is yielded as `Err(Error::Api)` and ends
+/// the watch: a 410 (`err.is_gone()`) means the caller must relist; so does
+/// a failed reopen (its error is yielded, then the end).
 /// Start it with a `resourceVersion` (from a list): a watch without one
 /// replays the current state when reopened before any event was seen.
 pub struct ResumableWatch<T> {
@@ -375,6 +383,8 @@ pub struct ResumableWatch<T> {
     idle: Option<Pin<Box<tokio::time::Sleep>>>,
     last_rv: Option<String>,
     resumes: u64,
+    /// When the current stream was opened.
+    opened: std::time::Instant,
     done: bool,
 }
 
@@ -410,6 +420,7 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
             idle: None,
             last_rv: last_rv.filter(|rv| !rv.is_empty()),
             resumes: 0,
+            opened: std::time::Instant::now(),
             done: false,
         };
         w.reset_idle();
@@ -440,11 +451,20 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         }
     }
 
-    /// Drop the broken stream, demote its endpoint, start reopening.
-    fn resume(&mut self, why: &str) {
-        tracing::debug!(endpoint = %self.serving, rv = ?self.last_rv, why, "resuming a watch on the next API server");
+    /// Drop the stream and start reopening; a broken stream's endpoint is
+    /// moved last first.
+    fn resume(&mut self, why: &str, broken: bool) {
+        tracing::debug!(endpoint = %self.serving, rv = ?self.last_rv, why, "resuming a watch");
         self.current = None;
-        self.client.inner.endpoints.demote(&self.serving);
+        if broken {
+            self.client.inner.endpoints.demote(&self.serving);
+        }
+        // A server that ends watches at once must not be hammered.
+        let pause = if !broken && self.opened.elapsed() < CLEAN_END_PAUSE {
+            CLEAN_END_PAUSE
+        } else {
+            Duration::ZERO
+        };
         self.resumes += 1;
         let mut params = self.params.clone();
         if let Some(rv) = &self.last_rv {
@@ -459,6 +479,9 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         }
         let client = self.client.clone();
         self.reopening = Some(Box::pin(async move {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
             crate::execute::open_at(&client.inner, &p).await
         }));
     }
@@ -480,6 +503,7 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                         this.reopening = None;
                         this.serving = origin;
                         this.current = Some(WatchStream::from_bytes(body).tracking());
+                        this.opened = std::time::Instant::now();
                         this.reset_idle();
                     }
                     Poll::Ready(Err(e)) => {
@@ -507,7 +531,7 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                 }
                 Poll::Ready(Some(Err(e))) => {
                     if e.transport_kind().is_some() {
-                        this.resume("stream error");
+                        this.resume("stream error", true);
                         continue;
                     }
                     this.done = true;
@@ -515,17 +539,17 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                 }
                 Poll::Ready(None) => {
                     if current.broken {
-                        this.resume("stream cut short");
-                        continue;
+                        this.resume("stream cut short", true);
+                    } else {
+                        this.resume("stream ended", false);
                     }
-                    this.done = true;
-                    return Poll::Ready(None);
+                    continue;
                 }
                 Poll::Pending => {
                     if let Some(idle) = &mut this.idle
                         && idle.as_mut().poll(cx).is_ready()
                     {
-                        this.resume("idle timeout");
+                        this.resume("idle timeout", true);
                         continue;
                     }
                     return Poll::Pending;

@@ -405,3 +405,66 @@ async fn config_extra_endpoints_flow_into_the_client() {
     list_namespaces(&c).await.unwrap();
     assert_eq!(c.endpoints()[0], urls[1]);
 }
+
+#[tokio::test]
+async fn tls_failover_from_a_hung_server_via_kubeconfig() {
+    // The shape of the real-apiserver case: https, a CA from the
+    // kubeconfig, the first server accepting TCP but never answering.
+    let server = TestServer::builder()
+        .replicas(2)
+        .tls(true)
+        .start()
+        .await
+        .unwrap();
+    let urls = server.urls();
+    assert!(urls[0].starts_with("https://"));
+    let kubeconfig =
+        kubeset_rest::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).unwrap();
+    let mut config = kubeset_rest::config::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kubeset_rest::config::KubeConfigOptions::default(),
+    )
+    .unwrap();
+    config.extra_endpoints = vec![urls[1].parse().unwrap()];
+    let c = RestClient::new(
+        config
+            .rest_config()
+            .unwrap()
+            .with_qps_burst(-1.0, 0)
+            .with_request_deadline(Duration::from_secs(4)),
+    )
+    .unwrap();
+    assert_eq!(c.endpoints(), urls);
+    server.faults(0).unwrap().hang();
+    let started = Instant::now();
+    list_namespaces(&c).await.unwrap();
+    let took = started.elapsed();
+    // TCP is accepted, TLS never completes: the connect timeout,
+    // max(1 s, per-node 2 s / 2), gives up on it (not the 2 s per node).
+    assert!(took >= Duration::from_millis(900), "took {took:?}");
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert_eq!(c.endpoints()[0], urls[1]);
+}
+
+#[tokio::test]
+async fn a_long_watch_timeout_does_not_stretch_the_budget_to_open_it() {
+    let server = TestServer::builder().replicas(2).start().await.unwrap();
+    let urls = server.urls();
+    server.faults(0).unwrap().hang();
+    // 2 s client budget → 1 s per node, whatever the watch's own timeout.
+    let c = client(&urls[0], &urls[1..], Duration::from_secs(2));
+    let started = Instant::now();
+    let w = c
+        .get()
+        .namespace("default")
+        .resource("configmaps")
+        .param("watch", "true")
+        .timeout(Duration::from_secs(600))
+        .watch_resumable::<Value>()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(900), "took {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(w.endpoint(), urls[1]);
+}
