@@ -99,6 +99,7 @@ fn wanted(crate_dir: &Path, output: &Output) -> Result<BTreeMap<String, String>,
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let version = pinned_version()?;
     let dir = specs_root.join("kubernetes").join(&version);
+    crate::fetch::verify(&version, &dir)?;
     let output = generate(&dir, InputFormat::Both, &format!("kubernetes/{version}"))?;
     let crate_dir = workspace_root().join("crates/kubeset-api");
     let files = wanted(&crate_dir, &output)?;
@@ -203,6 +204,7 @@ pub fn compat(specs_root: &Path) -> Result<(), Error> {
         .unwrap_or_else(|| root.join("target"));
     for (version, format) in [("v1.33", InputFormat::V3), ("v1.34", InputFormat::V2)] {
         let dir = specs_root.join("kubernetes").join(version);
+        crate::fetch::verify(version, &dir)?;
         let output = generate(&dir, format, &format!("kubernetes/{version}"))?;
         let work = target.join("codegen-compat").join(version);
         if work.exists() {

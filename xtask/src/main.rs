@@ -7,8 +7,10 @@
 //!   `cargo check` it with every feature.
 //! - `cargo xtask fixtures [--specs DIR]`: rewrite the generated
 //!   round-trip fixtures of `kubeset-api` (one full object per resource kind).
+//! - `cargo xtask pin-specs <version> [--specs DIR]`: write
+//!   `specs/kubernetes-<version>.sha256` from a spec directory.
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
-//!   specs from upstream and check them against `specs/<version>.sha256`.
+//!   pinned specs from upstream and check their sha256.
 
 mod codegen;
 mod fetch;
@@ -33,6 +35,7 @@ fn usage() -> ExitCode {
         "usage: cargo xtask codegen [--check] [--specs DIR]\n       \
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
+         cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]"
     );
     ExitCode::from(2)
@@ -64,6 +67,10 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(&specs_root(specs), check),
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
+        Some("pin-specs") => match positional.get(1) {
+            Some(version) => fetch::pin(version, &specs_root(specs)),
+            None => return usage(),
+        },
         Some("fetch-specs") => match positional.get(1) {
             Some(version) => fetch::run(version, dest.unwrap_or_else(|| specs_root(specs))),
             None => return usage(),
