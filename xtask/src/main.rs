@@ -1,5 +1,8 @@
 //! Workspace tasks.
 //!
+//! - `cargo xtask test`: the whole suite as CI runs it (realkube, workspace
+//!   tests, every group-version's round trips, codegen-compat); see
+//!   [`test`].
 //! - `cargo xtask codegen [--check] [--specs DIR]`: regenerate `kubeset-api`
 //!   from the Kubernetes version pinned in `specs/kubernetes-version`.
 //! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.33 (v3
@@ -14,6 +17,7 @@
 
 mod codegen;
 mod fetch;
+mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,7 +36,8 @@ fn specs_root(flag: Option<PathBuf>) -> PathBuf {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask codegen [--check] [--specs DIR]\n       \
+        "usage: cargo xtask test\n       \
+         cargo xtask codegen [--check] [--specs DIR]\n       \
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
@@ -67,6 +72,7 @@ fn main() -> ExitCode {
         Some("codegen") => codegen::run(&specs_root(specs), check),
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
+        Some("test") => test::run_all(&specs_root(specs)),
         Some("pin-specs") => match positional.get(1) {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),

@@ -1,0 +1,91 @@
+//! `cargo xtask test`: the whole test suite, as CI runs it.
+//!
+//! 1. Starts realkube (a real kube-apiserver + etcd on loopback,
+//!    `tests/realkube/realkube.sh`) unless one is already running; without
+//!    Go it cannot be built, so the realkube tests are skipped loudly
+//!    (`KUBESET_SKIP_REALKUBE=1`).
+//! 2. `cargo test --workspace`.
+//! 3. `cargo test -p kubeset-api --features all`: the round trips of every
+//!    group-version.
+//! 4. `cargo xtask codegen-compat`: v1.33 (v3) and v1.34 (v2) generate and
+//!    compile.
+//! 5. Stops realkube if it started it, whatever the outcome.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::{Error, workspace_root};
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn run(step: &str, mut cmd: Command) -> Result<(), Error> {
+    eprintln!("\n=== xtask test: {step}");
+    let status = cmd
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|e| format!("{step}: cannot start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})").into())
+    }
+}
+
+fn realkube(arg: &[&str]) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(workspace_root().join("tests/realkube/realkube.sh"))
+        .args(arg);
+    cmd
+}
+
+fn has_go() -> bool {
+    Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+pub fn run_all(specs_root: &Path) -> Result<(), Error> {
+    let mut started = false;
+    let mut skip_realkube = false;
+    let already = realkube(&["status"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if already {
+        eprintln!("xtask test: realkube is already running; using it");
+    } else if has_go() {
+        run("build realkube", realkube(&["build"]))?;
+        run(
+            "start realkube",
+            realkube(&["start", "--apiservers", "3", "--routable-addresses"]),
+        )?;
+        started = true;
+    } else {
+        eprintln!(
+            "\n!!!!!!!! xtask test: no Go toolchain, realkube cannot be built: its tests are SKIPPED (KUBESET_SKIP_REALKUBE=1) !!!!!!!!\n"
+        );
+        skip_realkube = true;
+    }
+    let result = (|| {
+        let mut t = cargo();
+        t.args(["test", "--workspace"]);
+        if skip_realkube {
+            t.env("KUBESET_SKIP_REALKUBE", "1");
+        }
+        run("cargo test --workspace", t)?;
+        let mut api = cargo();
+        api.args(["test", "-p", "kubeset-api", "--features", "all"]);
+        run("cargo test -p kubeset-api --features all", api)?;
+        eprintln!("\n=== xtask test: codegen-compat");
+        crate::codegen::compat(specs_root)
+    })();
+    if started {
+        let stop = run("stop realkube", realkube(&["stop"]));
+        if let Err(e) = stop {
+            eprintln!("xtask test: {e}");
+        }
+    }
+    result
+}
