@@ -1,0 +1,464 @@
+//! Flags and subcommands, and turning the global flags into a [`Client`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kubeset::Client;
+use kubeset::rest::RestClient;
+use kubeset::rest::config::{Kubeconfig, Secret, StaticToken};
+use kubeset::rest::warning::{DedupWarnings, Warning, WarningHandler};
+use kubeset::{Config, KubeConfigOptions};
+
+use crate::error::CliError;
+
+/// kubeset: a Kubernetes client, its command line, and an embedded API
+/// server to try it on.
+#[derive(Debug, Parser)]
+#[command(name = "kubeset", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Connection and logging flags, accepted before or after the subcommand.
+    #[command(flatten)]
+    pub global: Global,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command understands.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace of the request (default: the context's, else `default`).
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// API server URL, repeatable. The first is the server used; the others
+    /// are kept as the failover list (`Config::extra_endpoints`), which the
+    /// request layer does not act on yet: today only the first is contacted.
+    /// With --kubeconfig, the kubeconfig's credentials and CA are kept.
+    #[arg(long = "server", short = 's', global = true, value_name = "URL")]
+    pub servers: Vec<String>,
+    /// Bearer token for authentication (replaces the kubeconfig's credentials).
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Do not verify the server's certificate (insecure).
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+    /// Give up on a request after this long (`500ms`, `1s`, `2m`; `0` for never).
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
+    pub request_timeout: Option<Duration>,
+    /// Log verbosity on stderr: `-v` or `-v=2` info, `-v=4` debug, `-v=6` trace.
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "2"
+    )]
+    pub verbosity: Option<u8>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List objects of a resource type, or show one.
+    Get(GetArgs),
+    /// Create objects from a manifest file (YAML, multi-document, or JSON).
+    Create(FileArgs),
+    /// Server-side apply objects from a manifest file.
+    Apply(ApplyArgs),
+    /// Patch one object.
+    Patch(PatchArgs),
+    /// Delete objects by name.
+    Delete(DeleteArgs),
+    /// Watch a resource type: one line per event.
+    Watch(WatchArgs),
+    /// Print a pod's logs.
+    Logs(LogsArgs),
+    /// List the resource types the server serves.
+    ApiResources(ApiResourcesArgs),
+    /// Run the embedded API server until Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
+    /// Start an embedded 3-replica server and walk through what a
+    /// controller does, checking every step.
+    Demo,
+}
+
+/// Output formats of `get`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The object(s) as JSON.
+    Json,
+    /// The object(s) as YAML.
+    Yaml,
+    /// `kind.group/name` per object.
+    Name,
+    /// The table with more columns.
+    Wide,
+}
+
+/// `get` arguments.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// Resource type: plural, singular, short name or kind, optionally
+    /// `.group` qualified (`deploy`, `deployments.apps`).
+    pub resource: String,
+    /// Object name (all objects when absent).
+    pub name: Option<String>,
+    /// List across all namespaces.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Label selector (`app=web,tier!=db`).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Field selector (`metadata.name=x`).
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// Output format (a table when absent).
+    #[arg(short = 'o', long, value_enum)]
+    pub output: Option<OutputFormat>,
+}
+
+/// A manifest file argument.
+#[derive(Debug, Args)]
+pub struct FileArgs {
+    /// Manifest file, or `-` for stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: String,
+}
+
+/// `apply` arguments.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The manifest.
+    #[command(flatten)]
+    pub file: FileArgs,
+    /// Field manager that owns the applied fields.
+    #[arg(long, default_value = "kubeset")]
+    pub field_manager: String,
+    /// Take ownership of fields other managers own instead of failing.
+    #[arg(long)]
+    pub force_conflicts: bool,
+    /// Accepted for kubectl compatibility; apply is always server-side.
+    #[arg(long, hide = true)]
+    pub server_side: bool,
+}
+
+/// Patch flavours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PatchKind {
+    /// RFC 6902 JSON patch (an array of operations).
+    Json,
+    /// RFC 7386 JSON merge patch.
+    Merge,
+    /// Kubernetes strategic merge patch.
+    Strategic,
+}
+
+/// `patch` arguments.
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// Resource type.
+    pub resource: String,
+    /// Object name.
+    pub name: String,
+    /// Patch flavour.
+    #[arg(long = "type", value_enum, default_value = "strategic")]
+    pub kind: PatchKind,
+    /// The patch, as JSON (or YAML).
+    #[arg(short = 'p', long, value_name = "PATCH")]
+    pub patch: String,
+}
+
+/// `delete` arguments.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// Resource type.
+    pub resource: String,
+    /// Object names.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// Succeed when the object does not exist.
+    #[arg(long)]
+    pub ignore_not_found: bool,
+}
+
+/// `watch` arguments.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Resource type.
+    pub resource: String,
+    /// Watch across all namespaces.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Label selector.
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Field selector.
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// Start after this resourceVersion (default: the current state first).
+    #[arg(long, value_name = "RV")]
+    pub resource_version: Option<String>,
+    /// Stop after this many seconds (the server ends the watch); without
+    /// it the watch resumes from the last resourceVersion whenever the
+    /// server closes it.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u32>,
+}
+
+/// `logs` arguments.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Pod name.
+    pub pod: String,
+    /// Container name.
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+    /// Keep streaming new lines.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+}
+
+/// `api-resources` arguments.
+#[derive(Debug, Args)]
+pub struct ApiResourcesArgs {
+    /// Only `plural.group` per line.
+    #[arg(short = 'o', long, value_parser = ["name", "wide"])]
+    pub output: Option<String>,
+}
+
+/// `serve` arguments.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Number of replicas (listeners sharing one store).
+    #[arg(long, default_value_t = 1)]
+    pub replicas: usize,
+    /// Port of replica 0; replica i listens on port+i (0: any free ports).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Serve HTTPS with a generated CA (the kubeconfig carries it).
+    #[arg(long)]
+    pub tls: bool,
+    /// Write a kubeconfig for the replicas to this file.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Also serve the fault-injection admin endpoint.
+    #[arg(long)]
+    pub admin: bool,
+    /// Require this bearer token.
+    #[arg(long = "require-token", value_name = "TOKEN")]
+    pub require_token: Option<String>,
+}
+
+/// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("empty duration".to_owned());
+    }
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("{text:?}: missing unit (ms, s, m, h)"))?;
+        if digits == 0 {
+            return Err(format!("{text:?} is not a duration like 1s or 500ms"));
+        }
+        let value: f64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("{text:?}: bad number"))?;
+        let after = &rest[digits..];
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let unit = &after[..unit_len];
+        let scale = match unit {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(format!("{text:?}: unknown unit {unit:?} (ms, s, m, h)")),
+        };
+        total += Duration::try_from_secs_f64(value * scale)
+            .map_err(|_| format!("{text:?} is out of range"))?;
+        rest = &after[unit_len..];
+    }
+    Ok(total)
+}
+
+/// Prints server warnings as `Warning: <text>` on stderr.
+#[derive(Debug, Default)]
+struct StderrWarnings;
+
+impl WarningHandler for StderrWarnings {
+    fn handle_warning(&self, warning: &Warning) {
+        eprintln!("Warning: {}", warning.text);
+    }
+}
+
+impl Global {
+    /// The config the flags describe: the kubeconfig (from --kubeconfig or
+    /// the environment) with --server, --token, --insecure-skip-tls-verify,
+    /// --request-timeout and -n applied on top. `--server` without
+    /// `--kubeconfig` needs no kubeconfig at all.
+    pub fn config(&self) -> Result<Config, CliError> {
+        let options = match &self.context {
+            Some(c) => KubeConfigOptions::default().with_context(c.clone()),
+            None => KubeConfigOptions::default(),
+        };
+        let mut config = match (&self.kubeconfig, self.servers.first()) {
+            (Some(path), _) => {
+                let kc =
+                    Kubeconfig::read_from(path).map_err(|source| CliError::Config { source })?;
+                Config::from_custom_kubeconfig(kc, &options)
+                    .map_err(|source| CliError::Config { source })?
+            }
+            (None, Some(server)) => Config::new(parse_server(server)?),
+            (None, None) => {
+                Config::from_kubeconfig(&options).map_err(|source| CliError::Config { source })?
+            }
+        };
+        if let Some(server) = self.servers.first() {
+            config.cluster_url = parse_server(server)?;
+        }
+        config.extra_endpoints = self
+            .servers
+            .iter()
+            .skip(1)
+            .map(|s| parse_server(s))
+            .collect::<Result<_, _>>()?;
+        if let Some(token) = &self.token {
+            let auth = StaticToken::new(&Secret::new(token.clone()))
+                .map_err(|source| CliError::Config { source })?;
+            config.authenticator = Some(Arc::new(auth));
+        }
+        if self.insecure_skip_tls_verify {
+            config.tls.insecure_skip_verify = true;
+            config.tls.root_certs.clear();
+        }
+        if let Some(t) = self.request_timeout {
+            config.timeout = (!t.is_zero()).then_some(t);
+        }
+        if let Some(ns) = &self.namespace {
+            config.default_namespace = ns.clone();
+        }
+        // A command line makes bursts of requests (discovery, then the
+        // verb); kubectl raises client-go's 5/10 the same way.
+        config.qps = 50.0;
+        config.burst = 100;
+        Ok(config)
+    }
+
+    /// A client for the flags, printing server warnings on stderr.
+    pub fn client(&self) -> Result<Client, CliError> {
+        let config = self.config()?;
+        client_for(&config)
+    }
+}
+
+/// A client for `config` that prints each distinct server warning once on
+/// stderr as `Warning: <text>`.
+pub fn client_for(config: &Config) -> Result<Client, CliError> {
+    let rest_config = config
+        .rest_config()
+        .map_err(|source| CliError::Config { source })?
+        .with_warning_handler(Arc::new(DedupWarnings::new(Arc::new(StderrWarnings))));
+    let rest = RestClient::new(rest_config).map_err(|source| CliError::Client { source })?;
+    Ok(Client::new(rest, config.default_namespace.clone()))
+}
+
+/// A `--server` value as a URL (`host:port` alone means https).
+fn parse_server(server: &str) -> Result<url::Url, CliError> {
+    let text = if server.contains("://") {
+        server.to_owned()
+    } else {
+        format!("https://{server}")
+    };
+    let url = url::Url::parse(&text)
+        .map_err(|e| CliError::usage(format!("--server {server:?} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(CliError::usage(format!(
+            "--server {server:?} must be an http(s) URL with a host"
+        )));
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "s", "1x", "1 s", "-1s", "1e999s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn servers_and_flags_make_a_config_without_kubeconfig() {
+        let cli = Cli::try_parse_from([
+            "kubeset",
+            "get",
+            "pods",
+            "--server",
+            "http://127.0.0.1:1",
+            "--server=127.0.0.1:2",
+            "-n",
+            "prod",
+            "--request-timeout",
+            "2s",
+            "--token",
+            "t0k",
+        ])
+        .unwrap();
+        let c = cli.global.config().unwrap();
+        assert_eq!(c.cluster_url.as_str(), "http://127.0.0.1:1/");
+        assert_eq!(c.extra_endpoints.len(), 1);
+        assert_eq!(c.extra_endpoints[0].as_str(), "https://127.0.0.1:2/");
+        assert_eq!(c.default_namespace, "prod");
+        assert_eq!(c.timeout, Some(Duration::from_secs(2)));
+        assert!(c.authenticator.is_some());
+    }
+
+    #[test]
+    fn verbosity_forms() {
+        let v = |args: &[&str]| {
+            let mut all = vec!["kubeset"];
+            all.extend_from_slice(args);
+            all.push("demo");
+            Cli::try_parse_from(all).unwrap().global.verbosity
+        };
+        assert_eq!(v(&[]), None);
+        assert_eq!(v(&["-v"]), Some(2));
+        assert_eq!(v(&["-v=6"]), Some(6));
+        assert_eq!(v(&["--v=4"]), Some(4));
+    }
+
+    #[test]
+    fn bad_server_is_a_usage_error() {
+        let cli = Cli::try_parse_from(["kubeset", "--server", "ftp://x", "get", "pods"]).unwrap();
+        let err = cli.global.config().unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+    }
+}

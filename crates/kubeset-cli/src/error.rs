@@ -1,0 +1,216 @@
+//! The CLI's one error type and how it maps to an exit code and one line
+//! on stderr.
+
+use std::fmt::Write as _;
+
+/// Everything a command can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad flags or arguments (exit 2).
+    #[error("{message}")]
+    Usage {
+        /// What is wrong, for the user.
+        message: String,
+    },
+    /// The kubeconfig or the flags that replace it are unusable (exit 2).
+    #[error("invalid client configuration")]
+    Config {
+        /// The config layer's error.
+        #[source]
+        source: kubeset::ConfigError,
+    },
+    /// The HTTP client could not be built from a valid config (exit 2).
+    #[error("could not build the client")]
+    Client {
+        /// The REST layer's error.
+        #[source]
+        source: kubeset::Error,
+    },
+    /// A manifest file could not be read or parsed (exit 2).
+    #[error("{path}: {reason}")]
+    Manifest {
+        /// The file (`-` for stdin).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The server does not serve the resource type the user named (exit 1).
+    #[error("the server doesn't have a resource type {name:?}")]
+    UnknownResource {
+        /// What the user typed.
+        name: String,
+    },
+    /// A request failed (exit 1).
+    #[error("{action}")]
+    Api {
+        /// What was being done, e.g. `getting configmaps "x"`.
+        action: String,
+        /// The REST layer's error.
+        #[source]
+        source: kubeset::Error,
+    },
+    /// The server does not offer what the command needs (exit 1).
+    #[error("{message}")]
+    Unsupported {
+        /// What is missing.
+        message: String,
+    },
+    /// Some of several operations failed; each was already reported (exit 1).
+    #[error("{failed} of {total} objects failed")]
+    Partial {
+        /// How many failed.
+        failed: usize,
+        /// How many were tried.
+        total: usize,
+    },
+    /// A `kubeset demo` step did not see what it expected (exit 1).
+    #[error("demo step {step:?} failed: {reason}")]
+    Demo {
+        /// The step.
+        step: &'static str,
+        /// The expectation that did not hold.
+        reason: String,
+    },
+    /// The embedded server could not start (exit 1).
+    #[error("the embedded API server failed")]
+    Server {
+        /// The server's error.
+        #[source]
+        source: kubeset_testserver::Error,
+    },
+    /// Reading stdin, writing stdout or a file failed (exit 1).
+    #[error("{what}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit code: 2 for usage and configuration errors, 1 for
+    /// everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage { .. }
+            | CliError::Config { .. }
+            | CliError::Client { .. }
+            | CliError::Manifest { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    /// A shorthand for [`CliError::Usage`].
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError::Usage {
+            message: message.into(),
+        }
+    }
+
+    /// A request error with what was being done.
+    pub fn api(action: impl Into<String>, source: kubeset::Error) -> Self {
+        CliError::Api {
+            action: action.into(),
+            source,
+        }
+    }
+
+    /// An I/O error with what was being done.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        CliError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// The single line printed on stderr: the server's error as kubectl
+    /// shows it (`Error from server (NotFound): …`), otherwise `error:`
+    /// and the chain of causes joined by `: `.
+    pub fn one_line(&self) -> String {
+        if let CliError::Api { source, .. } = self
+            && let Some(api) = source.api_error()
+        {
+            let reason = api.status_reason.as_str();
+            let reason = if reason.is_empty() {
+                api.code.to_string()
+            } else {
+                reason.to_owned()
+            };
+            return flatten(&format!("Error from server ({reason}): {}", api.message));
+        }
+        flatten(&format!("error: {}", chain(self)))
+    }
+}
+
+/// An error and its sources, each once, joined by `: `.
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !text.is_empty() && !out.ends_with(&text) {
+            let _ = write!(out, ": {text}");
+        }
+        cur = e.source();
+    }
+    out
+}
+
+/// Newlines and tabs in a message become spaces: one line on stderr.
+pub fn flatten(s: &str) -> String {
+    s.split(['\n', '\r', '\t'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(CliError::usage("x").exit_code(), 2);
+        assert_eq!(
+            CliError::UnknownResource { name: "x".into() }.exit_code(),
+            1
+        );
+        assert_eq!(
+            CliError::Manifest {
+                path: "-".into(),
+                reason: "r".into()
+            }
+            .exit_code(),
+            2
+        );
+    }
+
+    #[test]
+    fn one_line_chains_causes_once() {
+        let e = CliError::io(
+            "reading manifest.yaml",
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no such file\nat all"),
+        );
+        assert_eq!(
+            e.one_line(),
+            "error: reading manifest.yaml: no such file at all"
+        );
+    }
+
+    #[test]
+    fn api_errors_look_like_kubectl() {
+        let api = kubeset::ApiError::new(
+            kubeset::StatusReason::NotFound,
+            404,
+            "configmaps \"x\" not found",
+        );
+        let e = CliError::api("getting configmaps \"x\"", kubeset::Error::from(api));
+        assert_eq!(
+            e.one_line(),
+            "Error from server (NotFound): configmaps \"x\" not found"
+        );
+    }
+}

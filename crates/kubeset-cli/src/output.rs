@@ -1,0 +1,502 @@
+//! Printing objects: tables (kubectl's columns for a few kinds), JSON,
+//! YAML and `kind.group/name`.
+
+use kubeset::apimachinery::pkg::apis::meta::v1::Time;
+use kubeset::dynamic::{ApiResource, DynamicObject};
+use serde_json::{Value, json};
+
+use crate::cli::OutputFormat;
+use crate::error::CliError;
+
+/// `configmap/x` or `deployment.apps/web`, as kubectl names objects.
+pub fn object_ref(resource: &ApiResource, name: &str) -> String {
+    format!("{}/{name}", kind_ref(resource))
+}
+
+/// `configmap` or `deployment.apps`.
+pub fn kind_ref(resource: &ApiResource) -> String {
+    let kind = resource.kind.to_ascii_lowercase();
+    if resource.group.is_empty() {
+        kind
+    } else {
+        format!("{kind}.{}", resource.group)
+    }
+}
+
+/// An object as JSON with `apiVersion` and `kind` filled in (list items
+/// come without them).
+pub fn with_type(resource: &ApiResource, obj: &DynamicObject) -> Value {
+    let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| resource.api_version().into());
+        map.entry("kind")
+            .or_insert_with(|| resource.kind.clone().into());
+    }
+    value
+}
+
+/// Renders objects in a machine format; one object alone when `single`,
+/// else a `List` as kubectl prints it.
+pub fn render(
+    format: OutputFormat,
+    resource: &ApiResource,
+    objects: &[DynamicObject],
+    single: bool,
+) -> Result<String, CliError> {
+    let values: Vec<Value> = objects.iter().map(|o| with_type(resource, o)).collect();
+    let doc = match (single, values.first()) {
+        (true, Some(v)) => v.clone(),
+        _ => json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": values,
+            "metadata": {"resourceVersion": ""},
+        }),
+    };
+    match format {
+        OutputFormat::Json => serde_json::to_string_pretty(&doc)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::io("encoding JSON", std::io::Error::other(e))),
+        OutputFormat::Yaml => serde_norway::to_string(&doc)
+            .map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e))),
+        OutputFormat::Name => Ok(objects
+            .iter()
+            .map(|o| object_ref(resource, o.name()) + "\n")
+            .collect()),
+        OutputFormat::Wide => Ok(table(resource, objects, false, true)),
+    }
+}
+
+/// A column: header and how to compute the cell.
+struct Column {
+    header: &'static str,
+    cell: fn(&Value) -> String,
+}
+
+fn s(v: &Value, pointer: &str) -> String {
+    match v.pointer(pointer) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn n(v: &Value, pointer: &str) -> i64 {
+    v.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn or_none(s: String) -> String {
+    if s.is_empty() { "<none>".to_owned() } else { s }
+}
+
+fn pod_ready(v: &Value) -> String {
+    let total = v
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let ready = v
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .map_or(0, |cs| {
+            cs.iter()
+                .filter(|c| c.get("ready").and_then(Value::as_bool) == Some(true))
+                .count()
+        });
+    format!("{ready}/{total}")
+}
+
+fn pod_status(v: &Value) -> String {
+    if v.pointer("/metadata/deletionTimestamp").is_some() {
+        return "Terminating".to_owned();
+    }
+    let reason = s(v, "/status/reason");
+    if !reason.is_empty() {
+        return reason;
+    }
+    let phase = s(v, "/status/phase");
+    if phase.is_empty() {
+        "Pending".to_owned()
+    } else {
+        phase
+    }
+}
+
+fn pod_restarts(v: &Value) -> String {
+    v.pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .map_or(0, |cs| {
+            cs.iter()
+                .map(|c| c.get("restartCount").and_then(Value::as_i64).unwrap_or(0))
+                .sum::<i64>()
+        })
+        .to_string()
+}
+
+fn containers(v: &Value, field: &str) -> String {
+    or_none(
+        v.pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| c.get(field).and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+    )
+}
+
+fn selector(v: &Value) -> String {
+    or_none(
+        v.pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+    )
+}
+
+fn labels(v: &Value) -> String {
+    or_none(
+        v.pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+    )
+}
+
+fn map_len(v: &Value, pointer: &str) -> usize {
+    v.pointer(pointer)
+        .and_then(Value::as_object)
+        .map_or(0, serde_json::Map::len)
+}
+
+fn service_ports(v: &Value) -> String {
+    or_none(
+        v.pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+                        let proto = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+                        match p.get("nodePort").and_then(Value::as_i64) {
+                            Some(np) => format!("{port}:{np}/{proto}"),
+                            None => format!("{port}/{proto}"),
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+    )
+}
+
+/// The kind-specific columns between NAME and AGE, and the extra ones of
+/// `-o wide` after AGE.
+fn columns(resource: &ApiResource) -> (Vec<Column>, Vec<Column>) {
+    let c = |header, cell| Column { header, cell };
+    match (resource.group.as_str(), resource.plural.as_str()) {
+        ("", "pods") => (
+            vec![
+                c("READY", pod_ready as fn(&Value) -> String),
+                c("STATUS", pod_status),
+                c("RESTARTS", pod_restarts),
+            ],
+            vec![
+                c("IP", |v| or_none(s(v, "/status/podIP"))),
+                c("NODE", |v| or_none(s(v, "/spec/nodeName"))),
+            ],
+        ),
+        ("apps", "deployments") => (
+            vec![
+                c("READY", |v| {
+                    format!(
+                        "{}/{}",
+                        n(v, "/status/readyReplicas"),
+                        v.pointer("/spec/replicas")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(1)
+                    )
+                }),
+                c("UP-TO-DATE", |v| {
+                    n(v, "/status/updatedReplicas").to_string()
+                }),
+                c("AVAILABLE", |v| {
+                    n(v, "/status/availableReplicas").to_string()
+                }),
+            ],
+            vec![
+                c("CONTAINERS", |v| containers(v, "name")),
+                c("IMAGES", |v| containers(v, "image")),
+                c("SELECTOR", selector),
+            ],
+        ),
+        ("", "configmaps") => (
+            vec![c("DATA", |v| {
+                (map_len(v, "/data") + map_len(v, "/binaryData")).to_string()
+            })],
+            vec![c("LABELS", labels)],
+        ),
+        ("", "secrets") => (
+            vec![
+                c("TYPE", |v| s(v, "/type")),
+                c("DATA", |v| map_len(v, "/data").to_string()),
+            ],
+            vec![c("LABELS", labels)],
+        ),
+        ("", "namespaces") => (
+            vec![c("STATUS", |v| s(v, "/status/phase"))],
+            vec![c("LABELS", labels)],
+        ),
+        ("", "services") => (
+            vec![
+                c("TYPE", |v| s(v, "/spec/type")),
+                c("CLUSTER-IP", |v| or_none(s(v, "/spec/clusterIP"))),
+                c("EXTERNAL-IP", |v| {
+                    or_none(
+                        v.pointer("/spec/externalIPs")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(Value::as_str)
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            })
+                            .unwrap_or_default(),
+                    )
+                }),
+                c("PORT(S)", service_ports),
+            ],
+            vec![c("SELECTOR", |v| {
+                or_none(
+                    v.pointer("/spec/selector")
+                        .and_then(Value::as_object)
+                        .map(|m| {
+                            m.iter()
+                                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                        .unwrap_or_default(),
+                )
+            })],
+        ),
+        _ => (Vec::new(), vec![c("LABELS", labels)]),
+    }
+}
+
+/// The table kubectl would print: NAMESPACE (with `all_namespaces`), NAME,
+/// the kind's columns, AGE, and with `wide` a few more.
+pub fn table(
+    resource: &ApiResource,
+    objects: &[DynamicObject],
+    all_namespaces: bool,
+    wide: bool,
+) -> String {
+    let (mid, extra) = columns(resource);
+    let mut headers: Vec<&str> = Vec::new();
+    if all_namespaces && resource.namespaced {
+        headers.push("NAMESPACE");
+    }
+    headers.push("NAME");
+    headers.extend(mid.iter().map(|c| c.header));
+    headers.push("AGE");
+    if wide {
+        headers.extend(extra.iter().map(|c| c.header));
+    }
+    let now = Time::now().unix_seconds();
+    let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| (*h).to_owned()).collect()];
+    for obj in objects {
+        let value = with_type(resource, obj);
+        let mut row = Vec::new();
+        if all_namespaces && resource.namespaced {
+            row.push(obj.namespace().unwrap_or_default().to_owned());
+        }
+        row.push(obj.name().to_owned());
+        row.extend(mid.iter().map(|c| (c.cell)(&value)));
+        row.push(match &obj.metadata.creation_timestamp {
+            Some(t) => human_age(now - t.unix_seconds()),
+            None => "<unknown>".to_owned(),
+        });
+        if wide {
+            row.extend(extra.iter().map(|c| (c.cell)(&value)));
+        }
+        rows.push(row);
+    }
+    align(&rows)
+}
+
+/// Left-aligned columns separated by three spaces, as kubectl's printer.
+pub fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                let pad = widths[i].saturating_sub(cell.chars().count()) + 3;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// kubectl's `HumanDuration` of an age in seconds (`45s`, `3m20s`, `5h`,
+/// `2d3h`, `400d`, `3y10d`).
+pub fn human_age(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".to_owned();
+    }
+    let secs = secs.max(0);
+    if secs < 120 {
+        return format!("{secs}s");
+    }
+    let minutes = secs / 60;
+    if minutes < 10 {
+        let s = secs % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = minutes / 60;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let days = hours / 24;
+        let d = days % 365;
+        return if d == 0 {
+            format!("{}y", days / 365)
+        } else {
+            format!("{}y{d}d", days / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm() -> ApiResource {
+        ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+        }
+    }
+
+    #[test]
+    fn ages_like_kubectl() {
+        let cases = [
+            (-5, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (179 * 60, "179m"),
+            (3 * 3600, "3h"),
+            (3 * 3600 + 60, "3h1m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (51 * 3600, "2d3h"),
+            (8 * 86400, "8d"),
+            (729 * 86400, "729d"),
+            (730 * 86400 + 10 * 86400, "2y10d"),
+            (9 * 365 * 86400, "9y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_age(secs), want, "{secs}");
+        }
+    }
+
+    #[test]
+    fn names_and_tables() {
+        let mut apps = cm();
+        apps.group = "apps".into();
+        apps.kind = "Deployment".into();
+        apps.plural = "deployments".into();
+        assert_eq!(object_ref(&cm(), "x"), "configmap/x");
+        assert_eq!(object_ref(&apps, "web"), "deployment.apps/web");
+
+        let mut o = DynamicObject::new("demo", &cm())
+            .within("ns1")
+            .with("data", json!({"a": "1", "b": "2"}));
+        o.metadata.creation_timestamp = Some(Time::now());
+        let t = table(&cm(), &[o.clone()], true, false);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "NAMESPACE   NAME   DATA   AGE");
+        assert!(lines[1].starts_with("ns1         demo   2      "), "{t}");
+
+        let out = render(OutputFormat::Name, &cm(), &[o.clone()], false).unwrap();
+        assert_eq!(out, "configmap/demo\n");
+        let mut item = o.clone();
+        item.api_version.clear();
+        item.kind.clear();
+        let list: Value =
+            serde_json::from_str(&render(OutputFormat::Json, &cm(), &[item], false).unwrap())
+                .unwrap();
+        assert_eq!(list["kind"], "List");
+        assert_eq!(list["items"][0]["kind"], "ConfigMap");
+        assert_eq!(list["items"][0]["apiVersion"], "v1");
+        let yaml = render(OutputFormat::Yaml, &cm(), &[o], true).unwrap();
+        assert!(
+            yaml.contains("kind: ConfigMap") && yaml.contains("name: demo"),
+            "{yaml}"
+        );
+    }
+}
