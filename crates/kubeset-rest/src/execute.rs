@@ -315,8 +315,14 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         } else {
             deadline.saturating_duration_since(Instant::now())
         };
+        let (mut nodes, mut per_node, mut per_node_retries) =
+            calculate_timeouts(list.len(), remaining);
+        // A budget under 1 s gives Patroni zero nodes; the first endpoint
+        // still gets one attempt with all of it.
+        if first_round && nodes == 0 && !list.is_empty() && !remaining.is_zero() {
+            (nodes, per_node, per_node_retries) = (1, remaining, 0);
+        }
         first_round = false;
-        let (nodes, per_node, per_node_retries) = calculate_timeouts(list.len(), remaining);
         if nodes == 0 {
             return Err(all_failed(failures));
         }

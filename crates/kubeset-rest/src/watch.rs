@@ -612,6 +612,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn resource_version_of_a_line() {
+        let rv = |s: &str| resource_version(s.as_bytes());
+        assert_eq!(
+            rv(
+                r#"{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"42"},"spec":{"x":[1,{"y":null}]}}}"#
+            ),
+            Some("42".to_owned())
+        );
+        // Object before type, escapes, nested decoys.
+        assert_eq!(
+            rv(
+                r#"{"object":{"spec":{"metadata":{"resourceVersion":"no"}},"metadata":{"resourceVersion":"4\u0032"}},"type":"MODIFIED"}"#
+            ),
+            Some("42".to_owned())
+        );
+        assert_eq!(
+            rv(r#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":""}}}"#),
+            None
+        );
+        assert_eq!(rv(r#"{"type":"ADDED","object":{"metadata":{}}}"#), None);
+        assert_eq!(rv(r#"{"type":"ADDED"}"#), None);
+        assert_eq!(rv("not json"), None);
+    }
+
     #[tokio::test]
     async fn unknown_type_is_one_error_then_end() {
         let got = collect(vec![

@@ -468,3 +468,20 @@ async fn a_long_watch_timeout_does_not_stretch_the_budget_to_open_it() {
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert_eq!(w.endpoint(), urls[1]);
 }
+
+#[tokio::test]
+async fn a_budget_under_one_second_still_tries_the_first_endpoint() {
+    let server = TestServer::builder().replicas(2).start().await.unwrap();
+    let urls = server.urls();
+    let c = client(&urls[0], &urls[1..], Duration::from_millis(900));
+    list_namespaces(&c).await.unwrap();
+    assert_eq!(server.faults(0).unwrap().requests_served(), 1);
+    // With the first one down there is no time left for the second.
+    server.faults(0).unwrap().down().await;
+    let err = list_namespaces(&c).await.unwrap_err();
+    let Error::AllEndpointsFailed { attempts } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(attempts.len(), 1, "{err}");
+    assert_eq!(attempts[0].endpoint, urls[0]);
+}
