@@ -10,11 +10,15 @@
 //!   client-go's semantics.
 
 pub mod backoff;
+pub mod controller;
+pub mod leader;
 pub mod metadata;
 pub mod store;
 pub mod watcher;
 
 pub use backoff::Backoff;
+pub use controller::{Action, Controller, RetryBackoff, WorkQueue};
+pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use metadata::PartialObjectMetadata;
 pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};
 pub use watcher::{Event, InitialList, WatcherConfig, WatcherError, metadata_watcher, watcher};

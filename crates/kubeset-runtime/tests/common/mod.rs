@@ -1,0 +1,64 @@
+//! Helpers shared by the runtime's tests against the embedded API server.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kubeset::api::core::v1::ConfigMap;
+use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubeset::rest::{RestClient, RestConfig};
+use kubeset::{Client, Resource};
+use kubeset_runtime::ObjectKey;
+
+/// A client over every URL (the first is the base, the rest failover
+/// endpoints), without client-side rate limiting.
+pub fn client(urls: &[String]) -> Client {
+    let mut config = RestConfig::new(urls[0].clone())
+        .with_qps_burst(-1.0, 0)
+        .with_request_deadline(Duration::from_secs(10));
+    if urls.len() > 1 {
+        config = config.with_endpoints(urls[1..].iter().cloned());
+    }
+    Client::new(RestClient::new(config).expect("client builds"), "default")
+}
+
+pub fn cm(ns: &str, name: &str, value: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some(ns.to_owned()),
+            name: Some(name.to_owned()),
+            labels: Some([("app".to_owned(), value.to_owned())].into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("v".to_owned(), value.to_owned())].into()),
+        ..ConfigMap::default()
+    }
+}
+
+/// key → resourceVersion of a set of objects.
+pub fn versions<'a, K: Resource + 'a>(
+    objs: impl IntoIterator<Item = &'a K>,
+) -> BTreeMap<ObjectKey, String> {
+    objs.into_iter()
+        .map(|o| {
+            (
+                ObjectKey::of(o),
+                o.metadata().resource_version.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Polls `f` until it returns true or `limit` passes; returns whether it did.
+pub async fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = tokio::time::Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= end {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
