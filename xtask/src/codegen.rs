@@ -310,7 +310,16 @@ pub fn fixtures(specs_root: &Path) -> Result<(), Error> {
         ));
         count += 1;
     }
-    std::fs::write(tests_dir.join("roundtrip_generated.rs"), tests)?;
+    let test_file = tests_dir.join("roundtrip_generated.rs");
+    std::fs::write(&test_file, tests)?;
+    // Keep `cargo fmt --check` green: the file is ordinary test code.
+    let status = Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .arg(&test_file)
+        .status()?;
+    if !status.success() {
+        return Err(format!("rustfmt {} failed", test_file.display()).into());
+    }
     eprintln!(
         "wrote {count} fixtures ({:.2} MB) and tests/roundtrip_generated.rs",
         bytes as f64 / 1e6

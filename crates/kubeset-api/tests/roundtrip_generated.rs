@@ -8,529 +8,721 @@ mod common;
 #[cfg(feature = "admissionregistration-v1")]
 #[test]
 fn admissionregistration_v1_mutating_webhook_configuration() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>(include_str!("fixtures/generated/admissionregistration-v1/mutating_webhook_configuration.json"));
+    common::round_trip::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1/mutating_webhook_configuration.json"
+        ),
+    );
 }
 
 #[cfg(feature = "admissionregistration-v1")]
 #[test]
 fn admissionregistration_v1_validating_admission_policy() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>(include_str!("fixtures/generated/admissionregistration-v1/validating_admission_policy.json"));
+    common::round_trip::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1/validating_admission_policy.json"
+        ),
+    );
 }
 
 #[cfg(feature = "admissionregistration-v1")]
 #[test]
 fn admissionregistration_v1_validating_admission_policy_binding() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(include_str!("fixtures/generated/admissionregistration-v1/validating_admission_policy_binding.json"));
+    common::round_trip::<
+        kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    >(include_str!(
+        "fixtures/generated/admissionregistration-v1/validating_admission_policy_binding.json"
+    ));
 }
 
 #[cfg(feature = "admissionregistration-v1")]
 #[test]
 fn admissionregistration_v1_validating_webhook_configuration() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1::ValidatingWebhookConfiguration>(include_str!("fixtures/generated/admissionregistration-v1/validating_webhook_configuration.json"));
+    common::round_trip::<kubeset_api::api::admissionregistration::v1::ValidatingWebhookConfiguration>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1/validating_webhook_configuration.json"
+        ),
+    );
 }
 
 #[cfg(feature = "admissionregistration-v1alpha1")]
 #[test]
 fn admissionregistration_v1alpha1_mutating_admission_policy() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>(include_str!("fixtures/generated/admissionregistration-v1alpha1/mutating_admission_policy.json"));
+    common::round_trip::<kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1alpha1/mutating_admission_policy.json"
+        ),
+    );
 }
 
 #[cfg(feature = "admissionregistration-v1alpha1")]
 #[test]
 fn admissionregistration_v1alpha1_mutating_admission_policy_binding() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>(include_str!("fixtures/generated/admissionregistration-v1alpha1/mutating_admission_policy_binding.json"));
+    common::round_trip::<
+        kubeset_api::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+    >(include_str!(
+        "fixtures/generated/admissionregistration-v1alpha1/mutating_admission_policy_binding.json"
+    ));
 }
 
 #[cfg(feature = "admissionregistration-v1beta1")]
 #[test]
 fn admissionregistration_v1beta1_mutating_admission_policy() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>(include_str!("fixtures/generated/admissionregistration-v1beta1/mutating_admission_policy.json"));
+    common::round_trip::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>(
+        include_str!(
+            "fixtures/generated/admissionregistration-v1beta1/mutating_admission_policy.json"
+        ),
+    );
 }
 
 #[cfg(feature = "admissionregistration-v1beta1")]
 #[test]
 fn admissionregistration_v1beta1_mutating_admission_policy_binding() {
-    common::round_trip::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>(include_str!("fixtures/generated/admissionregistration-v1beta1/mutating_admission_policy_binding.json"));
+    common::round_trip::<
+        kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+    >(include_str!(
+        "fixtures/generated/admissionregistration-v1beta1/mutating_admission_policy_binding.json"
+    ));
 }
 
 #[cfg(feature = "apiserverinternal-v1alpha1")]
 #[test]
 fn apiserverinternal_v1alpha1_storage_version() {
-    common::round_trip::<kubeset_api::api::apiserverinternal::v1alpha1::StorageVersion>(include_str!("fixtures/generated/apiserverinternal-v1alpha1/storage_version.json"));
+    common::round_trip::<kubeset_api::api::apiserverinternal::v1alpha1::StorageVersion>(
+        include_str!("fixtures/generated/apiserverinternal-v1alpha1/storage_version.json"),
+    );
 }
 
 #[cfg(feature = "apps-v1")]
 #[test]
 fn apps_v1_controller_revision() {
-    common::round_trip::<kubeset_api::api::apps::v1::ControllerRevision>(include_str!("fixtures/generated/apps-v1/controller_revision.json"));
+    common::round_trip::<kubeset_api::api::apps::v1::ControllerRevision>(include_str!(
+        "fixtures/generated/apps-v1/controller_revision.json"
+    ));
 }
 
 #[cfg(feature = "apps-v1")]
 #[test]
 fn apps_v1_daemon_set() {
-    common::round_trip::<kubeset_api::api::apps::v1::DaemonSet>(include_str!("fixtures/generated/apps-v1/daemon_set.json"));
+    common::round_trip::<kubeset_api::api::apps::v1::DaemonSet>(include_str!(
+        "fixtures/generated/apps-v1/daemon_set.json"
+    ));
 }
 
 #[cfg(feature = "apps-v1")]
 #[test]
 fn apps_v1_deployment() {
-    common::round_trip::<kubeset_api::api::apps::v1::Deployment>(include_str!("fixtures/generated/apps-v1/deployment.json"));
+    common::round_trip::<kubeset_api::api::apps::v1::Deployment>(include_str!(
+        "fixtures/generated/apps-v1/deployment.json"
+    ));
 }
 
 #[cfg(feature = "apps-v1")]
 #[test]
 fn apps_v1_replica_set() {
-    common::round_trip::<kubeset_api::api::apps::v1::ReplicaSet>(include_str!("fixtures/generated/apps-v1/replica_set.json"));
+    common::round_trip::<kubeset_api::api::apps::v1::ReplicaSet>(include_str!(
+        "fixtures/generated/apps-v1/replica_set.json"
+    ));
 }
 
 #[cfg(feature = "apps-v1")]
 #[test]
 fn apps_v1_stateful_set() {
-    common::round_trip::<kubeset_api::api::apps::v1::StatefulSet>(include_str!("fixtures/generated/apps-v1/stateful_set.json"));
+    common::round_trip::<kubeset_api::api::apps::v1::StatefulSet>(include_str!(
+        "fixtures/generated/apps-v1/stateful_set.json"
+    ));
 }
 
 #[cfg(feature = "authentication-v1")]
 #[test]
 fn authentication_v1_self_subject_review() {
-    common::round_trip::<kubeset_api::api::authentication::v1::SelfSubjectReview>(include_str!("fixtures/generated/authentication-v1/self_subject_review.json"));
+    common::round_trip::<kubeset_api::api::authentication::v1::SelfSubjectReview>(include_str!(
+        "fixtures/generated/authentication-v1/self_subject_review.json"
+    ));
 }
 
 #[cfg(feature = "authentication-v1")]
 #[test]
 fn authentication_v1_token_review() {
-    common::round_trip::<kubeset_api::api::authentication::v1::TokenReview>(include_str!("fixtures/generated/authentication-v1/token_review.json"));
+    common::round_trip::<kubeset_api::api::authentication::v1::TokenReview>(include_str!(
+        "fixtures/generated/authentication-v1/token_review.json"
+    ));
 }
 
 #[cfg(feature = "authorization-v1")]
 #[test]
 fn authorization_v1_local_subject_access_review() {
-    common::round_trip::<kubeset_api::api::authorization::v1::LocalSubjectAccessReview>(include_str!("fixtures/generated/authorization-v1/local_subject_access_review.json"));
+    common::round_trip::<kubeset_api::api::authorization::v1::LocalSubjectAccessReview>(
+        include_str!("fixtures/generated/authorization-v1/local_subject_access_review.json"),
+    );
 }
 
 #[cfg(feature = "authorization-v1")]
 #[test]
 fn authorization_v1_self_subject_access_review() {
-    common::round_trip::<kubeset_api::api::authorization::v1::SelfSubjectAccessReview>(include_str!("fixtures/generated/authorization-v1/self_subject_access_review.json"));
+    common::round_trip::<kubeset_api::api::authorization::v1::SelfSubjectAccessReview>(
+        include_str!("fixtures/generated/authorization-v1/self_subject_access_review.json"),
+    );
 }
 
 #[cfg(feature = "authorization-v1")]
 #[test]
 fn authorization_v1_self_subject_rules_review() {
-    common::round_trip::<kubeset_api::api::authorization::v1::SelfSubjectRulesReview>(include_str!("fixtures/generated/authorization-v1/self_subject_rules_review.json"));
+    common::round_trip::<kubeset_api::api::authorization::v1::SelfSubjectRulesReview>(
+        include_str!("fixtures/generated/authorization-v1/self_subject_rules_review.json"),
+    );
 }
 
 #[cfg(feature = "authorization-v1")]
 #[test]
 fn authorization_v1_subject_access_review() {
-    common::round_trip::<kubeset_api::api::authorization::v1::SubjectAccessReview>(include_str!("fixtures/generated/authorization-v1/subject_access_review.json"));
+    common::round_trip::<kubeset_api::api::authorization::v1::SubjectAccessReview>(include_str!(
+        "fixtures/generated/authorization-v1/subject_access_review.json"
+    ));
 }
 
 #[cfg(feature = "autoscaling-v1")]
 #[test]
 fn autoscaling_v1_horizontal_pod_autoscaler() {
-    common::round_trip::<kubeset_api::api::autoscaling::v1::HorizontalPodAutoscaler>(include_str!("fixtures/generated/autoscaling-v1/horizontal_pod_autoscaler.json"));
+    common::round_trip::<kubeset_api::api::autoscaling::v1::HorizontalPodAutoscaler>(include_str!(
+        "fixtures/generated/autoscaling-v1/horizontal_pod_autoscaler.json"
+    ));
 }
 
 #[cfg(feature = "autoscaling-v2")]
 #[test]
 fn autoscaling_v2_horizontal_pod_autoscaler() {
-    common::round_trip::<kubeset_api::api::autoscaling::v2::HorizontalPodAutoscaler>(include_str!("fixtures/generated/autoscaling-v2/horizontal_pod_autoscaler.json"));
+    common::round_trip::<kubeset_api::api::autoscaling::v2::HorizontalPodAutoscaler>(include_str!(
+        "fixtures/generated/autoscaling-v2/horizontal_pod_autoscaler.json"
+    ));
 }
 
 #[cfg(feature = "batch-v1")]
 #[test]
 fn batch_v1_cron_job() {
-    common::round_trip::<kubeset_api::api::batch::v1::CronJob>(include_str!("fixtures/generated/batch-v1/cron_job.json"));
+    common::round_trip::<kubeset_api::api::batch::v1::CronJob>(include_str!(
+        "fixtures/generated/batch-v1/cron_job.json"
+    ));
 }
 
 #[cfg(feature = "batch-v1")]
 #[test]
 fn batch_v1_job() {
-    common::round_trip::<kubeset_api::api::batch::v1::Job>(include_str!("fixtures/generated/batch-v1/job.json"));
+    common::round_trip::<kubeset_api::api::batch::v1::Job>(include_str!(
+        "fixtures/generated/batch-v1/job.json"
+    ));
 }
 
 #[cfg(feature = "certificates-v1")]
 #[test]
 fn certificates_v1_certificate_signing_request() {
-    common::round_trip::<kubeset_api::api::certificates::v1::CertificateSigningRequest>(include_str!("fixtures/generated/certificates-v1/certificate_signing_request.json"));
+    common::round_trip::<kubeset_api::api::certificates::v1::CertificateSigningRequest>(
+        include_str!("fixtures/generated/certificates-v1/certificate_signing_request.json"),
+    );
 }
 
 #[cfg(feature = "certificates-v1alpha1")]
 #[test]
 fn certificates_v1alpha1_cluster_trust_bundle() {
-    common::round_trip::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>(include_str!("fixtures/generated/certificates-v1alpha1/cluster_trust_bundle.json"));
+    common::round_trip::<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle>(
+        include_str!("fixtures/generated/certificates-v1alpha1/cluster_trust_bundle.json"),
+    );
 }
 
 #[cfg(feature = "certificates-v1beta1")]
 #[test]
 fn certificates_v1beta1_cluster_trust_bundle() {
-    common::round_trip::<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle>(include_str!("fixtures/generated/certificates-v1beta1/cluster_trust_bundle.json"));
+    common::round_trip::<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle>(
+        include_str!("fixtures/generated/certificates-v1beta1/cluster_trust_bundle.json"),
+    );
 }
 
 #[cfg(feature = "certificates-v1beta1")]
 #[test]
 fn certificates_v1beta1_pod_certificate_request() {
-    common::round_trip::<kubeset_api::api::certificates::v1beta1::PodCertificateRequest>(include_str!("fixtures/generated/certificates-v1beta1/pod_certificate_request.json"));
+    common::round_trip::<kubeset_api::api::certificates::v1beta1::PodCertificateRequest>(
+        include_str!("fixtures/generated/certificates-v1beta1/pod_certificate_request.json"),
+    );
 }
 
 #[cfg(feature = "coordination-v1")]
 #[test]
 fn coordination_v1_lease() {
-    common::round_trip::<kubeset_api::api::coordination::v1::Lease>(include_str!("fixtures/generated/coordination-v1/lease.json"));
+    common::round_trip::<kubeset_api::api::coordination::v1::Lease>(include_str!(
+        "fixtures/generated/coordination-v1/lease.json"
+    ));
 }
 
 #[cfg(feature = "coordination-v1alpha2")]
 #[test]
 fn coordination_v1alpha2_lease_candidate() {
-    common::round_trip::<kubeset_api::api::coordination::v1alpha2::LeaseCandidate>(include_str!("fixtures/generated/coordination-v1alpha2/lease_candidate.json"));
+    common::round_trip::<kubeset_api::api::coordination::v1alpha2::LeaseCandidate>(include_str!(
+        "fixtures/generated/coordination-v1alpha2/lease_candidate.json"
+    ));
 }
 
 #[cfg(feature = "coordination-v1beta1")]
 #[test]
 fn coordination_v1beta1_lease_candidate() {
-    common::round_trip::<kubeset_api::api::coordination::v1beta1::LeaseCandidate>(include_str!("fixtures/generated/coordination-v1beta1/lease_candidate.json"));
+    common::round_trip::<kubeset_api::api::coordination::v1beta1::LeaseCandidate>(include_str!(
+        "fixtures/generated/coordination-v1beta1/lease_candidate.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_binding() {
-    common::round_trip::<kubeset_api::api::core::v1::Binding>(include_str!("fixtures/generated/core-v1/binding.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Binding>(include_str!(
+        "fixtures/generated/core-v1/binding.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_component_status() {
-    common::round_trip::<kubeset_api::api::core::v1::ComponentStatus>(include_str!("fixtures/generated/core-v1/component_status.json"));
+    common::round_trip::<kubeset_api::api::core::v1::ComponentStatus>(include_str!(
+        "fixtures/generated/core-v1/component_status.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_config_map() {
-    common::round_trip::<kubeset_api::api::core::v1::ConfigMap>(include_str!("fixtures/generated/core-v1/config_map.json"));
+    common::round_trip::<kubeset_api::api::core::v1::ConfigMap>(include_str!(
+        "fixtures/generated/core-v1/config_map.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_endpoints() {
-    common::round_trip::<kubeset_api::api::core::v1::Endpoints>(include_str!("fixtures/generated/core-v1/endpoints.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Endpoints>(include_str!(
+        "fixtures/generated/core-v1/endpoints.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_event() {
-    common::round_trip::<kubeset_api::api::core::v1::Event>(include_str!("fixtures/generated/core-v1/event.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Event>(include_str!(
+        "fixtures/generated/core-v1/event.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_limit_range() {
-    common::round_trip::<kubeset_api::api::core::v1::LimitRange>(include_str!("fixtures/generated/core-v1/limit_range.json"));
+    common::round_trip::<kubeset_api::api::core::v1::LimitRange>(include_str!(
+        "fixtures/generated/core-v1/limit_range.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_namespace() {
-    common::round_trip::<kubeset_api::api::core::v1::Namespace>(include_str!("fixtures/generated/core-v1/namespace.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Namespace>(include_str!(
+        "fixtures/generated/core-v1/namespace.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_node() {
-    common::round_trip::<kubeset_api::api::core::v1::Node>(include_str!("fixtures/generated/core-v1/node.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Node>(include_str!(
+        "fixtures/generated/core-v1/node.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_persistent_volume() {
-    common::round_trip::<kubeset_api::api::core::v1::PersistentVolume>(include_str!("fixtures/generated/core-v1/persistent_volume.json"));
+    common::round_trip::<kubeset_api::api::core::v1::PersistentVolume>(include_str!(
+        "fixtures/generated/core-v1/persistent_volume.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_persistent_volume_claim() {
-    common::round_trip::<kubeset_api::api::core::v1::PersistentVolumeClaim>(include_str!("fixtures/generated/core-v1/persistent_volume_claim.json"));
+    common::round_trip::<kubeset_api::api::core::v1::PersistentVolumeClaim>(include_str!(
+        "fixtures/generated/core-v1/persistent_volume_claim.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_pod() {
-    common::round_trip::<kubeset_api::api::core::v1::Pod>(include_str!("fixtures/generated/core-v1/pod.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Pod>(include_str!(
+        "fixtures/generated/core-v1/pod.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_pod_template() {
-    common::round_trip::<kubeset_api::api::core::v1::PodTemplate>(include_str!("fixtures/generated/core-v1/pod_template.json"));
+    common::round_trip::<kubeset_api::api::core::v1::PodTemplate>(include_str!(
+        "fixtures/generated/core-v1/pod_template.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_replication_controller() {
-    common::round_trip::<kubeset_api::api::core::v1::ReplicationController>(include_str!("fixtures/generated/core-v1/replication_controller.json"));
+    common::round_trip::<kubeset_api::api::core::v1::ReplicationController>(include_str!(
+        "fixtures/generated/core-v1/replication_controller.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_resource_quota() {
-    common::round_trip::<kubeset_api::api::core::v1::ResourceQuota>(include_str!("fixtures/generated/core-v1/resource_quota.json"));
+    common::round_trip::<kubeset_api::api::core::v1::ResourceQuota>(include_str!(
+        "fixtures/generated/core-v1/resource_quota.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_secret() {
-    common::round_trip::<kubeset_api::api::core::v1::Secret>(include_str!("fixtures/generated/core-v1/secret.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Secret>(include_str!(
+        "fixtures/generated/core-v1/secret.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_service() {
-    common::round_trip::<kubeset_api::api::core::v1::Service>(include_str!("fixtures/generated/core-v1/service.json"));
+    common::round_trip::<kubeset_api::api::core::v1::Service>(include_str!(
+        "fixtures/generated/core-v1/service.json"
+    ));
 }
 
 #[cfg(feature = "core-v1")]
 #[test]
 fn core_v1_service_account() {
-    common::round_trip::<kubeset_api::api::core::v1::ServiceAccount>(include_str!("fixtures/generated/core-v1/service_account.json"));
+    common::round_trip::<kubeset_api::api::core::v1::ServiceAccount>(include_str!(
+        "fixtures/generated/core-v1/service_account.json"
+    ));
 }
 
 #[cfg(feature = "discovery-v1")]
 #[test]
 fn discovery_v1_endpoint_slice() {
-    common::round_trip::<kubeset_api::api::discovery::v1::EndpointSlice>(include_str!("fixtures/generated/discovery-v1/endpoint_slice.json"));
+    common::round_trip::<kubeset_api::api::discovery::v1::EndpointSlice>(include_str!(
+        "fixtures/generated/discovery-v1/endpoint_slice.json"
+    ));
 }
 
 #[cfg(feature = "events-v1")]
 #[test]
 fn events_v1_event() {
-    common::round_trip::<kubeset_api::api::events::v1::Event>(include_str!("fixtures/generated/events-v1/event.json"));
+    common::round_trip::<kubeset_api::api::events::v1::Event>(include_str!(
+        "fixtures/generated/events-v1/event.json"
+    ));
 }
 
 #[cfg(feature = "flowcontrol-v1")]
 #[test]
 fn flowcontrol_v1_flow_schema() {
-    common::round_trip::<kubeset_api::api::flowcontrol::v1::FlowSchema>(include_str!("fixtures/generated/flowcontrol-v1/flow_schema.json"));
+    common::round_trip::<kubeset_api::api::flowcontrol::v1::FlowSchema>(include_str!(
+        "fixtures/generated/flowcontrol-v1/flow_schema.json"
+    ));
 }
 
 #[cfg(feature = "flowcontrol-v1")]
 #[test]
 fn flowcontrol_v1_priority_level_configuration() {
-    common::round_trip::<kubeset_api::api::flowcontrol::v1::PriorityLevelConfiguration>(include_str!("fixtures/generated/flowcontrol-v1/priority_level_configuration.json"));
+    common::round_trip::<kubeset_api::api::flowcontrol::v1::PriorityLevelConfiguration>(
+        include_str!("fixtures/generated/flowcontrol-v1/priority_level_configuration.json"),
+    );
 }
 
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_ip_address() {
-    common::round_trip::<kubeset_api::api::networking::v1::IPAddress>(include_str!("fixtures/generated/networking-v1/ip_address.json"));
+    common::round_trip::<kubeset_api::api::networking::v1::IPAddress>(include_str!(
+        "fixtures/generated/networking-v1/ip_address.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_ingress() {
-    common::round_trip::<kubeset_api::api::networking::v1::Ingress>(include_str!("fixtures/generated/networking-v1/ingress.json"));
+    common::round_trip::<kubeset_api::api::networking::v1::Ingress>(include_str!(
+        "fixtures/generated/networking-v1/ingress.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_ingress_class() {
-    common::round_trip::<kubeset_api::api::networking::v1::IngressClass>(include_str!("fixtures/generated/networking-v1/ingress_class.json"));
+    common::round_trip::<kubeset_api::api::networking::v1::IngressClass>(include_str!(
+        "fixtures/generated/networking-v1/ingress_class.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_network_policy() {
-    common::round_trip::<kubeset_api::api::networking::v1::NetworkPolicy>(include_str!("fixtures/generated/networking-v1/network_policy.json"));
+    common::round_trip::<kubeset_api::api::networking::v1::NetworkPolicy>(include_str!(
+        "fixtures/generated/networking-v1/network_policy.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1")]
 #[test]
 fn networking_v1_service_cidr() {
-    common::round_trip::<kubeset_api::api::networking::v1::ServiceCIDR>(include_str!("fixtures/generated/networking-v1/service_cidr.json"));
+    common::round_trip::<kubeset_api::api::networking::v1::ServiceCIDR>(include_str!(
+        "fixtures/generated/networking-v1/service_cidr.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1beta1")]
 #[test]
 fn networking_v1beta1_ip_address() {
-    common::round_trip::<kubeset_api::api::networking::v1beta1::IPAddress>(include_str!("fixtures/generated/networking-v1beta1/ip_address.json"));
+    common::round_trip::<kubeset_api::api::networking::v1beta1::IPAddress>(include_str!(
+        "fixtures/generated/networking-v1beta1/ip_address.json"
+    ));
 }
 
 #[cfg(feature = "networking-v1beta1")]
 #[test]
 fn networking_v1beta1_service_cidr() {
-    common::round_trip::<kubeset_api::api::networking::v1beta1::ServiceCIDR>(include_str!("fixtures/generated/networking-v1beta1/service_cidr.json"));
+    common::round_trip::<kubeset_api::api::networking::v1beta1::ServiceCIDR>(include_str!(
+        "fixtures/generated/networking-v1beta1/service_cidr.json"
+    ));
 }
 
 #[cfg(feature = "node-v1")]
 #[test]
 fn node_v1_runtime_class() {
-    common::round_trip::<kubeset_api::api::node::v1::RuntimeClass>(include_str!("fixtures/generated/node-v1/runtime_class.json"));
+    common::round_trip::<kubeset_api::api::node::v1::RuntimeClass>(include_str!(
+        "fixtures/generated/node-v1/runtime_class.json"
+    ));
 }
 
 #[cfg(feature = "policy-v1")]
 #[test]
 fn policy_v1_pod_disruption_budget() {
-    common::round_trip::<kubeset_api::api::policy::v1::PodDisruptionBudget>(include_str!("fixtures/generated/policy-v1/pod_disruption_budget.json"));
+    common::round_trip::<kubeset_api::api::policy::v1::PodDisruptionBudget>(include_str!(
+        "fixtures/generated/policy-v1/pod_disruption_budget.json"
+    ));
 }
 
 #[cfg(feature = "rbac-v1")]
 #[test]
 fn rbac_v1_cluster_role() {
-    common::round_trip::<kubeset_api::api::rbac::v1::ClusterRole>(include_str!("fixtures/generated/rbac-v1/cluster_role.json"));
+    common::round_trip::<kubeset_api::api::rbac::v1::ClusterRole>(include_str!(
+        "fixtures/generated/rbac-v1/cluster_role.json"
+    ));
 }
 
 #[cfg(feature = "rbac-v1")]
 #[test]
 fn rbac_v1_cluster_role_binding() {
-    common::round_trip::<kubeset_api::api::rbac::v1::ClusterRoleBinding>(include_str!("fixtures/generated/rbac-v1/cluster_role_binding.json"));
+    common::round_trip::<kubeset_api::api::rbac::v1::ClusterRoleBinding>(include_str!(
+        "fixtures/generated/rbac-v1/cluster_role_binding.json"
+    ));
 }
 
 #[cfg(feature = "rbac-v1")]
 #[test]
 fn rbac_v1_role() {
-    common::round_trip::<kubeset_api::api::rbac::v1::Role>(include_str!("fixtures/generated/rbac-v1/role.json"));
+    common::round_trip::<kubeset_api::api::rbac::v1::Role>(include_str!(
+        "fixtures/generated/rbac-v1/role.json"
+    ));
 }
 
 #[cfg(feature = "rbac-v1")]
 #[test]
 fn rbac_v1_role_binding() {
-    common::round_trip::<kubeset_api::api::rbac::v1::RoleBinding>(include_str!("fixtures/generated/rbac-v1/role_binding.json"));
+    common::round_trip::<kubeset_api::api::rbac::v1::RoleBinding>(include_str!(
+        "fixtures/generated/rbac-v1/role_binding.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1")]
 #[test]
 fn resource_v1_device_class() {
-    common::round_trip::<kubeset_api::api::resource::v1::DeviceClass>(include_str!("fixtures/generated/resource-v1/device_class.json"));
+    common::round_trip::<kubeset_api::api::resource::v1::DeviceClass>(include_str!(
+        "fixtures/generated/resource-v1/device_class.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1")]
 #[test]
 fn resource_v1_resource_claim() {
-    common::round_trip::<kubeset_api::api::resource::v1::ResourceClaim>(include_str!("fixtures/generated/resource-v1/resource_claim.json"));
+    common::round_trip::<kubeset_api::api::resource::v1::ResourceClaim>(include_str!(
+        "fixtures/generated/resource-v1/resource_claim.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1")]
 #[test]
 fn resource_v1_resource_claim_template() {
-    common::round_trip::<kubeset_api::api::resource::v1::ResourceClaimTemplate>(include_str!("fixtures/generated/resource-v1/resource_claim_template.json"));
+    common::round_trip::<kubeset_api::api::resource::v1::ResourceClaimTemplate>(include_str!(
+        "fixtures/generated/resource-v1/resource_claim_template.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1")]
 #[test]
 fn resource_v1_resource_slice() {
-    common::round_trip::<kubeset_api::api::resource::v1::ResourceSlice>(include_str!("fixtures/generated/resource-v1/resource_slice.json"));
+    common::round_trip::<kubeset_api::api::resource::v1::ResourceSlice>(include_str!(
+        "fixtures/generated/resource-v1/resource_slice.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1alpha3")]
 #[test]
 fn resource_v1alpha3_device_taint_rule() {
-    common::round_trip::<kubeset_api::api::resource::v1alpha3::DeviceTaintRule>(include_str!("fixtures/generated/resource-v1alpha3/device_taint_rule.json"));
+    common::round_trip::<kubeset_api::api::resource::v1alpha3::DeviceTaintRule>(include_str!(
+        "fixtures/generated/resource-v1alpha3/device_taint_rule.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta1")]
 #[test]
 fn resource_v1beta1_device_class() {
-    common::round_trip::<kubeset_api::api::resource::v1beta1::DeviceClass>(include_str!("fixtures/generated/resource-v1beta1/device_class.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta1::DeviceClass>(include_str!(
+        "fixtures/generated/resource-v1beta1/device_class.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta1")]
 #[test]
 fn resource_v1beta1_resource_claim() {
-    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceClaim>(include_str!("fixtures/generated/resource-v1beta1/resource_claim.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceClaim>(include_str!(
+        "fixtures/generated/resource-v1beta1/resource_claim.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta1")]
 #[test]
 fn resource_v1beta1_resource_claim_template() {
-    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>(include_str!("fixtures/generated/resource-v1beta1/resource_claim_template.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate>(include_str!(
+        "fixtures/generated/resource-v1beta1/resource_claim_template.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta1")]
 #[test]
 fn resource_v1beta1_resource_slice() {
-    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceSlice>(include_str!("fixtures/generated/resource-v1beta1/resource_slice.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta1::ResourceSlice>(include_str!(
+        "fixtures/generated/resource-v1beta1/resource_slice.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta2")]
 #[test]
 fn resource_v1beta2_device_class() {
-    common::round_trip::<kubeset_api::api::resource::v1beta2::DeviceClass>(include_str!("fixtures/generated/resource-v1beta2/device_class.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta2::DeviceClass>(include_str!(
+        "fixtures/generated/resource-v1beta2/device_class.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta2")]
 #[test]
 fn resource_v1beta2_resource_claim() {
-    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceClaim>(include_str!("fixtures/generated/resource-v1beta2/resource_claim.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceClaim>(include_str!(
+        "fixtures/generated/resource-v1beta2/resource_claim.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta2")]
 #[test]
 fn resource_v1beta2_resource_claim_template() {
-    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>(include_str!("fixtures/generated/resource-v1beta2/resource_claim_template.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceClaimTemplate>(include_str!(
+        "fixtures/generated/resource-v1beta2/resource_claim_template.json"
+    ));
 }
 
 #[cfg(feature = "resource-v1beta2")]
 #[test]
 fn resource_v1beta2_resource_slice() {
-    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceSlice>(include_str!("fixtures/generated/resource-v1beta2/resource_slice.json"));
+    common::round_trip::<kubeset_api::api::resource::v1beta2::ResourceSlice>(include_str!(
+        "fixtures/generated/resource-v1beta2/resource_slice.json"
+    ));
 }
 
 #[cfg(feature = "scheduling-v1")]
 #[test]
 fn scheduling_v1_priority_class() {
-    common::round_trip::<kubeset_api::api::scheduling::v1::PriorityClass>(include_str!("fixtures/generated/scheduling-v1/priority_class.json"));
+    common::round_trip::<kubeset_api::api::scheduling::v1::PriorityClass>(include_str!(
+        "fixtures/generated/scheduling-v1/priority_class.json"
+    ));
 }
 
 #[cfg(feature = "scheduling-v1alpha1")]
 #[test]
 fn scheduling_v1alpha1_workload() {
-    common::round_trip::<kubeset_api::api::scheduling::v1alpha1::Workload>(include_str!("fixtures/generated/scheduling-v1alpha1/workload.json"));
+    common::round_trip::<kubeset_api::api::scheduling::v1alpha1::Workload>(include_str!(
+        "fixtures/generated/scheduling-v1alpha1/workload.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_csi_driver() {
-    common::round_trip::<kubeset_api::api::storage::v1::CSIDriver>(include_str!("fixtures/generated/storage-v1/csi_driver.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::CSIDriver>(include_str!(
+        "fixtures/generated/storage-v1/csi_driver.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_csi_node() {
-    common::round_trip::<kubeset_api::api::storage::v1::CSINode>(include_str!("fixtures/generated/storage-v1/csi_node.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::CSINode>(include_str!(
+        "fixtures/generated/storage-v1/csi_node.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_csi_storage_capacity() {
-    common::round_trip::<kubeset_api::api::storage::v1::CSIStorageCapacity>(include_str!("fixtures/generated/storage-v1/csi_storage_capacity.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::CSIStorageCapacity>(include_str!(
+        "fixtures/generated/storage-v1/csi_storage_capacity.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_storage_class() {
-    common::round_trip::<kubeset_api::api::storage::v1::StorageClass>(include_str!("fixtures/generated/storage-v1/storage_class.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::StorageClass>(include_str!(
+        "fixtures/generated/storage-v1/storage_class.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_volume_attachment() {
-    common::round_trip::<kubeset_api::api::storage::v1::VolumeAttachment>(include_str!("fixtures/generated/storage-v1/volume_attachment.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::VolumeAttachment>(include_str!(
+        "fixtures/generated/storage-v1/volume_attachment.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1")]
 #[test]
 fn storage_v1_volume_attributes_class() {
-    common::round_trip::<kubeset_api::api::storage::v1::VolumeAttributesClass>(include_str!("fixtures/generated/storage-v1/volume_attributes_class.json"));
+    common::round_trip::<kubeset_api::api::storage::v1::VolumeAttributesClass>(include_str!(
+        "fixtures/generated/storage-v1/volume_attributes_class.json"
+    ));
 }
 
 #[cfg(feature = "storage-v1beta1")]
 #[test]
 fn storage_v1beta1_volume_attributes_class() {
-    common::round_trip::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>(include_str!("fixtures/generated/storage-v1beta1/volume_attributes_class.json"));
+    common::round_trip::<kubeset_api::api::storage::v1beta1::VolumeAttributesClass>(include_str!(
+        "fixtures/generated/storage-v1beta1/volume_attributes_class.json"
+    ));
 }
 
 #[cfg(feature = "storagemigration-v1beta1")]
 #[test]
 fn storagemigration_v1beta1_storage_version_migration() {
-    common::round_trip::<kubeset_api::api::storagemigration::v1beta1::StorageVersionMigration>(include_str!("fixtures/generated/storagemigration-v1beta1/storage_version_migration.json"));
+    common::round_trip::<kubeset_api::api::storagemigration::v1beta1::StorageVersionMigration>(
+        include_str!("fixtures/generated/storagemigration-v1beta1/storage_version_migration.json"),
+    );
 }
 
 #[cfg(feature = "apiextensions-v1")]
@@ -542,5 +734,7 @@ fn apiextensions_v1_custom_resource_definition() {
 #[cfg(feature = "apiregistration-v1")]
 #[test]
 fn apiregistration_v1_api_service() {
-    common::round_trip::<kubeset_api::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(include_str!("fixtures/generated/apiregistration-v1/api_service.json"));
+    common::round_trip::<kubeset_api::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(
+        include_str!("fixtures/generated/apiregistration-v1/api_service.json"),
+    );
 }
