@@ -53,7 +53,8 @@ pub struct Global {
     /// Give up on a request after this long (`500ms`, `1s`, `2m`; `0` for never).
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
-    /// Log verbosity on stderr: `-v` or `-v=2` info, `-v=4` debug, `-v=6` trace.
+    /// Log verbosity on stderr: `-v=1` warnings, `-v` or `-v=2` info, `-v=4`
+    /// debug, `-v=6` trace (default: errors only).
     #[arg(
         short = 'v',
         long = "v",

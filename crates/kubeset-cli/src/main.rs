@@ -87,12 +87,13 @@ fn clap_error(e: &clap::Error) -> ExitCode {
     }
 }
 
-/// `-v` levels to a tracing filter on stderr: none → warnings, 1–3 info,
-/// 4–5 debug, 6+ trace.
+/// `-v` levels to a tracing filter on stderr: none → errors only (stderr
+/// stays one line per failure), 1 warnings, 2–3 info, 4–5 debug, 6+ trace.
 fn init_logging(level: u8) {
     let max = match level {
-        0 => tracing::Level::WARN,
-        1..=3 => tracing::Level::INFO,
+        0 => tracing::Level::ERROR,
+        1 => tracing::Level::WARN,
+        2 | 3 => tracing::Level::INFO,
         4 | 5 => tracing::Level::DEBUG,
         _ => tracing::Level::TRACE,
     };

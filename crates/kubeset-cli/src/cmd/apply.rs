@@ -62,7 +62,10 @@ pub async fn create(global: &Global, client: &Client, args: &FileArgs) -> Result
     let mut failures = Failures::new(items.len());
     for item in items {
         let api = dynamic_api(client, &item.resource, item.object.namespace());
-        match api.create(&PostParams::default(), &item.object).await {
+        // kubectl records creates as "kubectl-create"; the same split keeps
+        // a later `apply` (manager "kubeset") from owning these fields silently.
+        let params = PostParams::default().field_manager("kubeset-create");
+        match api.create(&params, &item.object).await {
             Ok(created) => print(&format!(
                 "{} created\n",
                 object_ref(&item.resource, created.name())

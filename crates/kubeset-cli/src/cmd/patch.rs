@@ -40,7 +40,11 @@ pub async fn run(global: &Global, client: &Client, args: &PatchArgs) -> Result<(
         PatchKind::Merge => Patch::Merge(body),
         PatchKind::Strategic => Patch::Strategic(body),
     };
-    api.patch(&args.name, &PatchParams::default(), &patch)
+    let params = PatchParams {
+        field_manager: Some("kubeset-patch".to_owned()),
+        ..PatchParams::default()
+    };
+    api.patch(&args.name, &params, &patch)
         .await
         .map_err(|e| CliError::api(format!("patching {}", describe(&resource, &args.name)), e))?;
     print(&format!("{} patched\n", object_ref(&resource, &args.name)))
