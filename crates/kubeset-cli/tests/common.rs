@@ -10,12 +10,16 @@ use std::time::Duration;
 /// Generous: the machine may be loaded.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubeset");
 
 /// The result of one run.
 pub struct Run {
+    /// Exit code (-1 when killed by a signal).
     pub code: i32,
+    /// Standard output.
     pub stdout: String,
+    /// Standard error.
     pub stderr: String,
 }
 
@@ -93,11 +97,14 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// A child process whose stdout lines arrive on a channel; killed on drop.
 pub struct Lines {
+    /// The process.
     pub child: Child,
+    /// Its stdout, line by line.
     pub rx: mpsc::Receiver<String>,
 }
 
 impl Lines {
+    /// Spawns `cmd` with stdout and stderr piped.
     pub fn spawn(mut cmd: Command) -> Self {
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -132,6 +139,7 @@ impl Drop for Lines {
     }
 }
 
+/// Two ConfigMaps and a Deployment with two containers.
 pub const MANIFEST: &str = "apiVersion: v1
 kind: ConfigMap
 metadata:
