@@ -202,10 +202,13 @@ impl LeaderElector {
         let mine = previous
             .and_then(|s| s.holder_identity.as_deref())
             .is_some_and(|h| h == self.config.identity);
-        let transitions = previous.and_then(|s| s.lease_transitions).unwrap_or(0);
-        let had_holder = previous
-            .and_then(|s| s.holder_identity.as_deref())
-            .is_some_and(|h| !h.is_empty());
+        // client-go: every change of holder (a released Lease has none)
+        // is a transition; a new Lease starts at 0.
+        let transitions = match previous {
+            None => 0,
+            Some(s) if mine => s.lease_transitions.unwrap_or(0),
+            Some(s) => s.lease_transitions.unwrap_or(0).saturating_add(1),
+        };
         LeaseSpec {
             holder_identity: Some(self.config.identity.clone()),
             lease_duration_seconds: Some(seconds_ceil(self.config.lease_duration)),
@@ -215,11 +218,7 @@ impl LeaderElector {
                 Some(now)
             },
             renew_time: Some(now),
-            lease_transitions: Some(if mine || !had_holder {
-                transitions
-            } else {
-                transitions.saturating_add(1)
-            }),
+            lease_transitions: Some(transitions),
             ..previous.cloned().unwrap_or_default()
         }
     }
