@@ -1,0 +1,233 @@
+//! `kubeset serve` as a black box: the kubeset binary and the real
+//! `kubectl` against it, the admin endpoint's faults, and a clean stop on
+//! SIGTERM. The kubectl part skips loudly when kubectl is not installed.
+
+mod common;
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+/// `kubeset serve` with its printed endpoints.
+struct Served {
+    lines: Lines,
+    replicas: Vec<String>,
+    admin: String,
+}
+
+fn serve(kubeconfig: &Path) -> Served {
+    let lines = Lines::spawn(command(&[
+        "serve",
+        "--replicas",
+        "2",
+        "--admin",
+        "--kubeconfig-out",
+        kubeconfig.to_str().unwrap(),
+    ]));
+    let mut replicas = Vec::new();
+    let mut admin = String::new();
+    loop {
+        let line = lines.next();
+        if let Some(rest) = line.strip_prefix("replica ") {
+            let (_, url) = rest.split_once(": ").expect("replica line");
+            replicas.push(url.to_owned());
+        } else if let Some(url) = line.strip_prefix("admin: ") {
+            admin = url.to_owned();
+        } else if line.starts_with("ready:") {
+            break;
+        }
+    }
+    assert_eq!(replicas.len(), 2);
+    assert!(admin.starts_with("http://127.0.0.1:"), "{admin}");
+    Served {
+        lines,
+        replicas,
+        admin,
+    }
+}
+
+/// A plain HTTP/1.1 request to the admin endpoint; the response text.
+fn admin(base: &str, method: &str, path: &str) -> String {
+    let addr = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).expect("connect admin");
+    s.set_read_timeout(Some(TIMEOUT)).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read admin response");
+    out
+}
+
+fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn skip_loudly() {
+    eprintln!();
+    eprintln!("##################################################################");
+    eprintln!("## SKIPPED: `kubectl` is not installed (not found on PATH).      ##");
+    eprintln!("## kubectl against `kubeset serve` was NOT checked.               ##");
+    eprintln!("##################################################################");
+    eprintln!();
+}
+
+fn kubectl(kc: &Path, cache: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("kubectl");
+    c.arg("--kubeconfig")
+        .arg(kc)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--request-timeout=20s")
+        .args(args)
+        .env_remove("KUBECONFIG");
+    c
+}
+
+async fn kubectl_ok(kc: &Path, cache: &Path, args: &[&str]) -> String {
+    let mut cmd = kubectl(kc, cache, args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().expect("run kubectl"))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeset_and_kubectl_against_kubeset_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    let mut served = serve(&kc);
+
+    // The kubeset binary through the written kubeconfig.
+    let out = kubeset(&kc, &["get", "ns", "-o", "name"]).await.ok();
+    assert!(out.contains("namespace/kube-system"), "{out}");
+
+    // Faults through the admin endpoint: replica 0 down, replica 1 serves.
+    let state = admin(&served.admin, "GET", "/replicas");
+    assert!(state.starts_with("HTTP/1.1 200"), "{state}");
+    let down = admin(&served.admin, "POST", "/replicas/0/down");
+    assert!(down.starts_with("HTTP/1.1 200"), "{down}");
+    let line = run_raw(vec![
+        "--server".into(),
+        served.replicas[0].clone(),
+        "--request-timeout".into(),
+        "5s".into(),
+        "get".into(),
+        "ns".into(),
+    ])
+    .await
+    .fails(1);
+    assert!(line.starts_with("error:"), "{line}");
+    run_raw(vec![
+        "--server".into(),
+        served.replicas[1].clone(),
+        "get".into(),
+        "ns".into(),
+    ])
+    .await
+    .ok();
+    let up = admin(&served.admin, "POST", "/replicas/0/up");
+    assert!(up.starts_with("HTTP/1.1 200"), "{up}");
+    kubeset(&kc, &["get", "ns"]).await.ok();
+
+    if kubectl_available() {
+        kubectl_checks(&kc, &dir.path().join("cache"), dir.path()).await;
+    } else {
+        skip_loudly();
+    }
+
+    // SIGTERM stops the server cleanly (exit 0).
+    let pid = served.lines.child.id().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let status = tokio::task::block_in_place(|| {
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = served.lines.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let status = status.expect("kubeset serve did not stop within the timeout on SIGTERM");
+    assert!(status.success(), "{status:?}");
+}
+
+async fn kubectl_checks(kc: &Path, cache: &Path, dir: &Path) {
+    let out = kubectl_ok(kc, cache, &["get", "namespaces"]).await;
+    assert!(out.contains("kube-system"), "{out}");
+
+    let cm = write(
+        dir,
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kc1\n  labels: {app: k}\ndata: {a: \"1\"}\n",
+    );
+    let out = kubectl_ok(kc, cache, &["create", "-f", cm.to_str().unwrap()]).await;
+    assert!(out.contains("configmap/kc1 created"), "{out}");
+
+    let dep = write(dir, "dep.yaml", MANIFEST);
+    let out = kubectl_ok(
+        kc,
+        cache,
+        &["apply", "--server-side", "-f", dep.to_str().unwrap()],
+    )
+    .await;
+    assert!(
+        out.contains("deployment.apps/web serverside-applied"),
+        "{out}"
+    );
+    // What kubectl applied, kubeset reads.
+    let out = kubeset(kc, &["get", "deploy", "web", "-o", "json"])
+        .await
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["spec"]["replicas"], 2);
+
+    // kubectl get -w sees kubeset's writes.
+    let watch = Lines::spawn(kubectl(
+        kc,
+        cache,
+        &["get", "configmaps", "-l", "app=k", "-w"],
+    ));
+    let header = watch.next();
+    assert!(header.starts_with("NAME"), "{header}");
+    let first = watch.next();
+    assert!(first.starts_with("kc1 "), "{first}");
+    let other = write(
+        dir,
+        "cm2.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kc2\n  labels: {app: k}\n",
+    );
+    kubeset(kc, &["create", "-f", other.to_str().unwrap()])
+        .await
+        .ok();
+    let second = watch.next();
+    assert!(second.starts_with("kc2 "), "{second}");
+    drop(watch);
+
+    let out = kubectl_ok(kc, cache, &["delete", "configmap", "kc1", "kc2"]).await;
+    assert!(out.contains("configmap \"kc1\" deleted"), "{out}");
+    let line = kubeset(kc, &["get", "cm", "kc1"]).await.fails(1);
+    assert!(line.contains("NotFound"), "{line}");
+}
