@@ -126,6 +126,10 @@ pub struct GetArgs {
     /// Output format (a table when absent).
     #[arg(short = 'o', long, value_enum)]
     pub output: Option<OutputFormat>,
+    /// After listing, watch for changes: `kubeset watch` lines (from the
+    /// list's resourceVersion, so nothing is missed or repeated).
+    #[arg(short = 'w', long)]
+    pub watch: bool,
 }
 
 /// A manifest file argument.
@@ -193,7 +197,7 @@ pub struct DeleteArgs {
 }
 
 /// `watch` arguments.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct WatchArgs {
     /// Resource type.
     pub resource: String,

@@ -455,6 +455,32 @@ async fn watch_prints_one_line_per_event() {
     assert!(deleted.starts_with("DELETED configmap/w1 rv="), "{deleted}");
     drop(w);
 
+    // get -w: the table, then events after the list's resourceVersion.
+    s.create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "g1", "namespace": "default", "labels": {"app": "g"}}}))
+        .unwrap();
+    let g = Lines::spawn(command(&[
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+        "get",
+        "cm",
+        "-l",
+        "app=g",
+        "-w",
+    ]));
+    assert!(g.next().starts_with("NAME "));
+    assert!(g.next().starts_with("g1 "));
+    let created = s
+        .create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "g2", "namespace": "default", "labels": {"app": "g"}}}))
+        .unwrap();
+    let rv = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(g.next(), format!("ADDED configmap/g2 rv={rv}"));
+    drop(g);
+
     // --timeout bounds the watch: it exits 0 on its own.
     let r = kubeset(&kc, &["watch", "cm", "--timeout", "1"]).await;
     assert_eq!(r.code, 0, "{}", r.stderr);

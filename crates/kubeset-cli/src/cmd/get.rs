@@ -1,10 +1,11 @@
 //! `kubeset get <resource> [name]`.
 
 use kubeset::Client;
+use kubeset::dynamic::{ApiResource, DynamicObject};
 use kubeset::params::ListParams;
 
 use super::{describe, dynamic_api, namespace, print, resolve};
-use crate::cli::{GetArgs, Global, OutputFormat};
+use crate::cli::{GetArgs, Global, OutputFormat, WatchArgs};
 use crate::error::CliError;
 use crate::output;
 
@@ -22,6 +23,12 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
     } else {
         dynamic_api(client, &resource, Some(&ns))
     };
+    if args.watch && args.name.is_some() {
+        return Err(CliError::usage(
+            "--watch follows a whole resource type; drop the name or use --field-selector metadata.name=NAME",
+        ));
+    }
+    let mut list_rv = String::new();
     let (objects, single) = match &args.name {
         Some(name) => {
             let obj = api
@@ -42,9 +49,32 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
                 .list(&params)
                 .await
                 .map_err(|e| CliError::api(format!("listing {}", resource.plural), e))?;
+            list_rv = list.metadata.resource_version.clone().unwrap_or_default();
             (list.items, false)
         }
     };
+    show(args, &resource, &ns, &objects, single)?;
+    if args.watch {
+        let watch = WatchArgs {
+            resource: args.resource.clone(),
+            all_namespaces: args.all_namespaces,
+            selector: args.selector.clone(),
+            field_selector: args.field_selector.clone(),
+            resource_version: Some(list_rv),
+            timeout: None,
+        };
+        return super::watch::run(global, client, &watch).await;
+    }
+    Ok(())
+}
+
+fn show(
+    args: &GetArgs,
+    resource: &ApiResource,
+    ns: &str,
+    objects: &[DynamicObject],
+    single: bool,
+) -> Result<(), CliError> {
     match args.output {
         None | Some(OutputFormat::Wide) if objects.is_empty() => {
             if resource.namespaced && !args.all_namespaces {
@@ -55,17 +85,14 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             Ok(())
         }
         None => print(&output::table(
-            &resource,
-            &objects,
+            resource,
+            objects,
             args.all_namespaces,
             false,
         )),
-        Some(OutputFormat::Wide) => print(&output::table(
-            &resource,
-            &objects,
-            args.all_namespaces,
-            true,
-        )),
-        Some(format) => print(&output::render(format, &resource, &objects, single)?),
+        Some(OutputFormat::Wide) => {
+            print(&output::table(resource, objects, args.all_namespaces, true))
+        }
+        Some(format) => print(&output::render(format, resource, objects, single)?),
     }
 }
