@@ -17,7 +17,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let intent = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "greeting"}, "data": {"hello": "kubeset"}});
-    cms.patch("greeting", &PatchParams::apply("my-controller"), &Patch::Apply(&intent)).await?;
+    let apply = PatchParams::apply("my-controller");
+    cms.patch("greeting", &apply, &Patch::Apply(&intent))
+        .await?;
 
     for cm in cms.list(&ListParams::default()).await?.items {
         println!("{} {:?}", cm.metadata.name.unwrap_or_default(), cm.data);
