@@ -38,10 +38,10 @@ pub struct Global {
     /// Namespace of the request (default: the context's, else `default`).
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,
-    /// API server URL, repeatable. The first is the server used; the others
-    /// are kept as the failover list (`Config::extra_endpoints`), which the
-    /// request layer does not act on yet: today only the first is contacted.
-    /// With --kubeconfig, the kubeconfig's credentials and CA are kept.
+    /// API server URL, repeatable: the first is tried first, the others
+    /// are failover endpoints of the same cluster (a call that cannot reach
+    /// one server moves to the next). With --kubeconfig, the kubeconfig's
+    /// credentials and CA are kept.
     #[arg(long = "server", short = 's', global = true, value_name = "URL")]
     pub servers: Vec<String>,
     /// Bearer token for authentication (replaces the kubeconfig's credentials).

@@ -595,6 +595,7 @@ fn demo_runs_to_completion() {
         "409 Conflict",
         "ADDED job-3 and ADDED job-4",
         "nothing lost and nothing repeated",
+        "The watch resumed by itself on",
         "All steps checked out.",
     ] {
         assert!(

@@ -10,6 +10,7 @@ use kubeset::api::apps::v1::{Deployment, DeploymentSpec};
 use kubeset::api::core::v1::{ConfigMap, Container, Namespace, PodSpec, PodTemplateSpec};
 use kubeset::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kubeset::params::{ListParams, PatchParams, PostParams, WatchParams};
+use kubeset::rest::{ResumableWatch, Verb};
 use kubeset::{Api, Client, Config, Patch, WatchEvent, WatchStream};
 use kubeset_testserver::TestServer;
 use serde_json::json;
@@ -202,7 +203,7 @@ pub async fn run() -> Result<(), CliError> {
 }
 
 async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
-    let (Some(url0), Some(url1)) = (urls.first(), urls.get(1)) else {
+    let (Some(url0), Some(_)) = (urls.first(), urls.get(2)) else {
         return Err(CliError::Demo {
             step: "start",
             reason: "the server did not start 3 replicas".to_owned(),
@@ -492,11 +493,34 @@ async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     ))?;
 
     // 9. Failover in the middle of a watch.
-    failover(server, &client, url1).await
+    failover(server, &client, urls).await
 }
 
-async fn failover(server: &TestServer, client: &Client, url1: &str) -> Result<(), CliError> {
+/// A client that knows every replica: the REST layer fails over between
+/// them (requests and resumable watches).
+fn failover_client(urls: &[String]) -> Result<Client, CliError> {
+    let parse = |u: &String| {
+        url::Url::parse(u)
+            .map_err(|e| CliError::usage(format!("replica URL {u:?} is not a URL: {e}")))
+    };
+    let Some(first) = urls.first() else {
+        return Err(CliError::usage("no replica URLs"));
+    };
+    let mut config = Config::new(parse(first)?);
+    config.extra_endpoints = urls.iter().skip(1).map(parse).collect::<Result<_, _>>()?;
+    config.default_namespace = NS.to_owned();
+    config.qps = 100.0;
+    config.burst = 200;
+    client_for(&config)
+}
+
+fn origin(url: &str) -> &str {
+    url.trim_end_matches('/')
+}
+
+async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Result<(), CliError> {
     let step = "failover";
+    let client = failover_client(urls)?;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
     let start = within(
         step,
@@ -505,14 +529,22 @@ async fn failover(server: &TestServer, client: &Client, url1: &str) -> Result<()
     )
     .await?;
     let start_rv = start.metadata.resource_version.clone().unwrap_or_default();
-    let mut stream = within(
-        step,
-        "starting the watch on replica 0",
-        cms.watch(&WatchParams::default().labels("app=batch"), &start_rv),
-    )
-    .await?;
+    let mut pairs = Vec::new();
+    WatchParams::default()
+        .labels("app=batch")
+        .bookmarks()
+        .watch_pairs(&start_rv, &mut pairs);
+    let mut req = cms.request(Verb::Get, None);
+    for (k, v) in pairs {
+        req = req.param(k, v);
+    }
+    let mut watch: ResumableWatch<ConfigMap> =
+        within(step, "starting the watch", req.watch_resumable()).await?;
+    let first_endpoint = watch.endpoint().to_owned();
+    check(origin(&first_endpoint) == origin(&urls[0]), step, || {
+        format!("the watch started on {first_endpoint}, expected replica 0")
+    })?;
     let mut seen: Vec<String> = Vec::new();
-    let mut last_rv = start_rv.clone();
     for name in ["job-1", "job-2"] {
         within(
             step,
@@ -523,25 +555,15 @@ async fn failover(server: &TestServer, client: &Client, url1: &str) -> Result<()
             ),
         )
         .await?;
-        match next_event(step, &mut stream).await? {
-            Some(("ADDED", obj)) => {
-                last_rv = rv_of(&obj.metadata);
-                seen.push(name_of(&obj).to_owned());
-            }
-            other => {
-                return Err(CliError::Demo {
-                    step,
-                    reason: format!(
-                        "expected ADDED {name}, got {:?}",
-                        other.map(|(k, o)| format!("{k} {}", name_of(&o)))
-                    ),
-                });
-            }
-        }
+        let (kind, obj) = next_resumed(step, &mut watch).await?;
+        seen.push(format!("{kind} {}", name_of(&obj)));
     }
+    check(seen == ["ADDED job-1", "ADDED job-2"], step, || {
+        format!("the watch delivered {seen:?}, expected ADDED job-1 then ADDED job-2")
+    })?;
+    let last_rv = watch.resource_version().unwrap_or_default().to_owned();
     say(&format!(
-        "9. Watching app=batch ConfigMaps through replica 0: created job-1 and job-2 and saw ADDED {} (last resourceVersion {last_rv}).",
-        seen.join(", ")
+        "9. A failover client knows all 3 replicas. Its resumable watch on app=batch ConfigMaps is served by replica 0 ({first_endpoint}); created job-1 and job-2 and it saw ADDED job-1 and ADDED job-2 (last resourceVersion {last_rv})."
     ))?;
 
     let faults = server.faults(0).ok_or_else(|| CliError::Demo {
@@ -549,53 +571,70 @@ async fn failover(server: &TestServer, client: &Client, url1: &str) -> Result<()
         reason: "replica 0 is missing".to_owned(),
     })?;
     faults.down().await;
-    // The open watch must end now that its replica is gone.
-    let ended = next_event(step, &mut stream).await?;
-    check(ended.is_none(), step, || {
-        "the watch on the downed replica delivered another event".to_owned()
-    })?;
-    drop(stream);
-    let refused = tokio::time::timeout(STEP_TIMEOUT, cms.get("job-1")).await;
+    let direct: Api<ConfigMap> = Api::namespaced(replica0.clone(), NS);
+    let refused = tokio::time::timeout(STEP_TIMEOUT, direct.get("job-1")).await;
     check(matches!(refused, Ok(Err(_))), step, || {
         "replica 0 still answered after it was taken down".to_owned()
     })?;
-    say("   Took replica 0 down: its port now refuses connections, and the open watch ended.")?;
+    say(
+        "   Took replica 0 down in the middle of the watch: its port now refuses connections and its open watch connection is cut.",
+    )?;
 
-    let next = replica_client(url1)?;
-    let next_cms: Api<ConfigMap> = Api::namespaced(next, NS);
     for name in ["job-3", "job-4"] {
         within(
             step,
-            "creating a ConfigMap through replica 1",
-            next_cms.create(
+            "creating a ConfigMap with replica 0 down",
+            cms.create(
                 &PostParams::default(),
                 &config_map(name, "batch", &[("n", name)]),
             ),
         )
         .await?;
     }
-    say("   While nobody was watching, job-3 and job-4 were created through replica 1.")?;
+    let answering = client
+        .rest()
+        .endpoints()
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    check(origin(&answering) != origin(&urls[0]), step, || {
+        "the failover client still puts replica 0 first".to_owned()
+    })?;
+    say(&format!(
+        "   The same client created job-3 and job-4 with replica 0 down: the first call failed over from replica 0 within the call, and the client now tries {answering} first."
+    ))?;
 
-    let mut stream = within(
-        step,
-        "resuming the watch on replica 1",
-        next_cms.watch(&WatchParams::default().labels("app=batch"), &last_rv),
-    )
-    .await?;
     let mut resumed: Vec<String> = Vec::new();
     while resumed.len() < 2 {
-        match next_event(step, &mut stream).await? {
-            Some((kind, obj)) => resumed.push(format!("{kind} {}", name_of(&obj))),
-            None => break,
-        }
+        let (kind, obj) = next_resumed(step, &mut watch).await?;
+        resumed.push(format!("{kind} {}", name_of(&obj)));
     }
     check(resumed == ["ADDED job-3", "ADDED job-4"], step, || {
         format!(
-            "after resuming from {last_rv} the watch delivered {resumed:?}, expected ADDED job-3 then ADDED job-4"
+            "after the failover the watch delivered {resumed:?}, expected ADDED job-3 then ADDED job-4"
         )
     })?;
-    // Nothing else may follow (no repeat of job-1/job-2).
-    let extra = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+    let now_serving = watch.endpoint().to_owned();
+    check(
+        origin(&now_serving) != origin(&urls[0]) && watch.resumes() >= 1,
+        step,
+        || {
+            format!(
+                "the watch is served by {now_serving} after {} resumes",
+                watch.resumes()
+            )
+        },
+    )?;
+    // Nothing else may follow: no repeat of job-1/job-2, nothing invented.
+    let extra = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            match watch.next().await {
+                Some(Ok(WatchEvent::Bookmark(_))) => {}
+                other => return other,
+            }
+        }
+    })
+    .await;
     let repeated = match extra {
         Ok(Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)))) => {
             Some(name_of(&o).to_owned())
@@ -606,16 +645,52 @@ async fn failover(server: &TestServer, client: &Client, url1: &str) -> Result<()
         format!("the resumed watch repeated or invented an event for {repeated:?}")
     })?;
     say(&format!(
-        "   The client reconnected its watch through a client for replica 1 ({url1}) and resumed from the last resourceVersion it had seen ({last_rv}); it received ADDED job-3 and ADDED job-4, with nothing lost and nothing repeated. (This reconnect is done by the demo: the REST layer's multi-endpoint failover is not used here yet.)"
+        "   The watch resumed by itself on {now_serving} from the last resourceVersion it had seen ({last_rv}) and delivered ADDED job-3 and ADDED job-4: nothing lost and nothing repeated ({} resume).",
+        watch.resumes()
     ))?;
+    drop(watch);
 
     faults.up().await.map_err(|e| CliError::Demo {
         step,
         reason: format!("replica 0 could not come back up: {e}"),
     })?;
-    let back = within(step, "reading job-4 through replica 0", cms.get("job-4")).await?;
+    let back = within(step, "reading job-4 through replica 0", direct.get("job-4")).await?;
     check(name_of(&back) == "job-4", step, || {
         "replica 0 answered with the wrong object".to_owned()
     })?;
     say("10. Brought replica 0 back up; it serves job-4 from the shared store.")
+}
+
+/// The next ADDED/MODIFIED/DELETED event of a resumable watch (bookmarks
+/// skipped); an error or the end of the watch fails `step`.
+async fn next_resumed(
+    step: &'static str,
+    watch: &mut ResumableWatch<ConfigMap>,
+) -> Result<(&'static str, ConfigMap), CliError> {
+    loop {
+        let item = tokio::time::timeout(STEP_TIMEOUT, watch.next())
+            .await
+            .map_err(|_| CliError::Demo {
+                step,
+                reason: format!("no watch event within {}s", STEP_TIMEOUT.as_secs()),
+            })?;
+        return match item {
+            None => Err(CliError::Demo {
+                step,
+                reason: "the resumable watch ended".to_owned(),
+            }),
+            Some(Err(e)) => Err(CliError::Demo {
+                step,
+                reason: format!("the resumable watch failed: {}", crate::error::chain(&e)),
+            }),
+            Some(Ok(WatchEvent::Added(o))) => Ok(("ADDED", o)),
+            Some(Ok(WatchEvent::Modified(o))) => Ok(("MODIFIED", o)),
+            Some(Ok(WatchEvent::Deleted(o))) => Ok(("DELETED", o)),
+            Some(Ok(WatchEvent::Bookmark(_))) => continue,
+            Some(Ok(WatchEvent::Error(e))) => Err(CliError::Demo {
+                step,
+                reason: format!("the watch answered an error: {e}"),
+            }),
+        };
+    }
 }
