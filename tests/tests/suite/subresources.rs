@@ -303,7 +303,7 @@ async fn lease_create_and_renew_like_a_leader() {
     );
     let spec = created.spec.clone().unwrap_or_default();
     assert_eq!(
-        serde_json::to_value(&spec.renew_time).ok(),
+        serde_json::to_value(spec.renew_time).ok(),
         serde_json::to_value(Some(&now)).ok(),
         "renewTime round-trips at microsecond precision"
     );
@@ -319,7 +319,7 @@ async fn lease_create_and_renew_like_a_leader() {
     let mut renew = created.clone();
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let later = MicroTime::now();
-    renew.spec.get_or_insert_with(Default::default).renew_time = Some(later.clone());
+    renew.spec.get_or_insert_with(Default::default).renew_time = Some(later);
     let renewed = ok(
         "renew",
         leases
@@ -328,7 +328,7 @@ async fn lease_create_and_renew_like_a_leader() {
     );
     let renewed_spec = renewed.spec.clone().unwrap_or_default();
     assert_eq!(
-        serde_json::to_value(&renewed_spec.renew_time).ok(),
+        serde_json::to_value(renewed_spec.renew_time).ok(),
         serde_json::to_value(Some(&later)).ok()
     );
     assert!(
