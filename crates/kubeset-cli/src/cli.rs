@@ -210,12 +210,13 @@ pub struct WatchArgs {
     /// Field selector.
     #[arg(long, value_name = "SELECTOR")]
     pub field_selector: Option<String>,
-    /// Start after this resourceVersion (default: the current state first).
+    /// Start after this resourceVersion (default: list the current objects,
+    /// print them as ADDED, and watch from the list's resourceVersion).
     #[arg(long, value_name = "RV")]
     pub resource_version: Option<String>,
     /// Stop after this many seconds (the server ends the watch); without
-    /// it the watch resumes from the last resourceVersion whenever the
-    /// server closes it.
+    /// it the watch is resumable: it reopens from the last resourceVersion
+    /// whenever its server closes it or dies (on the next --server).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u32>,
 }

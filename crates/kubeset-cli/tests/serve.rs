@@ -141,9 +141,53 @@ async fn kubeset_and_kubectl_against_kubeset_serve() {
     ])
     .await
     .ok();
+    // Both replicas as --server: the call fails over to replica 1.
+    let both = |args: &[&str]| {
+        let mut v: Vec<String> = vec![
+            "--server".into(),
+            served.replicas[0].clone(),
+            "--server".into(),
+            served.replicas[1].clone(),
+        ];
+        v.extend(args.iter().map(|s| (*s).to_owned()));
+        v
+    };
+    let out = run_raw(both(&["get", "ns", "-o", "name"])).await.ok();
+    assert!(out.contains("namespace/default"), "{out}");
     let up = admin(&served.admin, "POST", "/replicas/0/up");
     assert!(up.starts_with("HTTP/1.1 200"), "{up}");
     kubeset(&kc, &["get", "ns"]).await.ok();
+
+    // A watch over both replicas survives the death of replica 0: it
+    // resumes on replica 1 from the last resourceVersion.
+    let mut cmd = command(&[]);
+    cmd.args(both(&["watch", "configmaps", "-l", "app=fo"]));
+    let w = Lines::spawn(cmd);
+    let cm = |name: &str| {
+        write(
+            Path::new(dir.path()),
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{app: fo}}\n"
+            ),
+        )
+    };
+    let f1 = cm("fo1");
+    kubeset(&kc, &["create", "-f", f1.to_str().unwrap()])
+        .await
+        .ok();
+    assert!(w.next().starts_with("ADDED configmap/fo1 rv="));
+    let down = admin(&served.admin, "POST", "/replicas/0/down");
+    assert!(down.starts_with("HTTP/1.1 200"), "{down}");
+    let f2 = cm("fo2");
+    run_raw(both(&["create", "-f", f2.to_str().unwrap()]))
+        .await
+        .ok();
+    let line = w.next();
+    assert!(line.starts_with("ADDED configmap/fo2 rv="), "{line}");
+    drop(w);
+    let up = admin(&served.admin, "POST", "/replicas/0/up");
+    assert!(up.starts_with("HTTP/1.1 200"), "{up}");
 
     if kubectl_available() {
         kubectl_checks(&kc, &dir.path().join("cache"), dir.path()).await;

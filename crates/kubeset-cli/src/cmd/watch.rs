@@ -3,7 +3,8 @@
 
 use futures::StreamExt as _;
 use kubeset::dynamic::{ApiResource, DynamicObject};
-use kubeset::params::WatchParams;
+use kubeset::params::{ListParams, WatchParams};
+use kubeset::rest::{ResumableWatch, Verb};
 use kubeset::{Client, WatchEvent};
 
 use super::{dynamic_api, namespace, print, resolve};
@@ -29,7 +30,12 @@ pub fn event_line(
     )
 }
 
-/// Watches until interrupted (or until `--timeout`).
+/// Watches until interrupted (or until `--timeout`). Without
+/// `--resource-version` the current objects are listed first and printed
+/// as ADDED, and the watch starts from the list's resourceVersion. Without
+/// `--timeout` the watch is resumable: when its server dies or ends it, it
+/// reopens (on the next `--server`, if several) from the last
+/// resourceVersion, so nothing is lost or repeated.
 pub async fn run(global: &Global, client: &Client, args: &WatchArgs) -> Result<(), CliError> {
     let resource = resolve(client, &args.resource).await?;
     let ns = namespace(global, client);
@@ -38,48 +44,73 @@ pub async fn run(global: &Global, client: &Client, args: &WatchArgs) -> Result<(
     } else {
         dynamic_api(client, &resource, Some(&ns))
     };
-    let mut params = WatchParams::default();
+    let action = || format!("watching {}", resource.plural);
+    let mut params = WatchParams::default().bookmarks();
+    let mut list = ListParams::default();
     if let Some(l) = &args.selector {
         params = params.labels(l);
+        list = list.labels(l);
     }
     if let Some(f) = &args.field_selector {
         params = params.fields(f);
+        list = list.fields(f);
     }
-    if let Some(t) = args.timeout {
-        params = params.timeout(t);
-    }
-    let mut rv = args.resource_version.clone().unwrap_or_default();
-    loop {
-        let mut stream = api
-            .watch(&params, &rv)
-            .await
-            .map_err(|e| CliError::api(format!("watching {}", resource.plural), e))?;
-        while let Some(event) = stream.next().await {
-            let event =
-                event.map_err(|e| CliError::api(format!("watching {}", resource.plural), e))?;
-            let (kind, obj) = match event {
-                WatchEvent::Added(o) => ("ADDED", o),
-                WatchEvent::Modified(o) => ("MODIFIED", o),
-                WatchEvent::Deleted(o) => ("DELETED", o),
-                WatchEvent::Bookmark(o) => {
-                    rv = o.resource_version().to_owned();
-                    continue;
-                }
-                WatchEvent::Error(e) => {
-                    return Err(CliError::api(
-                        format!("watching {}", resource.plural),
-                        kubeset::Error::from(e),
-                    ));
-                }
-            };
-            if !obj.resource_version().is_empty() {
-                rv = obj.resource_version().to_owned();
+    let rv = match &args.resource_version {
+        Some(rv) => rv.clone(),
+        None => {
+            let current = api
+                .list(&list)
+                .await
+                .map_err(|e| CliError::api(format!("listing {}", resource.plural), e))?;
+            for obj in &current.items {
+                print(&event_line(&resource, "ADDED", obj, args.all_namespaces))?;
             }
-            print(&event_line(&resource, kind, &obj, args.all_namespaces))?;
+            current.metadata.resource_version.unwrap_or_default()
         }
-        if args.timeout.is_some() {
-            return Ok(());
-        }
-        tracing::info!(resource_version = %rv, "watch ended; resuming");
+    };
+    if let Some(t) = args.timeout {
+        let stream = api
+            .watch(&params.timeout(t), &rv)
+            .await
+            .map_err(|e| CliError::api(action(), e))?;
+        return follow(&resource, args.all_namespaces, stream, action).await;
     }
+    let mut pairs = Vec::new();
+    params.watch_pairs(&rv, &mut pairs);
+    let mut req = api.request(Verb::Get, None);
+    for (k, v) in pairs {
+        req = req.param(k, v);
+    }
+    let stream: ResumableWatch<DynamicObject> = req
+        .watch_resumable()
+        .await
+        .map_err(|e| CliError::api(action(), e))?;
+    follow(&resource, args.all_namespaces, stream, action).await
+}
+
+/// Prints every event of `stream` until it ends; an error event or a
+/// failed stream is the command's error.
+async fn follow<S>(
+    resource: &ApiResource,
+    all_namespaces: bool,
+    mut stream: S,
+    action: impl Fn() -> String,
+) -> Result<(), CliError>
+where
+    S: futures::Stream<Item = Result<WatchEvent<DynamicObject>, kubeset::Error>> + Unpin,
+{
+    while let Some(event) = stream.next().await {
+        let event = event.map_err(|e| CliError::api(action(), e))?;
+        let (kind, obj) = match event {
+            WatchEvent::Added(o) => ("ADDED", o),
+            WatchEvent::Modified(o) => ("MODIFIED", o),
+            WatchEvent::Deleted(o) => ("DELETED", o),
+            WatchEvent::Bookmark(_) => continue,
+            WatchEvent::Error(e) => {
+                return Err(CliError::api(action(), kubeset::Error::from(e)));
+            }
+        };
+        print(&event_line(resource, kind, &obj, all_namespaces))?;
+    }
+    Ok(())
 }
