@@ -1,1 +1,168 @@
-//! openapi
+//! The real server's `/openapi/v3`, fetched through the client and fed to
+//! our generator (`kubeset-codegen`).
+
+use std::path::Path;
+
+use kubeset_codegen::InputFormat;
+use serde_json::Value;
+
+use kubeset::Api;
+use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kubeset::params::{DeleteParams, ListParams, PostParams};
+
+use crate::common::{connect, ok};
+
+/// `api/v1` and `apis/<group>/<version>`: the group-version documents.
+fn is_group_version(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('/').collect();
+    matches!(parts.as_slice(), ["api", _] | ["apis", _, _])
+}
+
+/// Writes the server's group-version documents to `<dir>/openapi-v3/`
+/// (`api/v1.json`, `apis/<group>/<version>.json`), leaving out `skip`
+/// groups; answers how many were written.
+async fn fetch_openapi_v3(client: &kubeset::Client, dir: &Path, skip: &[String]) -> usize {
+    let rest = client.rest();
+    let index: Value = ok(
+        "GET /openapi/v3",
+        rest.get().abs_path(["openapi", "v3"]).send_json().await,
+    );
+    let paths = index["paths"].as_object().expect("an object of paths");
+    let mut fetched = 0;
+    for (key, entry) in paths {
+        if !is_group_version(key) || skip.iter().any(|g| key.starts_with(&format!("apis/{g}/"))) {
+            continue;
+        }
+        let url = entry["serverRelativeURL"]
+            .as_str()
+            .expect("serverRelativeURL");
+        let (path, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut req = rest.get().abs_path(path.trim_start_matches('/').split('/'));
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            req = req.param(k, v);
+        }
+        let doc = ok(key, req.send().await);
+        let file = dir.join("openapi-v3").join(format!("{key}.json"));
+        std::fs::create_dir_all(file.parent().unwrap_or(Path::new("."))).expect("mkdir");
+        std::fs::write(&file, &doc.body).expect("write the document");
+        fetched += 1;
+    }
+    fetched
+}
+
+async fn generate(dir: &Path) -> Result<kubeset_codegen::Output, kubeset_codegen::CodegenError> {
+    let dir = dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let input = kubeset_codegen::load(&dir, InputFormat::V3)?;
+        // The same label as the committed code: the preambles then match too.
+        kubeset_codegen::generate(input, "kubernetes/v1.35")
+    })
+    .await
+    .expect("the generator does not panic")
+}
+
+/// Groups served by CustomResourceDefinitions (other tests make some).
+async fn crd_groups(client: &kubeset::Client) -> Vec<String> {
+    let crds: Api<CustomResourceDefinition> = Api::cluster(client.clone());
+    ok("list CRDs", crds.list(&ListParams::default()).await)
+        .items
+        .into_iter()
+        .map(|c| c.spec.group)
+        .collect()
+}
+
+#[tokio::test]
+async fn generator_accepts_the_servers_openapi_v3() {
+    let ctx = connect!("openapi");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let skip = crd_groups(&ctx.client).await;
+    let fetched = fetch_openapi_v3(&ctx.client, dir.path(), &skip).await;
+    println!("fetched {fetched} built-in group-version documents from /openapi/v3");
+    assert!(fetched >= 20, "only {fetched} group-versions served");
+
+    let started = std::time::Instant::now();
+    let generated = generate(dir.path()).await.unwrap_or_else(|e| {
+        panic!(
+            "the generator refused the server's OpenAPI: {}",
+            kubeset_tests::error_chain(&e)
+        )
+    });
+    println!(
+        "generated {} files from the live server's OpenAPI in {:?}",
+        generated.files.len(),
+        started.elapsed()
+    );
+
+    let root = kubeset_tests::env::workspace_root().join("crates/kubeset-api");
+    for (file, ty) in [
+        ("src/api/core/v1/pod.rs", "pub struct Pod {"),
+        ("src/api/apps/v1/deployment.rs", "pub struct Deployment {"),
+    ] {
+        let text = generated
+            .files
+            .get(file)
+            .unwrap_or_else(|| panic!("no {file} generated"));
+        assert!(text.contains(ty), "{file} lacks `{ty}`");
+        // The live server's spec gives the very code that is committed
+        // (generated from the stored v1.35 specs).
+        let committed = std::fs::read_to_string(root.join(file)).expect("the committed file");
+        assert!(
+            *text == committed,
+            "{file} generated from the live server differs from the committed one"
+        );
+    }
+}
+
+#[tokio::test]
+#[ignore = "reason: kubeset-codegen refuses the CRD group-versions a live /openapi/v3 also serves: `definition \"dev.kubeset.<group>.v1.Thing\" does not map to a Rust path` (a --from-cluster mode must skip or map them); owner: codegen"]
+async fn generator_accepts_a_live_openapi_v3_with_crds() {
+    let ctx = connect!("openapi-crd");
+    let crds: Api<CustomResourceDefinition> = Api::cluster(ctx.client.clone());
+    let group = format!("{}.kubeset.dev", kubeset_tests::unique_name("oa"));
+    let crd: CustomResourceDefinition = crate::common::typed(serde_json::json!({
+        "metadata": {"name": format!("things.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Thing", "plural": "things"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]
+        }
+    }));
+    ok(
+        "create CRD",
+        crds.create(&PostParams::default(), &crd).await,
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    kubeset_tests::eventually(
+        std::time::Duration::from_secs(60),
+        "the CRD in /openapi/v3",
+        || async {
+            let index: Value = ok(
+                "GET /openapi/v3",
+                ctx.client
+                    .rest()
+                    .get()
+                    .abs_path(["openapi", "v3"])
+                    .send_json()
+                    .await,
+            );
+            index["paths"].get(format!("apis/{group}/v1")).map(|_| ())
+        },
+    )
+    .await;
+    fetch_openapi_v3(&ctx.client, dir.path(), &[]).await;
+    let result = generate(dir.path()).await;
+    ok(
+        "delete CRD",
+        crds.delete(&format!("things.{group}"), &DeleteParams::default())
+            .await,
+    );
+    if let Err(e) = result {
+        panic!(
+            "the generator refused a live /openapi/v3 with a CRD: {}",
+            kubeset_tests::error_chain(&e)
+        );
+    }
+}
