@@ -7,6 +7,12 @@
 //! client-side rate limiter, credentials from an [`auth::Authenticator`],
 //! and typed errors ([`ApiError`] with a [`StatusReason`]).
 //!
+//! With several API servers ([`RestConfig::with_endpoints`],
+//! [`RestConfig::with_endpoint_discovery`]) each call spreads its budget
+//! over them and moves to the next one on a connection failure
+//! ([`failover`]); [`Request::watch_resumable`] resumes a watch on another
+//! server from the last resourceVersion.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kubeset_rest::Error> {
 //! use kubeset_rest::{RestClient, RestConfig};
