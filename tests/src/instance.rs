@@ -35,7 +35,13 @@ impl Instance {
         run_script(&cache, &["stop"])?;
         let mut all = vec!["start"];
         all.extend_from_slice(args);
-        run_script(&cache, &all)?;
+        if let Err(first) = run_script(&cache, &all) {
+            // Seen once on the loaded machine: etcd exited during start
+            // with an empty log. One more try before failing.
+            eprintln!("kubeset-tests: starting {name} failed, retrying once: {first}");
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            run_script(&cache, &all)?;
+        }
         match RealkubeEnv::read_file(&cache.join("env")) {
             Ok(env) => Ok(Instance { cache, env }),
             Err(e) => {
