@@ -485,3 +485,9 @@ async fn a_budget_under_one_second_still_tries_the_first_endpoint() {
     assert_eq!(attempts.len(), 1, "{err}");
     assert_eq!(attempts[0].endpoint, urls[0]);
 }
+
+// A resumable watch can move between tasks (controllers spawn them).
+const _: fn() = || {
+    fn is_send<T: Send + 'static>() {}
+    is_send::<kubeset_rest::ResumableWatch<Value>>();
+};
