@@ -51,8 +51,9 @@ pub struct RealkubeEnv {
 
 impl RealkubeEnv {
     /// Reads the process environment when `KUBESET_REALKUBE_KUBECONFIG` is
-    /// set, else the env file of the workspace's default instance
-    /// (`<workspace>/.cache/realkube/env`). `Ok(None)`: neither exists.
+    /// set, else the env file named by `KUBESET_REALKUBE_ENV`, else the env
+    /// file of the workspace's default instance
+    /// (`<workspace>/.cache/realkube/env`). `Ok(None)`: nothing to read.
     pub fn discover() -> Result<Option<Self>, HarnessError> {
         if std::env::var_os(format!("{PREFIX}KUBECONFIG")).is_some() {
             let vars = std::env::vars()
@@ -60,7 +61,9 @@ impl RealkubeEnv {
                 .collect();
             return Self::from_vars(&vars, Source::Process).map(Some);
         }
-        let file = default_env_file();
+        let file = std::env::var_os(format!("{PREFIX}ENV"))
+            .map(PathBuf::from)
+            .unwrap_or_else(default_env_file);
         if !file.is_file() {
             return Ok(None);
         }

@@ -207,7 +207,7 @@ pub async fn realkube(test: &str) -> Option<RealKube> {
             return not_running(
                 test,
                 &format!(
-                    "no {} and no KUBESET_REALKUBE_* variables",
+                    "no env file ({} or $KUBESET_REALKUBE_ENV) and no KUBESET_REALKUBE_KUBECONFIG",
                     env::default_env_file().display()
                 ),
             );

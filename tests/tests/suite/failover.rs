@@ -207,3 +207,47 @@ async fn requests_and_watch_survive_sigkill_and_sigstop() {
     // Drop stops the instance (SIGCONT first for the stopped server).
     drop(instance);
 }
+
+/// With `--routable-addresses` the servers publish themselves in
+/// `default/kubernetes`; a client configured with one server finds all.
+#[tokio::test]
+async fn endpoint_discovery_finds_every_server() {
+    let ctx = crate::common::connect!("discovery-endpoints");
+    let servers = &ctx.kube.env.servers;
+    if servers.iter().any(|s| s.contains("://127.")) {
+        panic!(
+            "realkube runs on loopback addresses, which Kubernetes refuses in EndpointSlices: \
+             start it with --routable-addresses (as CI does) for this test"
+        );
+    }
+    let config = ctx
+        .kube
+        .config(None, Identity::Admin)
+        .unwrap_or_else(|e| panic!("{}", error_chain(&e)));
+    let rest = config
+        .rest_config()
+        .expect("rest config")
+        .with_endpoint_discovery(true);
+    let client = Client::new(RestClient::new(rest).expect("client"), "default");
+    assert_eq!(client.rest().endpoints(), servers[..1].to_vec());
+    // Discovery runs with the first call.
+    let found = kubeset_tests::eventually(
+        Duration::from_secs(30),
+        "every server to be discovered",
+        || async {
+            let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ctx.ns);
+            cms.list(&ListParams::default())
+                .await
+                .unwrap_or_else(|e| panic!("{}", error_chain(&e)));
+            let mut found = client.rest().endpoints();
+            found.sort();
+            (found.len() == servers.len()).then_some(found)
+        },
+    )
+    .await;
+    let mut expected = servers.clone();
+    expected.sort();
+    assert_eq!(found, expected);
+    // The configured server stays first.
+    assert_eq!(client.rest().endpoints().first(), servers.first());
+}
