@@ -29,7 +29,9 @@ use http::header::ACCEPT;
 use kubeset::params::{ListParams, QueryParams as _, WatchParams};
 use kubeset::rest::{Request, Verb};
 use kubeset::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
 use crate::backoff::Backoff;
 use crate::metadata::{
@@ -117,6 +119,15 @@ pub enum WatcherError {
         /// The server's status.
         #[source]
         source: ApiError,
+    },
+    /// An object in a watch event did not decode as the watched kind.
+    #[error("a watch event's object did not decode as {type_name}")]
+    Decode {
+        /// The Rust type.
+        type_name: &'static str,
+        /// The decoder's error.
+        #[source]
+        source: serde_json::Error,
     },
     /// A streaming list ended before its initial-events-end bookmark.
     #[error("the streaming list ended before the initial-events-end bookmark")]
@@ -275,15 +286,48 @@ enum Support {
     No,
 }
 
-enum Phase<T> {
+/// Watch events keep their object undecoded until the event type is known:
+/// a BOOKMARK carries only metadata, which a kind with required fields
+/// cannot decode from.
+type Raw = Box<RawValue>;
+
+enum Phase {
     /// Begin a new initial state.
     Start,
     /// Paginated list in progress; the next page's token.
     Listing(Option<String>),
     /// Streaming list in progress.
-    InitStream(WatchStream<T>),
+    InitStream(WatchStream<Raw>),
     /// Watching; `None` until (re)opened.
-    Watch(Option<WatchStream<T>>),
+    Watch(Option<WatchStream<Raw>>),
+}
+
+/// What a BOOKMARK says.
+#[derive(Deserialize, Default)]
+struct BookmarkMeta {
+    #[serde(rename = "resourceVersion", default)]
+    resource_version: Option<String>,
+    #[serde(default)]
+    annotations: Option<std::collections::BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct Bookmark {
+    #[serde(default)]
+    metadata: BookmarkMeta,
+}
+
+fn bookmark(raw: &RawValue) -> BookmarkMeta {
+    serde_json::from_str::<Bookmark>(raw.get())
+        .map(|b| b.metadata)
+        .unwrap_or_default()
+}
+
+fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, WatcherError> {
+    serde_json::from_str(raw.get()).map_err(|source| WatcherError::Decode {
+        type_name: std::any::type_name::<T>(),
+        source,
+    })
 }
 
 struct State<T> {
@@ -291,20 +335,20 @@ struct State<T> {
     config: WatcherConfig,
     metadata_only: bool,
     streaming: Support,
-    phase: Phase<T>,
+    phase: Phase,
     pending: VecDeque<Event<T>>,
     resource_version: String,
     delay: Option<Duration>,
     backoff: Backoff,
 }
 
-enum Next<T> {
-    Line(Result<WatchEvent<T>, kubeset::Error>),
+enum Next {
+    Line(Result<WatchEvent<Raw>, kubeset::Error>),
     End,
     Idle,
 }
 
-async fn next_line<T: DeserializeOwned>(idle: Duration, stream: &mut WatchStream<T>) -> Next<T> {
+async fn next_line(idle: Duration, stream: &mut WatchStream<Raw>) -> Next {
     match tokio::time::timeout(idle, stream.next()).await {
         Ok(Some(line)) => Next::Line(line),
         Ok(None) => Next::End,
@@ -398,7 +442,7 @@ where
                         send_initial_events: true,
                         ..self.watch_params()
                     };
-                    match self.watch_request(&params, "").watch::<T>().await {
+                    match self.watch_request(&params, "").watch::<Raw>().await {
                         Ok(stream) => {
                             self.phase = Phase::InitStream(stream);
                             return Ok(Event::Init);
@@ -442,21 +486,27 @@ where
                 },
                 Phase::InitStream(mut stream) => {
                     match next_line(self.config.idle_timeout, &mut stream).await {
-                        Next::Line(Ok(WatchEvent::Added(obj))) => {
-                            self.phase = Phase::InitStream(stream);
-                            return Ok(Event::InitApply(obj));
+                        Next::Line(Ok(WatchEvent::Added(raw))) => {
+                            return match decode::<T>(&raw) {
+                                Ok(obj) => {
+                                    self.phase = Phase::InitStream(stream);
+                                    Ok(Event::InitApply(obj))
+                                }
+                                Err(e) => self.fail(e),
+                            };
                         }
-                        Next::Line(Ok(WatchEvent::Bookmark(obj))) => {
-                            let end = obj
-                                .metadata()
+                        Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
+                            let meta = bookmark(&raw);
+                            let end = meta
                                 .annotations
                                 .as_ref()
                                 .and_then(|a| a.get(INITIAL_EVENTS_END))
                                 .is_some_and(|v| v == "true");
                             if end {
                                 self.streaming = Support::Yes;
-                                if let Some(rv) = resource_version(&obj) {
-                                    self.resource_version = rv.to_owned();
+                                if let Some(rv) = meta.resource_version.filter(|rv| !rv.is_empty())
+                                {
+                                    self.resource_version = rv;
                                 }
                                 self.phase = Phase::Watch(Some(stream));
                                 return Ok(Event::InitDone);
@@ -497,7 +547,7 @@ where
                 Phase::Watch(None) => {
                     let params = self.watch_params();
                     let rv = self.resource_version.clone();
-                    match self.watch_request(&params, &rv).watch::<T>().await {
+                    match self.watch_request(&params, &rv).watch::<Raw>().await {
                         Ok(stream) => self.phase = Phase::Watch(Some(stream)),
                         Err(e) if e.is_gone() => self.phase = Phase::Start,
                         Err(source) => {
@@ -512,16 +562,30 @@ where
                     match line {
                         Next::Line(Ok(ev)) => {
                             let (out, rv) = match ev {
-                                WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                                    let rv = resource_version(&obj).map(str::to_owned);
-                                    (Some(Event::Apply(obj)), rv)
+                                WatchEvent::Added(raw) | WatchEvent::Modified(raw) => {
+                                    match decode::<T>(&raw) {
+                                        Ok(obj) => {
+                                            let rv = resource_version(&obj).map(str::to_owned);
+                                            (Some(Event::Apply(obj)), rv)
+                                        }
+                                        Err(e) => {
+                                            self.phase = Phase::Watch(None);
+                                            return self.fail(e);
+                                        }
+                                    }
                                 }
-                                WatchEvent::Deleted(obj) => {
-                                    let rv = resource_version(&obj).map(str::to_owned);
-                                    (Some(Event::Delete(obj)), rv)
-                                }
-                                WatchEvent::Bookmark(obj) => {
-                                    (None, resource_version(&obj).map(str::to_owned))
+                                WatchEvent::Deleted(raw) => match decode::<T>(&raw) {
+                                    Ok(obj) => {
+                                        let rv = resource_version(&obj).map(str::to_owned);
+                                        (Some(Event::Delete(obj)), rv)
+                                    }
+                                    Err(e) => {
+                                        self.phase = Phase::Watch(None);
+                                        return self.fail(e);
+                                    }
+                                },
+                                WatchEvent::Bookmark(raw) => {
+                                    (None, bookmark(&raw).resource_version)
                                 }
                                 WatchEvent::Error(e) => {
                                     if e.is_gone() {
@@ -532,7 +596,7 @@ where
                                     return self.fail(WatcherError::WatchEvent { source: e });
                                 }
                             };
-                            if let Some(rv) = rv {
+                            if let Some(rv) = rv.filter(|rv| !rv.is_empty()) {
                                 self.resource_version = rv;
                             }
                             if let Some(out) = out {

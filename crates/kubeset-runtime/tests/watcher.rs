@@ -359,3 +359,87 @@ async fn failed_reconciles_are_retried_with_growing_delays() {
     assert!(gaps[2] < Duration::from_secs(5), "{gaps:?}");
     task.abort();
 }
+
+/// A kind whose `spec` is required: BOOKMARKs (metadata only) must not be
+/// decoded as it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, kubeset::Resource)]
+#[resource(
+    group = "example.com",
+    version = "v1",
+    kind = "Gizmo",
+    plural = "gizmos",
+    namespaced
+)]
+struct Gizmo {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: GizmoSpec,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct GizmoSpec {
+    size: u32,
+}
+
+#[tokio::test]
+async fn bookmarks_do_not_need_the_kinds_required_fields() {
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .expect("server");
+    server
+        .register_crd(serde_json::json!({
+            "metadata": {"name": "gizmos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }))
+        .expect("crd");
+    let api: Api<Gizmo> = Api::namespaced(client(&server.urls()), "default");
+    let g = |name: &str, size| Gizmo {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        spec: GizmoSpec { size },
+    };
+    api.create(&PostParams::default(), &g("a", 1))
+        .await
+        .expect("create");
+    let mut s = Box::pin(watcher(api.clone(), fast()));
+    let mut errors = 0;
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    // Periodic bookmarks (every 50 ms) flow throughout; no item may be an error.
+    while seen.len() < 4 {
+        if seen.len() == 3 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            api.create(&PostParams::default(), &g("b", 2))
+                .await
+                .expect("create");
+        }
+        let item = tokio::time::timeout_at(deadline, s.next())
+            .await
+            .expect("events in time")
+            .expect("never ends");
+        match item {
+            Ok(ev) => seen.push(ev.map(|o| (o.metadata.name.unwrap_or_default(), o.spec.size))),
+            Err(e) => {
+                errors += 1;
+                eprintln!("{e}");
+            }
+        }
+    }
+    assert_eq!(errors, 0);
+    assert_eq!(
+        seen,
+        [
+            Event::Init,
+            Event::InitApply(("a".to_owned(), 1)),
+            Event::InitDone,
+            Event::Apply(("b".to_owned(), 2)),
+        ]
+    );
+}
