@@ -1,0 +1,108 @@
+//! Measures the memory of caching many Pods.
+//!
+//! ```text
+//! python3 ../shared/bench/gen_podlist.py 10000 /tmp/podlist_10k.json
+//! cargo run --release -p kubeset-runtime --example cache_pods -- serve /tmp/podlist_10k.json &
+//! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT full
+//! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT no-managed-fields
+//! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT metadata
+//! ```
+//!
+//! `serve` loads a PodList into an embedded API server (its own process, so
+//! the cache's peak RSS is measured alone) and prints its URL; `cache`
+//! fills a store with a paginated list (pages of 500) and exits.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use kubeset::api::core::v1::Pod;
+use kubeset::rest::{RestClient, RestConfig};
+use kubeset::{Api, Client};
+use kubeset_runtime::{
+    InitialList, StoreConfig, WatcherConfig, Writer, metadata_watcher, reflector, watcher,
+};
+use kubeset_testserver::TestServer;
+use serde_json::{Value, json};
+
+async fn serve(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let list: Value = serde_json::from_slice(&std::fs::read(path)?)?;
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    let server = TestServer::builder().start().await?;
+    let namespaces: BTreeSet<String> = items
+        .iter()
+        .filter_map(|p| p.pointer("/metadata/namespace").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    for ns in namespaces {
+        let _ = server
+            .create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
+    }
+    let n = items.len();
+    for mut pod in items {
+        pod["apiVersion"] = json!("v1");
+        pod["kind"] = json!("Pod");
+        if let Some(meta) = pod["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+            meta.remove("uid");
+        }
+        server.create(pod)?;
+    }
+    println!("{} ({n} pods)", server.url());
+    loop {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+}
+
+async fn cache(url: &str, mode: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let client = Client::new(
+        RestClient::new(RestConfig::new(url).with_qps_burst(-1.0, 0))?,
+        "default",
+    );
+    let api: Api<Pod> = Api::all(client);
+    let config = WatcherConfig::default().initial_list(InitialList::Paginated);
+    let started = Instant::now();
+    let len = match mode {
+        "metadata" => {
+            let writer = Writer::new(StoreConfig::new().drop_managed_fields());
+            let store = writer.store();
+            let mut events = Box::pin(reflector(writer, metadata_watcher(api, config)));
+            while !store.is_ready() {
+                events.next().await;
+            }
+            store.len()
+        }
+        _ => {
+            let store_config = if mode == "no-managed-fields" {
+                StoreConfig::new().drop_managed_fields()
+            } else {
+                StoreConfig::new()
+            };
+            let writer = Writer::new(store_config);
+            let store = writer.store();
+            let mut events = Box::pin(reflector(writer, watcher(api, config)));
+            while !store.is_ready() {
+                events.next().await;
+            }
+            store.len()
+        }
+    };
+    println!("{mode}: {len} objects cached in {:?}", started.elapsed());
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("serve") => serve(args.get(2).map_or("podlist_10k.json", String::as_str)).await,
+        Some("cache") => {
+            let url = args.get(2).ok_or("cache needs a URL")?;
+            cache(url, args.get(3).map_or("full", String::as_str)).await
+        }
+        _ => Err(
+            "usage: cache_pods serve PODLIST.json | cache URL [full|no-managed-fields|metadata]"
+                .into(),
+        ),
+    }
+}
