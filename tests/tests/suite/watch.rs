@@ -8,6 +8,7 @@ use kubeset::api::core::v1::{ConfigMap, Event};
 use kubeset::params::{
     DeleteParams, ListParams, PatchParams, PostParams, VersionMatch, WatchParams,
 };
+use kubeset::rest::Verb;
 use kubeset::{Api, Patch, WatchEvent, WatchStream};
 use kubeset_tests::etcd;
 use serde_json::json;
@@ -216,6 +217,26 @@ async fn compacted_resource_version_is_a_typed_410() {
         }
         other => panic!("expected a 410 ERROR event, got {other:?}"),
     }
+
+    // The resumable watch (failover layer) ends with the 410 as its error.
+    let mut pairs = Vec::new();
+    WatchParams::default().watch_pairs(&rv, &mut pairs);
+    let mut req = events.request(Verb::Get, None);
+    for (k, v) in pairs {
+        req = req.param(k, v);
+    }
+    let mut resumable = ok("resumable watch", req.watch_resumable::<Event>().await);
+    match tokio::time::timeout(Duration::from_secs(30), resumable.next()).await {
+        Ok(Some(Err(e))) => assert!(e.is_gone(), "{e}"),
+        other => panic!("expected the 410 as an error, got {other:?}"),
+    }
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), resumable.next())
+            .await
+            .expect("ends")
+            .is_none(),
+        "a resumable watch ends after an ERROR event"
+    );
 
     // A list at that exact version is an HTTP 410, typed.
     let err = events
