@@ -129,6 +129,9 @@ pub enum WatcherError {
         #[source]
         source: serde_json::Error,
     },
+    /// A watch ended within a second without sending anything.
+    #[error("the watch closed at once without any event")]
+    WatchClosedEarly,
     /// A streaming list ended before its initial-events-end bookmark.
     #[error("the streaming list ended before the initial-events-end bookmark")]
     StreamingListIncomplete,
@@ -272,6 +275,8 @@ where
         resource_version: String::new(),
         delay: None,
         backoff,
+        watch_opened: tokio::time::Instant::now(),
+        watch_lines: 0,
     };
     stream::unfold(state, |mut s| async move {
         let item = s.step().await;
@@ -340,6 +345,9 @@ struct State<T> {
     resource_version: String,
     delay: Option<Duration>,
     backoff: Backoff,
+    /// When the current watch was opened, and how many lines it sent.
+    watch_opened: tokio::time::Instant,
+    watch_lines: u64,
 }
 
 enum Next {
@@ -548,7 +556,11 @@ where
                     let params = self.watch_params();
                     let rv = self.resource_version.clone();
                     match self.watch_request(&params, &rv).watch::<Raw>().await {
-                        Ok(stream) => self.phase = Phase::Watch(Some(stream)),
+                        Ok(stream) => {
+                            self.watch_opened = tokio::time::Instant::now();
+                            self.watch_lines = 0;
+                            self.phase = Phase::Watch(Some(stream));
+                        }
                         Err(e) if e.is_gone() => self.phase = Phase::Start,
                         Err(source) => {
                             self.phase = Phase::Watch(None);
@@ -559,6 +571,9 @@ where
                 Phase::Watch(Some(mut stream)) => {
                     let line = next_line(self.config.idle_timeout, &mut stream).await;
                     self.phase = Phase::Watch(Some(stream));
+                    if matches!(line, Next::Line(_)) {
+                        self.watch_lines += 1;
+                    }
                     match line {
                         Next::Line(Ok(ev)) => {
                             let (out, rv) = match ev {
@@ -607,7 +622,18 @@ where
                             self.phase = Phase::Watch(None);
                             return self.fail(WatcherError::WatchStream { source });
                         }
-                        Next::End | Next::Idle => self.phase = Phase::Watch(None),
+                        Next::End => {
+                            self.phase = Phase::Watch(None);
+                            // client-go: a watch that ends within a second
+                            // without a single line is a failure, not a
+                            // normal timeout (no hot loop on a bad proxy).
+                            if self.watch_lines == 0
+                                && self.watch_opened.elapsed() < Duration::from_secs(1)
+                            {
+                                return self.fail(WatcherError::WatchClosedEarly);
+                            }
+                        }
+                        Next::Idle => self.phase = Phase::Watch(None),
                     }
                 }
             }
