@@ -817,7 +817,8 @@ async fn dispatch(
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|x| x == "All"));
             let pre = opts.get("preconditions").cloned().unwrap_or(Value::Null);
-            Ok(json_response(200, &store.delete(&res, &ns, n, &pre, dry)?))
+            let last = store.delete(&res, &ns, n, &pre, dry)?;
+            Ok(json_response(200, &delete_answer(&res, last)))
         }
         (&Method::DELETE, None, None) => {
             let deleted =
@@ -844,4 +845,39 @@ mod tests {
         assert!(q.flag("x"));
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
     }
+}
+
+/// Kinds whose registry answers a DELETE with the object's last state, as
+/// kube-apiserver 1.35 does (checked against it by the real-server suite);
+/// every other kind answers a `Status` once the object is gone.
+const DELETE_RETURNS_OBJECT: &[(&str, &str)] = &[
+    ("", "pods"),
+    ("", "services"),
+    ("", "serviceaccounts"),
+    ("", "persistentvolumeclaims"),
+    ("", "resourcequotas"),
+    ("storage.k8s.io", "storageclasses"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+];
+
+/// What a DELETE of one object answers: the object while finalizers hold
+/// it (it now carries `deletionTimestamp`), the object for the kinds in
+/// [`DELETE_RETURNS_OBJECT`], else a `Success` Status naming it.
+fn delete_answer(res: &Resource, last: Value) -> Value {
+    let pending = last.pointer("/metadata/deletionTimestamp").is_some();
+    let returns_object = DELETE_RETURNS_OBJECT
+        .iter()
+        .any(|(g, p)| *g == res.group && *p == res.plural);
+    if pending || returns_object {
+        return last;
+    }
+    let mut details = json!({
+        "name": last.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "kind": res.plural,
+        "uid": last.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+    });
+    if !res.group.is_empty() {
+        details["group"] = json!(res.group);
+    }
+    status::success(Some(details))
 }

@@ -536,9 +536,23 @@ async fn delete_preconditions_finalizers_and_collections() {
     )
     .await;
     assert_eq!((code, st["reason"].as_str()), (409, Some("Conflict")));
+    // A ConfigMap's DELETE answers a Success Status naming it, as
+    // kube-apiserver does; pods answer their last state (below).
     let (code, gone) = delete(&c, &format!("{base}/a")).await;
     assert_eq!(code, 200);
-    assert_eq!(gone["metadata"]["uid"], a["metadata"]["uid"]);
+    assert_eq!(gone["kind"], "Status");
+    assert_eq!(gone["status"], "Success");
+    assert_eq!(gone["details"]["name"], "a");
+    assert_eq!(gone["details"]["kind"], "configmaps");
+    assert_eq!(gone["details"]["uid"], a["metadata"]["uid"]);
+    let pods = format!("{}/api/v1/namespaces/default/pods", s.url());
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let (_, p) = post(&c, &pods, &pod).await;
+    let (code, last) = delete(&c, &format!("{pods}/p")).await;
+    assert_eq!(code, 200);
+    assert_eq!(last["kind"], "Pod");
+    assert_eq!(last["metadata"]["uid"], p["metadata"]["uid"]);
     let (code, _) = get(&c, &format!("{base}/a")).await;
     assert_eq!(code, 404);
     let (code, _) = delete(&c, &format!("{base}/a")).await;
