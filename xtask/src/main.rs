@@ -14,7 +14,10 @@
 //!   `specs/kubernetes-<version>.sha256` from a spec directory.
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
 //!   pinned specs from upstream and check their sha256.
+//! - `cargo xtask bench [--quick]`: kubeset vs kube-rs/k8s-openapi and
+//!   client-go, written to `docs/benchmarks.md`; see [`bench`].
 
+mod bench;
 mod codegen;
 mod fetch;
 mod test;
@@ -41,7 +44,8 @@ fn usage() -> ExitCode {
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
-         cargo xtask fetch-specs <version> [--dest DIR]"
+         cargo xtask fetch-specs <version> [--dest DIR]\n       \
+         cargo xtask bench [--quick]"
     );
     ExitCode::from(2)
 }
@@ -49,6 +53,7 @@ fn usage() -> ExitCode {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut check = false;
+    let mut quick = false;
     let mut specs = None;
     let mut dest = None;
     let mut positional = Vec::new();
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--check" => check = true,
+            "--quick" => quick = true,
             "--specs" => match it.next() {
                 Some(v) => specs = Some(PathBuf::from(v)),
                 None => return usage(),
@@ -73,6 +79,7 @@ fn main() -> ExitCode {
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("test") => test::run_all(&specs_root(specs)),
+        Some("bench") => bench::run(quick),
         Some("pin-specs") => match positional.get(1) {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),

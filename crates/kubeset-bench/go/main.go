@@ -1,0 +1,301 @@
+// Command kubeset-bench-go is the client-go side of `cargo xtask bench`.
+// It prints a JSON array of records in the shape of the Rust crate's
+// Record (bench, impl, items, bytes, samples_s, median_s, p50_us, p99_us).
+//
+//	kubeset-bench-go codec FILE RUNS
+//	kubeset-bench-go watch STREAM RUNS
+//	kubeset-bench-go roundtrip URL SEQ CONC TOTAL
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	restwatch "k8s.io/client-go/rest/watch"
+)
+
+type record struct {
+	Bench    string    `json:"bench"`
+	Impl     string    `json:"impl"`
+	Items    uint64    `json:"items"`
+	Bytes    *uint64   `json:"bytes,omitempty"`
+	SamplesS []float64 `json:"samples_s"`
+	MedianS  float64   `json:"median_s"`
+	P50Us    *float64  `json:"p50_us,omitempty"`
+	P99Us    *float64  `json:"p99_us,omitempty"`
+}
+
+func percentile(samples []float64, p float64) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	v := append([]float64(nil), samples...)
+	sort.Float64s(v)
+	rank := p / 100 * float64(len(v)-1)
+	lo, hi := int(rank), int(rank)
+	if float64(hi) < rank {
+		hi++
+	}
+	return v[lo] + (v[hi]-v[lo])*(rank-float64(lo))
+}
+
+func timed(bench, impl string, items uint64, samples []float64) record {
+	return record{Bench: bench, Impl: impl, Items: items, SamplesS: samples, MedianS: percentile(samples, 50)}
+}
+
+func withBytes(r record, n int) record {
+	b := uint64(n)
+	r.Bytes = &b
+	return r
+}
+
+// timeRuns calls f once untimed, then runs times, in seconds.
+func timeRuns(runs int, f func() error) ([]float64, error) {
+	if err := f(); err != nil {
+		return nil, err
+	}
+	if runs < 1 {
+		runs = 1
+	}
+	out := make([]float64, 0, runs)
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(start).Seconds())
+	}
+	return out, nil
+}
+
+func serializer() *k8sjson.Serializer {
+	return k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, k8sjson.SerializerOptions{})
+}
+
+func codec(data []byte, runs int) ([]record, error) {
+	var list corev1.PodList
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("encoding/json decode: %w", err)
+	}
+	items := uint64(len(list.Items))
+	var out []record
+
+	s, err := timeRuns(runs, func() error {
+		var l corev1.PodList
+		return json.Unmarshal(data, &l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, withBytes(timed("decode-podlist", "client-go", items, s), len(data)))
+
+	dec := scheme.Codecs.UniversalDeserializer()
+	s, err = timeRuns(runs, func() error {
+		obj, _, err := dec.Decode(data, nil, &corev1.PodList{})
+		if err != nil {
+			return err
+		}
+		if n := len(obj.(*corev1.PodList).Items); uint64(n) != items {
+			return fmt.Errorf("apimachinery decoded %d of %d pods", n, items)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apimachinery decode: %w", err)
+	}
+	out = append(out, withBytes(timed("decode-podlist", "client-go (apimachinery)", items, s), len(data)))
+
+	encoded, err := json.Marshal(&list)
+	if err != nil {
+		return nil, err
+	}
+	s, err = timeRuns(runs, func() error {
+		_, err := json.Marshal(&list)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, withBytes(timed("encode-podlist", "client-go", items, s), len(encoded)))
+
+	ser := serializer()
+	var buf bytes.Buffer
+	if err := ser.Encode(&list, &buf); err != nil {
+		return nil, fmt.Errorf("apimachinery encode: %w", err)
+	}
+	n := buf.Len()
+	s, err = timeRuns(runs, func() error {
+		buf.Reset()
+		return ser.Encode(&list, &buf)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, withBytes(timed("encode-podlist", "client-go (apimachinery)", items, s), n))
+	return out, nil
+}
+
+// decodeWatch runs client-go's watch pipeline (JSON framer, streaming
+// decoder into metav1.WatchEvent, embedded object decoder,
+// StreamWatcher) over data; the number of events.
+func decodeWatch(data []byte) (int, error) {
+	ser := serializer()
+	frames := k8sjson.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(data)))
+	events := streaming.NewDecoder(frames, ser)
+	dec := restwatch.NewDecoder(events, scheme.Codecs.UniversalDeserializer())
+	w := watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
+	n := 0
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return n, fmt.Errorf("watch error event: %v", ev.Object)
+		}
+		if _, ok := ev.Object.(*corev1.Pod); !ok {
+			return n, fmt.Errorf("event %d is a %T", n, ev.Object)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func watchBench(data []byte, runs int) ([]record, error) {
+	want := bytes.Count(data, []byte{'\n'})
+	s, err := timeRuns(runs, func() error {
+		n, err := decodeWatch(data)
+		if err != nil {
+			return err
+		}
+		if n != want {
+			return fmt.Errorf("client-go decoded %d of %d events", n, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []record{withBytes(timed("decode-watch", "client-go", uint64(want), s), len(data))}, nil
+}
+
+func roundtrip(url string, seq, conc, total int) ([]record, error) {
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, QPS: -1})
+	if err != nil {
+		return nil, err
+	}
+	cms := cs.CoreV1().ConfigMaps("default")
+	ctx := context.Background()
+	get := func() error {
+		_, err := cms.Get(ctx, "bench", metav1.GetOptions{})
+		return err
+	}
+	warm := seq
+	if warm > 200 {
+		warm = 200
+	}
+	for i := 0; i < warm; i++ {
+		if err := get(); err != nil {
+			return nil, err
+		}
+	}
+	lat := make([]float64, 0, seq)
+	start := time.Now()
+	for i := 0; i < seq; i++ {
+		t := time.Now()
+		if err := get(); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t).Seconds())
+	}
+	r := timed("get-sequential", "client-go", uint64(len(lat)), []float64{time.Since(start).Seconds()})
+	p50, p99 := percentile(lat, 50)*1e6, percentile(lat, 99)*1e6
+	r.P50Us, r.P99Us = &p50, &p99
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	start = time.Now()
+	for i := 0; i < conc; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(total) {
+				if err := get(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return []record{r, timed("get-concurrent", "client-go", uint64(total), []float64{elapsed})}, nil
+}
+
+func atoi(args []string, i int) int {
+	if i >= len(args) {
+		usage()
+	}
+	n, err := strconv.Atoi(args[i])
+	if err != nil {
+		usage()
+	}
+	return n
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL")
+	os.Exit(2)
+}
+
+func main() {
+	args := os.Args[1:]
+	if len(args) < 3 {
+		usage()
+	}
+	var out []record
+	var err error
+	switch args[0] {
+	case "codec", "watch":
+		var data []byte
+		data, err = os.ReadFile(args[1])
+		if err == nil && args[0] == "codec" {
+			out, err = codec(data, atoi(args, 2))
+		} else if err == nil {
+			out, err = watchBench(data, atoi(args, 2))
+		}
+	case "roundtrip":
+		out, err = roundtrip(args[1], atoi(args, 2), atoi(args, 3), atoi(args, 4))
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	text, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	fmt.Println(string(text))
+}

@@ -1,0 +1,72 @@
+//! PodList decode and encode: kubeset vs k8s-openapi, both through
+//! `serde_json` from one in-memory buffer.
+
+use kubeset_api::List;
+use kubeset_api::api::core::v1::Pod;
+
+use crate::stats::time_runs;
+use crate::{Error, Record};
+
+/// kubeset's typed list.
+pub type KubesetPodList = List<Pod>;
+/// k8s-openapi's typed list.
+pub type OpenApiPodList = k8s_openapi::List<k8s_openapi::api::core::v1::Pod>;
+
+/// Decode `json` into kubeset's `List<Pod>`; the number of pods.
+pub fn decode_kubeset(json: &[u8]) -> Result<usize, Error> {
+    let list: KubesetPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+        peer: "kubeset",
+        source,
+    })?;
+    Ok(list.items.len())
+}
+
+/// Decode `json` into k8s-openapi's `List<Pod>`; the number of pods.
+pub fn decode_k8s_openapi(json: &[u8]) -> Result<usize, Error> {
+    let list: OpenApiPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+        peer: "k8s-openapi",
+        source,
+    })?;
+    Ok(list.items.len())
+}
+
+/// Decode, then time `runs` decodes and encodes of both Rust peers.
+/// Records: `decode-podlist` and `encode-podlist`, for `kubeset` and
+/// `k8s-openapi`.
+pub fn run(json: &[u8], runs: usize) -> Result<Vec<Record>, Error> {
+    let mut out = Vec::new();
+    let bytes = json.len() as u64;
+
+    let ours: KubesetPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+        peer: "kubeset",
+        source,
+    })?;
+    let theirs: OpenApiPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+        peer: "k8s-openapi",
+        source,
+    })?;
+    let items = ours.items.len() as u64;
+    if theirs.items.len() as u64 != items {
+        return Err(Error::NotAList);
+    }
+
+    let s = time_runs(runs, || decode_kubeset(json).map(drop))?;
+    out.push(Record::timed("decode-podlist", "kubeset", items, s).with_bytes(bytes));
+    let s = time_runs(runs, || decode_k8s_openapi(json).map(drop))?;
+    out.push(Record::timed("decode-podlist", "k8s-openapi", items, s).with_bytes(bytes));
+
+    let encoded = |peer: &'static str, r: serde_json::Result<Vec<u8>>| {
+        r.map_err(|source| Error::Json { peer, source })
+    };
+    let ours_len = encoded("kubeset", serde_json::to_vec(&ours))?.len() as u64;
+    let s = time_runs(runs, || {
+        encoded("kubeset", serde_json::to_vec(&ours)).map(drop)
+    })?;
+    out.push(Record::timed("encode-podlist", "kubeset", items, s).with_bytes(ours_len));
+    let theirs_len = encoded("k8s-openapi", serde_json::to_vec(&theirs))?.len() as u64;
+    let s = time_runs(runs, || {
+        encoded("k8s-openapi", serde_json::to_vec(&theirs)).map(drop)
+    })?;
+    out.push(Record::timed("encode-podlist", "k8s-openapi", items, s).with_bytes(theirs_len));
+    Ok(out)
+}

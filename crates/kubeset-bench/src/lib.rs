@@ -1,0 +1,155 @@
+//! Benchmarks of kubeset side by side with its peers, measured in one
+//! process with the same `serde_json`: kube-rs (`kube` 5) and k8s-openapi
+//! 0.29 (`v1_35`). client-go is measured by the Go program under `go/`
+//! with the same inputs and the same JSON result records.
+//!
+//! Everything here is driven by `cargo xtask bench`, which builds this
+//! crate in release, runs the `kubeset-bench` binary and the Go peer, and
+//! writes `docs/benchmarks.md` from their [`Record`]s.
+
+pub mod codec;
+pub mod roundtrip;
+pub mod stats;
+pub mod watch;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// Everything that can go wrong in a benchmark run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input file could not be read or written.
+    #[error("cannot access {path}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A peer could not decode or encode the input.
+    #[error("{peer} could not decode or encode the input")]
+    Json {
+        /// Which implementation failed.
+        peer: &'static str,
+        /// The serde_json error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The input is not a PodList with items.
+    #[error("the input has no items array")]
+    NotAList,
+    /// A watch stream decoded to fewer events than it holds.
+    #[error("{peer} decoded {got} of {want} watch events")]
+    ShortStream {
+        /// Which implementation.
+        peer: &'static str,
+        /// Events decoded.
+        got: usize,
+        /// Events in the stream.
+        want: usize,
+    },
+    /// kubeset's watch decoder or client failed.
+    #[error("kubeset failed")]
+    Kubeset {
+        /// kubeset's error.
+        #[source]
+        source: kubeset_rest::Error,
+    },
+    /// kube-rs's client failed.
+    #[error("kube-rs failed")]
+    Kube {
+        /// kube's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// kube-rs's watch line decoding (LinesCodec) failed.
+    #[error("kube-rs line framing failed")]
+    KubeLines {
+        /// The codec's error.
+        #[source]
+        source: tokio_util::codec::LinesCodecError,
+    },
+    /// The server URL does not parse as a URI.
+    #[error("bad server URL {url:?}")]
+    BadUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: http::uri::InvalidUri,
+    },
+    /// The embedded API server failed to start.
+    #[error("the embedded API server failed")]
+    Server {
+        /// The server's error.
+        #[source]
+        source: kubeset_testserver::Error,
+    },
+    /// The tokio runtime could not be built.
+    #[error("cannot build the tokio runtime")]
+    Runtime {
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A concurrent request task panicked or was cancelled.
+    #[error("a request task did not finish")]
+    Join {
+        /// tokio's error.
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+/// One measured result, the record both this crate and the Go peer print
+/// (a JSON array of these on stdout).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Record {
+    /// The benchmark: `decode-podlist`, `encode-podlist`, `decode-watch`,
+    /// `get-sequential`, `get-concurrent`.
+    pub bench: String,
+    /// Implementation: `kubeset`, `k8s-openapi`, `kube-rs`, `client-go`, …
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// Objects (pods, events, requests) per run.
+    pub items: u64,
+    /// Bytes processed per run (input of a decode, output of an encode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Seconds per run, every run, in order.
+    pub samples_s: Vec<f64>,
+    /// Median of `samples_s`.
+    pub median_s: f64,
+    /// Median latency of one request (round trips only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_us: Option<f64>,
+    /// 99th percentile latency of one request (round trips only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
+}
+
+impl Record {
+    /// A record of timed runs that each processed `items` objects.
+    pub fn timed(bench: &str, implementation: &str, items: u64, samples_s: Vec<f64>) -> Self {
+        let median_s = stats::median(&samples_s);
+        Self {
+            bench: bench.to_owned(),
+            implementation: implementation.to_owned(),
+            items,
+            bytes: None,
+            samples_s,
+            median_s,
+            p50_us: None,
+            p99_us: None,
+        }
+    }
+
+    /// With the bytes processed per run.
+    #[must_use]
+    pub fn with_bytes(mut self, bytes: u64) -> Self {
+        self.bytes = Some(bytes);
+        self
+    }
+}

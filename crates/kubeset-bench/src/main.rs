@@ -1,0 +1,129 @@
+//! `kubeset-bench`: the Rust side of `cargo xtask bench`. Prints a JSON
+//! array of [`kubeset_bench::Record`]s on stdout.
+//!
+//! ```text
+//! kubeset-bench codec FILE RUNS            PodList decode/encode
+//! kubeset-bench make-watch FILE EVENTS OUT write a watch stream
+//! kubeset-bench watch STREAM RUNS          watch-stream decode
+//! kubeset-bench serve [PORT]               embedded server; prints its URL
+//! kubeset-bench roundtrip URL SEQ CONC TOTAL
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use kubeset_bench::roundtrip::Plan;
+use kubeset_bench::{Error, Record, codec, roundtrip, watch};
+
+const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | make-watch FILE EVENTS OUT | \
+                     watch STREAM RUNS | serve [PORT] | roundtrip URL SEQ CONC TOTAL";
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Runtime { source })
+}
+
+enum Cmd {
+    Codec(PathBuf, usize),
+    MakeWatch(PathBuf, usize, PathBuf),
+    Watch(PathBuf, usize),
+    Serve(u16),
+    Roundtrip(String, Plan),
+}
+
+fn parse(args: &[String]) -> Option<Cmd> {
+    let num = |i: usize| args.get(i)?.parse::<usize>().ok();
+    let path = |i: usize| args.get(i).map(PathBuf::from);
+    Some(match args.first()?.as_str() {
+        "codec" => Cmd::Codec(path(1)?, num(2)?),
+        "make-watch" => Cmd::MakeWatch(path(1)?, num(2)?, path(3)?),
+        "watch" => Cmd::Watch(path(1)?, num(2)?),
+        "serve" => Cmd::Serve(match args.get(1) {
+            Some(p) => p.parse().ok()?,
+            None => 0,
+        }),
+        "roundtrip" => Cmd::Roundtrip(
+            args.get(1)?.clone(),
+            Plan {
+                sequential: num(2)?,
+                concurrency: num(3)?,
+                total: num(4)?,
+            },
+        ),
+        _ => return None,
+    })
+}
+
+fn print(records: &[Record]) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(records).map_err(|source| Error::Json {
+        peer: "report",
+        source,
+    })?;
+    println!("{text}");
+    Ok(())
+}
+
+fn run(cmd: Cmd) -> Result<(), Error> {
+    match cmd {
+        Cmd::Codec(file, runs) => print(&codec::run(&read(&file)?, runs)?),
+        Cmd::MakeWatch(file, events, out) => {
+            let stream = watch::make_stream(&read(&file)?, events)?;
+            std::fs::write(&out, stream).map_err(|source| Error::Io { path: out, source })
+        }
+        Cmd::Watch(file, runs) => {
+            let stream = bytes::Bytes::from(read(&file)?);
+            let events = stream.iter().filter(|b| **b == b'\n').count();
+            print(&watch::run(&stream, events, runs)?)
+        }
+        Cmd::Serve(port) => runtime()?.block_on(async {
+            let server = roundtrip::serve(port).await?;
+            println!("{}", server.url());
+            // Serve until stdin closes or the process is told to stop.
+            let stdin_closed = tokio::task::spawn_blocking(|| {
+                let mut sink = String::new();
+                while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {
+                    sink.clear();
+                }
+            });
+            tokio::select! {
+                _ = stdin_closed => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            server.shutdown().await;
+            Ok(())
+        }),
+        Cmd::Roundtrip(url, plan) => {
+            let records = runtime()?.block_on(roundtrip::run(&url, plan))?;
+            print(&records)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = parse(&args) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    match run(cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
