@@ -833,20 +833,6 @@ async fn dispatch(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_decoding() {
-        let q = Query::parse(Some("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&x"));
-        assert_eq!(q.get("labelSelector"), Some("app=web,tier in (a)"));
-        assert!(q.flag("watch"));
-        assert!(q.flag("x"));
-        assert_eq!(percent_decode("%zz%4"), "%zz%4");
-    }
-}
-
 /// Kinds whose registry answers a DELETE with the object's last state, as
 /// kube-apiserver 1.35 does (checked against it by the real-server suite);
 /// every other kind answers a `Status` once the object is gone.
@@ -880,4 +866,18 @@ fn delete_answer(res: &Resource, last: Value) -> Value {
         details["group"] = json!(res.group);
     }
     status::success(Some(details))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_decoding() {
+        let q = Query::parse(Some("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&x"));
+        assert_eq!(q.get("labelSelector"), Some("app=web,tier in (a)"));
+        assert!(q.flag("watch"));
+        assert!(q.flag("x"));
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
 }
