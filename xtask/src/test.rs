@@ -5,7 +5,7 @@
 //!    Go it cannot be built: that is an error, unless
 //!    `KUBESET_SKIP_REALKUBE=1` asks to skip those tests, which is printed
 //!    loudly. CI never sets it.
-//! 2. `cargo test --workspace`.
+//! 2. `cargo test --workspace --features kubeset/runtime`.
 //! 3. `cargo test -p kubeset-api --features all`: the round trips of every
 //!    group-version.
 //! 4. `cargo xtask codegen-compat`: v1.33 (v3) and v1.34 (v2) generate and
@@ -77,7 +77,8 @@ pub fn run_all(specs_root: &Path) -> Result<(), Error> {
     }
     let result = (|| {
         let mut t = cargo();
-        t.args(["test", "--workspace"]);
+        // `runtime` on the facade: its tests and the controller examples.
+        t.args(["test", "--workspace", "--features", "kubeset/runtime"]);
         if skip_realkube {
             t.env("KUBESET_SKIP_REALKUBE", "1");
         }

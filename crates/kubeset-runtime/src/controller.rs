@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures::stream::{BoxStream, FuturesUnordered, SelectAll};
 use futures::{Stream, StreamExt as _};
-use kubeset::{Api, Resource, ResourceScope};
+use kubeset_client::{Api, Resource, ResourceScope};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 

@@ -19,10 +19,10 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use kubeset::api::coordination::v1::{Lease, LeaseSpec};
-use kubeset::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use kubeset::params::PostParams;
-use kubeset::{Api, Client};
+use kubeset_client::api::coordination::v1::{Lease, LeaseSpec};
+use kubeset_client::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kubeset_client::params::PostParams;
+use kubeset_client::{Api, Client};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -81,7 +81,7 @@ pub enum LeaderError {
         action: &'static str,
         /// The request layer's error.
         #[source]
-        source: kubeset::Error,
+        source: kubeset_client::Error,
     },
     /// The API server did not answer in time.
     #[error("lease {namespace}/{name}: {action} timed out after {after:?}")]
@@ -172,7 +172,7 @@ impl LeaderElector {
         &self.config
     }
 
-    fn err(&self, action: &'static str, source: kubeset::Error) -> LeaderError {
+    fn err(&self, action: &'static str, source: kubeset_client::Error) -> LeaderError {
         LeaderError::Api {
             namespace: self.config.namespace.clone(),
             name: self.config.name.clone(),
@@ -184,8 +184,8 @@ impl LeaderElector {
     async fn bounded<T>(
         &self,
         action: &'static str,
-        fut: impl Future<Output = Result<T, kubeset::Error>>,
-    ) -> Result<Result<T, kubeset::Error>, LeaderError> {
+        fut: impl Future<Output = Result<T, kubeset_client::Error>>,
+    ) -> Result<Result<T, kubeset_client::Error>, LeaderError> {
         let after = self.config.renew_deadline.max(Duration::from_millis(100));
         tokio::time::timeout(after, fut)
             .await

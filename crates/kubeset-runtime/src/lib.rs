@@ -11,7 +11,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use kubeset::{Api, Client, api::core::v1::ConfigMap};
+//! use kubeset_client::{Api, Client, api::core::v1::ConfigMap};
 //! use kubeset_runtime::{Action, Controller, WatcherConfig};
 //!
 //! # async fn demo(stop: tokio::sync::oneshot::Receiver<()>) -> Result<(), Box<dyn std::error::Error>> {

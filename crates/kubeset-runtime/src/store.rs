@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use futures::{Stream, StreamExt as _};
-use kubeset::Resource;
+use kubeset_client::Resource;
 use tokio::sync::watch;
 
 use crate::watcher::Event;
@@ -459,8 +459,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kubeset::api::core::v1::ConfigMap;
-    use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kubeset_client::api::core::v1::ConfigMap;
+    use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     fn cm(ns: &str, name: &str, rv: &str, app: Option<&str>) -> ConfigMap {
         ConfigMap {

@@ -26,9 +26,9 @@ use std::time::Duration;
 use futures::{Stream, StreamExt as _, stream};
 use http::HeaderValue;
 use http::header::ACCEPT;
-use kubeset::params::{ListParams, QueryParams as _, WatchParams};
-use kubeset::rest::{Request, Verb};
-use kubeset::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
+use kubeset_client::params::{ListParams, QueryParams as _, WatchParams};
+use kubeset_client::rest::{Request, Verb};
+use kubeset_client::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -97,21 +97,21 @@ pub enum WatcherError {
     InitialList {
         /// The request layer's error.
         #[source]
-        source: kubeset::Error,
+        source: kubeset_client::Error,
     },
     /// A watch (or streaming list) could not be opened.
     #[error("opening the watch failed")]
     WatchOpen {
         /// The request layer's error.
         #[source]
-        source: kubeset::Error,
+        source: kubeset_client::Error,
     },
     /// An open watch broke (cut connection, undecodable line).
     #[error("the watch stream broke")]
     WatchStream {
         /// The request layer's error.
         #[source]
-        source: kubeset::Error,
+        source: kubeset_client::Error,
     },
     /// The server sent an ERROR event other than 410 Gone.
     #[error("the server ended the watch with an error")]
@@ -247,7 +247,7 @@ where
 pub(crate) fn retype<K: Resource, T>(api: &Api<K>) -> Api<T> {
     Api::dynamic(
         api.client().clone(),
-        &kubeset::dynamic::ApiResource::of::<K>(),
+        &kubeset_client::dynamic::ApiResource::of::<K>(),
         api.namespace(),
     )
 }
@@ -351,7 +351,7 @@ struct State<T> {
 }
 
 enum Next {
-    Line(Result<WatchEvent<Raw>, kubeset::Error>),
+    Line(Result<WatchEvent<Raw>, kubeset_client::Error>),
     End,
     Idle,
 }

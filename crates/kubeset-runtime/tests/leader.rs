@@ -4,8 +4,8 @@ mod common;
 
 use std::time::Duration;
 
-use kubeset::Api;
-use kubeset::api::coordination::v1::Lease;
+use kubeset_client::Api;
+use kubeset_client::api::coordination::v1::Lease;
 use kubeset_runtime::{LeaderElector, LeaseConfig};
 use kubeset_testserver::TestServer;
 use tokio::sync::{oneshot, watch};

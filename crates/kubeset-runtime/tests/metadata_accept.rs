@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kubeset::Api;
-use kubeset::api::core::v1::Pod;
+use kubeset_client::Api;
+use kubeset_client::api::core::v1::Pod;
 use kubeset_runtime::{Event, InitialList, WatcherConfig, metadata_watcher};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kubeset::api::core::v1::ConfigMap;
-use kubeset::params::{DeleteParams, ListParams, PostParams};
-use kubeset::{Api, Resource};
+use kubeset_client::api::core::v1::ConfigMap;
+use kubeset_client::params::{DeleteParams, ListParams, PostParams};
+use kubeset_client::{Api, Resource};
 use kubeset_runtime::{
     Action, Backoff, Controller, Event, InitialList, ObjectKey, Store, StoreConfig, WatcherConfig,
     Writer, metadata_watcher, reflector, watcher,

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt as _};
-use kubeset::Api;
-use kubeset::api::core::v1::{ConfigMap, Secret};
-use kubeset::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kubeset::params::{ListParams, PostParams};
+use kubeset_client::Api;
+use kubeset_client::api::core::v1::{ConfigMap, Secret};
+use kubeset_client::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kubeset_client::params::{ListParams, PostParams};
 use kubeset_runtime::{
     Action, Backoff, Controller, Event, InitialList, ObjectKey, WatcherConfig, WatcherError,
     watcher,
@@ -362,13 +362,14 @@ async fn failed_reconciles_are_retried_with_growing_delays() {
 
 /// A kind whose `spec` is required: BOOKMARKs (metadata only) must not be
 /// decoded as it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, kubeset::Resource)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, kubeset_client::Resource)]
 #[resource(
     group = "example.com",
     version = "v1",
     kind = "Gizmo",
     plural = "gizmos",
-    namespaced
+    namespaced,
+    crate = "kubeset_client"
 )]
 struct Gizmo {
     #[serde(default)]

@@ -9,6 +9,9 @@
 //!   [`Api::namespaced`] only compiles for namespaced kinds.
 //! - [`dynamic`]: the same verbs on untyped objects addressed by
 //!   group/version/resource, and [`discovery`] of what a server serves.
+//! - `runtime` (feature `runtime`): watcher, cached store with indexers,
+//!   work-queue controller and leader election (the `kubeset-runtime`
+//!   crate).
 //!
 //! ```no_run
 //! use kubeset::{Api, Client, api::core::v1::ConfigMap, params::ListParams};
@@ -20,24 +23,13 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! The crate only re-exports: the client layer lives in `kubeset-client`,
+//! the models in `kubeset-api`, the REST layer in `kubeset-rest` (also as
+//! [`rest`]).
 
-mod api_typed;
-mod client;
-pub mod discovery;
-pub mod dynamic;
-pub mod params;
-mod patch;
-mod url;
+pub use kubeset_client::*;
 
-pub use api_typed::{Api, Deleted};
-pub use client::{Client, ClientError};
-pub use patch::Patch;
-
-pub use kubeset_api::{
-    ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceScope, api,
-    apiextensions_apiserver, apimachinery, kube_aggregator, resources,
-};
-pub use kubeset_derive::Resource;
-pub use kubeset_rest as rest;
-pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
-pub use kubeset_rest::{ApiError, Error, StatusReason, WatchEvent, WatchStream};
+#[cfg(feature = "runtime")]
+#[doc(inline)]
+pub use kubeset_runtime as runtime;

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kubeset::api::core::v1::ConfigMap;
-use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubeset::rest::{RestClient, RestConfig};
-use kubeset::{Client, Resource};
+use kubeset_client::api::core::v1::ConfigMap;
+use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubeset_client::rest::{RestClient, RestConfig};
+use kubeset_client::{Client, Resource};
 use kubeset_runtime::ObjectKey;
 
 /// A client over every URL (the first is the base, the rest failover

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! python3 ../shared/bench/gen_podlist.py 10000 /tmp/podlist_10k.json
-//! cargo run --release -p kubeset-runtime --example cache_pods -- serve /tmp/podlist_10k.json &
+//! cargo run --release -p kubeset --features runtime --example cache_pods -- serve /tmp/podlist_10k.json &
 //! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT full
 //! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT no-managed-fields
 //! /usr/bin/time -v target/release/examples/cache_pods cache http://127.0.0.1:PORT metadata
@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt as _;
 use kubeset::api::core::v1::Pod;
 use kubeset::rest::{RestClient, RestConfig};
-use kubeset::{Api, Client};
-use kubeset_runtime::{
+use kubeset::runtime::{
     InitialList, StoreConfig, WatcherConfig, Writer, metadata_watcher, reflector, watcher,
 };
+use kubeset::{Api, Client};
 use kubeset_testserver::TestServer;
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@
 //! gracefully):
 //!
 //! ```text
-//! cargo run -p kubeset-runtime --example configmap_owner
+//! cargo run -p kubeset --features runtime --example configmap_owner
 //! ```
 
 use std::collections::BTreeMap;
@@ -18,8 +18,8 @@ use kubeset::api::core::v1::ConfigMap;
 use kubeset::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kubeset::params::PostParams;
 use kubeset::rest::{RestClient, RestConfig};
+use kubeset::runtime::{Action, Controller, WatcherConfig};
 use kubeset::{Api, Client, Resource};
-use kubeset_runtime::{Action, Controller, WatcherConfig};
 use kubeset_testserver::TestServer;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -1,0 +1,37 @@
+//! The client layer of kubeset: [`Client`], the typed [`Api<K>`], the
+//! [`dynamic`] client and [`discovery`].
+//!
+//! Use it through the `kubeset` crate, which re-exports everything here
+//! (and `kubeset-runtime` under its `runtime` feature); this crate exists so
+//! that the runtime can build on the client without a dependency cycle.
+//!
+//! ```no_run
+//! use kubeset_client::{Api, Client, api::core::v1::ConfigMap, params::ListParams};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::try_default().await?;
+//! let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+//! let names: Vec<_> = cms.list(&ListParams::default()).await?.items
+//!     .into_iter().filter_map(|cm| cm.metadata.name).collect();
+//! # Ok(()) }
+//! ```
+
+mod api_typed;
+mod client;
+pub mod discovery;
+pub mod dynamic;
+pub mod params;
+mod patch;
+mod url;
+
+pub use api_typed::{Api, Deleted};
+pub use client::{Client, ClientError};
+pub use patch::Patch;
+
+pub use kubeset_api::{
+    ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceScope, api,
+    apiextensions_apiserver, apimachinery, kube_aggregator, resources,
+};
+pub use kubeset_derive::Resource;
+pub use kubeset_rest as rest;
+pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
+pub use kubeset_rest::{ApiError, Error, StatusReason, WatchEvent, WatchStream};
