@@ -4,9 +4,10 @@
 //! - A candidate acquires the Lease when it does not exist, has no holder,
 //!   or its record has not changed for `lease_duration` **as observed
 //!   locally** (the holder's clock is never trusted).
-//! - The leader renews every `retry_period`; if no renew succeeds within
-//!   `renew_deadline` it stops leading (before anyone else may acquire, as
-//!   `renew_deadline < lease_duration`).
+//! - The leader renews every `retry_period`; a failed renew (conflict,
+//!   error, timeout) is retried every `retry_period`, and only if no renew
+//!   succeeds within `renew_deadline` does it stop leading (before anyone
+//!   else may acquire, as `renew_deadline < lease_duration`).
 //! - On shutdown the leader releases the Lease (empty holder, duration 1 s)
 //!   so another candidate takes over at once.
 //! - Writes are compare-and-swap on `resourceVersion`: a conflict is a lost
@@ -375,9 +376,16 @@ impl LeaderElector {
                     self.try_acquire_or_renew(),
                 )
                 .await;
+                // client-go retries a failed renew (a 409 Conflict because
+                // someone wrote the Lease, a Lease that reads as held by
+                // another, a transport error) every retry period until the
+                // renew deadline: a single lost compare-and-swap is no
+                // reason to stop leading.
                 match renewed {
                     Ok(Ok(true)) => last_renew = Instant::now(),
-                    Ok(Ok(false)) => break,
+                    Ok(Ok(false)) => {
+                        tracing::debug!(identity = %self.config.identity, "renew lost a race; retrying until the renew deadline");
+                    }
                     Ok(Err(e)) => tracing::debug!(error = %e, "renewing the lease failed"),
                     Err(_) => {}
                 }

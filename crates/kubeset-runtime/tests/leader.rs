@@ -173,3 +173,94 @@ async fn leader_steps_down_when_it_cannot_renew() {
         .expect("a running");
     task.abort();
 }
+
+/// A 409 Conflict on renew (someone wrote the Lease between the leader's
+/// read and its write) is retried every retry period until the renew
+/// deadline, as client-go does; the leader does not step down on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renew_conflicts_are_retried_until_the_deadline() {
+    let server = TestServer::builder()
+        .replicas(2)
+        .start()
+        .await
+        .expect("server starts");
+    let urls = server.urls();
+    // The leader talks to replica 0 only; the meddler to replica 1.
+    let a = LeaderElector::new(
+        client(&urls[..1]),
+        LeaseConfig::new("default", "ctl", "a").durations(
+            Duration::from_secs(6),
+            Duration::from_secs(4),
+            Duration::from_millis(200),
+        ),
+    );
+    let mut rx = a.subscribe();
+    let task = tokio::spawn(a.run(std::future::pending()));
+    tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|l| *l))
+        .await
+        .expect("a leads")
+        .expect("a running");
+    // Every request of the leader now takes 300 ms: its GET answers a
+    // resourceVersion, its PUT arrives 300 ms later, by when the meddler
+    // has written the Lease again.
+    let slow = server.faults(0).expect("replica 0");
+    slow.latency(Duration::from_millis(300));
+    let meddler: Api<Lease> = Api::namespaced(client(&urls[1..2]), "default");
+    let window = Duration::from_millis(2500);
+    let started = Instant::now();
+    let mut writes = 0u32;
+    let mut renew_times = std::collections::BTreeSet::new();
+    while started.elapsed() < window {
+        let Ok(mut lease) = meddler.get("ctl").await else {
+            continue;
+        };
+        if let Some(t) = lease.spec.as_ref().and_then(|s| s.renew_time) {
+            renew_times.insert(t.to_string());
+        }
+        let annotations = lease.metadata.annotations.get_or_insert_default();
+        annotations.insert("meddler".to_owned(), writes.to_string());
+        if meddler
+            .replace("ctl", &Default::default(), &lease)
+            .await
+            .is_ok()
+        {
+            writes += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(writes >= 20, "the meddler wrote only {writes} times");
+    // The meddler kept the leader from renewing for most of the window
+    // (at most a few renews slipped between its writes) …
+    assert!(
+        renew_times.len() <= 4,
+        "renews were not blocked: {renew_times:?}"
+    );
+    // … and the leader never stopped leading.
+    assert!(
+        !rx.has_changed().expect("a running"),
+        "leadership flipped during conflicts"
+    );
+    assert!(*rx.borrow(), "a still leads");
+    slow.latency(Duration::ZERO);
+    // It renews again once the meddler stops.
+    let renewed = Instant::now();
+    let mut last = renew_times.last().cloned();
+    while renewed.elapsed() < Duration::from_secs(10) {
+        let now = meddler
+            .get("ctl")
+            .await
+            .ok()
+            .and_then(|l| l.spec)
+            .and_then(|s| s.renew_time)
+            .map(|t| t.to_string());
+        if now.is_some() && now != last {
+            last = None;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(last.is_none(), "no renew after the conflicts ended");
+    assert!(*rx.borrow(), "a still leads");
+    assert_eq!(holder(&server).await.as_deref(), Some("a"));
+    task.abort();
+}
