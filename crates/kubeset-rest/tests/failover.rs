@@ -407,6 +407,34 @@ async fn config_extra_endpoints_flow_into_the_client() {
 }
 
 #[tokio::test]
+async fn config_failover_settings_flow_into_the_client() {
+    let server = TestServer::builder().replicas(3).start().await.unwrap();
+    let urls = server.urls();
+    let mut config = kubeset_rest::config::Config::new(urls[0].parse().unwrap());
+    config.endpoint_discovery = true;
+    config.request_deadline = Some(Duration::from_secs(2));
+    let c = RestClient::new(config.rest_config().unwrap().with_qps_burst(-1.0, 0)).unwrap();
+    // Discovery: the first call finds the other two replicas.
+    list_namespaces(&c).await.unwrap();
+    let mut found = c.endpoints();
+    found.sort();
+    let mut want = urls.clone();
+    want.sort();
+    assert_eq!(found, want);
+    // Deadline: with every replica hung, the call gives up after the
+    // configured 2 s budget, not the default 10 s.
+    for i in 0..3 {
+        server.faults(i).unwrap().hang();
+    }
+    let started = Instant::now();
+    let err = list_namespaces(&c).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(err, Error::AllEndpointsFailed { .. }), "{err}");
+    assert!(took >= Duration::from_millis(1500), "took {took:?}");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[tokio::test]
 async fn tls_failover_from_a_hung_server_via_kubeconfig() {
     // The shape of the real-apiserver case: https, a CA from the
     // kubeconfig, the first server accepting TCP but never answering.

@@ -116,6 +116,16 @@ pub struct Config {
     pub user_agent: Option<String>,
     /// Further API servers of the same cluster, for failover.
     pub extra_endpoints: Vec<Url>,
+    /// Discover the cluster's API servers from the `kubernetes`
+    /// EndpointSlices (see [`RestConfig::with_endpoint_discovery`](crate::RestConfig::with_endpoint_discovery)).
+    /// Off by default.
+    pub endpoint_discovery: bool,
+    /// Budget of one call over all endpoints when several are known
+    /// ([`RestConfig::with_request_deadline`](crate::RestConfig::with_request_deadline)); `None`: `timeout`, else 10 s.
+    pub request_deadline: Option<Duration>,
+    /// Silence after which a resumable watch moves to the next endpoint
+    /// ([`RestConfig::with_watch_idle_timeout`](crate::RestConfig::with_watch_idle_timeout)); `None`: 60 s.
+    pub watch_idle_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for Config {
@@ -139,6 +149,9 @@ impl fmt::Debug for Config {
                     .map(Url::as_str)
                     .collect::<Vec<_>>(),
             )
+            .field("endpoint_discovery", &self.endpoint_discovery)
+            .field("request_deadline", &self.request_deadline)
+            .field("watch_idle_timeout", &self.watch_idle_timeout)
             .finish()
     }
 }
@@ -203,6 +216,9 @@ impl Config {
             timeout: None,
             user_agent: None,
             extra_endpoints: Vec::new(),
+            endpoint_discovery: false,
+            request_deadline: None,
+            watch_idle_timeout: None,
         }
     }
 

@@ -6,7 +6,8 @@ use crate::RestConfig;
 impl Config {
     /// A [`RestConfig`] with this configuration's server, TLS, credentials,
     /// impersonation headers, proxy, rate limit, timeout, user agent and
-    /// extra failover endpoints ([`RestConfig::with_endpoints`]).
+    /// failover settings (extra endpoints, endpoint discovery, request
+    /// deadline, watch idle timeout).
     /// The request layer's other settings keep their defaults.
     pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
         let base = self.cluster_url.as_str().trim_end_matches('/');
@@ -32,6 +33,15 @@ impl Config {
                     .iter()
                     .map(|u| u.as_str().trim_end_matches('/').to_owned()),
             );
+        }
+        if self.endpoint_discovery {
+            rest = rest.with_endpoint_discovery(true);
+        }
+        if let Some(deadline) = self.request_deadline {
+            rest = rest.with_request_deadline(deadline);
+        }
+        if let Some(idle) = self.watch_idle_timeout {
+            rest = rest.with_watch_idle_timeout(idle);
         }
         Ok(rest)
     }
