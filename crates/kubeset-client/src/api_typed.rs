@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use futures::{Stream, StreamExt as _, stream};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
 use kubeset_api::{ClusterResourceScope, List, NamespaceResourceScope, Resource};
-use kubeset_rest::{Error, Request, Verb, WatchStream};
+use kubeset_rest::{Error, Request, ResumableWatch, Verb, WatchStream};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -151,18 +151,53 @@ impl<K> Api<K> {
         self.url.request(self.client.rest(), verb, name)
     }
 
-    /// Serializes `obj`, adding `apiVersion` and `kind` when it lacks them
-    /// (user structs with `#[derive(Resource)]` need not carry them).
-    fn typed_body(&self, obj: &impl Serialize) -> Result<Vec<u8>, Error> {
-        let mut value =
-            serde_json::to_value(obj).map_err(|source| Error::SerializeBody { source })?;
-        if let Some(map) = value.as_object_mut() {
-            map.entry("apiVersion")
-                .or_insert_with(|| self.api_version.clone().into());
-            map.entry("kind")
-                .or_insert_with(|| self.kind.clone().into());
+    /// The `GET …?watch=true` request of [`Api::watch`] and
+    /// [`Api::watch_resumable`].
+    fn watch_request(&self, params: &WatchParams, resource_version: &str) -> Request {
+        let mut pairs = Vec::new();
+        params.watch_pairs(resource_version, &mut pairs);
+        let mut req = self.request(Verb::Get, None);
+        for (k, v) in pairs {
+            req = req.param(k, v);
         }
-        serde_json::to_vec(&value).map_err(|source| Error::SerializeBody { source })
+        req
+    }
+
+    /// Serializes `obj`, adding `apiVersion` and `kind` in front when it
+    /// lacks them (user structs with `#[derive(Resource)]` need not carry
+    /// them). Serialized once; only the top-level keys are scanned again.
+    fn typed_body(&self, obj: &impl Serialize) -> Result<Vec<u8>, Error> {
+        let body = serde_json::to_vec(obj).map_err(|source| Error::SerializeBody { source })?;
+        let Some(rest) = body.strip_prefix(b"{") else {
+            return Ok(body);
+        };
+        let (has_api_version, has_kind) = type_meta_keys(&body);
+        if has_api_version && has_kind {
+            return Ok(body);
+        }
+        let mut out = Vec::with_capacity(body.len() + 64);
+        out.push(b'{');
+        let mut put = |key: &str, value: &str| -> Result<(), Error> {
+            serde_json::to_writer(&mut out, key)
+                .and_then(|()| {
+                    out.push(b':');
+                    serde_json::to_writer(&mut out, value)
+                })
+                .map_err(|source| Error::SerializeBody { source })?;
+            out.push(b',');
+            Ok(())
+        };
+        if !has_api_version {
+            put("apiVersion", &self.api_version)?;
+        }
+        if !has_kind {
+            put("kind", &self.kind)?;
+        }
+        if rest == b"}" {
+            out.pop();
+        }
+        out.extend_from_slice(rest);
+        Ok(out)
     }
 }
 
@@ -324,13 +359,28 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
-        let mut pairs = Vec::new();
-        params.watch_pairs(resource_version, &mut pairs);
-        let mut req = self.request(Verb::Get, None);
-        for (k, v) in pairs {
-            req = req.param(k, v);
-        }
-        req.watch().await
+        self.watch_request(params, resource_version).watch().await
+    }
+
+    /// Like [`watch`](Self::watch), but the stream survives its API
+    /// server: when the server dies, resets or stays silent past the
+    /// client's watch idle timeout, it reopens on the next endpoint from
+    /// the last resourceVersion it handed out, so no event is lost or
+    /// repeated. It ends only when the server ends the watch normally
+    /// (`timeoutSeconds`) or with an error item (410 Gone: relist). Ask for
+    /// bookmarks (`WatchParams::bookmarks`) on quiet resources so silence
+    /// is not mistaken for a hang.
+    pub async fn watch_resumable(
+        &self,
+        params: &WatchParams,
+        resource_version: &str,
+    ) -> Result<ResumableWatch<K>, Error>
+    where
+        K: Send + 'static,
+    {
+        self.watch_request(params, resource_version)
+            .watch_resumable()
+            .await
     }
 
     /// Reads a subresource (`status`, `scale`, …) as `T`.
@@ -427,6 +477,61 @@ where
     }
 }
 
+/// Whether the JSON object in `body` has the top-level keys `apiVersion`
+/// and `kind`; walks the keys without building any value.
+fn type_meta_keys(body: &[u8]) -> (bool, bool) {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    enum Key {
+        ApiVersion,
+        Kind,
+        Other,
+    }
+    impl<'de> serde::Deserialize<'de> for Key {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl Visitor<'_> for KeyVisitor {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object key")
+                }
+                fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+                    Ok(match key {
+                        "apiVersion" => Key::ApiVersion,
+                        "kind" => Key::Kind,
+                        _ => Key::Other,
+                    })
+                }
+            }
+            d.deserialize_identifier(KeyVisitor)
+        }
+    }
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = (bool, bool);
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(bool, bool), A::Error> {
+            let (mut api_version, mut kind) = (false, false);
+            while let Some(key) = map.next_key::<Key>()? {
+                match key {
+                    Key::ApiVersion => api_version = true,
+                    Key::Kind => kind = true,
+                    Key::Other => {}
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok((api_version, kind))
+        }
+    }
+    // `body` is serde_json's own output: an error cannot happen; if it
+    // did, claiming both keys leaves the body untouched.
+    serde_json::Deserializer::from_slice(body)
+        .deserialize_map(Keys)
+        .unwrap_or((true, true))
+}
+
 fn decode_deleted<T: DeserializeOwned>(body: &[u8]) -> Result<Deleted<T>, serde_json::Error> {
     #[derive(serde::Deserialize)]
     struct Peek<'a> {
@@ -438,5 +543,73 @@ fn decode_deleted<T: DeserializeOwned>(body: &[u8]) -> Result<Deleted<T>, serde_
         Ok(Deleted::Gone(Box::new(serde_json::from_slice(body)?)))
     } else {
         Ok(Deleted::Pending(serde_json::from_slice(body)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kubeset_rest::{RestClient, RestConfig};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::dynamic::ApiResource;
+
+    fn api() -> Api<Value> {
+        // Never connects: only the body encoding is under test.
+        let rest = RestClient::new(RestConfig::new("http://127.0.0.1:9")).expect("client builds");
+        let resource = ApiResource {
+            group: "example.com".to_owned(),
+            version: "v1".to_owned(),
+            kind: "Widget".to_owned(),
+            plural: "widgets".to_owned(),
+            namespaced: true,
+        };
+        Api::dynamic(Client::new(rest, "default"), &resource, Some("default"))
+    }
+
+    fn body(obj: &Value) -> Value {
+        let bytes = api().typed_body(obj).expect("serializes");
+        serde_json::from_slice(&bytes).expect("valid JSON")
+    }
+
+    #[test]
+    fn type_meta_is_added_in_front_when_missing() {
+        let obj = json!({"metadata": {"name": "a"}, "spec": {"kind": "inner"}});
+        let bytes = api().typed_body(&obj).unwrap();
+        assert!(bytes.starts_with(br#"{"apiVersion":"example.com/v1","kind":"Widget","#));
+        assert_eq!(
+            body(&obj),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                   "metadata": {"name": "a"}, "spec": {"kind": "inner"}})
+        );
+    }
+
+    #[test]
+    fn present_type_meta_is_kept_byte_for_byte() {
+        let obj = json!({"apiVersion": "other/v2", "kind": "Other", "x": 1});
+        let bytes = api().typed_body(&obj).unwrap();
+        assert_eq!(bytes, serde_json::to_vec(&obj).unwrap());
+    }
+
+    #[test]
+    fn only_the_missing_key_is_added() {
+        assert_eq!(
+            body(&json!({"kind": "Mine"})),
+            json!({"apiVersion": "example.com/v1", "kind": "Mine"})
+        );
+        assert_eq!(
+            body(&json!({"apiVersion": "x/v9"})),
+            json!({"apiVersion": "x/v9", "kind": "Widget"})
+        );
+    }
+
+    #[test]
+    fn empty_object_and_non_objects() {
+        assert_eq!(
+            body(&json!({})),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget"})
+        );
+        assert_eq!(body(&json!([1, 2])), json!([1, 2]));
+        assert_eq!(body(&json!("s")), json!("s"));
     }
 }

@@ -34,4 +34,4 @@ pub use kubeset_api::{
 pub use kubeset_derive::Resource;
 pub use kubeset_rest as rest;
 pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
-pub use kubeset_rest::{ApiError, Error, StatusReason, WatchEvent, WatchStream};
+pub use kubeset_rest::{ApiError, Error, ResumableWatch, StatusReason, WatchEvent, WatchStream};

@@ -359,3 +359,61 @@ async fn cluster_scoped_and_dynamic_and_discovery() {
     let typed: Api<ConfigMap> = Api::namespaced(client, "team-a");
     assert_eq!(typed.get("dyn").await.unwrap().data.unwrap()["x"], "1");
 }
+
+#[tokio::test]
+async fn typed_resumable_watch_follows_the_cluster_when_its_server_dies() {
+    let server = TestServer::builder()
+        .replicas(2)
+        .bookmark_interval(std::time::Duration::from_millis(200))
+        .start()
+        .await
+        .expect("test server starts");
+    let urls = server.urls();
+    // The failover settings come from the user-level Config.
+    let mut config = kubeset::Config::new(urls[0].parse().expect("a URL"));
+    config.extra_endpoints = vec![urls[1].parse().expect("a URL")];
+    config.qps = -1.0;
+    config.request_deadline = Some(std::time::Duration::from_secs(6));
+    config.watch_idle_timeout = Some(std::time::Duration::from_millis(1500));
+    let client = Client::try_from_config(&config).expect("client builds");
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+
+    let list = cms.list(&ListParams::default()).await.expect("list");
+    let rv = list.metadata.resource_version.clone().unwrap_or_default();
+    let mut w = cms
+        .watch_resumable(&WatchParams::default().bookmarks(), &rv)
+        .await
+        .expect("watch opens");
+    let mut seen = Vec::new();
+    let next_added = async |w: &mut kubeset::ResumableWatch<ConfigMap>| loop {
+        let ev = tokio::time::timeout(std::time::Duration::from_secs(20), w.next())
+            .await
+            .expect("an event within 20 s")
+            .expect("the watch goes on")
+            .expect("no error item");
+        match ev {
+            WatchEvent::Added(cm) => return cm.metadata.name.expect("named"),
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    cms.create(&PostParams::default(), &cm("w0", &[], &[]))
+        .await
+        .expect("create w0");
+    seen.push(next_added(&mut w).await);
+    let serving = urls
+        .iter()
+        .position(|u| u == w.endpoint())
+        .expect("a replica");
+    server.faults(serving).expect("replica").down().await;
+    for name in ["w1", "w2"] {
+        cms.create(&PostParams::default(), &cm(name, &[], &[]))
+            .await
+            .expect("create fails over");
+    }
+    seen.push(next_added(&mut w).await);
+    seen.push(next_added(&mut w).await);
+    assert_eq!(seen, ["w0", "w1", "w2"], "every event once, in order");
+    assert_ne!(w.endpoint(), urls[serving]);
+    assert!(w.resumes() >= 1);
+}
