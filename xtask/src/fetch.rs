@@ -14,7 +14,8 @@ use sha2::{Digest as _, Sha256};
 
 use crate::{Error, workspace_root};
 
-/// Upstream location of a release's specs.
+/// Upstream location of a release's specs; `$KUBESET_SPECS_UPSTREAM`
+/// replaces it (a mirror with the same layout).
 const UPSTREAM: &str = "https://raw.githubusercontent.com/kubernetes/kubernetes";
 
 fn pin_file(version: &str) -> PathBuf {
@@ -135,9 +136,16 @@ fn upstream_path(file: &str) -> Option<String> {
 }
 
 /// `cargo xtask fetch-specs <version>`: downloads every pinned file of a
-/// release from upstream into `<specs_root>/kubernetes/<version>/` and
-/// checks its sha256.
+/// release from upstream (or `$KUBESET_SPECS_UPSTREAM`) into
+/// `<specs_root>/kubernetes/<version>/` and checks its sha256.
 pub fn run(version: &str, specs_root: PathBuf) -> Result<(), Error> {
+    let base = std::env::var("KUBESET_SPECS_UPSTREAM").unwrap_or_else(|_| UPSTREAM.to_owned());
+    fetch_from(&base, version, &specs_root)
+}
+
+/// [`run`] from `base` (`<base>/release-1.NN/api/openapi-spec/...`).
+fn fetch_from(base: &str, version: &str, specs_root: &Path) -> Result<(), Error> {
+    let base = base.trim_end_matches('/');
     let pins = read_pins(version)?;
     let release = version
         .strip_prefix('v')
@@ -146,7 +154,7 @@ pub fn run(version: &str, specs_root: PathBuf) -> Result<(), Error> {
     let total = pins.len();
     for (i, (file, want)) in pins.iter().enumerate() {
         let upstream = upstream_path(file).ok_or_else(|| format!("no upstream path for {file}"))?;
-        let url = format!("{UPSTREAM}/release-{release}/{upstream}");
+        let url = format!("{base}/release-{release}/{upstream}");
         eprintln!("[{}/{total}] {url}", i + 1);
         let out = Command::new("curl")
             .args(["--fail", "--silent", "--show-error", "--location", &url])
@@ -204,5 +212,111 @@ mod tests {
             Some("api/openapi-spec/swagger.json")
         );
         assert_eq!(upstream_path("other.txt"), None);
+    }
+
+    /// Serves `<dir>` in upstream's layout over HTTP on 127.0.0.1 (one
+    /// request per connection, as curl makes them here); a path in
+    /// `tampered` is served with one byte appended.
+    fn mirror(dir: PathBuf, release: &'static str, tampered: Option<&'static str>) -> String {
+        use std::io::{BufRead as _, BufReader, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                let mut header = String::new();
+                while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                    header.clear();
+                }
+                let path = request_line.split(' ').nth(1).unwrap_or("");
+                let prefix = format!("/release-{release}/api/openapi-spec/");
+                let local = path.strip_prefix(&prefix).and_then(|p| {
+                    if p == "swagger.json" {
+                        Some(p.to_owned())
+                    } else {
+                        let rest = p.strip_prefix("v3/")?.strip_suffix("_openapi.json")?;
+                        Some(format!("openapi-v3/{}.json", rest.replace("__", "/")))
+                    }
+                });
+                let body = local.and_then(|l| {
+                    let mut bytes = std::fs::read(dir.join(&l)).ok()?;
+                    if tampered == Some(l.as_str()) {
+                        bytes.push(b' ');
+                    }
+                    Some(bytes)
+                });
+                let _ = match body {
+                    Some(b) => conn
+                        .write_all(
+                            format!(
+                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                b.len()
+                            )
+                            .as_bytes(),
+                        )
+                        .and_then(|()| conn.write_all(&b)),
+                    None => conn.write_all(
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    ),
+                };
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    fn shared_v135() -> PathBuf {
+        crate::specs_root(None).join("kubernetes/v1.35")
+    }
+
+    #[test]
+    fn fetch_downloads_every_pinned_file_and_checks_it() {
+        let base = mirror(shared_v135(), "1.35", None);
+        let dest = std::env::temp_dir().join(format!("kubeset-fetch-ok-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dest);
+        fetch_from(&base, "v1.35", &dest).unwrap();
+        // What was fetched is exactly what the pins describe.
+        verify("v1.35", &dest.join("kubernetes/v1.35")).unwrap();
+        assert_eq!(
+            spec_files(&dest.join("kubernetes/v1.35")).unwrap().len(),
+            read_pins("v1.35").unwrap().len()
+        );
+        std::fs::remove_dir_all(&dest).unwrap();
+    }
+
+    #[test]
+    fn fetch_refuses_a_file_that_differs_from_its_pin() {
+        let base = mirror(shared_v135(), "1.35", Some("openapi-v3/apis/apps/v1.json"));
+        let dest = std::env::temp_dir().join(format!("kubeset-fetch-bad-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dest);
+        let err = fetch_from(&base, "v1.35", &dest).unwrap_err().to_string();
+        assert!(
+            err.contains("apis__apps__v1_openapi.json") && err.contains("pinned"),
+            "{err}"
+        );
+        assert!(
+            !dest
+                .join("kubernetes/v1.35/openapi-v3/apis/apps/v1.json")
+                .exists()
+        );
+        let _ = std::fs::remove_dir_all(&dest);
+    }
+
+    #[test]
+    fn fetch_names_the_url_that_failed() {
+        let base = mirror(
+            std::env::temp_dir().join("kubeset-no-such-dir"),
+            "1.35",
+            None,
+        );
+        let dest = std::env::temp_dir().join(format!("kubeset-fetch-404-{}", std::process::id()));
+        let err = fetch_from(&base, "v1.35", &dest).unwrap_err().to_string();
+        assert!(err.contains("download of http://127.0.0.1:"), "{err}");
+        assert!(err.contains("404"), "{err}");
+        let _ = std::fs::remove_dir_all(&dest);
     }
 }
