@@ -148,9 +148,10 @@ fn containers(v: &Value, field: &str) -> String {
     )
 }
 
-fn selector(v: &Value) -> String {
+/// `k=v,k2=v2` of the string map at `pointer`, or `<none>`.
+fn key_values(v: &Value, pointer: &str) -> String {
     or_none(
-        v.pointer("/spec/selector/matchLabels")
+        v.pointer(pointer)
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
@@ -162,18 +163,12 @@ fn selector(v: &Value) -> String {
     )
 }
 
+fn selector(v: &Value) -> String {
+    key_values(v, "/spec/selector/matchLabels")
+}
+
 fn labels(v: &Value) -> String {
-    or_none(
-        v.pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .unwrap_or_default(),
-    )
+    key_values(v, "/metadata/labels")
 }
 
 fn map_len(v: &Value, pointer: &str) -> usize {
@@ -279,19 +274,7 @@ fn columns(resource: &ApiResource) -> (Vec<Column>, Vec<Column>) {
                 }),
                 c("PORT(S)", service_ports),
             ],
-            vec![c("SELECTOR", |v| {
-                or_none(
-                    v.pointer("/spec/selector")
-                        .and_then(Value::as_object)
-                        .map(|m| {
-                            m.iter()
-                                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                                .collect::<Vec<_>>()
-                                .join(",")
-                        })
-                        .unwrap_or_default(),
-                )
-            })],
+            vec![c("SELECTOR", |v| key_values(v, "/spec/selector"))],
         ),
         _ => (Vec::new(), vec![c("LABELS", labels)]),
     }
@@ -462,6 +445,36 @@ mod tests {
         for (secs, want) in cases {
             assert_eq!(human_age(secs), want, "{secs}");
         }
+    }
+
+    #[test]
+    fn wide_columns_print_label_maps_like_kubectl() {
+        let svc = ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Service".into(),
+            plural: "services".into(),
+            namespaced: true,
+        };
+        let o = DynamicObject::new("web", &svc).with(
+            "spec",
+            json!({"type": "ClusterIP", "clusterIP": "10.0.0.1",
+                   "ports": [{"port": 80, "protocol": "TCP"}],
+                   "selector": {"app": "web", "tier": "front"}}),
+        );
+        let t = table(&svc, &[o], false, true);
+        let row = t.lines().nth(1).unwrap();
+        assert!(row.ends_with("app=web,tier=front"), "{t}");
+        assert!(row.contains("80/TCP"), "{t}");
+
+        let mut cm_obj = DynamicObject::new("c", &cm());
+        cm_obj.metadata.labels = Some([("a".to_owned(), "1".to_owned())].into());
+        let bare = DynamicObject::new("d", &cm());
+        let t = table(&cm(), &[cm_obj, bare], false, true);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].ends_with("LABELS"), "{t}");
+        assert!(lines[1].ends_with("a=1"), "{t}");
+        assert!(lines[2].ends_with("<none>"), "{t}");
     }
 
     #[test]
