@@ -12,6 +12,8 @@ mod failover;
 mod list;
 mod openapi;
 mod patch;
+mod runtime;
+mod runtime_leader;
 mod subresources;
 mod throttle;
 mod watch;
