@@ -378,9 +378,20 @@ pub(crate) fn from_endpoints(obj: &Value, scheme: &str) -> Vec<String> {
     out
 }
 
-fn shuffle(list: &mut [String]) {
-    use rand::seq::SliceRandom;
-    list.shuffle(&mut rand::rng());
+/// Fisher–Yates with xorshift64 seeded from std's random hash keys: load
+/// spreading over a handful of servers needs no cryptographic randomness
+/// (nor a `rand` dependency in every client build).
+fn shuffle<T>(list: &mut [T]) {
+    use std::hash::{BuildHasher as _, RandomState};
+    let mut state = RandomState::new().hash_one(std::time::SystemTime::now()) | 1;
+    for i in (1..list.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
+        let j = usize::try_from(state % bound).unwrap_or(0);
+        list.swap(i, j);
+    }
 }
 
 /// What one discovery GET found.
@@ -488,6 +499,27 @@ pub(crate) async fn refresh_if_stale(inner: &crate::client::Inner) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shuffle_permutes_and_varies() {
+        let mut orders = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let mut v = vec![1, 2, 3, 4];
+            shuffle(&mut v);
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [1, 2, 3, 4]);
+            orders.insert(v);
+        }
+        // 24 orders exist; a fair shuffle shows each one within 200 draws
+        // with probability > 0.9997, so demanding 20 of them cannot flake.
+        assert!(orders.len() >= 20, "only {} orders", orders.len());
+        let mut empty: [u8; 0] = [];
+        shuffle(&mut empty);
+        let mut one = [7];
+        shuffle(&mut one);
+        assert_eq!(one, [7]);
+    }
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
