@@ -4,11 +4,11 @@ use std::{
     fmt,
     process::{Command, Stdio},
     sync::{Arc, Mutex, PoisonError},
+    time::SystemTime,
 };
 
 use base64::Engine as _;
 use http::HeaderValue;
-use jiff::Timestamp;
 use rustls::sign::CertifiedKey;
 use serde::Deserialize;
 
@@ -43,13 +43,13 @@ struct ExecSpec {
 struct Credential {
     token: Option<HeaderValue>,
     identity: Option<Arc<CertifiedKey>>,
-    expires: Option<Timestamp>,
+    expires: Option<SystemTime>,
     stale: bool,
 }
 
 impl Credential {
     fn fresh(&self) -> bool {
-        !self.stale && self.expires.is_none_or(|t| Timestamp::now() < t)
+        !self.stale && self.expires.is_none_or(|t| SystemTime::now() < t)
     }
 }
 
@@ -323,8 +323,8 @@ impl ExecSpec {
             .expiration_timestamp
             .as_deref()
             .map(|t| {
-                t.parse::<Timestamp>()
-                    .map_err(|e| bad(format!("expirationTimestamp is not RFC 3339 ({e})")))
+                super::rfc3339::parse(t)
+                    .map_err(|e| bad(format!("expirationTimestamp {t:?} is not RFC 3339 ({e})")))
             })
             .transpose()?;
         let token = match status.token.as_deref() {

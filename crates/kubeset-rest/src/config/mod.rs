@@ -15,6 +15,7 @@ mod exec;
 mod incluster;
 mod kubeconfig;
 mod rest;
+mod rfc3339;
 mod secret;
 mod tls;
 
