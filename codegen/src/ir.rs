@@ -140,6 +140,58 @@ pub struct Ir {
     pub resources: Vec<ResourceIr>,
     /// Feature → features it needs.
     pub features: BTreeMap<String, BTreeSet<String>>,
+    /// Every operation on a `…/{name}/<subresource>` path, sorted by group,
+    /// version, plural, subresource and method.
+    pub subresource_operations: Vec<SubresourceOperation>,
+}
+
+/// What a subresource operation answers with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationResponse {
+    /// A definition, by name.
+    Definition(String),
+    /// Plain text (`type: string`, e.g. `pods/log`).
+    Text,
+    /// No typed `200` response in the spec.
+    Untyped,
+}
+
+/// A query parameter of an operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryParam {
+    /// Wire name (`sinceSeconds`).
+    pub name: String,
+    /// [`Ty::String`], [`Ty::Bool`] or [`Ty::I64`].
+    pub ty: Ty,
+    /// Description from the spec.
+    pub description: Option<String>,
+}
+
+/// One operation on a `…/{name}/<subresource>` path, as the spec writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubresourceOperation {
+    /// API group of the parent resource, empty for core.
+    pub group: String,
+    /// API version of the parent resource.
+    pub version: String,
+    /// Plural of the parent resource.
+    pub plural: String,
+    /// Subresource name (`status`, `scale`, `log`, …).
+    pub subresource: String,
+    /// Whether the parent resource is namespaced.
+    pub namespaced: bool,
+    /// HTTP method, lowercase (`get`, `put`, `post`, `patch`, `delete`).
+    pub method: String,
+    /// `x-kubernetes-action` (`get`, `put`, `post`, `patch`, `connect`, …).
+    pub action: String,
+    /// Description of the operation.
+    pub description: Option<String>,
+    /// Definition name of the request body, when there is one.
+    pub request: Option<String>,
+    /// The `200` response.
+    pub response: OperationResponse,
+    /// Query parameters (path-item and operation ones), in wire-name order.
+    pub query: Vec<QueryParam>,
 }
 
 /// Definitions implemented by hand in `kubeset-api` (the spec cannot say
@@ -413,6 +465,7 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     mark_cycles(&mut ir);
     ir.features = feature_dependencies(&ir)?;
     ir.resources = resources;
+    ir.subresource_operations = subresource_operations(&input);
     check_one_type_per_definition(&input, &ir)?;
     Ok(ir)
 }
@@ -743,6 +796,87 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
         })
         .collect();
     out.sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
+    out
+}
+
+/// Collects the operations of every `…/{name}/<subresource>` path.
+pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
+    let mut out = Vec::new();
+    for (path, item) in &input.paths {
+        if path.contains("/watch/") {
+            continue;
+        }
+        let Some((group, version, namespaced, plural, Some(sub))) = parse_path(path) else {
+            continue;
+        };
+        // Only `…/{name}/<sub>` itself, not `…/proxy/{path}`.
+        if !path.ends_with(&format!("}}/{sub}")) {
+            continue;
+        }
+        let methods = [
+            ("get", &item.get),
+            ("put", &item.put),
+            ("post", &item.post),
+            ("delete", &item.delete),
+            ("patch", &item.patch),
+        ];
+        for (method, op) in methods {
+            let Some(op) = op else { continue };
+            let Some(action) = op.action.clone() else {
+                continue;
+            };
+            let mut query: BTreeMap<String, QueryParam> = BTreeMap::new();
+            for p in item.parameters.iter().chain(&op.parameters) {
+                if p.location != "query" {
+                    continue;
+                }
+                let ty = match p.json_type() {
+                    Some("boolean") => Ty::Bool,
+                    Some("integer") => Ty::I64,
+                    _ => Ty::String,
+                };
+                query.insert(
+                    p.name.clone(),
+                    QueryParam {
+                        name: p.name.clone(),
+                        ty,
+                        description: p.description.clone(),
+                    },
+                );
+            }
+            let request = op.request_schema().and_then(ref_of).map(str::to_owned);
+            let response = match op.ok_schema() {
+                Some(schema) => match ref_of(schema) {
+                    Some(r) => OperationResponse::Definition(r.to_owned()),
+                    None if schema.ty.as_deref() == Some("string") => OperationResponse::Text,
+                    None => OperationResponse::Untyped,
+                },
+                None => OperationResponse::Untyped,
+            };
+            out.push(SubresourceOperation {
+                group: group.clone(),
+                version: version.clone(),
+                plural: plural.clone(),
+                subresource: sub.clone(),
+                namespaced,
+                method: method.to_owned(),
+                action,
+                description: op.description.clone(),
+                request,
+                response,
+                query: query.into_values().collect(),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (&a.group, &a.version, &a.plural, &a.subresource, &a.method).cmp(&(
+            &b.group,
+            &b.version,
+            &b.plural,
+            &b.subresource,
+            &b.method,
+        ))
+    });
     out
 }
 

@@ -17,6 +17,11 @@
 
 mod api_typed;
 mod client;
+// Generated (`cargo xtask codegen`) and formatted by the generator
+// (prettyplease), not rustfmt; docs carry the spec's prose.
+#[rustfmt::skip]
+#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+pub mod clientset;
 pub mod discovery;
 pub mod dynamic;
 pub mod params;
@@ -25,6 +30,7 @@ mod url;
 
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
+pub use clientset::Clientset;
 pub use patch::Patch;
 
 pub use kubeset_api::{
