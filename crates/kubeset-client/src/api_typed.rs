@@ -413,7 +413,7 @@ where
 
     /// Reads a plain-text subresource (`pods/log`); bytes that are not
     /// UTF-8 become U+FFFD.
-    pub(crate) async fn get_subresource_text(
+    pub async fn get_subresource_text(
         &self,
         subresource: &str,
         name: &str,
