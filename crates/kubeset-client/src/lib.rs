@@ -14,6 +14,21 @@
 //!     .into_iter().filter_map(|cm| cm.metadata.name).collect();
 //! # Ok(()) }
 //! ```
+//!
+//! Or client-go style through the generated [`Clientset`], with typed
+//! subresource methods (naming rules in [`clientset`]):
+//!
+//! ```no_run
+//! use kubeset_client::{Client, Clientset, clientset::core_v1::PodLogParams};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let cs = Clientset::new(Client::try_default().await?);
+//! let pods = cs.core_v1().pods("default");
+//! let pod = pods.get("web-0").await?;
+//! let log = pods.logs("web-0", &PodLogParams::default().tail_lines(20)).await?;
+//! let scale = cs.apps_v1().deployments("default").get_scale("web").await?;
+//! # let _ = (pod, log, scale);
+//! # Ok(()) }
+//! ```
 
 mod api_typed;
 mod client;
