@@ -140,6 +140,58 @@ pub struct Ir {
     pub resources: Vec<ResourceIr>,
     /// Feature → features it needs.
     pub features: BTreeMap<String, BTreeSet<String>>,
+    /// Every operation on a `…/{name}/<subresource>` path, sorted by group,
+    /// version, plural, subresource and method.
+    pub subresource_operations: Vec<SubresourceOperation>,
+}
+
+/// What a subresource operation answers with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationResponse {
+    /// A definition, by name.
+    Definition(String),
+    /// Plain text (`type: string`, e.g. `pods/log`).
+    Text,
+    /// No typed `200` response in the spec.
+    Untyped,
+}
+
+/// A query parameter of an operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryParam {
+    /// Wire name (`sinceSeconds`).
+    pub name: String,
+    /// [`Ty::String`], [`Ty::Bool`] or [`Ty::I64`].
+    pub ty: Ty,
+    /// Description from the spec.
+    pub description: Option<String>,
+}
+
+/// One operation on a `…/{name}/<subresource>` path, as the spec writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubresourceOperation {
+    /// API group of the parent resource, empty for core.
+    pub group: String,
+    /// API version of the parent resource.
+    pub version: String,
+    /// Plural of the parent resource.
+    pub plural: String,
+    /// Subresource name (`status`, `scale`, `log`, …).
+    pub subresource: String,
+    /// Whether the parent resource is namespaced.
+    pub namespaced: bool,
+    /// HTTP method, lowercase (`get`, `put`, `post`, `patch`, `delete`).
+    pub method: String,
+    /// `x-kubernetes-action` (`get`, `put`, `post`, `patch`, `connect`, …).
+    pub action: String,
+    /// Description of the operation.
+    pub description: Option<String>,
+    /// Definition name of the request body, when there is one.
+    pub request: Option<String>,
+    /// The `200` response.
+    pub response: OperationResponse,
+    /// Query parameters (path-item and operation ones), in wire-name order.
+    pub query: Vec<QueryParam>,
 }
 
 /// Definitions implemented by hand in `kubeset-api` (the spec cannot say
@@ -325,8 +377,9 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     // Rust paths must be unique.
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (definition, schema) in &input.definitions {
-        let (modules, name) =
-            names::rust_path(definition).ok_or_else(|| CodegenError::BadDefinitionName {
+        let (modules, name) = names::rust_path(definition)
+            .or_else(|| custom_resource_path(definition, schema))
+            .ok_or_else(|| CodegenError::BadDefinitionName {
                 definition: definition.clone(),
             })?;
         let file_key = format!("{}::{}", modules.join("::"), names::snake_case(&name));
@@ -413,6 +466,7 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     mark_cycles(&mut ir);
     ir.features = feature_dependencies(&ir)?;
     ir.resources = resources;
+    ir.subresource_operations = subresource_operations(&input);
     check_one_type_per_definition(&input, &ir)?;
     Ok(ir)
 }
@@ -746,6 +800,126 @@ pub fn resources_from_paths(input: &Input) -> Vec<ResourceIr> {
     out
 }
 
+/// Where a custom resource's definition goes (a live `/openapi/v3` serves
+/// CRD group-versions too, named `<reversed group>.<version>.<Kind>`): under
+/// `api::<group with . and - as _>::<version>`, so `things.example.com/v1`
+/// `Thing` is `api::example_com::v1::Thing` (feature `example-com-v1`).
+/// Only definitions whose name is exactly what their single
+/// `x-kubernetes-group-version-kind` says; others stay errors.
+pub fn custom_resource_path(definition: &str, schema: &Schema) -> Option<(Vec<String>, String)> {
+    let [gvk] = schema.gvk.as_slice() else {
+        return None;
+    };
+    if !gvk.group.contains('.') {
+        return None;
+    }
+    let reversed: Vec<&str> = gvk.group.split('.').rev().collect();
+    let list_kind = format!("{}List", gvk.kind);
+    let expected = format!("{}.{}.", reversed.join("."), gvk.version);
+    let name = definition.strip_prefix(&expected)?;
+    if name != gvk.kind && name != list_kind {
+        return None;
+    }
+    let module = gvk.group.replace(['.', '-'], "_");
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !valid(&module)
+        || !valid(&gvk.version)
+        || !name.starts_with(|c: char| c.is_ascii_uppercase())
+        || !name.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    Some((
+        vec!["api".to_owned(), module, gvk.version.clone()],
+        name.to_owned(),
+    ))
+}
+
+/// Collects the operations of every `…/{name}/<subresource>` path.
+pub fn subresource_operations(input: &Input) -> Vec<SubresourceOperation> {
+    let mut out = Vec::new();
+    for (path, item) in &input.paths {
+        if path.contains("/watch/") {
+            continue;
+        }
+        let Some((group, version, namespaced, plural, Some(sub))) = parse_path(path) else {
+            continue;
+        };
+        // Only `…/{name}/<sub>` itself, not `…/proxy/{path}`.
+        if !path.ends_with(&format!("}}/{sub}")) {
+            continue;
+        }
+        let methods = [
+            ("get", &item.get),
+            ("put", &item.put),
+            ("post", &item.post),
+            ("delete", &item.delete),
+            ("patch", &item.patch),
+        ];
+        for (method, op) in methods {
+            let Some(op) = op else { continue };
+            let Some(action) = op.action.clone() else {
+                continue;
+            };
+            let mut query: BTreeMap<String, QueryParam> = BTreeMap::new();
+            for p in item.parameters.iter().chain(&op.parameters) {
+                if p.location != "query" {
+                    continue;
+                }
+                let ty = match p.json_type() {
+                    Some("boolean") => Ty::Bool,
+                    Some("integer") => Ty::I64,
+                    _ => Ty::String,
+                };
+                query.insert(
+                    p.name.clone(),
+                    QueryParam {
+                        name: p.name.clone(),
+                        ty,
+                        description: p.description.clone(),
+                    },
+                );
+            }
+            let request = op.request_schema().and_then(ref_of).map(str::to_owned);
+            let response = match op.ok_schema() {
+                Some(schema) => match ref_of(schema) {
+                    Some(r) => OperationResponse::Definition(r.to_owned()),
+                    None if schema.ty.as_deref() == Some("string") => OperationResponse::Text,
+                    None => OperationResponse::Untyped,
+                },
+                None => OperationResponse::Untyped,
+            };
+            out.push(SubresourceOperation {
+                group: group.clone(),
+                version: version.clone(),
+                plural: plural.clone(),
+                subresource: sub.clone(),
+                namespaced,
+                method: method.to_owned(),
+                action,
+                description: op.description.clone(),
+                request,
+                response,
+                query: query.into_values().collect(),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (&a.group, &a.version, &a.plural, &a.subresource, &a.method).cmp(&(
+            &b.group,
+            &b.version,
+            &b.plural,
+            &b.subresource,
+            &b.method,
+        ))
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -776,6 +950,48 @@ mod tests {
         );
         // Applied twice: the quirk is gone, the fixup says so.
         assert!(fixups::event_time_nullable(&mut input).is_err());
+    }
+
+    #[test]
+    fn custom_resources_map_under_their_group() {
+        let schema = |group: &str, kind: &str| Schema {
+            gvk: vec![Gvk {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+            }],
+            ..Schema::default()
+        };
+        let path = |d: &str, s: &Schema| custom_resource_path(d, s);
+        assert_eq!(
+            path(
+                "dev.kubeset.oa-x1.v1.Thing",
+                &schema("oa-x1.kubeset.dev", "Thing")
+            ),
+            Some((
+                vec!["api".into(), "oa_x1_kubeset_dev".into(), "v1".into()],
+                "Thing".into()
+            ))
+        );
+        assert_eq!(
+            path(
+                "dev.kubeset.oa-x1.v1.ThingList",
+                &schema("oa-x1.kubeset.dev", "ThingList")
+            )
+            .map(|p| p.1),
+            Some("ThingList".into())
+        );
+        // The name must be what the group-version-kind says.
+        assert_eq!(
+            path("dev.other.v1.Thing", &schema("oa.kubeset.dev", "Thing")),
+            None
+        );
+        // Built-in groups have no dot; groups starting with a digit make no module.
+        assert_eq!(path("apps.v1.Thing", &schema("apps", "Thing")), None);
+        assert_eq!(
+            path("com.x.9a.v1.Thing", &schema("9a.x.com", "Thing")),
+            None
+        );
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //!    group-version) and of Swagger 2.0 (`swagger.json`);
 //! 2. [`ir`]: lowering into an IR with normalised names, resolved
 //!    references and `BTreeMap` order, after named [`ir::fixups`];
-//! 3. [`emit`]: Rust code with `quote!`, formatted by `prettyplease`.
+//! 3. [`emit`]: Rust code with `quote!`, formatted by `prettyplease`;
+//!    [`emit_client`]: the `Clientset` and subresource methods of
+//!    `kubeset-client`, from the same IR.
 //!
 //! [`generate`] runs them all; `cargo xtask codegen` is a thin front end.
 
 pub mod emit;
+pub mod emit_client;
 pub mod error;
 pub mod examples;
 pub mod ir;

@@ -77,6 +77,99 @@ pub struct Operation {
     /// `x-kubernetes-group-version-kind` of the object the operation is about.
     #[serde(rename = "x-kubernetes-group-version-kind")]
     pub gvk: Option<Gvk>,
+    /// `description`.
+    pub description: Option<String>,
+    /// Parameters of this operation (added to the path item's).
+    pub parameters: Vec<Parameter>,
+    /// v3 `requestBody`.
+    #[serde(rename = "requestBody")]
+    pub request_body: Option<RequestBody>,
+    /// Responses by status code.
+    pub responses: BTreeMap<String, Response>,
+}
+
+impl Operation {
+    /// The request body schema: v3 `requestBody`, or v2's `in: body` parameter.
+    pub fn request_schema(&self) -> Option<&Schema> {
+        if let Some(body) = &self.request_body {
+            return body.content.values().next().map(|m| &m.schema);
+        }
+        self.parameters
+            .iter()
+            .find(|p| p.location == "body")
+            .and_then(|p| p.schema.as_ref())
+    }
+
+    /// The schema of the `200` response, in either format.
+    pub fn ok_schema(&self) -> Option<&Schema> {
+        let ok = self.responses.get("200")?;
+        if let Some(schema) = &ok.schema {
+            return Some(schema);
+        }
+        // v3: every media type carries the same schema; JSON first.
+        ok.content
+            .get("application/json")
+            .or_else(|| ok.content.values().next())
+            .map(|m| &m.schema)
+    }
+}
+
+/// One parameter of an operation or a path item.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Parameter {
+    /// v2 `$ref` to a shared parameter (`#/parameters/...`), resolved on input.
+    #[serde(rename = "$ref")]
+    pub reference: Option<String>,
+    /// Name.
+    pub name: String,
+    /// `in`: `query`, `path`, `body`.
+    #[serde(rename = "in")]
+    pub location: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// Whether required.
+    pub required: bool,
+    /// v3 (and v2 `in: body`) schema.
+    pub schema: Option<Schema>,
+    /// v2 `type` of a non-body parameter.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+impl Parameter {
+    /// The JSON type of a non-body parameter (`string`, `boolean`, `integer`).
+    pub fn json_type(&self) -> Option<&str> {
+        self.ty
+            .as_deref()
+            .or_else(|| self.schema.as_ref().and_then(|s| s.ty.as_deref()))
+    }
+}
+
+/// A v3 `requestBody`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RequestBody {
+    /// Schemas by media type.
+    pub content: BTreeMap<String, MediaType>,
+}
+
+/// A v3 media type entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct MediaType {
+    /// Schema.
+    pub schema: Schema,
+}
+
+/// One response of an operation.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Response {
+    /// v2 schema.
+    pub schema: Option<Schema>,
+    /// v3 schemas by media type.
+    pub content: BTreeMap<String, MediaType>,
 }
 
 /// A path item: operations by HTTP method.
@@ -97,6 +190,8 @@ pub struct PathItem {
     pub head: Option<Operation>,
     /// OPTIONS.
     pub options: Option<Operation>,
+    /// Parameters shared by every operation of the path.
+    pub parameters: Vec<Parameter>,
 }
 
 impl PathItem {
@@ -146,6 +241,8 @@ pub struct SwaggerV2 {
     pub paths: BTreeMap<String, PathItem>,
     /// Definitions by name.
     pub definitions: BTreeMap<String, Schema>,
+    /// Shared parameters by name (`#/parameters/<name>`).
+    pub parameters: BTreeMap<String, Parameter>,
 }
 
 /// The definition name a `$ref` points to, for both formats.
@@ -191,8 +288,39 @@ impl Input {
                 self.definitions.insert(name, schema);
             }
         }
-        for (path, item) in doc.paths {
+        let shared = doc.parameters;
+        for (path, mut item) in doc.paths {
+            resolve_parameters(&mut item.parameters, &shared);
+            for op in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+                &mut item.head,
+                &mut item.options,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                resolve_parameters(&mut op.parameters, &shared);
+            }
             self.paths.entry(path).or_insert(item);
+        }
+    }
+}
+
+/// Replaces v2 `$ref` parameters by the shared ones they name (unknown
+/// references are kept as they are).
+fn resolve_parameters(params: &mut [Parameter], shared: &BTreeMap<String, Parameter>) {
+    for p in params {
+        let target = p
+            .reference
+            .as_deref()
+            .and_then(|r| r.strip_prefix("#/parameters/"))
+            .and_then(|name| shared.get(name));
+        if let Some(target) = target {
+            *p = target.clone();
         }
     }
 }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kubeset_codegen::{InputFormat, Output, emit};
+use kubeset_codegen::{InputFormat, Output, emit, emit_client};
 
 use crate::{Error, workspace_root};
 
@@ -58,7 +58,11 @@ fn generate(dir: &Path, format: InputFormat, label: &str) -> Result<Output, Erro
     Ok(kubeset_codegen::generate(input, label)?)
 }
 
-fn existing_files(crate_dir: &Path) -> Result<BTreeSet<String>, Error> {
+fn existing_files(
+    crate_dir: &Path,
+    owned_dirs: &[String],
+    owned_files: &[String],
+) -> Result<BTreeSet<String>, Error> {
     fn walk(dir: &Path, base: &Path, out: &mut BTreeSet<String>) -> std::io::Result<()> {
         if !dir.is_dir() {
             return Ok(());
@@ -74,12 +78,12 @@ fn existing_files(crate_dir: &Path) -> Result<BTreeSet<String>, Error> {
         Ok(())
     }
     let mut out = BTreeSet::new();
-    for dir in Output::owned_dirs() {
+    for dir in owned_dirs {
         walk(&crate_dir.join(dir), crate_dir, &mut out)?;
     }
-    for file in Output::owned_files() {
-        if crate_dir.join(&file).is_file() {
-            out.insert(file);
+    for file in owned_files {
+        if crate_dir.join(file).is_file() {
+            out.insert(file.clone());
         }
     }
     Ok(out)
@@ -96,44 +100,116 @@ fn wanted(crate_dir: &Path, output: &Output) -> Result<BTreeMap<String, String>,
     Ok(files)
 }
 
+/// One crate's generated files: the wanted content and what the generator owns there.
+struct Target {
+    crate_dir: PathBuf,
+    files: BTreeMap<String, String>,
+    owned_dirs: Vec<String>,
+    owned_files: Vec<String>,
+}
+
+impl Target {
+    fn existing(&self) -> Result<BTreeSet<String>, Error> {
+        existing_files(&self.crate_dir, &self.owned_dirs, &self.owned_files)
+    }
+}
+
+fn splice_manifest(
+    crate_dir: &Path,
+    features: &str,
+    files: &mut BTreeMap<String, String>,
+) -> Result<(), Error> {
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml"))?;
+    if !manifest.contains(emit::FEATURES_BEGIN) {
+        return Err(format!(
+            "{}/Cargo.toml lacks the generated features markers inside [features]",
+            crate_dir.display()
+        )
+        .into());
+    }
+    files.insert(
+        "Cargo.toml".to_owned(),
+        emit::splice_features(&manifest, features),
+    );
+    Ok(())
+}
+
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let version = pinned_version()?;
     let dir = specs_root.join("kubernetes").join(&version);
     crate::fetch::verify(&version, &dir)?;
-    let output = generate(&dir, InputFormat::Both, &format!("kubernetes/{version}"))?;
-    let crate_dir = workspace_root().join("crates/kubeset-api");
-    let files = wanted(&crate_dir, &output)?;
-    let existing = existing_files(&crate_dir)?;
-    let stale: Vec<&String> = existing
-        .iter()
-        .filter(|f| !files.contains_key(*f))
-        .collect();
+    let label = format!("kubernetes/{version}");
+    eprintln!("reading {}", dir.display());
+    let input = kubeset_codegen::load(&dir, InputFormat::Both)?;
+    eprintln!("generating from {} definitions", input.definitions.len());
+    let ir = kubeset_codegen::ir::lower(input)?;
+    let output = emit::emit(&ir, &label)?;
+    let client = emit_client::emit(&ir, &label)?;
+    let root = workspace_root();
+    let api_dir = root.join("crates/kubeset-api");
+    let client_dir = root.join("crates/kubeset-client");
+    let facade_dir = root.join("crates/kubeset");
+    let mut client_files = client.files.clone();
+    splice_manifest(&client_dir, &client.client_features, &mut client_files)?;
+    let mut facade_files = BTreeMap::new();
+    splice_manifest(&facade_dir, &client.facade_features, &mut facade_files)?;
+    let targets = [
+        Target {
+            files: wanted(&api_dir, &output)?,
+            crate_dir: api_dir,
+            owned_dirs: Output::owned_dirs(),
+            owned_files: Output::owned_files(),
+        },
+        Target {
+            crate_dir: client_dir,
+            files: client_files,
+            owned_dirs: vec![emit_client::CLIENT_DIR.to_owned()],
+            owned_files: Vec::new(),
+        },
+        Target {
+            crate_dir: facade_dir,
+            files: facade_files,
+            owned_dirs: Vec::new(),
+            owned_files: Vec::new(),
+        },
+    ];
     let mut changed = Vec::new();
-    let mut progress = Progress::new(files.len());
-    for (path, text) in &files {
-        progress.step(path);
-        let full = crate_dir.join(path);
-        let current = std::fs::read_to_string(&full).ok();
-        if current.as_deref() != Some(text.as_str()) {
-            changed.push(path.clone());
-            if !check {
-                if let Some(parent) = full.parent() {
-                    std::fs::create_dir_all(parent)?;
+    let mut stale = Vec::new();
+    let total: usize = targets.iter().map(|t| t.files.len()).sum();
+    let mut progress = Progress::new(total);
+    for target in &targets {
+        let existing = target.existing()?;
+        stale.extend(
+            existing
+                .iter()
+                .filter(|f| !target.files.contains_key(*f))
+                .map(|f| target.crate_dir.join(f)),
+        );
+        for (path, text) in &target.files {
+            progress.step(path);
+            let full = target.crate_dir.join(path);
+            let current = std::fs::read_to_string(&full).ok();
+            if current.as_deref() != Some(text.as_str()) {
+                changed.push(full.clone());
+                if !check {
+                    if let Some(parent) = full.parent() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                    std::fs::write(&full, text)?;
                 }
-                std::fs::write(&full, text)?;
             }
         }
     }
     progress.finish();
     if check {
         if changed.is_empty() && stale.is_empty() {
-            eprintln!("{} generated files are up to date", files.len());
+            eprintln!("{total} generated files are up to date");
             return Ok(());
         }
         let example = changed
             .first()
-            .or(stale.first().copied())
-            .cloned()
+            .or(stale.first())
+            .map(|p| p.display().to_string())
             .unwrap_or_default();
         return Err(format!(
             "generated code is out of date ({} changed or missing, {} stale, e.g. {example}): run `cargo xtask codegen`",
@@ -143,18 +219,20 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
         .into());
     }
     for path in &stale {
-        std::fs::remove_file(crate_dir.join(path))?;
+        std::fs::remove_file(path)?;
     }
-    for dir in Output::owned_dirs() {
-        remove_empty_dirs(&crate_dir.join(dir))?;
+    for target in &targets {
+        for dir in &target.owned_dirs {
+            remove_empty_dirs(&target.crate_dir.join(dir))?;
+        }
     }
-    let bytes: usize = output.files.values().map(String::len).sum();
+    let bytes: usize = output.files.values().map(String::len).sum::<usize>()
+        + client.files.values().map(String::len).sum::<usize>();
     eprintln!(
-        "wrote {} of {} files ({} stale removed); generated source: {} files, {:.2} MB",
+        "wrote {} of {total} files ({} stale removed); generated source: {} files, {:.2} MB",
         changed.len(),
-        files.len(),
         stale.len(),
-        output.files.len(),
+        output.files.len() + client.files.len(),
         bytes as f64 / 1_000_000.0
     );
     Ok(())

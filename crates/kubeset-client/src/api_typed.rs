@@ -3,6 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use bytes::Bytes;
 use futures::{Stream, StreamExt as _, stream};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
 use kubeset_api::{ClusterResourceScope, List, NamespaceResourceScope, Resource};
@@ -11,7 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Client;
-use crate::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+use crate::params::{DeleteParams, ListParams, PatchParams, PostParams, QueryParams, WatchParams};
 use crate::patch::Patch;
 use crate::url::{ResourceUrl, with_params};
 
@@ -441,6 +442,57 @@ where
         )
         .json_body(body)
         .send_json()
+        .await
+    }
+
+    /// Reads a subresource (`GET`) with typed query parameters as `T`.
+    pub async fn get_subresource_with<T: DeserializeOwned>(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &impl QueryParams,
+    ) -> Result<T, Error> {
+        with_params(
+            self.request(Verb::Get, Some(name))
+                .sub_resource([subresource]),
+            params,
+        )
+        .send_json()
+        .await
+    }
+
+    /// Reads a plain-text subresource (`pods/log`); bytes that are not
+    /// UTF-8 become U+FFFD.
+    pub async fn get_subresource_text(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &impl QueryParams,
+    ) -> Result<String, Error> {
+        let resp = with_params(
+            self.request(Verb::Get, Some(name))
+                .sub_resource([subresource]),
+            params,
+        )
+        .send()
+        .await?;
+        Ok(String::from_utf8_lossy(&resp.body).into_owned())
+    }
+
+    /// Reads a subresource as a byte stream (`pods/log` with `follow`): the
+    /// chunks as they arrive; a non-2xx answer is the error.
+    pub async fn get_subresource_stream(
+        &self,
+        subresource: &str,
+        name: &str,
+        params: &impl QueryParams,
+    ) -> Result<impl Stream<Item = Result<Bytes, Error>> + Send + 'static, Error> {
+        with_params(
+            self.request(Verb::Get, Some(name))
+                .sub_resource([subresource]),
+            params,
+        )
+        .stream()
         .await
     }
 

@@ -14,9 +14,29 @@
 //!     .into_iter().filter_map(|cm| cm.metadata.name).collect();
 //! # Ok(()) }
 //! ```
+//!
+//! Or client-go style through the generated [`Clientset`], with typed
+//! subresource methods (naming rules in [`clientset`]):
+//!
+//! ```no_run
+//! use kubeset_client::{Client, Clientset, clientset::core_v1::PodLogParams};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let cs = Clientset::new(Client::try_default().await?);
+//! let pods = cs.core_v1().pods("default");
+//! let pod = pods.get("web-0").await?;
+//! let log = pods.logs("web-0", &PodLogParams::default().tail_lines(20)).await?;
+//! let scale = cs.apps_v1().deployments("default").get_scale("web").await?;
+//! # let _ = (pod, log, scale);
+//! # Ok(()) }
+//! ```
 
 mod api_typed;
 mod client;
+// Generated (`cargo xtask codegen`) and formatted by the generator
+// (prettyplease), not rustfmt; docs carry the spec's prose.
+#[rustfmt::skip]
+#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+pub mod clientset;
 pub mod discovery;
 pub mod dynamic;
 pub mod params;
@@ -25,6 +45,7 @@ mod url;
 
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
+pub use clientset::Clientset;
 pub use patch::Patch;
 
 pub use kubeset_api::{

@@ -12,6 +12,11 @@ pub trait QueryParams {
     fn query_pairs(&self, out: &mut Vec<(&'static str, String)>);
 }
 
+/// No query parameters.
+impl QueryParams for () {
+    fn query_pairs(&self, _out: &mut Vec<(&'static str, String)>) {}
+}
+
 /// How `resourceVersion` is interpreted by list calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VersionMatch {

@@ -5,6 +5,7 @@
 //! Needs `tests/realkube/realkube.sh start --apiservers 3 --routable-addresses`
 //! (or `cargo xtask test`); fails without it unless `KUBESET_SKIP_REALKUBE=1`.
 
+mod clientset;
 mod common;
 mod crd;
 mod crud;
