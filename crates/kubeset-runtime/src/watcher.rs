@@ -271,6 +271,7 @@ where
         config,
         metadata_only,
         phase: Phase::Start,
+        page: VecDeque::new(),
         pending: VecDeque::new(),
         resource_version: String::new(),
         delay: None,
@@ -341,6 +342,9 @@ struct State<T> {
     metadata_only: bool,
     streaming: Support,
     phase: Phase,
+    /// Items of the current list page, still undecoded: one decoded object
+    /// at a time is in flight, not a whole page of them.
+    page: VecDeque<Raw>,
     pending: VecDeque<Event<T>>,
     resource_version: String,
     delay: Option<Duration>,
@@ -434,6 +438,20 @@ where
     /// Advances until there is an event or an error to yield.
     async fn step(&mut self) -> Result<Event<T>, WatcherError> {
         loop {
+            // A page's items come before what follows them (`InitDone`).
+            if let Some(raw) = self.page.pop_front() {
+                return match decode::<T>(&raw) {
+                    Ok(obj) => Ok(Event::InitApply(obj)),
+                    Err(e) => {
+                        // The consumer must not see an `InitDone` for an
+                        // incomplete state: list again from the start.
+                        self.page = VecDeque::new();
+                        self.pending.clear();
+                        self.phase = Phase::Start;
+                        self.fail(e)
+                    }
+                };
+            }
             if let Some(ev) = self.pending.pop_front() {
                 return Ok(ev);
             }
@@ -467,12 +485,13 @@ where
                 }
                 Phase::Listing(token) => match self
                     .list_request(token.as_deref())
-                    .send_json::<List<T>>()
+                    .send_json::<List<Raw>>()
                     .await
                 {
                     Ok(page) => {
-                        self.pending
-                            .extend(page.items.into_iter().map(Event::InitApply));
+                        // The response body is dropped here; the items stay
+                        // as raw JSON until the consumer takes them.
+                        self.page = page.items.into();
                         match page.metadata.continue_.filter(|c| !c.is_empty()) {
                             Some(next) => self.phase = Phase::Listing(Some(next)),
                             None => {
