@@ -11,6 +11,17 @@
 //! `serve` loads a PodList into an embedded API server (its own process, so
 //! the cache's peak RSS is measured alone) and prints its URL; `cache`
 //! fills a store with a paginated list (pages of 500) and exits.
+//!
+//! Measured (release, 10,000 pods of `gen_podlist.py`, 118 MB of JSON,
+//! loaded 2-core machine, `/usr/bin/time -v` maximum RSS): full 408 MB,
+//! managedFields dropped 393 MB, metadata-only 54 MB. heaptrack puts the
+//! full case's heap at ~37 KB a pod, of which ~28 KB are `Vec` buffers of
+//! large inline structs (`Volume` is 3,208 bytes, `Container` 2,144,
+//! `EnvVar` 360, and serde grows vectors by doubling, so `volumes: [3]`
+//! holds 4 × 3,208 bytes), 2.4 KB the `Arc<Pod>` itself, ~2 KB B-tree
+//! nodes (labels, annotations, resources) and ~1.5 KB strings. The
+//! runtime's own share is a page in flight: list pages stay raw JSON and
+//! are decoded one object at a time.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
