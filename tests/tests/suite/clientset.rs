@@ -1,8 +1,7 @@
 //! The generated `Clientset` and its typed subresource methods against the
 //! real kube-apiserver: bind, evict, logs (no kubelet: empty, or a typed 404),
-//! scale, token, ephemeral containers, resize and namespace finalize.
-//! (CSR approval is not exercised: `certificates-v1` is not among the
-//! suite's features.)
+//! scale, token, ephemeral containers, resize, namespace finalize and
+//! CertificateSigningRequest approval.
 
 use futures::TryStreamExt as _;
 use kubeset::api::authentication::v1::{TokenRequest, TokenRequestSpec};
@@ -338,4 +337,82 @@ async fn clientset_pod_resize() {
         .and_then(|s| s.containers.first())
         .and_then(|c| c.image.clone());
     assert_eq!(image.as_deref(), Some("registry.invalid/app:1"));
+}
+
+#[tokio::test]
+async fn clientset_csr_approval() {
+    use base64::Engine as _;
+    use kubeset::api::certificates::v1::{
+        CertificateSigningRequest, CertificateSigningRequestCondition,
+        CertificateSigningRequestStatus,
+    };
+
+    let ctx = connect!("cs-csr");
+    let csrs = Clientset::new(ctx.client.clone())
+        .certificates_v1()
+        .certificate_signing_requests();
+    let key = rcgen::KeyPair::generate().expect("key");
+    let request = rcgen::CertificateParams::new(vec!["worker.example".to_owned()])
+        .expect("params")
+        .serialize_request(&key)
+        .expect("CSR")
+        .pem()
+        .expect("PEM");
+    let name = format!("{}-csr", ctx.ns);
+    let csr: CertificateSigningRequest = typed(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "request": base64::engine::general_purpose::STANDARD.encode(request),
+            "signerName": "example.com/test-signer",
+            "usages": ["digital signature", "client auth"],
+        }
+    }));
+    let mut live = ok("create", csrs.create(&PostParams::default(), &csr).await);
+
+    let condition = |type_: &str| CertificateSigningRequestCondition {
+        type_: type_.to_owned(),
+        status: "True".to_owned(),
+        reason: Some("KubesetSuite".to_owned()),
+        message: Some(format!("{type_} by the kubeset suite")),
+        ..Default::default()
+    };
+    live.status = Some(CertificateSigningRequestStatus {
+        conditions: Some(vec![condition("Approved")]),
+        ..Default::default()
+    });
+    let approved = ok(
+        "approve",
+        csrs.replace_approval(&name, &PostParams::default(), &live)
+            .await,
+    );
+    let types: Vec<String> = approved
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.type_)
+        .collect();
+    assert_eq!(types, ["Approved"]);
+    let read = ok("get_approval", csrs.get_approval(&name).await);
+    assert_eq!(
+        read.status.and_then(|s| s.conditions).map(|c| c.len()),
+        Some(1)
+    );
+
+    // Approved and Denied exclude each other: a typed 422.
+    let mut both = approved;
+    if let Some(status) = both.status.as_mut() {
+        status
+            .conditions
+            .get_or_insert_with(Vec::new)
+            .push(condition("Denied"));
+    }
+    let err = csrs
+        .replace_approval(&name, &PostParams::default(), &both)
+        .await
+        .expect_err("Approved + Denied is invalid");
+    assert_eq!(err.api_error().map(|e| e.code), Some(422), "{err:?}");
+
+    ok("delete", csrs.delete(&name, &DeleteParams::default()).await);
 }
