@@ -1,7 +1,8 @@
 //! `Serialize` and `Deserialize` of the generated structs, written out
 //! instead of derived: `Deserialize` is one call into the crate's shared
 //! visitor (`crate::serde_util::deserialize_struct`) plus a `DeStruct` impl
-//! (sorted JSON names and one `match` of field reads), `Serialize` one
+//! (JSON names, a non-generic key → index `match`, one `match` of field
+//! reads), `Serialize` one
 //! `serialize_struct` with `None` skipped inline. Fewer and smaller generic
 //! functions than serde's derive: no field enum with its own visitor, no
 //! `visit_seq`, no per-field wrapper types.
@@ -26,11 +27,29 @@ pub(super) fn impls(name: &str, fields: &[Field], gvk: Option<&Gvk>) -> TokenStr
 
 fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
     let ty = ident(name);
-    // Field indices follow the byte order of the JSON names, which the
-    // shared visitor binary-searches.
+    // Field indices follow the byte order of the JSON names.
     let mut order: Vec<&Field> = fields.iter().collect();
     order.sort_by(|a, b| a.json.cmp(&b.json));
     let names = order.iter().map(|f| f.json.as_str());
+    let index_arms = order.iter().enumerate().map(|(i, f)| {
+        let json = f.json.as_str();
+        let i = proc_macro2::Literal::usize_unsuffixed(i);
+        quote!(#json => #i,)
+    });
+    let index = if fields.is_empty() {
+        quote! {
+            let _ = key;
+            None
+        }
+    } else {
+        quote! {
+            let index = match key {
+                #(#index_arms)*
+                _ => return None,
+            };
+            Some(index)
+        }
+    };
     let arms = order.iter().enumerate().map(|(i, f)| {
         let n = ident(&f.rust);
         let read = read_value(f);
@@ -64,6 +83,9 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
         impl crate::serde_util::DeStruct for #ty {
             const NAME: &'static str = #name;
             const FIELDS: &'static [&'static str] = &[#(#names),*];
+            fn index(key: &str) -> Option<usize> {
+                #index
+            }
             fn read<'de, A: serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
                 #body
             }

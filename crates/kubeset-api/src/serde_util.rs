@@ -1,9 +1,10 @@
 //! Serde support for the generated models, written once here so that the
 //! generated code stays short and monomorphises into few, small functions.
 //!
-//! Every generated struct implements [`DeStruct`]: its JSON field names
-//! (sorted, so that a key is found by binary search) and one `read` function
-//! with a `match` on the field's index. One generic visitor ([`StructVisitor`])
+//! Every generated struct implements [`DeStruct`]: its JSON field names, a
+//! non-generic `index` function matching a key to a field (compiled once, in
+//! this crate) and one generic `read` function with a `match` on the
+//! field's index. One generic visitor ([`StructVisitor`])
 //! drives them all:
 //!
 //! - unknown keys (including `apiVersion`/`kind` of top-level objects) are
@@ -26,9 +27,10 @@ use serde::{Deserialize, Deserializer};
 pub(crate) trait DeStruct: Default {
     /// Type name, for messages.
     const NAME: &'static str;
-    /// JSON field names in byte order; a key's position is the `index`
-    /// passed to [`DeStruct::read`].
+    /// JSON field names; a name's position is its index.
     const FIELDS: &'static [&'static str];
+    /// The index of the field named `key`, `None` for an unknown key.
+    fn index(key: &str) -> Option<usize>;
     /// Reads the value of field `FIELDS[index]` from `map` into `self`.
     fn read<'de, A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error>;
 }
@@ -54,7 +56,7 @@ impl<'de, T: DeStruct> Visitor<'de> for StructVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut out = T::default();
-        while let Some(key) = map.next_key_seed(Key(T::FIELDS))? {
+        while let Some(key) = map.next_key_seed(Key(T::index))? {
             match key {
                 Some(index) => out
                     .read(index, &mut map)
@@ -70,7 +72,7 @@ impl<'de, T: DeStruct> Visitor<'de> for StructVisitor<T> {
 
 /// A map key: the index of a known field, `None` for an unknown one. Not
 /// generic over the struct, so one instantiation serves them all.
-struct Key(&'static [&'static str]);
+struct Key(fn(&str) -> Option<usize>);
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Option<usize>;
@@ -88,8 +90,7 @@ impl Visitor<'_> for Key {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        let fields: &[&str] = self.0;
-        Ok(fields.binary_search(&v).ok())
+        Ok((self.0)(v))
     }
 
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
@@ -206,6 +207,9 @@ mod tests {
         const NAME: &'static str = "Port";
         const FIELDS: &'static [&'static str] =
             &["containerPort", "inner", "items", "labels", "name"];
+        fn index(key: &str) -> Option<usize> {
+            Self::FIELDS.iter().position(|f| *f == key)
+        }
         fn read<'de, A: MapAccess<'de>>(
             &mut self,
             index: usize,
@@ -232,6 +236,9 @@ mod tests {
     impl DeStruct for Inner {
         const NAME: &'static str = "Inner";
         const FIELDS: &'static [&'static str] = &["value"];
+        fn index(key: &str) -> Option<usize> {
+            (key == "value").then_some(0)
+        }
         fn read<'de, A: MapAccess<'de>>(
             &mut self,
             index: usize,

@@ -22,6 +22,14 @@ pub struct AuditAnnotation {
 impl crate::serde_util::DeStruct for AuditAnnotation {
     const NAME: &'static str = "AuditAnnotation";
     const FIELDS: &'static [&'static str] = &["key", "valueExpression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "valueExpression" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ExpressionWarning {
 impl crate::serde_util::DeStruct for ExpressionWarning {
     const NAME: &'static str = "ExpressionWarning";
     const FIELDS: &'static [&'static str] = &["fieldRef", "warning"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldRef" => 0,
+            "warning" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -98,6 +98,24 @@ impl crate::serde_util::DeStruct for MutatingWebhook {
         "sideEffects",
         "timeoutSeconds",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "admissionReviewVersions" => 0,
+            "clientConfig" => 1,
+            "failurePolicy" => 2,
+            "matchConditions" => 3,
+            "matchPolicy" => 4,
+            "name" => 5,
+            "namespaceSelector" => 6,
+            "objectSelector" => 7,
+            "reinvocationPolicy" => 8,
+            "rules" => 9,
+            "sideEffects" => 10,
+            "timeoutSeconds" => 11,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ParamKind {
 impl crate::serde_util::DeStruct for ParamKind {
     const NAME: &'static str = "ParamKind";
     const FIELDS: &'static [&'static str] = &["apiVersion", "kind"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

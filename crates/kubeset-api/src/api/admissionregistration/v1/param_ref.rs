@@ -39,6 +39,16 @@ impl crate::serde_util::DeStruct for ParamRef {
         "parameterNotFoundAction",
         "selector",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            "parameterNotFoundAction" => 2,
+            "selector" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -30,6 +30,17 @@ impl crate::serde_util::DeStruct for RuleWithOperations {
         "resources",
         "scope",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "apiVersions" => 1,
+            "operations" => 2,
+            "resources" => 3,
+            "scope" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,13 @@ pub struct TypeChecking {
 impl crate::serde_util::DeStruct for TypeChecking {
     const NAME: &'static str = "TypeChecking";
     const FIELDS: &'static [&'static str] = &["expressionWarnings"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expressionWarnings" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

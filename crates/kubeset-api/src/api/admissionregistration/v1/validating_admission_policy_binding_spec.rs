@@ -39,6 +39,16 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
         "policyName",
         "validationActions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchResources" => 0,
+            "paramRef" => 1,
+            "policyName" => 2,
+            "validationActions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

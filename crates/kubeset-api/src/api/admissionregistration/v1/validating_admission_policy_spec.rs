@@ -53,6 +53,19 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicySpec {
         "validations",
         "variables",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "auditAnnotations" => 0,
+            "failurePolicy" => 1,
+            "matchConditions" => 2,
+            "matchConstraints" => 3,
+            "paramKind" => 4,
+            "validations" => 5,
+            "variables" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

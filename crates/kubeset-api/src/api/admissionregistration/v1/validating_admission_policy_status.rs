@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyStatus {
         "observedGeneration",
         "typeChecking",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "observedGeneration" => 1,
+            "typeChecking" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

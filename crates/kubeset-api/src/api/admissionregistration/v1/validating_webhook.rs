@@ -89,6 +89,23 @@ impl crate::serde_util::DeStruct for ValidatingWebhook {
         "sideEffects",
         "timeoutSeconds",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "admissionReviewVersions" => 0,
+            "clientConfig" => 1,
+            "failurePolicy" => 2,
+            "matchConditions" => 3,
+            "matchPolicy" => 4,
+            "name" => 5,
+            "namespaceSelector" => 6,
+            "objectSelector" => 7,
+            "rules" => 8,
+            "sideEffects" => 9,
+            "timeoutSeconds" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct ValidatingWebhookConfiguration {
 impl crate::serde_util::DeStruct for ValidatingWebhookConfiguration {
     const NAME: &'static str = "ValidatingWebhookConfiguration";
     const FIELDS: &'static [&'static str] = &["metadata", "webhooks"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "webhooks" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -46,6 +46,16 @@ impl crate::serde_util::DeStruct for Validation {
         "messageExpression",
         "reason",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            "message" => 1,
+            "messageExpression" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -26,6 +26,15 @@ pub struct WebhookClientConfig {
 impl crate::serde_util::DeStruct for WebhookClientConfig {
     const NAME: &'static str = "WebhookClientConfig";
     const FIELDS: &'static [&'static str] = &["caBundle", "service", "url"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "caBundle" => 0,
+            "service" => 1,
+            "url" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -37,6 +37,13 @@ pub struct ApplyConfiguration {
 impl crate::serde_util::DeStruct for ApplyConfiguration {
     const NAME: &'static str = "ApplyConfiguration";
     const FIELDS: &'static [&'static str] = &["expression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -66,6 +66,17 @@ impl crate::serde_util::DeStruct for MatchResources {
         "objectSelector",
         "resourceRules",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "excludeResourceRules" => 0,
+            "matchPolicy" => 1,
+            "namespaceSelector" => 2,
+            "objectSelector" => 3,
+            "resourceRules" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -55,6 +55,19 @@ impl crate::serde_util::DeStruct for MutatingAdmissionPolicySpec {
         "reinvocationPolicy",
         "variables",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "failurePolicy" => 0,
+            "matchConditions" => 1,
+            "matchConstraints" => 2,
+            "mutations" => 3,
+            "paramKind" => 4,
+            "reinvocationPolicy" => 5,
+            "variables" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -33,6 +33,18 @@ impl crate::serde_util::DeStruct for NamedRuleWithOperations {
         "resources",
         "scope",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "apiVersions" => 1,
+            "operations" => 2,
+            "resourceNames" => 3,
+            "resources" => 4,
+            "scope" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

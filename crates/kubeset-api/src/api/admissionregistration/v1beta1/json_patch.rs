@@ -63,6 +63,13 @@ pub struct JSONPatch {
 impl crate::serde_util::DeStruct for JSONPatch {
     const NAME: &'static str = "JSONPatch";
     const FIELDS: &'static [&'static str] = &["expression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

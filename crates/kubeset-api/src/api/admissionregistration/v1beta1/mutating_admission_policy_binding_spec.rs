@@ -20,6 +20,15 @@ impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBindingSpec {
         "paramRef",
         "policyName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchResources" => 0,
+            "paramRef" => 1,
+            "policyName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,15 @@ impl crate::serde_util::DeStruct for Mutation {
         "jsonPatch",
         "patchType",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "applyConfiguration" => 0,
+            "jsonPatch" => 1,
+            "patchType" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Variable {
 impl crate::serde_util::DeStruct for Variable {
     const NAME: &'static str = "Variable";
     const FIELDS: &'static [&'static str] = &["expression", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

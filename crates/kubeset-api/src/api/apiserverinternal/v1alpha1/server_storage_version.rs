@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for ServerStorageVersion {
         "encodingVersion",
         "servedVersions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiServerID" => 0,
+            "decodableVersions" => 1,
+            "encodingVersion" => 2,
+            "servedVersions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

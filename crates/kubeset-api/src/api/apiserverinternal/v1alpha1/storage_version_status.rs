@@ -22,6 +22,15 @@ impl crate::serde_util::DeStruct for StorageVersionStatus {
         "conditions",
         "storageVersions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "commonEncodingVersion" => 0,
+            "conditions" => 1,
+            "storageVersions" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

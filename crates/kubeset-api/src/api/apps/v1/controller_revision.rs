@@ -22,6 +22,15 @@ pub struct ControllerRevision {
 impl crate::serde_util::DeStruct for ControllerRevision {
     const NAME: &'static str = "ControllerRevision";
     const FIELDS: &'static [&'static str] = &["data", "metadata", "revision"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "data" => 0,
+            "metadata" => 1,
+            "revision" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

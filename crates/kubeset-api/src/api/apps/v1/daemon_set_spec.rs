@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for DaemonSetSpec {
         "template",
         "updateStrategy",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "revisionHistoryLimit" => 1,
+            "selector" => 2,
+            "template" => 3,
+            "updateStrategy" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

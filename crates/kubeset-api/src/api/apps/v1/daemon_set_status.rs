@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for DaemonSetStatus {
         "observedGeneration",
         "updatedNumberScheduled",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "collisionCount" => 0,
+            "conditions" => 1,
+            "currentNumberScheduled" => 2,
+            "desiredNumberScheduled" => 3,
+            "numberAvailable" => 4,
+            "numberMisscheduled" => 5,
+            "numberReady" => 6,
+            "numberUnavailable" => 7,
+            "observedGeneration" => 8,
+            "updatedNumberScheduled" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

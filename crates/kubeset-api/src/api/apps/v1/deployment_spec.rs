@@ -33,6 +33,20 @@ impl crate::serde_util::DeStruct for DeploymentSpec {
         "strategy",
         "template",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "paused" => 1,
+            "progressDeadlineSeconds" => 2,
+            "replicas" => 3,
+            "revisionHistoryLimit" => 4,
+            "selector" => 5,
+            "strategy" => 6,
+            "template" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

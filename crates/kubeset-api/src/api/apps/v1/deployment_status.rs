@@ -38,6 +38,21 @@ impl crate::serde_util::DeStruct for DeploymentStatus {
         "unavailableReplicas",
         "updatedReplicas",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "collisionCount" => 1,
+            "conditions" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            "terminatingReplicas" => 6,
+            "unavailableReplicas" => 7,
+            "updatedReplicas" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -32,6 +32,19 @@ impl crate::serde_util::DeStruct for ReplicaSetStatus {
         "replicas",
         "terminatingReplicas",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "conditions" => 1,
+            "fullyLabeledReplicas" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            "terminatingReplicas" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct RollingUpdateDeployment {
 impl crate::serde_util::DeStruct for RollingUpdateDeployment {
     const NAME: &'static str = "RollingUpdateDeployment";
     const FIELDS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxSurge" => 0,
+            "maxUnavailable" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct RollingUpdateStatefulSetStrategy {
 impl crate::serde_util::DeStruct for RollingUpdateStatefulSetStrategy {
     const NAME: &'static str = "RollingUpdateStatefulSetStrategy";
     const FIELDS: &'static [&'static str] = &["maxUnavailable", "partition"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxUnavailable" => 0,
+            "partition" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -13,6 +13,13 @@ pub struct StatefulSetOrdinals {
 impl crate::serde_util::DeStruct for StatefulSetOrdinals {
     const NAME: &'static str = "StatefulSetOrdinals";
     const FIELDS: &'static [&'static str] = &["start"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "start" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
 impl crate::serde_util::DeStruct for StatefulSetPersistentVolumeClaimRetentionPolicy {
     const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
     const FIELDS: &'static [&'static str] = &["whenDeleted", "whenScaled"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "whenDeleted" => 0,
+            "whenScaled" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -44,6 +44,23 @@ impl crate::serde_util::DeStruct for StatefulSetSpec {
         "updateStrategy",
         "volumeClaimTemplates",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "ordinals" => 1,
+            "persistentVolumeClaimRetentionPolicy" => 2,
+            "podManagementPolicy" => 3,
+            "replicas" => 4,
+            "revisionHistoryLimit" => 5,
+            "selector" => 6,
+            "serviceName" => 7,
+            "template" => 8,
+            "updateStrategy" => 9,
+            "volumeClaimTemplates" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for StatefulSetStatus {
         "updateRevision",
         "updatedReplicas",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "collisionCount" => 1,
+            "conditions" => 2,
+            "currentReplicas" => 3,
+            "currentRevision" => 4,
+            "observedGeneration" => 5,
+            "readyReplicas" => 6,
+            "replicas" => 7,
+            "updateRevision" => 8,
+            "updatedReplicas" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct StatefulSetUpdateStrategy {
 impl crate::serde_util::DeStruct for StatefulSetUpdateStrategy {
     const NAME: &'static str = "StatefulSetUpdateStrategy";
     const FIELDS: &'static [&'static str] = &["rollingUpdate", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rollingUpdate" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct BoundObjectReference {
 impl crate::serde_util::DeStruct for BoundObjectReference {
     const NAME: &'static str = "BoundObjectReference";
     const FIELDS: &'static [&'static str] = &["apiVersion", "kind", "name", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            "name" => 2,
+            "uid" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct SelfSubjectReview {
 impl crate::serde_util::DeStruct for SelfSubjectReview {
     const NAME: &'static str = "SelfSubjectReview";
     const FIELDS: &'static [&'static str] = &["metadata", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "status" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct SelfSubjectReviewStatus {
 impl crate::serde_util::DeStruct for SelfSubjectReviewStatus {
     const NAME: &'static str = "SelfSubjectReviewStatus";
     const FIELDS: &'static [&'static str] = &["userInfo"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "userInfo" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

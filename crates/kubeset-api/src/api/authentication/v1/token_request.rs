@@ -14,6 +14,15 @@ pub struct TokenRequest {
 impl crate::serde_util::DeStruct for TokenRequest {
     const NAME: &'static str = "TokenRequest";
     const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for TokenRequestSpec {
         "boundObjectRef",
         "expirationSeconds",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "boundObjectRef" => 1,
+            "expirationSeconds" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct TokenRequestStatus {
 impl crate::serde_util::DeStruct for TokenRequestStatus {
     const NAME: &'static str = "TokenRequestStatus";
     const FIELDS: &'static [&'static str] = &["expirationTimestamp", "token"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expirationTimestamp" => 0,
+            "token" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct TokenReviewSpec {
 impl crate::serde_util::DeStruct for TokenReviewSpec {
     const NAME: &'static str = "TokenReviewSpec";
     const FIELDS: &'static [&'static str] = &["audiences", "token"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "token" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

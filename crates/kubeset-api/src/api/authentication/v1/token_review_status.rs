@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for TokenReviewStatus {
         "error",
         "user",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "authenticated" => 1,
+            "error" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct UserInfo {
 impl crate::serde_util::DeStruct for UserInfo {
     const NAME: &'static str = "UserInfo";
     const FIELDS: &'static [&'static str] = &["extra", "groups", "uid", "username"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "extra" => 0,
+            "groups" => 1,
+            "uid" => 2,
+            "username" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,14 @@ pub struct LabelSelectorAttributes {
 impl crate::serde_util::DeStruct for LabelSelectorAttributes {
     const NAME: &'static str = "LabelSelectorAttributes";
     const FIELDS: &'static [&'static str] = &["rawSelector", "requirements"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rawSelector" => 0,
+            "requirements" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct NonResourceAttributes {
 impl crate::serde_util::DeStruct for NonResourceAttributes {
     const NAME: &'static str = "NonResourceAttributes";
     const FIELDS: &'static [&'static str] = &["path", "verb"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "path" => 0,
+            "verb" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct NonResourceRule {
 impl crate::serde_util::DeStruct for NonResourceRule {
     const NAME: &'static str = "NonResourceRule";
     const FIELDS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceURLs" => 0,
+            "verbs" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -36,6 +36,21 @@ impl crate::serde_util::DeStruct for ResourceAttributes {
         "verb",
         "version",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldSelector" => 0,
+            "group" => 1,
+            "labelSelector" => 2,
+            "name" => 3,
+            "namespace" => 4,
+            "resource" => 5,
+            "subresource" => 6,
+            "verb" => 7,
+            "version" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

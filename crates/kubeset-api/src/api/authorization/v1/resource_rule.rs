@@ -22,6 +22,16 @@ impl crate::serde_util::DeStruct for ResourceRule {
         "resources",
         "verbs",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "resourceNames" => 1,
+            "resources" => 2,
+            "verbs" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -17,6 +17,14 @@ impl crate::serde_util::DeStruct for SelfSubjectAccessReviewSpec {
         "nonResourceAttributes",
         "resourceAttributes",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceAttributes" => 0,
+            "resourceAttributes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

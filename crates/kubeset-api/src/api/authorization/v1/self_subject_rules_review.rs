@@ -22,6 +22,15 @@ pub struct SelfSubjectRulesReview {
 impl crate::serde_util::DeStruct for SelfSubjectRulesReview {
     const NAME: &'static str = "SelfSubjectRulesReview";
     const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

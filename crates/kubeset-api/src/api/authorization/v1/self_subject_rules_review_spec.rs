@@ -10,6 +10,13 @@ pub struct SelfSubjectRulesReviewSpec {
 impl crate::serde_util::DeStruct for SelfSubjectRulesReviewSpec {
     const NAME: &'static str = "SelfSubjectRulesReviewSpec";
     const FIELDS: &'static [&'static str] = &["namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "namespace" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

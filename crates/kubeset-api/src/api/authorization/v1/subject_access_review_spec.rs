@@ -29,6 +29,18 @@ impl crate::serde_util::DeStruct for SubjectAccessReviewSpec {
         "uid",
         "user",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "extra" => 0,
+            "groups" => 1,
+            "nonResourceAttributes" => 2,
+            "resourceAttributes" => 3,
+            "uid" => 4,
+            "user" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

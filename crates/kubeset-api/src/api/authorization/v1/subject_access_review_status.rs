@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for SubjectAccessReviewStatus {
         "evaluationError",
         "reason",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowed" => 0,
+            "denied" => 1,
+            "evaluationError" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

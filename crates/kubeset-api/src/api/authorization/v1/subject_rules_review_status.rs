@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for SubjectRulesReviewStatus {
         "nonResourceRules",
         "resourceRules",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "evaluationError" => 0,
+            "incomplete" => 1,
+            "nonResourceRules" => 2,
+            "resourceRules" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct CrossVersionObjectReference {
 impl crate::serde_util::DeStruct for CrossVersionObjectReference {
     const NAME: &'static str = "CrossVersionObjectReference";
     const FIELDS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

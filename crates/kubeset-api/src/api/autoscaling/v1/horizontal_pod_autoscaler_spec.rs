@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerSpec {
         "scaleTargetRef",
         "targetCPUUtilizationPercentage",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxReplicas" => 0,
+            "minReplicas" => 1,
+            "scaleTargetRef" => 2,
+            "targetCPUUtilizationPercentage" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerStatus {
         "lastScaleTime",
         "observedGeneration",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "currentCPUUtilizationPercentage" => 0,
+            "currentReplicas" => 1,
+            "desiredReplicas" => 2,
+            "lastScaleTime" => 3,
+            "observedGeneration" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct ScaleSpec {
 impl crate::serde_util::DeStruct for ScaleSpec {
     const NAME: &'static str = "ScaleSpec";
     const FIELDS: &'static [&'static str] = &["replicas"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "replicas" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ScaleStatus {
 impl crate::serde_util::DeStruct for ScaleStatus {
     const NAME: &'static str = "ScaleStatus";
     const FIELDS: &'static [&'static str] = &["replicas", "selector"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "replicas" => 0,
+            "selector" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct ContainerResourceMetricSource {
 impl crate::serde_util::DeStruct for ContainerResourceMetricSource {
     const NAME: &'static str = "ContainerResourceMetricSource";
     const FIELDS: &'static [&'static str] = &["container", "name", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "container" => 0,
+            "name" => 1,
+            "target" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct ContainerResourceMetricStatus {
 impl crate::serde_util::DeStruct for ContainerResourceMetricStatus {
     const NAME: &'static str = "ContainerResourceMetricStatus";
     const FIELDS: &'static [&'static str] = &["container", "current", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "container" => 0,
+            "current" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ExternalMetricStatus {
 impl crate::serde_util::DeStruct for ExternalMetricStatus {
     const NAME: &'static str = "ExternalMetricStatus";
     const FIELDS: &'static [&'static str] = &["current", "metric"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "metric" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -15,6 +15,14 @@ pub struct HorizontalPodAutoscalerBehavior {
 impl crate::serde_util::DeStruct for HorizontalPodAutoscalerBehavior {
     const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
     const FIELDS: &'static [&'static str] = &["scaleDown", "scaleUp"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "scaleDown" => 0,
+            "scaleUp" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

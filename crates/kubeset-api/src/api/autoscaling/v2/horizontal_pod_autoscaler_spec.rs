@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerSpec {
         "minReplicas",
         "scaleTargetRef",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "behavior" => 0,
+            "maxReplicas" => 1,
+            "metrics" => 2,
+            "minReplicas" => 3,
+            "scaleTargetRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -29,6 +29,18 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerStatus {
         "lastScaleTime",
         "observedGeneration",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "currentMetrics" => 1,
+            "currentReplicas" => 2,
+            "desiredReplicas" => 3,
+            "lastScaleTime" => 4,
+            "observedGeneration" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

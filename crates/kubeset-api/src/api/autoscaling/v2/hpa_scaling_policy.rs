@@ -14,6 +14,15 @@ pub struct HPAScalingPolicy {
 impl crate::serde_util::DeStruct for HPAScalingPolicy {
     const NAME: &'static str = "HPAScalingPolicy";
     const FIELDS: &'static [&'static str] = &["periodSeconds", "type", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "periodSeconds" => 0,
+            "type" => 1,
+            "value" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

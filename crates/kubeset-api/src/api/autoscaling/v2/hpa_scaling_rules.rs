@@ -29,6 +29,16 @@ impl crate::serde_util::DeStruct for HPAScalingRules {
         "stabilizationWindowSeconds",
         "tolerance",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "policies" => 0,
+            "selectPolicy" => 1,
+            "stabilizationWindowSeconds" => 2,
+            "tolerance" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct MetricIdentifier {
 impl crate::serde_util::DeStruct for MetricIdentifier {
     const NAME: &'static str = "MetricIdentifier";
     const FIELDS: &'static [&'static str] = &["name", "selector"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "selector" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -29,6 +29,18 @@ impl crate::serde_util::DeStruct for MetricStatus {
         "resource",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerResource" => 0,
+            "external" => 1,
+            "object" => 2,
+            "pods" => 3,
+            "resource" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

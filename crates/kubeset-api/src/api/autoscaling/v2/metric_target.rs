@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for MetricTarget {
         "type",
         "value",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "averageUtilization" => 0,
+            "averageValue" => 1,
+            "type" => 2,
+            "value" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

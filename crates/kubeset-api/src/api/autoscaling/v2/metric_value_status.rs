@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for MetricValueStatus {
         "averageValue",
         "value",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "averageUtilization" => 0,
+            "averageValue" => 1,
+            "value" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

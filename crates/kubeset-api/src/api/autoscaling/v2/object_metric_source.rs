@@ -14,6 +14,15 @@ pub struct ObjectMetricSource {
 impl crate::serde_util::DeStruct for ObjectMetricSource {
     const NAME: &'static str = "ObjectMetricSource";
     const FIELDS: &'static [&'static str] = &["describedObject", "metric", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "describedObject" => 0,
+            "metric" => 1,
+            "target" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

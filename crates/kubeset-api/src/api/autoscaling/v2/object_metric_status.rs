@@ -14,6 +14,15 @@ pub struct ObjectMetricStatus {
 impl crate::serde_util::DeStruct for ObjectMetricStatus {
     const NAME: &'static str = "ObjectMetricStatus";
     const FIELDS: &'static [&'static str] = &["current", "describedObject", "metric"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "describedObject" => 1,
+            "metric" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

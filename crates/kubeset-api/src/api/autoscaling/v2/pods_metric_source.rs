@@ -12,6 +12,14 @@ pub struct PodsMetricSource {
 impl crate::serde_util::DeStruct for PodsMetricSource {
     const NAME: &'static str = "PodsMetricSource";
     const FIELDS: &'static [&'static str] = &["metric", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metric" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

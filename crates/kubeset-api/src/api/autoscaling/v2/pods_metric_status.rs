@@ -12,6 +12,14 @@ pub struct PodsMetricStatus {
 impl crate::serde_util::DeStruct for PodsMetricStatus {
     const NAME: &'static str = "PodsMetricStatus";
     const FIELDS: &'static [&'static str] = &["current", "metric"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "metric" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ResourceMetricSource {
 impl crate::serde_util::DeStruct for ResourceMetricSource {
     const NAME: &'static str = "ResourceMetricSource";
     const FIELDS: &'static [&'static str] = &["name", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

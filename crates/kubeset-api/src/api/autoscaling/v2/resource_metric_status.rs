@@ -12,6 +12,14 @@ pub struct ResourceMetricStatus {
 impl crate::serde_util::DeStruct for ResourceMetricStatus {
     const NAME: &'static str = "ResourceMetricStatus";
     const FIELDS: &'static [&'static str] = &["current", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

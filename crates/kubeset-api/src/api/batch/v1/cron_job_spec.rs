@@ -35,6 +35,20 @@ impl crate::serde_util::DeStruct for CronJobSpec {
         "suspend",
         "timeZone",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "concurrencyPolicy" => 0,
+            "failedJobsHistoryLimit" => 1,
+            "jobTemplate" => 2,
+            "schedule" => 3,
+            "startingDeadlineSeconds" => 4,
+            "successfulJobsHistoryLimit" => 5,
+            "suspend" => 6,
+            "timeZone" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for CronJobStatus {
         "lastScheduleTime",
         "lastSuccessfulTime",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "lastScheduleTime" => 1,
+            "lastSuccessfulTime" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -68,6 +68,28 @@ impl crate::serde_util::DeStruct for JobSpec {
         "template",
         "ttlSecondsAfterFinished",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "activeDeadlineSeconds" => 0,
+            "backoffLimit" => 1,
+            "backoffLimitPerIndex" => 2,
+            "completionMode" => 3,
+            "completions" => 4,
+            "managedBy" => 5,
+            "manualSelector" => 6,
+            "maxFailedIndexes" => 7,
+            "parallelism" => 8,
+            "podFailurePolicy" => 9,
+            "podReplacementPolicy" => 10,
+            "selector" => 11,
+            "successPolicy" => 12,
+            "suspend" => 13,
+            "template" => 14,
+            "ttlSecondsAfterFinished" => 15,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

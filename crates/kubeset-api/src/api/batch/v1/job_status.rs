@@ -59,6 +59,23 @@ impl crate::serde_util::DeStruct for JobStatus {
         "terminating",
         "uncountedTerminatedPods",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "completedIndexes" => 1,
+            "completionTime" => 2,
+            "conditions" => 3,
+            "failed" => 4,
+            "failedIndexes" => 5,
+            "ready" => 6,
+            "startTime" => 7,
+            "succeeded" => 8,
+            "terminating" => 9,
+            "uncountedTerminatedPods" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -22,6 +22,15 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
 impl crate::serde_util::DeStruct for PodFailurePolicyOnExitCodesRequirement {
     const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
     const FIELDS: &'static [&'static str] = &["containerName", "operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "operator" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

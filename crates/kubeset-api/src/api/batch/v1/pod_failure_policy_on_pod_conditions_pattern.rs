@@ -12,6 +12,14 @@ pub struct PodFailurePolicyOnPodConditionsPattern {
 impl crate::serde_util::DeStruct for PodFailurePolicyOnPodConditionsPattern {
     const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
     const FIELDS: &'static [&'static str] = &["status", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "status" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

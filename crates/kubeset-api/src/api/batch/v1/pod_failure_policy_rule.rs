@@ -32,6 +32,15 @@ impl crate::serde_util::DeStruct for PodFailurePolicyRule {
         "onExitCodes",
         "onPodConditions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "onExitCodes" => 1,
+            "onPodConditions" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct SuccessPolicy {
 impl crate::serde_util::DeStruct for SuccessPolicy {
     const NAME: &'static str = "SuccessPolicy";
     const FIELDS: &'static [&'static str] = &["rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rules" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct SuccessPolicyRule {
 impl crate::serde_util::DeStruct for SuccessPolicyRule {
     const NAME: &'static str = "SuccessPolicyRule";
     const FIELDS: &'static [&'static str] = &["succeededCount", "succeededIndexes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "succeededCount" => 0,
+            "succeededIndexes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

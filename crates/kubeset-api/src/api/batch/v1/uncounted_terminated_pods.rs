@@ -12,6 +12,14 @@ pub struct UncountedTerminatedPods {
 impl crate::serde_util::DeStruct for UncountedTerminatedPods {
     const NAME: &'static str = "UncountedTerminatedPods";
     const FIELDS: &'static [&'static str] = &["failed", "succeeded"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "failed" => 0,
+            "succeeded" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -37,6 +37,18 @@ impl crate::serde_util::DeStruct for CertificateSigningRequestCondition {
         "status",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "lastUpdateTime" => 1,
+            "message" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

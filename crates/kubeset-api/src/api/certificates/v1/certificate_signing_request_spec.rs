@@ -77,6 +77,20 @@ impl crate::serde_util::DeStruct for CertificateSigningRequestSpec {
         "usages",
         "username",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expirationSeconds" => 0,
+            "extra" => 1,
+            "groups" => 2,
+            "request" => 3,
+            "signerName" => 4,
+            "uid" => 5,
+            "usages" => 6,
+            "username" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

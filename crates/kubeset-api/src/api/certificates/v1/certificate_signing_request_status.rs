@@ -35,6 +35,14 @@ pub struct CertificateSigningRequestStatus {
 impl crate::serde_util::DeStruct for CertificateSigningRequestStatus {
     const NAME: &'static str = "CertificateSigningRequestStatus";
     const FIELDS: &'static [&'static str] = &["certificate", "conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "certificate" => 0,
+            "conditions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

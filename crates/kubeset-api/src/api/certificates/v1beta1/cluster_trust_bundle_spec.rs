@@ -24,6 +24,14 @@ pub struct ClusterTrustBundleSpec {
 impl crate::serde_util::DeStruct for ClusterTrustBundleSpec {
     const NAME: &'static str = "ClusterTrustBundleSpec";
     const FIELDS: &'static [&'static str] = &["signerName", "trustBundle"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "signerName" => 0,
+            "trustBundle" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

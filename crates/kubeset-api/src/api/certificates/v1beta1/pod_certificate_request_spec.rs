@@ -66,6 +66,23 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
         "signerName",
         "unverifiedUserAnnotations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxExpirationSeconds" => 0,
+            "nodeName" => 1,
+            "nodeUID" => 2,
+            "pkixPublicKey" => 3,
+            "podName" => 4,
+            "podUID" => 5,
+            "proofOfPossession" => 6,
+            "serviceAccountName" => 7,
+            "serviceAccountUID" => 8,
+            "signerName" => 9,
+            "unverifiedUserAnnotations" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,17 @@ impl crate::serde_util::DeStruct for PodCertificateRequestStatus {
         "notAfter",
         "notBefore",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "beginRefreshAt" => 0,
+            "certificateChain" => 1,
+            "conditions" => 2,
+            "notAfter" => 3,
+            "notBefore" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct Lease {
 impl crate::serde_util::DeStruct for Lease {
     const NAME: &'static str = "Lease";
     const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for LeaseSpec {
         "renewTime",
         "strategy",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "acquireTime" => 0,
+            "holderIdentity" => 1,
+            "leaseDurationSeconds" => 2,
+            "leaseTransitions" => 3,
+            "preferredHolder" => 4,
+            "renewTime" => 5,
+            "strategy" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for LeaseCandidateSpec {
         "renewTime",
         "strategy",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "binaryVersion" => 0,
+            "emulationVersion" => 1,
+            "leaseName" => 2,
+            "pingTime" => 3,
+            "renewTime" => 4,
+            "strategy" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for Affinity {
         "podAffinity",
         "podAntiAffinity",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeAffinity" => 0,
+            "podAffinity" => 1,
+            "podAntiAffinity" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

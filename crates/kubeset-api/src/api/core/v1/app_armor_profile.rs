@@ -15,6 +15,14 @@ pub struct AppArmorProfile {
 impl crate::serde_util::DeStruct for AppArmorProfile {
     const NAME: &'static str = "AppArmorProfile";
     const FIELDS: &'static [&'static str] = &["localhostProfile", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "localhostProfile" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -23,6 +23,16 @@ impl crate::serde_util::DeStruct for AWSElasticBlockStoreVolumeSource {
         "readOnly",
         "volumeID",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "partition" => 1,
+            "readOnly" => 2,
+            "volumeID" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

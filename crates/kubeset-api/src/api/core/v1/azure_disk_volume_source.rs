@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for AzureDiskVolumeSource {
         "kind",
         "readOnly",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cachingMode" => 0,
+            "diskName" => 1,
+            "diskURI" => 2,
+            "fsType" => 3,
+            "kind" => 4,
+            "readOnly" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for AzureFilePersistentVolumeSource {
         "secretNamespace",
         "shareName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "readOnly" => 0,
+            "secretName" => 1,
+            "secretNamespace" => 2,
+            "shareName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

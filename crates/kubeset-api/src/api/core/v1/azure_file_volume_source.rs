@@ -14,6 +14,15 @@ pub struct AzureFileVolumeSource {
 impl crate::serde_util::DeStruct for AzureFileVolumeSource {
     const NAME: &'static str = "AzureFileVolumeSource";
     const FIELDS: &'static [&'static str] = &["readOnly", "secretName", "shareName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "readOnly" => 0,
+            "secretName" => 1,
+            "shareName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct Binding {
 impl crate::serde_util::DeStruct for Binding {
     const NAME: &'static str = "Binding";
     const FIELDS: &'static [&'static str] = &["metadata", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Capabilities {
 impl crate::serde_util::DeStruct for Capabilities {
     const NAME: &'static str = "Capabilities";
     const FIELDS: &'static [&'static str] = &["add", "drop"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "add" => 0,
+            "drop" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

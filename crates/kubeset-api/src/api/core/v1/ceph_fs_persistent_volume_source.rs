@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for CephFSPersistentVolumeSource {
         "secretRef",
         "user",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "monitors" => 0,
+            "path" => 1,
+            "readOnly" => 2,
+            "secretFile" => 3,
+            "secretRef" => 4,
+            "user" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

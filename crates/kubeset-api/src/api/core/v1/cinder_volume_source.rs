@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for CinderVolumeSource {
         "secretRef",
         "volumeID",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "secretRef" => 2,
+            "volumeID" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct ClientIPConfig {
 impl crate::serde_util::DeStruct for ClientIPConfig {
     const NAME: &'static str = "ClientIPConfig";
     const FIELDS: &'static [&'static str] = &["timeoutSeconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "timeoutSeconds" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for ClusterTrustBundleProjection {
         "path",
         "signerName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelector" => 0,
+            "name" => 1,
+            "optional" => 2,
+            "path" => 3,
+            "signerName" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct ComponentCondition {
 impl crate::serde_util::DeStruct for ComponentCondition {
     const NAME: &'static str = "ComponentCondition";
     const FIELDS: &'static [&'static str] = &["error", "message", "status", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "error" => 0,
+            "message" => 1,
+            "status" => 2,
+            "type" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct ComponentStatus {
 impl crate::serde_util::DeStruct for ComponentStatus {
     const NAME: &'static str = "ComponentStatus";
     const FIELDS: &'static [&'static str] = &["conditions", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

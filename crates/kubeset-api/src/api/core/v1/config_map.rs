@@ -29,6 +29,16 @@ impl crate::serde_util::DeStruct for ConfigMap {
         "immutable",
         "metadata",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "binaryData" => 0,
+            "data" => 1,
+            "immutable" => 2,
+            "metadata" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

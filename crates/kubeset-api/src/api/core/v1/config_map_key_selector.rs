@@ -14,6 +14,15 @@ pub struct ConfigMapKeySelector {
 impl crate::serde_util::DeStruct for ConfigMapKeySelector {
     const NAME: &'static str = "ConfigMapKeySelector";
     const FIELDS: &'static [&'static str] = &["key", "name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "name" => 1,
+            "optional" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

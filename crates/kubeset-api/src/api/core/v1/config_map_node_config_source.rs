@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for ConfigMapNodeConfigSource {
         "resourceVersion",
         "uid",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "kubeletConfigKey" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            "resourceVersion" => 3,
+            "uid" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,15 @@ pub struct ConfigMapProjection {
 impl crate::serde_util::DeStruct for ConfigMapProjection {
     const NAME: &'static str = "ConfigMapProjection";
     const FIELDS: &'static [&'static str] = &["items", "name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "name" => 1,
+            "optional" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

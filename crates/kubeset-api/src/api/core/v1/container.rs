@@ -84,6 +84,37 @@ impl crate::serde_util::DeStruct for Container {
         "volumeMounts",
         "workingDir",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "args" => 0,
+            "command" => 1,
+            "env" => 2,
+            "envFrom" => 3,
+            "image" => 4,
+            "imagePullPolicy" => 5,
+            "lifecycle" => 6,
+            "livenessProbe" => 7,
+            "name" => 8,
+            "ports" => 9,
+            "readinessProbe" => 10,
+            "resizePolicy" => 11,
+            "resources" => 12,
+            "restartPolicy" => 13,
+            "restartPolicyRules" => 14,
+            "securityContext" => 15,
+            "startupProbe" => 16,
+            "stdin" => 17,
+            "stdinOnce" => 18,
+            "terminationMessagePath" => 19,
+            "terminationMessagePolicy" => 20,
+            "tty" => 21,
+            "volumeDevices" => 22,
+            "volumeMounts" => 23,
+            "workingDir" => 24,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for ContainerExtendedResourceRequest {
         "requestName",
         "resourceName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "requestName" => 1,
+            "resourceName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

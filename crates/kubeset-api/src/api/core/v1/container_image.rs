@@ -12,6 +12,14 @@ pub struct ContainerImage {
 impl crate::serde_util::DeStruct for ContainerImage {
     const NAME: &'static str = "ContainerImage";
     const FIELDS: &'static [&'static str] = &["names", "sizeBytes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "names" => 0,
+            "sizeBytes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

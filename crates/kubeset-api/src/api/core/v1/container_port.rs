@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for ContainerPort {
         "name",
         "protocol",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerPort" => 0,
+            "hostIP" => 1,
+            "hostPort" => 2,
+            "name" => 3,
+            "protocol" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

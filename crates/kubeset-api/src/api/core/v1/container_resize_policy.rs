@@ -12,6 +12,14 @@ pub struct ContainerResizePolicy {
 impl crate::serde_util::DeStruct for ContainerResizePolicy {
     const NAME: &'static str = "ContainerResizePolicy";
     const FIELDS: &'static [&'static str] = &["resourceName", "restartPolicy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resourceName" => 0,
+            "restartPolicy" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ContainerRestartRule {
 impl crate::serde_util::DeStruct for ContainerRestartRule {
     const NAME: &'static str = "ContainerRestartRule";
     const FIELDS: &'static [&'static str] = &["action", "exitCodes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "exitCodes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

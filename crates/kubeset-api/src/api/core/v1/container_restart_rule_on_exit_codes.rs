@@ -15,6 +15,14 @@ pub struct ContainerRestartRuleOnExitCodes {
 impl crate::serde_util::DeStruct for ContainerRestartRuleOnExitCodes {
     const NAME: &'static str = "ContainerRestartRuleOnExitCodes";
     const FIELDS: &'static [&'static str] = &["operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "operator" => 0,
+            "values" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

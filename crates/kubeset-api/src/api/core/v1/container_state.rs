@@ -14,6 +14,15 @@ pub struct ContainerState {
 impl crate::serde_util::DeStruct for ContainerState {
     const NAME: &'static str = "ContainerState";
     const FIELDS: &'static [&'static str] = &["running", "terminated", "waiting"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "running" => 0,
+            "terminated" => 1,
+            "waiting" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct ContainerStateRunning {
 impl crate::serde_util::DeStruct for ContainerStateRunning {
     const NAME: &'static str = "ContainerStateRunning";
     const FIELDS: &'static [&'static str] = &["startedAt"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "startedAt" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for ContainerStateTerminated {
         "signal",
         "startedAt",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerID" => 0,
+            "exitCode" => 1,
+            "finishedAt" => 2,
+            "message" => 3,
+            "reason" => 4,
+            "signal" => 5,
+            "startedAt" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

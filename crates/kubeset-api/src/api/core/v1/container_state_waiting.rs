@@ -12,6 +12,14 @@ pub struct ContainerStateWaiting {
 impl crate::serde_util::DeStruct for ContainerStateWaiting {
     const NAME: &'static str = "ContainerStateWaiting";
     const FIELDS: &'static [&'static str] = &["message", "reason"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "message" => 0,
+            "reason" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

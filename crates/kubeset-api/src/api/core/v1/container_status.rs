@@ -61,6 +61,27 @@ impl crate::serde_util::DeStruct for ContainerStatus {
         "user",
         "volumeMounts",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatedResources" => 0,
+            "allocatedResourcesStatus" => 1,
+            "containerID" => 2,
+            "image" => 3,
+            "imageID" => 4,
+            "lastState" => 5,
+            "name" => 6,
+            "ready" => 7,
+            "resources" => 8,
+            "restartCount" => 9,
+            "started" => 10,
+            "state" => 11,
+            "stopSignal" => 12,
+            "user" => 13,
+            "volumeMounts" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

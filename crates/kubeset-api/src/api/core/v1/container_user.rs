@@ -10,6 +10,13 @@ pub struct ContainerUser {
 impl crate::serde_util::DeStruct for ContainerUser {
     const NAME: &'static str = "ContainerUser";
     const FIELDS: &'static [&'static str] = &["linux"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "linux" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for CSIPersistentVolumeSource {
         "volumeAttributes",
         "volumeHandle",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controllerExpandSecretRef" => 0,
+            "controllerPublishSecretRef" => 1,
+            "driver" => 2,
+            "fsType" => 3,
+            "nodeExpandSecretRef" => 4,
+            "nodePublishSecretRef" => 5,
+            "nodeStageSecretRef" => 6,
+            "readOnly" => 7,
+            "volumeAttributes" => 8,
+            "volumeHandle" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for CSIVolumeSource {
         "readOnly",
         "volumeAttributes",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "fsType" => 1,
+            "nodePublishSecretRef" => 2,
+            "readOnly" => 3,
+            "volumeAttributes" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

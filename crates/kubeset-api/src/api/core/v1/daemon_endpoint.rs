@@ -10,6 +10,13 @@ pub struct DaemonEndpoint {
 impl crate::serde_util::DeStruct for DaemonEndpoint {
     const NAME: &'static str = "DaemonEndpoint";
     const FIELDS: &'static [&'static str] = &["Port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "Port" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct DownwardAPIProjection {
 impl crate::serde_util::DeStruct for DownwardAPIProjection {
     const NAME: &'static str = "DownwardAPIProjection";
     const FIELDS: &'static [&'static str] = &["items"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for DownwardAPIVolumeFile {
         "path",
         "resourceFieldRef",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldRef" => 0,
+            "mode" => 1,
+            "path" => 2,
+            "resourceFieldRef" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

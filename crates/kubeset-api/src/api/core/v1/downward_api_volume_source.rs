@@ -12,6 +12,14 @@ pub struct DownwardAPIVolumeSource {
 impl crate::serde_util::DeStruct for DownwardAPIVolumeSource {
     const NAME: &'static str = "DownwardAPIVolumeSource";
     const FIELDS: &'static [&'static str] = &["defaultMode", "items"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "items" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct EmptyDirVolumeSource {
 impl crate::serde_util::DeStruct for EmptyDirVolumeSource {
     const NAME: &'static str = "EmptyDirVolumeSource";
     const FIELDS: &'static [&'static str] = &["medium", "sizeLimit"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "medium" => 0,
+            "sizeLimit" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

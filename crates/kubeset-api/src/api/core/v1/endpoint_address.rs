@@ -16,6 +16,16 @@ pub struct EndpointAddress {
 impl crate::serde_util::DeStruct for EndpointAddress {
     const NAME: &'static str = "EndpointAddress";
     const FIELDS: &'static [&'static str] = &["hostname", "ip", "nodeName", "targetRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "nodeName" => 2,
+            "targetRef" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

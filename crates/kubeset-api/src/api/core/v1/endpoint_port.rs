@@ -25,6 +25,16 @@ pub struct EndpointPort {
 impl crate::serde_util::DeStruct for EndpointPort {
     const NAME: &'static str = "EndpointPort";
     const FIELDS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appProtocol" => 0,
+            "name" => 1,
+            "port" => 2,
+            "protocol" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

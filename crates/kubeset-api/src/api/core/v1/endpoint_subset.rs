@@ -26,6 +26,15 @@ pub struct EndpointSubset {
 impl crate::serde_util::DeStruct for EndpointSubset {
     const NAME: &'static str = "EndpointSubset";
     const FIELDS: &'static [&'static str] = &["addresses", "notReadyAddresses", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addresses" => 0,
+            "notReadyAddresses" => 1,
+            "ports" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

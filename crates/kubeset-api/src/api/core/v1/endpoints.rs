@@ -36,6 +36,14 @@ pub struct Endpoints {
 impl crate::serde_util::DeStruct for Endpoints {
     const NAME: &'static str = "Endpoints";
     const FIELDS: &'static [&'static str] = &["metadata", "subsets"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "subsets" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

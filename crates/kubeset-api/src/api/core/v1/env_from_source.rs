@@ -14,6 +14,15 @@ pub struct EnvFromSource {
 impl crate::serde_util::DeStruct for EnvFromSource {
     const NAME: &'static str = "EnvFromSource";
     const FIELDS: &'static [&'static str] = &["configMapRef", "prefix", "secretRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMapRef" => 0,
+            "prefix" => 1,
+            "secretRef" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct EnvVar {
 impl crate::serde_util::DeStruct for EnvVar {
     const NAME: &'static str = "EnvVar";
     const FIELDS: &'static [&'static str] = &["name", "value", "valueFrom"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            "valueFrom" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

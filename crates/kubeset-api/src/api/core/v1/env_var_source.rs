@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for EnvVarSource {
         "resourceFieldRef",
         "secretKeyRef",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMapKeyRef" => 0,
+            "fieldRef" => 1,
+            "fileKeyRef" => 2,
+            "resourceFieldRef" => 3,
+            "secretKeyRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

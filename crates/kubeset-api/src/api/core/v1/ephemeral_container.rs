@@ -91,6 +91,38 @@ impl crate::serde_util::DeStruct for EphemeralContainer {
         "volumeMounts",
         "workingDir",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "args" => 0,
+            "command" => 1,
+            "env" => 2,
+            "envFrom" => 3,
+            "image" => 4,
+            "imagePullPolicy" => 5,
+            "lifecycle" => 6,
+            "livenessProbe" => 7,
+            "name" => 8,
+            "ports" => 9,
+            "readinessProbe" => 10,
+            "resizePolicy" => 11,
+            "resources" => 12,
+            "restartPolicy" => 13,
+            "restartPolicyRules" => 14,
+            "securityContext" => 15,
+            "startupProbe" => 16,
+            "stdin" => 17,
+            "stdinOnce" => 18,
+            "targetContainerName" => 19,
+            "terminationMessagePath" => 20,
+            "terminationMessagePolicy" => 21,
+            "tty" => 22,
+            "volumeDevices" => 23,
+            "volumeMounts" => 24,
+            "workingDir" => 25,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

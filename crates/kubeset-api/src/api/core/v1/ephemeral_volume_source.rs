@@ -18,6 +18,13 @@ pub struct EphemeralVolumeSource {
 impl crate::serde_util::DeStruct for EphemeralVolumeSource {
     const NAME: &'static str = "EphemeralVolumeSource";
     const FIELDS: &'static [&'static str] = &["volumeClaimTemplate"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "volumeClaimTemplate" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -62,6 +62,27 @@ impl crate::serde_util::DeStruct for Event {
         "source",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "count" => 1,
+            "eventTime" => 2,
+            "firstTimestamp" => 3,
+            "involvedObject" => 4,
+            "lastTimestamp" => 5,
+            "message" => 6,
+            "metadata" => 7,
+            "reason" => 8,
+            "related" => 9,
+            "reportingComponent" => 10,
+            "reportingInstance" => 11,
+            "series" => 12,
+            "source" => 13,
+            "type" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct EventSource {
 impl crate::serde_util::DeStruct for EventSource {
     const NAME: &'static str = "EventSource";
     const FIELDS: &'static [&'static str] = &["component", "host"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "component" => 0,
+            "host" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

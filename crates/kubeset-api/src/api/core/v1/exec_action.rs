@@ -10,6 +10,13 @@ pub struct ExecAction {
 impl crate::serde_util::DeStruct for ExecAction {
     const NAME: &'static str = "ExecAction";
     const FIELDS: &'static [&'static str] = &["command"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "command" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for FCVolumeSource {
         "targetWWNs",
         "wwids",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "lun" => 1,
+            "readOnly" => 2,
+            "targetWWNs" => 3,
+            "wwids" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

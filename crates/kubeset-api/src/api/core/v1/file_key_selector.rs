@@ -18,6 +18,16 @@ pub struct FileKeySelector {
 impl crate::serde_util::DeStruct for FileKeySelector {
     const NAME: &'static str = "FileKeySelector";
     const FIELDS: &'static [&'static str] = &["key", "optional", "path", "volumeName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "optional" => 1,
+            "path" => 2,
+            "volumeName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for FlexPersistentVolumeSource {
         "readOnly",
         "secretRef",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "fsType" => 1,
+            "options" => 2,
+            "readOnly" => 3,
+            "secretRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

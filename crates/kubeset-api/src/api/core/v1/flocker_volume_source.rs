@@ -12,6 +12,14 @@ pub struct FlockerVolumeSource {
 impl crate::serde_util::DeStruct for FlockerVolumeSource {
     const NAME: &'static str = "FlockerVolumeSource";
     const FIELDS: &'static [&'static str] = &["datasetName", "datasetUUID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "datasetName" => 0,
+            "datasetUUID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

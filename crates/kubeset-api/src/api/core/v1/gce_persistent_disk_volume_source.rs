@@ -23,6 +23,16 @@ impl crate::serde_util::DeStruct for GCEPersistentDiskVolumeSource {
         "pdName",
         "readOnly",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "partition" => 1,
+            "pdName" => 2,
+            "readOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,15 @@ pub struct GitRepoVolumeSource {
 impl crate::serde_util::DeStruct for GitRepoVolumeSource {
     const NAME: &'static str = "GitRepoVolumeSource";
     const FIELDS: &'static [&'static str] = &["directory", "repository", "revision"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "directory" => 0,
+            "repository" => 1,
+            "revision" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

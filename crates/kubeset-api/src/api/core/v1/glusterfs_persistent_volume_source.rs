@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for GlusterfsPersistentVolumeSource {
         "path",
         "readOnly",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endpoints" => 0,
+            "endpointsNamespace" => 1,
+            "path" => 2,
+            "readOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct GlusterfsVolumeSource {
 impl crate::serde_util::DeStruct for GlusterfsVolumeSource {
     const NAME: &'static str = "GlusterfsVolumeSource";
     const FIELDS: &'static [&'static str] = &["endpoints", "path", "readOnly"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endpoints" => 0,
+            "path" => 1,
+            "readOnly" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,14 @@ pub struct GRPCAction {
 impl crate::serde_util::DeStruct for GRPCAction {
     const NAME: &'static str = "GRPCAction";
     const FIELDS: &'static [&'static str] = &["port", "service"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "port" => 0,
+            "service" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

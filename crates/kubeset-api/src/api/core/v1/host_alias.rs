@@ -12,6 +12,14 @@ pub struct HostAlias {
 impl crate::serde_util::DeStruct for HostAlias {
     const NAME: &'static str = "HostAlias";
     const FIELDS: &'static [&'static str] = &["hostnames", "ip"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostnames" => 0,
+            "ip" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct HostIP {
 impl crate::serde_util::DeStruct for HostIP {
     const NAME: &'static str = "HostIP";
     const FIELDS: &'static [&'static str] = &["ip"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ip" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

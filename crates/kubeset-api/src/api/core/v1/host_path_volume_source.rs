@@ -12,6 +12,14 @@ pub struct HostPathVolumeSource {
 impl crate::serde_util::DeStruct for HostPathVolumeSource {
     const NAME: &'static str = "HostPathVolumeSource";
     const FIELDS: &'static [&'static str] = &["path", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "path" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

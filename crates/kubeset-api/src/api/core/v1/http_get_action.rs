@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for HTTPGetAction {
         "port",
         "scheme",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "httpHeaders" => 1,
+            "path" => 2,
+            "port" => 3,
+            "scheme" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct HTTPHeader {
 impl crate::serde_util::DeStruct for HTTPHeader {
     const NAME: &'static str = "HTTPHeader";
     const FIELDS: &'static [&'static str] = &["name", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ImageVolumeSource {
 impl crate::serde_util::DeStruct for ImageVolumeSource {
     const NAME: &'static str = "ImageVolumeSource";
     const FIELDS: &'static [&'static str] = &["pullPolicy", "reference"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "pullPolicy" => 0,
+            "reference" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

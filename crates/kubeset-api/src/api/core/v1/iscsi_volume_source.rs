@@ -42,6 +42,23 @@ impl crate::serde_util::DeStruct for ISCSIVolumeSource {
         "secretRef",
         "targetPortal",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "chapAuthDiscovery" => 0,
+            "chapAuthSession" => 1,
+            "fsType" => 2,
+            "initiatorName" => 3,
+            "iqn" => 4,
+            "iscsiInterface" => 5,
+            "lun" => 6,
+            "portals" => 7,
+            "readOnly" => 8,
+            "secretRef" => 9,
+            "targetPortal" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

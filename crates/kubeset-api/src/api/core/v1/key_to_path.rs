@@ -14,6 +14,15 @@ pub struct KeyToPath {
 impl crate::serde_util::DeStruct for KeyToPath {
     const NAME: &'static str = "KeyToPath";
     const FIELDS: &'static [&'static str] = &["key", "mode", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "mode" => 1,
+            "path" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

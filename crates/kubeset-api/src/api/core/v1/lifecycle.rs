@@ -14,6 +14,15 @@ pub struct Lifecycle {
 impl crate::serde_util::DeStruct for Lifecycle {
     const NAME: &'static str = "Lifecycle";
     const FIELDS: &'static [&'static str] = &["postStart", "preStop", "stopSignal"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "postStart" => 0,
+            "preStop" => 1,
+            "stopSignal" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

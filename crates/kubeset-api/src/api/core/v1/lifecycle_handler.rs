@@ -16,6 +16,16 @@ pub struct LifecycleHandler {
 impl crate::serde_util::DeStruct for LifecycleHandler {
     const NAME: &'static str = "LifecycleHandler";
     const FIELDS: &'static [&'static str] = &["exec", "httpGet", "sleep", "tcpSocket"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exec" => 0,
+            "httpGet" => 1,
+            "sleep" => 2,
+            "tcpSocket" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -52,6 +52,18 @@ impl crate::serde_util::DeStruct for LimitRangeItem {
         "min",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "default" => 0,
+            "defaultRequest" => 1,
+            "max" => 2,
+            "maxLimitRequestRatio" => 3,
+            "min" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct LimitRangeSpec {
 impl crate::serde_util::DeStruct for LimitRangeSpec {
     const NAME: &'static str = "LimitRangeSpec";
     const FIELDS: &'static [&'static str] = &["limits"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "limits" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

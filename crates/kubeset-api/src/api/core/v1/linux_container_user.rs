@@ -14,6 +14,15 @@ pub struct LinuxContainerUser {
 impl crate::serde_util::DeStruct for LinuxContainerUser {
     const NAME: &'static str = "LinuxContainerUser";
     const FIELDS: &'static [&'static str] = &["gid", "supplementalGroups", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "gid" => 0,
+            "supplementalGroups" => 1,
+            "uid" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct LoadBalancerIngress {
 impl crate::serde_util::DeStruct for LoadBalancerIngress {
     const NAME: &'static str = "LoadBalancerIngress";
     const FIELDS: &'static [&'static str] = &["hostname", "ip", "ipMode", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "ipMode" => 2,
+            "ports" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct LocalVolumeSource {
 impl crate::serde_util::DeStruct for LocalVolumeSource {
     const NAME: &'static str = "LocalVolumeSource";
     const FIELDS: &'static [&'static str] = &["fsType", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "path" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,14 @@ impl crate::serde_util::DeStruct for ModifyVolumeStatus {
         "status",
         "targetVolumeAttributesClassName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "status" => 0,
+            "targetVolumeAttributesClassName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

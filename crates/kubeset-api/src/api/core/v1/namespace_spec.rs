@@ -10,6 +10,13 @@ pub struct NamespaceSpec {
 impl crate::serde_util::DeStruct for NamespaceSpec {
     const NAME: &'static str = "NamespaceSpec";
     const FIELDS: &'static [&'static str] = &["finalizers"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "finalizers" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

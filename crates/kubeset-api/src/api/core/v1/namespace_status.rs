@@ -12,6 +12,14 @@ pub struct NamespaceStatus {
 impl crate::serde_util::DeStruct for NamespaceStatus {
     const NAME: &'static str = "NamespaceStatus";
     const FIELDS: &'static [&'static str] = &["conditions", "phase"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "phase" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

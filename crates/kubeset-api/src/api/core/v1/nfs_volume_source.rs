@@ -14,6 +14,15 @@ pub struct NFSVolumeSource {
 impl crate::serde_util::DeStruct for NFSVolumeSource {
     const NAME: &'static str = "NFSVolumeSource";
     const FIELDS: &'static [&'static str] = &["path", "readOnly", "server"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "path" => 0,
+            "readOnly" => 1,
+            "server" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct NodeAddress {
 impl crate::serde_util::DeStruct for NodeAddress {
     const NAME: &'static str = "NodeAddress";
     const FIELDS: &'static [&'static str] = &["address", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "address" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

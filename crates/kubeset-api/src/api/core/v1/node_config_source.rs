@@ -10,6 +10,13 @@ pub struct NodeConfigSource {
 impl crate::serde_util::DeStruct for NodeConfigSource {
     const NAME: &'static str = "NodeConfigSource";
     const FIELDS: &'static [&'static str] = &["configMap"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMap" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for NodeConfigStatus {
         "error",
         "lastKnownGood",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "assigned" => 1,
+            "error" => 2,
+            "lastKnownGood" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct NodeDaemonEndpoints {
 impl crate::serde_util::DeStruct for NodeDaemonEndpoints {
     const NAME: &'static str = "NodeDaemonEndpoints";
     const FIELDS: &'static [&'static str] = &["kubeletEndpoint"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "kubeletEndpoint" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct NodeFeatures {
 impl crate::serde_util::DeStruct for NodeFeatures {
     const NAME: &'static str = "NodeFeatures";
     const FIELDS: &'static [&'static str] = &["supplementalGroupsPolicy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "supplementalGroupsPolicy" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

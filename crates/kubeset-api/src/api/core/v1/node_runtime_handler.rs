@@ -12,6 +12,14 @@ pub struct NodeRuntimeHandler {
 impl crate::serde_util::DeStruct for NodeRuntimeHandler {
     const NAME: &'static str = "NodeRuntimeHandler";
     const FIELDS: &'static [&'static str] = &["features", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "features" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

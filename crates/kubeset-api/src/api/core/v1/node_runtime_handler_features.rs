@@ -15,6 +15,14 @@ impl crate::serde_util::DeStruct for NodeRuntimeHandlerFeatures {
         "recursiveReadOnlyMounts",
         "userNamespaces",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "recursiveReadOnlyMounts" => 0,
+            "userNamespaces" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

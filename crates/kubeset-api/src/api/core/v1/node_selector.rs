@@ -10,6 +10,13 @@ pub struct NodeSelector {
 impl crate::serde_util::DeStruct for NodeSelector {
     const NAME: &'static str = "NodeSelector";
     const FIELDS: &'static [&'static str] = &["nodeSelectorTerms"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeSelectorTerms" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct NodeSelectorTerm {
 impl crate::serde_util::DeStruct for NodeSelectorTerm {
     const NAME: &'static str = "NodeSelectorTerm";
     const FIELDS: &'static [&'static str] = &["matchExpressions", "matchFields"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            "matchFields" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

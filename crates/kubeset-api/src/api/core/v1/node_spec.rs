@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for NodeSpec {
         "taints",
         "unschedulable",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configSource" => 0,
+            "externalID" => 1,
+            "podCIDR" => 2,
+            "podCIDRs" => 3,
+            "providerID" => 4,
+            "taints" => 5,
+            "unschedulable" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

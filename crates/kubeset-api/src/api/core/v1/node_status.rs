@@ -61,6 +61,26 @@ impl crate::serde_util::DeStruct for NodeStatus {
         "volumesAttached",
         "volumesInUse",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addresses" => 0,
+            "allocatable" => 1,
+            "capacity" => 2,
+            "conditions" => 3,
+            "config" => 4,
+            "daemonEndpoints" => 5,
+            "declaredFeatures" => 6,
+            "features" => 7,
+            "images" => 8,
+            "nodeInfo" => 9,
+            "phase" => 10,
+            "runtimeHandlers" => 11,
+            "volumesAttached" => 12,
+            "volumesInUse" => 13,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

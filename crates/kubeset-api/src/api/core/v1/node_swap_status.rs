@@ -10,6 +10,13 @@ pub struct NodeSwapStatus {
 impl crate::serde_util::DeStruct for NodeSwapStatus {
     const NAME: &'static str = "NodeSwapStatus";
     const FIELDS: &'static [&'static str] = &["capacity"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "capacity" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

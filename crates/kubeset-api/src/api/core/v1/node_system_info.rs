@@ -42,6 +42,23 @@ impl crate::serde_util::DeStruct for NodeSystemInfo {
         "swap",
         "systemUUID",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "architecture" => 0,
+            "bootID" => 1,
+            "containerRuntimeVersion" => 2,
+            "kernelVersion" => 3,
+            "kubeProxyVersion" => 4,
+            "kubeletVersion" => 5,
+            "machineID" => 6,
+            "operatingSystem" => 7,
+            "osImage" => 8,
+            "swap" => 9,
+            "systemUUID" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

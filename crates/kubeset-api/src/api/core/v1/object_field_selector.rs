@@ -12,6 +12,14 @@ pub struct ObjectFieldSelector {
 impl crate::serde_util::DeStruct for ObjectFieldSelector {
     const NAME: &'static str = "ObjectFieldSelector";
     const FIELDS: &'static [&'static str] = &["apiVersion", "fieldPath"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldPath" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

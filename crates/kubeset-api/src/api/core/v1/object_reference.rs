@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for ObjectReference {
         "resourceVersion",
         "uid",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldPath" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "namespace" => 4,
+            "resourceVersion" => 5,
+            "uid" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

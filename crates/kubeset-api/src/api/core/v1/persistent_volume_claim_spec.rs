@@ -43,6 +43,21 @@ impl crate::serde_util::DeStruct for PersistentVolumeClaimSpec {
         "volumeMode",
         "volumeName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "dataSource" => 1,
+            "dataSourceRef" => 2,
+            "resources" => 3,
+            "selector" => 4,
+            "storageClassName" => 5,
+            "volumeAttributesClassName" => 6,
+            "volumeMode" => 7,
+            "volumeName" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -78,6 +78,20 @@ impl crate::serde_util::DeStruct for PersistentVolumeClaimStatus {
         "modifyVolumeStatus",
         "phase",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "allocatedResourceStatuses" => 1,
+            "allocatedResources" => 2,
+            "capacity" => 3,
+            "conditions" => 4,
+            "currentVolumeAttributesClassName" => 5,
+            "modifyVolumeStatus" => 6,
+            "phase" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

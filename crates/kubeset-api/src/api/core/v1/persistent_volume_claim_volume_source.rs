@@ -12,6 +12,14 @@ pub struct PersistentVolumeClaimVolumeSource {
 impl crate::serde_util::DeStruct for PersistentVolumeClaimVolumeSource {
     const NAME: &'static str = "PersistentVolumeClaimVolumeSource";
     const FIELDS: &'static [&'static str] = &["claimName", "readOnly"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "claimName" => 0,
+            "readOnly" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

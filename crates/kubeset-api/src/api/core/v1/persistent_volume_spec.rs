@@ -111,6 +111,43 @@ impl crate::serde_util::DeStruct for PersistentVolumeSpec {
         "volumeMode",
         "vsphereVolume",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "awsElasticBlockStore" => 1,
+            "azureDisk" => 2,
+            "azureFile" => 3,
+            "capacity" => 4,
+            "cephfs" => 5,
+            "cinder" => 6,
+            "claimRef" => 7,
+            "csi" => 8,
+            "fc" => 9,
+            "flexVolume" => 10,
+            "flocker" => 11,
+            "gcePersistentDisk" => 12,
+            "glusterfs" => 13,
+            "hostPath" => 14,
+            "iscsi" => 15,
+            "local" => 16,
+            "mountOptions" => 17,
+            "nfs" => 18,
+            "nodeAffinity" => 19,
+            "persistentVolumeReclaimPolicy" => 20,
+            "photonPersistentDisk" => 21,
+            "portworxVolume" => 22,
+            "quobyte" => 23,
+            "rbd" => 24,
+            "scaleIO" => 25,
+            "storageClassName" => 26,
+            "storageos" => 27,
+            "volumeAttributesClassName" => 28,
+            "volumeMode" => 29,
+            "vsphereVolume" => 30,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

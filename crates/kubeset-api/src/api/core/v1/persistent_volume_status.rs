@@ -23,6 +23,16 @@ impl crate::serde_util::DeStruct for PersistentVolumeStatus {
         "phase",
         "reason",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastPhaseTransitionTime" => 0,
+            "message" => 1,
+            "phase" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct PhotonPersistentDiskVolumeSource {
 impl crate::serde_util::DeStruct for PhotonPersistentDiskVolumeSource {
     const NAME: &'static str = "PhotonPersistentDiskVolumeSource";
     const FIELDS: &'static [&'static str] = &["fsType", "pdID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "pdID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

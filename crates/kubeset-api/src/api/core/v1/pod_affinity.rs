@@ -19,6 +19,14 @@ impl crate::serde_util::DeStruct for PodAffinity {
         "preferredDuringSchedulingIgnoredDuringExecution",
         "requiredDuringSchedulingIgnoredDuringExecution",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "preferredDuringSchedulingIgnoredDuringExecution" => 0,
+            "requiredDuringSchedulingIgnoredDuringExecution" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

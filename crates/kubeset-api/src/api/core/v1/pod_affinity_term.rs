@@ -29,6 +29,18 @@ impl crate::serde_util::DeStruct for PodAffinityTerm {
         "namespaces",
         "topologyKey",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelector" => 0,
+            "matchLabelKeys" => 1,
+            "mismatchLabelKeys" => 2,
+            "namespaceSelector" => 3,
+            "namespaces" => 4,
+            "topologyKey" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

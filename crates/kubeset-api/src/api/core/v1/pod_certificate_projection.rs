@@ -54,6 +54,19 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
         "signerName",
         "userAnnotations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "certificateChainPath" => 0,
+            "credentialBundlePath" => 1,
+            "keyPath" => 2,
+            "keyType" => 3,
+            "maxExpirationSeconds" => 4,
+            "signerName" => 5,
+            "userAnnotations" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

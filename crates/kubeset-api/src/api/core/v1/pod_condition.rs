@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for PodCondition {
         "status",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastProbeTime" => 0,
+            "lastTransitionTime" => 1,
+            "message" => 2,
+            "observedGeneration" => 3,
+            "reason" => 4,
+            "status" => 5,
+            "type" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct PodDNSConfig {
 impl crate::serde_util::DeStruct for PodDNSConfig {
     const NAME: &'static str = "PodDNSConfig";
     const FIELDS: &'static [&'static str] = &["nameservers", "options", "searches"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nameservers" => 0,
+            "options" => 1,
+            "searches" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct PodExtendedResourceClaimStatus {
 impl crate::serde_util::DeStruct for PodExtendedResourceClaimStatus {
     const NAME: &'static str = "PodExtendedResourceClaimStatus";
     const FIELDS: &'static [&'static str] = &["requestMappings", "resourceClaimName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requestMappings" => 0,
+            "resourceClaimName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct PodIP {
 impl crate::serde_util::DeStruct for PodIP {
     const NAME: &'static str = "PodIP";
     const FIELDS: &'static [&'static str] = &["ip"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ip" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct PodReadinessGate {
 impl crate::serde_util::DeStruct for PodReadinessGate {
     const NAME: &'static str = "PodReadinessGate";
     const FIELDS: &'static [&'static str] = &["conditionType"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditionType" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

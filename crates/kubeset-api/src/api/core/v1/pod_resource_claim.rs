@@ -28,6 +28,15 @@ impl crate::serde_util::DeStruct for PodResourceClaim {
         "resourceClaimName",
         "resourceClaimTemplateName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "resourceClaimName" => 1,
+            "resourceClaimTemplateName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

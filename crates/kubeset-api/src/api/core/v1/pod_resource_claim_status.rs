@@ -12,6 +12,14 @@ pub struct PodResourceClaimStatus {
 impl crate::serde_util::DeStruct for PodResourceClaimStatus {
     const NAME: &'static str = "PodResourceClaimStatus";
     const FIELDS: &'static [&'static str] = &["name", "resourceClaimName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "resourceClaimName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

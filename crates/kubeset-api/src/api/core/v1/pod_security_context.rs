@@ -62,6 +62,25 @@ impl crate::serde_util::DeStruct for PodSecurityContext {
         "sysctls",
         "windowsOptions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appArmorProfile" => 0,
+            "fsGroup" => 1,
+            "fsGroupChangePolicy" => 2,
+            "runAsGroup" => 3,
+            "runAsNonRoot" => 4,
+            "runAsUser" => 5,
+            "seLinuxChangePolicy" => 6,
+            "seLinuxOptions" => 7,
+            "seccompProfile" => 8,
+            "supplementalGroups" => 9,
+            "supplementalGroupsPolicy" => 10,
+            "sysctls" => 11,
+            "windowsOptions" => 12,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -82,6 +82,32 @@ impl crate::serde_util::DeStruct for PodStatus {
         "resources",
         "startTime",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatedResources" => 0,
+            "conditions" => 1,
+            "containerStatuses" => 2,
+            "ephemeralContainerStatuses" => 3,
+            "extendedResourceClaimStatus" => 4,
+            "hostIP" => 5,
+            "hostIPs" => 6,
+            "initContainerStatuses" => 7,
+            "message" => 8,
+            "nominatedNodeName" => 9,
+            "observedGeneration" => 10,
+            "phase" => 11,
+            "podIP" => 12,
+            "podIPs" => 13,
+            "qosClass" => 14,
+            "reason" => 15,
+            "resize" => 16,
+            "resourceClaimStatuses" => 17,
+            "resources" => 18,
+            "startTime" => 19,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct PodTemplate {
 impl crate::serde_util::DeStruct for PodTemplate {
     const NAME: &'static str = "PodTemplate";
     const FIELDS: &'static [&'static str] = &["metadata", "template"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "template" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -17,6 +17,15 @@ pub struct PortStatus {
 impl crate::serde_util::DeStruct for PortStatus {
     const NAME: &'static str = "PortStatus";
     const FIELDS: &'static [&'static str] = &["error", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "error" => 0,
+            "port" => 1,
+            "protocol" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

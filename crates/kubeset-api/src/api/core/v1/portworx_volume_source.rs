@@ -14,6 +14,15 @@ pub struct PortworxVolumeSource {
 impl crate::serde_util::DeStruct for PortworxVolumeSource {
     const NAME: &'static str = "PortworxVolumeSource";
     const FIELDS: &'static [&'static str] = &["fsType", "readOnly", "volumeID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "volumeID" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct PreferredSchedulingTerm {
 impl crate::serde_util::DeStruct for PreferredSchedulingTerm {
     const NAME: &'static str = "PreferredSchedulingTerm";
     const FIELDS: &'static [&'static str] = &["preference", "weight"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "preference" => 0,
+            "weight" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for Probe {
         "terminationGracePeriodSeconds",
         "timeoutSeconds",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exec" => 0,
+            "failureThreshold" => 1,
+            "grpc" => 2,
+            "httpGet" => 3,
+            "initialDelaySeconds" => 4,
+            "periodSeconds" => 5,
+            "successThreshold" => 6,
+            "tcpSocket" => 7,
+            "terminationGracePeriodSeconds" => 8,
+            "timeoutSeconds" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

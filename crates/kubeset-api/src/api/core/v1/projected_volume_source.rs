@@ -12,6 +12,14 @@ pub struct ProjectedVolumeSource {
 impl crate::serde_util::DeStruct for ProjectedVolumeSource {
     const NAME: &'static str = "ProjectedVolumeSource";
     const FIELDS: &'static [&'static str] = &["defaultMode", "sources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "sources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for QuobyteVolumeSource {
         "user",
         "volume",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "readOnly" => 1,
+            "registry" => 2,
+            "tenant" => 3,
+            "user" => 4,
+            "volume" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

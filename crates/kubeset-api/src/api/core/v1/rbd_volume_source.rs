@@ -33,6 +33,20 @@ impl crate::serde_util::DeStruct for RBDVolumeSource {
         "secretRef",
         "user",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "image" => 1,
+            "keyring" => 2,
+            "monitors" => 3,
+            "pool" => 4,
+            "readOnly" => 5,
+            "secretRef" => 6,
+            "user" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

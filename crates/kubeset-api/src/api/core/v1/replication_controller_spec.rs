@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for ReplicationControllerSpec {
         "selector",
         "template",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "replicas" => 1,
+            "selector" => 2,
+            "template" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for ReplicationControllerStatus {
         "readyReplicas",
         "replicas",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "conditions" => 1,
+            "fullyLabeledReplicas" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ResourceClaim {
 impl crate::serde_util::DeStruct for ResourceClaim {
     const NAME: &'static str = "ResourceClaim";
     const FIELDS: &'static [&'static str] = &["name", "request"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "request" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct ResourceFieldSelector {
 impl crate::serde_util::DeStruct for ResourceFieldSelector {
     const NAME: &'static str = "ResourceFieldSelector";
     const FIELDS: &'static [&'static str] = &["containerName", "divisor", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "divisor" => 1,
+            "resource" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,14 @@ pub struct ResourceHealth {
 impl crate::serde_util::DeStruct for ResourceHealth {
     const NAME: &'static str = "ResourceHealth";
     const FIELDS: &'static [&'static str] = &["health", "resourceID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "health" => 0,
+            "resourceID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -19,6 +19,15 @@ pub struct ResourceQuotaSpec {
 impl crate::serde_util::DeStruct for ResourceQuotaSpec {
     const NAME: &'static str = "ResourceQuotaSpec";
     const FIELDS: &'static [&'static str] = &["hard", "scopeSelector", "scopes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hard" => 0,
+            "scopeSelector" => 1,
+            "scopes" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -22,6 +22,14 @@ pub struct ResourceQuotaStatus {
 impl crate::serde_util::DeStruct for ResourceQuotaStatus {
     const NAME: &'static str = "ResourceQuotaStatus";
     const FIELDS: &'static [&'static str] = &["hard", "used"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hard" => 0,
+            "used" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -28,6 +28,15 @@ pub struct ResourceRequirements {
 impl crate::serde_util::DeStruct for ResourceRequirements {
     const NAME: &'static str = "ResourceRequirements";
     const FIELDS: &'static [&'static str] = &["claims", "limits", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "claims" => 0,
+            "limits" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ResourceStatus {
 impl crate::serde_util::DeStruct for ResourceStatus {
     const NAME: &'static str = "ResourceStatus";
     const FIELDS: &'static [&'static str] = &["name", "resources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "resources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for ScaleIOPersistentVolumeSource {
         "system",
         "volumeName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "gateway" => 1,
+            "protectionDomain" => 2,
+            "readOnly" => 3,
+            "secretRef" => 4,
+            "sslEnabled" => 5,
+            "storageMode" => 6,
+            "storagePool" => 7,
+            "system" => 8,
+            "volumeName" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

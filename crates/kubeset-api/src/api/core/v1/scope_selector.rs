@@ -12,6 +12,13 @@ pub struct ScopeSelector {
 impl crate::serde_util::DeStruct for ScopeSelector {
     const NAME: &'static str = "ScopeSelector";
     const FIELDS: &'static [&'static str] = &["matchExpressions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct ScopedResourceSelectorRequirement {
 impl crate::serde_util::DeStruct for ScopedResourceSelectorRequirement {
     const NAME: &'static str = "ScopedResourceSelectorRequirement";
     const FIELDS: &'static [&'static str] = &["operator", "scopeName", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "operator" => 0,
+            "scopeName" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct SELinuxOptions {
 impl crate::serde_util::DeStruct for SELinuxOptions {
     const NAME: &'static str = "SELinuxOptions";
     const FIELDS: &'static [&'static str] = &["level", "role", "type", "user"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "level" => 0,
+            "role" => 1,
+            "type" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,14 @@ pub struct SeccompProfile {
 impl crate::serde_util::DeStruct for SeccompProfile {
     const NAME: &'static str = "SeccompProfile";
     const FIELDS: &'static [&'static str] = &["localhostProfile", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "localhostProfile" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -32,6 +32,17 @@ impl crate::serde_util::DeStruct for Secret {
         "stringData",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "data" => 0,
+            "immutable" => 1,
+            "metadata" => 2,
+            "stringData" => 3,
+            "type" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,14 @@ pub struct SecretEnvSource {
 impl crate::serde_util::DeStruct for SecretEnvSource {
     const NAME: &'static str = "SecretEnvSource";
     const FIELDS: &'static [&'static str] = &["name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "optional" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -23,6 +23,16 @@ impl crate::serde_util::DeStruct for SecretVolumeSource {
         "optional",
         "secretName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "items" => 1,
+            "optional" => 2,
+            "secretName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

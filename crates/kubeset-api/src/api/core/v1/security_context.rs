@@ -45,6 +45,24 @@ impl crate::serde_util::DeStruct for SecurityContext {
         "seccompProfile",
         "windowsOptions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowPrivilegeEscalation" => 0,
+            "appArmorProfile" => 1,
+            "capabilities" => 2,
+            "privileged" => 3,
+            "procMount" => 4,
+            "readOnlyRootFilesystem" => 5,
+            "runAsGroup" => 6,
+            "runAsNonRoot" => 7,
+            "runAsUser" => 8,
+            "seLinuxOptions" => 9,
+            "seccompProfile" => 10,
+            "windowsOptions" => 11,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -29,6 +29,16 @@ impl crate::serde_util::DeStruct for ServiceAccount {
         "metadata",
         "secrets",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "automountServiceAccountToken" => 0,
+            "imagePullSecrets" => 1,
+            "metadata" => 2,
+            "secrets" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

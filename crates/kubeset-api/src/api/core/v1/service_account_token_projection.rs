@@ -14,6 +14,15 @@ pub struct ServiceAccountTokenProjection {
 impl crate::serde_util::DeStruct for ServiceAccountTokenProjection {
     const NAME: &'static str = "ServiceAccountTokenProjection";
     const FIELDS: &'static [&'static str] = &["audience", "expirationSeconds", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audience" => 0,
+            "expirationSeconds" => 1,
+            "path" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

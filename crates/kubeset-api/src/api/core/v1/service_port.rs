@@ -36,6 +36,18 @@ impl crate::serde_util::DeStruct for ServicePort {
         "protocol",
         "targetPort",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appProtocol" => 0,
+            "name" => 1,
+            "nodePort" => 2,
+            "port" => 3,
+            "protocol" => 4,
+            "targetPort" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

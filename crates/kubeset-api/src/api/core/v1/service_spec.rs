@@ -73,6 +73,32 @@ impl crate::serde_util::DeStruct for ServiceSpec {
         "trafficDistribution",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocateLoadBalancerNodePorts" => 0,
+            "clusterIP" => 1,
+            "clusterIPs" => 2,
+            "externalIPs" => 3,
+            "externalName" => 4,
+            "externalTrafficPolicy" => 5,
+            "healthCheckNodePort" => 6,
+            "internalTrafficPolicy" => 7,
+            "ipFamilies" => 8,
+            "ipFamilyPolicy" => 9,
+            "loadBalancerClass" => 10,
+            "loadBalancerIP" => 11,
+            "loadBalancerSourceRanges" => 12,
+            "ports" => 13,
+            "publishNotReadyAddresses" => 14,
+            "selector" => 15,
+            "sessionAffinity" => 16,
+            "sessionAffinityConfig" => 17,
+            "trafficDistribution" => 18,
+            "type" => 19,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

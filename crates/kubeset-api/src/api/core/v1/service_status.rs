@@ -12,6 +12,14 @@ pub struct ServiceStatus {
 impl crate::serde_util::DeStruct for ServiceStatus {
     const NAME: &'static str = "ServiceStatus";
     const FIELDS: &'static [&'static str] = &["conditions", "loadBalancer"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "loadBalancer" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

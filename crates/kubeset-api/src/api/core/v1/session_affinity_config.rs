@@ -10,6 +10,13 @@ pub struct SessionAffinityConfig {
 impl crate::serde_util::DeStruct for SessionAffinityConfig {
     const NAME: &'static str = "SessionAffinityConfig";
     const FIELDS: &'static [&'static str] = &["clientIP"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientIP" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct SleepAction {
 impl crate::serde_util::DeStruct for SleepAction {
     const NAME: &'static str = "SleepAction";
     const FIELDS: &'static [&'static str] = &["seconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "seconds" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

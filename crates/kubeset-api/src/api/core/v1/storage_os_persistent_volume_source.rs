@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for StorageOSPersistentVolumeSource {
         "volumeName",
         "volumeNamespace",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "secretRef" => 2,
+            "volumeName" => 3,
+            "volumeNamespace" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct TCPSocketAction {
 impl crate::serde_util::DeStruct for TCPSocketAction {
     const NAME: &'static str = "TCPSocketAction";
     const FIELDS: &'static [&'static str] = &["host", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "port" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct TopologySelectorLabelRequirement {
 impl crate::serde_util::DeStruct for TopologySelectorLabelRequirement {
     const NAME: &'static str = "TopologySelectorLabelRequirement";
     const FIELDS: &'static [&'static str] = &["key", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "values" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

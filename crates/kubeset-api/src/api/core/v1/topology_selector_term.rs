@@ -12,6 +12,13 @@ pub struct TopologySelectorTerm {
 impl crate::serde_util::DeStruct for TopologySelectorTerm {
     const NAME: &'static str = "TopologySelectorTerm";
     const FIELDS: &'static [&'static str] = &["matchLabelExpressions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchLabelExpressions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -44,6 +44,20 @@ impl crate::serde_util::DeStruct for TopologySpreadConstraint {
         "topologyKey",
         "whenUnsatisfiable",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelector" => 0,
+            "matchLabelKeys" => 1,
+            "maxSkew" => 2,
+            "minDomains" => 3,
+            "nodeAffinityPolicy" => 4,
+            "nodeTaintsPolicy" => 5,
+            "topologyKey" => 6,
+            "whenUnsatisfiable" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

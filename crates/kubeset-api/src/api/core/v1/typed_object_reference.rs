@@ -16,6 +16,16 @@ pub struct TypedObjectReference {
 impl crate::serde_util::DeStruct for TypedObjectReference {
     const NAME: &'static str = "TypedObjectReference";
     const FIELDS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            "namespace" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -125,6 +125,43 @@ impl crate::serde_util::DeStruct for Volume {
         "storageos",
         "vsphereVolume",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "awsElasticBlockStore" => 0,
+            "azureDisk" => 1,
+            "azureFile" => 2,
+            "cephfs" => 3,
+            "cinder" => 4,
+            "configMap" => 5,
+            "csi" => 6,
+            "downwardAPI" => 7,
+            "emptyDir" => 8,
+            "ephemeral" => 9,
+            "fc" => 10,
+            "flexVolume" => 11,
+            "flocker" => 12,
+            "gcePersistentDisk" => 13,
+            "gitRepo" => 14,
+            "glusterfs" => 15,
+            "hostPath" => 16,
+            "image" => 17,
+            "iscsi" => 18,
+            "name" => 19,
+            "nfs" => 20,
+            "persistentVolumeClaim" => 21,
+            "photonPersistentDisk" => 22,
+            "portworxVolume" => 23,
+            "projected" => 24,
+            "quobyte" => 25,
+            "rbd" => 26,
+            "scaleIO" => 27,
+            "secret" => 28,
+            "storageos" => 29,
+            "vsphereVolume" => 30,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

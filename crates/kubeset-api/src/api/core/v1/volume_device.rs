@@ -12,6 +12,14 @@ pub struct VolumeDevice {
 impl crate::serde_util::DeStruct for VolumeDevice {
     const NAME: &'static str = "VolumeDevice";
     const FIELDS: &'static [&'static str] = &["devicePath", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "devicePath" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

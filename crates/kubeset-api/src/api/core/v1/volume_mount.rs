@@ -38,6 +38,19 @@ impl crate::serde_util::DeStruct for VolumeMount {
         "subPath",
         "subPathExpr",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "mountPath" => 0,
+            "mountPropagation" => 1,
+            "name" => 2,
+            "readOnly" => 3,
+            "recursiveReadOnly" => 4,
+            "subPath" => 5,
+            "subPathExpr" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

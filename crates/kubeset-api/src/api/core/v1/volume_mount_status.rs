@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for VolumeMountStatus {
         "readOnly",
         "recursiveReadOnly",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "mountPath" => 0,
+            "name" => 1,
+            "readOnly" => 2,
+            "recursiveReadOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

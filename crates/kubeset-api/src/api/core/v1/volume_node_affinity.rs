@@ -10,6 +10,13 @@ pub struct VolumeNodeAffinity {
 impl crate::serde_util::DeStruct for VolumeNodeAffinity {
     const NAME: &'static str = "VolumeNodeAffinity";
     const FIELDS: &'static [&'static str] = &["required"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "required" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

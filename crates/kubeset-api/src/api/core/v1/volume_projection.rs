@@ -47,6 +47,18 @@ impl crate::serde_util::DeStruct for VolumeProjection {
         "secret",
         "serviceAccountToken",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clusterTrustBundle" => 0,
+            "configMap" => 1,
+            "downwardAPI" => 2,
+            "podCertificate" => 3,
+            "secret" => 4,
+            "serviceAccountToken" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

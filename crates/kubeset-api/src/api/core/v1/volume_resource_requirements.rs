@@ -22,6 +22,14 @@ pub struct VolumeResourceRequirements {
 impl crate::serde_util::DeStruct for VolumeResourceRequirements {
     const NAME: &'static str = "VolumeResourceRequirements";
     const FIELDS: &'static [&'static str] = &["limits", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "limits" => 0,
+            "requests" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

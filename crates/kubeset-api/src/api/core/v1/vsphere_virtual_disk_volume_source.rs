@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for VsphereVirtualDiskVolumeSource {
         "storagePolicyName",
         "volumePath",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "storagePolicyID" => 1,
+            "storagePolicyName" => 2,
+            "volumePath" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

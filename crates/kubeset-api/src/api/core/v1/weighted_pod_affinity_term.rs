@@ -12,6 +12,14 @@ pub struct WeightedPodAffinityTerm {
 impl crate::serde_util::DeStruct for WeightedPodAffinityTerm {
     const NAME: &'static str = "WeightedPodAffinityTerm";
     const FIELDS: &'static [&'static str] = &["podAffinityTerm", "weight"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "podAffinityTerm" => 0,
+            "weight" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for WindowsSecurityContextOptions {
         "hostProcess",
         "runAsUserName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "gmsaCredentialSpec" => 0,
+            "gmsaCredentialSpecName" => 1,
+            "hostProcess" => 2,
+            "runAsUserName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct WorkloadReference {
 impl crate::serde_util::DeStruct for WorkloadReference {
     const NAME: &'static str = "WorkloadReference";
     const FIELDS: &'static [&'static str] = &["name", "podGroup", "podGroupReplicaKey"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "podGroup" => 1,
+            "podGroupReplicaKey" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

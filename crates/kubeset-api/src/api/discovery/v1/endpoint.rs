@@ -33,6 +33,20 @@ impl crate::serde_util::DeStruct for Endpoint {
         "targetRef",
         "zone",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addresses" => 0,
+            "conditions" => 1,
+            "deprecatedTopology" => 2,
+            "hints" => 3,
+            "hostname" => 4,
+            "nodeName" => 5,
+            "targetRef" => 6,
+            "zone" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct EndpointConditions {
 impl crate::serde_util::DeStruct for EndpointConditions {
     const NAME: &'static str = "EndpointConditions";
     const FIELDS: &'static [&'static str] = &["ready", "serving", "terminating"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ready" => 0,
+            "serving" => 1,
+            "terminating" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

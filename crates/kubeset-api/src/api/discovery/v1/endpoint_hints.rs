@@ -12,6 +12,14 @@ pub struct EndpointHints {
 impl crate::serde_util::DeStruct for EndpointHints {
     const NAME: &'static str = "EndpointHints";
     const FIELDS: &'static [&'static str] = &["forNodes", "forZones"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "forNodes" => 0,
+            "forZones" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -29,6 +29,16 @@ impl crate::serde_util::DeStruct for EndpointSlice {
         "metadata",
         "ports",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addressType" => 0,
+            "endpoints" => 1,
+            "metadata" => 2,
+            "ports" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct ForZone {
 impl crate::serde_util::DeStruct for ForZone {
     const NAME: &'static str = "ForZone";
     const FIELDS: &'static [&'static str] = &["name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -66,6 +66,27 @@ impl crate::serde_util::DeStruct for Event {
         "series",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "deprecatedCount" => 1,
+            "deprecatedFirstTimestamp" => 2,
+            "deprecatedLastTimestamp" => 3,
+            "deprecatedSource" => 4,
+            "eventTime" => 5,
+            "metadata" => 6,
+            "note" => 7,
+            "reason" => 8,
+            "regarding" => 9,
+            "related" => 10,
+            "reportingController" => 11,
+            "reportingInstance" => 12,
+            "series" => 13,
+            "type" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

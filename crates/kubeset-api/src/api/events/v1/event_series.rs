@@ -12,6 +12,14 @@ pub struct EventSeries {
 impl crate::serde_util::DeStruct for EventSeries {
     const NAME: &'static str = "EventSeries";
     const FIELDS: &'static [&'static str] = &["count", "lastObservedTime"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "count" => 0,
+            "lastObservedTime" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

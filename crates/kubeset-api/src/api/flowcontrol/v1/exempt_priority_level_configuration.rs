@@ -21,6 +21,14 @@ impl crate::serde_util::DeStruct for ExemptPriorityLevelConfiguration {
         "lendablePercent",
         "nominalConcurrencyShares",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lendablePercent" => 0,
+            "nominalConcurrencyShares" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct FlowDistinguisherMethod {
 impl crate::serde_util::DeStruct for FlowDistinguisherMethod {
     const NAME: &'static str = "FlowDistinguisherMethod";
     const FIELDS: &'static [&'static str] = &["type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "type" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

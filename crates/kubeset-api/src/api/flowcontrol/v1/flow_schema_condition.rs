@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for FlowSchemaCondition {
         "status",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "reason" => 2,
+            "status" => 3,
+            "type" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -23,6 +23,16 @@ impl crate::serde_util::DeStruct for FlowSchemaSpec {
         "priorityLevelConfiguration",
         "rules",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "distinguisherMethod" => 0,
+            "matchingPrecedence" => 1,
+            "priorityLevelConfiguration" => 2,
+            "rules" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct FlowSchemaStatus {
 impl crate::serde_util::DeStruct for FlowSchemaStatus {
     const NAME: &'static str = "FlowSchemaStatus";
     const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

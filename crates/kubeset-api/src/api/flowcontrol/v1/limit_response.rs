@@ -12,6 +12,14 @@ pub struct LimitResponse {
 impl crate::serde_util::DeStruct for LimitResponse {
     const NAME: &'static str = "LimitResponse";
     const FIELDS: &'static [&'static str] = &["queuing", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "queuing" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -37,6 +37,16 @@ impl crate::serde_util::DeStruct for LimitedPriorityLevelConfiguration {
         "limitResponse",
         "nominalConcurrencyShares",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "borrowingLimitPercent" => 0,
+            "lendablePercent" => 1,
+            "limitResponse" => 2,
+            "nominalConcurrencyShares" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

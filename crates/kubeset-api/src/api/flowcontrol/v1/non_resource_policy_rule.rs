@@ -18,6 +18,14 @@ pub struct NonResourcePolicyRule {
 impl crate::serde_util::DeStruct for NonResourcePolicyRule {
     const NAME: &'static str = "NonResourcePolicyRule";
     const FIELDS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceURLs" => 0,
+            "verbs" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -20,6 +20,15 @@ impl crate::serde_util::DeStruct for PolicyRulesWithSubjects {
         "resourceRules",
         "subjects",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceRules" => 0,
+            "resourceRules" => 1,
+            "subjects" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

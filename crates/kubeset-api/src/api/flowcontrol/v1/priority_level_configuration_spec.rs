@@ -14,6 +14,15 @@ pub struct PriorityLevelConfigurationSpec {
 impl crate::serde_util::DeStruct for PriorityLevelConfigurationSpec {
     const NAME: &'static str = "PriorityLevelConfigurationSpec";
     const FIELDS: &'static [&'static str] = &["exempt", "limited", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exempt" => 0,
+            "limited" => 1,
+            "type" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,13 @@ pub struct PriorityLevelConfigurationStatus {
 impl crate::serde_util::DeStruct for PriorityLevelConfigurationStatus {
     const NAME: &'static str = "PriorityLevelConfigurationStatus";
     const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

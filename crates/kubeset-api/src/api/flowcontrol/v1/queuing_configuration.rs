@@ -14,6 +14,15 @@ pub struct QueuingConfiguration {
 impl crate::serde_util::DeStruct for QueuingConfiguration {
     const NAME: &'static str = "QueuingConfiguration";
     const FIELDS: &'static [&'static str] = &["handSize", "queueLengthLimit", "queues"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "handSize" => 0,
+            "queueLengthLimit" => 1,
+            "queues" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

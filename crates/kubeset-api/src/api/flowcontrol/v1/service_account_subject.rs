@@ -12,6 +12,14 @@ pub struct ServiceAccountSubject {
 impl crate::serde_util::DeStruct for ServiceAccountSubject {
     const NAME: &'static str = "ServiceAccountSubject";
     const FIELDS: &'static [&'static str] = &["name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

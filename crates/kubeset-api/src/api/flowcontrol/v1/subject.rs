@@ -16,6 +16,16 @@ pub struct Subject {
 impl crate::serde_util::DeStruct for Subject {
     const NAME: &'static str = "Subject";
     const FIELDS: &'static [&'static str] = &["group", "kind", "serviceAccount", "user"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "kind" => 1,
+            "serviceAccount" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

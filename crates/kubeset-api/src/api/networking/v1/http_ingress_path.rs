@@ -24,6 +24,15 @@ pub struct HTTPIngressPath {
 impl crate::serde_util::DeStruct for HTTPIngressPath {
     const NAME: &'static str = "HTTPIngressPath";
     const FIELDS: &'static [&'static str] = &["backend", "path", "pathType"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "backend" => 0,
+            "path" => 1,
+            "pathType" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct HTTPIngressRuleValue {
 impl crate::serde_util::DeStruct for HTTPIngressRuleValue {
     const NAME: &'static str = "HTTPIngressRuleValue";
     const FIELDS: &'static [&'static str] = &["paths"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "paths" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

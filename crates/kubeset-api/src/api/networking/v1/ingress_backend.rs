@@ -12,6 +12,14 @@ pub struct IngressBackend {
 impl crate::serde_util::DeStruct for IngressBackend {
     const NAME: &'static str = "IngressBackend";
     const FIELDS: &'static [&'static str] = &["resource", "service"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resource" => 0,
+            "service" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

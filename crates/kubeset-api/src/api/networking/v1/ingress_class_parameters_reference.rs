@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for IngressClassParametersReference {
         "namespace",
         "scope",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            "namespace" => 3,
+            "scope" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct IngressClassSpec {
 impl crate::serde_util::DeStruct for IngressClassSpec {
     const NAME: &'static str = "IngressClassSpec";
     const FIELDS: &'static [&'static str] = &["controller", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controller" => 0,
+            "parameters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

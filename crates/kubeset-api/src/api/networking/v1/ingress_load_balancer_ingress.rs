@@ -14,6 +14,15 @@ pub struct IngressLoadBalancerIngress {
 impl crate::serde_util::DeStruct for IngressLoadBalancerIngress {
     const NAME: &'static str = "IngressLoadBalancerIngress";
     const FIELDS: &'static [&'static str] = &["hostname", "ip", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "ports" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct IngressLoadBalancerStatus {
 impl crate::serde_util::DeStruct for IngressLoadBalancerStatus {
     const NAME: &'static str = "IngressLoadBalancerStatus";
     const FIELDS: &'static [&'static str] = &["ingress"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ingress" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -17,6 +17,15 @@ pub struct IngressPortStatus {
 impl crate::serde_util::DeStruct for IngressPortStatus {
     const NAME: &'static str = "IngressPortStatus";
     const FIELDS: &'static [&'static str] = &["error", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "error" => 0,
+            "port" => 1,
+            "protocol" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

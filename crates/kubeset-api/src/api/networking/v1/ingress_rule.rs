@@ -19,6 +19,14 @@ pub struct IngressRule {
 impl crate::serde_util::DeStruct for IngressRule {
     const NAME: &'static str = "IngressRule";
     const FIELDS: &'static [&'static str] = &["host", "http"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "http" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

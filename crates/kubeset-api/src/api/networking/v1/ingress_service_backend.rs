@@ -12,6 +12,14 @@ pub struct IngressServiceBackend {
 impl crate::serde_util::DeStruct for IngressServiceBackend {
     const NAME: &'static str = "IngressServiceBackend";
     const FIELDS: &'static [&'static str] = &["name", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "port" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

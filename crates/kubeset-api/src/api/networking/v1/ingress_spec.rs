@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for IngressSpec {
         "rules",
         "tls",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultBackend" => 0,
+            "ingressClassName" => 1,
+            "rules" => 2,
+            "tls" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct IngressStatus {
 impl crate::serde_util::DeStruct for IngressStatus {
     const NAME: &'static str = "IngressStatus";
     const FIELDS: &'static [&'static str] = &["loadBalancer"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "loadBalancer" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

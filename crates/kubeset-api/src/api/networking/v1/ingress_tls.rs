@@ -12,6 +12,14 @@ pub struct IngressTLS {
 impl crate::serde_util::DeStruct for IngressTLS {
     const NAME: &'static str = "IngressTLS";
     const FIELDS: &'static [&'static str] = &["hosts", "secretName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hosts" => 0,
+            "secretName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct IPBlock {
 impl crate::serde_util::DeStruct for IPBlock {
     const NAME: &'static str = "IPBlock";
     const FIELDS: &'static [&'static str] = &["cidr", "except"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cidr" => 0,
+            "except" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

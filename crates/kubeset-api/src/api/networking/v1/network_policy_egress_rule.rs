@@ -12,6 +12,14 @@ pub struct NetworkPolicyEgressRule {
 impl crate::serde_util::DeStruct for NetworkPolicyEgressRule {
     const NAME: &'static str = "NetworkPolicyEgressRule";
     const FIELDS: &'static [&'static str] = &["ports", "to"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ports" => 0,
+            "to" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

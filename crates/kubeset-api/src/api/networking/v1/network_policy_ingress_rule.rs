@@ -12,6 +12,14 @@ pub struct NetworkPolicyIngressRule {
 impl crate::serde_util::DeStruct for NetworkPolicyIngressRule {
     const NAME: &'static str = "NetworkPolicyIngressRule";
     const FIELDS: &'static [&'static str] = &["from", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "from" => 0,
+            "ports" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,15 @@ impl crate::serde_util::DeStruct for NetworkPolicyPeer {
         "namespaceSelector",
         "podSelector",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ipBlock" => 0,
+            "namespaceSelector" => 1,
+            "podSelector" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct NetworkPolicyPort {
 impl crate::serde_util::DeStruct for NetworkPolicyPort {
     const NAME: &'static str = "NetworkPolicyPort";
     const FIELDS: &'static [&'static str] = &["endPort", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endPort" => 0,
+            "port" => 1,
+            "protocol" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

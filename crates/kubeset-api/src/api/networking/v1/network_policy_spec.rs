@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for NetworkPolicySpec {
         "podSelector",
         "policyTypes",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "egress" => 0,
+            "ingress" => 1,
+            "podSelector" => 2,
+            "policyTypes" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ServiceBackendPort {
 impl crate::serde_util::DeStruct for ServiceBackendPort {
     const NAME: &'static str = "ServiceBackendPort";
     const FIELDS: &'static [&'static str] = &["name", "number"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "number" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct ServiceCIDRSpec {
 impl crate::serde_util::DeStruct for ServiceCIDRSpec {
     const NAME: &'static str = "ServiceCIDRSpec";
     const FIELDS: &'static [&'static str] = &["cidrs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cidrs" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct IPAddressSpec {
 impl crate::serde_util::DeStruct for IPAddressSpec {
     const NAME: &'static str = "IPAddressSpec";
     const FIELDS: &'static [&'static str] = &["parentRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "parentRef" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

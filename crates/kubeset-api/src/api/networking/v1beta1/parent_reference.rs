@@ -16,6 +16,16 @@ pub struct ParentReference {
 impl crate::serde_util::DeStruct for ParentReference {
     const NAME: &'static str = "ParentReference";
     const FIELDS: &'static [&'static str] = &["group", "name", "namespace", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            "resource" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -15,6 +15,13 @@ pub struct Overhead {
 impl crate::serde_util::DeStruct for Overhead {
     const NAME: &'static str = "Overhead";
     const FIELDS: &'static [&'static str] = &["podFixed"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "podFixed" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

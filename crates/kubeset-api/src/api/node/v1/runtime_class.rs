@@ -30,6 +30,16 @@ impl crate::serde_util::DeStruct for RuntimeClass {
         "overhead",
         "scheduling",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "handler" => 0,
+            "metadata" => 1,
+            "overhead" => 2,
+            "scheduling" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Scheduling {
 impl crate::serde_util::DeStruct for Scheduling {
     const NAME: &'static str = "Scheduling";
     const FIELDS: &'static [&'static str] = &["nodeSelector", "tolerations"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeSelector" => 0,
+            "tolerations" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Eviction {
 impl crate::serde_util::DeStruct for Eviction {
     const NAME: &'static str = "Eviction";
     const FIELDS: &'static [&'static str] = &["deleteOptions", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "deleteOptions" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

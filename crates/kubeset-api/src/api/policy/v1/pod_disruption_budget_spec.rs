@@ -29,6 +29,16 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetSpec {
         "selector",
         "unhealthyPodEvictionPolicy",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxUnavailable" => 0,
+            "minAvailable" => 1,
+            "selector" => 2,
+            "unhealthyPodEvictionPolicy" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

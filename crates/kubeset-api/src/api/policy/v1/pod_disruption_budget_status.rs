@@ -43,6 +43,19 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
         "expectedPods",
         "observedGeneration",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "currentHealthy" => 1,
+            "desiredHealthy" => 2,
+            "disruptedPods" => 3,
+            "disruptionsAllowed" => 4,
+            "expectedPods" => 5,
+            "observedGeneration" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

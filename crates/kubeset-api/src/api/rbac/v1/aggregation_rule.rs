@@ -12,6 +12,13 @@ pub struct AggregationRule {
 impl crate::serde_util::DeStruct for AggregationRule {
     const NAME: &'static str = "AggregationRule";
     const FIELDS: &'static [&'static str] = &["clusterRoleSelectors"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clusterRoleSelectors" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

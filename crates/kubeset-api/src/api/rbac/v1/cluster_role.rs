@@ -22,6 +22,15 @@ pub struct ClusterRole {
 impl crate::serde_util::DeStruct for ClusterRole {
     const NAME: &'static str = "ClusterRole";
     const FIELDS: &'static [&'static str] = &["aggregationRule", "metadata", "rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "aggregationRule" => 0,
+            "metadata" => 1,
+            "rules" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

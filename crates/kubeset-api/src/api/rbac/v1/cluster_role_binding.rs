@@ -22,6 +22,15 @@ pub struct ClusterRoleBinding {
 impl crate::serde_util::DeStruct for ClusterRoleBinding {
     const NAME: &'static str = "ClusterRoleBinding";
     const FIELDS: &'static [&'static str] = &["metadata", "roleRef", "subjects"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "roleRef" => 1,
+            "subjects" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for PolicyRule {
         "resources",
         "verbs",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "nonResourceURLs" => 1,
+            "resourceNames" => 2,
+            "resources" => 3,
+            "verbs" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

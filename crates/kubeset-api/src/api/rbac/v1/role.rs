@@ -20,6 +20,14 @@ pub struct Role {
 impl crate::serde_util::DeStruct for Role {
     const NAME: &'static str = "Role";
     const FIELDS: &'static [&'static str] = &["metadata", "rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "rules" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

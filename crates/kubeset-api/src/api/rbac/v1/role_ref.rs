@@ -14,6 +14,15 @@ pub struct RoleRef {
 impl crate::serde_util::DeStruct for RoleRef {
     const NAME: &'static str = "RoleRef";
     const FIELDS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,15 @@ pub struct CapacityRequestPolicyRange {
 impl crate::serde_util::DeStruct for CapacityRequestPolicyRange {
     const NAME: &'static str = "CapacityRequestPolicyRange";
     const FIELDS: &'static [&'static str] = &["max", "min", "step"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "max" => 0,
+            "min" => 1,
+            "step" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -40,6 +40,13 @@ pub struct CELDeviceSelector {
 impl crate::serde_util::DeStruct for CELDeviceSelector {
     const NAME: &'static str = "CELDeviceSelector";
     const FIELDS: &'static [&'static str] = &["expression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

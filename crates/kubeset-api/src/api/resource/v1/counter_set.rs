@@ -16,6 +16,14 @@ pub struct CounterSet {
 impl crate::serde_util::DeStruct for CounterSet {
     const NAME: &'static str = "CounterSet";
     const FIELDS: &'static [&'static str] = &["counters", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "counters" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -87,6 +87,24 @@ impl crate::serde_util::DeStruct for Device {
         "nodeSelector",
         "taints",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allNodes" => 0,
+            "allowMultipleAllocations" => 1,
+            "attributes" => 2,
+            "bindingConditions" => 3,
+            "bindingFailureConditions" => 4,
+            "bindsToNode" => 5,
+            "capacity" => 6,
+            "consumesCounters" => 7,
+            "name" => 8,
+            "nodeName" => 9,
+            "nodeSelector" => 10,
+            "taints" => 11,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct DeviceAttribute {
 impl crate::serde_util::DeStruct for DeviceAttribute {
     const NAME: &'static str = "DeviceAttribute";
     const FIELDS: &'static [&'static str] = &["bool", "int", "string", "version"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "bool" => 0,
+            "int" => 1,
+            "string" => 2,
+            "version" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

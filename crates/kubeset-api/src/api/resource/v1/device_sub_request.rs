@@ -62,6 +62,19 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
         "selectors",
         "tolerations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocationMode" => 0,
+            "capacity" => 1,
+            "count" => 2,
+            "deviceClassName" => 3,
+            "name" => 4,
+            "selectors" => 5,
+            "tolerations" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

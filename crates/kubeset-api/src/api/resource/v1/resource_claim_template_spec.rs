@@ -12,6 +12,14 @@ pub struct ResourceClaimTemplateSpec {
 impl crate::serde_util::DeStruct for ResourceClaimTemplateSpec {
     const NAME: &'static str = "ResourceClaimTemplateSpec";
     const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

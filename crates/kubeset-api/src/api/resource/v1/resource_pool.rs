@@ -24,6 +24,15 @@ impl crate::serde_util::DeStruct for ResourcePool {
         "name",
         "resourceSliceCount",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "generation" => 0,
+            "name" => 1,
+            "resourceSliceCount" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct DeviceTaintRuleSpec {
 impl crate::serde_util::DeStruct for DeviceTaintRuleSpec {
     const NAME: &'static str = "DeviceTaintRuleSpec";
     const FIELDS: &'static [&'static str] = &["deviceSelector", "taint"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "deviceSelector" => 0,
+            "taint" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -19,6 +19,13 @@ pub struct DeviceTaintRuleStatus {
 impl crate::serde_util::DeStruct for DeviceTaintRuleStatus {
     const NAME: &'static str = "DeviceTaintRuleStatus";
     const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

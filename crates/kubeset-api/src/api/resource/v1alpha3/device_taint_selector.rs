@@ -18,6 +18,15 @@ pub struct DeviceTaintSelector {
 impl crate::serde_util::DeStruct for DeviceTaintSelector {
     const NAME: &'static str = "DeviceTaintSelector";
     const FIELDS: &'static [&'static str] = &["device", "driver", "pool"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "device" => 0,
+            "driver" => 1,
+            "pool" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -40,6 +40,19 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
         "pool",
         "shareID",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "data" => 1,
+            "device" => 2,
+            "driver" => 3,
+            "networkData" => 4,
+            "pool" => 5,
+            "shareID" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

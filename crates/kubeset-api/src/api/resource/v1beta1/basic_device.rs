@@ -87,6 +87,23 @@ impl crate::serde_util::DeStruct for BasicDevice {
         "nodeSelector",
         "taints",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allNodes" => 0,
+            "allowMultipleAllocations" => 1,
+            "attributes" => 2,
+            "bindingConditions" => 3,
+            "bindingFailureConditions" => 4,
+            "bindsToNode" => 5,
+            "capacity" => 6,
+            "consumesCounters" => 7,
+            "nodeName" => 8,
+            "nodeSelector" => 9,
+            "taints" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -25,6 +25,13 @@ pub struct CapacityRequirements {
 impl crate::serde_util::DeStruct for CapacityRequirements {
     const NAME: &'static str = "CapacityRequirements";
     const FIELDS: &'static [&'static str] = &["requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requests" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

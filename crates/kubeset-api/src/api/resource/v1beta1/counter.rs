@@ -10,6 +10,13 @@ pub struct Counter {
 impl crate::serde_util::DeStruct for Counter {
     const NAME: &'static str = "Counter";
     const FIELDS: &'static [&'static str] = &["value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "value" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Device {
 impl crate::serde_util::DeStruct for Device {
     const NAME: &'static str = "Device";
     const FIELDS: &'static [&'static str] = &["basic", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "basic" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

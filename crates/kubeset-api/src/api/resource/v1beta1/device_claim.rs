@@ -14,6 +14,15 @@ pub struct DeviceClaim {
 impl crate::serde_util::DeStruct for DeviceClaim {
     const NAME: &'static str = "DeviceClaim";
     const FIELDS: &'static [&'static str] = &["config", "constraints", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "constraints" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

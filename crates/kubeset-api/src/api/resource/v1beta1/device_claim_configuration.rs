@@ -14,6 +14,14 @@ pub struct DeviceClaimConfiguration {
 impl crate::serde_util::DeStruct for DeviceClaimConfiguration {
     const NAME: &'static str = "DeviceClaimConfiguration";
     const FIELDS: &'static [&'static str] = &["opaque", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "opaque" => 0,
+            "requests" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct DeviceClassConfiguration {
 impl crate::serde_util::DeStruct for DeviceClassConfiguration {
     const NAME: &'static str = "DeviceClassConfiguration";
     const FIELDS: &'static [&'static str] = &["opaque"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "opaque" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -22,6 +22,15 @@ impl crate::serde_util::DeStruct for DeviceClassSpec {
         "extendedResourceName",
         "selectors",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "extendedResourceName" => 1,
+            "selectors" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

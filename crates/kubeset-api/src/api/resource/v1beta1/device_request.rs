@@ -83,6 +83,21 @@ impl crate::serde_util::DeStruct for DeviceRequest {
         "selectors",
         "tolerations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "adminAccess" => 0,
+            "allocationMode" => 1,
+            "capacity" => 2,
+            "count" => 3,
+            "deviceClassName" => 4,
+            "firstAvailable" => 5,
+            "name" => 6,
+            "selectors" => 7,
+            "tolerations" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -64,6 +64,22 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
         "shareID",
         "tolerations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "adminAccess" => 0,
+            "bindingConditions" => 1,
+            "bindingFailureConditions" => 2,
+            "consumedCapacity" => 3,
+            "device" => 4,
+            "driver" => 5,
+            "pool" => 6,
+            "request" => 7,
+            "shareID" => 8,
+            "tolerations" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

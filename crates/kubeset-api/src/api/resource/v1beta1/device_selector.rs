@@ -10,6 +10,13 @@ pub struct DeviceSelector {
 impl crate::serde_util::DeStruct for DeviceSelector {
     const NAME: &'static str = "DeviceSelector";
     const FIELDS: &'static [&'static str] = &["cel"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cel" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

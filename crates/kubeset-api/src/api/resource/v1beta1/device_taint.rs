@@ -18,6 +18,16 @@ pub struct DeviceTaint {
 impl crate::serde_util::DeStruct for DeviceTaint {
     const NAME: &'static str = "DeviceTaint";
     const FIELDS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "effect" => 0,
+            "key" => 1,
+            "timeAdded" => 2,
+            "value" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,17 @@ impl crate::serde_util::DeStruct for DeviceToleration {
         "tolerationSeconds",
         "value",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "effect" => 0,
+            "key" => 1,
+            "operator" => 2,
+            "tolerationSeconds" => 3,
+            "value" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

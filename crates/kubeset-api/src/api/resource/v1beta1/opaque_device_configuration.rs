@@ -18,6 +18,14 @@ pub struct OpaqueDeviceConfiguration {
 impl crate::serde_util::DeStruct for OpaqueDeviceConfiguration {
     const NAME: &'static str = "OpaqueDeviceConfiguration";
     const FIELDS: &'static [&'static str] = &["driver", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "parameters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

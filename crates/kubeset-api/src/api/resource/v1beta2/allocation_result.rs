@@ -20,6 +20,15 @@ impl crate::serde_util::DeStruct for AllocationResult {
         "devices",
         "nodeSelector",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocationTimestamp" => 0,
+            "devices" => 1,
+            "nodeSelector" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -30,6 +30,15 @@ pub struct CapacityRequestPolicy {
 impl crate::serde_util::DeStruct for CapacityRequestPolicy {
     const NAME: &'static str = "CapacityRequestPolicy";
     const FIELDS: &'static [&'static str] = &["default", "validRange", "validValues"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "default" => 0,
+            "validRange" => 1,
+            "validValues" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

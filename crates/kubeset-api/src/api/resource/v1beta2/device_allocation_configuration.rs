@@ -16,6 +16,15 @@ pub struct DeviceAllocationConfiguration {
 impl crate::serde_util::DeStruct for DeviceAllocationConfiguration {
     const NAME: &'static str = "DeviceAllocationConfiguration";
     const FIELDS: &'static [&'static str] = &["opaque", "requests", "source"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "opaque" => 0,
+            "requests" => 1,
+            "source" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

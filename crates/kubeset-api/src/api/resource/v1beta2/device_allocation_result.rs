@@ -18,6 +18,14 @@ pub struct DeviceAllocationResult {
 impl crate::serde_util::DeStruct for DeviceAllocationResult {
     const NAME: &'static str = "DeviceAllocationResult";
     const FIELDS: &'static [&'static str] = &["config", "results"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "results" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,14 @@ pub struct DeviceCapacity {
 impl crate::serde_util::DeStruct for DeviceCapacity {
     const NAME: &'static str = "DeviceCapacity";
     const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requestPolicy" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

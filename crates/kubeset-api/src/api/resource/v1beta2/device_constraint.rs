@@ -30,6 +30,15 @@ impl crate::serde_util::DeStruct for DeviceConstraint {
         "matchAttribute",
         "requests",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "distinctAttribute" => 0,
+            "matchAttribute" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -17,6 +17,14 @@ pub struct DeviceCounterConsumption {
 impl crate::serde_util::DeStruct for DeviceCounterConsumption {
     const NAME: &'static str = "DeviceCounterConsumption";
     const FIELDS: &'static [&'static str] = &["counterSet", "counters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "counterSet" => 0,
+            "counters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

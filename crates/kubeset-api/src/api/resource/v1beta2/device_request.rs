@@ -22,6 +22,15 @@ pub struct DeviceRequest {
 impl crate::serde_util::DeStruct for DeviceRequest {
     const NAME: &'static str = "DeviceRequest";
     const FIELDS: &'static [&'static str] = &["exactly", "firstAvailable", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exactly" => 0,
+            "firstAvailable" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -61,6 +61,19 @@ impl crate::serde_util::DeStruct for ExactDeviceRequest {
         "selectors",
         "tolerations",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "adminAccess" => 0,
+            "allocationMode" => 1,
+            "capacity" => 2,
+            "count" => 3,
+            "deviceClassName" => 4,
+            "selectors" => 5,
+            "tolerations" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

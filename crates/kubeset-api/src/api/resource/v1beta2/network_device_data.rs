@@ -18,6 +18,15 @@ pub struct NetworkDeviceData {
 impl crate::serde_util::DeStruct for NetworkDeviceData {
     const NAME: &'static str = "NetworkDeviceData";
     const FIELDS: &'static [&'static str] = &["hardwareAddress", "interfaceName", "ips"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hardwareAddress" => 0,
+            "interfaceName" => 1,
+            "ips" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,16 @@ pub struct ResourceClaimConsumerReference {
 impl crate::serde_util::DeStruct for ResourceClaimConsumerReference {
     const NAME: &'static str = "ResourceClaimConsumerReference";
     const FIELDS: &'static [&'static str] = &["apiGroup", "name", "resource", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "name" => 1,
+            "resource" => 2,
+            "uid" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

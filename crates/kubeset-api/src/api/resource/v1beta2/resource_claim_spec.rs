@@ -10,6 +10,13 @@ pub struct ResourceClaimSpec {
 impl crate::serde_util::DeStruct for ResourceClaimSpec {
     const NAME: &'static str = "ResourceClaimSpec";
     const FIELDS: &'static [&'static str] = &["devices"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "devices" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -22,6 +22,15 @@ pub struct ResourceClaimStatus {
 impl crate::serde_util::DeStruct for ResourceClaimStatus {
     const NAME: &'static str = "ResourceClaimStatus";
     const FIELDS: &'static [&'static str] = &["allocation", "devices", "reservedFor"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocation" => 0,
+            "devices" => 1,
+            "reservedFor" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

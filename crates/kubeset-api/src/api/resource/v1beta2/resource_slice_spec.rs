@@ -57,6 +57,20 @@ impl crate::serde_util::DeStruct for ResourceSliceSpec {
         "pool",
         "sharedCounters",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allNodes" => 0,
+            "devices" => 1,
+            "driver" => 2,
+            "nodeName" => 3,
+            "nodeSelector" => 4,
+            "perDeviceNodeSelection" => 5,
+            "pool" => 6,
+            "sharedCounters" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -32,6 +32,17 @@ impl crate::serde_util::DeStruct for PriorityClass {
         "preemptionPolicy",
         "value",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "globalDefault" => 1,
+            "metadata" => 2,
+            "preemptionPolicy" => 3,
+            "value" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

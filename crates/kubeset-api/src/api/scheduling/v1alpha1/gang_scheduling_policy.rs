@@ -10,6 +10,13 @@ pub struct GangSchedulingPolicy {
 impl crate::serde_util::DeStruct for GangSchedulingPolicy {
     const NAME: &'static str = "GangSchedulingPolicy";
     const FIELDS: &'static [&'static str] = &["minCount"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minCount" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct PodGroup {
 impl crate::serde_util::DeStruct for PodGroup {
     const NAME: &'static str = "PodGroup";
     const FIELDS: &'static [&'static str] = &["name", "policy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "policy" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct PodGroupPolicy {
 impl crate::serde_util::DeStruct for PodGroupPolicy {
     const NAME: &'static str = "PodGroupPolicy";
     const FIELDS: &'static [&'static str] = &["basic", "gang"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "basic" => 0,
+            "gang" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

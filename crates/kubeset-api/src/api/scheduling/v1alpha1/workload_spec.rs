@@ -14,6 +14,14 @@ pub struct WorkloadSpec {
 impl crate::serde_util::DeStruct for WorkloadSpec {
     const NAME: &'static str = "WorkloadSpec";
     const FIELDS: &'static [&'static str] = &["controllerRef", "podGroups"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controllerRef" => 0,
+            "podGroups" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

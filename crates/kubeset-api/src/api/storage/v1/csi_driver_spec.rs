@@ -94,6 +94,22 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
         "tokenRequests",
         "volumeLifecycleModes",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attachRequired" => 0,
+            "fsGroupPolicy" => 1,
+            "nodeAllocatableUpdatePeriodSeconds" => 2,
+            "podInfoOnMount" => 3,
+            "requiresRepublish" => 4,
+            "seLinuxMount" => 5,
+            "serviceAccountTokenInSecrets" => 6,
+            "storageCapacity" => 7,
+            "tokenRequests" => 8,
+            "volumeLifecycleModes" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for CSINodeDriver {
         "nodeID",
         "topologyKeys",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatable" => 0,
+            "name" => 1,
+            "nodeID" => 2,
+            "topologyKeys" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct CSINodeSpec {
 impl crate::serde_util::DeStruct for CSINodeSpec {
     const NAME: &'static str = "CSINodeSpec";
     const FIELDS: &'static [&'static str] = &["drivers"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "drivers" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

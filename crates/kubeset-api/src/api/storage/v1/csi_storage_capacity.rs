@@ -48,6 +48,17 @@ impl crate::serde_util::DeStruct for CSIStorageCapacity {
         "nodeTopology",
         "storageClassName",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "capacity" => 0,
+            "maximumVolumeSize" => 1,
+            "metadata" => 2,
+            "nodeTopology" => 3,
+            "storageClassName" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

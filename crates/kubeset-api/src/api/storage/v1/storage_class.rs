@@ -43,6 +43,20 @@ impl crate::serde_util::DeStruct for StorageClass {
         "reclaimPolicy",
         "volumeBindingMode",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowVolumeExpansion" => 0,
+            "allowedTopologies" => 1,
+            "metadata" => 2,
+            "mountOptions" => 3,
+            "parameters" => 4,
+            "provisioner" => 5,
+            "reclaimPolicy" => 6,
+            "volumeBindingMode" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

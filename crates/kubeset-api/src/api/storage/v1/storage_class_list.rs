@@ -12,6 +12,14 @@ pub struct StorageClassList {
 impl crate::serde_util::DeStruct for StorageClassList {
     const NAME: &'static str = "StorageClassList";
     const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

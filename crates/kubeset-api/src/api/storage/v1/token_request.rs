@@ -12,6 +12,14 @@ pub struct TokenRequest {
 impl crate::serde_util::DeStruct for TokenRequest {
     const NAME: &'static str = "TokenRequest";
     const FIELDS: &'static [&'static str] = &["audience", "expirationSeconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audience" => 0,
+            "expirationSeconds" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct VolumeAttachmentSpec {
 impl crate::serde_util::DeStruct for VolumeAttachmentSpec {
     const NAME: &'static str = "VolumeAttachmentSpec";
     const FIELDS: &'static [&'static str] = &["attacher", "nodeName", "source"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attacher" => 0,
+            "nodeName" => 1,
+            "source" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

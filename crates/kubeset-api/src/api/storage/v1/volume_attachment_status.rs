@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for VolumeAttachmentStatus {
         "attachmentMetadata",
         "detachError",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attachError" => 0,
+            "attached" => 1,
+            "attachmentMetadata" => 2,
+            "detachError" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -24,6 +24,15 @@ pub struct VolumeAttributesClass {
 impl crate::serde_util::DeStruct for VolumeAttributesClass {
     const NAME: &'static str = "VolumeAttributesClass";
     const FIELDS: &'static [&'static str] = &["driverName", "metadata", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driverName" => 0,
+            "metadata" => 1,
+            "parameters" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

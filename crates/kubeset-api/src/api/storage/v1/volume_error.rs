@@ -16,6 +16,15 @@ pub struct VolumeError {
 impl crate::serde_util::DeStruct for VolumeError {
     const NAME: &'static str = "VolumeError";
     const FIELDS: &'static [&'static str] = &["errorCode", "message", "time"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "errorCode" => 0,
+            "message" => 1,
+            "time" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct VolumeNodeResources {
 impl crate::serde_util::DeStruct for VolumeNodeResources {
     const NAME: &'static str = "VolumeNodeResources";
     const FIELDS: &'static [&'static str] = &["count"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "count" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct StorageVersionMigrationSpec {
 impl crate::serde_util::DeStruct for StorageVersionMigrationSpec {
     const NAME: &'static str = "StorageVersionMigrationSpec";
     const FIELDS: &'static [&'static str] = &["resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resource" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

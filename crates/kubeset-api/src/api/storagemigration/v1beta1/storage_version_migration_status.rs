@@ -12,6 +12,14 @@ pub struct StorageVersionMigrationStatus {
 impl crate::serde_util::DeStruct for StorageVersionMigrationStatus {
     const NAME: &'static str = "StorageVersionMigrationStatus";
     const FIELDS: &'static [&'static str] = &["conditions", "resourceVersion"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "resourceVersion" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

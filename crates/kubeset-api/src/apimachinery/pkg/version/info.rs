@@ -48,6 +48,25 @@ impl crate::serde_util::DeStruct for Info {
         "minor",
         "platform",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "buildDate" => 0,
+            "compiler" => 1,
+            "emulationMajor" => 2,
+            "emulationMinor" => 3,
+            "gitCommit" => 4,
+            "gitTreeState" => 5,
+            "gitVersion" => 6,
+            "goVersion" => 7,
+            "major" => 8,
+            "minCompatibilityMajor" => 9,
+            "minCompatibilityMinor" => 10,
+            "minor" => 11,
+            "platform" => 12,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

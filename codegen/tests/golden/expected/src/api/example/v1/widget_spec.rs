@@ -51,6 +51,26 @@ impl crate::serde_util::DeStruct for WidgetSpec {
         "selector",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "child" => 0,
+            "children" => 1,
+            "data" => 2,
+            "enabled" => 3,
+            "extra" => 4,
+            "generation" => 5,
+            "limit" => 6,
+            "opaque" => 7,
+            "podCIDRs" => 8,
+            "port" => 9,
+            "ratio" => 10,
+            "replicas" => 11,
+            "selector" => 12,
+            "type" => 13,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct Gadget {
 impl crate::serde_util::DeStruct for Gadget {
     const NAME: &'static str = "Gadget";
     const FIELDS: &'static [&'static str] = &["widget"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "widget" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

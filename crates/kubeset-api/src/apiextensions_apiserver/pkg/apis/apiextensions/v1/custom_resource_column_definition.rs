@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for CustomResourceColumnDefinition {
         "priority",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "format" => 1,
+            "jsonPath" => 2,
+            "name" => 3,
+            "priority" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

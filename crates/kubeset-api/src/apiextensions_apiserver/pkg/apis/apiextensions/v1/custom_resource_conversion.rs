@@ -15,6 +15,14 @@ pub struct CustomResourceConversion {
 impl crate::serde_util::DeStruct for CustomResourceConversion {
     const NAME: &'static str = "CustomResourceConversion";
     const FIELDS: &'static [&'static str] = &["strategy", "webhook"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "strategy" => 0,
+            "webhook" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
         "status",
         "type",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "observedGeneration" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionNames {
         "shortNames",
         "singular",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "categories" => 0,
+            "kind" => 1,
+            "listKind" => 2,
+            "plural" => 3,
+            "shortNames" => 4,
+            "singular" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -31,6 +31,18 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionSpec {
         "scope",
         "versions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conversion" => 0,
+            "group" => 1,
+            "names" => 2,
+            "preserveUnknownFields" => 3,
+            "scope" => 4,
+            "versions" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

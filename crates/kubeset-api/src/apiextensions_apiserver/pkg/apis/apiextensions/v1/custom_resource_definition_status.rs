@@ -27,6 +27,16 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
         "observedGeneration",
         "storedVersions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "acceptedNames" => 0,
+            "conditions" => 1,
+            "observedGeneration" => 2,
+            "storedVersions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

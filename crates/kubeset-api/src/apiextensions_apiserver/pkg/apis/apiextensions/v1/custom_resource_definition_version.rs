@@ -48,6 +48,21 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionVersion {
         "storage",
         "subresources",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "additionalPrinterColumns" => 0,
+            "deprecated" => 1,
+            "deprecationWarning" => 2,
+            "name" => 3,
+            "schema" => 4,
+            "selectableFields" => 5,
+            "served" => 6,
+            "storage" => 7,
+            "subresources" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -18,6 +18,15 @@ impl crate::serde_util::DeStruct for CustomResourceSubresourceScale {
         "specReplicasPath",
         "statusReplicasPath",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelectorPath" => 0,
+            "specReplicasPath" => 1,
+            "statusReplicasPath" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -16,6 +16,14 @@ pub struct CustomResourceSubresources {
 impl crate::serde_util::DeStruct for CustomResourceSubresources {
     const NAME: &'static str = "CustomResourceSubresources";
     const FIELDS: &'static [&'static str] = &["scale", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "scale" => 0,
+            "status" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

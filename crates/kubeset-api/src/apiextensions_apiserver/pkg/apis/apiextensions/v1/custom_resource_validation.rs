@@ -12,6 +12,13 @@ pub struct CustomResourceValidation {
 impl crate::serde_util::DeStruct for CustomResourceValidation {
     const NAME: &'static str = "CustomResourceValidation";
     const FIELDS: &'static [&'static str] = &["openAPIV3Schema"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "openAPIV3Schema" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

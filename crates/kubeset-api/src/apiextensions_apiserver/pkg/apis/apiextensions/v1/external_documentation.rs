@@ -12,6 +12,14 @@ pub struct ExternalDocumentation {
 impl crate::serde_util::DeStruct for ExternalDocumentation {
     const NAME: &'static str = "ExternalDocumentation";
     const FIELDS: &'static [&'static str] = &["description", "url"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "url" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

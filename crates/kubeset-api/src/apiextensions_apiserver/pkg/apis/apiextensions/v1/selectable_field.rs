@@ -10,6 +10,13 @@ pub struct SelectableField {
 impl crate::serde_util::DeStruct for SelectableField {
     const NAME: &'static str = "SelectableField";
     const FIELDS: &'static [&'static str] = &["jsonPath"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "jsonPath" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

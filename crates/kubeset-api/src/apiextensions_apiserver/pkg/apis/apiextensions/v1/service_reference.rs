@@ -16,6 +16,16 @@ pub struct ServiceReference {
 impl crate::serde_util::DeStruct for ServiceReference {
     const NAME: &'static str = "ServiceReference";
     const FIELDS: &'static [&'static str] = &["name", "namespace", "path", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            "path" => 2,
+            "port" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -65,6 +65,18 @@ impl crate::serde_util::DeStruct for ValidationRule {
         "reason",
         "rule",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldPath" => 0,
+            "message" => 1,
+            "messageExpression" => 2,
+            "optionalOldSelf" => 3,
+            "reason" => 4,
+            "rule" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

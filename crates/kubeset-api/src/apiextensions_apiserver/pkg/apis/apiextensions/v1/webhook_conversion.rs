@@ -17,6 +17,14 @@ impl crate::serde_util::DeStruct for WebhookConversion {
         "clientConfig",
         "conversionReviewVersions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientConfig" => 0,
+            "conversionReviewVersions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,16 @@ impl crate::serde_util::DeStruct for APIGroup {
         "serverAddressByClientCIDRs",
         "versions",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "preferredVersion" => 1,
+            "serverAddressByClientCIDRs" => 2,
+            "versions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -10,6 +10,13 @@ pub struct APIGroupList {
 impl crate::serde_util::DeStruct for APIGroupList {
     const NAME: &'static str = "APIGroupList";
     const FIELDS: &'static [&'static str] = &["groups"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groups" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -39,6 +39,22 @@ impl crate::serde_util::DeStruct for APIResource {
         "verbs",
         "version",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "categories" => 0,
+            "group" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "namespaced" => 4,
+            "shortNames" => 5,
+            "singularName" => 6,
+            "storageVersionHash" => 7,
+            "verbs" => 8,
+            "version" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

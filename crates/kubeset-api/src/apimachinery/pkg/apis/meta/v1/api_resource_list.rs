@@ -12,6 +12,14 @@ pub struct APIResourceList {
 impl crate::serde_util::DeStruct for APIResourceList {
     const NAME: &'static str = "APIResourceList";
     const FIELDS: &'static [&'static str] = &["groupVersion", "resources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groupVersion" => 0,
+            "resources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

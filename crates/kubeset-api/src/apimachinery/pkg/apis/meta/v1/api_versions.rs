@@ -14,6 +14,14 @@ pub struct APIVersions {
 impl crate::serde_util::DeStruct for APIVersions {
     const NAME: &'static str = "APIVersions";
     const FIELDS: &'static [&'static str] = &["serverAddressByClientCIDRs", "versions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "serverAddressByClientCIDRs" => 0,
+            "versions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -33,6 +33,20 @@ impl crate::serde_util::DeStruct for DeleteOptions {
         "preconditions",
         "propagationPolicy",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "dryRun" => 1,
+            "gracePeriodSeconds" => 2,
+            "ignoreStoreReadErrorWithClusterBreakingPotential" => 3,
+            "kind" => 4,
+            "orphanDependents" => 5,
+            "preconditions" => 6,
+            "propagationPolicy" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -14,6 +14,15 @@ pub struct FieldSelectorRequirement {
 impl crate::serde_util::DeStruct for FieldSelectorRequirement {
     const NAME: &'static str = "FieldSelectorRequirement";
     const FIELDS: &'static [&'static str] = &["key", "operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "operator" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct GroupResource {
 impl crate::serde_util::DeStruct for GroupResource {
     const NAME: &'static str = "GroupResource";
     const FIELDS: &'static [&'static str] = &["group", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "resource" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

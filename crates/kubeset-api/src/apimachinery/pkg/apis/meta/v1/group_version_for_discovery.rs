@@ -12,6 +12,14 @@ pub struct GroupVersionForDiscovery {
 impl crate::serde_util::DeStruct for GroupVersionForDiscovery {
     const NAME: &'static str = "GroupVersionForDiscovery";
     const FIELDS: &'static [&'static str] = &["groupVersion", "version"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groupVersion" => 0,
+            "version" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

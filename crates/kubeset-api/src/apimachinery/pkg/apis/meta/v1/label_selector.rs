@@ -14,6 +14,14 @@ pub struct LabelSelector {
 impl crate::serde_util::DeStruct for LabelSelector {
     const NAME: &'static str = "LabelSelector";
     const FIELDS: &'static [&'static str] = &["matchExpressions", "matchLabels"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            "matchLabels" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

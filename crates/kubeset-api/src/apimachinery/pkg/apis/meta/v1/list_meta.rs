@@ -21,6 +21,16 @@ impl crate::serde_util::DeStruct for ListMeta {
         "resourceVersion",
         "selfLink",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "continue" => 0,
+            "remainingItemCount" => 1,
+            "resourceVersion" => 2,
+            "selfLink" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

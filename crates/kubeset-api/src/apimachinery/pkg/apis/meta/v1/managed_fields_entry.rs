@@ -30,6 +30,19 @@ impl crate::serde_util::DeStruct for ManagedFieldsEntry {
         "subresource",
         "time",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldsType" => 1,
+            "fieldsV1" => 2,
+            "manager" => 3,
+            "operation" => 4,
+            "subresource" => 5,
+            "time" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

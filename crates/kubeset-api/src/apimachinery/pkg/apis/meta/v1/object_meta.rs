@@ -72,6 +72,27 @@ impl crate::serde_util::DeStruct for ObjectMeta {
         "selfLink",
         "uid",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "annotations" => 0,
+            "creationTimestamp" => 1,
+            "deletionGracePeriodSeconds" => 2,
+            "deletionTimestamp" => 3,
+            "finalizers" => 4,
+            "generateName" => 5,
+            "generation" => 6,
+            "labels" => 7,
+            "managedFields" => 8,
+            "name" => 9,
+            "namespace" => 10,
+            "ownerReferences" => 11,
+            "resourceVersion" => 12,
+            "selfLink" => 13,
+            "uid" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

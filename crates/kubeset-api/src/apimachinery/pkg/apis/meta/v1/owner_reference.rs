@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for OwnerReference {
         "name",
         "uid",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "blockOwnerDeletion" => 1,
+            "controller" => 2,
+            "kind" => 3,
+            "name" => 4,
+            "uid" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct Preconditions {
 impl crate::serde_util::DeStruct for Preconditions {
     const NAME: &'static str = "Preconditions";
     const FIELDS: &'static [&'static str] = &["resourceVersion", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resourceVersion" => 0,
+            "uid" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -12,6 +12,14 @@ pub struct ServerAddressByClientCIDR {
 impl crate::serde_util::DeStruct for ServerAddressByClientCIDR {
     const NAME: &'static str = "ServerAddressByClientCIDR";
     const FIELDS: &'static [&'static str] = &["clientCIDR", "serverAddress"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientCIDR" => 0,
+            "serverAddress" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for Status {
         "reason",
         "status",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "code" => 0,
+            "details" => 1,
+            "message" => 2,
+            "metadata" => 3,
+            "reason" => 4,
+            "status" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

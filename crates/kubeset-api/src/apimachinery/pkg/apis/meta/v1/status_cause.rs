@@ -18,6 +18,15 @@ pub struct StatusCause {
 impl crate::serde_util::DeStruct for StatusCause {
     const NAME: &'static str = "StatusCause";
     const FIELDS: &'static [&'static str] = &["field", "message", "reason"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "field" => 0,
+            "message" => 1,
+            "reason" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

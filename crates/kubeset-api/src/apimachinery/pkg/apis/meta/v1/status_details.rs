@@ -27,6 +27,18 @@ impl crate::serde_util::DeStruct for StatusDetails {
         "retryAfterSeconds",
         "uid",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "causes" => 0,
+            "group" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "retryAfterSeconds" => 4,
+            "uid" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -26,6 +26,15 @@ pub struct APIService {
 impl crate::serde_util::DeStruct for APIService {
     const NAME: &'static str = "APIService";
     const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

@@ -32,6 +32,19 @@ impl crate::serde_util::DeStruct for APIServiceSpec {
         "version",
         "versionPriority",
     ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "caBundle" => 0,
+            "group" => 1,
+            "groupPriorityMinimum" => 2,
+            "insecureSkipTLSVerify" => 3,
+            "service" => 4,
+            "version" => 5,
+            "versionPriority" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

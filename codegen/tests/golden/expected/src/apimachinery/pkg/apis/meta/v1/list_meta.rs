@@ -12,6 +12,14 @@ pub struct ListMeta {
 impl crate::serde_util::DeStruct for ListMeta {
     const NAME: &'static str = "ListMeta";
     const FIELDS: &'static [&'static str] = &["continue", "resourceVersion"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "continue" => 0,
+            "resourceVersion" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,

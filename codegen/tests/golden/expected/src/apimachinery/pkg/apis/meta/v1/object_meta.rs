@@ -14,6 +14,15 @@ pub struct ObjectMeta {
 impl crate::serde_util::DeStruct for ObjectMeta {
     const NAME: &'static str = "ObjectMeta";
     const FIELDS: &'static [&'static str] = &["creationTimestamp", "name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "creationTimestamp" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
     fn read<'de, A: serde::de::MapAccess<'de>>(
         &mut self,
         index: usize,
