@@ -13,8 +13,9 @@
 //! - `null` for a required field reads as the default value ([`required`]);
 //! - a missing field keeps its default value;
 //! - a repeated key: the last value wins, as in Go's `encoding/json`;
-//! - an error inside a field's value names the innermost struct and field
-//!   (`in `ContainerPort.containerPort`: invalid type: …`).
+//! - a type error inside a field's value names the innermost struct and
+//!   field (`in `ContainerPort.containerPort`: invalid type: …`); syntax,
+//!   EOF and I/O errors keep their message and category.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -104,15 +105,22 @@ impl Visitor<'_> for Key {
 /// Prefix of the messages of [`in_field`].
 const IN_FIELD: &str = "in `";
 
-/// Names the innermost struct and field in an error from a field's value.
-/// Outer structs leave the message alone, and the position the format added
-/// to the inner message (serde_json's ` at line L column C`) is dropped: the
-/// format adds the position again when the error leaves the struct.
+/// Messages of serde's type errors (`de::Error::invalid_type`,
+/// `invalid_value`, `invalid_length`): the ones [`in_field`] names a field in.
+const TYPE_ERRORS: &[&str] = &["invalid type: ", "invalid value: ", "invalid length "];
+
+/// Names the innermost struct and field in a type error from a field's
+/// value (`in `Pod.spec`: invalid type: …`). Other errors (syntax, EOF, I/O,
+/// custom) are returned as they are, so that serde_json's category
+/// (`is_eof()`, `is_syntax()`) survives. Outer structs leave a named message
+/// alone, and the position the format added to the inner message
+/// (serde_json's ` at line L column C`) is dropped: the format adds the
+/// position again when the error leaves the struct.
 #[cold]
 #[inline(never)]
 fn in_field<E: de::Error>(ty: &str, fields: &[&str], index: usize, e: E) -> E {
     let msg = e.to_string();
-    if msg.starts_with(IN_FIELD) {
+    if !TYPE_ERRORS.iter().any(|p| msg.starts_with(p)) {
         return e;
     }
     let field = fields.get(index).copied().unwrap_or("?");
@@ -358,10 +366,14 @@ mod tests {
     }
 
     #[test]
-    fn truncated_input_is_an_error() {
+    fn truncated_input_is_an_eof_error() {
         for json in [r#"{"containerPort":1"#, r#"{"inner":{"value":"#, r#"{"#] {
-            assert!(port(json).is_err(), "{json}");
+            let e = port(json).unwrap_err();
+            assert!(e.is_eof(), "{json}: {e}");
         }
+        let e = port(r#"{"inner":{"value" 1}}"#).unwrap_err();
+        assert!(e.is_syntax(), "{e}");
+        assert!(!e.to_string().starts_with(IN_FIELD), "{e}");
     }
 
     #[test]
