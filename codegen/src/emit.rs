@@ -10,6 +10,8 @@ use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
 use crate::names;
 
+mod serde_impls;
+
 /// Top-level modules of `kubeset-api`, declared by its hand-written `lib.rs`.
 pub const TOP_LEVEL_MODULES: &[&str] = &[
     "api",
@@ -125,101 +127,22 @@ fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
     quote!(#(#[doc = #lines])*)
 }
 
-fn field_tokens(ir: &Ir, f: &Field, derive_serialize: bool) -> TokenStream {
+fn field_tokens(ir: &Ir, f: &Field) -> TokenStream {
     let name = ident(&f.rust);
     let mut ty = rust_ty(ir, &f.ty);
     if f.boxed {
         ty = quote!(Box<#ty>);
     }
+    if !f.required {
+        ty = quote!(Option<#ty>);
+    }
     let doc = docs(
         f.description.as_deref(),
         &format!("`{}` (no description in the spec).", f.json),
     );
-    let mut serde_args = Vec::new();
-    if f.rust != f.json {
-        let json = &f.json;
-        serde_args.push(quote!(rename = #json));
-    }
-    let float = f.ty == Ty::F64 && derive_serialize;
-    if f.required {
-        serde_args.push(quote!(
-            default,
-            deserialize_with = "crate::serde_util::null_as_default"
-        ));
-        if float {
-            serde_args.push(quote!(serialize_with = "crate::serde_util::go_f64"));
-        }
-    } else {
-        ty = quote!(Option<#ty>);
-        if derive_serialize {
-            serde_args.push(quote!(skip_serializing_if = "Option::is_none"));
-        }
-        if float {
-            serde_args.push(quote!(serialize_with = "crate::serde_util::go_f64_opt"));
-        }
-    }
-    let serde = if serde_args.is_empty() {
-        quote!()
-    } else {
-        quote!(#[serde(#(#serde_args),*)])
-    };
     quote! {
         #doc
-        #serde
         pub #name: #ty,
-    }
-}
-
-/// `Serialize` for top-level objects: writes `apiVersion` and `kind` first.
-fn serialize_with_type_meta(t: &TypeDef, fields: &[Field]) -> TokenStream {
-    let Some(gvk) = &t.gvk else { return quote!() };
-    let name = ident(&t.name);
-    let name_str = &t.name;
-    let api_version = if gvk.group.is_empty() {
-        gvk.version.clone()
-    } else {
-        format!("{}/{}", gvk.group, gvk.version)
-    };
-    let kind = &gvk.kind;
-    let required = 2 + fields.iter().filter(|f| f.required).count();
-    let optional_counts = fields.iter().filter(|f| !f.required).map(|f| {
-        let n = ident(&f.rust);
-        quote!(+ usize::from(self.#n.is_some()))
-    });
-    let writes = fields.iter().map(|f| {
-        let n = ident(&f.rust);
-        let json = &f.json;
-        let value = if f.ty == Ty::F64 {
-            quote!(&crate::serde_util::GoFloat(*value))
-        } else {
-            quote!(value)
-        };
-        if f.required {
-            quote! {
-                let value = &self.#n;
-                state.serialize_field(#json, #value)?;
-            }
-        } else {
-            quote! {
-                match &self.#n {
-                    Some(value) => state.serialize_field(#json, #value)?,
-                    None => state.skip_field(#json)?,
-                }
-            }
-        }
-    });
-    quote! {
-        impl serde::Serialize for #name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeStruct as _;
-                let len = #required #(#optional_counts)*;
-                let mut state = serializer.serialize_struct(#name_str, len)?;
-                state.serialize_field("apiVersion", #api_version)?;
-                state.serialize_field("kind", #kind)?;
-                #(#writes)*
-                state.end()
-            }
-        }
     }
 }
 
@@ -238,13 +161,7 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
             pub struct #name(pub serde_json::Map<String, serde_json::Value>);
         }),
         TypeKind::Struct { fields } => {
-            let derive_serialize = t.gvk.is_none();
-            let field_tokens = fields.iter().map(|f| field_tokens(ir, f, derive_serialize));
-            let serialize_derive = if derive_serialize {
-                quote!(serde::Serialize,)
-            } else {
-                quote!()
-            };
+            let field_tokens = fields.iter().map(|f| field_tokens(ir, f));
             let (resource_derive, resource_attr) = match (&t.resource, &t.gvk) {
                 (Some(r), Some(g)) => {
                     let (group, version, kind, plural) = (&g.group, &g.version, &g.kind, &r.plural);
@@ -260,15 +177,15 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
                 }
                 _ => (quote!(), quote!()),
             };
-            let serialize_impl = serialize_with_type_meta(t, fields);
+            let serde_impls = serde_impls::impls(&t.name, fields, t.gvk.as_ref());
             Some(quote! {
                 #doc
-                #[derive(Clone, Debug, Default, PartialEq, #serialize_derive serde::Deserialize, #resource_derive)]
+                #[derive(Clone, Debug, Default, PartialEq, #resource_derive)]
                 #resource_attr
                 pub struct #name {
                     #(#field_tokens)*
                 }
-                #serialize_impl
+                #serde_impls
             })
         }
     }

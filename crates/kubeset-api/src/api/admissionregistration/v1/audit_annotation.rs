@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.AuditAnnotation` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// AuditAnnotation describes how to produce an audit annotation for an API request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AuditAnnotation {
     /// key specifies the audit annotation key. The audit annotation keys of a ValidatingAdmissionPolicy must be unique. The key must be a qualified name ([A-Za-z0-9][-A-Za-z0-9_.]*) no more than 63 bytes in length.
     ///
@@ -11,17 +11,52 @@ pub struct AuditAnnotation {
     /// If an admission webhook uses the same resource name as this ValidatingAdmissionPolicy and the same audit annotation key, the annotation key will be identical. In this case, the first annotation written with the key will be included in the audit event and all subsequent annotations with the same key will be discarded.
     ///
     /// Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// valueExpression represents the expression which is evaluated by CEL to produce an audit annotation value. The expression must evaluate to either a string or null value. If the expression evaluates to a string, the audit annotation is included with the string value. If the expression evaluates to null or empty string the audit annotation will be omitted. The valueExpression may be no longer than 5kb in length. If the result of the valueExpression is more than 10kb in length, it will be truncated to 10kb.
     ///
     /// If multiple ValidatingAdmissionPolicyBinding resources match an API request, then the valueExpression will be evaluated for each binding. All unique values produced by the valueExpressions will be joined together in a comma-separated list.
     ///
     /// Required.
-    #[serde(
-        rename = "valueExpression",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub value_expression: String,
+}
+impl crate::serde_util::DeStruct for AuditAnnotation {
+    const NAME: &'static str = "AuditAnnotation";
+    const FIELDS: &'static [&'static str] = &["key", "valueExpression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "valueExpression" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.value_expression = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AuditAnnotation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AuditAnnotation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("AuditAnnotation", len)?;
+        state.serialize_field("key", &self.key)?;
+        state.serialize_field("valueExpression", &self.value_expression)?;
+        state.end()
+    }
 }

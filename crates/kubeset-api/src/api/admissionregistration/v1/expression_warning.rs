@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ExpressionWarning` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ExpressionWarning is a warning information that targets a specific expression.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExpressionWarning {
     /// The path to the field that refers the expression. For example, the reference to the expression of the first item of validations is "spec.validations[0].expression"
-    #[serde(
-        rename = "fieldRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub field_ref: String,
     /// The content of type checking information in a human-readable form. Each line of the warning contains the type that the expression is checked against, followed by the type check error from the compiler.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub warning: String,
+}
+impl crate::serde_util::DeStruct for ExpressionWarning {
+    const NAME: &'static str = "ExpressionWarning";
+    const FIELDS: &'static [&'static str] = &["fieldRef", "warning"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldRef" => 0,
+            "warning" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.field_ref = crate::serde_util::required(map)?,
+            1 => self.warning = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ExpressionWarning {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ExpressionWarning {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ExpressionWarning", len)?;
+        state.serialize_field("fieldRef", &self.field_ref)?;
+        state.serialize_field("warning", &self.warning)?;
+        state.end()
+    }
 }

@@ -2,18 +2,66 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ServiceReference` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ServiceReference holds a reference to Service.legacy.k8s.io
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// `name` is the name of the service. Required
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// `namespace` is the namespace of the service. Required
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub namespace: String,
     /// `path` is an optional URL path which will be sent in any request to this service.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// If specified, the port on the service that hosting webhook. Default to 443 for backward compatibility. `port` should be a valid port number (1-65535, inclusive).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ServiceReference {
+    const NAME: &'static str = "ServiceReference";
+    const FIELDS: &'static [&'static str] = &["name", "namespace", "path", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            "path" => 2,
+            "port" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.namespace = crate::serde_util::required(map)?,
+            2 => self.path = map.next_value()?,
+            3 => self.port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.path.is_some())
+            + usize::from(self.port.is_some());
+        let mut state = serializer.serialize_struct("ServiceReference", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("namespace", &self.namespace)?;
+        if let Some(value) = &self.path {
+            state.serialize_field("path", value)?;
+        }
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.TypeChecking` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeChecking {
     /// The type checking warnings for each expression.
-    #[serde(rename = "expressionWarnings", skip_serializing_if = "Option::is_none")]
     pub expression_warnings: Option<
         Vec<crate::api::admissionregistration::v1::ExpressionWarning>,
     >,
+}
+impl crate::serde_util::DeStruct for TypeChecking {
+    const NAME: &'static str = "TypeChecking";
+    const FIELDS: &'static [&'static str] = &["expressionWarnings"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expressionWarnings" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.expression_warnings = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TypeChecking {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TypeChecking {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.expression_warnings.is_some());
+        let mut state = serializer.serialize_struct("TypeChecking", len)?;
+        if let Some(value) = &self.expression_warnings {
+            state.serialize_field("expressionWarnings", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "admissionregistration.k8s.io",
@@ -13,7 +13,6 @@
 )]
 pub struct ValidatingAdmissionPolicy {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the ValidatingAdmissionPolicy.
     pub spec: Option<
@@ -24,6 +23,39 @@ pub struct ValidatingAdmissionPolicy {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
     >,
 }
+impl crate::serde_util::DeStruct for ValidatingAdmissionPolicy {
+    const NAME: &'static str = "ValidatingAdmissionPolicy";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
 impl serde::Serialize for ValidatingAdmissionPolicy {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
@@ -32,15 +64,12 @@ impl serde::Serialize for ValidatingAdmissionPolicy {
         let mut state = serializer.serialize_struct("ValidatingAdmissionPolicy", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingAdmissionPolicy")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

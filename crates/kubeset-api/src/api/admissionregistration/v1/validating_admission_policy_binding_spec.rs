@@ -2,16 +2,13 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// MatchResources declares what resources match this binding and will be validated by it. Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this. If this is unset, all resources matched by the policy are validated by this binding When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated. Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::api::admissionregistration::v1::MatchResources>,
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1::ParamRef>,
     /// PolicyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
-    #[serde(rename = "policyName", skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.
     ///
@@ -32,6 +29,69 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// "Deny" and "Warn" may not be used together since this combination needlessly duplicates the validation failure both in the API response body and the HTTP warning headers.
     ///
     /// Required.
-    #[serde(rename = "validationActions", skip_serializing_if = "Option::is_none")]
     pub validation_actions: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
+    const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "matchResources",
+        "paramRef",
+        "policyName",
+        "validationActions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchResources" => 0,
+            "paramRef" => 1,
+            "policyName" => 2,
+            "validationActions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_resources = map.next_value()?,
+            1 => self.param_ref = map.next_value()?,
+            2 => self.policy_name = map.next_value()?,
+            3 => self.validation_actions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_resources.is_some())
+            + usize::from(self.param_ref.is_some())
+            + usize::from(self.policy_name.is_some())
+            + usize::from(self.validation_actions.is_some());
+        let mut state = serializer
+            .serialize_struct("ValidatingAdmissionPolicyBindingSpec", len)?;
+        if let Some(value) = &self.match_resources {
+            state.serialize_field("matchResources", value)?;
+        }
+        if let Some(value) = &self.param_ref {
+            state.serialize_field("paramRef", value)?;
+        }
+        if let Some(value) = &self.policy_name {
+            state.serialize_field("policyName", value)?;
+        }
+        if let Some(value) = &self.validation_actions {
+            state.serialize_field("validationActions", value)?;
+        }
+        state.end()
+    }
 }

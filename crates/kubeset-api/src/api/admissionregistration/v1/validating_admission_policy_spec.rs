@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicySpec {
     /// auditAnnotations contains CEL expressions which are used to produce audit annotations for the audit event of the API request. validations and auditAnnotations may not both be empty; a least one of validations or auditAnnotations is required.
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "Option::is_none")]
     pub audit_annotations: Option<
         Vec<crate::api::admissionregistration::v1::AuditAnnotation>,
     >,
@@ -18,7 +17,6 @@ pub struct ValidatingAdmissionPolicySpec {
     /// When failurePolicy is set to Fail, ValidatingAdmissionPolicyBinding validationActions define how failures are enforced.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// MatchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
@@ -30,22 +28,102 @@ pub struct ValidatingAdmissionPolicySpec {
     ///   3. If any matchCondition evaluates to an error (but none are FALSE):
     ///      - If failurePolicy=Fail, reject the request
     ///      - If failurePolicy=Ignore, the policy is skipped
-    #[serde(rename = "matchConditions", skip_serializing_if = "Option::is_none")]
     pub match_conditions: Option<
         Vec<crate::api::admissionregistration::v1::MatchCondition>,
     >,
     /// MatchConstraints specifies what resources this policy is designed to validate. The AdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding. Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::api::admissionregistration::v1::MatchResources>,
     /// ParamKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1::ParamKind>,
     /// Validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub validations: Option<Vec<crate::api::admissionregistration::v1::Validation>>,
     /// Variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except MatchConditions because MatchConditions are evaluated before the rest of the policy.
     ///
     /// The expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, Variables must be sorted by the order of first appearance and acyclic.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<crate::api::admissionregistration::v1::Variable>>,
+}
+impl crate::serde_util::DeStruct for ValidatingAdmissionPolicySpec {
+    const NAME: &'static str = "ValidatingAdmissionPolicySpec";
+    const FIELDS: &'static [&'static str] = &[
+        "auditAnnotations",
+        "failurePolicy",
+        "matchConditions",
+        "matchConstraints",
+        "paramKind",
+        "validations",
+        "variables",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "auditAnnotations" => 0,
+            "failurePolicy" => 1,
+            "matchConditions" => 2,
+            "matchConstraints" => 3,
+            "paramKind" => 4,
+            "validations" => 5,
+            "variables" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audit_annotations = map.next_value()?,
+            1 => self.failure_policy = map.next_value()?,
+            2 => self.match_conditions = map.next_value()?,
+            3 => self.match_constraints = map.next_value()?,
+            4 => self.param_kind = map.next_value()?,
+            5 => self.validations = map.next_value()?,
+            6 => self.variables = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ValidatingAdmissionPolicySpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.audit_annotations.is_some())
+            + usize::from(self.failure_policy.is_some())
+            + usize::from(self.match_conditions.is_some())
+            + usize::from(self.match_constraints.is_some())
+            + usize::from(self.param_kind.is_some())
+            + usize::from(self.validations.is_some())
+            + usize::from(self.variables.is_some());
+        let mut state = serializer
+            .serialize_struct("ValidatingAdmissionPolicySpec", len)?;
+        if let Some(value) = &self.audit_annotations {
+            state.serialize_field("auditAnnotations", value)?;
+        }
+        if let Some(value) = &self.failure_policy {
+            state.serialize_field("failurePolicy", value)?;
+        }
+        if let Some(value) = &self.match_conditions {
+            state.serialize_field("matchConditions", value)?;
+        }
+        if let Some(value) = &self.match_constraints {
+            state.serialize_field("matchConstraints", value)?;
+        }
+        if let Some(value) = &self.param_kind {
+            state.serialize_field("paramKind", value)?;
+        }
+        if let Some(value) = &self.validations {
+            state.serialize_field("validations", value)?;
+        }
+        if let Some(value) = &self.variables {
+            state.serialize_field("variables", value)?;
+        }
+        state.end()
+    }
 }

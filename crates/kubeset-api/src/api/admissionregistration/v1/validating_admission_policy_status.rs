@@ -2,15 +2,69 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// The conditions represent the latest available observations of a policy's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// The generation observed by the controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The results of type checking for each expression. Presence of this field indicates the completion of the type checking.
-    #[serde(rename = "typeChecking", skip_serializing_if = "Option::is_none")]
     pub type_checking: Option<crate::api::admissionregistration::v1::TypeChecking>,
+}
+impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyStatus {
+    const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "conditions",
+        "observedGeneration",
+        "typeChecking",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "observedGeneration" => 1,
+            "typeChecking" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.observed_generation = map.next_value()?,
+            2 => self.type_checking = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ValidatingAdmissionPolicyStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.type_checking.is_some());
+        let mut state = serializer
+            .serialize_struct("ValidatingAdmissionPolicyStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.type_checking {
+            state.serialize_field("typeChecking", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,24 +2,13 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingWebhook` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingWebhook describes an admission webhook and the resources and operations it applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhook {
     /// AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
-    #[serde(
-        rename = "admissionReviewVersions",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub admission_review_versions: Vec<String>,
     /// ClientConfig defines how to communicate with the hook. Required
-    #[serde(
-        rename = "clientConfig",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub client_config: crate::api::admissionregistration::v1::WebhookClientConfig,
     /// FailurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail.
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// MatchConditions is a list of conditions that must be met for a request to be sent to this webhook. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
@@ -29,7 +18,6 @@ pub struct ValidatingWebhook {
     ///   3. If any matchCondition evaluates to an error (but none are FALSE):
     ///      - If failurePolicy=Fail, reject the request
     ///      - If failurePolicy=Ignore, the error is ignored and the webhook is skipped
-    #[serde(rename = "matchConditions", skip_serializing_if = "Option::is_none")]
     pub match_conditions: Option<
         Vec<crate::api::admissionregistration::v1::MatchCondition>,
     >,
@@ -40,10 +28,8 @@ pub struct ValidatingWebhook {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:["apps"], apiVersions:["v1"], resources: ["deployments"]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the webhook.
     ///
     /// Defaults to "Equivalent"
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// The name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where "imagepolicy" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// NamespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the webhook.
     ///
@@ -76,24 +62,119 @@ pub struct ValidatingWebhook {
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels for more examples of label selectors.
     ///
     /// Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<
         crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// ObjectSelector decides whether to run the webhook based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the webhook, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<crate::api::admissionregistration::v1::RuleWithOperations>>,
     /// SideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.
-    #[serde(
-        rename = "sideEffects",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub side_effects: String,
     /// TimeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ValidatingWebhook {
+    const NAME: &'static str = "ValidatingWebhook";
+    const FIELDS: &'static [&'static str] = &[
+        "admissionReviewVersions",
+        "clientConfig",
+        "failurePolicy",
+        "matchConditions",
+        "matchPolicy",
+        "name",
+        "namespaceSelector",
+        "objectSelector",
+        "rules",
+        "sideEffects",
+        "timeoutSeconds",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "admissionReviewVersions" => 0,
+            "clientConfig" => 1,
+            "failurePolicy" => 2,
+            "matchConditions" => 3,
+            "matchPolicy" => 4,
+            "name" => 5,
+            "namespaceSelector" => 6,
+            "objectSelector" => 7,
+            "rules" => 8,
+            "sideEffects" => 9,
+            "timeoutSeconds" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.admission_review_versions = crate::serde_util::required(map)?,
+            1 => self.client_config = crate::serde_util::required(map)?,
+            2 => self.failure_policy = map.next_value()?,
+            3 => self.match_conditions = map.next_value()?,
+            4 => self.match_policy = map.next_value()?,
+            5 => self.name = crate::serde_util::required(map)?,
+            6 => self.namespace_selector = map.next_value()?,
+            7 => self.object_selector = map.next_value()?,
+            8 => self.rules = map.next_value()?,
+            9 => self.side_effects = crate::serde_util::required(map)?,
+            10 => self.timeout_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingWebhook {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ValidatingWebhook {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.failure_policy.is_some())
+            + usize::from(self.match_conditions.is_some())
+            + usize::from(self.match_policy.is_some())
+            + usize::from(self.namespace_selector.is_some())
+            + usize::from(self.object_selector.is_some())
+            + usize::from(self.rules.is_some())
+            + usize::from(self.timeout_seconds.is_some());
+        let mut state = serializer.serialize_struct("ValidatingWebhook", len)?;
+        state
+            .serialize_field(
+                "admissionReviewVersions",
+                &self.admission_review_versions,
+            )?;
+        state.serialize_field("clientConfig", &self.client_config)?;
+        if let Some(value) = &self.failure_policy {
+            state.serialize_field("failurePolicy", value)?;
+        }
+        if let Some(value) = &self.match_conditions {
+            state.serialize_field("matchConditions", value)?;
+        }
+        if let Some(value) = &self.match_policy {
+            state.serialize_field("matchPolicy", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.namespace_selector {
+            state.serialize_field("namespaceSelector", value)?;
+        }
+        if let Some(value) = &self.object_selector {
+            state.serialize_field("objectSelector", value)?;
+        }
+        if let Some(value) = &self.rules {
+            state.serialize_field("rules", value)?;
+        }
+        state.serialize_field("sideEffects", &self.side_effects)?;
+        if let Some(value) = &self.timeout_seconds {
+            state.serialize_field("timeoutSeconds", value)?;
+        }
+        state.end()
+    }
 }

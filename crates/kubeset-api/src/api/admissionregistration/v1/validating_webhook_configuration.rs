@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "admissionregistration.k8s.io",
@@ -13,10 +13,40 @@
 )]
 pub struct ValidatingWebhookConfiguration {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Webhooks is a list of webhooks and the affected resources and operations.
     pub webhooks: Option<Vec<crate::api::admissionregistration::v1::ValidatingWebhook>>,
+}
+impl crate::serde_util::DeStruct for ValidatingWebhookConfiguration {
+    const NAME: &'static str = "ValidatingWebhookConfiguration";
+    const FIELDS: &'static [&'static str] = &["metadata", "webhooks"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "webhooks" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.webhooks = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidatingWebhookConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ValidatingWebhookConfiguration {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -26,11 +56,9 @@ impl serde::Serialize for ValidatingWebhookConfiguration {
             .serialize_struct("ValidatingWebhookConfiguration", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1")?;
         state.serialize_field("kind", "ValidatingWebhookConfiguration")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.webhooks {
-            Some(value) => state.serialize_field("webhooks", value)?,
-            None => state.skip_field("webhooks")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.webhooks {
+            state.serialize_field("webhooks", value)?;
         }
         state.end()
     }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1.Validation` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1.json.
 
 /// Validation specifies the CEL expression which is used to apply the validation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Validation {
     /// Expression represents the expression which will be evaluated by CEL. ref: https://github.com/google/cel-spec CEL expressions have access to the contents of the API request/response, organized into CEL variables as well as some other useful variables:
     ///
@@ -30,15 +30,71 @@ pub struct Validation {
     ///     are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with
     ///     non-intersecting keys are appended, retaining their partial order.
     /// Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub expression: String,
     /// Message represents the message displayed when validation fails. The message is required if the Expression contains line breaks. The message must not contain line breaks. If unset, the message is "failed rule: {Rule}". e.g. "must be a URL with the host matching spec.host" If the Expression contains line breaks. Message is required. The message must not contain line breaks. If unset, the message is "failed Expression: {Expression}".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// messageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a validation, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the `expression` except for 'authorizer' and 'authorizer.requestResource'. Example: "object.x must be less than max ("+string(params.max)+")"
-    #[serde(rename = "messageExpression", skip_serializing_if = "Option::is_none")]
     pub message_expression: Option<String>,
     /// Reason represents a machine-readable description of why this validation failed. If this is the first validation in the list to fail, this reason, as well as the corresponding HTTP response code, are used in the HTTP response to the client. The currently supported reasons are: "Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge". If not set, StatusReasonInvalid is used in the response to the client.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl crate::serde_util::DeStruct for Validation {
+    const NAME: &'static str = "Validation";
+    const FIELDS: &'static [&'static str] = &[
+        "expression",
+        "message",
+        "messageExpression",
+        "reason",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            "message" => 1,
+            "messageExpression" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.expression = crate::serde_util::required(map)?,
+            1 => self.message = map.next_value()?,
+            2 => self.message_expression = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Validation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Validation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.message.is_some())
+            + usize::from(self.message_expression.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("Validation", len)?;
+        state.serialize_field("expression", &self.expression)?;
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.message_expression {
+            state.serialize_field("messageExpression", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1alpha1.ApplyConfiguration` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1alpha1.json.
 
 /// ApplyConfiguration defines the desired configuration values of an object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: https://github.com/google/cel-spec
     ///
@@ -32,6 +32,44 @@ pub struct ApplyConfiguration {
     /// The `apiVersion`, `kind`, `metadata.name` and `metadata.generateName` are always accessible from the root of the object. No other metadata properties are accessible.
     ///
     /// Only property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
+}
+impl crate::serde_util::DeStruct for ApplyConfiguration {
+    const NAME: &'static str = "ApplyConfiguration";
+    const FIELDS: &'static [&'static str] = &["expression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.expression = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ApplyConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ApplyConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.expression.is_some());
+        let mut state = serializer.serialize_struct("ApplyConfiguration", len)?;
+        if let Some(value) = &self.expression {
+            state.serialize_field("expression", value)?;
+        }
+        state.end()
+    }
 }

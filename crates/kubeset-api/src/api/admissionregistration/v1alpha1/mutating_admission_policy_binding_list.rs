@@ -2,16 +2,45 @@
 // Source: definition `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1alpha1.json.
 
 /// MutatingAdmissionPolicyBindingList is a list of MutatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingList {
     /// List of PolicyBinding.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
     >,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBindingList {
+    const NAME: &'static str = "MutatingAdmissionPolicyBindingList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MutatingAdmissionPolicyBindingList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for MutatingAdmissionPolicyBindingList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -21,10 +50,8 @@ impl serde::Serialize for MutatingAdmissionPolicyBindingList {
             .serialize_struct("MutatingAdmissionPolicyBindingList", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "MutatingAdmissionPolicyBindingList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,17 +2,71 @@
 // Source: definition `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1alpha1.json.
 
 /// MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT.
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<
         crate::api::admissionregistration::v1alpha1::MatchResources,
     >,
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the MutatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1alpha1::ParamRef>,
     /// policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
-    #[serde(rename = "policyName", skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBindingSpec {
+    const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "matchResources",
+        "paramRef",
+        "policyName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchResources" => 0,
+            "paramRef" => 1,
+            "policyName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_resources = map.next_value()?,
+            1 => self.param_ref = map.next_value()?,
+            2 => self.policy_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MutatingAdmissionPolicyBindingSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_resources.is_some())
+            + usize::from(self.param_ref.is_some())
+            + usize::from(self.policy_name.is_some());
+        let mut state = serializer
+            .serialize_struct("MutatingAdmissionPolicyBindingSpec", len)?;
+        if let Some(value) = &self.match_resources {
+            state.serialize_field("matchResources", value)?;
+        }
+        if let Some(value) = &self.param_ref {
+            state.serialize_field("paramRef", value)?;
+        }
+        if let Some(value) = &self.policy_name {
+            state.serialize_field("policyName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,15 @@
 // Source: definition `io.k8s.api.admissionregistration.v1alpha1.NamedRuleWithOperations` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1alpha1.json.
 
 /// NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamedRuleWithOperations {
     /// APIGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
     pub api_groups: Option<Vec<String>>,
     /// APIVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiVersions", skip_serializing_if = "Option::is_none")]
     pub api_versions: Option<Vec<String>>,
     /// Operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added. If '*' is present, the length of the slice must be one. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operations: Option<Vec<String>>,
     /// ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
     pub resource_names: Option<Vec<String>>,
     /// Resources is a list of resources this rule applies to.
     ///
@@ -23,9 +19,83 @@ pub struct NamedRuleWithOperations {
     /// If wildcard is present, the validation rule will ensure resources do not overlap with each other.
     ///
     /// Depending on the enclosing object, subresources might not be allowed. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<String>>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "*".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+impl crate::serde_util::DeStruct for NamedRuleWithOperations {
+    const NAME: &'static str = "NamedRuleWithOperations";
+    const FIELDS: &'static [&'static str] = &[
+        "apiGroups",
+        "apiVersions",
+        "operations",
+        "resourceNames",
+        "resources",
+        "scope",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "apiVersions" => 1,
+            "operations" => 2,
+            "resourceNames" => 3,
+            "resources" => 4,
+            "scope" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_groups = map.next_value()?,
+            1 => self.api_versions = map.next_value()?,
+            2 => self.operations = map.next_value()?,
+            3 => self.resource_names = map.next_value()?,
+            4 => self.resources = map.next_value()?,
+            5 => self.scope = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NamedRuleWithOperations {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NamedRuleWithOperations {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_groups.is_some())
+            + usize::from(self.api_versions.is_some())
+            + usize::from(self.operations.is_some())
+            + usize::from(self.resource_names.is_some())
+            + usize::from(self.resources.is_some()) + usize::from(self.scope.is_some());
+        let mut state = serializer.serialize_struct("NamedRuleWithOperations", len)?;
+        if let Some(value) = &self.api_groups {
+            state.serialize_field("apiGroups", value)?;
+        }
+        if let Some(value) = &self.api_versions {
+            state.serialize_field("apiVersions", value)?;
+        }
+        if let Some(value) = &self.operations {
+            state.serialize_field("operations", value)?;
+        }
+        if let Some(value) = &self.resource_names {
+            state.serialize_field("resourceNames", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.scope {
+            state.serialize_field("scope", value)?;
+        }
+        state.end()
+    }
 }

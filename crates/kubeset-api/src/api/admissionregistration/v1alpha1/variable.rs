@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.admissionregistration.v1alpha1.Variable` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1alpha1.json.
 
 /// Variable is the definition of a variable that is used for composition.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Variable {
     /// Expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub expression: String,
     /// Name is the name of the variable. The name must be a valid CEL identifier and unique among all variables. The variable can be accessed in other expressions through `variables` For example, if name is "foo", the variable will be available as `variables.foo`
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for Variable {
+    const NAME: &'static str = "Variable";
+    const FIELDS: &'static [&'static str] = &["expression", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.expression = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Variable {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Variable {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("Variable", len)?;
+        state.serialize_field("expression", &self.expression)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

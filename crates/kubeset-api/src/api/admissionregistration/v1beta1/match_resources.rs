@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.MatchResources` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchResources {
     /// ExcludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-    #[serde(rename = "excludeResourceRules", skip_serializing_if = "Option::is_none")]
     pub exclude_resource_rules: Option<
         Vec<crate::api::admissionregistration::v1beta1::NamedRuleWithOperations>,
     >,
@@ -16,7 +15,6 @@ pub struct MatchResources {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:["apps"], apiVersions:["v1"], resources: ["deployments"]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the ValidatingAdmissionPolicy.
     ///
     /// Defaults to "Equivalent"
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// NamespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.
     ///
@@ -49,16 +47,83 @@ pub struct MatchResources {
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.
     ///
     /// Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<
         crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// ObjectSelector decides whether to run the validation based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the cel validation, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// ResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.
-    #[serde(rename = "resourceRules", skip_serializing_if = "Option::is_none")]
     pub resource_rules: Option<
         Vec<crate::api::admissionregistration::v1beta1::NamedRuleWithOperations>,
     >,
+}
+impl crate::serde_util::DeStruct for MatchResources {
+    const NAME: &'static str = "MatchResources";
+    const FIELDS: &'static [&'static str] = &[
+        "excludeResourceRules",
+        "matchPolicy",
+        "namespaceSelector",
+        "objectSelector",
+        "resourceRules",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "excludeResourceRules" => 0,
+            "matchPolicy" => 1,
+            "namespaceSelector" => 2,
+            "objectSelector" => 3,
+            "resourceRules" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.exclude_resource_rules = map.next_value()?,
+            1 => self.match_policy = map.next_value()?,
+            2 => self.namespace_selector = map.next_value()?,
+            3 => self.object_selector = map.next_value()?,
+            4 => self.resource_rules = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MatchResources {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MatchResources {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.exclude_resource_rules.is_some())
+            + usize::from(self.match_policy.is_some())
+            + usize::from(self.namespace_selector.is_some())
+            + usize::from(self.object_selector.is_some())
+            + usize::from(self.resource_rules.is_some());
+        let mut state = serializer.serialize_struct("MatchResources", len)?;
+        if let Some(value) = &self.exclude_resource_rules {
+            state.serialize_field("excludeResourceRules", value)?;
+        }
+        if let Some(value) = &self.match_policy {
+            state.serialize_field("matchPolicy", value)?;
+        }
+        if let Some(value) = &self.namespace_selector {
+            state.serialize_field("namespaceSelector", value)?;
+        }
+        if let Some(value) = &self.object_selector {
+            state.serialize_field("objectSelector", value)?;
+        }
+        if let Some(value) = &self.resource_rules {
+            state.serialize_field("resourceRules", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "admissionregistration.k8s.io",
@@ -13,12 +13,42 @@
 )]
 pub struct MutatingAdmissionPolicy {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the MutatingAdmissionPolicy.
     pub spec: Option<
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >,
+}
+impl crate::serde_util::DeStruct for MutatingAdmissionPolicy {
+    const NAME: &'static str = "MutatingAdmissionPolicy";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MutatingAdmissionPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for MutatingAdmissionPolicy {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -27,11 +57,9 @@ impl serde::Serialize for MutatingAdmissionPolicy {
         let mut state = serializer.serialize_struct("MutatingAdmissionPolicy", len)?;
         state.serialize_field("apiVersion", "admissionregistration.k8s.io/v1beta1")?;
         state.serialize_field("kind", "MutatingAdmissionPolicy")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
         state.end()
     }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.
     ///
@@ -11,7 +11,6 @@ pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy does not define how validations that evaluate to false are handled.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
@@ -23,31 +22,109 @@ pub struct MutatingAdmissionPolicySpec {
     ///   3. If any matchCondition evaluates to an error (but none are FALSE):
     ///      - If failurePolicy=Fail, reject the request
     ///      - If failurePolicy=Ignore, the policy is skipped
-    #[serde(rename = "matchConditions", skip_serializing_if = "Option::is_none")]
     pub match_conditions: Option<
         Vec<crate::api::admissionregistration::v1beta1::MatchCondition>,
     >,
     /// matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<
         crate::api::admissionregistration::v1beta1::MatchResources,
     >,
     /// mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mutations: Option<Vec<crate::api::admissionregistration::v1beta1::Mutation>>,
     /// paramKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If paramKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in MutatingAdmissionPolicyBinding, the params variable will be null.
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1beta1::ParamKind>,
     /// reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded".
     ///
     /// Never: These mutations will not be called more than once per binding in a single admission evaluation.
     ///
     /// IfNeeded: These mutations may be invoked more than once per binding for a single admission request and there is no guarantee of order with respect to other admission plugins, admission webhooks, bindings of this policy and admission policies.  Mutations are only reinvoked when mutations change the object after this mutation is invoked. Required.
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
     /// variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.
     ///
     /// The expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, variables must be sorted by the order of first appearance and acyclic.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub variables: Option<Vec<crate::api::admissionregistration::v1beta1::Variable>>,
+}
+impl crate::serde_util::DeStruct for MutatingAdmissionPolicySpec {
+    const NAME: &'static str = "MutatingAdmissionPolicySpec";
+    const FIELDS: &'static [&'static str] = &[
+        "failurePolicy",
+        "matchConditions",
+        "matchConstraints",
+        "mutations",
+        "paramKind",
+        "reinvocationPolicy",
+        "variables",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "failurePolicy" => 0,
+            "matchConditions" => 1,
+            "matchConstraints" => 2,
+            "mutations" => 3,
+            "paramKind" => 4,
+            "reinvocationPolicy" => 5,
+            "variables" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.failure_policy = map.next_value()?,
+            1 => self.match_conditions = map.next_value()?,
+            2 => self.match_constraints = map.next_value()?,
+            3 => self.mutations = map.next_value()?,
+            4 => self.param_kind = map.next_value()?,
+            5 => self.reinvocation_policy = map.next_value()?,
+            6 => self.variables = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MutatingAdmissionPolicySpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.failure_policy.is_some())
+            + usize::from(self.match_conditions.is_some())
+            + usize::from(self.match_constraints.is_some())
+            + usize::from(self.mutations.is_some())
+            + usize::from(self.param_kind.is_some())
+            + usize::from(self.reinvocation_policy.is_some())
+            + usize::from(self.variables.is_some());
+        let mut state = serializer.serialize_struct("MutatingAdmissionPolicySpec", len)?;
+        if let Some(value) = &self.failure_policy {
+            state.serialize_field("failurePolicy", value)?;
+        }
+        if let Some(value) = &self.match_conditions {
+            state.serialize_field("matchConditions", value)?;
+        }
+        if let Some(value) = &self.match_constraints {
+            state.serialize_field("matchConstraints", value)?;
+        }
+        if let Some(value) = &self.mutations {
+            state.serialize_field("mutations", value)?;
+        }
+        if let Some(value) = &self.param_kind {
+            state.serialize_field("paramKind", value)?;
+        }
+        if let Some(value) = &self.reinvocation_policy {
+            state.serialize_field("reinvocationPolicy", value)?;
+        }
+        if let Some(value) = &self.variables {
+            state.serialize_field("variables", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,21 +2,67 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.Mutation` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mutation {
     /// applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using [structured merge diff](https://github.com/kubernetes-sigs/structured-merge-diff). A CEL expression is used to create apply configuration.
-    #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
     pub apply_configuration: Option<
         crate::api::admissionregistration::v1beta1::ApplyConfiguration,
     >,
     /// jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch.
-    #[serde(rename = "jsonPatch", skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<crate::api::admissionregistration::v1beta1::JSONPatch>,
     /// patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required.
-    #[serde(
-        rename = "patchType",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub patch_type: String,
+}
+impl crate::serde_util::DeStruct for Mutation {
+    const NAME: &'static str = "Mutation";
+    const FIELDS: &'static [&'static str] = &[
+        "applyConfiguration",
+        "jsonPatch",
+        "patchType",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "applyConfiguration" => 0,
+            "jsonPatch" => 1,
+            "patchType" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.apply_configuration = map.next_value()?,
+            1 => self.json_patch = map.next_value()?,
+            2 => self.patch_type = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Mutation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Mutation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.apply_configuration.is_some())
+            + usize::from(self.json_patch.is_some());
+        let mut state = serializer.serialize_struct("Mutation", len)?;
+        if let Some(value) = &self.apply_configuration {
+            state.serialize_field("applyConfiguration", value)?;
+        }
+        if let Some(value) = &self.json_patch {
+            state.serialize_field("jsonPatch", value)?;
+        }
+        state.serialize_field("patchType", &self.patch_type)?;
+        state.end()
+    }
 }

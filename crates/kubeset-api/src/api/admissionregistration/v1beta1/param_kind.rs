@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.ParamKind` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// ParamKind is a tuple of Group Kind and Version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamKind {
     /// APIVersion is the API group version the resources belong to. In format of "group/version". Required.
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Kind is the API kind the resources belong to. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+impl crate::serde_util::DeStruct for ParamKind {
+    const NAME: &'static str = "ParamKind";
+    const FIELDS: &'static [&'static str] = &["apiVersion", "kind"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.kind = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ParamKind {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ParamKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_version.is_some())
+            + usize::from(self.kind.is_some());
+        let mut state = serializer.serialize_struct("ParamKind", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        state.end()
+    }
 }

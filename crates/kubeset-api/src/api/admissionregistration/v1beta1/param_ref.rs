@@ -2,14 +2,13 @@
 // Source: definition `io.k8s.api.admissionregistration.v1beta1.ParamRef` of kubernetes/v1.35/openapi-v3/apis/admissionregistration.k8s.io/v1beta1.json.
 
 /// ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamRef {
     /// name is the name of the resource being referenced.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
     ///
     /// A single parameter used for all admission requests can be configured by setting the `name` field, leaving `selector` blank, and setting namespace if `paramKind` is namespace-scoped.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// namespace is the namespace of the referenced resource. Allows limiting the search for params to a specific namespace. Applies to both `name` and `selector` fields.
     ///
@@ -18,20 +17,80 @@ pub struct ParamRef {
     /// - If `paramKind` is cluster-scoped, this field MUST be unset. Setting this field results in a configuration error.
     ///
     /// - If `paramKind` is namespace-scoped, the namespace of the object being evaluated for admission will be used when this field is left unset. Take care that if this is left empty the binding must not match any cluster-scoped resources, which will result in an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `parameterNotFoundAction` controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding. If the value is set to `Allow`, then no matched parameters will be treated as successful validation by the binding. If set to `Deny`, then no matched parameters will be subject to the `failurePolicy` of the policy.
     ///
     /// Allowed values are `Allow` or `Deny`
     ///
     /// Required
-    #[serde(rename = "parameterNotFoundAction", skip_serializing_if = "Option::is_none")]
     pub parameter_not_found_action: Option<String>,
     /// selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.
     ///
     /// If multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+impl crate::serde_util::DeStruct for ParamRef {
+    const NAME: &'static str = "ParamRef";
+    const FIELDS: &'static [&'static str] = &[
+        "name",
+        "namespace",
+        "parameterNotFoundAction",
+        "selector",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            "parameterNotFoundAction" => 2,
+            "selector" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.namespace = map.next_value()?,
+            2 => self.parameter_not_found_action = map.next_value()?,
+            3 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ParamRef {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ParamRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some())
+            + usize::from(self.namespace.is_some())
+            + usize::from(self.parameter_not_found_action.is_some())
+            + usize::from(self.selector.is_some());
+        let mut state = serializer.serialize_struct("ParamRef", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.parameter_not_found_action {
+            state.serialize_field("parameterNotFoundAction", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,77 @@
 // Source: definition `io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion` of kubernetes/v1.35/openapi-v3/apis/internal.apiserver.k8s.io/v1alpha1.json.
 
 /// An API server instance reports the version it can decode and the version it encodes objects to when persisting objects in the backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerStorageVersion {
     /// The ID of the reporting API server.
-    #[serde(rename = "apiServerID", skip_serializing_if = "Option::is_none")]
     pub api_server_id: Option<String>,
     /// The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.
-    #[serde(rename = "decodableVersions", skip_serializing_if = "Option::is_none")]
     pub decodable_versions: Option<Vec<String>>,
     /// The API server encodes the object to this version when persisting it in the backend (e.g., etcd).
-    #[serde(rename = "encodingVersion", skip_serializing_if = "Option::is_none")]
     pub encoding_version: Option<String>,
     /// The API server can serve these versions. DecodableVersions must include all ServedVersions.
-    #[serde(rename = "servedVersions", skip_serializing_if = "Option::is_none")]
     pub served_versions: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ServerStorageVersion {
+    const NAME: &'static str = "ServerStorageVersion";
+    const FIELDS: &'static [&'static str] = &[
+        "apiServerID",
+        "decodableVersions",
+        "encodingVersion",
+        "servedVersions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiServerID" => 0,
+            "decodableVersions" => 1,
+            "encodingVersion" => 2,
+            "servedVersions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_server_id = map.next_value()?,
+            1 => self.decodable_versions = map.next_value()?,
+            2 => self.encoding_version = map.next_value()?,
+            3 => self.served_versions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServerStorageVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServerStorageVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_server_id.is_some())
+            + usize::from(self.decodable_versions.is_some())
+            + usize::from(self.encoding_version.is_some())
+            + usize::from(self.served_versions.is_some());
+        let mut state = serializer.serialize_struct("ServerStorageVersion", len)?;
+        if let Some(value) = &self.api_server_id {
+            state.serialize_field("apiServerID", value)?;
+        }
+        if let Some(value) = &self.decodable_versions {
+            state.serialize_field("decodableVersions", value)?;
+        }
+        if let Some(value) = &self.encoding_version {
+            state.serialize_field("encodingVersion", value)?;
+        }
+        if let Some(value) = &self.served_versions {
+            state.serialize_field("servedVersions", value)?;
+        }
+        state.end()
+    }
 }

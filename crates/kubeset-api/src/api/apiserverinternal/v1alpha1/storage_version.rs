@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersion` of kubernetes/v1.35/openapi-v3/apis/internal.apiserver.k8s.io/v1alpha1.json.
 
 /// Storage version of a specific resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "internal.apiserver.k8s.io",
@@ -13,14 +13,44 @@
 )]
 pub struct StorageVersion {
     /// The name is <group>.<resource>.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec is an empty spec. It is here to comply with Kubernetes API style.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::apiserverinternal::v1alpha1::StorageVersionSpec,
     /// API server instances report the version they can decode and the version they encode objects to when persisting objects in the backend.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: crate::api::apiserverinternal::v1alpha1::StorageVersionStatus,
+}
+impl crate::serde_util::DeStruct for StorageVersion {
+    const NAME: &'static str = "StorageVersion";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for StorageVersion {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -29,12 +59,9 @@ impl serde::Serialize for StorageVersion {
         let mut state = serializer.serialize_struct("StorageVersion", len)?;
         state.serialize_field("apiVersion", "internal.apiserver.k8s.io/v1alpha1")?;
         state.serialize_field("kind", "StorageVersion")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        let value = &self.status;
-        state.serialize_field("status", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        state.serialize_field("status", &self.status)?;
         state.end()
     }
 }

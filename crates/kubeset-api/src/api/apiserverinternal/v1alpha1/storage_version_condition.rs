@@ -2,28 +2,83 @@
 // Source: definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition` of kubernetes/v1.35/openapi-v3/apis/internal.apiserver.k8s.io/v1alpha1.json.
 
 /// Describes the state of the storageVersion at a certain point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// A human readable message indicating details about the transition.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub message: String,
     /// If set, this represents the .metadata.generation that the condition was set based upon.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The reason for the condition's last transition.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub reason: String,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// Type of the condition.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for StorageVersionCondition {
+    const NAME: &'static str = "StorageVersionCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "observedGeneration",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "observedGeneration" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = map.next_value()?,
+            1 => self.message = crate::serde_util::required(map)?,
+            2 => self.observed_generation = map.next_value()?,
+            3 => self.reason = crate::serde_util::required(map)?,
+            4 => self.status = crate::serde_util::required(map)?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersionCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StorageVersionCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.last_transition_time.is_some())
+            + usize::from(self.observed_generation.is_some());
+        let mut state = serializer.serialize_struct("StorageVersionCondition", len)?;
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        state.serialize_field("message", &self.message)?;
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        state.serialize_field("reason", &self.reason)?;
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

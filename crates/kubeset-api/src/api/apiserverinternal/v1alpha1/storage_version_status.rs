@@ -2,19 +2,72 @@
 // Source: definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus` of kubernetes/v1.35/openapi-v3/apis/internal.apiserver.k8s.io/v1alpha1.json.
 
 /// API server instances report the versions they can decode and the version they encode objects to when persisting objects in the backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionStatus {
     /// If all API server instances agree on the same encoding storage version, then this field is set to that version. Otherwise this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.
-    #[serde(rename = "commonEncodingVersion", skip_serializing_if = "Option::is_none")]
     pub common_encoding_version: Option<String>,
     /// The latest available observations of the storageVersion's state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<crate::api::apiserverinternal::v1alpha1::StorageVersionCondition>,
     >,
     /// The reported versions per API server instance.
-    #[serde(rename = "storageVersions", skip_serializing_if = "Option::is_none")]
     pub storage_versions: Option<
         Vec<crate::api::apiserverinternal::v1alpha1::ServerStorageVersion>,
     >,
+}
+impl crate::serde_util::DeStruct for StorageVersionStatus {
+    const NAME: &'static str = "StorageVersionStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "commonEncodingVersion",
+        "conditions",
+        "storageVersions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "commonEncodingVersion" => 0,
+            "conditions" => 1,
+            "storageVersions" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.common_encoding_version = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.storage_versions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersionStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StorageVersionStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.common_encoding_version.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.storage_versions.is_some());
+        let mut state = serializer.serialize_struct("StorageVersionStatus", len)?;
+        if let Some(value) = &self.common_encoding_version {
+            state.serialize_field("commonEncodingVersion", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.storage_versions {
+            state.serialize_field("storageVersions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.ControllerRevision` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "apps",
@@ -15,11 +15,42 @@ pub struct ControllerRevision {
     /// Data is the serialized representation of the state.
     pub data: Option<crate::apimachinery::pkg::runtime::RawExtension>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Revision indicates the revision of the state represented by Data.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub revision: i64,
+}
+impl crate::serde_util::DeStruct for ControllerRevision {
+    const NAME: &'static str = "ControllerRevision";
+    const FIELDS: &'static [&'static str] = &["data", "metadata", "revision"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "data" => 0,
+            "metadata" => 1,
+            "revision" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.data = map.next_value()?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            2 => self.revision = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ControllerRevision {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ControllerRevision {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,14 +59,11 @@ impl serde::Serialize for ControllerRevision {
         let mut state = serializer.serialize_struct("ControllerRevision", len)?;
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "ControllerRevision")?;
-        match &self.data {
-            Some(value) => state.serialize_field("data", value)?,
-            None => state.skip_field("data")?,
+        if let Some(value) = &self.data {
+            state.serialize_field("data", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.revision;
-        state.serialize_field("revision", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("revision", &self.revision)?;
         state.end()
     }
 }

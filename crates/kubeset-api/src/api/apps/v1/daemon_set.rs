@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.apps.v1.DaemonSet` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DaemonSet represents the configuration of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "apps",
@@ -13,12 +13,44 @@
 )]
 pub struct DaemonSet {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::apps::v1::DaemonSetSpec>,
     /// The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::apps::v1::DaemonSetStatus>,
+}
+impl crate::serde_util::DeStruct for DaemonSet {
+    const NAME: &'static str = "DaemonSet";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DaemonSet {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for DaemonSet {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,15 +60,12 @@ impl serde::Serialize for DaemonSet {
         let mut state = serializer.serialize_struct("DaemonSet", len)?;
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "DaemonSet")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,21 +2,80 @@
 // Source: definition `io.k8s.api.apps.v1.DaemonSetSpec` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DaemonSetSpec is the specification of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetSpec {
     /// The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready).
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// An update strategy to replace existing DaemonSet pods with new pods.
-    #[serde(rename = "updateStrategy", skip_serializing_if = "Option::is_none")]
     pub update_strategy: Option<crate::api::apps::v1::DaemonSetUpdateStrategy>,
+}
+impl crate::serde_util::DeStruct for DaemonSetSpec {
+    const NAME: &'static str = "DaemonSetSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "revisionHistoryLimit",
+        "selector",
+        "template",
+        "updateStrategy",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "revisionHistoryLimit" => 1,
+            "selector" => 2,
+            "template" => 3,
+            "updateStrategy" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = map.next_value()?,
+            1 => self.revision_history_limit = map.next_value()?,
+            2 => self.selector = crate::serde_util::required(map)?,
+            3 => self.template = crate::serde_util::required(map)?,
+            4 => self.update_strategy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DaemonSetSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DaemonSetSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.min_ready_seconds.is_some())
+            + usize::from(self.revision_history_limit.is_some())
+            + usize::from(self.update_strategy.is_some());
+        let mut state = serializer.serialize_struct("DaemonSetSpec", len)?;
+        if let Some(value) = &self.min_ready_seconds {
+            state.serialize_field("minReadySeconds", value)?;
+        }
+        if let Some(value) = &self.revision_history_limit {
+            state.serialize_field("revisionHistoryLimit", value)?;
+        }
+        state.serialize_field("selector", &self.selector)?;
+        state.serialize_field("template", &self.template)?;
+        if let Some(value) = &self.update_strategy {
+            state.serialize_field("updateStrategy", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,52 +2,119 @@
 // Source: definition `io.k8s.api.apps.v1.DaemonSetStatus` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DaemonSetStatus represents the current status of a daemon set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetStatus {
     /// Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// Represents the latest available observations of a DaemonSet's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::apps::v1::DaemonSetCondition>>,
     /// The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(
-        rename = "currentNumberScheduled",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub current_number_scheduled: i32,
     /// The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(
-        rename = "desiredNumberScheduled",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub desired_number_scheduled: i32,
     /// The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)
-    #[serde(rename = "numberAvailable", skip_serializing_if = "Option::is_none")]
     pub number_available: Option<i32>,
     /// The number of nodes that are running the daemon pod, but are not supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(
-        rename = "numberMisscheduled",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub number_misscheduled: i32,
     /// numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.
-    #[serde(
-        rename = "numberReady",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub number_ready: i32,
     /// The number of nodes that should be running the daemon pod and have none of the daemon pod running and available (ready for at least spec.minReadySeconds)
-    #[serde(rename = "numberUnavailable", skip_serializing_if = "Option::is_none")]
     pub number_unavailable: Option<i32>,
     /// The most recent generation observed by the daemon set controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The total number of nodes that are running updated daemon pod
-    #[serde(rename = "updatedNumberScheduled", skip_serializing_if = "Option::is_none")]
     pub updated_number_scheduled: Option<i32>,
+}
+impl crate::serde_util::DeStruct for DaemonSetStatus {
+    const NAME: &'static str = "DaemonSetStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "collisionCount",
+        "conditions",
+        "currentNumberScheduled",
+        "desiredNumberScheduled",
+        "numberAvailable",
+        "numberMisscheduled",
+        "numberReady",
+        "numberUnavailable",
+        "observedGeneration",
+        "updatedNumberScheduled",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "collisionCount" => 0,
+            "conditions" => 1,
+            "currentNumberScheduled" => 2,
+            "desiredNumberScheduled" => 3,
+            "numberAvailable" => 4,
+            "numberMisscheduled" => 5,
+            "numberReady" => 6,
+            "numberUnavailable" => 7,
+            "observedGeneration" => 8,
+            "updatedNumberScheduled" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.collision_count = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.current_number_scheduled = crate::serde_util::required(map)?,
+            3 => self.desired_number_scheduled = crate::serde_util::required(map)?,
+            4 => self.number_available = map.next_value()?,
+            5 => self.number_misscheduled = crate::serde_util::required(map)?,
+            6 => self.number_ready = crate::serde_util::required(map)?,
+            7 => self.number_unavailable = map.next_value()?,
+            8 => self.observed_generation = map.next_value()?,
+            9 => self.updated_number_scheduled = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DaemonSetStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DaemonSetStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.collision_count.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.number_available.is_some())
+            + usize::from(self.number_unavailable.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.updated_number_scheduled.is_some());
+        let mut state = serializer.serialize_struct("DaemonSetStatus", len)?;
+        if let Some(value) = &self.collision_count {
+            state.serialize_field("collisionCount", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.serialize_field("currentNumberScheduled", &self.current_number_scheduled)?;
+        state.serialize_field("desiredNumberScheduled", &self.desired_number_scheduled)?;
+        if let Some(value) = &self.number_available {
+            state.serialize_field("numberAvailable", value)?;
+        }
+        state.serialize_field("numberMisscheduled", &self.number_misscheduled)?;
+        state.serialize_field("numberReady", &self.number_ready)?;
+        if let Some(value) = &self.number_unavailable {
+            state.serialize_field("numberUnavailable", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.updated_number_scheduled {
+            state.serialize_field("updatedNumberScheduled", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.apps.v1.DaemonSetUpdateStrategy` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetUpdateStrategy {
     /// Rolling update config params. Present only if type = "RollingUpdate".
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1::RollingUpdateDaemonSet>,
     /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for DaemonSetUpdateStrategy {
+    const NAME: &'static str = "DaemonSetUpdateStrategy";
+    const FIELDS: &'static [&'static str] = &["rollingUpdate", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rollingUpdate" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.rolling_update = map.next_value()?,
+            1 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DaemonSetUpdateStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DaemonSetUpdateStrategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.rolling_update.is_some())
+            + usize::from(self.type_.is_some());
+        let mut state = serializer.serialize_struct("DaemonSetUpdateStrategy", len)?;
+        if let Some(value) = &self.rolling_update {
+            state.serialize_field("rollingUpdate", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,30 +2,107 @@
 // Source: definition `io.k8s.api.apps.v1.DeploymentSpec` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Indicates that the deployment is paused.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// The maximum time in seconds for a deployment to make progress before it is considered to be failed. The deployment controller will continue to process failed deployments and a condition with a ProgressDeadlineExceeded reason will be surfaced in the deployment status. Note that progress will not be estimated during the time a deployment is paused. Defaults to 600s.
-    #[serde(rename = "progressDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub progress_deadline_seconds: Option<i32>,
     /// Number of desired pods. This is a pointer to distinguish between explicit zero and not specified. Defaults to 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10.
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// The deployment strategy to use to replace existing pods with new ones.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<crate::api::apps::v1::DeploymentStrategy>,
     /// Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub template: crate::api::core::v1::PodTemplateSpec,
+}
+impl crate::serde_util::DeStruct for DeploymentSpec {
+    const NAME: &'static str = "DeploymentSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "paused",
+        "progressDeadlineSeconds",
+        "replicas",
+        "revisionHistoryLimit",
+        "selector",
+        "strategy",
+        "template",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "paused" => 1,
+            "progressDeadlineSeconds" => 2,
+            "replicas" => 3,
+            "revisionHistoryLimit" => 4,
+            "selector" => 5,
+            "strategy" => 6,
+            "template" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = map.next_value()?,
+            1 => self.paused = map.next_value()?,
+            2 => self.progress_deadline_seconds = map.next_value()?,
+            3 => self.replicas = map.next_value()?,
+            4 => self.revision_history_limit = map.next_value()?,
+            5 => self.selector = crate::serde_util::required(map)?,
+            6 => self.strategy = map.next_value()?,
+            7 => self.template = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeploymentSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeploymentSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.min_ready_seconds.is_some())
+            + usize::from(self.paused.is_some())
+            + usize::from(self.progress_deadline_seconds.is_some())
+            + usize::from(self.replicas.is_some())
+            + usize::from(self.revision_history_limit.is_some())
+            + usize::from(self.strategy.is_some());
+        let mut state = serializer.serialize_struct("DeploymentSpec", len)?;
+        if let Some(value) = &self.min_ready_seconds {
+            state.serialize_field("minReadySeconds", value)?;
+        }
+        if let Some(value) = &self.paused {
+            state.serialize_field("paused", value)?;
+        }
+        if let Some(value) = &self.progress_deadline_seconds {
+            state.serialize_field("progressDeadlineSeconds", value)?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        if let Some(value) = &self.revision_history_limit {
+            state.serialize_field("revisionHistoryLimit", value)?;
+        }
+        state.serialize_field("selector", &self.selector)?;
+        if let Some(value) = &self.strategy {
+            state.serialize_field("strategy", value)?;
+        }
+        state.serialize_field("template", &self.template)?;
+        state.end()
+    }
 }

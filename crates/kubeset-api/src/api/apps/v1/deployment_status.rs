@@ -2,35 +2,124 @@
 // Source: definition `io.k8s.api.apps.v1.DeploymentStatus` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DeploymentStatus is the most recently observed status of the Deployment.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStatus {
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
-    #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
     /// Count of hash collisions for the Deployment. The Deployment controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ReplicaSet.
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// Represents the latest available observations of a deployment's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::apps::v1::DeploymentCondition>>,
     /// The generation observed by the deployment controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Total number of non-terminating pods targeted by this Deployment with a Ready Condition.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment (their labels match the selector).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Total number of terminating pods targeted by this deployment. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
-    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// Total number of unavailable pods targeted by this deployment. This is the total number of pods that are still required for the deployment to have 100% available capacity. They may either be pods that are running but not yet available or pods that still have not been created.
-    #[serde(rename = "unavailableReplicas", skip_serializing_if = "Option::is_none")]
     pub unavailable_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment that have the desired template spec.
-    #[serde(rename = "updatedReplicas", skip_serializing_if = "Option::is_none")]
     pub updated_replicas: Option<i32>,
+}
+impl crate::serde_util::DeStruct for DeploymentStatus {
+    const NAME: &'static str = "DeploymentStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "availableReplicas",
+        "collisionCount",
+        "conditions",
+        "observedGeneration",
+        "readyReplicas",
+        "replicas",
+        "terminatingReplicas",
+        "unavailableReplicas",
+        "updatedReplicas",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "collisionCount" => 1,
+            "conditions" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            "terminatingReplicas" => 6,
+            "unavailableReplicas" => 7,
+            "updatedReplicas" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.available_replicas = map.next_value()?,
+            1 => self.collision_count = map.next_value()?,
+            2 => self.conditions = map.next_value()?,
+            3 => self.observed_generation = map.next_value()?,
+            4 => self.ready_replicas = map.next_value()?,
+            5 => self.replicas = map.next_value()?,
+            6 => self.terminating_replicas = map.next_value()?,
+            7 => self.unavailable_replicas = map.next_value()?,
+            8 => self.updated_replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeploymentStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeploymentStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.available_replicas.is_some())
+            + usize::from(self.collision_count.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.ready_replicas.is_some())
+            + usize::from(self.replicas.is_some())
+            + usize::from(self.terminating_replicas.is_some())
+            + usize::from(self.unavailable_replicas.is_some())
+            + usize::from(self.updated_replicas.is_some());
+        let mut state = serializer.serialize_struct("DeploymentStatus", len)?;
+        if let Some(value) = &self.available_replicas {
+            state.serialize_field("availableReplicas", value)?;
+        }
+        if let Some(value) = &self.collision_count {
+            state.serialize_field("collisionCount", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.ready_replicas {
+            state.serialize_field("readyReplicas", value)?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        if let Some(value) = &self.terminating_replicas {
+            state.serialize_field("terminatingReplicas", value)?;
+        }
+        if let Some(value) = &self.unavailable_replicas {
+            state.serialize_field("unavailableReplicas", value)?;
+        }
+        if let Some(value) = &self.updated_replicas {
+            state.serialize_field("updatedReplicas", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.apps.v1.DeploymentStrategy` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// DeploymentStrategy describes how to replace existing pods with new ones.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStrategy {
     /// Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1::RollingUpdateDeployment>,
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeploymentStrategy {
+    const NAME: &'static str = "DeploymentStrategy";
+    const FIELDS: &'static [&'static str] = &["rollingUpdate", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rollingUpdate" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.rolling_update = map.next_value()?,
+            1 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeploymentStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeploymentStrategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.rolling_update.is_some())
+            + usize::from(self.type_.is_some());
+        let mut state = serializer.serialize_struct("DeploymentStrategy", len)?;
+        if let Some(value) = &self.rolling_update {
+            state.serialize_field("rollingUpdate", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

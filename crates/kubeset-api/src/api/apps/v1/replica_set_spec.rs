@@ -2,18 +2,74 @@
 // Source: definition `io.k8s.api.apps.v1.ReplicaSetSpec` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// ReplicaSetSpec is the specification of a ReplicaSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+impl crate::serde_util::DeStruct for ReplicaSetSpec {
+    const NAME: &'static str = "ReplicaSetSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "replicas",
+        "selector",
+        "template",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "replicas" => 1,
+            "selector" => 2,
+            "template" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = map.next_value()?,
+            1 => self.replicas = map.next_value()?,
+            2 => self.selector = crate::serde_util::required(map)?,
+            3 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ReplicaSetSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ReplicaSetSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.min_ready_seconds.is_some())
+            + usize::from(self.replicas.is_some())
+            + usize::from(self.template.is_some());
+        let mut state = serializer.serialize_struct("ReplicaSetSpec", len)?;
+        if let Some(value) = &self.min_ready_seconds {
+            state.serialize_field("minReadySeconds", value)?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        state.serialize_field("selector", &self.selector)?;
+        if let Some(value) = &self.template {
+            state.serialize_field("template", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,29 +2,103 @@
 // Source: definition `io.k8s.api.apps.v1.ReplicaSetStatus` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// ReplicaSetStatus represents the current status of a ReplicaSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetStatus {
     /// The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.
-    #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
     /// Represents the latest available observations of a replica set's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::apps::v1::ReplicaSetCondition>>,
     /// The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset.
-    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "Option::is_none")]
     pub fully_labeled_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed ReplicaSet.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
     /// Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub replicas: i32,
     /// The number of terminating pods for this replica set. Terminating pods have a non-null .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
-    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ReplicaSetStatus {
+    const NAME: &'static str = "ReplicaSetStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "availableReplicas",
+        "conditions",
+        "fullyLabeledReplicas",
+        "observedGeneration",
+        "readyReplicas",
+        "replicas",
+        "terminatingReplicas",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "conditions" => 1,
+            "fullyLabeledReplicas" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            "terminatingReplicas" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.available_replicas = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.fully_labeled_replicas = map.next_value()?,
+            3 => self.observed_generation = map.next_value()?,
+            4 => self.ready_replicas = map.next_value()?,
+            5 => self.replicas = crate::serde_util::required(map)?,
+            6 => self.terminating_replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ReplicaSetStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ReplicaSetStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.available_replicas.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.fully_labeled_replicas.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.ready_replicas.is_some())
+            + usize::from(self.terminating_replicas.is_some());
+        let mut state = serializer.serialize_struct("ReplicaSetStatus", len)?;
+        if let Some(value) = &self.available_replicas {
+            state.serialize_field("availableReplicas", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.fully_labeled_replicas {
+            state.serialize_field("fullyLabeledReplicas", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.ready_replicas {
+            state.serialize_field("readyReplicas", value)?;
+        }
+        state.serialize_field("replicas", &self.replicas)?;
+        if let Some(value) = &self.terminating_replicas {
+            state.serialize_field("terminatingReplicas", value)?;
+        }
+        state.end()
+    }
 }

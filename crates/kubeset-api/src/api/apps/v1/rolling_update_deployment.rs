@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.apps.v1.RollingUpdateDeployment` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// Spec to control the desired behavior of rolling update.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.
-    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
+}
+impl crate::serde_util::DeStruct for RollingUpdateDeployment {
+    const NAME: &'static str = "RollingUpdateDeployment";
+    const FIELDS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxSurge" => 0,
+            "maxUnavailable" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_surge = map.next_value()?,
+            1 => self.max_unavailable = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RollingUpdateDeployment {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for RollingUpdateDeployment {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.max_surge.is_some())
+            + usize::from(self.max_unavailable.is_some());
+        let mut state = serializer.serialize_struct("RollingUpdateDeployment", len)?;
+        if let Some(value) = &self.max_surge {
+            state.serialize_field("maxSurge", value)?;
+        }
+        if let Some(value) = &self.max_unavailable {
+            state.serialize_field("maxUnavailable", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,57 @@
 // Source: definition `io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateStatefulSetStrategy {
     /// The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is beta-level and is enabled by default. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable. This setting might not be effective for the OrderedReady podManagementPolicy. That policy ensures pods are created and become ready one at a time.
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// Partition indicates the ordinal at which the StatefulSet should be partitioned for updates. During a rolling update, all pods from ordinal Replicas-1 to Partition are updated. All pods from ordinal Partition-1 to 0 remain untouched. This is helpful in being able to do a canary based deployment. The default value is 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
+}
+impl crate::serde_util::DeStruct for RollingUpdateStatefulSetStrategy {
+    const NAME: &'static str = "RollingUpdateStatefulSetStrategy";
+    const FIELDS: &'static [&'static str] = &["maxUnavailable", "partition"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxUnavailable" => 0,
+            "partition" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_unavailable = map.next_value()?,
+            1 => self.partition = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RollingUpdateStatefulSetStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for RollingUpdateStatefulSetStrategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.max_unavailable.is_some())
+            + usize::from(self.partition.is_some());
+        let mut state = serializer
+            .serialize_struct("RollingUpdateStatefulSetStrategy", len)?;
+        if let Some(value) = &self.max_unavailable {
+            state.serialize_field("maxUnavailable", value)?;
+        }
+        if let Some(value) = &self.partition {
+            state.serialize_field("partition", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,50 @@
 // Source: definition `io.k8s.api.apps.v1.StatefulSetOrdinals` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetOrdinals {
     /// start is the number representing the first replica's index. It may be used to number replicas from an alternate index (eg: 1-indexed) over the default 0-indexed names, or to orchestrate progressive movement of replicas from one StatefulSet to another. If set, replica indices will be in the range:
     ///   [.spec.ordinals.start, .spec.ordinals.start + .spec.replicas).
     /// If unset, defaults to 0. Replica indices will be in the range:
     ///   [0, .spec.replicas).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<i32>,
+}
+impl crate::serde_util::DeStruct for StatefulSetOrdinals {
+    const NAME: &'static str = "StatefulSetOrdinals";
+    const FIELDS: &'static [&'static str] = &["start"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "start" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.start = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatefulSetOrdinals {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatefulSetOrdinals {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.start.is_some());
+        let mut state = serializer.serialize_struct("StatefulSetOrdinals", len)?;
+        if let Some(value) = &self.start {
+            state.serialize_field("start", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,57 @@
 // Source: definition `io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
     /// WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted. The default policy of `Retain` causes PVCs to not be affected by StatefulSet deletion. The `Delete` policy causes those PVCs to be deleted.
-    #[serde(rename = "whenDeleted", skip_serializing_if = "Option::is_none")]
     pub when_deleted: Option<String>,
     /// WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down. The default policy of `Retain` causes PVCs to not be affected by a scaledown. The `Delete` policy causes the associated PVCs for any excess pods above the replica count to be deleted.
-    #[serde(rename = "whenScaled", skip_serializing_if = "Option::is_none")]
     pub when_scaled: Option<String>,
+}
+impl crate::serde_util::DeStruct for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
+    const FIELDS: &'static [&'static str] = &["whenDeleted", "whenScaled"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "whenDeleted" => 0,
+            "whenScaled" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.when_deleted = map.next_value()?,
+            1 => self.when_scaled = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.when_deleted.is_some())
+            + usize::from(self.when_scaled.is_some());
+        let mut state = serializer
+            .serialize_struct("StatefulSetPersistentVolumeClaimRetentionPolicy", len)?;
+        if let Some(value) = &self.when_deleted {
+            state.serialize_field("whenDeleted", value)?;
+        }
+        if let Some(value) = &self.when_scaled {
+            state.serialize_field("whenScaled", value)?;
+        }
+        state.end()
+    }
 }

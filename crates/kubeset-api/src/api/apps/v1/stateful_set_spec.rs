@@ -2,44 +2,136 @@
 // Source: definition `io.k8s.api.apps.v1.StatefulSetSpec` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// A StatefulSetSpec is the specification of a StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a "0" index to the first replica and increments the index by one for each additional replica requested.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ordinals: Option<crate::api::apps::v1::StatefulSetOrdinals>,
     /// persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.
-    #[serde(
-        rename = "persistentVolumeClaimRetentionPolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub persistent_volume_claim_retention_policy: Option<
         crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy,
     >,
     /// podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.
-    #[serde(rename = "podManagementPolicy", skip_serializing_if = "Option::is_none")]
     pub pod_management_policy: Option<String>,
     /// replicas is the desired number of replicas of the given Template. These are replicas in the sense that they are instantiations of the same Template, but individual replicas also have a consistent identity. If unspecified, defaults to 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The revision history consists of all revisions not represented by a currently applied StatefulSetSpec version. The default value is 10.
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where "pod-specific-string" is managed by the StatefulSet controller.
-    #[serde(rename = "serviceName", skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named "web" with index number "3" would be named "web-3". The only allowed template.spec.restartPolicy value is "Always".
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.
-    #[serde(rename = "updateStrategy", skip_serializing_if = "Option::is_none")]
     pub update_strategy: Option<crate::api::apps::v1::StatefulSetUpdateStrategy>,
     /// volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.
-    #[serde(rename = "volumeClaimTemplates", skip_serializing_if = "Option::is_none")]
     pub volume_claim_templates: Option<Vec<crate::api::core::v1::PersistentVolumeClaim>>,
+}
+impl crate::serde_util::DeStruct for StatefulSetSpec {
+    const NAME: &'static str = "StatefulSetSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "ordinals",
+        "persistentVolumeClaimRetentionPolicy",
+        "podManagementPolicy",
+        "replicas",
+        "revisionHistoryLimit",
+        "selector",
+        "serviceName",
+        "template",
+        "updateStrategy",
+        "volumeClaimTemplates",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "ordinals" => 1,
+            "persistentVolumeClaimRetentionPolicy" => 2,
+            "podManagementPolicy" => 3,
+            "replicas" => 4,
+            "revisionHistoryLimit" => 5,
+            "selector" => 6,
+            "serviceName" => 7,
+            "template" => 8,
+            "updateStrategy" => 9,
+            "volumeClaimTemplates" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = map.next_value()?,
+            1 => self.ordinals = map.next_value()?,
+            2 => self.persistent_volume_claim_retention_policy = map.next_value()?,
+            3 => self.pod_management_policy = map.next_value()?,
+            4 => self.replicas = map.next_value()?,
+            5 => self.revision_history_limit = map.next_value()?,
+            6 => self.selector = crate::serde_util::required(map)?,
+            7 => self.service_name = map.next_value()?,
+            8 => self.template = crate::serde_util::required(map)?,
+            9 => self.update_strategy = map.next_value()?,
+            10 => self.volume_claim_templates = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatefulSetSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatefulSetSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.min_ready_seconds.is_some())
+            + usize::from(self.ordinals.is_some())
+            + usize::from(self.persistent_volume_claim_retention_policy.is_some())
+            + usize::from(self.pod_management_policy.is_some())
+            + usize::from(self.replicas.is_some())
+            + usize::from(self.revision_history_limit.is_some())
+            + usize::from(self.service_name.is_some())
+            + usize::from(self.update_strategy.is_some())
+            + usize::from(self.volume_claim_templates.is_some());
+        let mut state = serializer.serialize_struct("StatefulSetSpec", len)?;
+        if let Some(value) = &self.min_ready_seconds {
+            state.serialize_field("minReadySeconds", value)?;
+        }
+        if let Some(value) = &self.ordinals {
+            state.serialize_field("ordinals", value)?;
+        }
+        if let Some(value) = &self.persistent_volume_claim_retention_policy {
+            state.serialize_field("persistentVolumeClaimRetentionPolicy", value)?;
+        }
+        if let Some(value) = &self.pod_management_policy {
+            state.serialize_field("podManagementPolicy", value)?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        if let Some(value) = &self.revision_history_limit {
+            state.serialize_field("revisionHistoryLimit", value)?;
+        }
+        state.serialize_field("selector", &self.selector)?;
+        if let Some(value) = &self.service_name {
+            state.serialize_field("serviceName", value)?;
+        }
+        state.serialize_field("template", &self.template)?;
+        if let Some(value) = &self.update_strategy {
+            state.serialize_field("updateStrategy", value)?;
+        }
+        if let Some(value) = &self.volume_claim_templates {
+            state.serialize_field("volumeClaimTemplates", value)?;
+        }
+        state.end()
+    }
 }

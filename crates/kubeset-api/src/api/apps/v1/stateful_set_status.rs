@@ -2,36 +2,128 @@
 // Source: definition `io.k8s.api.apps.v1.StatefulSetStatus` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// StatefulSetStatus represents the current state of a StatefulSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetStatus {
     /// Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.
-    #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
     /// collisionCount is the count of hash collisions for the StatefulSet. The StatefulSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision.
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// Represents the latest available observations of a statefulset's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::apps::v1::StatefulSetCondition>>,
     /// currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision.
-    #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]
     pub current_replicas: Option<i32>,
     /// currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [0,currentReplicas).
-    #[serde(rename = "currentRevision", skip_serializing_if = "Option::is_none")]
     pub current_revision: Option<String>,
     /// observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the StatefulSet's generation, which is updated on mutation by the API Server.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// readyReplicas is the number of pods created for this StatefulSet with a Ready Condition.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
     /// replicas is the number of Pods created by the StatefulSet controller.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub replicas: i32,
     /// updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [replicas-updatedReplicas,replicas)
-    #[serde(rename = "updateRevision", skip_serializing_if = "Option::is_none")]
     pub update_revision: Option<String>,
     /// updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.
-    #[serde(rename = "updatedReplicas", skip_serializing_if = "Option::is_none")]
     pub updated_replicas: Option<i32>,
+}
+impl crate::serde_util::DeStruct for StatefulSetStatus {
+    const NAME: &'static str = "StatefulSetStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "availableReplicas",
+        "collisionCount",
+        "conditions",
+        "currentReplicas",
+        "currentRevision",
+        "observedGeneration",
+        "readyReplicas",
+        "replicas",
+        "updateRevision",
+        "updatedReplicas",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "collisionCount" => 1,
+            "conditions" => 2,
+            "currentReplicas" => 3,
+            "currentRevision" => 4,
+            "observedGeneration" => 5,
+            "readyReplicas" => 6,
+            "replicas" => 7,
+            "updateRevision" => 8,
+            "updatedReplicas" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.available_replicas = map.next_value()?,
+            1 => self.collision_count = map.next_value()?,
+            2 => self.conditions = map.next_value()?,
+            3 => self.current_replicas = map.next_value()?,
+            4 => self.current_revision = map.next_value()?,
+            5 => self.observed_generation = map.next_value()?,
+            6 => self.ready_replicas = map.next_value()?,
+            7 => self.replicas = crate::serde_util::required(map)?,
+            8 => self.update_revision = map.next_value()?,
+            9 => self.updated_replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatefulSetStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatefulSetStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.available_replicas.is_some())
+            + usize::from(self.collision_count.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.current_replicas.is_some())
+            + usize::from(self.current_revision.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.ready_replicas.is_some())
+            + usize::from(self.update_revision.is_some())
+            + usize::from(self.updated_replicas.is_some());
+        let mut state = serializer.serialize_struct("StatefulSetStatus", len)?;
+        if let Some(value) = &self.available_replicas {
+            state.serialize_field("availableReplicas", value)?;
+        }
+        if let Some(value) = &self.collision_count {
+            state.serialize_field("collisionCount", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.current_replicas {
+            state.serialize_field("currentReplicas", value)?;
+        }
+        if let Some(value) = &self.current_revision {
+            state.serialize_field("currentRevision", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.ready_replicas {
+            state.serialize_field("readyReplicas", value)?;
+        }
+        state.serialize_field("replicas", &self.replicas)?;
+        if let Some(value) = &self.update_revision {
+            state.serialize_field("updateRevision", value)?;
+        }
+        if let Some(value) = &self.updated_replicas {
+            state.serialize_field("updatedReplicas", value)?;
+        }
+        state.end()
+    }
 }

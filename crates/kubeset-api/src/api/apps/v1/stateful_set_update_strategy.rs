@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.apps.v1.StatefulSetUpdateStrategy` of kubernetes/v1.35/openapi-v3/apis/apps/v1.json.
 
 /// StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetUpdateStrategy {
     /// RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1::RollingUpdateStatefulSetStrategy>,
     /// Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for StatefulSetUpdateStrategy {
+    const NAME: &'static str = "StatefulSetUpdateStrategy";
+    const FIELDS: &'static [&'static str] = &["rollingUpdate", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rollingUpdate" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.rolling_update = map.next_value()?,
+            1 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatefulSetUpdateStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatefulSetUpdateStrategy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.rolling_update.is_some())
+            + usize::from(self.type_.is_some());
+        let mut state = serializer.serialize_struct("StatefulSetUpdateStrategy", len)?;
+        if let Some(value) = &self.rolling_update {
+            state.serialize_field("rollingUpdate", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,71 @@
 // Source: definition `io.k8s.api.authentication.v1.BoundObjectReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// BoundObjectReference is a reference to an object that a token is bound to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoundObjectReference {
     /// API version of the referent.
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Kind of the referent. Valid kinds are 'Pod' and 'Secret'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Name of the referent.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// UID of the referent.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for BoundObjectReference {
+    const NAME: &'static str = "BoundObjectReference";
+    const FIELDS: &'static [&'static str] = &["apiVersion", "kind", "name", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            "name" => 2,
+            "uid" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.kind = map.next_value()?,
+            2 => self.name = map.next_value()?,
+            3 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for BoundObjectReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for BoundObjectReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_version.is_some())
+            + usize::from(self.kind.is_some()) + usize::from(self.name.is_some())
+            + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("BoundObjectReference", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.authentication.v1.SelfSubjectReview` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "authentication.k8s.io",
@@ -13,10 +13,40 @@
 )]
 pub struct SelfSubjectReview {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Status is filled in by the server with the user attributes.
     pub status: Option<crate::api::authentication::v1::SelfSubjectReviewStatus>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectReview {
+    const NAME: &'static str = "SelfSubjectReview";
+    const FIELDS: &'static [&'static str] = &["metadata", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "status" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectReview {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for SelfSubjectReview {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -25,11 +55,9 @@ impl serde::Serialize for SelfSubjectReview {
         let mut state = serializer.serialize_struct("SelfSubjectReview", len)?;
         state.serialize_field("apiVersion", "authentication.k8s.io/v1")?;
         state.serialize_field("kind", "SelfSubjectReview")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

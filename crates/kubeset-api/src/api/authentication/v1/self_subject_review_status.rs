@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.authentication.v1.SelfSubjectReviewStatus` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReviewStatus {
     /// User attributes of the user making this request.
-    #[serde(rename = "userInfo", skip_serializing_if = "Option::is_none")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectReviewStatus {
+    const NAME: &'static str = "SelfSubjectReviewStatus";
+    const FIELDS: &'static [&'static str] = &["userInfo"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "userInfo" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.user_info = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectReviewStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SelfSubjectReviewStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.user_info.is_some());
+        let mut state = serializer.serialize_struct("SelfSubjectReviewStatus", len)?;
+        if let Some(value) = &self.user_info {
+            state.serialize_field("userInfo", value)?;
+        }
+        state.end()
+    }
 }

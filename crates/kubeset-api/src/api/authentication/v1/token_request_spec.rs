@@ -2,15 +2,65 @@
 // Source: definition `io.k8s.api.authentication.v1.TokenRequestSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// TokenRequestSpec contains client provided parameters of a token request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestSpec {
     /// Audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub audiences: Vec<String>,
     /// BoundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
-    #[serde(rename = "boundObjectRef", skip_serializing_if = "Option::is_none")]
     pub bound_object_ref: Option<crate::api::authentication::v1::BoundObjectReference>,
     /// ExpirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
+}
+impl crate::serde_util::DeStruct for TokenRequestSpec {
+    const NAME: &'static str = "TokenRequestSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "audiences",
+        "boundObjectRef",
+        "expirationSeconds",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "boundObjectRef" => 1,
+            "expirationSeconds" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audiences = crate::serde_util::required(map)?,
+            1 => self.bound_object_ref = map.next_value()?,
+            2 => self.expiration_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TokenRequestSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TokenRequestSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.bound_object_ref.is_some())
+            + usize::from(self.expiration_seconds.is_some());
+        let mut state = serializer.serialize_struct("TokenRequestSpec", len)?;
+        state.serialize_field("audiences", &self.audiences)?;
+        if let Some(value) = &self.bound_object_ref {
+            state.serialize_field("boundObjectRef", value)?;
+        }
+        if let Some(value) = &self.expiration_seconds {
+            state.serialize_field("expirationSeconds", value)?;
+        }
+        state.end()
+    }
 }

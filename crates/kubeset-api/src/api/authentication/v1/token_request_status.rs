@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.authentication.v1.TokenRequestStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// TokenRequestStatus is the result of a token request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestStatus {
     /// ExpirationTimestamp is the time of expiration of the returned token.
-    #[serde(
-        rename = "expirationTimestamp",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub expiration_timestamp: crate::apimachinery::pkg::apis::meta::v1::Time,
     /// Token is the opaque bearer token.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub token: String,
+}
+impl crate::serde_util::DeStruct for TokenRequestStatus {
+    const NAME: &'static str = "TokenRequestStatus";
+    const FIELDS: &'static [&'static str] = &["expirationTimestamp", "token"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expirationTimestamp" => 0,
+            "token" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.expiration_timestamp = crate::serde_util::required(map)?,
+            1 => self.token = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TokenRequestStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TokenRequestStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("TokenRequestStatus", len)?;
+        state.serialize_field("expirationTimestamp", &self.expiration_timestamp)?;
+        state.serialize_field("token", &self.token)?;
+        state.end()
+    }
 }

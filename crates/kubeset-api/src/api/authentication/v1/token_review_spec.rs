@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.authentication.v1.TokenReviewSpec` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// TokenReviewSpec is a description of the token authentication request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewSpec {
     /// Audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
     /// Token is the opaque bearer token.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+}
+impl crate::serde_util::DeStruct for TokenReviewSpec {
+    const NAME: &'static str = "TokenReviewSpec";
+    const FIELDS: &'static [&'static str] = &["audiences", "token"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "token" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audiences = map.next_value()?,
+            1 => self.token = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TokenReviewSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TokenReviewSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.audiences.is_some())
+            + usize::from(self.token.is_some());
+        let mut state = serializer.serialize_struct("TokenReviewSpec", len)?;
+        if let Some(value) = &self.audiences {
+            state.serialize_field("audiences", value)?;
+        }
+        if let Some(value) = &self.token {
+            state.serialize_field("token", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,76 @@
 // Source: definition `io.k8s.api.authentication.v1.TokenReviewStatus` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// TokenReviewStatus is the result of the token authentication request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewStatus {
     /// Audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is "true", the token is valid against the audience of the Kubernetes API server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
     /// Authenticated indicates that the token was associated with a known user.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub authenticated: Option<bool>,
     /// Error indicates that the token couldn't be checked
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// User is the UserInfo associated with the provided token.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::authentication::v1::UserInfo>,
+}
+impl crate::serde_util::DeStruct for TokenReviewStatus {
+    const NAME: &'static str = "TokenReviewStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "audiences",
+        "authenticated",
+        "error",
+        "user",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audiences" => 0,
+            "authenticated" => 1,
+            "error" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audiences = map.next_value()?,
+            1 => self.authenticated = map.next_value()?,
+            2 => self.error = map.next_value()?,
+            3 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TokenReviewStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TokenReviewStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.audiences.is_some())
+            + usize::from(self.authenticated.is_some())
+            + usize::from(self.error.is_some()) + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("TokenReviewStatus", len)?;
+        if let Some(value) = &self.audiences {
+            state.serialize_field("audiences", value)?;
+        }
+        if let Some(value) = &self.authenticated {
+            state.serialize_field("authenticated", value)?;
+        }
+        if let Some(value) = &self.error {
+            state.serialize_field("error", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

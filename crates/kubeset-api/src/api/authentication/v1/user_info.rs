@@ -2,18 +2,70 @@
 // Source: definition `io.k8s.api.authentication.v1.UserInfo` of kubernetes/v1.35/openapi-v3/apis/authentication.k8s.io/v1.json.
 
 /// UserInfo holds the information about the user needed to implement the user.Info interface.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UserInfo {
     /// Any additional information provided by the authenticator.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
     /// The names of groups this user is a part of.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
     /// A unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// The name that uniquely identifies this user among all active users.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
+}
+impl crate::serde_util::DeStruct for UserInfo {
+    const NAME: &'static str = "UserInfo";
+    const FIELDS: &'static [&'static str] = &["extra", "groups", "uid", "username"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "extra" => 0,
+            "groups" => 1,
+            "uid" => 2,
+            "username" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.extra = map.next_value()?,
+            1 => self.groups = map.next_value()?,
+            2 => self.uid = map.next_value()?,
+            3 => self.username = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for UserInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for UserInfo {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.extra.is_some()) + usize::from(self.groups.is_some())
+            + usize::from(self.uid.is_some()) + usize::from(self.username.is_some());
+        let mut state = serializer.serialize_struct("UserInfo", len)?;
+        if let Some(value) = &self.extra {
+            state.serialize_field("extra", value)?;
+        }
+        if let Some(value) = &self.groups {
+            state.serialize_field("groups", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        if let Some(value) = &self.username {
+            state.serialize_field("username", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,14 +2,58 @@
 // Source: definition `io.k8s.api.authorization.v1.FieldSelectorAttributes` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldSelectorAttributes {
     /// rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.
-    #[serde(rename = "rawSelector", skip_serializing_if = "Option::is_none")]
     pub raw_selector: Option<String>,
     /// requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement>,
     >,
+}
+impl crate::serde_util::DeStruct for FieldSelectorAttributes {
+    const NAME: &'static str = "FieldSelectorAttributes";
+    const FIELDS: &'static [&'static str] = &["rawSelector", "requirements"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rawSelector" => 0,
+            "requirements" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.raw_selector = map.next_value()?,
+            1 => self.requirements = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FieldSelectorAttributes {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FieldSelectorAttributes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.raw_selector.is_some())
+            + usize::from(self.requirements.is_some());
+        let mut state = serializer.serialize_struct("FieldSelectorAttributes", len)?;
+        if let Some(value) = &self.raw_selector {
+            state.serialize_field("rawSelector", value)?;
+        }
+        if let Some(value) = &self.requirements {
+            state.serialize_field("requirements", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.authorization.v1.NonResourceAttributes` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceAttributes {
     /// Path is the URL path of the request
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Verb is the standard HTTP verb
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verb: Option<String>,
+}
+impl crate::serde_util::DeStruct for NonResourceAttributes {
+    const NAME: &'static str = "NonResourceAttributes";
+    const FIELDS: &'static [&'static str] = &["path", "verb"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "path" => 0,
+            "verb" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value()?,
+            1 => self.verb = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NonResourceAttributes {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NonResourceAttributes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.path.is_some()) + usize::from(self.verb.is_some());
+        let mut state = serializer.serialize_struct("NonResourceAttributes", len)?;
+        if let Some(value) = &self.path {
+            state.serialize_field("path", value)?;
+        }
+        if let Some(value) = &self.verb {
+            state.serialize_field("verb", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.authorization.v1.NonResourceRule` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// NonResourceRule holds information that describes a rule for the non-resource
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceRule {
     /// NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  "*" means all.
-    #[serde(rename = "nonResourceURLs", skip_serializing_if = "Option::is_none")]
     pub non_resource_urls: Option<Vec<String>>,
     /// Verb is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "*" means all.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
+}
+impl crate::serde_util::DeStruct for NonResourceRule {
+    const NAME: &'static str = "NonResourceRule";
+    const FIELDS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceURLs" => 0,
+            "verbs" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.non_resource_urls = map.next_value()?,
+            1 => self.verbs = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NonResourceRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NonResourceRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.non_resource_urls.is_some());
+        let mut state = serializer.serialize_struct("NonResourceRule", len)?;
+        if let Some(value) = &self.non_resource_urls {
+            state.serialize_field("nonResourceURLs", value)?;
+        }
+        state.serialize_field("verbs", &self.verbs)?;
+        state.end()
+    }
 }

@@ -2,33 +2,120 @@
 // Source: definition `io.k8s.api.authorization.v1.ResourceAttributes` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceAttributes {
     /// fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.
-    #[serde(rename = "fieldSelector", skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<crate::api::authorization::v1::FieldSelectorAttributes>,
     /// Group is the API Group of the Resource.  "*" means all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::api::authorization::v1::LabelSelectorAttributes>,
     /// Name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces "" (empty) is defaulted for LocalSubjectAccessReviews "" (empty) is empty for cluster-scoped resources "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Resource is one of the existing resource types.  "*" means all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
     /// Subresource is one of the existing resource types.  "" means none.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresource: Option<String>,
     /// Verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  "*" means all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verb: Option<String>,
     /// Version is the API Version of the Resource.  "*" means all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+}
+impl crate::serde_util::DeStruct for ResourceAttributes {
+    const NAME: &'static str = "ResourceAttributes";
+    const FIELDS: &'static [&'static str] = &[
+        "fieldSelector",
+        "group",
+        "labelSelector",
+        "name",
+        "namespace",
+        "resource",
+        "subresource",
+        "verb",
+        "version",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldSelector" => 0,
+            "group" => 1,
+            "labelSelector" => 2,
+            "name" => 3,
+            "namespace" => 4,
+            "resource" => 5,
+            "subresource" => 6,
+            "verb" => 7,
+            "version" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.field_selector = map.next_value()?,
+            1 => self.group = map.next_value()?,
+            2 => self.label_selector = map.next_value()?,
+            3 => self.name = map.next_value()?,
+            4 => self.namespace = map.next_value()?,
+            5 => self.resource = map.next_value()?,
+            6 => self.subresource = map.next_value()?,
+            7 => self.verb = map.next_value()?,
+            8 => self.version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceAttributes {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceAttributes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.field_selector.is_some())
+            + usize::from(self.group.is_some())
+            + usize::from(self.label_selector.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.namespace.is_some())
+            + usize::from(self.resource.is_some())
+            + usize::from(self.subresource.is_some()) + usize::from(self.verb.is_some())
+            + usize::from(self.version.is_some());
+        let mut state = serializer.serialize_struct("ResourceAttributes", len)?;
+        if let Some(value) = &self.field_selector {
+            state.serialize_field("fieldSelector", value)?;
+        }
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        if let Some(value) = &self.label_selector {
+            state.serialize_field("labelSelector", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.resource {
+            state.serialize_field("resource", value)?;
+        }
+        if let Some(value) = &self.subresource {
+            state.serialize_field("subresource", value)?;
+        }
+        if let Some(value) = &self.verb {
+            state.serialize_field("verb", value)?;
+        }
+        if let Some(value) = &self.version {
+            state.serialize_field("version", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,75 @@
 // Source: definition `io.k8s.api.authorization.v1.ResourceRule` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceRule {
     /// APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  "*" means all.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
     pub api_groups: Option<Vec<String>>,
     /// ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "*" means all.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
     pub resource_names: Option<Vec<String>>,
     /// Resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.
     ///  "*/foo" represents the subresource 'foo' for all resources in the specified apiGroups.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<String>>,
     /// Verb is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "*" means all.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
+}
+impl crate::serde_util::DeStruct for ResourceRule {
+    const NAME: &'static str = "ResourceRule";
+    const FIELDS: &'static [&'static str] = &[
+        "apiGroups",
+        "resourceNames",
+        "resources",
+        "verbs",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "resourceNames" => 1,
+            "resources" => 2,
+            "verbs" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_groups = map.next_value()?,
+            1 => self.resource_names = map.next_value()?,
+            2 => self.resources = map.next_value()?,
+            3 => self.verbs = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.api_groups.is_some())
+            + usize::from(self.resource_names.is_some())
+            + usize::from(self.resources.is_some());
+        let mut state = serializer.serialize_struct("ResourceRule", len)?;
+        if let Some(value) = &self.api_groups {
+            state.serialize_field("apiGroups", value)?;
+        }
+        if let Some(value) = &self.resource_names {
+            state.serialize_field("resourceNames", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        state.serialize_field("verbs", &self.verbs)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectAccessReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means "in all namespaces".  Self is a special case, because users should always be able to check whether they can perform an action
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "authorization.k8s.io",
@@ -13,13 +13,44 @@
 )]
 pub struct SelfSubjectAccessReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec holds information about the request being evaluated.  user and groups must be empty
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectAccessReview {
+    const NAME: &'static str = "SelfSubjectAccessReview";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectAccessReview {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for SelfSubjectAccessReview {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,13 +59,10 @@ impl serde::Serialize for SelfSubjectAccessReview {
         let mut state = serializer.serialize_struct("SelfSubjectAccessReview", len)?;
         state.serialize_field("apiVersion", "authorization.k8s.io/v1")?;
         state.serialize_field("kind", "SelfSubjectAccessReview")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,14 +2,61 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReviewSpec {
     /// NonResourceAttributes describes information for a non-resource access request
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<
         crate::api::authorization::v1::NonResourceAttributes,
     >,
     /// ResourceAuthorizationAttributes describes information for a resource access request
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectAccessReviewSpec {
+    const NAME: &'static str = "SelfSubjectAccessReviewSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "nonResourceAttributes",
+        "resourceAttributes",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceAttributes" => 0,
+            "resourceAttributes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.non_resource_attributes = map.next_value()?,
+            1 => self.resource_attributes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectAccessReviewSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SelfSubjectAccessReviewSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.non_resource_attributes.is_some())
+            + usize::from(self.resource_attributes.is_some());
+        let mut state = serializer.serialize_struct("SelfSubjectAccessReviewSpec", len)?;
+        if let Some(value) = &self.non_resource_attributes {
+            state.serialize_field("nonResourceAttributes", value)?;
+        }
+        if let Some(value) = &self.resource_attributes {
+            state.serialize_field("resourceAttributes", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectRulesReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "authorization.k8s.io",
@@ -13,13 +13,44 @@
 )]
 pub struct SelfSubjectRulesReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec holds information about the request being evaluated.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::authorization::v1::SelfSubjectRulesReviewSpec,
     /// Status is filled in by the server and indicates the set of actions a user can perform.
     pub status: Option<crate::api::authorization::v1::SubjectRulesReviewStatus>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectRulesReview {
+    const NAME: &'static str = "SelfSubjectRulesReview";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectRulesReview {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for SelfSubjectRulesReview {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,13 +59,10 @@ impl serde::Serialize for SelfSubjectRulesReview {
         let mut state = serializer.serialize_struct("SelfSubjectRulesReview", len)?;
         state.serialize_field("apiVersion", "authorization.k8s.io/v1")?;
         state.serialize_field("kind", "SelfSubjectRulesReview")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReviewSpec {
     /// Namespace to evaluate rules for. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+impl crate::serde_util::DeStruct for SelfSubjectRulesReviewSpec {
+    const NAME: &'static str = "SelfSubjectRulesReviewSpec";
+    const FIELDS: &'static [&'static str] = &["namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "namespace" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.namespace = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SelfSubjectRulesReviewSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SelfSubjectRulesReviewSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.namespace.is_some());
+        let mut state = serializer.serialize_struct("SelfSubjectRulesReviewSpec", len)?;
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.authorization.v1.SubjectAccessReview` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "authorization.k8s.io",
@@ -13,13 +13,44 @@
 )]
 pub struct SubjectAccessReview {
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec holds information about the request being evaluated
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+impl crate::serde_util::DeStruct for SubjectAccessReview {
+    const NAME: &'static str = "SubjectAccessReview";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SubjectAccessReview {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for SubjectAccessReview {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,13 +59,10 @@ impl serde::Serialize for SubjectAccessReview {
         let mut state = serializer.serialize_struct("SubjectAccessReview", len)?;
         state.serialize_field("apiVersion", "authorization.k8s.io/v1")?;
         state.serialize_field("kind", "SubjectAccessReview")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

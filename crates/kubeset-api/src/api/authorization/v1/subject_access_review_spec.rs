@@ -2,26 +2,95 @@
 // Source: definition `io.k8s.api.authorization.v1.SubjectAccessReviewSpec` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewSpec {
     /// Extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
     /// Groups is the groups you're testing for.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
     /// NonResourceAttributes describes information for a non-resource access request
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<
         crate::api::authorization::v1::NonResourceAttributes,
     >,
     /// ResourceAuthorizationAttributes describes information for a resource access request
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
     /// UID information about the requesting user.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// User is the user you're testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+}
+impl crate::serde_util::DeStruct for SubjectAccessReviewSpec {
+    const NAME: &'static str = "SubjectAccessReviewSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "extra",
+        "groups",
+        "nonResourceAttributes",
+        "resourceAttributes",
+        "uid",
+        "user",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "extra" => 0,
+            "groups" => 1,
+            "nonResourceAttributes" => 2,
+            "resourceAttributes" => 3,
+            "uid" => 4,
+            "user" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.extra = map.next_value()?,
+            1 => self.groups = map.next_value()?,
+            2 => self.non_resource_attributes = map.next_value()?,
+            3 => self.resource_attributes = map.next_value()?,
+            4 => self.uid = map.next_value()?,
+            5 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SubjectAccessReviewSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SubjectAccessReviewSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.extra.is_some()) + usize::from(self.groups.is_some())
+            + usize::from(self.non_resource_attributes.is_some())
+            + usize::from(self.resource_attributes.is_some())
+            + usize::from(self.uid.is_some()) + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("SubjectAccessReviewSpec", len)?;
+        if let Some(value) = &self.extra {
+            state.serialize_field("extra", value)?;
+        }
+        if let Some(value) = &self.groups {
+            state.serialize_field("groups", value)?;
+        }
+        if let Some(value) = &self.non_resource_attributes {
+            state.serialize_field("nonResourceAttributes", value)?;
+        }
+        if let Some(value) = &self.resource_attributes {
+            state.serialize_field("resourceAttributes", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,74 @@
 // Source: definition `io.k8s.api.authorization.v1.SubjectAccessReviewStatus` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SubjectAccessReviewStatus
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewStatus {
     /// Allowed is required. True if the action would be allowed, false otherwise.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub allowed: bool,
     /// Denied is optional. True if the action would be denied, otherwise false. If both allowed is false and denied is false, then the authorizer has no opinion on whether to authorize the action. Denied may not be true if Allowed is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub denied: Option<bool>,
     /// EvaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.
-    #[serde(rename = "evaluationError", skip_serializing_if = "Option::is_none")]
     pub evaluation_error: Option<String>,
     /// Reason is optional.  It indicates why a request was allowed or denied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl crate::serde_util::DeStruct for SubjectAccessReviewStatus {
+    const NAME: &'static str = "SubjectAccessReviewStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "allowed",
+        "denied",
+        "evaluationError",
+        "reason",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowed" => 0,
+            "denied" => 1,
+            "evaluationError" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allowed = crate::serde_util::required(map)?,
+            1 => self.denied = map.next_value()?,
+            2 => self.evaluation_error = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SubjectAccessReviewStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SubjectAccessReviewStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.denied.is_some())
+            + usize::from(self.evaluation_error.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("SubjectAccessReviewStatus", len)?;
+        state.serialize_field("allowed", &self.allowed)?;
+        if let Some(value) = &self.denied {
+            state.serialize_field("denied", value)?;
+        }
+        if let Some(value) = &self.evaluation_error {
+            state.serialize_field("evaluationError", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,26 +2,68 @@
 // Source: definition `io.k8s.api.authorization.v1.SubjectRulesReviewStatus` of kubernetes/v1.35/openapi-v3/apis/authorization.k8s.io/v1.json.
 
 /// SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation. Because authorization rules are additive, if a rule appears in a list it's safe to assume the subject has that permission, even if that list is incomplete.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectRulesReviewStatus {
     /// EvaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.
-    #[serde(rename = "evaluationError", skip_serializing_if = "Option::is_none")]
     pub evaluation_error: Option<String>,
     /// Incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub incomplete: bool,
     /// NonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(
-        rename = "nonResourceRules",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub non_resource_rules: Vec<crate::api::authorization::v1::NonResourceRule>,
     /// ResourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(
-        rename = "resourceRules",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_rules: Vec<crate::api::authorization::v1::ResourceRule>,
+}
+impl crate::serde_util::DeStruct for SubjectRulesReviewStatus {
+    const NAME: &'static str = "SubjectRulesReviewStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "evaluationError",
+        "incomplete",
+        "nonResourceRules",
+        "resourceRules",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "evaluationError" => 0,
+            "incomplete" => 1,
+            "nonResourceRules" => 2,
+            "resourceRules" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.evaluation_error = map.next_value()?,
+            1 => self.incomplete = crate::serde_util::required(map)?,
+            2 => self.non_resource_rules = crate::serde_util::required(map)?,
+            3 => self.resource_rules = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SubjectRulesReviewStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SubjectRulesReviewStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.evaluation_error.is_some());
+        let mut state = serializer.serialize_struct("SubjectRulesReviewStatus", len)?;
+        if let Some(value) = &self.evaluation_error {
+            state.serialize_field("evaluationError", value)?;
+        }
+        state.serialize_field("incomplete", &self.incomplete)?;
+        state.serialize_field("nonResourceRules", &self.non_resource_rules)?;
+        state.serialize_field("resourceRules", &self.resource_rules)?;
+        state.end()
+    }
 }

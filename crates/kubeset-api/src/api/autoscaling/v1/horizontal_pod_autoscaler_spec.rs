@@ -2,29 +2,71 @@
 // Source: definition `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v1.json.
 
 /// specification of a horizontal pod autoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerSpec {
     /// maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
-    #[serde(
-        rename = "maxReplicas",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub max_replicas: i32,
     /// minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
-    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.
-    #[serde(
-        rename = "scaleTargetRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub scale_target_ref: crate::api::autoscaling::v1::CrossVersionObjectReference,
     /// targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.
-    #[serde(
-        rename = "targetCPUUtilizationPercentage",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub target_cpu_utilization_percentage: Option<i32>,
+}
+impl crate::serde_util::DeStruct for HorizontalPodAutoscalerSpec {
+    const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "maxReplicas",
+        "minReplicas",
+        "scaleTargetRef",
+        "targetCPUUtilizationPercentage",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxReplicas" => 0,
+            "minReplicas" => 1,
+            "scaleTargetRef" => 2,
+            "targetCPUUtilizationPercentage" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_replicas = crate::serde_util::required(map)?,
+            1 => self.min_replicas = map.next_value()?,
+            2 => self.scale_target_ref = crate::serde_util::required(map)?,
+            3 => self.target_cpu_utilization_percentage = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HorizontalPodAutoscalerSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.min_replicas.is_some())
+            + usize::from(self.target_cpu_utilization_percentage.is_some());
+        let mut state = serializer.serialize_struct("HorizontalPodAutoscalerSpec", len)?;
+        state.serialize_field("maxReplicas", &self.max_replicas)?;
+        if let Some(value) = &self.min_replicas {
+            state.serialize_field("minReplicas", value)?;
+        }
+        state.serialize_field("scaleTargetRef", &self.scale_target_ref)?;
+        if let Some(value) = &self.target_cpu_utilization_percentage {
+            state.serialize_field("targetCPUUtilizationPercentage", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,32 +2,81 @@
 // Source: definition `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v1.json.
 
 /// current status of a horizontal pod autoscaler
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerStatus {
     /// currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.
-    #[serde(
-        rename = "currentCPUUtilizationPercentage",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub current_cpu_utilization_percentage: Option<i32>,
     /// currentReplicas is the current number of replicas of pods managed by this autoscaler.
-    #[serde(
-        rename = "currentReplicas",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub current_replicas: i32,
     /// desiredReplicas is the  desired number of replicas of pods managed by this autoscaler.
-    #[serde(
-        rename = "desiredReplicas",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub desired_replicas: i32,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// observedGeneration is the most recent generation observed by this autoscaler.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+}
+impl crate::serde_util::DeStruct for HorizontalPodAutoscalerStatus {
+    const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "currentCPUUtilizationPercentage",
+        "currentReplicas",
+        "desiredReplicas",
+        "lastScaleTime",
+        "observedGeneration",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "currentCPUUtilizationPercentage" => 0,
+            "currentReplicas" => 1,
+            "desiredReplicas" => 2,
+            "lastScaleTime" => 3,
+            "observedGeneration" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.current_cpu_utilization_percentage = map.next_value()?,
+            1 => self.current_replicas = crate::serde_util::required(map)?,
+            2 => self.desired_replicas = crate::serde_util::required(map)?,
+            3 => self.last_scale_time = map.next_value()?,
+            4 => self.observed_generation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HorizontalPodAutoscalerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.current_cpu_utilization_percentage.is_some())
+            + usize::from(self.last_scale_time.is_some())
+            + usize::from(self.observed_generation.is_some());
+        let mut state = serializer
+            .serialize_struct("HorizontalPodAutoscalerStatus", len)?;
+        if let Some(value) = &self.current_cpu_utilization_percentage {
+            state.serialize_field("currentCPUUtilizationPercentage", value)?;
+        }
+        state.serialize_field("currentReplicas", &self.current_replicas)?;
+        state.serialize_field("desiredReplicas", &self.desired_replicas)?;
+        if let Some(value) = &self.last_scale_time {
+            state.serialize_field("lastScaleTime", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,47 @@
 // Source: definition `io.k8s.api.autoscaling.v1.Scale` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Scale represents a scaling request for a resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scale {
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     pub spec: Option<crate::api::autoscaling::v1::ScaleSpec>,
     /// status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     pub status: Option<crate::api::autoscaling::v1::ScaleStatus>,
+}
+impl crate::serde_util::DeStruct for Scale {
+    const NAME: &'static str = "Scale";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Scale {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Scale {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -20,15 +52,12 @@ impl serde::Serialize for Scale {
         let mut state = serializer.serialize_struct("Scale", len)?;
         state.serialize_field("apiVersion", "autoscaling/v1")?;
         state.serialize_field("kind", "Scale")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

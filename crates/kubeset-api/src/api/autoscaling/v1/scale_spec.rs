@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.autoscaling.v1.ScaleSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ScaleSpec describes the attributes of a scale subresource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleSpec {
     /// replicas is the desired number of instances for the scaled object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ScaleSpec {
+    const NAME: &'static str = "ScaleSpec";
+    const FIELDS: &'static [&'static str] = &["replicas"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "replicas" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.replicas = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ScaleSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ScaleSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.replicas.is_some());
+        let mut state = serializer.serialize_struct("ScaleSpec", len)?;
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.autoscaling.v1.ScaleStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ScaleStatus represents the current status of a scale subresource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleStatus {
     /// replicas is the actual number of observed instances of the scaled object.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub replicas: i32,
     /// selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
+}
+impl crate::serde_util::DeStruct for ScaleStatus {
+    const NAME: &'static str = "ScaleStatus";
+    const FIELDS: &'static [&'static str] = &["replicas", "selector"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "replicas" => 0,
+            "selector" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = crate::serde_util::required(map)?,
+            1 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ScaleStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ScaleStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.selector.is_some());
+        let mut state = serializer.serialize_struct("ScaleStatus", len)?;
+        state.serialize_field("replicas", &self.replicas)?;
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        state.end()
+    }
 }

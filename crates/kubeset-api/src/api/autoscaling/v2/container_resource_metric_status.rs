@@ -2,15 +2,57 @@
 // Source: definition `io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricStatus {
     /// container is the name of the container in the pods of the scaling target
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub container: String,
     /// current contains the current value for the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
     /// name is the name of the resource in question.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for ContainerResourceMetricStatus {
+    const NAME: &'static str = "ContainerResourceMetricStatus";
+    const FIELDS: &'static [&'static str] = &["container", "current", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "container" => 0,
+            "current" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container = crate::serde_util::required(map)?,
+            1 => self.current = crate::serde_util::required(map)?,
+            2 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerResourceMetricStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerResourceMetricStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("ContainerResourceMetricStatus", len)?;
+        state.serialize_field("container", &self.container)?;
+        state.serialize_field("current", &self.current)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.autoscaling.v2.CrossVersionObjectReference` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CrossVersionObjectReference {
     /// apiVersion is the API version of the referent
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for CrossVersionObjectReference {
+    const NAME: &'static str = "CrossVersionObjectReference";
+    const FIELDS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "kind" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CrossVersionObjectReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CrossVersionObjectReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.api_version.is_some());
+        let mut state = serializer.serialize_struct("CrossVersionObjectReference", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

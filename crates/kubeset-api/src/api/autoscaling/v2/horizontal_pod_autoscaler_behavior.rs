@@ -2,15 +2,60 @@
 // Source: definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).
-    #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<crate::api::autoscaling::v2::HPAScalingRules>,
     /// scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:
     ///   * increase no more than 4 pods per 60 seconds
     ///   * double the number of pods per 60 seconds
     /// No stabilization is used.
-    #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<crate::api::autoscaling::v2::HPAScalingRules>,
+}
+impl crate::serde_util::DeStruct for HorizontalPodAutoscalerBehavior {
+    const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
+    const FIELDS: &'static [&'static str] = &["scaleDown", "scaleUp"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "scaleDown" => 0,
+            "scaleUp" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.scale_down = map.next_value()?,
+            1 => self.scale_up = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HorizontalPodAutoscalerBehavior {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.scale_down.is_some())
+            + usize::from(self.scale_up.is_some());
+        let mut state = serializer
+            .serialize_struct("HorizontalPodAutoscalerBehavior", len)?;
+        if let Some(value) = &self.scale_down {
+            state.serialize_field("scaleDown", value)?;
+        }
+        if let Some(value) = &self.scale_up {
+            state.serialize_field("scaleUp", value)?;
+        }
+        state.end()
+    }
 }

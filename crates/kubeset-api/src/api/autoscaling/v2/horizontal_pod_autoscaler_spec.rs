@@ -2,29 +2,80 @@
 // Source: definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerSpec {
     /// behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub behavior: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior>,
     /// maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.
-    #[serde(
-        rename = "maxReplicas",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub max_replicas: i32,
     /// metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Vec<crate::api::autoscaling::v2::MetricSpec>>,
     /// minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
-    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.
-    #[serde(
-        rename = "scaleTargetRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub scale_target_ref: crate::api::autoscaling::v2::CrossVersionObjectReference,
+}
+impl crate::serde_util::DeStruct for HorizontalPodAutoscalerSpec {
+    const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "behavior",
+        "maxReplicas",
+        "metrics",
+        "minReplicas",
+        "scaleTargetRef",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "behavior" => 0,
+            "maxReplicas" => 1,
+            "metrics" => 2,
+            "minReplicas" => 3,
+            "scaleTargetRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.behavior = map.next_value()?,
+            1 => self.max_replicas = crate::serde_util::required(map)?,
+            2 => self.metrics = map.next_value()?,
+            3 => self.min_replicas = map.next_value()?,
+            4 => self.scale_target_ref = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HorizontalPodAutoscalerSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.behavior.is_some())
+            + usize::from(self.metrics.is_some())
+            + usize::from(self.min_replicas.is_some());
+        let mut state = serializer.serialize_struct("HorizontalPodAutoscalerSpec", len)?;
+        if let Some(value) = &self.behavior {
+            state.serialize_field("behavior", value)?;
+        }
+        state.serialize_field("maxReplicas", &self.max_replicas)?;
+        if let Some(value) = &self.metrics {
+            state.serialize_field("metrics", value)?;
+        }
+        if let Some(value) = &self.min_replicas {
+            state.serialize_field("minReplicas", value)?;
+        }
+        state.serialize_field("scaleTargetRef", &self.scale_target_ref)?;
+        state.end()
+    }
 }

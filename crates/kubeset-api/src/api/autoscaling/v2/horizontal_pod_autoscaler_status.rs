@@ -2,30 +2,95 @@
 // Source: definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerStatus {
     /// conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition>,
     >,
     /// currentMetrics is the last read state of the metrics used by this autoscaler.
-    #[serde(rename = "currentMetrics", skip_serializing_if = "Option::is_none")]
     pub current_metrics: Option<Vec<crate::api::autoscaling::v2::MetricStatus>>,
     /// currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.
-    #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]
     pub current_replicas: Option<i32>,
     /// desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.
-    #[serde(
-        rename = "desiredReplicas",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub desired_replicas: i32,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// observedGeneration is the most recent generation observed by this autoscaler.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+}
+impl crate::serde_util::DeStruct for HorizontalPodAutoscalerStatus {
+    const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "conditions",
+        "currentMetrics",
+        "currentReplicas",
+        "desiredReplicas",
+        "lastScaleTime",
+        "observedGeneration",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "currentMetrics" => 1,
+            "currentReplicas" => 2,
+            "desiredReplicas" => 3,
+            "lastScaleTime" => 4,
+            "observedGeneration" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.current_metrics = map.next_value()?,
+            2 => self.current_replicas = map.next_value()?,
+            3 => self.desired_replicas = crate::serde_util::required(map)?,
+            4 => self.last_scale_time = map.next_value()?,
+            5 => self.observed_generation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HorizontalPodAutoscalerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.conditions.is_some())
+            + usize::from(self.current_metrics.is_some())
+            + usize::from(self.current_replicas.is_some())
+            + usize::from(self.last_scale_time.is_some())
+            + usize::from(self.observed_generation.is_some());
+        let mut state = serializer
+            .serialize_struct("HorizontalPodAutoscalerStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.current_metrics {
+            state.serialize_field("currentMetrics", value)?;
+        }
+        if let Some(value) = &self.current_replicas {
+            state.serialize_field("currentReplicas", value)?;
+        }
+        state.serialize_field("desiredReplicas", &self.desired_replicas)?;
+        if let Some(value) = &self.last_scale_time {
+            state.serialize_field("lastScaleTime", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        state.end()
+    }
 }

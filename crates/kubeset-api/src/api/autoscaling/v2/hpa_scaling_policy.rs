@@ -2,23 +2,56 @@
 // Source: definition `io.k8s.api.autoscaling.v2.HPAScalingPolicy` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// HPAScalingPolicy is a single policy which must hold true for a specified past interval.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingPolicy {
     /// periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).
-    #[serde(
-        rename = "periodSeconds",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub period_seconds: i32,
     /// type is used to specify the scaling policy.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
     /// value contains the amount of change which is permitted by the policy. It must be greater than zero
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: i32,
+}
+impl crate::serde_util::DeStruct for HPAScalingPolicy {
+    const NAME: &'static str = "HPAScalingPolicy";
+    const FIELDS: &'static [&'static str] = &["periodSeconds", "type", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "periodSeconds" => 0,
+            "type" => 1,
+            "value" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.period_seconds = crate::serde_util::required(map)?,
+            1 => self.type_ = crate::serde_util::required(map)?,
+            2 => self.value = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HPAScalingPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HPAScalingPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("HPAScalingPolicy", len)?;
+        state.serialize_field("periodSeconds", &self.period_seconds)?;
+        state.serialize_field("type", &self.type_)?;
+        state.serialize_field("value", &self.value)?;
+        state.end()
+    }
 }

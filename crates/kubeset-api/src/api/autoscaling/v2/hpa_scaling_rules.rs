@@ -6,25 +6,81 @@
 /// Scaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.
 ///
 /// The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires the beta HPAConfigurableTolerance feature gate to be enabled.)
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingRules {
     /// policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub policies: Option<Vec<crate::api::autoscaling::v2::HPAScalingPolicy>>,
     /// selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.
-    #[serde(rename = "selectPolicy", skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).
-    #[serde(
-        rename = "stabilizationWindowSeconds",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub stabilization_window_seconds: Option<i32>,
     /// tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).
     ///
     /// For example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.
     ///
     /// This is an beta field and requires the HPAConfigurableTolerance feature gate to be enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<crate::apimachinery::pkg::api::resource::Quantity>,
+}
+impl crate::serde_util::DeStruct for HPAScalingRules {
+    const NAME: &'static str = "HPAScalingRules";
+    const FIELDS: &'static [&'static str] = &[
+        "policies",
+        "selectPolicy",
+        "stabilizationWindowSeconds",
+        "tolerance",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "policies" => 0,
+            "selectPolicy" => 1,
+            "stabilizationWindowSeconds" => 2,
+            "tolerance" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.policies = map.next_value()?,
+            1 => self.select_policy = map.next_value()?,
+            2 => self.stabilization_window_seconds = map.next_value()?,
+            3 => self.tolerance = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HPAScalingRules {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HPAScalingRules {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.policies.is_some())
+            + usize::from(self.select_policy.is_some())
+            + usize::from(self.stabilization_window_seconds.is_some())
+            + usize::from(self.tolerance.is_some());
+        let mut state = serializer.serialize_struct("HPAScalingRules", len)?;
+        if let Some(value) = &self.policies {
+            state.serialize_field("policies", value)?;
+        }
+        if let Some(value) = &self.select_policy {
+            state.serialize_field("selectPolicy", value)?;
+        }
+        if let Some(value) = &self.stabilization_window_seconds {
+            state.serialize_field("stabilizationWindowSeconds", value)?;
+        }
+        if let Some(value) = &self.tolerance {
+            state.serialize_field("tolerance", value)?;
+        }
+        state.end()
+    }
 }

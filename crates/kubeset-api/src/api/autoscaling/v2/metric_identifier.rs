@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.autoscaling.v2.MetricIdentifier` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// MetricIdentifier defines the name and optionally selector for a metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricIdentifier {
     /// name is the name of the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+impl crate::serde_util::DeStruct for MetricIdentifier {
+    const NAME: &'static str = "MetricIdentifier";
+    const FIELDS: &'static [&'static str] = &["name", "selector"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "selector" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MetricIdentifier {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MetricIdentifier {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.selector.is_some());
+        let mut state = serializer.serialize_struct("MetricIdentifier", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,30 +2,92 @@
 // Source: definition `io.k8s.api.autoscaling.v2.MetricSpec` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricSpec {
     /// containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<
         crate::api::autoscaling::v2::ContainerResourceMetricSource,
     >,
     /// external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v2::ExternalMetricSource>,
     /// object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v2::ObjectMetricSource>,
     /// pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v2::PodsMetricSource>,
     /// resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v2::ResourceMetricSource>,
     /// type is the type of metric source.  It should be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for MetricSpec {
+    const NAME: &'static str = "MetricSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "containerResource",
+        "external",
+        "object",
+        "pods",
+        "resource",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerResource" => 0,
+            "external" => 1,
+            "object" => 2,
+            "pods" => 3,
+            "resource" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_resource = map.next_value()?,
+            1 => self.external = map.next_value()?,
+            2 => self.object = map.next_value()?,
+            3 => self.pods = map.next_value()?,
+            4 => self.resource = map.next_value()?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MetricSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MetricSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.container_resource.is_some())
+            + usize::from(self.external.is_some()) + usize::from(self.object.is_some())
+            + usize::from(self.pods.is_some()) + usize::from(self.resource.is_some());
+        let mut state = serializer.serialize_struct("MetricSpec", len)?;
+        if let Some(value) = &self.container_resource {
+            state.serialize_field("containerResource", value)?;
+        }
+        if let Some(value) = &self.external {
+            state.serialize_field("external", value)?;
+        }
+        if let Some(value) = &self.object {
+            state.serialize_field("object", value)?;
+        }
+        if let Some(value) = &self.pods {
+            state.serialize_field("pods", value)?;
+        }
+        if let Some(value) = &self.resource {
+            state.serialize_field("resource", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,22 +2,74 @@
 // Source: definition `io.k8s.api.autoscaling.v2.MetricTarget` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// MetricTarget defines the target value, average value, or average utilization of a specific metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricTarget {
     /// averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
     /// averageValue is the target value of the average of the metric across all relevant pods (as a quantity)
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// type represents whether the metric type is Utilization, Value, or AverageValue
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
     /// value is the target value of the metric (as a quantity).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<crate::apimachinery::pkg::api::resource::Quantity>,
+}
+impl crate::serde_util::DeStruct for MetricTarget {
+    const NAME: &'static str = "MetricTarget";
+    const FIELDS: &'static [&'static str] = &[
+        "averageUtilization",
+        "averageValue",
+        "type",
+        "value",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "averageUtilization" => 0,
+            "averageValue" => 1,
+            "type" => 2,
+            "value" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.average_utilization = map.next_value()?,
+            1 => self.average_value = map.next_value()?,
+            2 => self.type_ = crate::serde_util::required(map)?,
+            3 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MetricTarget {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MetricTarget {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.average_utilization.is_some())
+            + usize::from(self.average_value.is_some())
+            + usize::from(self.value.is_some());
+        let mut state = serializer.serialize_struct("MetricTarget", len)?;
+        if let Some(value) = &self.average_utilization {
+            state.serialize_field("averageUtilization", value)?;
+        }
+        if let Some(value) = &self.average_value {
+            state.serialize_field("averageValue", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        state.end()
+    }
 }

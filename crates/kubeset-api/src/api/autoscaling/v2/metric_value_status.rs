@@ -2,15 +2,68 @@
 // Source: definition `io.k8s.api.autoscaling.v2.MetricValueStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// MetricValueStatus holds the current value for a metric
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricValueStatus {
     /// currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
     /// averageValue is the current value of the average of the metric across all relevant pods (as a quantity)
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// value is the current value of the metric (as a quantity).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<crate::apimachinery::pkg::api::resource::Quantity>,
+}
+impl crate::serde_util::DeStruct for MetricValueStatus {
+    const NAME: &'static str = "MetricValueStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "averageUtilization",
+        "averageValue",
+        "value",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "averageUtilization" => 0,
+            "averageValue" => 1,
+            "value" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.average_utilization = map.next_value()?,
+            1 => self.average_value = map.next_value()?,
+            2 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for MetricValueStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for MetricValueStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.average_utilization.is_some())
+            + usize::from(self.average_value.is_some())
+            + usize::from(self.value.is_some());
+        let mut state = serializer.serialize_struct("MetricValueStatus", len)?;
+        if let Some(value) = &self.average_utilization {
+            state.serialize_field("averageUtilization", value)?;
+        }
+        if let Some(value) = &self.average_value {
+            state.serialize_field("averageValue", value)?;
+        }
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,56 @@
 // Source: definition `io.k8s.api.autoscaling.v2.ObjectMetricStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricStatus {
     /// current contains the current value for the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
     /// DescribedObject specifies the descriptions of a object,such as kind,name apiVersion
-    #[serde(
-        rename = "describedObject",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub described_object: crate::api::autoscaling::v2::CrossVersionObjectReference,
     /// metric identifies the target metric by name and selector
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
+}
+impl crate::serde_util::DeStruct for ObjectMetricStatus {
+    const NAME: &'static str = "ObjectMetricStatus";
+    const FIELDS: &'static [&'static str] = &["current", "describedObject", "metric"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "describedObject" => 1,
+            "metric" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.current = crate::serde_util::required(map)?,
+            1 => self.described_object = crate::serde_util::required(map)?,
+            2 => self.metric = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ObjectMetricStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ObjectMetricStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ObjectMetricStatus", len)?;
+        state.serialize_field("current", &self.current)?;
+        state.serialize_field("describedObject", &self.described_object)?;
+        state.serialize_field("metric", &self.metric)?;
+        state.end()
+    }
 }

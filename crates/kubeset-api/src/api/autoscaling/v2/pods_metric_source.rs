@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.autoscaling.v2.PodsMetricSource` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricSource {
     /// metric identifies the target metric by name and selector
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// target specifies the target value for the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub target: crate::api::autoscaling::v2::MetricTarget,
+}
+impl crate::serde_util::DeStruct for PodsMetricSource {
+    const NAME: &'static str = "PodsMetricSource";
+    const FIELDS: &'static [&'static str] = &["metric", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metric" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = crate::serde_util::required(map)?,
+            1 => self.target = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodsMetricSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodsMetricSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PodsMetricSource", len)?;
+        state.serialize_field("metric", &self.metric)?;
+        state.serialize_field("target", &self.target)?;
+        state.end()
+    }
 }

@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.autoscaling.v2.PodsMetricStatus` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricStatus {
     /// current contains the current value for the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
     /// metric identifies the target metric by name and selector
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
+}
+impl crate::serde_util::DeStruct for PodsMetricStatus {
+    const NAME: &'static str = "PodsMetricStatus";
+    const FIELDS: &'static [&'static str] = &["current", "metric"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "current" => 0,
+            "metric" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.current = crate::serde_util::required(map)?,
+            1 => self.metric = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodsMetricStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodsMetricStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PodsMetricStatus", len)?;
+        state.serialize_field("current", &self.current)?;
+        state.serialize_field("metric", &self.metric)?;
+        state.end()
+    }
 }

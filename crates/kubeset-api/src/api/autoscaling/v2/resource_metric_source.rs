@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.autoscaling.v2.ResourceMetricSource` of kubernetes/v1.35/openapi-v3/apis/autoscaling/v2.json.
 
 /// ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// target specifies the target value for the given metric
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub target: crate::api::autoscaling::v2::MetricTarget,
+}
+impl crate::serde_util::DeStruct for ResourceMetricSource {
+    const NAME: &'static str = "ResourceMetricSource";
+    const FIELDS: &'static [&'static str] = &["name", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.target = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceMetricSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceMetricSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ResourceMetricSource", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("target", &self.target)?;
+        state.end()
+    }
 }

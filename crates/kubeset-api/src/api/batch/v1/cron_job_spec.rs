@@ -2,39 +2,109 @@
 // Source: definition `io.k8s.api.batch.v1.CronJobSpec` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobSpec {
     /// Specifies how to treat concurrent executions of a Job. Valid values are:
     ///
     /// - "Allow" (default): allows CronJobs to run concurrently; - "Forbid": forbids concurrent runs, skipping next run if previous run hasn't finished yet; - "Replace": cancels currently running job and replaces it with a new one
-    #[serde(rename = "concurrencyPolicy", skip_serializing_if = "Option::is_none")]
     pub concurrency_policy: Option<String>,
     /// The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.
-    #[serde(rename = "failedJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub failed_jobs_history_limit: Option<i32>,
     /// Specifies the job that will be created when executing a CronJob.
-    #[serde(
-        rename = "jobTemplate",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub job_template: crate::api::batch::v1::JobTemplateSpec,
     /// The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub schedule: String,
     /// Optional deadline in seconds for starting the job if it misses scheduled time for any reason.  Missed jobs executions will be counted as failed ones.
-    #[serde(rename = "startingDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub starting_deadline_seconds: Option<i64>,
     /// The number of successful finished jobs to retain. Value must be non-negative integer. Defaults to 3.
-    #[serde(
-        rename = "successfulJobsHistoryLimit",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub successful_jobs_history_limit: Option<i32>,
     /// This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones
-    #[serde(rename = "timeZone", skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
+}
+impl crate::serde_util::DeStruct for CronJobSpec {
+    const NAME: &'static str = "CronJobSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "concurrencyPolicy",
+        "failedJobsHistoryLimit",
+        "jobTemplate",
+        "schedule",
+        "startingDeadlineSeconds",
+        "successfulJobsHistoryLimit",
+        "suspend",
+        "timeZone",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "concurrencyPolicy" => 0,
+            "failedJobsHistoryLimit" => 1,
+            "jobTemplate" => 2,
+            "schedule" => 3,
+            "startingDeadlineSeconds" => 4,
+            "successfulJobsHistoryLimit" => 5,
+            "suspend" => 6,
+            "timeZone" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.concurrency_policy = map.next_value()?,
+            1 => self.failed_jobs_history_limit = map.next_value()?,
+            2 => self.job_template = crate::serde_util::required(map)?,
+            3 => self.schedule = crate::serde_util::required(map)?,
+            4 => self.starting_deadline_seconds = map.next_value()?,
+            5 => self.successful_jobs_history_limit = map.next_value()?,
+            6 => self.suspend = map.next_value()?,
+            7 => self.time_zone = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CronJobSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CronJobSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.concurrency_policy.is_some())
+            + usize::from(self.failed_jobs_history_limit.is_some())
+            + usize::from(self.starting_deadline_seconds.is_some())
+            + usize::from(self.successful_jobs_history_limit.is_some())
+            + usize::from(self.suspend.is_some())
+            + usize::from(self.time_zone.is_some());
+        let mut state = serializer.serialize_struct("CronJobSpec", len)?;
+        if let Some(value) = &self.concurrency_policy {
+            state.serialize_field("concurrencyPolicy", value)?;
+        }
+        if let Some(value) = &self.failed_jobs_history_limit {
+            state.serialize_field("failedJobsHistoryLimit", value)?;
+        }
+        state.serialize_field("jobTemplate", &self.job_template)?;
+        state.serialize_field("schedule", &self.schedule)?;
+        if let Some(value) = &self.starting_deadline_seconds {
+            state.serialize_field("startingDeadlineSeconds", value)?;
+        }
+        if let Some(value) = &self.successful_jobs_history_limit {
+            state.serialize_field("successfulJobsHistoryLimit", value)?;
+        }
+        if let Some(value) = &self.suspend {
+            state.serialize_field("suspend", value)?;
+        }
+        if let Some(value) = &self.time_zone {
+            state.serialize_field("timeZone", value)?;
+        }
+        state.end()
+    }
 }

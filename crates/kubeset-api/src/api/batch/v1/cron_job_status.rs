@@ -2,15 +2,68 @@
 // Source: definition `io.k8s.api.batch.v1.CronJobStatus` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// CronJobStatus represents the current state of a cron job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobStatus {
     /// A list of pointers to currently running jobs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<Vec<crate::api::core::v1::ObjectReference>>,
     /// Information when was the last time the job was successfully scheduled.
-    #[serde(rename = "lastScheduleTime", skip_serializing_if = "Option::is_none")]
     pub last_schedule_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Information when was the last time the job successfully completed.
-    #[serde(rename = "lastSuccessfulTime", skip_serializing_if = "Option::is_none")]
     pub last_successful_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for CronJobStatus {
+    const NAME: &'static str = "CronJobStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "active",
+        "lastScheduleTime",
+        "lastSuccessfulTime",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "lastScheduleTime" => 1,
+            "lastSuccessfulTime" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.active = map.next_value()?,
+            1 => self.last_schedule_time = map.next_value()?,
+            2 => self.last_successful_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CronJobStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CronJobStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.active.is_some())
+            + usize::from(self.last_schedule_time.is_some())
+            + usize::from(self.last_successful_time.is_some());
+        let mut state = serializer.serialize_struct("CronJobStatus", len)?;
+        if let Some(value) = &self.active {
+            state.serialize_field("active", value)?;
+        }
+        if let Some(value) = &self.last_schedule_time {
+            state.serialize_field("lastScheduleTime", value)?;
+        }
+        if let Some(value) = &self.last_successful_time {
+            state.serialize_field("lastSuccessfulTime", value)?;
+        }
+        state.end()
+    }
 }

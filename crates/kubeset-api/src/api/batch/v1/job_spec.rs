@@ -2,16 +2,13 @@
 // Source: definition `io.k8s.api.batch.v1.JobSpec` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// JobSpec describes how the job execution will look like.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSpec {
     /// Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.
-    #[serde(rename = "activeDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     /// Specifies the number of retries before marking this job failed. Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified. When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.
-    #[serde(rename = "backoffLimit", skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<i32>,
     /// Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.kubernetes.io/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.
-    #[serde(rename = "backoffLimitPerIndex", skip_serializing_if = "Option::is_none")]
     pub backoff_limit_per_index: Option<i32>,
     /// completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.
     ///
@@ -20,25 +17,18 @@ pub struct JobSpec {
     /// `Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.kubernetes.io/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.
     ///
     /// More completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.
-    #[serde(rename = "completionMode", skip_serializing_if = "Option::is_none")]
     pub completion_mode: Option<String>,
     /// Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub completions: Option<i32>,
     /// ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first "/" must be a valid subdomain as defined by RFC 1123. All characters trailing the first "/" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.
-    #[serde(rename = "managedBy", skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
-    #[serde(rename = "manualSelector", skip_serializing_if = "Option::is_none")]
     pub manual_selector: Option<bool>,
     /// Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.
-    #[serde(rename = "maxFailedIndexes", skip_serializing_if = "Option::is_none")]
     pub max_failed_indexes: Option<i32>,
     /// Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
     /// Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.
-    #[serde(rename = "podFailurePolicy", skip_serializing_if = "Option::is_none")]
     pub pod_failure_policy: Option<crate::api::batch::v1::PodFailurePolicy>,
     /// podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods
     ///   when they are terminating (has a metadata.deletionTimestamp) or failed.
@@ -46,21 +36,159 @@ pub struct JobSpec {
     ///   Failed or Succeeded) before creating a replacement Pod.
     ///
     /// When using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
-    #[serde(rename = "podReplacementPolicy", skip_serializing_if = "Option::is_none")]
     pub pod_replacement_policy: Option<String>,
     /// A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.
-    #[serde(rename = "successPolicy", skip_serializing_if = "Option::is_none")]
     pub success_policy: Option<crate::api::batch::v1::SuccessPolicy>,
     /// suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.
-    #[serde(rename = "ttlSecondsAfterFinished", skip_serializing_if = "Option::is_none")]
     pub ttl_seconds_after_finished: Option<i32>,
+}
+impl crate::serde_util::DeStruct for JobSpec {
+    const NAME: &'static str = "JobSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "backoffLimitPerIndex",
+        "completionMode",
+        "completions",
+        "managedBy",
+        "manualSelector",
+        "maxFailedIndexes",
+        "parallelism",
+        "podFailurePolicy",
+        "podReplacementPolicy",
+        "selector",
+        "successPolicy",
+        "suspend",
+        "template",
+        "ttlSecondsAfterFinished",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "activeDeadlineSeconds" => 0,
+            "backoffLimit" => 1,
+            "backoffLimitPerIndex" => 2,
+            "completionMode" => 3,
+            "completions" => 4,
+            "managedBy" => 5,
+            "manualSelector" => 6,
+            "maxFailedIndexes" => 7,
+            "parallelism" => 8,
+            "podFailurePolicy" => 9,
+            "podReplacementPolicy" => 10,
+            "selector" => 11,
+            "successPolicy" => 12,
+            "suspend" => 13,
+            "template" => 14,
+            "ttlSecondsAfterFinished" => 15,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.active_deadline_seconds = map.next_value()?,
+            1 => self.backoff_limit = map.next_value()?,
+            2 => self.backoff_limit_per_index = map.next_value()?,
+            3 => self.completion_mode = map.next_value()?,
+            4 => self.completions = map.next_value()?,
+            5 => self.managed_by = map.next_value()?,
+            6 => self.manual_selector = map.next_value()?,
+            7 => self.max_failed_indexes = map.next_value()?,
+            8 => self.parallelism = map.next_value()?,
+            9 => self.pod_failure_policy = map.next_value()?,
+            10 => self.pod_replacement_policy = map.next_value()?,
+            11 => self.selector = map.next_value()?,
+            12 => self.success_policy = map.next_value()?,
+            13 => self.suspend = map.next_value()?,
+            14 => self.template = crate::serde_util::required(map)?,
+            15 => self.ttl_seconds_after_finished = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for JobSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for JobSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.active_deadline_seconds.is_some())
+            + usize::from(self.backoff_limit.is_some())
+            + usize::from(self.backoff_limit_per_index.is_some())
+            + usize::from(self.completion_mode.is_some())
+            + usize::from(self.completions.is_some())
+            + usize::from(self.managed_by.is_some())
+            + usize::from(self.manual_selector.is_some())
+            + usize::from(self.max_failed_indexes.is_some())
+            + usize::from(self.parallelism.is_some())
+            + usize::from(self.pod_failure_policy.is_some())
+            + usize::from(self.pod_replacement_policy.is_some())
+            + usize::from(self.selector.is_some())
+            + usize::from(self.success_policy.is_some())
+            + usize::from(self.suspend.is_some())
+            + usize::from(self.ttl_seconds_after_finished.is_some());
+        let mut state = serializer.serialize_struct("JobSpec", len)?;
+        if let Some(value) = &self.active_deadline_seconds {
+            state.serialize_field("activeDeadlineSeconds", value)?;
+        }
+        if let Some(value) = &self.backoff_limit {
+            state.serialize_field("backoffLimit", value)?;
+        }
+        if let Some(value) = &self.backoff_limit_per_index {
+            state.serialize_field("backoffLimitPerIndex", value)?;
+        }
+        if let Some(value) = &self.completion_mode {
+            state.serialize_field("completionMode", value)?;
+        }
+        if let Some(value) = &self.completions {
+            state.serialize_field("completions", value)?;
+        }
+        if let Some(value) = &self.managed_by {
+            state.serialize_field("managedBy", value)?;
+        }
+        if let Some(value) = &self.manual_selector {
+            state.serialize_field("manualSelector", value)?;
+        }
+        if let Some(value) = &self.max_failed_indexes {
+            state.serialize_field("maxFailedIndexes", value)?;
+        }
+        if let Some(value) = &self.parallelism {
+            state.serialize_field("parallelism", value)?;
+        }
+        if let Some(value) = &self.pod_failure_policy {
+            state.serialize_field("podFailurePolicy", value)?;
+        }
+        if let Some(value) = &self.pod_replacement_policy {
+            state.serialize_field("podReplacementPolicy", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        if let Some(value) = &self.success_policy {
+            state.serialize_field("successPolicy", value)?;
+        }
+        if let Some(value) = &self.suspend {
+            state.serialize_field("suspend", value)?;
+        }
+        state.serialize_field("template", &self.template)?;
+        if let Some(value) = &self.ttl_seconds_after_finished {
+            state.serialize_field("ttlSecondsAfterFinished", value)?;
+        }
+        state.end()
+    }
 }

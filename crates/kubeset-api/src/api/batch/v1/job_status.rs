@@ -2,45 +2,35 @@
 // Source: definition `io.k8s.api.batch.v1.JobStatus` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// JobStatus represents the current state of a Job.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobStatus {
     /// The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<i32>,
     /// completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7".
-    #[serde(rename = "completedIndexes", skip_serializing_if = "Option::is_none")]
     pub completed_indexes: Option<String>,
     /// Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.
-    #[serde(rename = "completionTime", skip_serializing_if = "Option::is_none")]
     pub completion_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// The latest available observations of an object's current state. When a Job fails, one of the conditions will have type "Failed" and status true. When a Job is suspended, one of the conditions will have type "Suspended" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type "Complete" and status true.
     ///
     /// A job is considered finished when it is in a terminal condition, either "Complete" or "Failed". A Job cannot have both the "Complete" and "Failed" conditions. Additionally, it cannot be in the "Complete" and "FailureTarget" conditions. The "Complete", "Failed" and "FailureTarget" conditions cannot be disabled.
     ///
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::batch::v1::JobCondition>>,
     /// The number of pods which reached phase Failed. The value increases monotonically.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<i32>,
     /// FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". The set of failed indexes cannot overlap with the set of completed indexes.
-    #[serde(rename = "failedIndexes", skip_serializing_if = "Option::is_none")]
     pub failed_indexes: Option<String>,
     /// The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<i32>,
     /// Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.
     ///
     /// Once set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub succeeded: Option<i32>,
     /// The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).
     ///
     /// This field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminating: Option<i32>,
     /// uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.
     ///
@@ -50,8 +40,117 @@ pub struct JobStatus {
     ///     counter.
     ///
     /// Old jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.
-    #[serde(rename = "uncountedTerminatedPods", skip_serializing_if = "Option::is_none")]
     pub uncounted_terminated_pods: Option<
         crate::api::batch::v1::UncountedTerminatedPods,
     >,
+}
+impl crate::serde_util::DeStruct for JobStatus {
+    const NAME: &'static str = "JobStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "active",
+        "completedIndexes",
+        "completionTime",
+        "conditions",
+        "failed",
+        "failedIndexes",
+        "ready",
+        "startTime",
+        "succeeded",
+        "terminating",
+        "uncountedTerminatedPods",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "completedIndexes" => 1,
+            "completionTime" => 2,
+            "conditions" => 3,
+            "failed" => 4,
+            "failedIndexes" => 5,
+            "ready" => 6,
+            "startTime" => 7,
+            "succeeded" => 8,
+            "terminating" => 9,
+            "uncountedTerminatedPods" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.active = map.next_value()?,
+            1 => self.completed_indexes = map.next_value()?,
+            2 => self.completion_time = map.next_value()?,
+            3 => self.conditions = map.next_value()?,
+            4 => self.failed = map.next_value()?,
+            5 => self.failed_indexes = map.next_value()?,
+            6 => self.ready = map.next_value()?,
+            7 => self.start_time = map.next_value()?,
+            8 => self.succeeded = map.next_value()?,
+            9 => self.terminating = map.next_value()?,
+            10 => self.uncounted_terminated_pods = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for JobStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for JobStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.active.is_some())
+            + usize::from(self.completed_indexes.is_some())
+            + usize::from(self.completion_time.is_some())
+            + usize::from(self.conditions.is_some()) + usize::from(self.failed.is_some())
+            + usize::from(self.failed_indexes.is_some())
+            + usize::from(self.ready.is_some()) + usize::from(self.start_time.is_some())
+            + usize::from(self.succeeded.is_some())
+            + usize::from(self.terminating.is_some())
+            + usize::from(self.uncounted_terminated_pods.is_some());
+        let mut state = serializer.serialize_struct("JobStatus", len)?;
+        if let Some(value) = &self.active {
+            state.serialize_field("active", value)?;
+        }
+        if let Some(value) = &self.completed_indexes {
+            state.serialize_field("completedIndexes", value)?;
+        }
+        if let Some(value) = &self.completion_time {
+            state.serialize_field("completionTime", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.failed {
+            state.serialize_field("failed", value)?;
+        }
+        if let Some(value) = &self.failed_indexes {
+            state.serialize_field("failedIndexes", value)?;
+        }
+        if let Some(value) = &self.ready {
+            state.serialize_field("ready", value)?;
+        }
+        if let Some(value) = &self.start_time {
+            state.serialize_field("startTime", value)?;
+        }
+        if let Some(value) = &self.succeeded {
+            state.serialize_field("succeeded", value)?;
+        }
+        if let Some(value) = &self.terminating {
+            state.serialize_field("terminating", value)?;
+        }
+        if let Some(value) = &self.uncounted_terminated_pods {
+            state.serialize_field("uncountedTerminatedPods", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.batch.v1.PodFailurePolicy` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// PodFailurePolicy describes how failed pods influence the backoffLimit.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicy {
     /// A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub rules: Vec<crate::api::batch::v1::PodFailurePolicyRule>,
+}
+impl crate::serde_util::DeStruct for PodFailurePolicy {
+    const NAME: &'static str = "PodFailurePolicy";
+    const FIELDS: &'static [&'static str] = &["rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rules" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.rules = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodFailurePolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodFailurePolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("PodFailurePolicy", len)?;
+        state.serialize_field("rules", &self.rules)?;
+        state.end()
+    }
 }

@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyOnExitCodesRequirement {
     /// Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.
-    #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
     pub container_name: Option<String>,
     /// Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:
     ///
@@ -16,9 +15,54 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
     ///   (might be multiple if there are multiple containers not restricted
     ///   by the 'containerName' field) is not in the set of specified values.
     /// Additional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub operator: String,
     /// Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub values: Vec<i32>,
+}
+impl crate::serde_util::DeStruct for PodFailurePolicyOnExitCodesRequirement {
+    const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
+    const FIELDS: &'static [&'static str] = &["containerName", "operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "operator" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_name = map.next_value()?,
+            1 => self.operator = crate::serde_util::required(map)?,
+            2 => self.values = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodFailurePolicyOnExitCodesRequirement {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodFailurePolicyOnExitCodesRequirement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.container_name.is_some());
+        let mut state = serializer
+            .serialize_struct("PodFailurePolicyOnExitCodesRequirement", len)?;
+        if let Some(value) = &self.container_name {
+            state.serialize_field("containerName", value)?;
+        }
+        state.serialize_field("operator", &self.operator)?;
+        state.serialize_field("values", &self.values)?;
+        state.end()
+    }
 }

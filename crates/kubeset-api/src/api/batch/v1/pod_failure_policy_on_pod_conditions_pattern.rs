@@ -2,16 +2,54 @@
 // Source: definition `io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyOnPodConditionsPattern {
     /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for PodFailurePolicyOnPodConditionsPattern {
+    const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
+    const FIELDS: &'static [&'static str] = &["status", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "status" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.status = map.next_value()?,
+            1 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodFailurePolicyOnPodConditionsPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodFailurePolicyOnPodConditionsPattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.status.is_some());
+        let mut state = serializer
+            .serialize_struct("PodFailurePolicyOnPodConditionsPattern", len)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.batch.v1.PodFailurePolicyRule` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyRule {
     /// Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:
     ///
@@ -15,16 +15,66 @@ pub struct PodFailurePolicyRule {
     /// - Count: indicates that the pod is handled in the default way - the
     ///   counter towards the .backoffLimit is incremented.
     /// Additional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub action: String,
     /// Represents the requirement on the container exit codes.
-    #[serde(rename = "onExitCodes", skip_serializing_if = "Option::is_none")]
     pub on_exit_codes: Option<
         crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement,
     >,
     /// Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.
-    #[serde(rename = "onPodConditions", skip_serializing_if = "Option::is_none")]
     pub on_pod_conditions: Option<
         Vec<crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern>,
     >,
+}
+impl crate::serde_util::DeStruct for PodFailurePolicyRule {
+    const NAME: &'static str = "PodFailurePolicyRule";
+    const FIELDS: &'static [&'static str] = &[
+        "action",
+        "onExitCodes",
+        "onPodConditions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "onExitCodes" => 1,
+            "onPodConditions" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.action = crate::serde_util::required(map)?,
+            1 => self.on_exit_codes = map.next_value()?,
+            2 => self.on_pod_conditions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodFailurePolicyRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodFailurePolicyRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.on_exit_codes.is_some())
+            + usize::from(self.on_pod_conditions.is_some());
+        let mut state = serializer.serialize_struct("PodFailurePolicyRule", len)?;
+        state.serialize_field("action", &self.action)?;
+        if let Some(value) = &self.on_exit_codes {
+            state.serialize_field("onExitCodes", value)?;
+        }
+        if let Some(value) = &self.on_pod_conditions {
+            state.serialize_field("onPodConditions", value)?;
+        }
+        state.end()
+    }
 }

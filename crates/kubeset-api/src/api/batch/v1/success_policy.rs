@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.batch.v1.SuccessPolicy` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SuccessPolicy {
     /// rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the "SuccessCriteriaMet" condition is added, and the lingering pods are removed. The terminal state for such a Job has the "Complete" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub rules: Vec<crate::api::batch::v1::SuccessPolicyRule>,
+}
+impl crate::serde_util::DeStruct for SuccessPolicy {
+    const NAME: &'static str = "SuccessPolicy";
+    const FIELDS: &'static [&'static str] = &["rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "rules" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.rules = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SuccessPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SuccessPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("SuccessPolicy", len)?;
+        state.serialize_field("rules", &self.rules)?;
+        state.end()
+    }
 }

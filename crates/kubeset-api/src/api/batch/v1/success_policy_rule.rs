@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.batch.v1.SuccessPolicyRule` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SuccessPolicyRule {
     /// succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is "1-4", succeededCount is "3", and completed indexes are "1", "3", and "5", the Job isn't declared as succeeded because only "1" and "3" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.
-    #[serde(rename = "succeededCount", skip_serializing_if = "Option::is_none")]
     pub succeeded_count: Option<i32>,
     /// succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to ".spec.completions-1" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". When this field is null, this field doesn't default to any value and is never evaluated at any time.
-    #[serde(rename = "succeededIndexes", skip_serializing_if = "Option::is_none")]
     pub succeeded_indexes: Option<String>,
+}
+impl crate::serde_util::DeStruct for SuccessPolicyRule {
+    const NAME: &'static str = "SuccessPolicyRule";
+    const FIELDS: &'static [&'static str] = &["succeededCount", "succeededIndexes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "succeededCount" => 0,
+            "succeededIndexes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.succeeded_count = map.next_value()?,
+            1 => self.succeeded_indexes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SuccessPolicyRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SuccessPolicyRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.succeeded_count.is_some())
+            + usize::from(self.succeeded_indexes.is_some());
+        let mut state = serializer.serialize_struct("SuccessPolicyRule", len)?;
+        if let Some(value) = &self.succeeded_count {
+            state.serialize_field("succeededCount", value)?;
+        }
+        if let Some(value) = &self.succeeded_indexes {
+            state.serialize_field("succeededIndexes", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.batch.v1.UncountedTerminatedPods` of kubernetes/v1.35/openapi-v3/apis/batch/v1.json.
 
 /// UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UncountedTerminatedPods {
     /// failed holds UIDs of failed Pods.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub failed: Option<Vec<String>>,
     /// succeeded holds UIDs of succeeded Pods.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub succeeded: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for UncountedTerminatedPods {
+    const NAME: &'static str = "UncountedTerminatedPods";
+    const FIELDS: &'static [&'static str] = &["failed", "succeeded"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "failed" => 0,
+            "succeeded" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.failed = map.next_value()?,
+            1 => self.succeeded = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for UncountedTerminatedPods {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for UncountedTerminatedPods {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.failed.is_some())
+            + usize::from(self.succeeded.is_some());
+        let mut state = serializer.serialize_struct("UncountedTerminatedPods", len)?;
+        if let Some(value) = &self.failed {
+            state.serialize_field("failed", value)?;
+        }
+        if let Some(value) = &self.succeeded {
+            state.serialize_field("succeeded", value)?;
+        }
+        state.end()
+    }
 }

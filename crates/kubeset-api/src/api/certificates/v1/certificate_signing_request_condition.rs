@@ -2,22 +2,17 @@
 // Source: definition `io.k8s.api.certificates.v1.CertificateSigningRequestCondition` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1.json.
 
 /// CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestCondition {
     /// lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// lastUpdateTime is the time of the last update to this condition
-    #[serde(rename = "lastUpdateTime", skip_serializing_if = "Option::is_none")]
     pub last_update_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// message contains a human readable message with details about the request state
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// reason indicates a brief reason for the request state
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// status of the condition, one of True, False, Unknown. Approved, Denied, and Failed conditions may not be "False" or "Unknown".
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// type of the condition. Known conditions are "Approved", "Denied", and "Failed".
     ///
@@ -30,10 +25,76 @@ pub struct CertificateSigningRequestCondition {
     /// Approved and Denied conditions are mutually exclusive. Approved, Denied, and Failed conditions cannot be removed once added.
     ///
     /// Only one condition of a given type is allowed.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for CertificateSigningRequestCondition {
+    const NAME: &'static str = "CertificateSigningRequestCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "lastUpdateTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "lastUpdateTime" => 1,
+            "message" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = map.next_value()?,
+            1 => self.last_update_time = map.next_value()?,
+            2 => self.message = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.status = crate::serde_util::required(map)?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CertificateSigningRequestCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CertificateSigningRequestCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.last_transition_time.is_some())
+            + usize::from(self.last_update_time.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some());
+        let mut state = serializer
+            .serialize_struct("CertificateSigningRequestCondition", len)?;
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        if let Some(value) = &self.last_update_time {
+            state.serialize_field("lastUpdateTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,14 +2,43 @@
 // Source: definition `io.k8s.api.certificates.v1.CertificateSigningRequestList` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1.json.
 
 /// CertificateSigningRequestList is a collection of CertificateSigningRequest objects
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestList {
     /// items is a collection of CertificateSigningRequest objects
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<crate::api::certificates::v1::CertificateSigningRequest>,
     /// `metadata` (no description in the spec).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for CertificateSigningRequestList {
+    const NAME: &'static str = "CertificateSigningRequestList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CertificateSigningRequestList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for CertificateSigningRequestList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -19,10 +48,8 @@ impl serde::Serialize for CertificateSigningRequestList {
             .serialize_struct("CertificateSigningRequestList", len)?;
         state.serialize_field("apiVersion", "certificates.k8s.io/v1")?;
         state.serialize_field("kind", "CertificateSigningRequestList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.certificates.v1.CertificateSigningRequestSpec` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1.json.
 
 /// CertificateSigningRequestSpec contains the certificate request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestSpec {
     /// expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.
     ///
@@ -16,16 +16,12 @@ pub struct CertificateSigningRequestSpec {
     ///   3. Signer whose configured minimum is longer than the requested duration
     ///
     /// The minimum valid value for expirationSeconds is 600, i.e. 10 minutes.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<std::collections::BTreeMap<String, Vec<String>>>,
     /// groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
     /// request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub request: crate::ByteString,
     /// signerName indicates the requested signer, and is a qualified name.
     ///
@@ -48,14 +44,8 @@ pub struct CertificateSigningRequestSpec {
     ///  4. Required, permitted, or forbidden key usages / extended key usages.
     ///  5. Expiration/certificate lifetime: whether it is fixed by the signer, configurable by the admin.
     ///  6. Whether or not requests for CA certificates are allowed.
-    #[serde(
-        rename = "signerName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub signer_name: String,
     /// uid contains the uid of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// usages specifies a set of key usages requested in the issued certificate.
     ///
@@ -71,9 +61,91 @@ pub struct CertificateSigningRequestSpec {
     ///  "code signing", "email protection", "s/mime",
     ///  "ipsec end system", "ipsec tunnel", "ipsec user",
     ///  "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usages: Option<Vec<String>>,
     /// username contains the name of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
+}
+impl crate::serde_util::DeStruct for CertificateSigningRequestSpec {
+    const NAME: &'static str = "CertificateSigningRequestSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "expirationSeconds",
+        "extra",
+        "groups",
+        "request",
+        "signerName",
+        "uid",
+        "usages",
+        "username",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expirationSeconds" => 0,
+            "extra" => 1,
+            "groups" => 2,
+            "request" => 3,
+            "signerName" => 4,
+            "uid" => 5,
+            "usages" => 6,
+            "username" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.expiration_seconds = map.next_value()?,
+            1 => self.extra = map.next_value()?,
+            2 => self.groups = map.next_value()?,
+            3 => self.request = crate::serde_util::required(map)?,
+            4 => self.signer_name = crate::serde_util::required(map)?,
+            5 => self.uid = map.next_value()?,
+            6 => self.usages = map.next_value()?,
+            7 => self.username = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CertificateSigningRequestSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CertificateSigningRequestSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.expiration_seconds.is_some())
+            + usize::from(self.extra.is_some()) + usize::from(self.groups.is_some())
+            + usize::from(self.uid.is_some()) + usize::from(self.usages.is_some())
+            + usize::from(self.username.is_some());
+        let mut state = serializer
+            .serialize_struct("CertificateSigningRequestSpec", len)?;
+        if let Some(value) = &self.expiration_seconds {
+            state.serialize_field("expirationSeconds", value)?;
+        }
+        if let Some(value) = &self.extra {
+            state.serialize_field("extra", value)?;
+        }
+        if let Some(value) = &self.groups {
+            state.serialize_field("groups", value)?;
+        }
+        state.serialize_field("request", &self.request)?;
+        state.serialize_field("signerName", &self.signer_name)?;
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        if let Some(value) = &self.usages {
+            state.serialize_field("usages", value)?;
+        }
+        if let Some(value) = &self.username {
+            state.serialize_field("username", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.certificates.v1.CertificateSigningRequestStatus` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1.json.
 
 /// CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestStatus {
     /// certificate is populated with an issued certificate by the signer after an Approved condition is present. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -26,11 +26,56 @@ pub struct CertificateSigningRequestStatus {
     ///     ...
     ///     -----END CERTIFICATE-----
     ///     )
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate: Option<crate::ByteString>,
     /// conditions applied to the request. Known conditions are "Approved", "Denied", and "Failed".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<crate::api::certificates::v1::CertificateSigningRequestCondition>,
     >,
+}
+impl crate::serde_util::DeStruct for CertificateSigningRequestStatus {
+    const NAME: &'static str = "CertificateSigningRequestStatus";
+    const FIELDS: &'static [&'static str] = &["certificate", "conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "certificate" => 0,
+            "conditions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.certificate = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CertificateSigningRequestStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CertificateSigningRequestStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.certificate.is_some())
+            + usize::from(self.conditions.is_some());
+        let mut state = serializer
+            .serialize_struct("CertificateSigningRequestStatus", len)?;
+        if let Some(value) = &self.certificate {
+            state.serialize_field("certificate", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

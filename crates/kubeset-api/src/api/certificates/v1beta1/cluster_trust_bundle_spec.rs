@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// ClusterTrustBundleSpec contains the signer and trust anchors.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleSpec {
     /// signerName indicates the associated signer, if any.
     ///
@@ -13,17 +13,54 @@ pub struct ClusterTrustBundleSpec {
     /// If signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.
     ///
     /// List/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector.
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of PEM-wrapped, DER-formatted X.509 certificates.
     ///
     /// The data must consist only of PEM certificate blocks that parse as valid X.509 certificates.  Each certificate must include a basic constraints extension with the CA bit set.  The API server will reject objects that contain duplicate certificates, or that use PEM block headers.
     ///
     /// Users of ClusterTrustBundles, including Kubelet, are free to reorder and deduplicate certificate blocks in this file according to their own logic, as well as to drop PEM block headers and inter-block data.
-    #[serde(
-        rename = "trustBundle",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub trust_bundle: String,
+}
+impl crate::serde_util::DeStruct for ClusterTrustBundleSpec {
+    const NAME: &'static str = "ClusterTrustBundleSpec";
+    const FIELDS: &'static [&'static str] = &["signerName", "trustBundle"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "signerName" => 0,
+            "trustBundle" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value()?,
+            1 => self.trust_bundle = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ClusterTrustBundleSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ClusterTrustBundleSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.signer_name.is_some());
+        let mut state = serializer.serialize_struct("ClusterTrustBundleSpec", len)?;
+        if let Some(value) = &self.signer_name {
+            state.serialize_field("signerName", value)?;
+        }
+        state.serialize_field("trustBundle", &self.trust_bundle)?;
+        state.end()
+    }
 }

@@ -4,7 +4,7 @@
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "certificates.k8s.io",
@@ -15,13 +15,44 @@
 )]
 pub struct PodCertificateRequest {
     /// metadata contains the object metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the details about the certificate being requested.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     /// status contains the issued certificate, and a standard set of conditions.
     pub status: Option<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
+}
+impl crate::serde_util::DeStruct for PodCertificateRequest {
+    const NAME: &'static str = "PodCertificateRequest";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodCertificateRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for PodCertificateRequest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -30,13 +61,10 @@ impl serde::Serialize for PodCertificateRequest {
         let mut state = serializer.serialize_struct("PodCertificateRequest", len)?;
         state.serialize_field("apiVersion", "certificates.k8s.io/v1beta1")?;
         state.serialize_field("kind", "PodCertificateRequest")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,53 +2,27 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestSpec {
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// nodeName is the name of the node the pod is assigned to.
-    #[serde(
-        rename = "nodeName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub node_name: String,
     /// nodeUID is the UID of the node the pod is assigned to.
-    #[serde(
-        rename = "nodeUID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub node_uid: String,
     /// pkixPublicKey is the PKIX-serialized public key the signer will issue the certificate to.
     ///
     /// The key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.
     ///
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
-    #[serde(
-        rename = "pkixPublicKey",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pkix_public_key: crate::ByteString,
     /// podName is the name of the pod into which the certificate will be mounted.
-    #[serde(
-        rename = "podName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pod_name: String,
     /// podUID is the UID of the pod into which the certificate will be mounted.
-    #[serde(
-        rename = "podUID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pod_uid: String,
     /// proofOfPossession proves that the requesting kubelet holds the private key corresponding to pkixPublicKey.
     ///
@@ -61,43 +35,104 @@ pub struct PodCertificateRequestSpec {
     /// If the key is an ECDSA key, then the signature is as described by [SEC 1, Version 2.0](https://www.secg.org/sec1-v2.pdf) (as implemented by the golang library function crypto/ecdsa.SignASN1)
     ///
     /// If the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).
-    #[serde(
-        rename = "proofOfPossession",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub proof_of_possession: crate::ByteString,
     /// serviceAccountName is the name of the service account the pod is running as.
-    #[serde(
-        rename = "serviceAccountName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub service_account_name: String,
     /// serviceAccountUID is the UID of the service account the pod is running as.
-    #[serde(
-        rename = "serviceAccountUID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub service_account_uid: String,
     /// signerName indicates the requested signer.
     ///
     /// All signer names beginning with `kubernetes.io` are reserved for use by the Kubernetes project.  There is currently one well-known signer documented by the Kubernetes project, `kubernetes.io/kube-apiserver-client-pod`, which will issue client certificates understood by kube-apiserver.  It is currently unimplemented.
-    #[serde(
-        rename = "signerName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub signer_name: String,
     /// unverifiedUserAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support.  Signers should deny requests that contain keys they do not recognize.
-    #[serde(
-        rename = "unverifiedUserAnnotations",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub unverified_user_annotations: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
+    const NAME: &'static str = "PodCertificateRequestSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "maxExpirationSeconds",
+        "nodeName",
+        "nodeUID",
+        "pkixPublicKey",
+        "podName",
+        "podUID",
+        "proofOfPossession",
+        "serviceAccountName",
+        "serviceAccountUID",
+        "signerName",
+        "unverifiedUserAnnotations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxExpirationSeconds" => 0,
+            "nodeName" => 1,
+            "nodeUID" => 2,
+            "pkixPublicKey" => 3,
+            "podName" => 4,
+            "podUID" => 5,
+            "proofOfPossession" => 6,
+            "serviceAccountName" => 7,
+            "serviceAccountUID" => 8,
+            "signerName" => 9,
+            "unverifiedUserAnnotations" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_expiration_seconds = map.next_value()?,
+            1 => self.node_name = crate::serde_util::required(map)?,
+            2 => self.node_uid = crate::serde_util::required(map)?,
+            3 => self.pkix_public_key = crate::serde_util::required(map)?,
+            4 => self.pod_name = crate::serde_util::required(map)?,
+            5 => self.pod_uid = crate::serde_util::required(map)?,
+            6 => self.proof_of_possession = crate::serde_util::required(map)?,
+            7 => self.service_account_name = crate::serde_util::required(map)?,
+            8 => self.service_account_uid = crate::serde_util::required(map)?,
+            9 => self.signer_name = crate::serde_util::required(map)?,
+            10 => self.unverified_user_annotations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodCertificateRequestSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodCertificateRequestSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 9usize + usize::from(self.max_expiration_seconds.is_some())
+            + usize::from(self.unverified_user_annotations.is_some());
+        let mut state = serializer.serialize_struct("PodCertificateRequestSpec", len)?;
+        if let Some(value) = &self.max_expiration_seconds {
+            state.serialize_field("maxExpirationSeconds", value)?;
+        }
+        state.serialize_field("nodeName", &self.node_name)?;
+        state.serialize_field("nodeUID", &self.node_uid)?;
+        state.serialize_field("pkixPublicKey", &self.pkix_public_key)?;
+        state.serialize_field("podName", &self.pod_name)?;
+        state.serialize_field("podUID", &self.pod_uid)?;
+        state.serialize_field("proofOfPossession", &self.proof_of_possession)?;
+        state.serialize_field("serviceAccountName", &self.service_account_name)?;
+        state.serialize_field("serviceAccountUID", &self.service_account_uid)?;
+        state.serialize_field("signerName", &self.signer_name)?;
+        if let Some(value) = &self.unverified_user_annotations {
+            state.serialize_field("unverifiedUserAnnotations", value)?;
+        }
+        state.end()
+    }
 }

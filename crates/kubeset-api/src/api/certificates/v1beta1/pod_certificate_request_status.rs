@@ -2,12 +2,11 @@
 // Source: definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus` of kubernetes/v1.35/openapi-v3/apis/certificates.k8s.io/v1beta1.json.
 
 /// PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestStatus {
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
     ///
     /// This field is only a hint.  Kubelet may start refreshing before or after this time if necessary.
-    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -19,19 +18,85 @@ pub struct PodCertificateRequestStatus {
     ///     described in section 4 of RFC5280.
     ///
     /// If more than one block is present, and the definition of the requested spec.signerName does not indicate otherwise, the first block is the issued certificate, and subsequent blocks should be treated as intermediate certificates and presented in TLS handshakes.  When projecting the chain into a pod volume, kubelet will drop any data in-between the PEM blocks, as well as any PEM block headers.
-    #[serde(rename = "certificateChain", skip_serializing_if = "Option::is_none")]
     pub certificate_chain: Option<String>,
     /// conditions applied to the request.
     ///
     /// The types "Issued", "Denied", and "Failed" have special handling.  At most one of these conditions may be present, and they must have status "True".
     ///
     /// If the request is denied with `Reason=UnsupportedKeyType`, the signer may suggest a key type that will work in the message field.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
     pub not_after: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
     pub not_before: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for PodCertificateRequestStatus {
+    const NAME: &'static str = "PodCertificateRequestStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "beginRefreshAt",
+        "certificateChain",
+        "conditions",
+        "notAfter",
+        "notBefore",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "beginRefreshAt" => 0,
+            "certificateChain" => 1,
+            "conditions" => 2,
+            "notAfter" => 3,
+            "notBefore" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.begin_refresh_at = map.next_value()?,
+            1 => self.certificate_chain = map.next_value()?,
+            2 => self.conditions = map.next_value()?,
+            3 => self.not_after = map.next_value()?,
+            4 => self.not_before = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodCertificateRequestStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodCertificateRequestStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.begin_refresh_at.is_some())
+            + usize::from(self.certificate_chain.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.not_after.is_some())
+            + usize::from(self.not_before.is_some());
+        let mut state = serializer.serialize_struct("PodCertificateRequestStatus", len)?;
+        if let Some(value) = &self.begin_refresh_at {
+            state.serialize_field("beginRefreshAt", value)?;
+        }
+        if let Some(value) = &self.certificate_chain {
+            state.serialize_field("certificateChain", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.not_after {
+            state.serialize_field("notAfter", value)?;
+        }
+        if let Some(value) = &self.not_before {
+            state.serialize_field("notBefore", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,27 +2,104 @@
 // Source: definition `io.k8s.api.coordination.v1.LeaseSpec` of kubernetes/v1.35/openapi-v3/apis/coordination.k8s.io/v1.json.
 
 /// LeaseSpec is a specification of a Lease.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseSpec {
     /// acquireTime is a time when the current lease was acquired.
-    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.
-    #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.
-    #[serde(rename = "leaseDurationSeconds", skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// leaseTransitions is the number of transitions of a lease between holders.
-    #[serde(rename = "leaseTransitions", skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.
-    #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
     /// renewTime is a time when the current holder of a lease has last updated the lease.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
+}
+impl crate::serde_util::DeStruct for LeaseSpec {
+    const NAME: &'static str = "LeaseSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "acquireTime",
+        "holderIdentity",
+        "leaseDurationSeconds",
+        "leaseTransitions",
+        "preferredHolder",
+        "renewTime",
+        "strategy",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "acquireTime" => 0,
+            "holderIdentity" => 1,
+            "leaseDurationSeconds" => 2,
+            "leaseTransitions" => 3,
+            "preferredHolder" => 4,
+            "renewTime" => 5,
+            "strategy" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.acquire_time = map.next_value()?,
+            1 => self.holder_identity = map.next_value()?,
+            2 => self.lease_duration_seconds = map.next_value()?,
+            3 => self.lease_transitions = map.next_value()?,
+            4 => self.preferred_holder = map.next_value()?,
+            5 => self.renew_time = map.next_value()?,
+            6 => self.strategy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LeaseSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LeaseSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.acquire_time.is_some())
+            + usize::from(self.holder_identity.is_some())
+            + usize::from(self.lease_duration_seconds.is_some())
+            + usize::from(self.lease_transitions.is_some())
+            + usize::from(self.preferred_holder.is_some())
+            + usize::from(self.renew_time.is_some())
+            + usize::from(self.strategy.is_some());
+        let mut state = serializer.serialize_struct("LeaseSpec", len)?;
+        if let Some(value) = &self.acquire_time {
+            state.serialize_field("acquireTime", value)?;
+        }
+        if let Some(value) = &self.holder_identity {
+            state.serialize_field("holderIdentity", value)?;
+        }
+        if let Some(value) = &self.lease_duration_seconds {
+            state.serialize_field("leaseDurationSeconds", value)?;
+        }
+        if let Some(value) = &self.lease_transitions {
+            state.serialize_field("leaseTransitions", value)?;
+        }
+        if let Some(value) = &self.preferred_holder {
+            state.serialize_field("preferredHolder", value)?;
+        }
+        if let Some(value) = &self.renew_time {
+            state.serialize_field("renewTime", value)?;
+        }
+        if let Some(value) = &self.strategy {
+            state.serialize_field("strategy", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,32 +2,86 @@
 // Source: definition `io.k8s.api.coordination.v1alpha2.LeaseCandidateSpec` of kubernetes/v1.35/openapi-v3/apis/coordination.k8s.io/v1alpha2.json.
 
 /// LeaseCandidateSpec is a specification of a Lease.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateSpec {
     /// BinaryVersion is the binary version. It must be in a semver format without leading `v`. This field is required.
-    #[serde(
-        rename = "binaryVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub binary_version: String,
     /// EmulationVersion is the emulation version. It must be in a semver format without leading `v`. EmulationVersion must be less than or equal to BinaryVersion. This field is required when strategy is "OldestEmulationVersion"
-    #[serde(rename = "emulationVersion", skip_serializing_if = "Option::is_none")]
     pub emulation_version: Option<String>,
     /// LeaseName is the name of the lease for which this candidate is contending. This field is immutable.
-    #[serde(
-        rename = "leaseName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub lease_name: String,
     /// PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.
-    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub strategy: String,
+}
+impl crate::serde_util::DeStruct for LeaseCandidateSpec {
+    const NAME: &'static str = "LeaseCandidateSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "binaryVersion",
+        "emulationVersion",
+        "leaseName",
+        "pingTime",
+        "renewTime",
+        "strategy",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "binaryVersion" => 0,
+            "emulationVersion" => 1,
+            "leaseName" => 2,
+            "pingTime" => 3,
+            "renewTime" => 4,
+            "strategy" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.binary_version = crate::serde_util::required(map)?,
+            1 => self.emulation_version = map.next_value()?,
+            2 => self.lease_name = crate::serde_util::required(map)?,
+            3 => self.ping_time = map.next_value()?,
+            4 => self.renew_time = map.next_value()?,
+            5 => self.strategy = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LeaseCandidateSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LeaseCandidateSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.emulation_version.is_some())
+            + usize::from(self.ping_time.is_some())
+            + usize::from(self.renew_time.is_some());
+        let mut state = serializer.serialize_struct("LeaseCandidateSpec", len)?;
+        state.serialize_field("binaryVersion", &self.binary_version)?;
+        if let Some(value) = &self.emulation_version {
+            state.serialize_field("emulationVersion", value)?;
+        }
+        state.serialize_field("leaseName", &self.lease_name)?;
+        if let Some(value) = &self.ping_time {
+            state.serialize_field("pingTime", value)?;
+        }
+        if let Some(value) = &self.renew_time {
+            state.serialize_field("renewTime", value)?;
+        }
+        state.serialize_field("strategy", &self.strategy)?;
+        state.end()
+    }
 }

@@ -2,15 +2,68 @@
 // Source: definition `io.k8s.api.core.v1.Affinity` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Affinity is a group of affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
-    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::NodeAffinity>,
     /// Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_affinity: Option<crate::api::core::v1::PodAffinity>,
     /// Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAntiAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_anti_affinity: Option<crate::api::core::v1::PodAntiAffinity>,
+}
+impl crate::serde_util::DeStruct for Affinity {
+    const NAME: &'static str = "Affinity";
+    const FIELDS: &'static [&'static str] = &[
+        "nodeAffinity",
+        "podAffinity",
+        "podAntiAffinity",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeAffinity" => 0,
+            "podAffinity" => 1,
+            "podAntiAffinity" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.node_affinity = map.next_value()?,
+            1 => self.pod_affinity = map.next_value()?,
+            2 => self.pod_anti_affinity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Affinity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Affinity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.node_affinity.is_some())
+            + usize::from(self.pod_affinity.is_some())
+            + usize::from(self.pod_anti_affinity.is_some());
+        let mut state = serializer.serialize_struct("Affinity", len)?;
+        if let Some(value) = &self.node_affinity {
+            state.serialize_field("nodeAffinity", value)?;
+        }
+        if let Some(value) = &self.pod_affinity {
+            state.serialize_field("podAffinity", value)?;
+        }
+        if let Some(value) = &self.pod_anti_affinity {
+            state.serialize_field("podAntiAffinity", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.AttachedVolume` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// AttachedVolume describes a volume attached to a node
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AttachedVolume {
     /// DevicePath represents the device path where the volume should be available
-    #[serde(
-        rename = "devicePath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub device_path: String,
     /// Name of the attached volume
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for AttachedVolume {
+    const NAME: &'static str = "AttachedVolume";
+    const FIELDS: &'static [&'static str] = &["devicePath", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "devicePath" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.device_path = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AttachedVolume {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AttachedVolume {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("AttachedVolume", len)?;
+        state.serialize_field("devicePath", &self.device_path)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

@@ -2,32 +2,88 @@
 // Source: definition `io.k8s.api.core.v1.AzureDiskVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureDiskVolumeSource {
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
-    #[serde(rename = "cachingMode", skip_serializing_if = "Option::is_none")]
     pub caching_mode: Option<String>,
     /// diskName is the Name of the data disk in the blob storage
-    #[serde(
-        rename = "diskName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub disk_name: String,
     /// diskURI is the URI of data disk in the blob storage
-    #[serde(
-        rename = "diskURI",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub disk_uri: String,
     /// fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+}
+impl crate::serde_util::DeStruct for AzureDiskVolumeSource {
+    const NAME: &'static str = "AzureDiskVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "cachingMode",
+        "diskName",
+        "diskURI",
+        "fsType",
+        "kind",
+        "readOnly",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cachingMode" => 0,
+            "diskName" => 1,
+            "diskURI" => 2,
+            "fsType" => 3,
+            "kind" => 4,
+            "readOnly" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.caching_mode = map.next_value()?,
+            1 => self.disk_name = crate::serde_util::required(map)?,
+            2 => self.disk_uri = crate::serde_util::required(map)?,
+            3 => self.fs_type = map.next_value()?,
+            4 => self.kind = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AzureDiskVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AzureDiskVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.caching_mode.is_some())
+            + usize::from(self.fs_type.is_some()) + usize::from(self.kind.is_some())
+            + usize::from(self.read_only.is_some());
+        let mut state = serializer.serialize_struct("AzureDiskVolumeSource", len)?;
+        if let Some(value) = &self.caching_mode {
+            state.serialize_field("cachingMode", value)?;
+        }
+        state.serialize_field("diskName", &self.disk_name)?;
+        state.serialize_field("diskURI", &self.disk_uri)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.end()
+    }
 }

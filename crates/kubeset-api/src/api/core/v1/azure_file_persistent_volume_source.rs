@@ -2,26 +2,72 @@
 // Source: definition `io.k8s.api.core.v1.AzureFilePersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureFilePersistentVolumeSource {
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretName is the name of secret that contains Azure Storage Account Name and Key
-    #[serde(
-        rename = "secretName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub secret_name: String,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
-    #[serde(rename = "secretNamespace", skip_serializing_if = "Option::is_none")]
     pub secret_namespace: Option<String>,
     /// shareName is the azure Share Name
-    #[serde(
-        rename = "shareName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub share_name: String,
+}
+impl crate::serde_util::DeStruct for AzureFilePersistentVolumeSource {
+    const NAME: &'static str = "AzureFilePersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "readOnly",
+        "secretName",
+        "secretNamespace",
+        "shareName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "readOnly" => 0,
+            "secretName" => 1,
+            "secretNamespace" => 2,
+            "shareName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.read_only = map.next_value()?,
+            1 => self.secret_name = crate::serde_util::required(map)?,
+            2 => self.secret_namespace = map.next_value()?,
+            3 => self.share_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AzureFilePersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_namespace.is_some());
+        let mut state = serializer
+            .serialize_struct("AzureFilePersistentVolumeSource", len)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.serialize_field("secretName", &self.secret_name)?;
+        if let Some(value) = &self.secret_namespace {
+            state.serialize_field("secretNamespace", value)?;
+        }
+        state.serialize_field("shareName", &self.share_name)?;
+        state.end()
+    }
 }

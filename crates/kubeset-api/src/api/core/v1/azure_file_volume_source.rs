@@ -2,23 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.AzureFileVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureFileVolumeSource {
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretName is the  name of secret that contains Azure Storage Account Name and Key
-    #[serde(
-        rename = "secretName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub secret_name: String,
     /// shareName is the azure share Name
-    #[serde(
-        rename = "shareName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub share_name: String,
+}
+impl crate::serde_util::DeStruct for AzureFileVolumeSource {
+    const NAME: &'static str = "AzureFileVolumeSource";
+    const FIELDS: &'static [&'static str] = &["readOnly", "secretName", "shareName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "readOnly" => 0,
+            "secretName" => 1,
+            "shareName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.read_only = map.next_value()?,
+            1 => self.secret_name = crate::serde_util::required(map)?,
+            2 => self.share_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AzureFileVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AzureFileVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.read_only.is_some());
+        let mut state = serializer.serialize_struct("AzureFileVolumeSource", len)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.serialize_field("secretName", &self.secret_name)?;
+        state.serialize_field("shareName", &self.share_name)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Binding` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -13,11 +13,40 @@
 )]
 pub struct Binding {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The target object that you want to bind to the standard object.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub target: crate::api::core::v1::ObjectReference,
+}
+impl crate::serde_util::DeStruct for Binding {
+    const NAME: &'static str = "Binding";
+    const FIELDS: &'static [&'static str] = &["metadata", "target"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "target" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.target = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Binding {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Binding {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -26,10 +55,8 @@ impl serde::Serialize for Binding {
         let mut state = serializer.serialize_struct("Binding", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Binding")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.target;
-        state.serialize_field("target", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("target", &self.target)?;
         state.end()
     }
 }

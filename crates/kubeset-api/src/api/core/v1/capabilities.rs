@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.core.v1.Capabilities` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Adds and removes POSIX capabilities from running containers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Capabilities {
     /// Added capabilities
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub add: Option<Vec<String>>,
     /// Removed capabilities
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drop: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for Capabilities {
+    const NAME: &'static str = "Capabilities";
+    const FIELDS: &'static [&'static str] = &["add", "drop"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "add" => 0,
+            "drop" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.add = map.next_value()?,
+            1 => self.drop = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Capabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Capabilities {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.add.is_some()) + usize::from(self.drop.is_some());
+        let mut state = serializer.serialize_struct("Capabilities", len)?;
+        if let Some(value) = &self.add {
+            state.serialize_field("add", value)?;
+        }
+        if let Some(value) = &self.drop {
+            state.serialize_field("drop", value)?;
+        }
+        state.end()
+    }
 }

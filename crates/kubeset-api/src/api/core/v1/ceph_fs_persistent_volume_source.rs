@@ -2,24 +2,92 @@
 // Source: definition `io.k8s.api.core.v1.CephFSPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub monitors: Vec<String>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretFile", skip_serializing_if = "Option::is_none")]
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+}
+impl crate::serde_util::DeStruct for CephFSPersistentVolumeSource {
+    const NAME: &'static str = "CephFSPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "monitors",
+        "path",
+        "readOnly",
+        "secretFile",
+        "secretRef",
+        "user",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "monitors" => 0,
+            "path" => 1,
+            "readOnly" => 2,
+            "secretFile" => 3,
+            "secretRef" => 4,
+            "user" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.monitors = crate::serde_util::required(map)?,
+            1 => self.path = map.next_value()?,
+            2 => self.read_only = map.next_value()?,
+            3 => self.secret_file = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            5 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CephFSPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CephFSPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.path.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_file.is_some())
+            + usize::from(self.secret_ref.is_some()) + usize::from(self.user.is_some());
+        let mut state = serializer
+            .serialize_struct("CephFSPersistentVolumeSource", len)?;
+        state.serialize_field("monitors", &self.monitors)?;
+        if let Some(value) = &self.path {
+            state.serialize_field("path", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_file {
+            state.serialize_field("secretFile", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

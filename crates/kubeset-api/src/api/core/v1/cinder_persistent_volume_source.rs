@@ -2,22 +2,75 @@
 // Source: definition `io.k8s.api.core.v1.CinderPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CinderPersistentVolumeSource {
     /// fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(
-        rename = "volumeID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub volume_id: String,
+}
+impl crate::serde_util::DeStruct for CinderPersistentVolumeSource {
+    const NAME: &'static str = "CinderPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeID",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "secretRef" => 2,
+            "volumeID" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.read_only = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            3 => self.volume_id = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CinderPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CinderPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_ref.is_some());
+        let mut state = serializer
+            .serialize_struct("CinderPersistentVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        state.serialize_field("volumeID", &self.volume_id)?;
+        state.end()
+    }
 }

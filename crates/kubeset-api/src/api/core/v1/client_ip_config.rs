@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.ClientIPConfig` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ClientIPConfig represents the configurations of Client IP based session affinity.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientIPConfig {
     /// timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == "ClientIP". Default value is 10800(for 3 hours).
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ClientIPConfig {
+    const NAME: &'static str = "ClientIPConfig";
+    const FIELDS: &'static [&'static str] = &["timeoutSeconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "timeoutSeconds" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.timeout_seconds = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ClientIPConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ClientIPConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.timeout_seconds.is_some());
+        let mut state = serializer.serialize_struct("ClientIPConfig", len)?;
+        if let Some(value) = &self.timeout_seconds {
+            state.serialize_field("timeoutSeconds", value)?;
+        }
+        state.end()
+    }
 }

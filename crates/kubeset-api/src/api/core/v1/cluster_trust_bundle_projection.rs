@@ -2,21 +2,83 @@
 // Source: definition `io.k8s.api.core.v1.ClusterTrustBundleProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleProjection {
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Relative path from the volume root to write the bundle.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for ClusterTrustBundleProjection {
+    const NAME: &'static str = "ClusterTrustBundleProjection";
+    const FIELDS: &'static [&'static str] = &[
+        "labelSelector",
+        "name",
+        "optional",
+        "path",
+        "signerName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelector" => 0,
+            "name" => 1,
+            "optional" => 2,
+            "path" => 3,
+            "signerName" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.optional = map.next_value()?,
+            3 => self.path = crate::serde_util::required(map)?,
+            4 => self.signer_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ClusterTrustBundleProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ClusterTrustBundleProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.label_selector.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.optional.is_some())
+            + usize::from(self.signer_name.is_some());
+        let mut state = serializer
+            .serialize_struct("ClusterTrustBundleProjection", len)?;
+        if let Some(value) = &self.label_selector {
+            state.serialize_field("labelSelector", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        if let Some(value) = &self.signer_name {
+            state.serialize_field("signerName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,22 +2,66 @@
 // Source: definition `io.k8s.api.core.v1.ComponentCondition` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Information about the condition of a component.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentCondition {
     /// Condition error code for a component. For example, a health check error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Message about the condition for a component. For example, information about a health check.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Status of the condition for a component. Valid values for "Healthy": "True", "False", or "Unknown".
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// Type of condition for a component. Valid value: "Healthy"
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for ComponentCondition {
+    const NAME: &'static str = "ComponentCondition";
+    const FIELDS: &'static [&'static str] = &["error", "message", "status", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "error" => 0,
+            "message" => 1,
+            "status" => 2,
+            "type" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.error = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.status = crate::serde_util::required(map)?,
+            3 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ComponentCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ComponentCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.error.is_some())
+            + usize::from(self.message.is_some());
+        let mut state = serializer.serialize_struct("ComponentCondition", len)?;
+        if let Some(value) = &self.error {
+            state.serialize_field("error", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

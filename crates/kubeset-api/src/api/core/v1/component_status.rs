@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ComponentStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -15,8 +15,38 @@ pub struct ComponentStatus {
     /// List of component conditions observed
     pub conditions: Option<Vec<crate::api::core::v1::ComponentCondition>>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+impl crate::serde_util::DeStruct for ComponentStatus {
+    const NAME: &'static str = "ComponentStatus";
+    const FIELDS: &'static [&'static str] = &["conditions", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ComponentStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ComponentStatus {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -25,12 +55,10 @@ impl serde::Serialize for ComponentStatus {
         let mut state = serializer.serialize_struct("ComponentStatus", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "ComponentStatus")?;
-        match &self.conditions {
-            Some(value) => state.serialize_field("conditions", value)?,
-            None => state.skip_field("conditions")?,
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

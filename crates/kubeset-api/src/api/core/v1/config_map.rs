@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ConfigMap` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ConfigMap holds configuration data for pods to consume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -13,15 +13,53 @@
 )]
 pub struct ConfigMap {
     /// BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.
-    #[serde(rename = "binaryData")]
     pub binary_data: Option<std::collections::BTreeMap<String, crate::ByteString>>,
     /// Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.
     pub data: Option<std::collections::BTreeMap<String, String>>,
     /// Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
     pub immutable: Option<bool>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+impl crate::serde_util::DeStruct for ConfigMap {
+    const NAME: &'static str = "ConfigMap";
+    const FIELDS: &'static [&'static str] = &[
+        "binaryData",
+        "data",
+        "immutable",
+        "metadata",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "binaryData" => 0,
+            "data" => 1,
+            "immutable" => 2,
+            "metadata" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.binary_data = map.next_value()?,
+            1 => self.data = map.next_value()?,
+            2 => self.immutable = map.next_value()?,
+            3 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ConfigMap {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ConfigMap {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -31,20 +69,16 @@ impl serde::Serialize for ConfigMap {
         let mut state = serializer.serialize_struct("ConfigMap", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "ConfigMap")?;
-        match &self.binary_data {
-            Some(value) => state.serialize_field("binaryData", value)?,
-            None => state.skip_field("binaryData")?,
+        if let Some(value) = &self.binary_data {
+            state.serialize_field("binaryData", value)?;
         }
-        match &self.data {
-            Some(value) => state.serialize_field("data", value)?,
-            None => state.skip_field("data")?,
+        if let Some(value) = &self.data {
+            state.serialize_field("data", value)?;
         }
-        match &self.immutable {
-            Some(value) => state.serialize_field("immutable", value)?,
-            None => state.skip_field("immutable")?,
+        if let Some(value) = &self.immutable {
+            state.serialize_field("immutable", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

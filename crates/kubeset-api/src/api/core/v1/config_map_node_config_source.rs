@@ -2,25 +2,77 @@
 // Source: definition `io.k8s.api.core.v1.ConfigMapNodeConfigSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapNodeConfigSource {
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
-    #[serde(
-        rename = "kubeletConfigKey",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub kubelet_config_key: String,
     /// Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub namespace: String,
     /// ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
     /// UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for ConfigMapNodeConfigSource {
+    const NAME: &'static str = "ConfigMapNodeConfigSource";
+    const FIELDS: &'static [&'static str] = &[
+        "kubeletConfigKey",
+        "name",
+        "namespace",
+        "resourceVersion",
+        "uid",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "kubeletConfigKey" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            "resourceVersion" => 3,
+            "uid" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.kubelet_config_key = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.namespace = crate::serde_util::required(map)?,
+            3 => self.resource_version = map.next_value()?,
+            4 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ConfigMapNodeConfigSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ConfigMapNodeConfigSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.resource_version.is_some())
+            + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("ConfigMapNodeConfigSource", len)?;
+        state.serialize_field("kubeletConfigKey", &self.kubelet_config_key)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("namespace", &self.namespace)?;
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,18 +4,76 @@
 /// Adapts a ConfigMap into a volume.
 ///
 /// The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapVolumeSource {
     /// defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<crate::api::core::v1::KeyToPath>>,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// optional specify whether the ConfigMap or its keys must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+impl crate::serde_util::DeStruct for ConfigMapVolumeSource {
+    const NAME: &'static str = "ConfigMapVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "defaultMode",
+        "items",
+        "name",
+        "optional",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "items" => 1,
+            "name" => 2,
+            "optional" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = map.next_value()?,
+            1 => self.items = map.next_value()?,
+            2 => self.name = map.next_value()?,
+            3 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ConfigMapVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ConfigMapVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default_mode.is_some())
+            + usize::from(self.items.is_some()) + usize::from(self.name.is_some())
+            + usize::from(self.optional.is_some());
+        let mut state = serializer.serialize_struct("ConfigMapVolumeSource", len)?;
+        if let Some(value) = &self.default_mode {
+            state.serialize_field("defaultMode", value)?;
+        }
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,84 +2,260 @@
 // Source: definition `io.k8s.api.core.v1.Container` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A single application container that you want to run within a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Container {
     /// Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<crate::api::core::v1::EnvVar>>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", skip_serializing_if = "Option::is_none")]
     pub env_from: Option<Vec<crate::api::core::v1::EnvFromSource>>,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<String>,
     /// Actions that the management system should take in response to container lifecycle events. Cannot be updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default "0.0.0.0" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::core::v1::ContainerPort>>,
     /// Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Resources resize policy for the container. This field cannot be set on ephemeral containers.
-    #[serde(rename = "resizePolicy", skip_serializing_if = "Option::is_none")]
     pub resize_policy: Option<Vec<crate::api::core::v1::ContainerResizePolicy>>,
     /// Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as "Always" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy "Always" will be shut down. This lifecycle differs from normal init containers and is often referred to as a "sidecar" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
-    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Option::is_none")]
     pub restart_policy_rules: Option<Vec<crate::api::core::v1::ContainerRestartRule>>,
     /// SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", skip_serializing_if = "Option::is_none")]
     pub stdin_once: Option<bool>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", skip_serializing_if = "Option::is_none")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(
-        rename = "terminationMessagePolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub termination_message_policy: Option<String>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", skip_serializing_if = "Option::is_none")]
     pub volume_devices: Option<Vec<crate::api::core::v1::VolumeDevice>>,
     /// Pod volumes to mount into the container's filesystem. Cannot be updated.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Option::is_none")]
     pub volume_mounts: Option<Vec<crate::api::core::v1::VolumeMount>>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
+}
+impl crate::serde_util::DeStruct for Container {
+    const NAME: &'static str = "Container";
+    const FIELDS: &'static [&'static str] = &[
+        "args",
+        "command",
+        "env",
+        "envFrom",
+        "image",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "name",
+        "ports",
+        "readinessProbe",
+        "resizePolicy",
+        "resources",
+        "restartPolicy",
+        "restartPolicyRules",
+        "securityContext",
+        "startupProbe",
+        "stdin",
+        "stdinOnce",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeDevices",
+        "volumeMounts",
+        "workingDir",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "args" => 0,
+            "command" => 1,
+            "env" => 2,
+            "envFrom" => 3,
+            "image" => 4,
+            "imagePullPolicy" => 5,
+            "lifecycle" => 6,
+            "livenessProbe" => 7,
+            "name" => 8,
+            "ports" => 9,
+            "readinessProbe" => 10,
+            "resizePolicy" => 11,
+            "resources" => 12,
+            "restartPolicy" => 13,
+            "restartPolicyRules" => 14,
+            "securityContext" => 15,
+            "startupProbe" => 16,
+            "stdin" => 17,
+            "stdinOnce" => 18,
+            "terminationMessagePath" => 19,
+            "terminationMessagePolicy" => 20,
+            "tty" => 21,
+            "volumeDevices" => 22,
+            "volumeMounts" => 23,
+            "workingDir" => 24,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.args = map.next_value()?,
+            1 => self.command = map.next_value()?,
+            2 => self.env = map.next_value()?,
+            3 => self.env_from = map.next_value()?,
+            4 => self.image = map.next_value()?,
+            5 => self.image_pull_policy = map.next_value()?,
+            6 => self.lifecycle = map.next_value()?,
+            7 => self.liveness_probe = map.next_value()?,
+            8 => self.name = crate::serde_util::required(map)?,
+            9 => self.ports = map.next_value()?,
+            10 => self.readiness_probe = map.next_value()?,
+            11 => self.resize_policy = map.next_value()?,
+            12 => self.resources = map.next_value()?,
+            13 => self.restart_policy = map.next_value()?,
+            14 => self.restart_policy_rules = map.next_value()?,
+            15 => self.security_context = map.next_value()?,
+            16 => self.startup_probe = map.next_value()?,
+            17 => self.stdin = map.next_value()?,
+            18 => self.stdin_once = map.next_value()?,
+            19 => self.termination_message_path = map.next_value()?,
+            20 => self.termination_message_policy = map.next_value()?,
+            21 => self.tty = map.next_value()?,
+            22 => self.volume_devices = map.next_value()?,
+            23 => self.volume_mounts = map.next_value()?,
+            24 => self.working_dir = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Container {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Container {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.args.is_some())
+            + usize::from(self.command.is_some()) + usize::from(self.env.is_some())
+            + usize::from(self.env_from.is_some()) + usize::from(self.image.is_some())
+            + usize::from(self.image_pull_policy.is_some())
+            + usize::from(self.lifecycle.is_some())
+            + usize::from(self.liveness_probe.is_some())
+            + usize::from(self.ports.is_some())
+            + usize::from(self.readiness_probe.is_some())
+            + usize::from(self.resize_policy.is_some())
+            + usize::from(self.resources.is_some())
+            + usize::from(self.restart_policy.is_some())
+            + usize::from(self.restart_policy_rules.is_some())
+            + usize::from(self.security_context.is_some())
+            + usize::from(self.startup_probe.is_some())
+            + usize::from(self.stdin.is_some()) + usize::from(self.stdin_once.is_some())
+            + usize::from(self.termination_message_path.is_some())
+            + usize::from(self.termination_message_policy.is_some())
+            + usize::from(self.tty.is_some())
+            + usize::from(self.volume_devices.is_some())
+            + usize::from(self.volume_mounts.is_some())
+            + usize::from(self.working_dir.is_some());
+        let mut state = serializer.serialize_struct("Container", len)?;
+        if let Some(value) = &self.args {
+            state.serialize_field("args", value)?;
+        }
+        if let Some(value) = &self.command {
+            state.serialize_field("command", value)?;
+        }
+        if let Some(value) = &self.env {
+            state.serialize_field("env", value)?;
+        }
+        if let Some(value) = &self.env_from {
+            state.serialize_field("envFrom", value)?;
+        }
+        if let Some(value) = &self.image {
+            state.serialize_field("image", value)?;
+        }
+        if let Some(value) = &self.image_pull_policy {
+            state.serialize_field("imagePullPolicy", value)?;
+        }
+        if let Some(value) = &self.lifecycle {
+            state.serialize_field("lifecycle", value)?;
+        }
+        if let Some(value) = &self.liveness_probe {
+            state.serialize_field("livenessProbe", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        if let Some(value) = &self.readiness_probe {
+            state.serialize_field("readinessProbe", value)?;
+        }
+        if let Some(value) = &self.resize_policy {
+            state.serialize_field("resizePolicy", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.restart_policy {
+            state.serialize_field("restartPolicy", value)?;
+        }
+        if let Some(value) = &self.restart_policy_rules {
+            state.serialize_field("restartPolicyRules", value)?;
+        }
+        if let Some(value) = &self.security_context {
+            state.serialize_field("securityContext", value)?;
+        }
+        if let Some(value) = &self.startup_probe {
+            state.serialize_field("startupProbe", value)?;
+        }
+        if let Some(value) = &self.stdin {
+            state.serialize_field("stdin", value)?;
+        }
+        if let Some(value) = &self.stdin_once {
+            state.serialize_field("stdinOnce", value)?;
+        }
+        if let Some(value) = &self.termination_message_path {
+            state.serialize_field("terminationMessagePath", value)?;
+        }
+        if let Some(value) = &self.termination_message_policy {
+            state.serialize_field("terminationMessagePolicy", value)?;
+        }
+        if let Some(value) = &self.tty {
+            state.serialize_field("tty", value)?;
+        }
+        if let Some(value) = &self.volume_devices {
+            state.serialize_field("volumeDevices", value)?;
+        }
+        if let Some(value) = &self.volume_mounts {
+            state.serialize_field("volumeMounts", value)?;
+        }
+        if let Some(value) = &self.working_dir {
+            state.serialize_field("workingDir", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,27 +2,61 @@
 // Source: definition `io.k8s.api.core.v1.ContainerExtendedResourceRequest` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
-    #[serde(
-        rename = "containerName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub container_name: String,
     /// The name of the request in the special ResourceClaim which corresponds to the extended resource.
-    #[serde(
-        rename = "requestName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub request_name: String,
     /// The name of the extended resource in that container which gets backed by DRA.
-    #[serde(
-        rename = "resourceName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_name: String,
+}
+impl crate::serde_util::DeStruct for ContainerExtendedResourceRequest {
+    const NAME: &'static str = "ContainerExtendedResourceRequest";
+    const FIELDS: &'static [&'static str] = &[
+        "containerName",
+        "requestName",
+        "resourceName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "requestName" => 1,
+            "resourceName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_name = crate::serde_util::required(map)?,
+            1 => self.request_name = crate::serde_util::required(map)?,
+            2 => self.resource_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerExtendedResourceRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerExtendedResourceRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer
+            .serialize_struct("ContainerExtendedResourceRequest", len)?;
+        state.serialize_field("containerName", &self.container_name)?;
+        state.serialize_field("requestName", &self.request_name)?;
+        state.serialize_field("resourceName", &self.resource_name)?;
+        state.end()
+    }
 }

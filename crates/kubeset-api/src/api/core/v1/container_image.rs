@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.ContainerImage` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Describe a container image
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. ["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub names: Option<Vec<String>>,
     /// The size of the image in bytes.
-    #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<i64>,
+}
+impl crate::serde_util::DeStruct for ContainerImage {
+    const NAME: &'static str = "ContainerImage";
+    const FIELDS: &'static [&'static str] = &["names", "sizeBytes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "names" => 0,
+            "sizeBytes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.names = map.next_value()?,
+            1 => self.size_bytes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerImage {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerImage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.names.is_some())
+            + usize::from(self.size_bytes.is_some());
+        let mut state = serializer.serialize_struct("ContainerImage", len)?;
+        if let Some(value) = &self.names {
+            state.serialize_field("names", value)?;
+        }
+        if let Some(value) = &self.size_bytes {
+            state.serialize_field("sizeBytes", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,25 +2,82 @@
 // Source: definition `io.k8s.api.core.v1.ContainerPort` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerPort represents a network port in a single container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerPort {
     /// Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.
-    #[serde(
-        rename = "containerPort",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub container_port: i32,
     /// What host IP to bind the external port to.
-    #[serde(rename = "hostIP", skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
     /// Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.
-    #[serde(rename = "hostPort", skip_serializing_if = "Option::is_none")]
     pub host_port: Option<i32>,
     /// If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+}
+impl crate::serde_util::DeStruct for ContainerPort {
+    const NAME: &'static str = "ContainerPort";
+    const FIELDS: &'static [&'static str] = &[
+        "containerPort",
+        "hostIP",
+        "hostPort",
+        "name",
+        "protocol",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerPort" => 0,
+            "hostIP" => 1,
+            "hostPort" => 2,
+            "name" => 3,
+            "protocol" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_port = crate::serde_util::required(map)?,
+            1 => self.host_ip = map.next_value()?,
+            2 => self.host_port = map.next_value()?,
+            3 => self.name = map.next_value()?,
+            4 => self.protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerPort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerPort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.host_ip.is_some())
+            + usize::from(self.host_port.is_some()) + usize::from(self.name.is_some())
+            + usize::from(self.protocol.is_some());
+        let mut state = serializer.serialize_struct("ContainerPort", len)?;
+        state.serialize_field("containerPort", &self.container_port)?;
+        if let Some(value) = &self.host_ip {
+            state.serialize_field("hostIP", value)?;
+        }
+        if let Some(value) = &self.host_port {
+            state.serialize_field("hostPort", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.protocol {
+            state.serialize_field("protocol", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,20 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.ContainerResizePolicy` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerResizePolicy represents resource resize policy for the container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.
-    #[serde(
-        rename = "resourceName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_name: String,
     /// Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.
-    #[serde(
-        rename = "restartPolicy",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub restart_policy: String,
+}
+impl crate::serde_util::DeStruct for ContainerResizePolicy {
+    const NAME: &'static str = "ContainerResizePolicy";
+    const FIELDS: &'static [&'static str] = &["resourceName", "restartPolicy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resourceName" => 0,
+            "restartPolicy" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource_name = crate::serde_util::required(map)?,
+            1 => self.restart_policy = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerResizePolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerResizePolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ContainerResizePolicy", len)?;
+        state.serialize_field("resourceName", &self.resource_name)?;
+        state.serialize_field("restartPolicy", &self.restart_policy)?;
+        state.end()
+    }
 }

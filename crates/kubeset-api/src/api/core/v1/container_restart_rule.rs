@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.ContainerRestartRule` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerRestartRule describes how a container exit is handled.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub action: String,
     /// Represents the exit codes to check on container exits.
-    #[serde(rename = "exitCodes", skip_serializing_if = "Option::is_none")]
     pub exit_codes: Option<crate::api::core::v1::ContainerRestartRuleOnExitCodes>,
+}
+impl crate::serde_util::DeStruct for ContainerRestartRule {
+    const NAME: &'static str = "ContainerRestartRule";
+    const FIELDS: &'static [&'static str] = &["action", "exitCodes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "exitCodes" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.action = crate::serde_util::required(map)?,
+            1 => self.exit_codes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerRestartRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerRestartRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.exit_codes.is_some());
+        let mut state = serializer.serialize_struct("ContainerRestartRule", len)?;
+        state.serialize_field("action", &self.action)?;
+        if let Some(value) = &self.exit_codes {
+            state.serialize_field("exitCodes", value)?;
+        }
+        state.end()
+    }
 }

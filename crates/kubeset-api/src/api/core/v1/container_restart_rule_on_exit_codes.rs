@@ -2,15 +2,57 @@
 // Source: definition `io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the
     ///   set of specified values.
     /// - NotIn: the requirement is satisfied if the container exit code is
     ///   not in the set of specified values.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub operator: String,
     /// Specifies the set of values to check for container exit codes. At most 255 elements are allowed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<i32>>,
+}
+impl crate::serde_util::DeStruct for ContainerRestartRuleOnExitCodes {
+    const NAME: &'static str = "ContainerRestartRuleOnExitCodes";
+    const FIELDS: &'static [&'static str] = &["operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "operator" => 0,
+            "values" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.operator = crate::serde_util::required(map)?,
+            1 => self.values = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerRestartRuleOnExitCodes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.values.is_some());
+        let mut state = serializer
+            .serialize_struct("ContainerRestartRuleOnExitCodes", len)?;
+        state.serialize_field("operator", &self.operator)?;
+        if let Some(value) = &self.values {
+            state.serialize_field("values", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,64 @@
 // Source: definition `io.k8s.api.core.v1.ContainerState` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerState {
     /// Details about a running container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<crate::api::core::v1::ContainerStateRunning>,
     /// Details about a terminated container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminated: Option<crate::api::core::v1::ContainerStateTerminated>,
     /// Details about a waiting container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<crate::api::core::v1::ContainerStateWaiting>,
+}
+impl crate::serde_util::DeStruct for ContainerState {
+    const NAME: &'static str = "ContainerState";
+    const FIELDS: &'static [&'static str] = &["running", "terminated", "waiting"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "running" => 0,
+            "terminated" => 1,
+            "waiting" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.running = map.next_value()?,
+            1 => self.terminated = map.next_value()?,
+            2 => self.waiting = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerState {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.running.is_some())
+            + usize::from(self.terminated.is_some())
+            + usize::from(self.waiting.is_some());
+        let mut state = serializer.serialize_struct("ContainerState", len)?;
+        if let Some(value) = &self.running {
+            state.serialize_field("running", value)?;
+        }
+        if let Some(value) = &self.terminated {
+            state.serialize_field("terminated", value)?;
+        }
+        if let Some(value) = &self.waiting {
+            state.serialize_field("waiting", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.ContainerStateRunning` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerStateRunning is a running state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
-    #[serde(rename = "startedAt", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for ContainerStateRunning {
+    const NAME: &'static str = "ContainerStateRunning";
+    const FIELDS: &'static [&'static str] = &["startedAt"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "startedAt" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.started_at = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerStateRunning {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerStateRunning {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.started_at.is_some());
+        let mut state = serializer.serialize_struct("ContainerStateRunning", len)?;
+        if let Some(value) = &self.started_at {
+            state.serialize_field("startedAt", value)?;
+        }
+        state.end()
+    }
 }

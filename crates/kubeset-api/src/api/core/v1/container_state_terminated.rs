@@ -2,31 +2,100 @@
 // Source: definition `io.k8s.api.core.v1.ContainerStateTerminated` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerStateTerminated is a terminated state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateTerminated {
     /// Container's ID in the format '<type>://<container_id>'
-    #[serde(rename = "containerID", skip_serializing_if = "Option::is_none")]
     pub container_id: Option<String>,
     /// Exit status from the last termination of the container
-    #[serde(
-        rename = "exitCode",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub exit_code: i32,
     /// Time at which the container last terminated
-    #[serde(rename = "finishedAt", skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Message regarding the last termination of the container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// (brief) reason from the last termination of the container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Signal from the last termination of the container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
     /// Time at which previous execution of the container started
-    #[serde(rename = "startedAt", skip_serializing_if = "Option::is_none")]
     pub started_at: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for ContainerStateTerminated {
+    const NAME: &'static str = "ContainerStateTerminated";
+    const FIELDS: &'static [&'static str] = &[
+        "containerID",
+        "exitCode",
+        "finishedAt",
+        "message",
+        "reason",
+        "signal",
+        "startedAt",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerID" => 0,
+            "exitCode" => 1,
+            "finishedAt" => 2,
+            "message" => 3,
+            "reason" => 4,
+            "signal" => 5,
+            "startedAt" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_id = map.next_value()?,
+            1 => self.exit_code = crate::serde_util::required(map)?,
+            2 => self.finished_at = map.next_value()?,
+            3 => self.message = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.signal = map.next_value()?,
+            6 => self.started_at = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerStateTerminated {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerStateTerminated {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.container_id.is_some())
+            + usize::from(self.finished_at.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some())
+            + usize::from(self.signal.is_some())
+            + usize::from(self.started_at.is_some());
+        let mut state = serializer.serialize_struct("ContainerStateTerminated", len)?;
+        if let Some(value) = &self.container_id {
+            state.serialize_field("containerID", value)?;
+        }
+        state.serialize_field("exitCode", &self.exit_code)?;
+        if let Some(value) = &self.finished_at {
+            state.serialize_field("finishedAt", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        if let Some(value) = &self.signal {
+            state.serialize_field("signal", value)?;
+        }
+        if let Some(value) = &self.started_at {
+            state.serialize_field("startedAt", value)?;
+        }
+        state.end()
+    }
 }

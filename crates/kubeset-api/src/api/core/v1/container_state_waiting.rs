@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.ContainerStateWaiting` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerStateWaiting is a waiting state of a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateWaiting {
     /// Message regarding why the container is not yet running.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// (brief) reason the container is not yet running.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl crate::serde_util::DeStruct for ContainerStateWaiting {
+    const NAME: &'static str = "ContainerStateWaiting";
+    const FIELDS: &'static [&'static str] = &["message", "reason"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "message" => 0,
+            "reason" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.message = map.next_value()?,
+            1 => self.reason = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerStateWaiting {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerStateWaiting {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.message.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("ContainerStateWaiting", len)?;
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.end()
+    }
 }

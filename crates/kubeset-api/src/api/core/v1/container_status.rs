@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.ContainerStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerStatus contains details for the current status of this container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStatus {
     /// AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
     pub allocated_resources: Option<
         std::collections::BTreeMap<
             String,
@@ -13,58 +12,156 @@ pub struct ContainerStatus {
         >,
     >,
     /// AllocatedResourcesStatus represents the status of various resources allocated for this Pod.
-    #[serde(
-        rename = "allocatedResourcesStatus",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub allocated_resources_status: Option<Vec<crate::api::core::v1::ResourceStatus>>,
     /// ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example "containerd").
-    #[serde(rename = "containerID", skip_serializing_if = "Option::is_none")]
     pub container_id: Option<String>,
     /// Image is the name of container image that the container is running. The container image may not match the image used in the PodSpec, as it may have been resolved by the runtime. More info: https://kubernetes.io/docs/concepts/containers/images.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub image: String,
     /// ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.
-    #[serde(
-        rename = "imageID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub image_id: String,
     /// LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.
-    #[serde(rename = "lastState", skip_serializing_if = "Option::is_none")]
     pub last_state: Option<crate::api::core::v1::ContainerState>,
     /// Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).
     ///
     /// The value is typically used to determine whether a container is ready to accept traffic.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub ready: bool,
     /// Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.
-    #[serde(
-        rename = "restartCount",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub restart_count: i32,
     /// Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<bool>,
     /// State holds details about the container's current condition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<crate::api::core::v1::ContainerState>,
     /// StopSignal reports the effective stop signal for this container
-    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
     /// User represents user identity information initially attached to the first process of the container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::core::v1::ContainerUser>,
     /// Status of volume mounts.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Option::is_none")]
     pub volume_mounts: Option<Vec<crate::api::core::v1::VolumeMountStatus>>,
+}
+impl crate::serde_util::DeStruct for ContainerStatus {
+    const NAME: &'static str = "ContainerStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "allocatedResources",
+        "allocatedResourcesStatus",
+        "containerID",
+        "image",
+        "imageID",
+        "lastState",
+        "name",
+        "ready",
+        "resources",
+        "restartCount",
+        "started",
+        "state",
+        "stopSignal",
+        "user",
+        "volumeMounts",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatedResources" => 0,
+            "allocatedResourcesStatus" => 1,
+            "containerID" => 2,
+            "image" => 3,
+            "imageID" => 4,
+            "lastState" => 5,
+            "name" => 6,
+            "ready" => 7,
+            "resources" => 8,
+            "restartCount" => 9,
+            "started" => 10,
+            "state" => 11,
+            "stopSignal" => 12,
+            "user" => 13,
+            "volumeMounts" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocated_resources = map.next_value()?,
+            1 => self.allocated_resources_status = map.next_value()?,
+            2 => self.container_id = map.next_value()?,
+            3 => self.image = crate::serde_util::required(map)?,
+            4 => self.image_id = crate::serde_util::required(map)?,
+            5 => self.last_state = map.next_value()?,
+            6 => self.name = crate::serde_util::required(map)?,
+            7 => self.ready = crate::serde_util::required(map)?,
+            8 => self.resources = map.next_value()?,
+            9 => self.restart_count = crate::serde_util::required(map)?,
+            10 => self.started = map.next_value()?,
+            11 => self.state = map.next_value()?,
+            12 => self.stop_signal = map.next_value()?,
+            13 => self.user = map.next_value()?,
+            14 => self.volume_mounts = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 5usize + usize::from(self.allocated_resources.is_some())
+            + usize::from(self.allocated_resources_status.is_some())
+            + usize::from(self.container_id.is_some())
+            + usize::from(self.last_state.is_some())
+            + usize::from(self.resources.is_some()) + usize::from(self.started.is_some())
+            + usize::from(self.state.is_some()) + usize::from(self.stop_signal.is_some())
+            + usize::from(self.user.is_some())
+            + usize::from(self.volume_mounts.is_some());
+        let mut state = serializer.serialize_struct("ContainerStatus", len)?;
+        if let Some(value) = &self.allocated_resources {
+            state.serialize_field("allocatedResources", value)?;
+        }
+        if let Some(value) = &self.allocated_resources_status {
+            state.serialize_field("allocatedResourcesStatus", value)?;
+        }
+        if let Some(value) = &self.container_id {
+            state.serialize_field("containerID", value)?;
+        }
+        state.serialize_field("image", &self.image)?;
+        state.serialize_field("imageID", &self.image_id)?;
+        if let Some(value) = &self.last_state {
+            state.serialize_field("lastState", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("ready", &self.ready)?;
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        state.serialize_field("restartCount", &self.restart_count)?;
+        if let Some(value) = &self.started {
+            state.serialize_field("started", value)?;
+        }
+        if let Some(value) = &self.state {
+            state.serialize_field("state", value)?;
+        }
+        if let Some(value) = &self.stop_signal {
+            state.serialize_field("stopSignal", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        if let Some(value) = &self.volume_mounts {
+            state.serialize_field("volumeMounts", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.ContainerUser` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ContainerUser represents user identity information
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux: Option<crate::api::core::v1::LinuxContainerUser>,
+}
+impl crate::serde_util::DeStruct for ContainerUser {
+    const NAME: &'static str = "ContainerUser";
+    const FIELDS: &'static [&'static str] = &["linux"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "linux" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.linux = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ContainerUser {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ContainerUser {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.linux.is_some());
+        let mut state = serializer.serialize_struct("ContainerUser", len)?;
+        if let Some(value) = &self.linux {
+            state.serialize_field("linux", value)?;
+        }
+        state.end()
+    }
 }

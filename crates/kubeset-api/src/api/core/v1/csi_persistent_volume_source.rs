@@ -2,46 +2,125 @@
 // Source: definition `io.k8s.api.core.v1.CSIPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents storage that is managed by an external CSI volume driver
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIPersistentVolumeSource {
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(
-        rename = "controllerExpandSecretRef",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub controller_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(
-        rename = "controllerPublishSecretRef",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub controller_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// driver is the name of the driver to use for this volume. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs".
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeExpandSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeStageSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_stage_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// volumeAttributes of the volume to publish.
-    #[serde(rename = "volumeAttributes", skip_serializing_if = "Option::is_none")]
     pub volume_attributes: Option<std::collections::BTreeMap<String, String>>,
     /// volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.
-    #[serde(
-        rename = "volumeHandle",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub volume_handle: String,
+}
+impl crate::serde_util::DeStruct for CSIPersistentVolumeSource {
+    const NAME: &'static str = "CSIPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "controllerExpandSecretRef",
+        "controllerPublishSecretRef",
+        "driver",
+        "fsType",
+        "nodeExpandSecretRef",
+        "nodePublishSecretRef",
+        "nodeStageSecretRef",
+        "readOnly",
+        "volumeAttributes",
+        "volumeHandle",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controllerExpandSecretRef" => 0,
+            "controllerPublishSecretRef" => 1,
+            "driver" => 2,
+            "fsType" => 3,
+            "nodeExpandSecretRef" => 4,
+            "nodePublishSecretRef" => 5,
+            "nodeStageSecretRef" => 6,
+            "readOnly" => 7,
+            "volumeAttributes" => 8,
+            "volumeHandle" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.controller_expand_secret_ref = map.next_value()?,
+            1 => self.controller_publish_secret_ref = map.next_value()?,
+            2 => self.driver = crate::serde_util::required(map)?,
+            3 => self.fs_type = map.next_value()?,
+            4 => self.node_expand_secret_ref = map.next_value()?,
+            5 => self.node_publish_secret_ref = map.next_value()?,
+            6 => self.node_stage_secret_ref = map.next_value()?,
+            7 => self.read_only = map.next_value()?,
+            8 => self.volume_attributes = map.next_value()?,
+            9 => self.volume_handle = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSIPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CSIPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.controller_expand_secret_ref.is_some())
+            + usize::from(self.controller_publish_secret_ref.is_some())
+            + usize::from(self.fs_type.is_some())
+            + usize::from(self.node_expand_secret_ref.is_some())
+            + usize::from(self.node_publish_secret_ref.is_some())
+            + usize::from(self.node_stage_secret_ref.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.volume_attributes.is_some());
+        let mut state = serializer.serialize_struct("CSIPersistentVolumeSource", len)?;
+        if let Some(value) = &self.controller_expand_secret_ref {
+            state.serialize_field("controllerExpandSecretRef", value)?;
+        }
+        if let Some(value) = &self.controller_publish_secret_ref {
+            state.serialize_field("controllerPublishSecretRef", value)?;
+        }
+        state.serialize_field("driver", &self.driver)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.node_expand_secret_ref {
+            state.serialize_field("nodeExpandSecretRef", value)?;
+        }
+        if let Some(value) = &self.node_publish_secret_ref {
+            state.serialize_field("nodePublishSecretRef", value)?;
+        }
+        if let Some(value) = &self.node_stage_secret_ref {
+            state.serialize_field("nodeStageSecretRef", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.volume_attributes {
+            state.serialize_field("volumeAttributes", value)?;
+        }
+        state.serialize_field("volumeHandle", &self.volume_handle)?;
+        state.end()
+    }
 }

@@ -2,21 +2,83 @@
 // Source: definition `io.k8s.api.core.v1.CSIVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a source location of a volume to mount, managed by an external CSI driver
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.
-    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.
-    #[serde(rename = "volumeAttributes", skip_serializing_if = "Option::is_none")]
     pub volume_attributes: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::serde_util::DeStruct for CSIVolumeSource {
+    const NAME: &'static str = "CSIVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "driver",
+        "fsType",
+        "nodePublishSecretRef",
+        "readOnly",
+        "volumeAttributes",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "fsType" => 1,
+            "nodePublishSecretRef" => 2,
+            "readOnly" => 3,
+            "volumeAttributes" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = crate::serde_util::required(map)?,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.node_publish_secret_ref = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.volume_attributes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSIVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CSIVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.node_publish_secret_ref.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.volume_attributes.is_some());
+        let mut state = serializer.serialize_struct("CSIVolumeSource", len)?;
+        state.serialize_field("driver", &self.driver)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.node_publish_secret_ref {
+            state.serialize_field("nodePublishSecretRef", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.volume_attributes {
+            state.serialize_field("volumeAttributes", value)?;
+        }
+        state.end()
+    }
 }

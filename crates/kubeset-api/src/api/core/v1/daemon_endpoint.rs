@@ -2,13 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.DaemonEndpoint` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// DaemonEndpoint contains information about a single Daemon endpoint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonEndpoint {
     /// Port number of the given endpoint.
-    #[serde(
-        rename = "Port",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub port: i32,
+}
+impl crate::serde_util::DeStruct for DaemonEndpoint {
+    const NAME: &'static str = "DaemonEndpoint";
+    const FIELDS: &'static [&'static str] = &["Port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "Port" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.port = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DaemonEndpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DaemonEndpoint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("DaemonEndpoint", len)?;
+        state.serialize_field("Port", &self.port)?;
+        state.end()
+    }
 }

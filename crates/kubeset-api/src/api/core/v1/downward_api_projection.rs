@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.DownwardAPIProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIProjection {
     /// Items is a list of DownwardAPIVolume file
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<crate::api::core::v1::DownwardAPIVolumeFile>>,
+}
+impl crate::serde_util::DeStruct for DownwardAPIProjection {
+    const NAME: &'static str = "DownwardAPIProjection";
+    const FIELDS: &'static [&'static str] = &["items"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.items = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DownwardAPIProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DownwardAPIProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.items.is_some());
+        let mut state = serializer.serialize_struct("DownwardAPIProjection", len)?;
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,74 @@
 // Source: definition `io.k8s.api.core.v1.DownwardAPIVolumeFile` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// DownwardAPIVolumeFile represents information to create the file containing the pod field
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIVolumeFile {
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
-    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
-    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
+}
+impl crate::serde_util::DeStruct for DownwardAPIVolumeFile {
+    const NAME: &'static str = "DownwardAPIVolumeFile";
+    const FIELDS: &'static [&'static str] = &[
+        "fieldRef",
+        "mode",
+        "path",
+        "resourceFieldRef",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldRef" => 0,
+            "mode" => 1,
+            "path" => 2,
+            "resourceFieldRef" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.field_ref = map.next_value()?,
+            1 => self.mode = map.next_value()?,
+            2 => self.path = crate::serde_util::required(map)?,
+            3 => self.resource_field_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DownwardAPIVolumeFile {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DownwardAPIVolumeFile {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.field_ref.is_some())
+            + usize::from(self.mode.is_some())
+            + usize::from(self.resource_field_ref.is_some());
+        let mut state = serializer.serialize_struct("DownwardAPIVolumeFile", len)?;
+        if let Some(value) = &self.field_ref {
+            state.serialize_field("fieldRef", value)?;
+        }
+        if let Some(value) = &self.mode {
+            state.serialize_field("mode", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        if let Some(value) = &self.resource_field_ref {
+            state.serialize_field("resourceFieldRef", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.DownwardAPIVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIVolumeSource {
     /// Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// Items is a list of downward API volume file
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<crate::api::core::v1::DownwardAPIVolumeFile>>,
+}
+impl crate::serde_util::DeStruct for DownwardAPIVolumeSource {
+    const NAME: &'static str = "DownwardAPIVolumeSource";
+    const FIELDS: &'static [&'static str] = &["defaultMode", "items"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "items" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = map.next_value()?,
+            1 => self.items = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DownwardAPIVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DownwardAPIVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default_mode.is_some())
+            + usize::from(self.items.is_some());
+        let mut state = serializer.serialize_struct("DownwardAPIVolumeSource", len)?;
+        if let Some(value) = &self.default_mode {
+            state.serialize_field("defaultMode", value)?;
+        }
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.EmptyDirVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory. The default is "" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub medium: Option<String>,
     /// sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "sizeLimit", skip_serializing_if = "Option::is_none")]
     pub size_limit: Option<crate::apimachinery::pkg::api::resource::Quantity>,
+}
+impl crate::serde_util::DeStruct for EmptyDirVolumeSource {
+    const NAME: &'static str = "EmptyDirVolumeSource";
+    const FIELDS: &'static [&'static str] = &["medium", "sizeLimit"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "medium" => 0,
+            "sizeLimit" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.medium = map.next_value()?,
+            1 => self.size_limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EmptyDirVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EmptyDirVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.medium.is_some())
+            + usize::from(self.size_limit.is_some());
+        let mut state = serializer.serialize_struct("EmptyDirVolumeSource", len)?;
+        if let Some(value) = &self.medium {
+            state.serialize_field("medium", value)?;
+        }
+        if let Some(value) = &self.size_limit {
+            state.serialize_field("sizeLimit", value)?;
+        }
+        state.end()
+    }
 }

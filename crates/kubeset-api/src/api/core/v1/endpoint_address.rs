@@ -2,18 +2,69 @@
 // Source: definition `io.k8s.api.core.v1.EndpointAddress` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointAddress {
     /// The Hostname of this endpoint
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub ip: String,
     /// Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// Reference to object providing the endpoint.
-    #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<crate::api::core::v1::ObjectReference>,
+}
+impl crate::serde_util::DeStruct for EndpointAddress {
+    const NAME: &'static str = "EndpointAddress";
+    const FIELDS: &'static [&'static str] = &["hostname", "ip", "nodeName", "targetRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "nodeName" => 2,
+            "targetRef" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hostname = map.next_value()?,
+            1 => self.ip = crate::serde_util::required(map)?,
+            2 => self.node_name = map.next_value()?,
+            3 => self.target_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.hostname.is_some())
+            + usize::from(self.node_name.is_some())
+            + usize::from(self.target_ref.is_some());
+        let mut state = serializer.serialize_struct("EndpointAddress", len)?;
+        if let Some(value) = &self.hostname {
+            state.serialize_field("hostname", value)?;
+        }
+        state.serialize_field("ip", &self.ip)?;
+        if let Some(value) = &self.node_name {
+            state.serialize_field("nodeName", value)?;
+        }
+        if let Some(value) = &self.target_ref {
+            state.serialize_field("targetRef", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.EndpointPort` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointPort {
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -14,15 +14,65 @@ pub struct EndpointPort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
     /// The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The port number of the endpoint.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: i32,
     /// The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+}
+impl crate::serde_util::DeStruct for EndpointPort {
+    const NAME: &'static str = "EndpointPort";
+    const FIELDS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appProtocol" => 0,
+            "name" => 1,
+            "port" => 2,
+            "protocol" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.app_protocol = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.port = crate::serde_util::required(map)?,
+            3 => self.protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointPort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointPort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.app_protocol.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.protocol.is_some());
+        let mut state = serializer.serialize_struct("EndpointPort", len)?;
+        if let Some(value) = &self.app_protocol {
+            state.serialize_field("appProtocol", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        state.serialize_field("port", &self.port)?;
+        if let Some(value) = &self.protocol {
+            state.serialize_field("protocol", value)?;
+        }
+        state.end()
+    }
 }

@@ -14,15 +14,64 @@
 ///     b: [ 10.10.1.1:309, 10.10.2.2:309 ]
 ///
 /// Deprecated: This API is deprecated in v1.33+.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSubset {
     /// IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub addresses: Option<Vec<crate::api::core::v1::EndpointAddress>>,
     /// IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.
-    #[serde(rename = "notReadyAddresses", skip_serializing_if = "Option::is_none")]
     pub not_ready_addresses: Option<Vec<crate::api::core::v1::EndpointAddress>>,
     /// Port numbers available on the related IP addresses.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::core::v1::EndpointPort>>,
+}
+impl crate::serde_util::DeStruct for EndpointSubset {
+    const NAME: &'static str = "EndpointSubset";
+    const FIELDS: &'static [&'static str] = &["addresses", "notReadyAddresses", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addresses" => 0,
+            "notReadyAddresses" => 1,
+            "ports" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.addresses = map.next_value()?,
+            1 => self.not_ready_addresses = map.next_value()?,
+            2 => self.ports = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointSubset {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointSubset {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.addresses.is_some())
+            + usize::from(self.not_ready_addresses.is_some())
+            + usize::from(self.ports.is_some());
+        let mut state = serializer.serialize_struct("EndpointSubset", len)?;
+        if let Some(value) = &self.addresses {
+            state.serialize_field("addresses", value)?;
+        }
+        if let Some(value) = &self.not_ready_addresses {
+            state.serialize_field("notReadyAddresses", value)?;
+        }
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        state.end()
+    }
 }

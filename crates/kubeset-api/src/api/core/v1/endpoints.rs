@@ -18,7 +18,7 @@
 /// Endpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.
 ///
 /// Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -29,10 +29,40 @@
 )]
 pub struct Endpoints {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.
     pub subsets: Option<Vec<crate::api::core::v1::EndpointSubset>>,
+}
+impl crate::serde_util::DeStruct for Endpoints {
+    const NAME: &'static str = "Endpoints";
+    const FIELDS: &'static [&'static str] = &["metadata", "subsets"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "subsets" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.subsets = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Endpoints {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Endpoints {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -41,11 +71,9 @@ impl serde::Serialize for Endpoints {
         let mut state = serializer.serialize_struct("Endpoints", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Endpoints")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.subsets {
-            Some(value) => state.serialize_field("subsets", value)?,
-            None => state.skip_field("subsets")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.subsets {
+            state.serialize_field("subsets", value)?;
         }
         state.end()
     }

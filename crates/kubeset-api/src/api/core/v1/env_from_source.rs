@@ -2,15 +2,64 @@
 // Source: definition `io.k8s.api.core.v1.EnvFromSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EnvFromSource represents the source of a set of ConfigMaps or Secrets
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvFromSource {
     /// The ConfigMap to select from
-    #[serde(rename = "configMapRef", skip_serializing_if = "Option::is_none")]
     pub config_map_ref: Option<crate::api::core::v1::ConfigMapEnvSource>,
     /// Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
     /// The Secret to select from
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretEnvSource>,
+}
+impl crate::serde_util::DeStruct for EnvFromSource {
+    const NAME: &'static str = "EnvFromSource";
+    const FIELDS: &'static [&'static str] = &["configMapRef", "prefix", "secretRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMapRef" => 0,
+            "prefix" => 1,
+            "secretRef" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config_map_ref = map.next_value()?,
+            1 => self.prefix = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EnvFromSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EnvFromSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config_map_ref.is_some())
+            + usize::from(self.prefix.is_some())
+            + usize::from(self.secret_ref.is_some());
+        let mut state = serializer.serialize_struct("EnvFromSource", len)?;
+        if let Some(value) = &self.config_map_ref {
+            state.serialize_field("configMapRef", value)?;
+        }
+        if let Some(value) = &self.prefix {
+            state.serialize_field("prefix", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,61 @@
 // Source: definition `io.k8s.api.core.v1.EnvVar` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EnvVar represents an environment variable present in a Container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvVar {
     /// Name of the environment variable. May consist of any printable ASCII characters except '='.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to "".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
-    #[serde(rename = "valueFrom", skip_serializing_if = "Option::is_none")]
     pub value_from: Option<crate::api::core::v1::EnvVarSource>,
+}
+impl crate::serde_util::DeStruct for EnvVar {
+    const NAME: &'static str = "EnvVar";
+    const FIELDS: &'static [&'static str] = &["name", "value", "valueFrom"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            "valueFrom" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.value = map.next_value()?,
+            2 => self.value_from = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EnvVar {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EnvVar {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.value.is_some())
+            + usize::from(self.value_from.is_some());
+        let mut state = serializer.serialize_struct("EnvVar", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        if let Some(value) = &self.value_from {
+            state.serialize_field("valueFrom", value)?;
+        }
+        state.end()
+    }
 }

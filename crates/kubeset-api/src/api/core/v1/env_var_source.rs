@@ -2,21 +2,86 @@
 // Source: definition `io.k8s.api.core.v1.EnvVarSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EnvVarSource represents a source for the value of an EnvVar.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvVarSource {
     /// Selects a key of a ConfigMap.
-    #[serde(rename = "configMapKeyRef", skip_serializing_if = "Option::is_none")]
     pub config_map_key_ref: Option<crate::api::core::v1::ConfigMapKeySelector>,
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
-    #[serde(rename = "fileKeyRef", skip_serializing_if = "Option::is_none")]
     pub file_key_ref: Option<crate::api::core::v1::FileKeySelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Selects a key of a secret in the pod's namespace
-    #[serde(rename = "secretKeyRef", skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<crate::api::core::v1::SecretKeySelector>,
+}
+impl crate::serde_util::DeStruct for EnvVarSource {
+    const NAME: &'static str = "EnvVarSource";
+    const FIELDS: &'static [&'static str] = &[
+        "configMapKeyRef",
+        "fieldRef",
+        "fileKeyRef",
+        "resourceFieldRef",
+        "secretKeyRef",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMapKeyRef" => 0,
+            "fieldRef" => 1,
+            "fileKeyRef" => 2,
+            "resourceFieldRef" => 3,
+            "secretKeyRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config_map_key_ref = map.next_value()?,
+            1 => self.field_ref = map.next_value()?,
+            2 => self.file_key_ref = map.next_value()?,
+            3 => self.resource_field_ref = map.next_value()?,
+            4 => self.secret_key_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EnvVarSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EnvVarSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config_map_key_ref.is_some())
+            + usize::from(self.field_ref.is_some())
+            + usize::from(self.file_key_ref.is_some())
+            + usize::from(self.resource_field_ref.is_some())
+            + usize::from(self.secret_key_ref.is_some());
+        let mut state = serializer.serialize_struct("EnvVarSource", len)?;
+        if let Some(value) = &self.config_map_key_ref {
+            state.serialize_field("configMapKeyRef", value)?;
+        }
+        if let Some(value) = &self.field_ref {
+            state.serialize_field("fieldRef", value)?;
+        }
+        if let Some(value) = &self.file_key_ref {
+            state.serialize_field("fileKeyRef", value)?;
+        }
+        if let Some(value) = &self.resource_field_ref {
+            state.serialize_field("resourceFieldRef", value)?;
+        }
+        if let Some(value) = &self.secret_key_ref {
+            state.serialize_field("secretKeyRef", value)?;
+        }
+        state.end()
+    }
 }

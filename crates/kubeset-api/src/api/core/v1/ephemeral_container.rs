@@ -4,89 +4,271 @@
 /// An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.
 ///
 /// To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EphemeralContainer {
     /// Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<crate::api::core::v1::EnvVar>>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", skip_serializing_if = "Option::is_none")]
     pub env_from: Option<Vec<crate::api::core::v1::EnvFromSource>>,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<String>,
     /// Lifecycle is not allowed for ephemeral containers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Ports are not allowed for ephemeral containers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::core::v1::ContainerPort>>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Resources resize policy for the container.
-    #[serde(rename = "resizePolicy", skip_serializing_if = "Option::is_none")]
     pub resize_policy: Option<Vec<crate::api::core::v1::ContainerResizePolicy>>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Option::is_none")]
     pub restart_policy_rules: Option<Vec<crate::api::core::v1::ContainerRestartRule>>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", skip_serializing_if = "Option::is_none")]
     pub stdin_once: Option<bool>,
     /// If set, the name of the container from PodSpec that this ephemeral container targets. The ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not set then the ephemeral container uses the namespaces configured in the Pod spec.
     ///
     /// The container runtime must implement support for this feature. If the runtime does not support namespace targeting then the result of setting this field is undefined.
-    #[serde(rename = "targetContainerName", skip_serializing_if = "Option::is_none")]
     pub target_container_name: Option<String>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", skip_serializing_if = "Option::is_none")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(
-        rename = "terminationMessagePolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub termination_message_policy: Option<String>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", skip_serializing_if = "Option::is_none")]
     pub volume_devices: Option<Vec<crate::api::core::v1::VolumeDevice>>,
     /// Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Option::is_none")]
     pub volume_mounts: Option<Vec<crate::api::core::v1::VolumeMount>>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
+}
+impl crate::serde_util::DeStruct for EphemeralContainer {
+    const NAME: &'static str = "EphemeralContainer";
+    const FIELDS: &'static [&'static str] = &[
+        "args",
+        "command",
+        "env",
+        "envFrom",
+        "image",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "name",
+        "ports",
+        "readinessProbe",
+        "resizePolicy",
+        "resources",
+        "restartPolicy",
+        "restartPolicyRules",
+        "securityContext",
+        "startupProbe",
+        "stdin",
+        "stdinOnce",
+        "targetContainerName",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeDevices",
+        "volumeMounts",
+        "workingDir",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "args" => 0,
+            "command" => 1,
+            "env" => 2,
+            "envFrom" => 3,
+            "image" => 4,
+            "imagePullPolicy" => 5,
+            "lifecycle" => 6,
+            "livenessProbe" => 7,
+            "name" => 8,
+            "ports" => 9,
+            "readinessProbe" => 10,
+            "resizePolicy" => 11,
+            "resources" => 12,
+            "restartPolicy" => 13,
+            "restartPolicyRules" => 14,
+            "securityContext" => 15,
+            "startupProbe" => 16,
+            "stdin" => 17,
+            "stdinOnce" => 18,
+            "targetContainerName" => 19,
+            "terminationMessagePath" => 20,
+            "terminationMessagePolicy" => 21,
+            "tty" => 22,
+            "volumeDevices" => 23,
+            "volumeMounts" => 24,
+            "workingDir" => 25,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.args = map.next_value()?,
+            1 => self.command = map.next_value()?,
+            2 => self.env = map.next_value()?,
+            3 => self.env_from = map.next_value()?,
+            4 => self.image = map.next_value()?,
+            5 => self.image_pull_policy = map.next_value()?,
+            6 => self.lifecycle = map.next_value()?,
+            7 => self.liveness_probe = map.next_value()?,
+            8 => self.name = crate::serde_util::required(map)?,
+            9 => self.ports = map.next_value()?,
+            10 => self.readiness_probe = map.next_value()?,
+            11 => self.resize_policy = map.next_value()?,
+            12 => self.resources = map.next_value()?,
+            13 => self.restart_policy = map.next_value()?,
+            14 => self.restart_policy_rules = map.next_value()?,
+            15 => self.security_context = map.next_value()?,
+            16 => self.startup_probe = map.next_value()?,
+            17 => self.stdin = map.next_value()?,
+            18 => self.stdin_once = map.next_value()?,
+            19 => self.target_container_name = map.next_value()?,
+            20 => self.termination_message_path = map.next_value()?,
+            21 => self.termination_message_policy = map.next_value()?,
+            22 => self.tty = map.next_value()?,
+            23 => self.volume_devices = map.next_value()?,
+            24 => self.volume_mounts = map.next_value()?,
+            25 => self.working_dir = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EphemeralContainer {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EphemeralContainer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.args.is_some())
+            + usize::from(self.command.is_some()) + usize::from(self.env.is_some())
+            + usize::from(self.env_from.is_some()) + usize::from(self.image.is_some())
+            + usize::from(self.image_pull_policy.is_some())
+            + usize::from(self.lifecycle.is_some())
+            + usize::from(self.liveness_probe.is_some())
+            + usize::from(self.ports.is_some())
+            + usize::from(self.readiness_probe.is_some())
+            + usize::from(self.resize_policy.is_some())
+            + usize::from(self.resources.is_some())
+            + usize::from(self.restart_policy.is_some())
+            + usize::from(self.restart_policy_rules.is_some())
+            + usize::from(self.security_context.is_some())
+            + usize::from(self.startup_probe.is_some())
+            + usize::from(self.stdin.is_some()) + usize::from(self.stdin_once.is_some())
+            + usize::from(self.target_container_name.is_some())
+            + usize::from(self.termination_message_path.is_some())
+            + usize::from(self.termination_message_policy.is_some())
+            + usize::from(self.tty.is_some())
+            + usize::from(self.volume_devices.is_some())
+            + usize::from(self.volume_mounts.is_some())
+            + usize::from(self.working_dir.is_some());
+        let mut state = serializer.serialize_struct("EphemeralContainer", len)?;
+        if let Some(value) = &self.args {
+            state.serialize_field("args", value)?;
+        }
+        if let Some(value) = &self.command {
+            state.serialize_field("command", value)?;
+        }
+        if let Some(value) = &self.env {
+            state.serialize_field("env", value)?;
+        }
+        if let Some(value) = &self.env_from {
+            state.serialize_field("envFrom", value)?;
+        }
+        if let Some(value) = &self.image {
+            state.serialize_field("image", value)?;
+        }
+        if let Some(value) = &self.image_pull_policy {
+            state.serialize_field("imagePullPolicy", value)?;
+        }
+        if let Some(value) = &self.lifecycle {
+            state.serialize_field("lifecycle", value)?;
+        }
+        if let Some(value) = &self.liveness_probe {
+            state.serialize_field("livenessProbe", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        if let Some(value) = &self.readiness_probe {
+            state.serialize_field("readinessProbe", value)?;
+        }
+        if let Some(value) = &self.resize_policy {
+            state.serialize_field("resizePolicy", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.restart_policy {
+            state.serialize_field("restartPolicy", value)?;
+        }
+        if let Some(value) = &self.restart_policy_rules {
+            state.serialize_field("restartPolicyRules", value)?;
+        }
+        if let Some(value) = &self.security_context {
+            state.serialize_field("securityContext", value)?;
+        }
+        if let Some(value) = &self.startup_probe {
+            state.serialize_field("startupProbe", value)?;
+        }
+        if let Some(value) = &self.stdin {
+            state.serialize_field("stdin", value)?;
+        }
+        if let Some(value) = &self.stdin_once {
+            state.serialize_field("stdinOnce", value)?;
+        }
+        if let Some(value) = &self.target_container_name {
+            state.serialize_field("targetContainerName", value)?;
+        }
+        if let Some(value) = &self.termination_message_path {
+            state.serialize_field("terminationMessagePath", value)?;
+        }
+        if let Some(value) = &self.termination_message_policy {
+            state.serialize_field("terminationMessagePolicy", value)?;
+        }
+        if let Some(value) = &self.tty {
+            state.serialize_field("tty", value)?;
+        }
+        if let Some(value) = &self.volume_devices {
+            state.serialize_field("volumeDevices", value)?;
+        }
+        if let Some(value) = &self.volume_mounts {
+            state.serialize_field("volumeMounts", value)?;
+        }
+        if let Some(value) = &self.working_dir {
+            state.serialize_field("workingDir", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.EphemeralVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents an ephemeral volume that is handled by a normal storage driver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EphemeralVolumeSource {
     /// Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).
     ///
@@ -11,8 +11,46 @@ pub struct EphemeralVolumeSource {
     /// This field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.
     ///
     /// Required, must not be nil.
-    #[serde(rename = "volumeClaimTemplate", skip_serializing_if = "Option::is_none")]
     pub volume_claim_template: Option<
         crate::api::core::v1::PersistentVolumeClaimTemplate,
     >,
+}
+impl crate::serde_util::DeStruct for EphemeralVolumeSource {
+    const NAME: &'static str = "EphemeralVolumeSource";
+    const FIELDS: &'static [&'static str] = &["volumeClaimTemplate"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "volumeClaimTemplate" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.volume_claim_template = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EphemeralVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EphemeralVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.volume_claim_template.is_some());
+        let mut state = serializer.serialize_struct("EphemeralVolumeSource", len)?;
+        if let Some(value) = &self.volume_claim_template {
+            state.serialize_field("volumeClaimTemplate", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Event` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -17,43 +17,104 @@ pub struct Event {
     /// The number of times this event has occurred.
     pub count: Option<i32>,
     /// Time when this Event was first observed.
-    #[serde(rename = "eventTime")]
     pub event_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
-    #[serde(rename = "firstTimestamp")]
     pub first_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// The object that this event is about.
-    #[serde(
-        rename = "involvedObject",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub involved_object: crate::api::core::v1::ObjectReference,
     /// The time at which the most recent occurrence of this event was recorded.
-    #[serde(rename = "lastTimestamp")]
     pub last_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// A human-readable description of the status of this operation.
     pub message: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
     pub reason: Option<String>,
     /// Optional secondary object for more complex actions.
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
-    #[serde(rename = "reportingComponent")]
     pub reporting_component: Option<String>,
     /// ID of the controller instance, e.g. `kubelet-xyzf`.
-    #[serde(rename = "reportingInstance")]
     pub reporting_instance: Option<String>,
     /// Data about the Event series this event represents or nil if it's a singleton Event.
     pub series: Option<crate::api::core::v1::EventSeries>,
     /// The component reporting this event. Should be a short machine understandable string.
     pub source: Option<crate::api::core::v1::EventSource>,
     /// Type of this event (Normal, Warning), new types could be added in the future
-    #[serde(rename = "type")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for Event {
+    const NAME: &'static str = "Event";
+    const FIELDS: &'static [&'static str] = &[
+        "action",
+        "count",
+        "eventTime",
+        "firstTimestamp",
+        "involvedObject",
+        "lastTimestamp",
+        "message",
+        "metadata",
+        "reason",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+        "series",
+        "source",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "count" => 1,
+            "eventTime" => 2,
+            "firstTimestamp" => 3,
+            "involvedObject" => 4,
+            "lastTimestamp" => 5,
+            "message" => 6,
+            "metadata" => 7,
+            "reason" => 8,
+            "related" => 9,
+            "reportingComponent" => 10,
+            "reportingInstance" => 11,
+            "series" => 12,
+            "source" => 13,
+            "type" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.action = map.next_value()?,
+            1 => self.count = map.next_value()?,
+            2 => self.event_time = map.next_value()?,
+            3 => self.first_timestamp = map.next_value()?,
+            4 => self.involved_object = crate::serde_util::required(map)?,
+            5 => self.last_timestamp = map.next_value()?,
+            6 => self.message = map.next_value()?,
+            7 => self.metadata = crate::serde_util::required(map)?,
+            8 => self.reason = map.next_value()?,
+            9 => self.related = map.next_value()?,
+            10 => self.reporting_component = map.next_value()?,
+            11 => self.reporting_instance = map.next_value()?,
+            12 => self.series = map.next_value()?,
+            13 => self.source = map.next_value()?,
+            14 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Event {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -71,61 +132,46 @@ impl serde::Serialize for Event {
         let mut state = serializer.serialize_struct("Event", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Event")?;
-        match &self.action {
-            Some(value) => state.serialize_field("action", value)?,
-            None => state.skip_field("action")?,
+        if let Some(value) = &self.action {
+            state.serialize_field("action", value)?;
         }
-        match &self.count {
-            Some(value) => state.serialize_field("count", value)?,
-            None => state.skip_field("count")?,
+        if let Some(value) = &self.count {
+            state.serialize_field("count", value)?;
         }
-        match &self.event_time {
-            Some(value) => state.serialize_field("eventTime", value)?,
-            None => state.skip_field("eventTime")?,
+        if let Some(value) = &self.event_time {
+            state.serialize_field("eventTime", value)?;
         }
-        match &self.first_timestamp {
-            Some(value) => state.serialize_field("firstTimestamp", value)?,
-            None => state.skip_field("firstTimestamp")?,
+        if let Some(value) = &self.first_timestamp {
+            state.serialize_field("firstTimestamp", value)?;
         }
-        let value = &self.involved_object;
-        state.serialize_field("involvedObject", value)?;
-        match &self.last_timestamp {
-            Some(value) => state.serialize_field("lastTimestamp", value)?,
-            None => state.skip_field("lastTimestamp")?,
+        state.serialize_field("involvedObject", &self.involved_object)?;
+        if let Some(value) = &self.last_timestamp {
+            state.serialize_field("lastTimestamp", value)?;
         }
-        match &self.message {
-            Some(value) => state.serialize_field("message", value)?,
-            None => state.skip_field("message")?,
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.reason {
-            Some(value) => state.serialize_field("reason", value)?,
-            None => state.skip_field("reason")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
         }
-        match &self.related {
-            Some(value) => state.serialize_field("related", value)?,
-            None => state.skip_field("related")?,
+        if let Some(value) = &self.related {
+            state.serialize_field("related", value)?;
         }
-        match &self.reporting_component {
-            Some(value) => state.serialize_field("reportingComponent", value)?,
-            None => state.skip_field("reportingComponent")?,
+        if let Some(value) = &self.reporting_component {
+            state.serialize_field("reportingComponent", value)?;
         }
-        match &self.reporting_instance {
-            Some(value) => state.serialize_field("reportingInstance", value)?,
-            None => state.skip_field("reportingInstance")?,
+        if let Some(value) = &self.reporting_instance {
+            state.serialize_field("reportingInstance", value)?;
         }
-        match &self.series {
-            Some(value) => state.serialize_field("series", value)?,
-            None => state.skip_field("series")?,
+        if let Some(value) = &self.series {
+            state.serialize_field("series", value)?;
         }
-        match &self.source {
-            Some(value) => state.serialize_field("source", value)?,
-            None => state.skip_field("source")?,
+        if let Some(value) = &self.source {
+            state.serialize_field("source", value)?;
         }
-        match &self.type_ {
-            Some(value) => state.serialize_field("type", value)?,
-            None => state.skip_field("type")?,
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
         }
         state.end()
     }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.EventSeries` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSeries {
     /// Number of occurrences in this series up to the last heartbeat time
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Time of the last occurrence observed
-    #[serde(rename = "lastObservedTime", skip_serializing_if = "Option::is_none")]
     pub last_observed_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
+}
+impl crate::serde_util::DeStruct for EventSeries {
+    const NAME: &'static str = "EventSeries";
+    const FIELDS: &'static [&'static str] = &["count", "lastObservedTime"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "count" => 0,
+            "lastObservedTime" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.count = map.next_value()?,
+            1 => self.last_observed_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventSeries {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EventSeries {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.count.is_some())
+            + usize::from(self.last_observed_time.is_some());
+        let mut state = serializer.serialize_struct("EventSeries", len)?;
+        if let Some(value) = &self.count {
+            state.serialize_field("count", value)?;
+        }
+        if let Some(value) = &self.last_observed_time {
+            state.serialize_field("lastObservedTime", value)?;
+        }
+        state.end()
+    }
 }

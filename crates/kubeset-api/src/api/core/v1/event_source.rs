@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.EventSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// EventSource contains information for an event.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSource {
     /// Component from which the event is generated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub component: Option<String>,
     /// Node name on which the event is generated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+}
+impl crate::serde_util::DeStruct for EventSource {
+    const NAME: &'static str = "EventSource";
+    const FIELDS: &'static [&'static str] = &["component", "host"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "component" => 0,
+            "host" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.component = map.next_value()?,
+            1 => self.host = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EventSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.component.is_some())
+            + usize::from(self.host.is_some());
+        let mut state = serializer.serialize_struct("EventSource", len)?;
+        if let Some(value) = &self.component {
+            state.serialize_field("component", value)?;
+        }
+        if let Some(value) = &self.host {
+            state.serialize_field("host", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.ExecAction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ExecAction describes a "run in container" action.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ExecAction {
+    const NAME: &'static str = "ExecAction";
+    const FIELDS: &'static [&'static str] = &["command"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "command" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.command = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ExecAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ExecAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.command.is_some());
+        let mut state = serializer.serialize_struct("ExecAction", len)?;
+        if let Some(value) = &self.command {
+            state.serialize_field("command", value)?;
+        }
+        state.end()
+    }
 }

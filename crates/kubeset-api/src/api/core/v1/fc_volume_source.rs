@@ -2,21 +2,85 @@
 // Source: definition `io.k8s.api.core.v1.FCVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FCVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// lun is Optional: FC target lun number
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lun: Option<i32>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// targetWWNs is Optional: FC target worldwide names (WWNs)
-    #[serde(rename = "targetWWNs", skip_serializing_if = "Option::is_none")]
     pub target_wwns: Option<Vec<String>>,
     /// wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wwids: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for FCVolumeSource {
+    const NAME: &'static str = "FCVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "lun",
+        "readOnly",
+        "targetWWNs",
+        "wwids",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "lun" => 1,
+            "readOnly" => 2,
+            "targetWWNs" => 3,
+            "wwids" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.lun = map.next_value()?,
+            2 => self.read_only = map.next_value()?,
+            3 => self.target_wwns = map.next_value()?,
+            4 => self.wwids = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FCVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FCVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.fs_type.is_some()) + usize::from(self.lun.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.target_wwns.is_some())
+            + usize::from(self.wwids.is_some());
+        let mut state = serializer.serialize_struct("FCVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.lun {
+            state.serialize_field("lun", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.target_wwns {
+            state.serialize_field("targetWWNs", value)?;
+        }
+        if let Some(value) = &self.wwids {
+            state.serialize_field("wwids", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,24 +2,65 @@
 // Source: definition `io.k8s.api.core.v1.FileKeySelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// FileKeySelector selects a key of the env file.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FileKeySelector {
     /// The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published. If optional is set to true and the specified key does not exist, the environment variable will not be set in the Pod's containers.
     ///
     /// If optional is set to false and the specified key does not exist, an error will be returned during Pod creation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// The name of the volume mount containing the env file.
-    #[serde(
-        rename = "volumeName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub volume_name: String,
+}
+impl crate::serde_util::DeStruct for FileKeySelector {
+    const NAME: &'static str = "FileKeySelector";
+    const FIELDS: &'static [&'static str] = &["key", "optional", "path", "volumeName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "optional" => 1,
+            "path" => 2,
+            "volumeName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.optional = map.next_value()?,
+            2 => self.path = crate::serde_util::required(map)?,
+            3 => self.volume_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FileKeySelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FileKeySelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.optional.is_some());
+        let mut state = serializer.serialize_struct("FileKeySelector", len)?;
+        state.serialize_field("key", &self.key)?;
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        state.serialize_field("volumeName", &self.volume_name)?;
+        state.end()
+    }
 }

@@ -2,21 +2,82 @@
 // Source: definition `io.k8s.api.core.v1.FlexPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// options is Optional: this field holds extra command options if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<std::collections::BTreeMap<String, String>>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
+}
+impl crate::serde_util::DeStruct for FlexPersistentVolumeSource {
+    const NAME: &'static str = "FlexPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "driver",
+        "fsType",
+        "options",
+        "readOnly",
+        "secretRef",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "fsType" => 1,
+            "options" => 2,
+            "readOnly" => 3,
+            "secretRef" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = crate::serde_util::required(map)?,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.options = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FlexPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FlexPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.options.is_some()) + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_ref.is_some());
+        let mut state = serializer.serialize_struct("FlexPersistentVolumeSource", len)?;
+        state.serialize_field("driver", &self.driver)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.options {
+            state.serialize_field("options", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.FlockerVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be considered as deprecated
-    #[serde(rename = "datasetName", skip_serializing_if = "Option::is_none")]
     pub dataset_name: Option<String>,
     /// datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset
-    #[serde(rename = "datasetUUID", skip_serializing_if = "Option::is_none")]
     pub dataset_uuid: Option<String>,
+}
+impl crate::serde_util::DeStruct for FlockerVolumeSource {
+    const NAME: &'static str = "FlockerVolumeSource";
+    const FIELDS: &'static [&'static str] = &["datasetName", "datasetUUID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "datasetName" => 0,
+            "datasetUUID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.dataset_name = map.next_value()?,
+            1 => self.dataset_uuid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FlockerVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FlockerVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.dataset_name.is_some())
+            + usize::from(self.dataset_uuid.is_some());
+        let mut state = serializer.serialize_struct("FlockerVolumeSource", len)?;
+        if let Some(value) = &self.dataset_name {
+            state.serialize_field("datasetName", value)?;
+        }
+        if let Some(value) = &self.dataset_uuid {
+            state.serialize_field("datasetUUID", value)?;
+        }
+        state.end()
+    }
 }

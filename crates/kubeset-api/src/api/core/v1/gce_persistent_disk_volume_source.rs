@@ -4,22 +4,75 @@
 /// Represents a Persistent Disk resource in Google Compute Engine.
 ///
 /// A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GCEPersistentDiskVolumeSource {
     /// fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty). More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     /// pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(
-        rename = "pdName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pd_name: String,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+}
+impl crate::serde_util::DeStruct for GCEPersistentDiskVolumeSource {
+    const NAME: &'static str = "GCEPersistentDiskVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "partition",
+        "pdName",
+        "readOnly",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "partition" => 1,
+            "pdName" => 2,
+            "readOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.partition = map.next_value()?,
+            2 => self.pd_name = crate::serde_util::required(map)?,
+            3 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GCEPersistentDiskVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.partition.is_some())
+            + usize::from(self.read_only.is_some());
+        let mut state = serializer
+            .serialize_struct("GCEPersistentDiskVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.partition {
+            state.serialize_field("partition", value)?;
+        }
+        state.serialize_field("pdName", &self.pd_name)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.end()
+    }
 }

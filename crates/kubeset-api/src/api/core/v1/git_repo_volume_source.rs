@@ -4,15 +4,61 @@
 /// Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.
 ///
 /// DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GitRepoVolumeSource {
     /// directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
     /// repository is the URL
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub repository: String,
     /// revision is the commit hash for the specified revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
+}
+impl crate::serde_util::DeStruct for GitRepoVolumeSource {
+    const NAME: &'static str = "GitRepoVolumeSource";
+    const FIELDS: &'static [&'static str] = &["directory", "repository", "revision"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "directory" => 0,
+            "repository" => 1,
+            "revision" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.directory = map.next_value()?,
+            1 => self.repository = crate::serde_util::required(map)?,
+            2 => self.revision = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GitRepoVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GitRepoVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.directory.is_some())
+            + usize::from(self.revision.is_some());
+        let mut state = serializer.serialize_struct("GitRepoVolumeSource", len)?;
+        if let Some(value) = &self.directory {
+            state.serialize_field("directory", value)?;
+        }
+        state.serialize_field("repository", &self.repository)?;
+        if let Some(value) = &self.revision {
+            state.serialize_field("revision", value)?;
+        }
+        state.end()
+    }
 }

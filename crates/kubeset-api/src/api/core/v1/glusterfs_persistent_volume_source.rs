@@ -2,18 +2,72 @@
 // Source: definition `io.k8s.api.core.v1.GlusterfsPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub endpoints: String,
     /// endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "endpointsNamespace", skip_serializing_if = "Option::is_none")]
     pub endpoints_namespace: Option<String>,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+}
+impl crate::serde_util::DeStruct for GlusterfsPersistentVolumeSource {
+    const NAME: &'static str = "GlusterfsPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "endpoints",
+        "endpointsNamespace",
+        "path",
+        "readOnly",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endpoints" => 0,
+            "endpointsNamespace" => 1,
+            "path" => 2,
+            "readOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = crate::serde_util::required(map)?,
+            1 => self.endpoints_namespace = map.next_value()?,
+            2 => self.path = crate::serde_util::required(map)?,
+            3 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GlusterfsPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.endpoints_namespace.is_some())
+            + usize::from(self.read_only.is_some());
+        let mut state = serializer
+            .serialize_struct("GlusterfsPersistentVolumeSource", len)?;
+        state.serialize_field("endpoints", &self.endpoints)?;
+        if let Some(value) = &self.endpoints_namespace {
+            state.serialize_field("endpointsNamespace", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.end()
+    }
 }

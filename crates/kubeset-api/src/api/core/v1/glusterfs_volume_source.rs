@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.GlusterfsVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub endpoints: String,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+}
+impl crate::serde_util::DeStruct for GlusterfsVolumeSource {
+    const NAME: &'static str = "GlusterfsVolumeSource";
+    const FIELDS: &'static [&'static str] = &["endpoints", "path", "readOnly"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endpoints" => 0,
+            "path" => 1,
+            "readOnly" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = crate::serde_util::required(map)?,
+            1 => self.path = crate::serde_util::required(map)?,
+            2 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GlusterfsVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GlusterfsVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.read_only.is_some());
+        let mut state = serializer.serialize_struct("GlusterfsVolumeSource", len)?;
+        state.serialize_field("endpoints", &self.endpoints)?;
+        state.serialize_field("path", &self.path)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.end()
+    }
 }

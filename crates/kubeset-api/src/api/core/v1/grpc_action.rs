@@ -2,14 +2,55 @@
 // Source: definition `io.k8s.api.core.v1.GRPCAction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// GRPCAction specifies an action involving a GRPC service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GRPCAction {
     /// Port number of the gRPC service. Number must be in the range 1 to 65535.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: i32,
     /// Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
+}
+impl crate::serde_util::DeStruct for GRPCAction {
+    const NAME: &'static str = "GRPCAction";
+    const FIELDS: &'static [&'static str] = &["port", "service"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "port" => 0,
+            "service" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = crate::serde_util::required(map)?,
+            1 => self.service = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GRPCAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GRPCAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.service.is_some());
+        let mut state = serializer.serialize_struct("GRPCAction", len)?;
+        state.serialize_field("port", &self.port)?;
+        if let Some(value) = &self.service {
+            state.serialize_field("service", value)?;
+        }
+        state.end()
+    }
 }

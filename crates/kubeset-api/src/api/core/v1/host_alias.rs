@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.HostAlias` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostAlias {
     /// Hostnames for the above IP address.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostnames: Option<Vec<String>>,
     /// IP address of the host file entry.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub ip: String,
+}
+impl crate::serde_util::DeStruct for HostAlias {
+    const NAME: &'static str = "HostAlias";
+    const FIELDS: &'static [&'static str] = &["hostnames", "ip"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostnames" => 0,
+            "ip" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hostnames = map.next_value()?,
+            1 => self.ip = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HostAlias {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HostAlias {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.hostnames.is_some());
+        let mut state = serializer.serialize_struct("HostAlias", len)?;
+        if let Some(value) = &self.hostnames {
+            state.serialize_field("hostnames", value)?;
+        }
+        state.serialize_field("ip", &self.ip)?;
+        state.end()
+    }
 }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.HostIP` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// HostIP represents a single IP address allocated to the host.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostIP {
     /// IP is the IP address assigned to the host
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub ip: String,
+}
+impl crate::serde_util::DeStruct for HostIP {
+    const NAME: &'static str = "HostIP";
+    const FIELDS: &'static [&'static str] = &["ip"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ip" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.ip = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HostIP {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HostIP {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("HostIP", len)?;
+        state.serialize_field("ip", &self.ip)?;
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.HostPathVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostPathVolumeSource {
     /// path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
     /// type for HostPath Volume Defaults to "" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for HostPathVolumeSource {
+    const NAME: &'static str = "HostPathVolumeSource";
+    const FIELDS: &'static [&'static str] = &["path", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "path" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = crate::serde_util::required(map)?,
+            1 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HostPathVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HostPathVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.type_.is_some());
+        let mut state = serializer.serialize_struct("HostPathVolumeSource", len)?;
+        state.serialize_field("path", &self.path)?;
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,21 +2,82 @@
 // Source: definition `io.k8s.api.core.v1.HTTPGetAction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// HTTPGetAction describes an action based on HTTP Get requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPGetAction {
     /// Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Custom headers to set in the request. HTTP allows repeated headers.
-    #[serde(rename = "httpHeaders", skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<Vec<crate::api::core::v1::HTTPHeader>>,
     /// Path to access on the HTTP server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: crate::apimachinery::pkg::util::intstr::IntOrString,
     /// Scheme to use for connecting to the host. Defaults to HTTP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
+}
+impl crate::serde_util::DeStruct for HTTPGetAction {
+    const NAME: &'static str = "HTTPGetAction";
+    const FIELDS: &'static [&'static str] = &[
+        "host",
+        "httpHeaders",
+        "path",
+        "port",
+        "scheme",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "httpHeaders" => 1,
+            "path" => 2,
+            "port" => 3,
+            "scheme" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.host = map.next_value()?,
+            1 => self.http_headers = map.next_value()?,
+            2 => self.path = map.next_value()?,
+            3 => self.port = crate::serde_util::required(map)?,
+            4 => self.scheme = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HTTPGetAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HTTPGetAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.host.is_some())
+            + usize::from(self.http_headers.is_some()) + usize::from(self.path.is_some())
+            + usize::from(self.scheme.is_some());
+        let mut state = serializer.serialize_struct("HTTPGetAction", len)?;
+        if let Some(value) = &self.host {
+            state.serialize_field("host", value)?;
+        }
+        if let Some(value) = &self.http_headers {
+            state.serialize_field("httpHeaders", value)?;
+        }
+        if let Some(value) = &self.path {
+            state.serialize_field("path", value)?;
+        }
+        state.serialize_field("port", &self.port)?;
+        if let Some(value) = &self.scheme {
+            state.serialize_field("scheme", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.HTTPHeader` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// HTTPHeader describes a custom header to be used in HTTP probes
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPHeader {
     /// The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// The header field value
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: String,
+}
+impl crate::serde_util::DeStruct for HTTPHeader {
+    const NAME: &'static str = "HTTPHeader";
+    const FIELDS: &'static [&'static str] = &["name", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.value = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HTTPHeader {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HTTPHeader {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("HTTPHeader", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("value", &self.value)?;
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.ImageVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ImageVolumeSource represents a image volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageVolumeSource {
     /// Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
-    #[serde(rename = "pullPolicy", skip_serializing_if = "Option::is_none")]
     pub pull_policy: Option<String>,
     /// Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+}
+impl crate::serde_util::DeStruct for ImageVolumeSource {
+    const NAME: &'static str = "ImageVolumeSource";
+    const FIELDS: &'static [&'static str] = &["pullPolicy", "reference"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "pullPolicy" => 0,
+            "reference" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.pull_policy = map.next_value()?,
+            1 => self.reference = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ImageVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ImageVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.pull_policy.is_some())
+            + usize::from(self.reference.is_some());
+        let mut state = serializer.serialize_struct("ImageVolumeSource", len)?;
+        if let Some(value) = &self.pull_policy {
+            state.serialize_field("pullPolicy", value)?;
+        }
+        if let Some(value) = &self.reference {
+            state.serialize_field("reference", value)?;
+        }
+        state.end()
+    }
 }

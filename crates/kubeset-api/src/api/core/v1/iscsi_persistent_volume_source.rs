@@ -2,43 +2,130 @@
 // Source: definition `io.k8s.api.core.v1.ISCSIPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ISCSIPersistentVolumeSource {
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
-    #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "Option::is_none")]
     pub chap_auth_discovery: Option<bool>,
     /// chapAuthSession defines whether support iSCSI Session CHAP authentication
-    #[serde(rename = "chapAuthSession", skip_serializing_if = "Option::is_none")]
     pub chap_auth_session: Option<bool>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.
-    #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
     pub initiator_name: Option<String>,
     /// iqn is Target iSCSI Qualified Name.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub iqn: String,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
-    #[serde(rename = "iscsiInterface", skip_serializing_if = "Option::is_none")]
     pub iscsi_interface: Option<String>,
     /// lun is iSCSI Target Lun number.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub lun: i32,
     /// portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub portals: Option<Vec<String>>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(
-        rename = "targetPortal",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub target_portal: String,
+}
+impl crate::serde_util::DeStruct for ISCSIPersistentVolumeSource {
+    const NAME: &'static str = "ISCSIPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "chapAuthDiscovery",
+        "chapAuthSession",
+        "fsType",
+        "initiatorName",
+        "iqn",
+        "iscsiInterface",
+        "lun",
+        "portals",
+        "readOnly",
+        "secretRef",
+        "targetPortal",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "chapAuthDiscovery" => 0,
+            "chapAuthSession" => 1,
+            "fsType" => 2,
+            "initiatorName" => 3,
+            "iqn" => 4,
+            "iscsiInterface" => 5,
+            "lun" => 6,
+            "portals" => 7,
+            "readOnly" => 8,
+            "secretRef" => 9,
+            "targetPortal" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.chap_auth_discovery = map.next_value()?,
+            1 => self.chap_auth_session = map.next_value()?,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.initiator_name = map.next_value()?,
+            4 => self.iqn = crate::serde_util::required(map)?,
+            5 => self.iscsi_interface = map.next_value()?,
+            6 => self.lun = crate::serde_util::required(map)?,
+            7 => self.portals = map.next_value()?,
+            8 => self.read_only = map.next_value()?,
+            9 => self.secret_ref = map.next_value()?,
+            10 => self.target_portal = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ISCSIPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.chap_auth_discovery.is_some())
+            + usize::from(self.chap_auth_session.is_some())
+            + usize::from(self.fs_type.is_some())
+            + usize::from(self.initiator_name.is_some())
+            + usize::from(self.iscsi_interface.is_some())
+            + usize::from(self.portals.is_some()) + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_ref.is_some());
+        let mut state = serializer.serialize_struct("ISCSIPersistentVolumeSource", len)?;
+        if let Some(value) = &self.chap_auth_discovery {
+            state.serialize_field("chapAuthDiscovery", value)?;
+        }
+        if let Some(value) = &self.chap_auth_session {
+            state.serialize_field("chapAuthSession", value)?;
+        }
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.initiator_name {
+            state.serialize_field("initiatorName", value)?;
+        }
+        state.serialize_field("iqn", &self.iqn)?;
+        if let Some(value) = &self.iscsi_interface {
+            state.serialize_field("iscsiInterface", value)?;
+        }
+        state.serialize_field("lun", &self.lun)?;
+        if let Some(value) = &self.portals {
+            state.serialize_field("portals", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        state.serialize_field("targetPortal", &self.target_portal)?;
+        state.end()
+    }
 }

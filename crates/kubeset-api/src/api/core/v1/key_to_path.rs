@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.KeyToPath` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Maps a string key to a path within a volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeyToPath {
     /// key is the key to project.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
     /// path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
+}
+impl crate::serde_util::DeStruct for KeyToPath {
+    const NAME: &'static str = "KeyToPath";
+    const FIELDS: &'static [&'static str] = &["key", "mode", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "mode" => 1,
+            "path" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.mode = map.next_value()?,
+            2 => self.path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for KeyToPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for KeyToPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.mode.is_some());
+        let mut state = serializer.serialize_struct("KeyToPath", len)?;
+        state.serialize_field("key", &self.key)?;
+        if let Some(value) = &self.mode {
+            state.serialize_field("mode", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        state.end()
+    }
 }

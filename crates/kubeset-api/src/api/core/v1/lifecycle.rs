@@ -2,15 +2,64 @@
 // Source: definition `io.k8s.api.core.v1.Lifecycle` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lifecycle {
     /// PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "postStart", skip_serializing_if = "Option::is_none")]
     pub post_start: Option<crate::api::core::v1::LifecycleHandler>,
     /// PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "preStop", skip_serializing_if = "Option::is_none")]
     pub pre_stop: Option<crate::api::core::v1::LifecycleHandler>,
     /// StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name
-    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
+}
+impl crate::serde_util::DeStruct for Lifecycle {
+    const NAME: &'static str = "Lifecycle";
+    const FIELDS: &'static [&'static str] = &["postStart", "preStop", "stopSignal"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "postStart" => 0,
+            "preStop" => 1,
+            "stopSignal" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.post_start = map.next_value()?,
+            1 => self.pre_stop = map.next_value()?,
+            2 => self.stop_signal = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Lifecycle {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Lifecycle {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.post_start.is_some())
+            + usize::from(self.pre_stop.is_some())
+            + usize::from(self.stop_signal.is_some());
+        let mut state = serializer.serialize_struct("Lifecycle", len)?;
+        if let Some(value) = &self.post_start {
+            state.serialize_field("postStart", value)?;
+        }
+        if let Some(value) = &self.pre_stop {
+            state.serialize_field("preStop", value)?;
+        }
+        if let Some(value) = &self.stop_signal {
+            state.serialize_field("stopSignal", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,70 @@
 // Source: definition `io.k8s.api.core.v1.LifecycleHandler` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Sleep represents a duration that the container should sleep.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sleep: Option<crate::api::core::v1::SleepAction>,
     /// Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.
-    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
+}
+impl crate::serde_util::DeStruct for LifecycleHandler {
+    const NAME: &'static str = "LifecycleHandler";
+    const FIELDS: &'static [&'static str] = &["exec", "httpGet", "sleep", "tcpSocket"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exec" => 0,
+            "httpGet" => 1,
+            "sleep" => 2,
+            "tcpSocket" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.exec = map.next_value()?,
+            1 => self.http_get = map.next_value()?,
+            2 => self.sleep = map.next_value()?,
+            3 => self.tcp_socket = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LifecycleHandler {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LifecycleHandler {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.exec.is_some()) + usize::from(self.http_get.is_some())
+            + usize::from(self.sleep.is_some()) + usize::from(self.tcp_socket.is_some());
+        let mut state = serializer.serialize_struct("LifecycleHandler", len)?;
+        if let Some(value) = &self.exec {
+            state.serialize_field("exec", value)?;
+        }
+        if let Some(value) = &self.http_get {
+            state.serialize_field("httpGet", value)?;
+        }
+        if let Some(value) = &self.sleep {
+            state.serialize_field("sleep", value)?;
+        }
+        if let Some(value) = &self.tcp_socket {
+            state.serialize_field("tcpSocket", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.LimitRangeItem` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRangeItem {
     /// Default resource requirement limit value by resource name if resource limit is omitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<
         std::collections::BTreeMap<
             String,
@@ -13,7 +12,6 @@ pub struct LimitRangeItem {
         >,
     >,
     /// DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.
-    #[serde(rename = "defaultRequest", skip_serializing_if = "Option::is_none")]
     pub default_request: Option<
         std::collections::BTreeMap<
             String,
@@ -21,7 +19,6 @@ pub struct LimitRangeItem {
         >,
     >,
     /// Max usage constraints on this kind by resource name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<
         std::collections::BTreeMap<
             String,
@@ -29,7 +26,6 @@ pub struct LimitRangeItem {
         >,
     >,
     /// MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.
-    #[serde(rename = "maxLimitRequestRatio", skip_serializing_if = "Option::is_none")]
     pub max_limit_request_ratio: Option<
         std::collections::BTreeMap<
             String,
@@ -37,7 +33,6 @@ pub struct LimitRangeItem {
         >,
     >,
     /// Min usage constraints on this kind by resource name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<
         std::collections::BTreeMap<
             String,
@@ -45,10 +40,79 @@ pub struct LimitRangeItem {
         >,
     >,
     /// Type of resource that this limit applies to.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for LimitRangeItem {
+    const NAME: &'static str = "LimitRangeItem";
+    const FIELDS: &'static [&'static str] = &[
+        "default",
+        "defaultRequest",
+        "max",
+        "maxLimitRequestRatio",
+        "min",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "default" => 0,
+            "defaultRequest" => 1,
+            "max" => 2,
+            "maxLimitRequestRatio" => 3,
+            "min" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default = map.next_value()?,
+            1 => self.default_request = map.next_value()?,
+            2 => self.max = map.next_value()?,
+            3 => self.max_limit_request_ratio = map.next_value()?,
+            4 => self.min = map.next_value()?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LimitRangeItem {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LimitRangeItem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.default.is_some())
+            + usize::from(self.default_request.is_some())
+            + usize::from(self.max.is_some())
+            + usize::from(self.max_limit_request_ratio.is_some())
+            + usize::from(self.min.is_some());
+        let mut state = serializer.serialize_struct("LimitRangeItem", len)?;
+        if let Some(value) = &self.default {
+            state.serialize_field("default", value)?;
+        }
+        if let Some(value) = &self.default_request {
+            state.serialize_field("defaultRequest", value)?;
+        }
+        if let Some(value) = &self.max {
+            state.serialize_field("max", value)?;
+        }
+        if let Some(value) = &self.max_limit_request_ratio {
+            state.serialize_field("maxLimitRequestRatio", value)?;
+        }
+        if let Some(value) = &self.min {
+            state.serialize_field("min", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

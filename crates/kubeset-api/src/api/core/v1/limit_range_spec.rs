@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.LimitRangeSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LimitRangeSpec defines a min/max usage limit for resources that match on kind.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub limits: Vec<crate::api::core::v1::LimitRangeItem>,
+}
+impl crate::serde_util::DeStruct for LimitRangeSpec {
+    const NAME: &'static str = "LimitRangeSpec";
+    const FIELDS: &'static [&'static str] = &["limits"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "limits" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.limits = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LimitRangeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LimitRangeSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("LimitRangeSpec", len)?;
+        state.serialize_field("limits", &self.limits)?;
+        state.end()
+    }
 }

@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.LinuxContainerUser` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LinuxContainerUser represents user identity information in Linux containers
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinuxContainerUser {
     /// GID is the primary gid initially attached to the first process in the container
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub gid: i64,
     /// SupplementalGroups are the supplemental groups initially attached to the first process in the container
-    #[serde(rename = "supplementalGroups", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups: Option<Vec<i64>>,
     /// UID is the primary uid initially attached to the first process in the container
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub uid: i64,
+}
+impl crate::serde_util::DeStruct for LinuxContainerUser {
+    const NAME: &'static str = "LinuxContainerUser";
+    const FIELDS: &'static [&'static str] = &["gid", "supplementalGroups", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "gid" => 0,
+            "supplementalGroups" => 1,
+            "uid" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.gid = crate::serde_util::required(map)?,
+            1 => self.supplemental_groups = map.next_value()?,
+            2 => self.uid = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LinuxContainerUser {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LinuxContainerUser {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.supplemental_groups.is_some());
+        let mut state = serializer.serialize_struct("LinuxContainerUser", len)?;
+        state.serialize_field("gid", &self.gid)?;
+        if let Some(value) = &self.supplemental_groups {
+            state.serialize_field("supplementalGroups", value)?;
+        }
+        state.serialize_field("uid", &self.uid)?;
+        state.end()
+    }
 }

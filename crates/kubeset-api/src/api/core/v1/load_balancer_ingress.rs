@@ -2,18 +2,70 @@
 // Source: definition `io.k8s.api.core.v1.LoadBalancerIngress` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadBalancerIngress {
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to "VIP" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to "Proxy" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.
-    #[serde(rename = "ipMode", skip_serializing_if = "Option::is_none")]
     pub ip_mode: Option<String>,
     /// Ports is a list of records of service ports If used, every port defined in the service should have an entry in it
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::core::v1::PortStatus>>,
+}
+impl crate::serde_util::DeStruct for LoadBalancerIngress {
+    const NAME: &'static str = "LoadBalancerIngress";
+    const FIELDS: &'static [&'static str] = &["hostname", "ip", "ipMode", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "ipMode" => 2,
+            "ports" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hostname = map.next_value()?,
+            1 => self.ip = map.next_value()?,
+            2 => self.ip_mode = map.next_value()?,
+            3 => self.ports = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LoadBalancerIngress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LoadBalancerIngress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hostname.is_some()) + usize::from(self.ip.is_some())
+            + usize::from(self.ip_mode.is_some()) + usize::from(self.ports.is_some());
+        let mut state = serializer.serialize_struct("LoadBalancerIngress", len)?;
+        if let Some(value) = &self.hostname {
+            state.serialize_field("hostname", value)?;
+        }
+        if let Some(value) = &self.ip {
+            state.serialize_field("ip", value)?;
+        }
+        if let Some(value) = &self.ip_mode {
+            state.serialize_field("ipMode", value)?;
+        }
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.LoadBalancerStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LoadBalancerStatus represents the status of a load-balancer.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<Vec<crate::api::core::v1::LoadBalancerIngress>>,
+}
+impl crate::serde_util::DeStruct for LoadBalancerStatus {
+    const NAME: &'static str = "LoadBalancerStatus";
+    const FIELDS: &'static [&'static str] = &["ingress"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ingress" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.ingress = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LoadBalancerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LoadBalancerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ingress.is_some());
+        let mut state = serializer.serialize_struct("LoadBalancerStatus", len)?;
+        if let Some(value) = &self.ingress {
+            state.serialize_field("ingress", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.LocalObjectReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalObjectReference {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+impl crate::serde_util::DeStruct for LocalObjectReference {
+    const NAME: &'static str = "LocalObjectReference";
+    const FIELDS: &'static [&'static str] = &["name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.name = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LocalObjectReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LocalObjectReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some());
+        let mut state = serializer.serialize_struct("LocalObjectReference", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.LocalVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Local represents directly-attached storage with node affinity
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalVolumeSource {
     /// fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default value is to auto-select a filesystem if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
+}
+impl crate::serde_util::DeStruct for LocalVolumeSource {
+    const NAME: &'static str = "LocalVolumeSource";
+    const FIELDS: &'static [&'static str] = &["fsType", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "path" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LocalVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LocalVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some());
+        let mut state = serializer.serialize_struct("LocalVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ModifyVolumeStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModifyVolumeStatus {
     /// status is the status of the ControllerModifyVolume operation. It can be in any of following states:
     ///  - Pending
@@ -14,12 +14,54 @@ pub struct ModifyVolumeStatus {
     ///   Infeasible indicates that the request has been rejected as invalid by the CSI driver. To
     ///       resolve the error, a valid VolumeAttributesClass needs to be specified.
     /// Note: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled
-    #[serde(
-        rename = "targetVolumeAttributesClassName",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub target_volume_attributes_class_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for ModifyVolumeStatus {
+    const NAME: &'static str = "ModifyVolumeStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "status",
+        "targetVolumeAttributesClassName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "status" => 0,
+            "targetVolumeAttributesClassName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.status = crate::serde_util::required(map)?,
+            1 => self.target_volume_attributes_class_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ModifyVolumeStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ModifyVolumeStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize
+            + usize::from(self.target_volume_attributes_class_name.is_some());
+        let mut state = serializer.serialize_struct("ModifyVolumeStatus", len)?;
+        state.serialize_field("status", &self.status)?;
+        if let Some(value) = &self.target_volume_attributes_class_name {
+            state.serialize_field("targetVolumeAttributesClassName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.NamespaceSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NamespaceSpec describes the attributes on a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceSpec {
     /// Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub finalizers: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for NamespaceSpec {
+    const NAME: &'static str = "NamespaceSpec";
+    const FIELDS: &'static [&'static str] = &["finalizers"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "finalizers" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.finalizers = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NamespaceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NamespaceSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.finalizers.is_some());
+        let mut state = serializer.serialize_struct("NamespaceSpec", len)?;
+        if let Some(value) = &self.finalizers {
+            state.serialize_field("finalizers", value)?;
+        }
+        state.end()
+    }
 }

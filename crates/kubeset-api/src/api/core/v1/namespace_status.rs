@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.NamespaceStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NamespaceStatus is information about the current status of a Namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceStatus {
     /// Represents the latest available observations of a namespace's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::core::v1::NamespaceCondition>>,
     /// Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+}
+impl crate::serde_util::DeStruct for NamespaceStatus {
+    const NAME: &'static str = "NamespaceStatus";
+    const FIELDS: &'static [&'static str] = &["conditions", "phase"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "phase" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.phase = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NamespaceStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NamespaceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some())
+            + usize::from(self.phase.is_some());
+        let mut state = serializer.serialize_struct("NamespaceStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.phase {
+            state.serialize_field("phase", value)?;
+        }
+        state.end()
+    }
 }

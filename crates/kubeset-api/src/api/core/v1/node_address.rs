@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.NodeAddress` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeAddress contains information for the node's address.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAddress {
     /// The node address.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub address: String,
     /// Node address type, one of Hostname, ExternalIP or InternalIP.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for NodeAddress {
+    const NAME: &'static str = "NodeAddress";
+    const FIELDS: &'static [&'static str] = &["address", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "address" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.address = crate::serde_util::required(map)?,
+            1 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("NodeAddress", len)?;
+        state.serialize_field("address", &self.address)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

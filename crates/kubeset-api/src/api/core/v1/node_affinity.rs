@@ -2,22 +2,81 @@
 // Source: definition `io.k8s.api.core.v1.NodeAffinity` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Node affinity is a group of node affinity scheduling rules.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.
-    #[serde(
-        rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub preferred_during_scheduling_ignored_during_execution: Option<
         Vec<crate::api::core::v1::PreferredSchedulingTerm>,
     >,
     /// If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.
-    #[serde(
-        rename = "requiredDuringSchedulingIgnoredDuringExecution",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub required_during_scheduling_ignored_during_execution: Option<
         crate::api::core::v1::NodeSelector,
     >,
+}
+impl crate::serde_util::DeStruct for NodeAffinity {
+    const NAME: &'static str = "NodeAffinity";
+    const FIELDS: &'static [&'static str] = &[
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "preferredDuringSchedulingIgnoredDuringExecution" => 0,
+            "requiredDuringSchedulingIgnoredDuringExecution" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => {
+                self.preferred_during_scheduling_ignored_during_execution = map
+                    .next_value()?;
+            }
+            1 => {
+                self.required_during_scheduling_ignored_during_execution = map
+                    .next_value()?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeAffinity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeAffinity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(
+            self.preferred_during_scheduling_ignored_during_execution.is_some(),
+        )
+            + usize::from(
+                self.required_during_scheduling_ignored_during_execution.is_some(),
+            );
+        let mut state = serializer.serialize_struct("NodeAffinity", len)?;
+        if let Some(value) = &self.preferred_during_scheduling_ignored_during_execution {
+            state
+                .serialize_field(
+                    "preferredDuringSchedulingIgnoredDuringExecution",
+                    value,
+                )?;
+        }
+        if let Some(value) = &self.required_during_scheduling_ignored_during_execution {
+            state
+                .serialize_field(
+                    "requiredDuringSchedulingIgnoredDuringExecution",
+                    value,
+                )?;
+        }
+        state.end()
+    }
 }

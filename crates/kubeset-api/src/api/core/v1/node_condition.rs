@@ -2,28 +2,88 @@
 // Source: definition `io.k8s.api.core.v1.NodeCondition` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeCondition contains condition information for a node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeCondition {
     /// Last time we got an update on a given condition.
-    #[serde(rename = "lastHeartbeatTime", skip_serializing_if = "Option::is_none")]
     pub last_heartbeat_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Human readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// (brief) reason for the condition's last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// Type of node condition.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for NodeCondition {
+    const NAME: &'static str = "NodeCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastHeartbeatTime",
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastHeartbeatTime" => 0,
+            "lastTransitionTime" => 1,
+            "message" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_heartbeat_time = map.next_value()?,
+            1 => self.last_transition_time = map.next_value()?,
+            2 => self.message = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.status = crate::serde_util::required(map)?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.last_heartbeat_time.is_some())
+            + usize::from(self.last_transition_time.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("NodeCondition", len)?;
+        if let Some(value) = &self.last_heartbeat_time {
+            state.serialize_field("lastHeartbeatTime", value)?;
+        }
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.NodeConfigSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapNodeConfigSource>,
+}
+impl crate::serde_util::DeStruct for NodeConfigSource {
+    const NAME: &'static str = "NodeConfigSource";
+    const FIELDS: &'static [&'static str] = &["configMap"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configMap" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.config_map = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeConfigSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeConfigSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config_map.is_some());
+        let mut state = serializer.serialize_struct("NodeConfigSource", len)?;
+        if let Some(value) = &self.config_map {
+            state.serialize_field("configMap", value)?;
+        }
+        state.end()
+    }
 }

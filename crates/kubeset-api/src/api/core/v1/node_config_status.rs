@@ -2,18 +2,76 @@
 // Source: definition `io.k8s.api.core.v1.NodeConfigStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfigStatus {
     /// Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<crate::api::core::v1::NodeConfigSource>,
     /// Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub assigned: Option<crate::api::core::v1::NodeConfigSource>,
     /// Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.
-    #[serde(rename = "lastKnownGood", skip_serializing_if = "Option::is_none")]
     pub last_known_good: Option<crate::api::core::v1::NodeConfigSource>,
+}
+impl crate::serde_util::DeStruct for NodeConfigStatus {
+    const NAME: &'static str = "NodeConfigStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "active",
+        "assigned",
+        "error",
+        "lastKnownGood",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "active" => 0,
+            "assigned" => 1,
+            "error" => 2,
+            "lastKnownGood" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.active = map.next_value()?,
+            1 => self.assigned = map.next_value()?,
+            2 => self.error = map.next_value()?,
+            3 => self.last_known_good = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeConfigStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeConfigStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.active.is_some())
+            + usize::from(self.assigned.is_some()) + usize::from(self.error.is_some())
+            + usize::from(self.last_known_good.is_some());
+        let mut state = serializer.serialize_struct("NodeConfigStatus", len)?;
+        if let Some(value) = &self.active {
+            state.serialize_field("active", value)?;
+        }
+        if let Some(value) = &self.assigned {
+            state.serialize_field("assigned", value)?;
+        }
+        if let Some(value) = &self.error {
+            state.serialize_field("error", value)?;
+        }
+        if let Some(value) = &self.last_known_good {
+            state.serialize_field("lastKnownGood", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.NodeDaemonEndpoints` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeDaemonEndpoints lists ports opened by daemons running on the Node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeDaemonEndpoints {
     /// Endpoint on which Kubelet is listening.
-    #[serde(rename = "kubeletEndpoint", skip_serializing_if = "Option::is_none")]
     pub kubelet_endpoint: Option<crate::api::core::v1::DaemonEndpoint>,
+}
+impl crate::serde_util::DeStruct for NodeDaemonEndpoints {
+    const NAME: &'static str = "NodeDaemonEndpoints";
+    const FIELDS: &'static [&'static str] = &["kubeletEndpoint"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "kubeletEndpoint" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.kubelet_endpoint = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeDaemonEndpoints {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeDaemonEndpoints {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.kubelet_endpoint.is_some());
+        let mut state = serializer.serialize_struct("NodeDaemonEndpoints", len)?;
+        if let Some(value) = &self.kubelet_endpoint {
+            state.serialize_field("kubeletEndpoint", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.NodeFeatures` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeFeatures {
     /// SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.
-    #[serde(
-        rename = "supplementalGroupsPolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub supplemental_groups_policy: Option<bool>,
+}
+impl crate::serde_util::DeStruct for NodeFeatures {
+    const NAME: &'static str = "NodeFeatures";
+    const FIELDS: &'static [&'static str] = &["supplementalGroupsPolicy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "supplementalGroupsPolicy" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.supplemental_groups_policy = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeFeatures {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeFeatures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.supplemental_groups_policy.is_some());
+        let mut state = serializer.serialize_struct("NodeFeatures", len)?;
+        if let Some(value) = &self.supplemental_groups_policy {
+            state.serialize_field("supplementalGroupsPolicy", value)?;
+        }
+        state.end()
+    }
 }

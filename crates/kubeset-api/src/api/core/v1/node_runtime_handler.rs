@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.NodeRuntimeHandler` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeRuntimeHandler is a set of runtime handler information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRuntimeHandler {
     /// Supported features.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeRuntimeHandlerFeatures>,
     /// Runtime handler name. Empty for the default runtime handler.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+impl crate::serde_util::DeStruct for NodeRuntimeHandler {
+    const NAME: &'static str = "NodeRuntimeHandler";
+    const FIELDS: &'static [&'static str] = &["features", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "features" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.features = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeRuntimeHandler {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeRuntimeHandler {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.features.is_some())
+            + usize::from(self.name.is_some());
+        let mut state = serializer.serialize_struct("NodeRuntimeHandler", len)?;
+        if let Some(value) = &self.features {
+            state.serialize_field("features", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        state.end()
+    }
 }

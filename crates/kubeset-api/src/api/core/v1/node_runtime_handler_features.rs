@@ -2,12 +2,59 @@
 // Source: definition `io.k8s.api.core.v1.NodeRuntimeHandlerFeatures` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRuntimeHandlerFeatures {
     /// RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.
-    #[serde(rename = "recursiveReadOnlyMounts", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only_mounts: Option<bool>,
     /// UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.
-    #[serde(rename = "userNamespaces", skip_serializing_if = "Option::is_none")]
     pub user_namespaces: Option<bool>,
+}
+impl crate::serde_util::DeStruct for NodeRuntimeHandlerFeatures {
+    const NAME: &'static str = "NodeRuntimeHandlerFeatures";
+    const FIELDS: &'static [&'static str] = &[
+        "recursiveReadOnlyMounts",
+        "userNamespaces",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "recursiveReadOnlyMounts" => 0,
+            "userNamespaces" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.recursive_read_only_mounts = map.next_value()?,
+            1 => self.user_namespaces = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeRuntimeHandlerFeatures {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.recursive_read_only_mounts.is_some())
+            + usize::from(self.user_namespaces.is_some());
+        let mut state = serializer.serialize_struct("NodeRuntimeHandlerFeatures", len)?;
+        if let Some(value) = &self.recursive_read_only_mounts {
+            state.serialize_field("recursiveReadOnlyMounts", value)?;
+        }
+        if let Some(value) = &self.user_namespaces {
+            state.serialize_field("userNamespaces", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,13 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.NodeSelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelector {
     /// Required. A list of node selector terms. The terms are ORed.
-    #[serde(
-        rename = "nodeSelectorTerms",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub node_selector_terms: Vec<crate::api::core::v1::NodeSelectorTerm>,
+}
+impl crate::serde_util::DeStruct for NodeSelector {
+    const NAME: &'static str = "NodeSelector";
+    const FIELDS: &'static [&'static str] = &["nodeSelectorTerms"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeSelectorTerms" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.node_selector_terms = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("NodeSelector", len)?;
+        state.serialize_field("nodeSelectorTerms", &self.node_selector_terms)?;
+        state.end()
+    }
 }

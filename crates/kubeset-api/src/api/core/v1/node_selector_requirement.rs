@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.NodeSelectorRequirement` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub operator: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for NodeSelectorRequirement {
+    const NAME: &'static str = "NodeSelectorRequirement";
+    const FIELDS: &'static [&'static str] = &["key", "operator", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "operator" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.operator = crate::serde_util::required(map)?,
+            2 => self.values = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSelectorRequirement {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSelectorRequirement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.values.is_some());
+        let mut state = serializer.serialize_struct("NodeSelectorRequirement", len)?;
+        state.serialize_field("key", &self.key)?;
+        state.serialize_field("operator", &self.operator)?;
+        if let Some(value) = &self.values {
+            state.serialize_field("values", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.NodeSelectorTerm` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelectorTerm {
     /// A list of node selector requirements by node's labels.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
     pub match_expressions: Option<Vec<crate::api::core::v1::NodeSelectorRequirement>>,
     /// A list of node selector requirements by node's fields.
-    #[serde(rename = "matchFields", skip_serializing_if = "Option::is_none")]
     pub match_fields: Option<Vec<crate::api::core::v1::NodeSelectorRequirement>>,
+}
+impl crate::serde_util::DeStruct for NodeSelectorTerm {
+    const NAME: &'static str = "NodeSelectorTerm";
+    const FIELDS: &'static [&'static str] = &["matchExpressions", "matchFields"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            "matchFields" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = map.next_value()?,
+            1 => self.match_fields = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSelectorTerm {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSelectorTerm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_expressions.is_some())
+            + usize::from(self.match_fields.is_some());
+        let mut state = serializer.serialize_struct("NodeSelectorTerm", len)?;
+        if let Some(value) = &self.match_expressions {
+            state.serialize_field("matchExpressions", value)?;
+        }
+        if let Some(value) = &self.match_fields {
+            state.serialize_field("matchFields", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,27 +2,104 @@
 // Source: definition `io.k8s.api.core.v1.NodeSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeSpec describes the attributes that a node is created with.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSpec {
     /// Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.
-    #[serde(rename = "configSource", skip_serializing_if = "Option::is_none")]
     pub config_source: Option<crate::api::core::v1::NodeConfigSource>,
     /// Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966
-    #[serde(rename = "externalID", skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
     /// PodCIDR represents the pod IP range assigned to the node.
-    #[serde(rename = "podCIDR", skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.
-    #[serde(rename = "podCIDRs", skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>
-    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// If specified, the node's taints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<crate::api::core::v1::Taint>>,
     /// Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unschedulable: Option<bool>,
+}
+impl crate::serde_util::DeStruct for NodeSpec {
+    const NAME: &'static str = "NodeSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "configSource",
+        "externalID",
+        "podCIDR",
+        "podCIDRs",
+        "providerID",
+        "taints",
+        "unschedulable",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "configSource" => 0,
+            "externalID" => 1,
+            "podCIDR" => 2,
+            "podCIDRs" => 3,
+            "providerID" => 4,
+            "taints" => 5,
+            "unschedulable" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config_source = map.next_value()?,
+            1 => self.external_id = map.next_value()?,
+            2 => self.pod_cidr = map.next_value()?,
+            3 => self.pod_cidrs = map.next_value()?,
+            4 => self.provider_id = map.next_value()?,
+            5 => self.taints = map.next_value()?,
+            6 => self.unschedulable = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config_source.is_some())
+            + usize::from(self.external_id.is_some())
+            + usize::from(self.pod_cidr.is_some())
+            + usize::from(self.pod_cidrs.is_some())
+            + usize::from(self.provider_id.is_some())
+            + usize::from(self.taints.is_some())
+            + usize::from(self.unschedulable.is_some());
+        let mut state = serializer.serialize_struct("NodeSpec", len)?;
+        if let Some(value) = &self.config_source {
+            state.serialize_field("configSource", value)?;
+        }
+        if let Some(value) = &self.external_id {
+            state.serialize_field("externalID", value)?;
+        }
+        if let Some(value) = &self.pod_cidr {
+            state.serialize_field("podCIDR", value)?;
+        }
+        if let Some(value) = &self.pod_cidrs {
+            state.serialize_field("podCIDRs", value)?;
+        }
+        if let Some(value) = &self.provider_id {
+            state.serialize_field("providerID", value)?;
+        }
+        if let Some(value) = &self.taints {
+            state.serialize_field("taints", value)?;
+        }
+        if let Some(value) = &self.unschedulable {
+            state.serialize_field("unschedulable", value)?;
+        }
+        state.end()
+    }
 }

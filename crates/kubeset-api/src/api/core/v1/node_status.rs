@@ -2,13 +2,11 @@
 // Source: definition `io.k8s.api.core.v1.NodeStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeStatus is information about the current status of a node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeStatus {
     /// List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub addresses: Option<Vec<crate::api::core::v1::NodeAddress>>,
     /// Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<
         std::collections::BTreeMap<
             String,
@@ -16,7 +14,6 @@ pub struct NodeStatus {
         >,
     >,
     /// Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -24,36 +21,155 @@ pub struct NodeStatus {
         >,
     >,
     /// Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::core::v1::NodeCondition>>,
     /// Status of the config assigned to the node via the dynamic Kubelet config feature.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<crate::api::core::v1::NodeConfigStatus>,
     /// Endpoints of daemons running on the Node.
-    #[serde(rename = "daemonEndpoints", skip_serializing_if = "Option::is_none")]
     pub daemon_endpoints: Option<crate::api::core::v1::NodeDaemonEndpoints>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
-    #[serde(rename = "declaredFeatures", skip_serializing_if = "Option::is_none")]
     pub declared_features: Option<Vec<String>>,
     /// Features describes the set of features implemented by the CRI implementation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeFeatures>,
     /// List of container images on this node
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<crate::api::core::v1::ContainerImage>>,
     /// Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info
-    #[serde(rename = "nodeInfo", skip_serializing_if = "Option::is_none")]
     pub node_info: Option<crate::api::core::v1::NodeSystemInfo>,
     /// NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// The available runtime handlers.
-    #[serde(rename = "runtimeHandlers", skip_serializing_if = "Option::is_none")]
     pub runtime_handlers: Option<Vec<crate::api::core::v1::NodeRuntimeHandler>>,
     /// List of volumes that are attached to the node.
-    #[serde(rename = "volumesAttached", skip_serializing_if = "Option::is_none")]
     pub volumes_attached: Option<Vec<crate::api::core::v1::AttachedVolume>>,
     /// List of attachable volumes in use (mounted) by the node.
-    #[serde(rename = "volumesInUse", skip_serializing_if = "Option::is_none")]
     pub volumes_in_use: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for NodeStatus {
+    const NAME: &'static str = "NodeStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "addresses",
+        "allocatable",
+        "capacity",
+        "conditions",
+        "config",
+        "daemonEndpoints",
+        "declaredFeatures",
+        "features",
+        "images",
+        "nodeInfo",
+        "phase",
+        "runtimeHandlers",
+        "volumesAttached",
+        "volumesInUse",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "addresses" => 0,
+            "allocatable" => 1,
+            "capacity" => 2,
+            "conditions" => 3,
+            "config" => 4,
+            "daemonEndpoints" => 5,
+            "declaredFeatures" => 6,
+            "features" => 7,
+            "images" => 8,
+            "nodeInfo" => 9,
+            "phase" => 10,
+            "runtimeHandlers" => 11,
+            "volumesAttached" => 12,
+            "volumesInUse" => 13,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.addresses = map.next_value()?,
+            1 => self.allocatable = map.next_value()?,
+            2 => self.capacity = map.next_value()?,
+            3 => self.conditions = map.next_value()?,
+            4 => self.config = map.next_value()?,
+            5 => self.daemon_endpoints = map.next_value()?,
+            6 => self.declared_features = map.next_value()?,
+            7 => self.features = map.next_value()?,
+            8 => self.images = map.next_value()?,
+            9 => self.node_info = map.next_value()?,
+            10 => self.phase = map.next_value()?,
+            11 => self.runtime_handlers = map.next_value()?,
+            12 => self.volumes_attached = map.next_value()?,
+            13 => self.volumes_in_use = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.addresses.is_some())
+            + usize::from(self.allocatable.is_some())
+            + usize::from(self.capacity.is_some())
+            + usize::from(self.conditions.is_some()) + usize::from(self.config.is_some())
+            + usize::from(self.daemon_endpoints.is_some())
+            + usize::from(self.declared_features.is_some())
+            + usize::from(self.features.is_some()) + usize::from(self.images.is_some())
+            + usize::from(self.node_info.is_some()) + usize::from(self.phase.is_some())
+            + usize::from(self.runtime_handlers.is_some())
+            + usize::from(self.volumes_attached.is_some())
+            + usize::from(self.volumes_in_use.is_some());
+        let mut state = serializer.serialize_struct("NodeStatus", len)?;
+        if let Some(value) = &self.addresses {
+            state.serialize_field("addresses", value)?;
+        }
+        if let Some(value) = &self.allocatable {
+            state.serialize_field("allocatable", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.config {
+            state.serialize_field("config", value)?;
+        }
+        if let Some(value) = &self.daemon_endpoints {
+            state.serialize_field("daemonEndpoints", value)?;
+        }
+        if let Some(value) = &self.declared_features {
+            state.serialize_field("declaredFeatures", value)?;
+        }
+        if let Some(value) = &self.features {
+            state.serialize_field("features", value)?;
+        }
+        if let Some(value) = &self.images {
+            state.serialize_field("images", value)?;
+        }
+        if let Some(value) = &self.node_info {
+            state.serialize_field("nodeInfo", value)?;
+        }
+        if let Some(value) = &self.phase {
+            state.serialize_field("phase", value)?;
+        }
+        if let Some(value) = &self.runtime_handlers {
+            state.serialize_field("runtimeHandlers", value)?;
+        }
+        if let Some(value) = &self.volumes_attached {
+            state.serialize_field("volumesAttached", value)?;
+        }
+        if let Some(value) = &self.volumes_in_use {
+            state.serialize_field("volumesInUse", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.NodeSwapStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeSwapStatus represents swap memory information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSwapStatus {
     /// Total amount of swap memory in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<i64>,
+}
+impl crate::serde_util::DeStruct for NodeSwapStatus {
+    const NAME: &'static str = "NodeSwapStatus";
+    const FIELDS: &'static [&'static str] = &["capacity"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "capacity" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.capacity = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSwapStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSwapStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.capacity.is_some());
+        let mut state = serializer.serialize_struct("NodeSwapStatus", len)?;
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        state.end()
+    }
 }

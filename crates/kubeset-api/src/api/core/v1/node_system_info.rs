@@ -2,75 +2,114 @@
 // Source: definition `io.k8s.api.core.v1.NodeSystemInfo` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSystemInfo {
     /// The Architecture reported by the node
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub architecture: String,
     /// Boot ID reported by the node.
-    #[serde(
-        rename = "bootID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub boot_id: String,
     /// ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).
-    #[serde(
-        rename = "containerRuntimeVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub container_runtime_version: String,
     /// Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).
-    #[serde(
-        rename = "kernelVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub kernel_version: String,
     /// Deprecated: KubeProxy Version reported by the node.
-    #[serde(
-        rename = "kubeProxyVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub kube_proxy_version: String,
     /// Kubelet Version reported by the node.
-    #[serde(
-        rename = "kubeletVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub kubelet_version: String,
     /// MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html
-    #[serde(
-        rename = "machineID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub machine_id: String,
     /// The Operating System reported by the node
-    #[serde(
-        rename = "operatingSystem",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub operating_system: String,
     /// OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).
-    #[serde(
-        rename = "osImage",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub os_image: String,
     /// Swap Info reported by the node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub swap: Option<crate::api::core::v1::NodeSwapStatus>,
     /// SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid
-    #[serde(
-        rename = "systemUUID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub system_uuid: String,
+}
+impl crate::serde_util::DeStruct for NodeSystemInfo {
+    const NAME: &'static str = "NodeSystemInfo";
+    const FIELDS: &'static [&'static str] = &[
+        "architecture",
+        "bootID",
+        "containerRuntimeVersion",
+        "kernelVersion",
+        "kubeProxyVersion",
+        "kubeletVersion",
+        "machineID",
+        "operatingSystem",
+        "osImage",
+        "swap",
+        "systemUUID",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "architecture" => 0,
+            "bootID" => 1,
+            "containerRuntimeVersion" => 2,
+            "kernelVersion" => 3,
+            "kubeProxyVersion" => 4,
+            "kubeletVersion" => 5,
+            "machineID" => 6,
+            "operatingSystem" => 7,
+            "osImage" => 8,
+            "swap" => 9,
+            "systemUUID" => 10,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.architecture = crate::serde_util::required(map)?,
+            1 => self.boot_id = crate::serde_util::required(map)?,
+            2 => self.container_runtime_version = crate::serde_util::required(map)?,
+            3 => self.kernel_version = crate::serde_util::required(map)?,
+            4 => self.kube_proxy_version = crate::serde_util::required(map)?,
+            5 => self.kubelet_version = crate::serde_util::required(map)?,
+            6 => self.machine_id = crate::serde_util::required(map)?,
+            7 => self.operating_system = crate::serde_util::required(map)?,
+            8 => self.os_image = crate::serde_util::required(map)?,
+            9 => self.swap = map.next_value()?,
+            10 => self.system_uuid = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NodeSystemInfo {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NodeSystemInfo {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 10usize + usize::from(self.swap.is_some());
+        let mut state = serializer.serialize_struct("NodeSystemInfo", len)?;
+        state.serialize_field("architecture", &self.architecture)?;
+        state.serialize_field("bootID", &self.boot_id)?;
+        state
+            .serialize_field(
+                "containerRuntimeVersion",
+                &self.container_runtime_version,
+            )?;
+        state.serialize_field("kernelVersion", &self.kernel_version)?;
+        state.serialize_field("kubeProxyVersion", &self.kube_proxy_version)?;
+        state.serialize_field("kubeletVersion", &self.kubelet_version)?;
+        state.serialize_field("machineID", &self.machine_id)?;
+        state.serialize_field("operatingSystem", &self.operating_system)?;
+        state.serialize_field("osImage", &self.os_image)?;
+        if let Some(value) = &self.swap {
+            state.serialize_field("swap", value)?;
+        }
+        state.serialize_field("systemUUID", &self.system_uuid)?;
+        state.end()
+    }
 }

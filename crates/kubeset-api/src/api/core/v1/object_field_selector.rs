@@ -2,16 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.ObjectFieldSelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ObjectFieldSelector selects an APIVersioned field of an object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectFieldSelector {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Path of the field to select in the specified API version.
-    #[serde(
-        rename = "fieldPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub field_path: String,
+}
+impl crate::serde_util::DeStruct for ObjectFieldSelector {
+    const NAME: &'static str = "ObjectFieldSelector";
+    const FIELDS: &'static [&'static str] = &["apiVersion", "fieldPath"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldPath" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.field_path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ObjectFieldSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ObjectFieldSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.api_version.is_some());
+        let mut state = serializer.serialize_struct("ObjectFieldSelector", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        state.serialize_field("fieldPath", &self.field_path)?;
+        state.end()
+    }
 }

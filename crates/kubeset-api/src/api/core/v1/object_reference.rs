@@ -2,27 +2,102 @@
 // Source: definition `io.k8s.api.core.v1.ObjectReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ObjectReference contains enough information to let you inspect or modify the referred object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectReference {
     /// API version of the referent.
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.
-    #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
     pub field_path: Option<String>,
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for ObjectReference {
+    const NAME: &'static str = "ObjectReference";
+    const FIELDS: &'static [&'static str] = &[
+        "apiVersion",
+        "fieldPath",
+        "kind",
+        "name",
+        "namespace",
+        "resourceVersion",
+        "uid",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldPath" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "namespace" => 4,
+            "resourceVersion" => 5,
+            "uid" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.field_path = map.next_value()?,
+            2 => self.kind = map.next_value()?,
+            3 => self.name = map.next_value()?,
+            4 => self.namespace = map.next_value()?,
+            5 => self.resource_version = map.next_value()?,
+            6 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ObjectReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ObjectReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_version.is_some())
+            + usize::from(self.field_path.is_some()) + usize::from(self.kind.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.namespace.is_some())
+            + usize::from(self.resource_version.is_some())
+            + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("ObjectReference", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        if let Some(value) = &self.field_path {
+            state.serialize_field("fieldPath", value)?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

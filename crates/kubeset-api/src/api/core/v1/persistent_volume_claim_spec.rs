@@ -2,13 +2,11 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeClaimSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.
-    #[serde(rename = "dataSource", skip_serializing_if = "Option::is_none")]
     pub data_source: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef
     ///   allows any non-core object, as well as PersistentVolumeClaim objects.
@@ -18,27 +16,115 @@ pub struct PersistentVolumeClaimSpec {
     /// * While dataSource only allows local objects, dataSourceRef allows objects
     ///   in any namespaces.
     /// (Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
-    #[serde(rename = "dataSourceRef", skip_serializing_if = "Option::is_none")]
     pub data_source_ref: Option<crate::api::core::v1::TypedObjectReference>,
     /// resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::VolumeResourceRequirements>,
     /// selector is a label query over volumes to consider for binding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
-    #[serde(rename = "storageClassName", skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/
-    #[serde(
-        rename = "volumeAttributesClassName",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub volume_attributes_class_name: Option<String>,
     /// volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
-    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// volumeName is the binding reference to the PersistentVolume backing this claim.
-    #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
     pub volume_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for PersistentVolumeClaimSpec {
+    const NAME: &'static str = "PersistentVolumeClaimSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "accessModes",
+        "dataSource",
+        "dataSourceRef",
+        "resources",
+        "selector",
+        "storageClassName",
+        "volumeAttributesClassName",
+        "volumeMode",
+        "volumeName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "dataSource" => 1,
+            "dataSourceRef" => 2,
+            "resources" => 3,
+            "selector" => 4,
+            "storageClassName" => 5,
+            "volumeAttributesClassName" => 6,
+            "volumeMode" => 7,
+            "volumeName" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = map.next_value()?,
+            1 => self.data_source = map.next_value()?,
+            2 => self.data_source_ref = map.next_value()?,
+            3 => self.resources = map.next_value()?,
+            4 => self.selector = map.next_value()?,
+            5 => self.storage_class_name = map.next_value()?,
+            6 => self.volume_attributes_class_name = map.next_value()?,
+            7 => self.volume_mode = map.next_value()?,
+            8 => self.volume_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PersistentVolumeClaimSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PersistentVolumeClaimSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.access_modes.is_some())
+            + usize::from(self.data_source.is_some())
+            + usize::from(self.data_source_ref.is_some())
+            + usize::from(self.resources.is_some())
+            + usize::from(self.selector.is_some())
+            + usize::from(self.storage_class_name.is_some())
+            + usize::from(self.volume_attributes_class_name.is_some())
+            + usize::from(self.volume_mode.is_some())
+            + usize::from(self.volume_name.is_some());
+        let mut state = serializer.serialize_struct("PersistentVolumeClaimSpec", len)?;
+        if let Some(value) = &self.access_modes {
+            state.serialize_field("accessModes", value)?;
+        }
+        if let Some(value) = &self.data_source {
+            state.serialize_field("dataSource", value)?;
+        }
+        if let Some(value) = &self.data_source_ref {
+            state.serialize_field("dataSourceRef", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        if let Some(value) = &self.storage_class_name {
+            state.serialize_field("storageClassName", value)?;
+        }
+        if let Some(value) = &self.volume_attributes_class_name {
+            state.serialize_field("volumeAttributesClassName", value)?;
+        }
+        if let Some(value) = &self.volume_mode {
+            state.serialize_field("volumeMode", value)?;
+        }
+        if let Some(value) = &self.volume_name {
+            state.serialize_field("volumeName", value)?;
+        }
+        state.end()
+    }
 }

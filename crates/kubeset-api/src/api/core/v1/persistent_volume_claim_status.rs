@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeClaimStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeClaimStatus is the current status of a persistent volume claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimStatus {
     /// accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:
     ///     * Un-prefixed keys:
@@ -35,10 +34,6 @@ pub struct PersistentVolumeClaimStatus {
     /// When this field is not set, it means that no resize operation is in progress for the given PVC.
     ///
     /// A controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(
-        rename = "allocatedResourceStatuses",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub allocated_resource_statuses: Option<std::collections::BTreeMap<String, String>>,
     /// allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:
     ///     * Un-prefixed keys:
@@ -49,7 +44,6 @@ pub struct PersistentVolumeClaimStatus {
     /// Capacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.
     ///
     /// A controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
     pub allocated_resources: Option<
         std::collections::BTreeMap<
             String,
@@ -57,7 +51,6 @@ pub struct PersistentVolumeClaimStatus {
         >,
     >,
     /// capacity represents the actual resources of the underlying volume.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -65,18 +58,102 @@ pub struct PersistentVolumeClaimStatus {
         >,
     >,
     /// conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::core::v1::PersistentVolumeClaimCondition>>,
     /// currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
-    #[serde(
-        rename = "currentVolumeAttributesClassName",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub current_volume_attributes_class_name: Option<String>,
     /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.
-    #[serde(rename = "modifyVolumeStatus", skip_serializing_if = "Option::is_none")]
     pub modify_volume_status: Option<crate::api::core::v1::ModifyVolumeStatus>,
     /// phase represents the current phase of PersistentVolumeClaim.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+}
+impl crate::serde_util::DeStruct for PersistentVolumeClaimStatus {
+    const NAME: &'static str = "PersistentVolumeClaimStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "accessModes",
+        "allocatedResourceStatuses",
+        "allocatedResources",
+        "capacity",
+        "conditions",
+        "currentVolumeAttributesClassName",
+        "modifyVolumeStatus",
+        "phase",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "allocatedResourceStatuses" => 1,
+            "allocatedResources" => 2,
+            "capacity" => 3,
+            "conditions" => 4,
+            "currentVolumeAttributesClassName" => 5,
+            "modifyVolumeStatus" => 6,
+            "phase" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = map.next_value()?,
+            1 => self.allocated_resource_statuses = map.next_value()?,
+            2 => self.allocated_resources = map.next_value()?,
+            3 => self.capacity = map.next_value()?,
+            4 => self.conditions = map.next_value()?,
+            5 => self.current_volume_attributes_class_name = map.next_value()?,
+            6 => self.modify_volume_status = map.next_value()?,
+            7 => self.phase = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PersistentVolumeClaimStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PersistentVolumeClaimStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.access_modes.is_some())
+            + usize::from(self.allocated_resource_statuses.is_some())
+            + usize::from(self.allocated_resources.is_some())
+            + usize::from(self.capacity.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.current_volume_attributes_class_name.is_some())
+            + usize::from(self.modify_volume_status.is_some())
+            + usize::from(self.phase.is_some());
+        let mut state = serializer.serialize_struct("PersistentVolumeClaimStatus", len)?;
+        if let Some(value) = &self.access_modes {
+            state.serialize_field("accessModes", value)?;
+        }
+        if let Some(value) = &self.allocated_resource_statuses {
+            state.serialize_field("allocatedResourceStatuses", value)?;
+        }
+        if let Some(value) = &self.allocated_resources {
+            state.serialize_field("allocatedResources", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.current_volume_attributes_class_name {
+            state.serialize_field("currentVolumeAttributesClassName", value)?;
+        }
+        if let Some(value) = &self.modify_volume_status {
+            state.serialize_field("modifyVolumeStatus", value)?;
+        }
+        if let Some(value) = &self.phase {
+            state.serialize_field("phase", value)?;
+        }
+        state.end()
+    }
 }

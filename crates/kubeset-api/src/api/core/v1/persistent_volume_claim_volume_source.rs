@@ -2,16 +2,54 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(
-        rename = "claimName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub claim_name: String,
     /// readOnly Will force the ReadOnly setting in VolumeMounts. Default false.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+}
+impl crate::serde_util::DeStruct for PersistentVolumeClaimVolumeSource {
+    const NAME: &'static str = "PersistentVolumeClaimVolumeSource";
+    const FIELDS: &'static [&'static str] = &["claimName", "readOnly"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "claimName" => 0,
+            "readOnly" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.claim_name = crate::serde_util::required(map)?,
+            1 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PersistentVolumeClaimVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.read_only.is_some());
+        let mut state = serializer
+            .serialize_struct("PersistentVolumeClaimVolumeSource", len)?;
+        state.serialize_field("claimName", &self.claim_name)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.end()
+    }
 }

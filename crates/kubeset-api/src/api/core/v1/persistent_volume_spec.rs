@@ -2,24 +2,19 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeSpec is the specification of a persistent volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeSpec {
     /// accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes
-    #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
     pub access_modes: Option<Vec<String>>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<
         crate::api::core::v1::AWSElasticBlockStoreVolumeSource,
     >,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -27,89 +22,303 @@ pub struct PersistentVolumeSpec {
         >,
     >,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding
-    #[serde(rename = "claimRef", skip_serializing_if = "Option::is_none")]
     pub claim_ref: Option<crate::api::core::v1::ObjectReference>,
     /// csi represents storage that is handled by an external CSI driver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
-    #[serde(rename = "mountOptions", skip_serializing_if = "Option::is_none")]
     pub mount_options: Option<Vec<String>>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.
-    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::VolumeNodeAffinity>,
     /// persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
-    #[serde(
-        rename = "persistentVolumeReclaimPolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub persistent_volume_reclaim_policy: Option<String>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<
         crate::api::core::v1::PhotonPersistentDiskVolumeSource,
     >,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
-    #[serde(rename = "storageClassName", skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.
-    #[serde(
-        rename = "volumeAttributesClassName",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub volume_attributes_class_name: Option<String>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
-    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
+}
+impl crate::serde_util::DeStruct for PersistentVolumeSpec {
+    const NAME: &'static str = "PersistentVolumeSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "accessModes",
+        "awsElasticBlockStore",
+        "azureDisk",
+        "azureFile",
+        "capacity",
+        "cephfs",
+        "cinder",
+        "claimRef",
+        "csi",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "glusterfs",
+        "hostPath",
+        "iscsi",
+        "local",
+        "mountOptions",
+        "nfs",
+        "nodeAffinity",
+        "persistentVolumeReclaimPolicy",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "storageClassName",
+        "storageos",
+        "volumeAttributesClassName",
+        "volumeMode",
+        "vsphereVolume",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "accessModes" => 0,
+            "awsElasticBlockStore" => 1,
+            "azureDisk" => 2,
+            "azureFile" => 3,
+            "capacity" => 4,
+            "cephfs" => 5,
+            "cinder" => 6,
+            "claimRef" => 7,
+            "csi" => 8,
+            "fc" => 9,
+            "flexVolume" => 10,
+            "flocker" => 11,
+            "gcePersistentDisk" => 12,
+            "glusterfs" => 13,
+            "hostPath" => 14,
+            "iscsi" => 15,
+            "local" => 16,
+            "mountOptions" => 17,
+            "nfs" => 18,
+            "nodeAffinity" => 19,
+            "persistentVolumeReclaimPolicy" => 20,
+            "photonPersistentDisk" => 21,
+            "portworxVolume" => 22,
+            "quobyte" => 23,
+            "rbd" => 24,
+            "scaleIO" => 25,
+            "storageClassName" => 26,
+            "storageos" => 27,
+            "volumeAttributesClassName" => 28,
+            "volumeMode" => 29,
+            "vsphereVolume" => 30,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = map.next_value()?,
+            1 => self.aws_elastic_block_store = map.next_value()?,
+            2 => self.azure_disk = map.next_value()?,
+            3 => self.azure_file = map.next_value()?,
+            4 => self.capacity = map.next_value()?,
+            5 => self.cephfs = map.next_value()?,
+            6 => self.cinder = map.next_value()?,
+            7 => self.claim_ref = map.next_value()?,
+            8 => self.csi = map.next_value()?,
+            9 => self.fc = map.next_value()?,
+            10 => self.flex_volume = map.next_value()?,
+            11 => self.flocker = map.next_value()?,
+            12 => self.gce_persistent_disk = map.next_value()?,
+            13 => self.glusterfs = map.next_value()?,
+            14 => self.host_path = map.next_value()?,
+            15 => self.iscsi = map.next_value()?,
+            16 => self.local = map.next_value()?,
+            17 => self.mount_options = map.next_value()?,
+            18 => self.nfs = map.next_value()?,
+            19 => self.node_affinity = map.next_value()?,
+            20 => self.persistent_volume_reclaim_policy = map.next_value()?,
+            21 => self.photon_persistent_disk = map.next_value()?,
+            22 => self.portworx_volume = map.next_value()?,
+            23 => self.quobyte = map.next_value()?,
+            24 => self.rbd = map.next_value()?,
+            25 => self.scale_io = map.next_value()?,
+            26 => self.storage_class_name = map.next_value()?,
+            27 => self.storageos = map.next_value()?,
+            28 => self.volume_attributes_class_name = map.next_value()?,
+            29 => self.volume_mode = map.next_value()?,
+            30 => self.vsphere_volume = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PersistentVolumeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PersistentVolumeSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.access_modes.is_some())
+            + usize::from(self.aws_elastic_block_store.is_some())
+            + usize::from(self.azure_disk.is_some())
+            + usize::from(self.azure_file.is_some())
+            + usize::from(self.capacity.is_some()) + usize::from(self.cephfs.is_some())
+            + usize::from(self.cinder.is_some()) + usize::from(self.claim_ref.is_some())
+            + usize::from(self.csi.is_some()) + usize::from(self.fc.is_some())
+            + usize::from(self.flex_volume.is_some())
+            + usize::from(self.flocker.is_some())
+            + usize::from(self.gce_persistent_disk.is_some())
+            + usize::from(self.glusterfs.is_some())
+            + usize::from(self.host_path.is_some()) + usize::from(self.iscsi.is_some())
+            + usize::from(self.local.is_some())
+            + usize::from(self.mount_options.is_some()) + usize::from(self.nfs.is_some())
+            + usize::from(self.node_affinity.is_some())
+            + usize::from(self.persistent_volume_reclaim_policy.is_some())
+            + usize::from(self.photon_persistent_disk.is_some())
+            + usize::from(self.portworx_volume.is_some())
+            + usize::from(self.quobyte.is_some()) + usize::from(self.rbd.is_some())
+            + usize::from(self.scale_io.is_some())
+            + usize::from(self.storage_class_name.is_some())
+            + usize::from(self.storageos.is_some())
+            + usize::from(self.volume_attributes_class_name.is_some())
+            + usize::from(self.volume_mode.is_some())
+            + usize::from(self.vsphere_volume.is_some());
+        let mut state = serializer.serialize_struct("PersistentVolumeSpec", len)?;
+        if let Some(value) = &self.access_modes {
+            state.serialize_field("accessModes", value)?;
+        }
+        if let Some(value) = &self.aws_elastic_block_store {
+            state.serialize_field("awsElasticBlockStore", value)?;
+        }
+        if let Some(value) = &self.azure_disk {
+            state.serialize_field("azureDisk", value)?;
+        }
+        if let Some(value) = &self.azure_file {
+            state.serialize_field("azureFile", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.cephfs {
+            state.serialize_field("cephfs", value)?;
+        }
+        if let Some(value) = &self.cinder {
+            state.serialize_field("cinder", value)?;
+        }
+        if let Some(value) = &self.claim_ref {
+            state.serialize_field("claimRef", value)?;
+        }
+        if let Some(value) = &self.csi {
+            state.serialize_field("csi", value)?;
+        }
+        if let Some(value) = &self.fc {
+            state.serialize_field("fc", value)?;
+        }
+        if let Some(value) = &self.flex_volume {
+            state.serialize_field("flexVolume", value)?;
+        }
+        if let Some(value) = &self.flocker {
+            state.serialize_field("flocker", value)?;
+        }
+        if let Some(value) = &self.gce_persistent_disk {
+            state.serialize_field("gcePersistentDisk", value)?;
+        }
+        if let Some(value) = &self.glusterfs {
+            state.serialize_field("glusterfs", value)?;
+        }
+        if let Some(value) = &self.host_path {
+            state.serialize_field("hostPath", value)?;
+        }
+        if let Some(value) = &self.iscsi {
+            state.serialize_field("iscsi", value)?;
+        }
+        if let Some(value) = &self.local {
+            state.serialize_field("local", value)?;
+        }
+        if let Some(value) = &self.mount_options {
+            state.serialize_field("mountOptions", value)?;
+        }
+        if let Some(value) = &self.nfs {
+            state.serialize_field("nfs", value)?;
+        }
+        if let Some(value) = &self.node_affinity {
+            state.serialize_field("nodeAffinity", value)?;
+        }
+        if let Some(value) = &self.persistent_volume_reclaim_policy {
+            state.serialize_field("persistentVolumeReclaimPolicy", value)?;
+        }
+        if let Some(value) = &self.photon_persistent_disk {
+            state.serialize_field("photonPersistentDisk", value)?;
+        }
+        if let Some(value) = &self.portworx_volume {
+            state.serialize_field("portworxVolume", value)?;
+        }
+        if let Some(value) = &self.quobyte {
+            state.serialize_field("quobyte", value)?;
+        }
+        if let Some(value) = &self.rbd {
+            state.serialize_field("rbd", value)?;
+        }
+        if let Some(value) = &self.scale_io {
+            state.serialize_field("scaleIO", value)?;
+        }
+        if let Some(value) = &self.storage_class_name {
+            state.serialize_field("storageClassName", value)?;
+        }
+        if let Some(value) = &self.storageos {
+            state.serialize_field("storageos", value)?;
+        }
+        if let Some(value) = &self.volume_attributes_class_name {
+            state.serialize_field("volumeAttributesClassName", value)?;
+        }
+        if let Some(value) = &self.volume_mode {
+            state.serialize_field("volumeMode", value)?;
+        }
+        if let Some(value) = &self.vsphere_volume {
+            state.serialize_field("vsphereVolume", value)?;
+        }
+        state.end()
+    }
 }

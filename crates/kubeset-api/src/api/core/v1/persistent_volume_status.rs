@@ -2,20 +2,78 @@
 // Source: definition `io.k8s.api.core.v1.PersistentVolumeStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PersistentVolumeStatus is the current status of a persistent volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeStatus {
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
-    #[serde(rename = "lastPhaseTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_phase_transition_time: Option<
         crate::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// message is a human-readable message indicating details about why the volume is in this state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl crate::serde_util::DeStruct for PersistentVolumeStatus {
+    const NAME: &'static str = "PersistentVolumeStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "lastPhaseTransitionTime",
+        "message",
+        "phase",
+        "reason",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastPhaseTransitionTime" => 0,
+            "message" => 1,
+            "phase" => 2,
+            "reason" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_phase_transition_time = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.phase = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PersistentVolumeStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PersistentVolumeStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.last_phase_transition_time.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.phase.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("PersistentVolumeStatus", len)?;
+        if let Some(value) = &self.last_phase_transition_time {
+            state.serialize_field("lastPhaseTransitionTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.phase {
+            state.serialize_field("phase", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.end()
+    }
 }

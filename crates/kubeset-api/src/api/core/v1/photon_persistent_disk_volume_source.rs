@@ -2,16 +2,54 @@
 // Source: definition `io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Photon Controller persistent disk resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhotonPersistentDiskVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// pdID is the ID that identifies Photon Controller persistent disk
-    #[serde(
-        rename = "pdID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pd_id: String,
+}
+impl crate::serde_util::DeStruct for PhotonPersistentDiskVolumeSource {
+    const NAME: &'static str = "PhotonPersistentDiskVolumeSource";
+    const FIELDS: &'static [&'static str] = &["fsType", "pdID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "pdID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.pd_id = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PhotonPersistentDiskVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some());
+        let mut state = serializer
+            .serialize_struct("PhotonPersistentDiskVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        state.serialize_field("pdID", &self.pd_id)?;
+        state.end()
+    }
 }

@@ -2,30 +2,94 @@
 // Source: definition `io.k8s.api.core.v1.PodAffinityTerm` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodAffinityTerm {
     /// A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "matchLabelKeys", skip_serializing_if = "Option::is_none")]
     pub match_label_keys: Option<Vec<String>>,
     /// MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "mismatchLabelKeys", skip_serializing_if = "Option::is_none")]
     pub mismatch_label_keys: Option<Vec<String>>,
     /// A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means "this pod's namespace". An empty selector ({}) matches all namespaces.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<
         crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means "this pod's namespace".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
     /// This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.
-    #[serde(
-        rename = "topologyKey",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub topology_key: String,
+}
+impl crate::serde_util::DeStruct for PodAffinityTerm {
+    const NAME: &'static str = "PodAffinityTerm";
+    const FIELDS: &'static [&'static str] = &[
+        "labelSelector",
+        "matchLabelKeys",
+        "mismatchLabelKeys",
+        "namespaceSelector",
+        "namespaces",
+        "topologyKey",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelector" => 0,
+            "matchLabelKeys" => 1,
+            "mismatchLabelKeys" => 2,
+            "namespaceSelector" => 3,
+            "namespaces" => 4,
+            "topologyKey" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = map.next_value()?,
+            1 => self.match_label_keys = map.next_value()?,
+            2 => self.mismatch_label_keys = map.next_value()?,
+            3 => self.namespace_selector = map.next_value()?,
+            4 => self.namespaces = map.next_value()?,
+            5 => self.topology_key = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodAffinityTerm {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodAffinityTerm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.label_selector.is_some())
+            + usize::from(self.match_label_keys.is_some())
+            + usize::from(self.mismatch_label_keys.is_some())
+            + usize::from(self.namespace_selector.is_some())
+            + usize::from(self.namespaces.is_some());
+        let mut state = serializer.serialize_struct("PodAffinityTerm", len)?;
+        if let Some(value) = &self.label_selector {
+            state.serialize_field("labelSelector", value)?;
+        }
+        if let Some(value) = &self.match_label_keys {
+            state.serialize_field("matchLabelKeys", value)?;
+        }
+        if let Some(value) = &self.mismatch_label_keys {
+            state.serialize_field("mismatchLabelKeys", value)?;
+        }
+        if let Some(value) = &self.namespace_selector {
+            state.serialize_field("namespaceSelector", value)?;
+        }
+        if let Some(value) = &self.namespaces {
+            state.serialize_field("namespaces", value)?;
+        }
+        state.serialize_field("topologyKey", &self.topology_key)?;
+        state.end()
+    }
 }

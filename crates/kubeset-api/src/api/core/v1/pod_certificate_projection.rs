@@ -2,12 +2,11 @@
 // Source: definition `io.k8s.api.core.v1.PodCertificateProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateProjection {
     /// Write the certificate chain at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "certificateChainPath", skip_serializing_if = "Option::is_none")]
     pub certificate_chain_path: Option<String>,
     /// Write the credential bundle at this path in the projected volume.
     ///
@@ -16,21 +15,14 @@ pub struct PodCertificateProjection {
     /// The remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the signer (leaf and any intermediates).
     ///
     /// Using credentialBundlePath lets your Pod's application code make a single atomic read that retrieves a consistent key and certificate chain.  If you project them to separate files, your application code will need to additionally check that the leaf certificate was issued to the key.
-    #[serde(rename = "credentialBundlePath", skip_serializing_if = "Option::is_none")]
     pub credential_bundle_path: Option<String>,
     /// Write the key at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "keyPath", skip_serializing_if = "Option::is_none")]
     pub key_path: Option<String>,
     /// The type of keypair Kubelet will generate for the pod.
     ///
     /// Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519".
-    #[serde(
-        rename = "keyType",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub key_type: String,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
@@ -39,14 +31,8 @@ pub struct PodCertificateProjection {
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// Kubelet's generated CSRs will be addressed to this signer.
-    #[serde(
-        rename = "signerName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub signer_name: String,
     /// userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
@@ -55,6 +41,83 @@ pub struct PodCertificateProjection {
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.
-    #[serde(rename = "userAnnotations", skip_serializing_if = "Option::is_none")]
     pub user_annotations: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::serde_util::DeStruct for PodCertificateProjection {
+    const NAME: &'static str = "PodCertificateProjection";
+    const FIELDS: &'static [&'static str] = &[
+        "certificateChainPath",
+        "credentialBundlePath",
+        "keyPath",
+        "keyType",
+        "maxExpirationSeconds",
+        "signerName",
+        "userAnnotations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "certificateChainPath" => 0,
+            "credentialBundlePath" => 1,
+            "keyPath" => 2,
+            "keyType" => 3,
+            "maxExpirationSeconds" => 4,
+            "signerName" => 5,
+            "userAnnotations" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.certificate_chain_path = map.next_value()?,
+            1 => self.credential_bundle_path = map.next_value()?,
+            2 => self.key_path = map.next_value()?,
+            3 => self.key_type = crate::serde_util::required(map)?,
+            4 => self.max_expiration_seconds = map.next_value()?,
+            5 => self.signer_name = crate::serde_util::required(map)?,
+            6 => self.user_annotations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodCertificateProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodCertificateProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.certificate_chain_path.is_some())
+            + usize::from(self.credential_bundle_path.is_some())
+            + usize::from(self.key_path.is_some())
+            + usize::from(self.max_expiration_seconds.is_some())
+            + usize::from(self.user_annotations.is_some());
+        let mut state = serializer.serialize_struct("PodCertificateProjection", len)?;
+        if let Some(value) = &self.certificate_chain_path {
+            state.serialize_field("certificateChainPath", value)?;
+        }
+        if let Some(value) = &self.credential_bundle_path {
+            state.serialize_field("credentialBundlePath", value)?;
+        }
+        if let Some(value) = &self.key_path {
+            state.serialize_field("keyPath", value)?;
+        }
+        state.serialize_field("keyType", &self.key_type)?;
+        if let Some(value) = &self.max_expiration_seconds {
+            state.serialize_field("maxExpirationSeconds", value)?;
+        }
+        state.serialize_field("signerName", &self.signer_name)?;
+        if let Some(value) = &self.user_annotations {
+            state.serialize_field("userAnnotations", value)?;
+        }
+        state.end()
+    }
 }

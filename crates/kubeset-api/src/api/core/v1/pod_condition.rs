@@ -2,31 +2,98 @@
 // Source: definition `io.k8s.api.core.v1.PodCondition` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodCondition contains details for the current condition of this pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCondition {
     /// Last time we probed the condition.
-    #[serde(rename = "lastProbeTime", skip_serializing_if = "Option::is_none")]
     pub last_probe_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// If set, this represents the .metadata.generation that the pod condition was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for PodCondition {
+    const NAME: &'static str = "PodCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastProbeTime",
+        "lastTransitionTime",
+        "message",
+        "observedGeneration",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastProbeTime" => 0,
+            "lastTransitionTime" => 1,
+            "message" => 2,
+            "observedGeneration" => 3,
+            "reason" => 4,
+            "status" => 5,
+            "type" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_probe_time = map.next_value()?,
+            1 => self.last_transition_time = map.next_value()?,
+            2 => self.message = map.next_value()?,
+            3 => self.observed_generation = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.status = crate::serde_util::required(map)?,
+            6 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.last_probe_time.is_some())
+            + usize::from(self.last_transition_time.is_some())
+            + usize::from(self.message.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("PodCondition", len)?;
+        if let Some(value) = &self.last_probe_time {
+            state.serialize_field("lastProbeTime", value)?;
+        }
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.api.core.v1.PodDNSConfig` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nameservers: Option<Vec<String>>,
     /// A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<crate::api::core::v1::PodDNSConfigOption>>,
     /// A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub searches: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for PodDNSConfig {
+    const NAME: &'static str = "PodDNSConfig";
+    const FIELDS: &'static [&'static str] = &["nameservers", "options", "searches"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nameservers" => 0,
+            "options" => 1,
+            "searches" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.nameservers = map.next_value()?,
+            1 => self.options = map.next_value()?,
+            2 => self.searches = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodDNSConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodDNSConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.nameservers.is_some())
+            + usize::from(self.options.is_some()) + usize::from(self.searches.is_some());
+        let mut state = serializer.serialize_struct("PodDNSConfig", len)?;
+        if let Some(value) = &self.nameservers {
+            state.serialize_field("nameservers", value)?;
+        }
+        if let Some(value) = &self.options {
+            state.serialize_field("options", value)?;
+        }
+        if let Some(value) = &self.searches {
+            state.serialize_field("searches", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.core.v1.PodDNSConfigOption` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodDNSConfigOption defines DNS resolver options of a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Value is this DNS resolver option's value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+impl crate::serde_util::DeStruct for PodDNSConfigOption {
+    const NAME: &'static str = "PodDNSConfigOption";
+    const FIELDS: &'static [&'static str] = &["name", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodDNSConfigOption {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodDNSConfigOption {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some()) + usize::from(self.value.is_some());
+        let mut state = serializer.serialize_struct("PodDNSConfigOption", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        state.end()
+    }
 }

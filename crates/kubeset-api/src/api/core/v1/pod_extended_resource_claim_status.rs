@@ -2,20 +2,52 @@
 // Source: definition `io.k8s.api.core.v1.PodExtendedResourceClaimStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.
-    #[serde(
-        rename = "requestMappings",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub request_mappings: Vec<crate::api::core::v1::ContainerExtendedResourceRequest>,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
-    #[serde(
-        rename = "resourceClaimName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_claim_name: String,
+}
+impl crate::serde_util::DeStruct for PodExtendedResourceClaimStatus {
+    const NAME: &'static str = "PodExtendedResourceClaimStatus";
+    const FIELDS: &'static [&'static str] = &["requestMappings", "resourceClaimName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requestMappings" => 0,
+            "resourceClaimName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.request_mappings = crate::serde_util::required(map)?,
+            1 => self.resource_claim_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodExtendedResourceClaimStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer
+            .serialize_struct("PodExtendedResourceClaimStatus", len)?;
+        state.serialize_field("requestMappings", &self.request_mappings)?;
+        state.serialize_field("resourceClaimName", &self.resource_claim_name)?;
+        state.end()
+    }
 }

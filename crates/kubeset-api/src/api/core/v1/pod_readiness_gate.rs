@@ -2,13 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.PodReadinessGate` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodReadinessGate contains the reference to a pod condition
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
-    #[serde(
-        rename = "conditionType",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub condition_type: String,
+}
+impl crate::serde_util::DeStruct for PodReadinessGate {
+    const NAME: &'static str = "PodReadinessGate";
+    const FIELDS: &'static [&'static str] = &["conditionType"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditionType" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.condition_type = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodReadinessGate {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodReadinessGate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("PodReadinessGate", len)?;
+        state.serialize_field("conditionType", &self.condition_type)?;
+        state.end()
+    }
 }

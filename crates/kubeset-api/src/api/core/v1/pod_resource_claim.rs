@@ -4,15 +4,13 @@
 /// PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.
 ///
 /// It adds a name to it that uniquely identifies the ResourceClaim inside the Pod. Containers that need access to the ResourceClaim reference it with this name.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.
     ///
@@ -21,9 +19,58 @@ pub struct PodResourceClaim {
     /// This field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(
-        rename = "resourceClaimTemplateName",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub resource_claim_template_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for PodResourceClaim {
+    const NAME: &'static str = "PodResourceClaim";
+    const FIELDS: &'static [&'static str] = &[
+        "name",
+        "resourceClaimName",
+        "resourceClaimTemplateName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "resourceClaimName" => 1,
+            "resourceClaimTemplateName" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.resource_claim_name = map.next_value()?,
+            2 => self.resource_claim_template_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodResourceClaim {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodResourceClaim {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.resource_claim_name.is_some())
+            + usize::from(self.resource_claim_template_name.is_some());
+        let mut state = serializer.serialize_struct("PodResourceClaim", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.resource_claim_name {
+            state.serialize_field("resourceClaimName", value)?;
+        }
+        if let Some(value) = &self.resource_claim_template_name {
+            state.serialize_field("resourceClaimTemplateName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.PodSchedulingGate` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodSchedulingGate is associated to a Pod to guard its scheduling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate. Each scheduling gate must have a unique name field.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for PodSchedulingGate {
+    const NAME: &'static str = "PodSchedulingGate";
+    const FIELDS: &'static [&'static str] = &["name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.name = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodSchedulingGate {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodSchedulingGate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("PodSchedulingGate", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

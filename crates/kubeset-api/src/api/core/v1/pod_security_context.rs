@@ -2,29 +2,23 @@
 // Source: definition `io.k8s.api.core.v1.PodSecurityContext` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSecurityContext {
     /// appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:
     ///
     /// 1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----
     ///
     /// If unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroup", skip_serializing_if = "Option::is_none")]
     pub fs_group: Option<i64>,
     /// fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are "OnRootMismatch" and "Always". If not specified, "Always" is used. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroupChangePolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_change_policy: Option<String>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are "MountOption" and "Recursive".
     ///
@@ -37,27 +31,143 @@ pub struct PodSecurityContext {
     /// This field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.
     ///
     /// All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxChangePolicy", skip_serializing_if = "Option::is_none")]
     pub se_linux_change_policy: Option<String>,
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "supplementalGroups", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups: Option<Vec<i64>>,
     /// Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(
-        rename = "supplementalGroupsPolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub supplemental_groups_policy: Option<String>,
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<Vec<crate::api::core::v1::Sysctl>>,
     /// The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
+}
+impl crate::serde_util::DeStruct for PodSecurityContext {
+    const NAME: &'static str = "PodSecurityContext";
+    const FIELDS: &'static [&'static str] = &[
+        "appArmorProfile",
+        "fsGroup",
+        "fsGroupChangePolicy",
+        "runAsGroup",
+        "runAsNonRoot",
+        "runAsUser",
+        "seLinuxChangePolicy",
+        "seLinuxOptions",
+        "seccompProfile",
+        "supplementalGroups",
+        "supplementalGroupsPolicy",
+        "sysctls",
+        "windowsOptions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appArmorProfile" => 0,
+            "fsGroup" => 1,
+            "fsGroupChangePolicy" => 2,
+            "runAsGroup" => 3,
+            "runAsNonRoot" => 4,
+            "runAsUser" => 5,
+            "seLinuxChangePolicy" => 6,
+            "seLinuxOptions" => 7,
+            "seccompProfile" => 8,
+            "supplementalGroups" => 9,
+            "supplementalGroupsPolicy" => 10,
+            "sysctls" => 11,
+            "windowsOptions" => 12,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.app_armor_profile = map.next_value()?,
+            1 => self.fs_group = map.next_value()?,
+            2 => self.fs_group_change_policy = map.next_value()?,
+            3 => self.run_as_group = map.next_value()?,
+            4 => self.run_as_non_root = map.next_value()?,
+            5 => self.run_as_user = map.next_value()?,
+            6 => self.se_linux_change_policy = map.next_value()?,
+            7 => self.se_linux_options = map.next_value()?,
+            8 => self.seccomp_profile = map.next_value()?,
+            9 => self.supplemental_groups = map.next_value()?,
+            10 => self.supplemental_groups_policy = map.next_value()?,
+            11 => self.sysctls = map.next_value()?,
+            12 => self.windows_options = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodSecurityContext {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodSecurityContext {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.app_armor_profile.is_some())
+            + usize::from(self.fs_group.is_some())
+            + usize::from(self.fs_group_change_policy.is_some())
+            + usize::from(self.run_as_group.is_some())
+            + usize::from(self.run_as_non_root.is_some())
+            + usize::from(self.run_as_user.is_some())
+            + usize::from(self.se_linux_change_policy.is_some())
+            + usize::from(self.se_linux_options.is_some())
+            + usize::from(self.seccomp_profile.is_some())
+            + usize::from(self.supplemental_groups.is_some())
+            + usize::from(self.supplemental_groups_policy.is_some())
+            + usize::from(self.sysctls.is_some())
+            + usize::from(self.windows_options.is_some());
+        let mut state = serializer.serialize_struct("PodSecurityContext", len)?;
+        if let Some(value) = &self.app_armor_profile {
+            state.serialize_field("appArmorProfile", value)?;
+        }
+        if let Some(value) = &self.fs_group {
+            state.serialize_field("fsGroup", value)?;
+        }
+        if let Some(value) = &self.fs_group_change_policy {
+            state.serialize_field("fsGroupChangePolicy", value)?;
+        }
+        if let Some(value) = &self.run_as_group {
+            state.serialize_field("runAsGroup", value)?;
+        }
+        if let Some(value) = &self.run_as_non_root {
+            state.serialize_field("runAsNonRoot", value)?;
+        }
+        if let Some(value) = &self.run_as_user {
+            state.serialize_field("runAsUser", value)?;
+        }
+        if let Some(value) = &self.se_linux_change_policy {
+            state.serialize_field("seLinuxChangePolicy", value)?;
+        }
+        if let Some(value) = &self.se_linux_options {
+            state.serialize_field("seLinuxOptions", value)?;
+        }
+        if let Some(value) = &self.seccomp_profile {
+            state.serialize_field("seccompProfile", value)?;
+        }
+        if let Some(value) = &self.supplemental_groups {
+            state.serialize_field("supplementalGroups", value)?;
+        }
+        if let Some(value) = &self.supplemental_groups_policy {
+            state.serialize_field("supplementalGroupsPolicy", value)?;
+        }
+        if let Some(value) = &self.sysctls {
+            state.serialize_field("sysctls", value)?;
+        }
+        if let Some(value) = &self.windows_options {
+            state.serialize_field("windowsOptions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,79 +2,55 @@
 // Source: definition `io.k8s.api.core.v1.PodSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodSpec is a description of a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSpec {
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
-    #[serde(rename = "activeDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     /// If specified, the pod's scheduling constraints
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<crate::api::core::v1::Affinity>,
     /// AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
-    #[serde(
-        rename = "automountServiceAccountToken",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub automount_service_account_token: Option<bool>,
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub containers: Vec<crate::api::core::v1::Container>,
     /// Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.
-    #[serde(rename = "dnsConfig", skip_serializing_if = "Option::is_none")]
     pub dns_config: Option<crate::api::core::v1::PodDNSConfig>,
     /// Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.
-    #[serde(rename = "dnsPolicy", skip_serializing_if = "Option::is_none")]
     pub dns_policy: Option<String>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
-    #[serde(rename = "enableServiceLinks", skip_serializing_if = "Option::is_none")]
     pub enable_service_links: Option<bool>,
     /// List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.
-    #[serde(rename = "ephemeralContainers", skip_serializing_if = "Option::is_none")]
     pub ephemeral_containers: Option<Vec<crate::api::core::v1::EphemeralContainer>>,
     /// HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.
-    #[serde(rename = "hostAliases", skip_serializing_if = "Option::is_none")]
     pub host_aliases: Option<Vec<crate::api::core::v1::HostAlias>>,
     /// Use the host's ipc namespace. Optional: Default to false.
-    #[serde(rename = "hostIPC", skip_serializing_if = "Option::is_none")]
     pub host_ipc: Option<bool>,
     /// Host networking requested for this pod. Use the host's network namespace. When using HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true, specified `hostPort` fields in port definitions must match `containerPort`, and unspecified `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to false.
-    #[serde(rename = "hostNetwork", skip_serializing_if = "Option::is_none")]
     pub host_network: Option<bool>,
     /// Use the host's pid namespace. Optional: Default to false.
-    #[serde(rename = "hostPID", skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<bool>,
     /// Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host. This field is alpha-level and is only honored by servers that enable the UserNamespacesSupport feature.
-    #[serde(rename = "hostUsers", skip_serializing_if = "Option::is_none")]
     pub host_users: Option<bool>,
     /// Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
     ///
     /// This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.
-    #[serde(rename = "hostnameOverride", skip_serializing_if = "Option::is_none")]
     pub hostname_override: Option<String>,
     /// ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets", skip_serializing_if = "Option::is_none")]
     pub image_pull_secrets: Option<Vec<crate::api::core::v1::LocalObjectReference>>,
     /// List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/
-    #[serde(rename = "initContainers", skip_serializing_if = "Option::is_none")]
     pub init_containers: Option<Vec<crate::api::core::v1::Container>>,
     /// NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<std::collections::BTreeMap<String, String>>,
     /// Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.
     ///
     /// If the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions
     ///
     /// If the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os: Option<crate::api::core::v1::PodOS>,
     /// Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<
         std::collections::BTreeMap<
             String,
@@ -82,84 +58,382 @@ pub struct PodSpec {
         >,
     >,
     /// PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
-    #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
     /// The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     /// If specified, indicates the pod's priority. "system-node-critical" and "system-cluster-critical" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.
-    #[serde(rename = "priorityClassName", skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates
-    #[serde(rename = "readinessGates", skip_serializing_if = "Option::is_none")]
     pub readiness_gates: Option<Vec<crate::api::core::v1::PodReadinessGate>>,
     /// ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.
     ///
     /// This is a stable field but requires that the DynamicResourceAllocation feature gate is enabled.
     ///
     /// This field is immutable.
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Option::is_none")]
     pub resource_claims: Option<Vec<crate::api::core::v1::PodResourceClaim>>,
     /// Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for "cpu", "memory" and "hugepages-" resource names only. ResourceClaims are not supported.
     ///
     /// This field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.
     ///
     /// This is an alpha field and requires enabling the PodLevelResources feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class
-    #[serde(rename = "runtimeClassName", skip_serializing_if = "Option::is_none")]
     pub runtime_class_name: Option<String>,
     /// If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.
-    #[serde(rename = "schedulerName", skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
     /// SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.
     ///
     /// SchedulingGates can only be set at pod creation time, and be removed only afterwards.
-    #[serde(rename = "schedulingGates", skip_serializing_if = "Option::is_none")]
     pub scheduling_gates: Option<Vec<crate::api::core::v1::PodSchedulingGate>>,
     /// SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::PodSecurityContext>,
     /// DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.
-    #[serde(rename = "serviceAccount", skip_serializing_if = "Option::is_none")]
     pub service_account: Option<String>,
     /// ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
-    #[serde(rename = "serviceAccountName", skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
     /// If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.
-    #[serde(rename = "setHostnameAsFQDN", skip_serializing_if = "Option::is_none")]
     pub set_hostname_as_fqdn: Option<bool>,
     /// Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.
-    #[serde(rename = "shareProcessNamespace", skip_serializing_if = "Option::is_none")]
     pub share_process_namespace: Option<bool>,
     /// If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>". If not specified, the pod will not have a domainname at all.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subdomain: Option<String>,
     /// Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.
-    #[serde(
-        rename = "terminationGracePeriodSeconds",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub termination_grace_period_seconds: Option<i64>,
     /// If specified, the pod's tolerations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<crate::api::core::v1::Toleration>>,
     /// TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.
-    #[serde(
-        rename = "topologySpreadConstraints",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub topology_spread_constraints: Option<
         Vec<crate::api::core::v1::TopologySpreadConstraint>,
     >,
     /// List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub volumes: Option<Vec<crate::api::core::v1::Volume>>,
     /// WorkloadRef provides a reference to the Workload object that this Pod belongs to. This field is used by the scheduler to identify the PodGroup and apply the correct group scheduling policies. The Workload object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a Workload object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.
-    #[serde(rename = "workloadRef", skip_serializing_if = "Option::is_none")]
     pub workload_ref: Option<crate::api::core::v1::WorkloadReference>,
+}
+impl crate::serde_util::DeStruct for PodSpec {
+    const NAME: &'static str = "PodSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "activeDeadlineSeconds",
+        "affinity",
+        "automountServiceAccountToken",
+        "containers",
+        "dnsConfig",
+        "dnsPolicy",
+        "enableServiceLinks",
+        "ephemeralContainers",
+        "hostAliases",
+        "hostIPC",
+        "hostNetwork",
+        "hostPID",
+        "hostUsers",
+        "hostname",
+        "hostnameOverride",
+        "imagePullSecrets",
+        "initContainers",
+        "nodeName",
+        "nodeSelector",
+        "os",
+        "overhead",
+        "preemptionPolicy",
+        "priority",
+        "priorityClassName",
+        "readinessGates",
+        "resourceClaims",
+        "resources",
+        "restartPolicy",
+        "runtimeClassName",
+        "schedulerName",
+        "schedulingGates",
+        "securityContext",
+        "serviceAccount",
+        "serviceAccountName",
+        "setHostnameAsFQDN",
+        "shareProcessNamespace",
+        "subdomain",
+        "terminationGracePeriodSeconds",
+        "tolerations",
+        "topologySpreadConstraints",
+        "volumes",
+        "workloadRef",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "activeDeadlineSeconds" => 0,
+            "affinity" => 1,
+            "automountServiceAccountToken" => 2,
+            "containers" => 3,
+            "dnsConfig" => 4,
+            "dnsPolicy" => 5,
+            "enableServiceLinks" => 6,
+            "ephemeralContainers" => 7,
+            "hostAliases" => 8,
+            "hostIPC" => 9,
+            "hostNetwork" => 10,
+            "hostPID" => 11,
+            "hostUsers" => 12,
+            "hostname" => 13,
+            "hostnameOverride" => 14,
+            "imagePullSecrets" => 15,
+            "initContainers" => 16,
+            "nodeName" => 17,
+            "nodeSelector" => 18,
+            "os" => 19,
+            "overhead" => 20,
+            "preemptionPolicy" => 21,
+            "priority" => 22,
+            "priorityClassName" => 23,
+            "readinessGates" => 24,
+            "resourceClaims" => 25,
+            "resources" => 26,
+            "restartPolicy" => 27,
+            "runtimeClassName" => 28,
+            "schedulerName" => 29,
+            "schedulingGates" => 30,
+            "securityContext" => 31,
+            "serviceAccount" => 32,
+            "serviceAccountName" => 33,
+            "setHostnameAsFQDN" => 34,
+            "shareProcessNamespace" => 35,
+            "subdomain" => 36,
+            "terminationGracePeriodSeconds" => 37,
+            "tolerations" => 38,
+            "topologySpreadConstraints" => 39,
+            "volumes" => 40,
+            "workloadRef" => 41,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.active_deadline_seconds = map.next_value()?,
+            1 => self.affinity = map.next_value()?,
+            2 => self.automount_service_account_token = map.next_value()?,
+            3 => self.containers = crate::serde_util::required(map)?,
+            4 => self.dns_config = map.next_value()?,
+            5 => self.dns_policy = map.next_value()?,
+            6 => self.enable_service_links = map.next_value()?,
+            7 => self.ephemeral_containers = map.next_value()?,
+            8 => self.host_aliases = map.next_value()?,
+            9 => self.host_ipc = map.next_value()?,
+            10 => self.host_network = map.next_value()?,
+            11 => self.host_pid = map.next_value()?,
+            12 => self.host_users = map.next_value()?,
+            13 => self.hostname = map.next_value()?,
+            14 => self.hostname_override = map.next_value()?,
+            15 => self.image_pull_secrets = map.next_value()?,
+            16 => self.init_containers = map.next_value()?,
+            17 => self.node_name = map.next_value()?,
+            18 => self.node_selector = map.next_value()?,
+            19 => self.os = map.next_value()?,
+            20 => self.overhead = map.next_value()?,
+            21 => self.preemption_policy = map.next_value()?,
+            22 => self.priority = map.next_value()?,
+            23 => self.priority_class_name = map.next_value()?,
+            24 => self.readiness_gates = map.next_value()?,
+            25 => self.resource_claims = map.next_value()?,
+            26 => self.resources = map.next_value()?,
+            27 => self.restart_policy = map.next_value()?,
+            28 => self.runtime_class_name = map.next_value()?,
+            29 => self.scheduler_name = map.next_value()?,
+            30 => self.scheduling_gates = map.next_value()?,
+            31 => self.security_context = map.next_value()?,
+            32 => self.service_account = map.next_value()?,
+            33 => self.service_account_name = map.next_value()?,
+            34 => self.set_hostname_as_fqdn = map.next_value()?,
+            35 => self.share_process_namespace = map.next_value()?,
+            36 => self.subdomain = map.next_value()?,
+            37 => self.termination_grace_period_seconds = map.next_value()?,
+            38 => self.tolerations = map.next_value()?,
+            39 => self.topology_spread_constraints = map.next_value()?,
+            40 => self.volumes = map.next_value()?,
+            41 => self.workload_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.active_deadline_seconds.is_some())
+            + usize::from(self.affinity.is_some())
+            + usize::from(self.automount_service_account_token.is_some())
+            + usize::from(self.dns_config.is_some())
+            + usize::from(self.dns_policy.is_some())
+            + usize::from(self.enable_service_links.is_some())
+            + usize::from(self.ephemeral_containers.is_some())
+            + usize::from(self.host_aliases.is_some())
+            + usize::from(self.host_ipc.is_some())
+            + usize::from(self.host_network.is_some())
+            + usize::from(self.host_pid.is_some())
+            + usize::from(self.host_users.is_some())
+            + usize::from(self.hostname.is_some())
+            + usize::from(self.hostname_override.is_some())
+            + usize::from(self.image_pull_secrets.is_some())
+            + usize::from(self.init_containers.is_some())
+            + usize::from(self.node_name.is_some())
+            + usize::from(self.node_selector.is_some()) + usize::from(self.os.is_some())
+            + usize::from(self.overhead.is_some())
+            + usize::from(self.preemption_policy.is_some())
+            + usize::from(self.priority.is_some())
+            + usize::from(self.priority_class_name.is_some())
+            + usize::from(self.readiness_gates.is_some())
+            + usize::from(self.resource_claims.is_some())
+            + usize::from(self.resources.is_some())
+            + usize::from(self.restart_policy.is_some())
+            + usize::from(self.runtime_class_name.is_some())
+            + usize::from(self.scheduler_name.is_some())
+            + usize::from(self.scheduling_gates.is_some())
+            + usize::from(self.security_context.is_some())
+            + usize::from(self.service_account.is_some())
+            + usize::from(self.service_account_name.is_some())
+            + usize::from(self.set_hostname_as_fqdn.is_some())
+            + usize::from(self.share_process_namespace.is_some())
+            + usize::from(self.subdomain.is_some())
+            + usize::from(self.termination_grace_period_seconds.is_some())
+            + usize::from(self.tolerations.is_some())
+            + usize::from(self.topology_spread_constraints.is_some())
+            + usize::from(self.volumes.is_some())
+            + usize::from(self.workload_ref.is_some());
+        let mut state = serializer.serialize_struct("PodSpec", len)?;
+        if let Some(value) = &self.active_deadline_seconds {
+            state.serialize_field("activeDeadlineSeconds", value)?;
+        }
+        if let Some(value) = &self.affinity {
+            state.serialize_field("affinity", value)?;
+        }
+        if let Some(value) = &self.automount_service_account_token {
+            state.serialize_field("automountServiceAccountToken", value)?;
+        }
+        state.serialize_field("containers", &self.containers)?;
+        if let Some(value) = &self.dns_config {
+            state.serialize_field("dnsConfig", value)?;
+        }
+        if let Some(value) = &self.dns_policy {
+            state.serialize_field("dnsPolicy", value)?;
+        }
+        if let Some(value) = &self.enable_service_links {
+            state.serialize_field("enableServiceLinks", value)?;
+        }
+        if let Some(value) = &self.ephemeral_containers {
+            state.serialize_field("ephemeralContainers", value)?;
+        }
+        if let Some(value) = &self.host_aliases {
+            state.serialize_field("hostAliases", value)?;
+        }
+        if let Some(value) = &self.host_ipc {
+            state.serialize_field("hostIPC", value)?;
+        }
+        if let Some(value) = &self.host_network {
+            state.serialize_field("hostNetwork", value)?;
+        }
+        if let Some(value) = &self.host_pid {
+            state.serialize_field("hostPID", value)?;
+        }
+        if let Some(value) = &self.host_users {
+            state.serialize_field("hostUsers", value)?;
+        }
+        if let Some(value) = &self.hostname {
+            state.serialize_field("hostname", value)?;
+        }
+        if let Some(value) = &self.hostname_override {
+            state.serialize_field("hostnameOverride", value)?;
+        }
+        if let Some(value) = &self.image_pull_secrets {
+            state.serialize_field("imagePullSecrets", value)?;
+        }
+        if let Some(value) = &self.init_containers {
+            state.serialize_field("initContainers", value)?;
+        }
+        if let Some(value) = &self.node_name {
+            state.serialize_field("nodeName", value)?;
+        }
+        if let Some(value) = &self.node_selector {
+            state.serialize_field("nodeSelector", value)?;
+        }
+        if let Some(value) = &self.os {
+            state.serialize_field("os", value)?;
+        }
+        if let Some(value) = &self.overhead {
+            state.serialize_field("overhead", value)?;
+        }
+        if let Some(value) = &self.preemption_policy {
+            state.serialize_field("preemptionPolicy", value)?;
+        }
+        if let Some(value) = &self.priority {
+            state.serialize_field("priority", value)?;
+        }
+        if let Some(value) = &self.priority_class_name {
+            state.serialize_field("priorityClassName", value)?;
+        }
+        if let Some(value) = &self.readiness_gates {
+            state.serialize_field("readinessGates", value)?;
+        }
+        if let Some(value) = &self.resource_claims {
+            state.serialize_field("resourceClaims", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.restart_policy {
+            state.serialize_field("restartPolicy", value)?;
+        }
+        if let Some(value) = &self.runtime_class_name {
+            state.serialize_field("runtimeClassName", value)?;
+        }
+        if let Some(value) = &self.scheduler_name {
+            state.serialize_field("schedulerName", value)?;
+        }
+        if let Some(value) = &self.scheduling_gates {
+            state.serialize_field("schedulingGates", value)?;
+        }
+        if let Some(value) = &self.security_context {
+            state.serialize_field("securityContext", value)?;
+        }
+        if let Some(value) = &self.service_account {
+            state.serialize_field("serviceAccount", value)?;
+        }
+        if let Some(value) = &self.service_account_name {
+            state.serialize_field("serviceAccountName", value)?;
+        }
+        if let Some(value) = &self.set_hostname_as_fqdn {
+            state.serialize_field("setHostnameAsFQDN", value)?;
+        }
+        if let Some(value) = &self.share_process_namespace {
+            state.serialize_field("shareProcessNamespace", value)?;
+        }
+        if let Some(value) = &self.subdomain {
+            state.serialize_field("subdomain", value)?;
+        }
+        if let Some(value) = &self.termination_grace_period_seconds {
+            state.serialize_field("terminationGracePeriodSeconds", value)?;
+        }
+        if let Some(value) = &self.tolerations {
+            state.serialize_field("tolerations", value)?;
+        }
+        if let Some(value) = &self.topology_spread_constraints {
+            state.serialize_field("topologySpreadConstraints", value)?;
+        }
+        if let Some(value) = &self.volumes {
+            state.serialize_field("volumes", value)?;
+        }
+        if let Some(value) = &self.workload_ref {
+            state.serialize_field("workloadRef", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.PodStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatus {
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
     pub allocated_resources: Option<
         std::collections::BTreeMap<
             String,
@@ -13,74 +12,220 @@ pub struct PodStatus {
         >,
     >,
     /// Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::core::v1::PodCondition>>,
     /// Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(rename = "containerStatuses", skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(
-        rename = "ephemeralContainerStatuses",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub ephemeral_container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// Status of extended resource claim backed by DRA.
-    #[serde(
-        rename = "extendedResourceClaimStatus",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub extended_resource_claim_status: Option<
         crate::api::core::v1::PodExtendedResourceClaimStatus,
     >,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
-    #[serde(rename = "hostIP", skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
     /// hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.
-    #[serde(rename = "hostIPs", skip_serializing_if = "Option::is_none")]
     pub host_ips: Option<Vec<crate::api::core::v1::HostIP>>,
     /// Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status
-    #[serde(rename = "initContainerStatuses", skip_serializing_if = "Option::is_none")]
     pub init_container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// A human readable message indicating details about why the pod is in this condition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.
-    #[serde(rename = "nominatedNodeName", skip_serializing_if = "Option::is_none")]
     pub nominated_node_name: Option<String>,
     /// If set, this represents the .metadata.generation that the pod status was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:
     ///
     /// Pending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.
     ///
     /// More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.
-    #[serde(rename = "podIP", skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<String>,
     /// podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.
-    #[serde(rename = "podIPs", skip_serializing_if = "Option::is_none")]
     pub pod_ips: Option<Vec<crate::api::core::v1::PodIP>>,
     /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes
-    #[serde(rename = "qosClass", skip_serializing_if = "Option::is_none")]
     pub qos_class: Option<String>,
     /// A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to "Proposed" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resize: Option<String>,
     /// Status of resource claims.
-    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Option::is_none")]
     pub resource_claim_statuses: Option<
         Vec<crate::api::core::v1::PodResourceClaimStatus>,
     >,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for PodStatus {
+    const NAME: &'static str = "PodStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "allocatedResources",
+        "conditions",
+        "containerStatuses",
+        "ephemeralContainerStatuses",
+        "extendedResourceClaimStatus",
+        "hostIP",
+        "hostIPs",
+        "initContainerStatuses",
+        "message",
+        "nominatedNodeName",
+        "observedGeneration",
+        "phase",
+        "podIP",
+        "podIPs",
+        "qosClass",
+        "reason",
+        "resize",
+        "resourceClaimStatuses",
+        "resources",
+        "startTime",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatedResources" => 0,
+            "conditions" => 1,
+            "containerStatuses" => 2,
+            "ephemeralContainerStatuses" => 3,
+            "extendedResourceClaimStatus" => 4,
+            "hostIP" => 5,
+            "hostIPs" => 6,
+            "initContainerStatuses" => 7,
+            "message" => 8,
+            "nominatedNodeName" => 9,
+            "observedGeneration" => 10,
+            "phase" => 11,
+            "podIP" => 12,
+            "podIPs" => 13,
+            "qosClass" => 14,
+            "reason" => 15,
+            "resize" => 16,
+            "resourceClaimStatuses" => 17,
+            "resources" => 18,
+            "startTime" => 19,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocated_resources = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.container_statuses = map.next_value()?,
+            3 => self.ephemeral_container_statuses = map.next_value()?,
+            4 => self.extended_resource_claim_status = map.next_value()?,
+            5 => self.host_ip = map.next_value()?,
+            6 => self.host_ips = map.next_value()?,
+            7 => self.init_container_statuses = map.next_value()?,
+            8 => self.message = map.next_value()?,
+            9 => self.nominated_node_name = map.next_value()?,
+            10 => self.observed_generation = map.next_value()?,
+            11 => self.phase = map.next_value()?,
+            12 => self.pod_ip = map.next_value()?,
+            13 => self.pod_ips = map.next_value()?,
+            14 => self.qos_class = map.next_value()?,
+            15 => self.reason = map.next_value()?,
+            16 => self.resize = map.next_value()?,
+            17 => self.resource_claim_statuses = map.next_value()?,
+            18 => self.resources = map.next_value()?,
+            19 => self.start_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.allocated_resources.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.container_statuses.is_some())
+            + usize::from(self.ephemeral_container_statuses.is_some())
+            + usize::from(self.extended_resource_claim_status.is_some())
+            + usize::from(self.host_ip.is_some()) + usize::from(self.host_ips.is_some())
+            + usize::from(self.init_container_statuses.is_some())
+            + usize::from(self.message.is_some())
+            + usize::from(self.nominated_node_name.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.phase.is_some()) + usize::from(self.pod_ip.is_some())
+            + usize::from(self.pod_ips.is_some()) + usize::from(self.qos_class.is_some())
+            + usize::from(self.reason.is_some()) + usize::from(self.resize.is_some())
+            + usize::from(self.resource_claim_statuses.is_some())
+            + usize::from(self.resources.is_some())
+            + usize::from(self.start_time.is_some());
+        let mut state = serializer.serialize_struct("PodStatus", len)?;
+        if let Some(value) = &self.allocated_resources {
+            state.serialize_field("allocatedResources", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.container_statuses {
+            state.serialize_field("containerStatuses", value)?;
+        }
+        if let Some(value) = &self.ephemeral_container_statuses {
+            state.serialize_field("ephemeralContainerStatuses", value)?;
+        }
+        if let Some(value) = &self.extended_resource_claim_status {
+            state.serialize_field("extendedResourceClaimStatus", value)?;
+        }
+        if let Some(value) = &self.host_ip {
+            state.serialize_field("hostIP", value)?;
+        }
+        if let Some(value) = &self.host_ips {
+            state.serialize_field("hostIPs", value)?;
+        }
+        if let Some(value) = &self.init_container_statuses {
+            state.serialize_field("initContainerStatuses", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.nominated_node_name {
+            state.serialize_field("nominatedNodeName", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.phase {
+            state.serialize_field("phase", value)?;
+        }
+        if let Some(value) = &self.pod_ip {
+            state.serialize_field("podIP", value)?;
+        }
+        if let Some(value) = &self.pod_ips {
+            state.serialize_field("podIPs", value)?;
+        }
+        if let Some(value) = &self.qos_class {
+            state.serialize_field("qosClass", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        if let Some(value) = &self.resize {
+            state.serialize_field("resize", value)?;
+        }
+        if let Some(value) = &self.resource_claim_statuses {
+            state.serialize_field("resourceClaimStatuses", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        if let Some(value) = &self.start_time {
+            state.serialize_field("startTime", value)?;
+        }
+        state.end()
+    }
 }

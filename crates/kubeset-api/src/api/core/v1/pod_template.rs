@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.PodTemplate` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodTemplate describes a template for creating copies of a predefined pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -13,10 +13,40 @@
 )]
 pub struct PodTemplate {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+impl crate::serde_util::DeStruct for PodTemplate {
+    const NAME: &'static str = "PodTemplate";
+    const FIELDS: &'static [&'static str] = &["metadata", "template"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "template" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodTemplate {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for PodTemplate {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -25,11 +55,9 @@ impl serde::Serialize for PodTemplate {
         let mut state = serializer.serialize_struct("PodTemplate", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "PodTemplate")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.template {
-            Some(value) => state.serialize_field("template", value)?,
-            None => state.skip_field("template")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.template {
+            state.serialize_field("template", value)?;
         }
         state.end()
     }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.PodTemplateSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PodTemplateSpec describes the data a pod should have when created from a template
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodTemplateSpec {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::api::core::v1::PodSpec>,
+}
+impl crate::serde_util::DeStruct for PodTemplateSpec {
+    const NAME: &'static str = "PodTemplateSpec";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodTemplateSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodTemplateSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.metadata.is_some())
+            + usize::from(self.spec.is_some());
+        let mut state = serializer.serialize_struct("PodTemplateSpec", len)?;
+        if let Some(value) = &self.metadata {
+            state.serialize_field("metadata", value)?;
+        }
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
+        }
+        state.end()
+    }
 }

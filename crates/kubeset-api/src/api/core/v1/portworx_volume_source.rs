@@ -2,19 +2,61 @@
 // Source: definition `io.k8s.api.core.v1.PortworxVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// PortworxVolumeSource represents a Portworx volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortworxVolumeSource {
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// volumeID uniquely identifies a Portworx volume
-    #[serde(
-        rename = "volumeID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub volume_id: String,
+}
+impl crate::serde_util::DeStruct for PortworxVolumeSource {
+    const NAME: &'static str = "PortworxVolumeSource";
+    const FIELDS: &'static [&'static str] = &["fsType", "readOnly", "volumeID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "volumeID" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.read_only = map.next_value()?,
+            2 => self.volume_id = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PortworxVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PortworxVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.read_only.is_some());
+        let mut state = serializer.serialize_struct("PortworxVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.serialize_field("volumeID", &self.volume_id)?;
+        state.end()
+    }
 }

@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.PreferredSchedulingTerm` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PreferredSchedulingTerm {
     /// A node selector term, associated with the corresponding weight.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub preference: crate::api::core::v1::NodeSelectorTerm,
     /// Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub weight: i32,
+}
+impl crate::serde_util::DeStruct for PreferredSchedulingTerm {
+    const NAME: &'static str = "PreferredSchedulingTerm";
+    const FIELDS: &'static [&'static str] = &["preference", "weight"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "preference" => 0,
+            "weight" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.preference = crate::serde_util::required(map)?,
+            1 => self.weight = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PreferredSchedulingTerm {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PreferredSchedulingTerm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PreferredSchedulingTerm", len)?;
+        state.serialize_field("preference", &self.preference)?;
+        state.serialize_field("weight", &self.weight)?;
+        state.end()
+    }
 }

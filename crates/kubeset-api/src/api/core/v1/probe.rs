@@ -2,39 +2,130 @@
 // Source: definition `io.k8s.api.core.v1.Probe` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Probe {
     /// Exec specifies a command to execute in the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.
-    #[serde(rename = "failureThreshold", skip_serializing_if = "Option::is_none")]
     pub failure_threshold: Option<i32>,
     /// GRPC specifies a GRPC HealthCheckRequest.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "initialDelaySeconds", skip_serializing_if = "Option::is_none")]
     pub initial_delay_seconds: Option<i32>,
     /// How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.
-    #[serde(rename = "periodSeconds", skip_serializing_if = "Option::is_none")]
     pub period_seconds: Option<i32>,
     /// Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
-    #[serde(rename = "successThreshold", skip_serializing_if = "Option::is_none")]
     pub success_threshold: Option<i32>,
     /// TCPSocket specifies a connection to a TCP port.
-    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.
-    #[serde(
-        rename = "terminationGracePeriodSeconds",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub termination_grace_period_seconds: Option<i64>,
     /// Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
+}
+impl crate::serde_util::DeStruct for Probe {
+    const NAME: &'static str = "Probe";
+    const FIELDS: &'static [&'static str] = &[
+        "exec",
+        "failureThreshold",
+        "grpc",
+        "httpGet",
+        "initialDelaySeconds",
+        "periodSeconds",
+        "successThreshold",
+        "tcpSocket",
+        "terminationGracePeriodSeconds",
+        "timeoutSeconds",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exec" => 0,
+            "failureThreshold" => 1,
+            "grpc" => 2,
+            "httpGet" => 3,
+            "initialDelaySeconds" => 4,
+            "periodSeconds" => 5,
+            "successThreshold" => 6,
+            "tcpSocket" => 7,
+            "terminationGracePeriodSeconds" => 8,
+            "timeoutSeconds" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.exec = map.next_value()?,
+            1 => self.failure_threshold = map.next_value()?,
+            2 => self.grpc = map.next_value()?,
+            3 => self.http_get = map.next_value()?,
+            4 => self.initial_delay_seconds = map.next_value()?,
+            5 => self.period_seconds = map.next_value()?,
+            6 => self.success_threshold = map.next_value()?,
+            7 => self.tcp_socket = map.next_value()?,
+            8 => self.termination_grace_period_seconds = map.next_value()?,
+            9 => self.timeout_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Probe {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Probe {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.exec.is_some())
+            + usize::from(self.failure_threshold.is_some())
+            + usize::from(self.grpc.is_some()) + usize::from(self.http_get.is_some())
+            + usize::from(self.initial_delay_seconds.is_some())
+            + usize::from(self.period_seconds.is_some())
+            + usize::from(self.success_threshold.is_some())
+            + usize::from(self.tcp_socket.is_some())
+            + usize::from(self.termination_grace_period_seconds.is_some())
+            + usize::from(self.timeout_seconds.is_some());
+        let mut state = serializer.serialize_struct("Probe", len)?;
+        if let Some(value) = &self.exec {
+            state.serialize_field("exec", value)?;
+        }
+        if let Some(value) = &self.failure_threshold {
+            state.serialize_field("failureThreshold", value)?;
+        }
+        if let Some(value) = &self.grpc {
+            state.serialize_field("grpc", value)?;
+        }
+        if let Some(value) = &self.http_get {
+            state.serialize_field("httpGet", value)?;
+        }
+        if let Some(value) = &self.initial_delay_seconds {
+            state.serialize_field("initialDelaySeconds", value)?;
+        }
+        if let Some(value) = &self.period_seconds {
+            state.serialize_field("periodSeconds", value)?;
+        }
+        if let Some(value) = &self.success_threshold {
+            state.serialize_field("successThreshold", value)?;
+        }
+        if let Some(value) = &self.tcp_socket {
+            state.serialize_field("tcpSocket", value)?;
+        }
+        if let Some(value) = &self.termination_grace_period_seconds {
+            state.serialize_field("terminationGracePeriodSeconds", value)?;
+        }
+        if let Some(value) = &self.timeout_seconds {
+            state.serialize_field("timeoutSeconds", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.ProjectedVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a projected volume source
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectedVolumeSource {
     /// defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// sources is the list of volume projections. Each entry in this list handles one source.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<crate::api::core::v1::VolumeProjection>>,
+}
+impl crate::serde_util::DeStruct for ProjectedVolumeSource {
+    const NAME: &'static str = "ProjectedVolumeSource";
+    const FIELDS: &'static [&'static str] = &["defaultMode", "sources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "sources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = map.next_value()?,
+            1 => self.sources = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ProjectedVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ProjectedVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default_mode.is_some())
+            + usize::from(self.sources.is_some());
+        let mut state = serializer.serialize_struct("ProjectedVolumeSource", len)?;
+        if let Some(value) = &self.default_mode {
+            state.serialize_field("defaultMode", value)?;
+        }
+        if let Some(value) = &self.sources {
+            state.serialize_field("sources", value)?;
+        }
+        state.end()
+    }
 }

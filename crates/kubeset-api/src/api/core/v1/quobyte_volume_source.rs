@@ -2,24 +2,88 @@
 // Source: definition `io.k8s.api.core.v1.QuobyteVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QuobyteVolumeSource {
     /// group to map volume access to Default is no group
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub registry: String,
     /// tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// user to map volume access to Defaults to serivceaccount user
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// volume is a string that references an already created Quobyte volume by name.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub volume: String,
+}
+impl crate::serde_util::DeStruct for QuobyteVolumeSource {
+    const NAME: &'static str = "QuobyteVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "group",
+        "readOnly",
+        "registry",
+        "tenant",
+        "user",
+        "volume",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "readOnly" => 1,
+            "registry" => 2,
+            "tenant" => 3,
+            "user" => 4,
+            "volume" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.read_only = map.next_value()?,
+            2 => self.registry = crate::serde_util::required(map)?,
+            3 => self.tenant = map.next_value()?,
+            4 => self.user = map.next_value()?,
+            5 => self.volume = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for QuobyteVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for QuobyteVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.group.is_some())
+            + usize::from(self.read_only.is_some()) + usize::from(self.tenant.is_some())
+            + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("QuobyteVolumeSource", len)?;
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.serialize_field("registry", &self.registry)?;
+        if let Some(value) = &self.tenant {
+            state.serialize_field("tenant", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.serialize_field("volume", &self.volume)?;
+        state.end()
+    }
 }

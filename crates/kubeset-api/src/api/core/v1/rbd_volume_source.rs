@@ -2,30 +2,105 @@
 // Source: definition `io.k8s.api.core.v1.RBDVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RBDVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub image: String,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub keyring: Option<String>,
     /// monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub monitors: Vec<String>,
     /// pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+}
+impl crate::serde_util::DeStruct for RBDVolumeSource {
+    const NAME: &'static str = "RBDVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "image",
+        "keyring",
+        "monitors",
+        "pool",
+        "readOnly",
+        "secretRef",
+        "user",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "image" => 1,
+            "keyring" => 2,
+            "monitors" => 3,
+            "pool" => 4,
+            "readOnly" => 5,
+            "secretRef" => 6,
+            "user" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.image = crate::serde_util::required(map)?,
+            2 => self.keyring = map.next_value()?,
+            3 => self.monitors = crate::serde_util::required(map)?,
+            4 => self.pool = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            6 => self.secret_ref = map.next_value()?,
+            7 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RBDVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for RBDVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.keyring.is_some()) + usize::from(self.pool.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_ref.is_some()) + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("RBDVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        state.serialize_field("image", &self.image)?;
+        if let Some(value) = &self.keyring {
+            state.serialize_field("keyring", value)?;
+        }
+        state.serialize_field("monitors", &self.monitors)?;
+        if let Some(value) = &self.pool {
+            state.serialize_field("pool", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

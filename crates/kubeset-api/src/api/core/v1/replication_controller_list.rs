@@ -2,14 +2,43 @@
 // Source: definition `io.k8s.api.core.v1.ReplicationControllerList` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ReplicationControllerList is a collection of replication controllers.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerList {
     /// List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<crate::api::core::v1::ReplicationController>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for ReplicationControllerList {
+    const NAME: &'static str = "ReplicationControllerList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ReplicationControllerList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ReplicationControllerList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -18,10 +47,8 @@ impl serde::Serialize for ReplicationControllerList {
         let mut state = serializer.serialize_struct("ReplicationControllerList", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "ReplicationControllerList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,18 +2,76 @@
 // Source: definition `io.k8s.api.core.v1.ReplicationControllerSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ReplicationControllerSpec is the specification of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<std::collections::BTreeMap<String, String>>,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+impl crate::serde_util::DeStruct for ReplicationControllerSpec {
+    const NAME: &'static str = "ReplicationControllerSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "replicas",
+        "selector",
+        "template",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minReadySeconds" => 0,
+            "replicas" => 1,
+            "selector" => 2,
+            "template" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = map.next_value()?,
+            1 => self.replicas = map.next_value()?,
+            2 => self.selector = map.next_value()?,
+            3 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ReplicationControllerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ReplicationControllerSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.min_ready_seconds.is_some())
+            + usize::from(self.replicas.is_some()) + usize::from(self.selector.is_some())
+            + usize::from(self.template.is_some());
+        let mut state = serializer.serialize_struct("ReplicationControllerSpec", len)?;
+        if let Some(value) = &self.min_ready_seconds {
+            state.serialize_field("minReadySeconds", value)?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        if let Some(value) = &self.template {
+            state.serialize_field("template", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,24 +2,92 @@
 // Source: definition `io.k8s.api.core.v1.ReplicationControllerStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ReplicationControllerStatus represents the current status of a replication controller.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerStatus {
     /// The number of available replicas (ready for at least minReadySeconds) for this replication controller.
-    #[serde(rename = "availableReplicas", skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
     /// Represents the latest available observations of a replication controller's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::core::v1::ReplicationControllerCondition>>,
     /// The number of pods that have labels matching the labels of the pod template of the replication controller.
-    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "Option::is_none")]
     pub fully_labeled_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed replication controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// The number of ready replicas for this replication controller.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
     /// Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub replicas: i32,
+}
+impl crate::serde_util::DeStruct for ReplicationControllerStatus {
+    const NAME: &'static str = "ReplicationControllerStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "availableReplicas",
+        "conditions",
+        "fullyLabeledReplicas",
+        "observedGeneration",
+        "readyReplicas",
+        "replicas",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "availableReplicas" => 0,
+            "conditions" => 1,
+            "fullyLabeledReplicas" => 2,
+            "observedGeneration" => 3,
+            "readyReplicas" => 4,
+            "replicas" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.available_replicas = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.fully_labeled_replicas = map.next_value()?,
+            3 => self.observed_generation = map.next_value()?,
+            4 => self.ready_replicas = map.next_value()?,
+            5 => self.replicas = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ReplicationControllerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ReplicationControllerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.available_replicas.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.fully_labeled_replicas.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.ready_replicas.is_some());
+        let mut state = serializer.serialize_struct("ReplicationControllerStatus", len)?;
+        if let Some(value) = &self.available_replicas {
+            state.serialize_field("availableReplicas", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.fully_labeled_replicas {
+            state.serialize_field("fullyLabeledReplicas", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.ready_replicas {
+            state.serialize_field("readyReplicas", value)?;
+        }
+        state.serialize_field("replicas", &self.replicas)?;
+        state.end()
+    }
 }

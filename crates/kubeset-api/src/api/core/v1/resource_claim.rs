@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.ResourceClaim` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceClaim references one entry in PodSpec.ResourceClaims.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+}
+impl crate::serde_util::DeStruct for ResourceClaim {
+    const NAME: &'static str = "ResourceClaim";
+    const FIELDS: &'static [&'static str] = &["name", "request"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "request" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.request = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceClaim {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceClaim {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.request.is_some());
+        let mut state = serializer.serialize_struct("ResourceClaim", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.request {
+            state.serialize_field("request", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,61 @@
 // Source: definition `io.k8s.api.core.v1.ResourceFieldSelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceFieldSelector represents container resources (cpu, memory) and their output format
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
-    #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
     pub container_name: Option<String>,
     /// Specifies the output format of the exposed resources, defaults to "1"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub divisor: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// Required: resource to select
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resource: String,
+}
+impl crate::serde_util::DeStruct for ResourceFieldSelector {
+    const NAME: &'static str = "ResourceFieldSelector";
+    const FIELDS: &'static [&'static str] = &["containerName", "divisor", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "containerName" => 0,
+            "divisor" => 1,
+            "resource" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_name = map.next_value()?,
+            1 => self.divisor = map.next_value()?,
+            2 => self.resource = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceFieldSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceFieldSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.container_name.is_some())
+            + usize::from(self.divisor.is_some());
+        let mut state = serializer.serialize_struct("ResourceFieldSelector", len)?;
+        if let Some(value) = &self.container_name {
+            state.serialize_field("containerName", value)?;
+        }
+        if let Some(value) = &self.divisor {
+            state.serialize_field("divisor", value)?;
+        }
+        state.serialize_field("resource", &self.resource)?;
+        state.end()
+    }
 }

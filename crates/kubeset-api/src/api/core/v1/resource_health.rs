@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ResourceHealth` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP https://kep.k8s.io/4680.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceHealth {
     /// Health of the resource. can be one of:
     ///  - Healthy: operates as normal
@@ -13,13 +13,50 @@ pub struct ResourceHealth {
     ///             For example, Device Plugin got unregistered and hasn't been re-registered since.
     ///
     /// In future we may want to introduce the PermanentlyUnhealthy Status.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<String>,
     /// ResourceID is the unique identifier of the resource. See the ResourceID type for more information.
-    #[serde(
-        rename = "resourceID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_id: String,
+}
+impl crate::serde_util::DeStruct for ResourceHealth {
+    const NAME: &'static str = "ResourceHealth";
+    const FIELDS: &'static [&'static str] = &["health", "resourceID"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "health" => 0,
+            "resourceID" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.health = map.next_value()?,
+            1 => self.resource_id = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceHealth {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceHealth {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.health.is_some());
+        let mut state = serializer.serialize_struct("ResourceHealth", len)?;
+        if let Some(value) = &self.health {
+            state.serialize_field("health", value)?;
+        }
+        state.serialize_field("resourceID", &self.resource_id)?;
+        state.end()
+    }
 }

@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.ResourceQuotaSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hard: Option<
         std::collections::BTreeMap<
             String,
@@ -13,9 +12,59 @@ pub struct ResourceQuotaSpec {
         >,
     >,
     /// scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.
-    #[serde(rename = "scopeSelector", skip_serializing_if = "Option::is_none")]
     pub scope_selector: Option<crate::api::core::v1::ScopeSelector>,
     /// A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scopes: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ResourceQuotaSpec {
+    const NAME: &'static str = "ResourceQuotaSpec";
+    const FIELDS: &'static [&'static str] = &["hard", "scopeSelector", "scopes"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hard" => 0,
+            "scopeSelector" => 1,
+            "scopes" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hard = map.next_value()?,
+            1 => self.scope_selector = map.next_value()?,
+            2 => self.scopes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceQuotaSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceQuotaSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hard.is_some())
+            + usize::from(self.scope_selector.is_some())
+            + usize::from(self.scopes.is_some());
+        let mut state = serializer.serialize_struct("ResourceQuotaSpec", len)?;
+        if let Some(value) = &self.hard {
+            state.serialize_field("hard", value)?;
+        }
+        if let Some(value) = &self.scope_selector {
+            state.serialize_field("scopeSelector", value)?;
+        }
+        if let Some(value) = &self.scopes {
+            state.serialize_field("scopes", value)?;
+        }
+        state.end()
+    }
 }

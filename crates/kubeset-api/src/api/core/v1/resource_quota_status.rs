@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.ResourceQuotaStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceQuotaStatus defines the enforced hard limits and observed use.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hard: Option<
         std::collections::BTreeMap<
             String,
@@ -13,11 +12,55 @@ pub struct ResourceQuotaStatus {
         >,
     >,
     /// Used is the current observed total usage of the resource in the namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub used: Option<
         std::collections::BTreeMap<
             String,
             crate::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
+}
+impl crate::serde_util::DeStruct for ResourceQuotaStatus {
+    const NAME: &'static str = "ResourceQuotaStatus";
+    const FIELDS: &'static [&'static str] = &["hard", "used"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hard" => 0,
+            "used" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hard = map.next_value()?,
+            1 => self.used = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceQuotaStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceQuotaStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hard.is_some()) + usize::from(self.used.is_some());
+        let mut state = serializer.serialize_struct("ResourceQuotaStatus", len)?;
+        if let Some(value) = &self.hard {
+            state.serialize_field("hard", value)?;
+        }
+        if let Some(value) = &self.used {
+            state.serialize_field("used", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,17 +2,15 @@
 // Source: definition `io.k8s.api.core.v1.ResourceRequirements` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceRequirements describes the compute resource requirements.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceRequirements {
     /// Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.
     ///
     /// This field depends on the DynamicResourceAllocation feature gate.
     ///
     /// This field is immutable. It can only be set for containers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub claims: Option<Vec<crate::api::core::v1::ResourceClaim>>,
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<
         std::collections::BTreeMap<
             String,
@@ -20,11 +18,61 @@ pub struct ResourceRequirements {
         >,
     >,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<
         std::collections::BTreeMap<
             String,
             crate::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
+}
+impl crate::serde_util::DeStruct for ResourceRequirements {
+    const NAME: &'static str = "ResourceRequirements";
+    const FIELDS: &'static [&'static str] = &["claims", "limits", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "claims" => 0,
+            "limits" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.claims = map.next_value()?,
+            1 => self.limits = map.next_value()?,
+            2 => self.requests = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceRequirements {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceRequirements {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.claims.is_some()) + usize::from(self.limits.is_some())
+            + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("ResourceRequirements", len)?;
+        if let Some(value) = &self.claims {
+            state.serialize_field("claims", value)?;
+        }
+        if let Some(value) = &self.limits {
+            state.serialize_field("limits", value)?;
+        }
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

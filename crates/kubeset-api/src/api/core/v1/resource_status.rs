@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.ResourceStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ResourceStatus represents the status of a single resource allocated to a Pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceStatus {
     /// Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:<claim_name>/<request>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<crate::api::core::v1::ResourceHealth>>,
+}
+impl crate::serde_util::DeStruct for ResourceStatus {
+    const NAME: &'static str = "ResourceStatus";
+    const FIELDS: &'static [&'static str] = &["name", "resources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "resources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.resources = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.resources.is_some());
+        let mut state = serializer.serialize_struct("ResourceStatus", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        state.end()
+    }
 }

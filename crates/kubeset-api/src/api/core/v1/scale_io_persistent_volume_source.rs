@@ -2,40 +2,123 @@
 // Source: definition `io.k8s.api.core.v1.ScaleIOPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleIOPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// gateway is the host address of the ScaleIO API Gateway.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub gateway: String,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
-    #[serde(rename = "protectionDomain", skip_serializing_if = "Option::is_none")]
     pub protection_domain: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(
-        rename = "secretRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub secret_ref: crate::api::core::v1::SecretReference,
     /// sslEnabled is the flag to enable/disable SSL communication with Gateway, default false
-    #[serde(rename = "sslEnabled", skip_serializing_if = "Option::is_none")]
     pub ssl_enabled: Option<bool>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
-    #[serde(rename = "storageMode", skip_serializing_if = "Option::is_none")]
     pub storage_mode: Option<String>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
-    #[serde(rename = "storagePool", skip_serializing_if = "Option::is_none")]
     pub storage_pool: Option<String>,
     /// system is the name of the storage system as configured in ScaleIO.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub system: String,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
-    #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
     pub volume_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for ScaleIOPersistentVolumeSource {
+    const NAME: &'static str = "ScaleIOPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "gateway",
+        "protectionDomain",
+        "readOnly",
+        "secretRef",
+        "sslEnabled",
+        "storageMode",
+        "storagePool",
+        "system",
+        "volumeName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "gateway" => 1,
+            "protectionDomain" => 2,
+            "readOnly" => 3,
+            "secretRef" => 4,
+            "sslEnabled" => 5,
+            "storageMode" => 6,
+            "storagePool" => 7,
+            "system" => 8,
+            "volumeName" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.gateway = crate::serde_util::required(map)?,
+            2 => self.protection_domain = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.secret_ref = crate::serde_util::required(map)?,
+            5 => self.ssl_enabled = map.next_value()?,
+            6 => self.storage_mode = map.next_value()?,
+            7 => self.storage_pool = map.next_value()?,
+            8 => self.system = crate::serde_util::required(map)?,
+            9 => self.volume_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ScaleIOPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.protection_domain.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.ssl_enabled.is_some())
+            + usize::from(self.storage_mode.is_some())
+            + usize::from(self.storage_pool.is_some())
+            + usize::from(self.volume_name.is_some());
+        let mut state = serializer
+            .serialize_struct("ScaleIOPersistentVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        state.serialize_field("gateway", &self.gateway)?;
+        if let Some(value) = &self.protection_domain {
+            state.serialize_field("protectionDomain", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        state.serialize_field("secretRef", &self.secret_ref)?;
+        if let Some(value) = &self.ssl_enabled {
+            state.serialize_field("sslEnabled", value)?;
+        }
+        if let Some(value) = &self.storage_mode {
+            state.serialize_field("storageMode", value)?;
+        }
+        if let Some(value) = &self.storage_pool {
+            state.serialize_field("storagePool", value)?;
+        }
+        state.serialize_field("system", &self.system)?;
+        if let Some(value) = &self.volume_name {
+            state.serialize_field("volumeName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.api.core.v1.ScopeSelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScopeSelector {
     /// A list of scope selector requirements by scope of the resources.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
     pub match_expressions: Option<
         Vec<crate::api::core::v1::ScopedResourceSelectorRequirement>,
     >,
+}
+impl crate::serde_util::DeStruct for ScopeSelector {
+    const NAME: &'static str = "ScopeSelector";
+    const FIELDS: &'static [&'static str] = &["matchExpressions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.match_expressions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ScopeSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ScopeSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_expressions.is_some());
+        let mut state = serializer.serialize_struct("ScopeSelector", len)?;
+        if let Some(value) = &self.match_expressions {
+            state.serialize_field("matchExpressions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,59 @@
 // Source: definition `io.k8s.api.core.v1.ScopedResourceSelectorRequirement` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScopedResourceSelectorRequirement {
     /// Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub operator: String,
     /// The name of the scope that the selector applies to.
-    #[serde(
-        rename = "scopeName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub scope_name: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ScopedResourceSelectorRequirement {
+    const NAME: &'static str = "ScopedResourceSelectorRequirement";
+    const FIELDS: &'static [&'static str] = &["operator", "scopeName", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "operator" => 0,
+            "scopeName" => 1,
+            "values" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.operator = crate::serde_util::required(map)?,
+            1 => self.scope_name = crate::serde_util::required(map)?,
+            2 => self.values = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ScopedResourceSelectorRequirement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.values.is_some());
+        let mut state = serializer
+            .serialize_struct("ScopedResourceSelectorRequirement", len)?;
+        state.serialize_field("operator", &self.operator)?;
+        state.serialize_field("scopeName", &self.scope_name)?;
+        if let Some(value) = &self.values {
+            state.serialize_field("values", value)?;
+        }
+        state.end()
+    }
 }

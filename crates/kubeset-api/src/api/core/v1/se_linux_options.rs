@@ -2,18 +2,70 @@
 // Source: definition `io.k8s.api.core.v1.SELinuxOptions` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SELinuxOptions are the labels to be applied to the container
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SELinuxOptions {
     /// Level is SELinux level label that applies to the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub level: Option<String>,
     /// Role is a SELinux role label that applies to the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// Type is a SELinux type label that applies to the container.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
     /// User is a SELinux user label that applies to the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+}
+impl crate::serde_util::DeStruct for SELinuxOptions {
+    const NAME: &'static str = "SELinuxOptions";
+    const FIELDS: &'static [&'static str] = &["level", "role", "type", "user"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "level" => 0,
+            "role" => 1,
+            "type" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.level = map.next_value()?,
+            1 => self.role = map.next_value()?,
+            2 => self.type_ = map.next_value()?,
+            3 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SELinuxOptions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SELinuxOptions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.level.is_some()) + usize::from(self.role.is_some())
+            + usize::from(self.type_.is_some()) + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("SELinuxOptions", len)?;
+        if let Some(value) = &self.level {
+            state.serialize_field("level", value)?;
+        }
+        if let Some(value) = &self.role {
+            state.serialize_field("role", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

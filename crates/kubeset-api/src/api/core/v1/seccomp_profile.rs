@@ -2,18 +2,55 @@
 // Source: definition `io.k8s.api.core.v1.SeccompProfile` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SeccompProfile {
     /// localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT be set for any other type.
-    #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
     pub localhost_profile: Option<String>,
     /// type indicates which kind of seccomp profile will be applied. Valid options are:
     ///
     /// Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for SeccompProfile {
+    const NAME: &'static str = "SeccompProfile";
+    const FIELDS: &'static [&'static str] = &["localhostProfile", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "localhostProfile" => 0,
+            "type" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.localhost_profile = map.next_value()?,
+            1 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SeccompProfile {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SeccompProfile {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.localhost_profile.is_some());
+        let mut state = serializer.serialize_struct("SeccompProfile", len)?;
+        if let Some(value) = &self.localhost_profile {
+            state.serialize_field("localhostProfile", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.Secret` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -17,14 +17,54 @@ pub struct Secret {
     /// Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
     pub immutable: Option<bool>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.
-    #[serde(rename = "stringData")]
     pub string_data: Option<std::collections::BTreeMap<String, String>>,
     /// Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types
-    #[serde(rename = "type")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for Secret {
+    const NAME: &'static str = "Secret";
+    const FIELDS: &'static [&'static str] = &[
+        "data",
+        "immutable",
+        "metadata",
+        "stringData",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "data" => 0,
+            "immutable" => 1,
+            "metadata" => 2,
+            "stringData" => 3,
+            "type" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.data = map.next_value()?,
+            1 => self.immutable = map.next_value()?,
+            2 => self.metadata = crate::serde_util::required(map)?,
+            3 => self.string_data = map.next_value()?,
+            4 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Secret {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -36,23 +76,18 @@ impl serde::Serialize for Secret {
         let mut state = serializer.serialize_struct("Secret", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Secret")?;
-        match &self.data {
-            Some(value) => state.serialize_field("data", value)?,
-            None => state.skip_field("data")?,
+        if let Some(value) = &self.data {
+            state.serialize_field("data", value)?;
         }
-        match &self.immutable {
-            Some(value) => state.serialize_field("immutable", value)?,
-            None => state.skip_field("immutable")?,
+        if let Some(value) = &self.immutable {
+            state.serialize_field("immutable", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.string_data {
-            Some(value) => state.serialize_field("stringData", value)?,
-            None => state.skip_field("stringData")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.string_data {
+            state.serialize_field("stringData", value)?;
         }
-        match &self.type_ {
-            Some(value) => state.serialize_field("type", value)?,
-            None => state.skip_field("type")?,
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
         }
         state.end()
     }

@@ -4,12 +4,56 @@
 /// SecretEnvSource selects a Secret to populate the environment variables with.
 ///
 /// The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Specify whether the Secret must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+impl crate::serde_util::DeStruct for SecretEnvSource {
+    const NAME: &'static str = "SecretEnvSource";
+    const FIELDS: &'static [&'static str] = &["name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "optional" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecretEnvSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecretEnvSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some())
+            + usize::from(self.optional.is_some());
+        let mut state = serializer.serialize_struct("SecretEnvSource", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,61 @@
 // Source: definition `io.k8s.api.core.v1.SecretKeySelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SecretKeySelector selects a key of a Secret.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretKeySelector {
     /// The key of the secret to select from.  Must be a valid secret key.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Specify whether the Secret or its key must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+impl crate::serde_util::DeStruct for SecretKeySelector {
+    const NAME: &'static str = "SecretKeySelector";
+    const FIELDS: &'static [&'static str] = &["key", "name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "name" => 1,
+            "optional" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.name = map.next_value()?,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecretKeySelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecretKeySelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.name.is_some())
+            + usize::from(self.optional.is_some());
+        let mut state = serializer.serialize_struct("SecretKeySelector", len)?;
+        state.serialize_field("key", &self.key)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.end()
+    }
 }

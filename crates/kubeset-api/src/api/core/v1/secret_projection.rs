@@ -4,15 +4,63 @@
 /// Adapts a secret into a projected volume.
 ///
 /// The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretProjection {
     /// items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<crate::api::core::v1::KeyToPath>>,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// optional field specify whether the Secret or its key must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+impl crate::serde_util::DeStruct for SecretProjection {
+    const NAME: &'static str = "SecretProjection";
+    const FIELDS: &'static [&'static str] = &["items", "name", "optional"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "name" => 1,
+            "optional" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecretProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecretProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.items.is_some()) + usize::from(self.name.is_some())
+            + usize::from(self.optional.is_some());
+        let mut state = serializer.serialize_struct("SecretProjection", len)?;
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        state.end()
+    }
 }

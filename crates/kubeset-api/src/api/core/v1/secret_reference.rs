@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.SecretReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// namespace defines the space within which the secret name must be unique.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+impl crate::serde_util::DeStruct for SecretReference {
+    const NAME: &'static str = "SecretReference";
+    const FIELDS: &'static [&'static str] = &["name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecretReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecretReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some())
+            + usize::from(self.namespace.is_some());
+        let mut state = serializer.serialize_struct("SecretReference", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,18 +4,76 @@
 /// Adapts a Secret into a volume.
 ///
 /// The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretVolumeSource {
     /// defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<crate::api::core::v1::KeyToPath>>,
     /// optional field specify whether the Secret or its keys must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for SecretVolumeSource {
+    const NAME: &'static str = "SecretVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "defaultMode",
+        "items",
+        "optional",
+        "secretName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultMode" => 0,
+            "items" => 1,
+            "optional" => 2,
+            "secretName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = map.next_value()?,
+            1 => self.items = map.next_value()?,
+            2 => self.optional = map.next_value()?,
+            3 => self.secret_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecretVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecretVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default_mode.is_some())
+            + usize::from(self.items.is_some()) + usize::from(self.optional.is_some())
+            + usize::from(self.secret_name.is_some());
+        let mut state = serializer.serialize_struct("SecretVolumeSource", len)?;
+        if let Some(value) = &self.default_mode {
+            state.serialize_field("defaultMode", value)?;
+        }
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        if let Some(value) = &self.optional {
+            state.serialize_field("optional", value)?;
+        }
+        if let Some(value) = &self.secret_name {
+            state.serialize_field("secretName", value)?;
+        }
+        state.end()
+    }
 }

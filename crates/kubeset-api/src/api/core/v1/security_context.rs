@@ -2,45 +2,149 @@
 // Source: definition `io.k8s.api.core.v1.SecurityContext` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecurityContext {
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
-    #[serde(
-        rename = "allowPrivilegeEscalation",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub allow_privilege_escalation: Option<bool>,
     /// appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<crate::api::core::v1::Capabilities>,
     /// Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub privileged: Option<bool>,
     /// procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. This requires the ProcMountType feature flag to be enabled. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "procMount", skip_serializing_if = "Option::is_none")]
     pub proc_mount: Option<String>,
     /// Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "readOnlyRootFilesystem", skip_serializing_if = "Option::is_none")]
     pub read_only_root_filesystem: Option<bool>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
+}
+impl crate::serde_util::DeStruct for SecurityContext {
+    const NAME: &'static str = "SecurityContext";
+    const FIELDS: &'static [&'static str] = &[
+        "allowPrivilegeEscalation",
+        "appArmorProfile",
+        "capabilities",
+        "privileged",
+        "procMount",
+        "readOnlyRootFilesystem",
+        "runAsGroup",
+        "runAsNonRoot",
+        "runAsUser",
+        "seLinuxOptions",
+        "seccompProfile",
+        "windowsOptions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowPrivilegeEscalation" => 0,
+            "appArmorProfile" => 1,
+            "capabilities" => 2,
+            "privileged" => 3,
+            "procMount" => 4,
+            "readOnlyRootFilesystem" => 5,
+            "runAsGroup" => 6,
+            "runAsNonRoot" => 7,
+            "runAsUser" => 8,
+            "seLinuxOptions" => 9,
+            "seccompProfile" => 10,
+            "windowsOptions" => 11,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allow_privilege_escalation = map.next_value()?,
+            1 => self.app_armor_profile = map.next_value()?,
+            2 => self.capabilities = map.next_value()?,
+            3 => self.privileged = map.next_value()?,
+            4 => self.proc_mount = map.next_value()?,
+            5 => self.read_only_root_filesystem = map.next_value()?,
+            6 => self.run_as_group = map.next_value()?,
+            7 => self.run_as_non_root = map.next_value()?,
+            8 => self.run_as_user = map.next_value()?,
+            9 => self.se_linux_options = map.next_value()?,
+            10 => self.seccomp_profile = map.next_value()?,
+            11 => self.windows_options = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SecurityContext {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SecurityContext {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.allow_privilege_escalation.is_some())
+            + usize::from(self.app_armor_profile.is_some())
+            + usize::from(self.capabilities.is_some())
+            + usize::from(self.privileged.is_some())
+            + usize::from(self.proc_mount.is_some())
+            + usize::from(self.read_only_root_filesystem.is_some())
+            + usize::from(self.run_as_group.is_some())
+            + usize::from(self.run_as_non_root.is_some())
+            + usize::from(self.run_as_user.is_some())
+            + usize::from(self.se_linux_options.is_some())
+            + usize::from(self.seccomp_profile.is_some())
+            + usize::from(self.windows_options.is_some());
+        let mut state = serializer.serialize_struct("SecurityContext", len)?;
+        if let Some(value) = &self.allow_privilege_escalation {
+            state.serialize_field("allowPrivilegeEscalation", value)?;
+        }
+        if let Some(value) = &self.app_armor_profile {
+            state.serialize_field("appArmorProfile", value)?;
+        }
+        if let Some(value) = &self.capabilities {
+            state.serialize_field("capabilities", value)?;
+        }
+        if let Some(value) = &self.privileged {
+            state.serialize_field("privileged", value)?;
+        }
+        if let Some(value) = &self.proc_mount {
+            state.serialize_field("procMount", value)?;
+        }
+        if let Some(value) = &self.read_only_root_filesystem {
+            state.serialize_field("readOnlyRootFilesystem", value)?;
+        }
+        if let Some(value) = &self.run_as_group {
+            state.serialize_field("runAsGroup", value)?;
+        }
+        if let Some(value) = &self.run_as_non_root {
+            state.serialize_field("runAsNonRoot", value)?;
+        }
+        if let Some(value) = &self.run_as_user {
+            state.serialize_field("runAsUser", value)?;
+        }
+        if let Some(value) = &self.se_linux_options {
+            state.serialize_field("seLinuxOptions", value)?;
+        }
+        if let Some(value) = &self.seccomp_profile {
+            state.serialize_field("seccompProfile", value)?;
+        }
+        if let Some(value) = &self.windows_options {
+            state.serialize_field("windowsOptions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ServiceAccount` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "",
@@ -13,16 +13,53 @@
 )]
 pub struct ServiceAccount {
     /// AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.
-    #[serde(rename = "automountServiceAccountToken")]
     pub automount_service_account_token: Option<bool>,
     /// ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets")]
     pub image_pull_secrets: Option<Vec<crate::api::core::v1::LocalObjectReference>>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
     pub secrets: Option<Vec<crate::api::core::v1::ObjectReference>>,
+}
+impl crate::serde_util::DeStruct for ServiceAccount {
+    const NAME: &'static str = "ServiceAccount";
+    const FIELDS: &'static [&'static str] = &[
+        "automountServiceAccountToken",
+        "imagePullSecrets",
+        "metadata",
+        "secrets",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "automountServiceAccountToken" => 0,
+            "imagePullSecrets" => 1,
+            "metadata" => 2,
+            "secrets" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.automount_service_account_token = map.next_value()?,
+            1 => self.image_pull_secrets = map.next_value()?,
+            2 => self.metadata = crate::serde_util::required(map)?,
+            3 => self.secrets = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceAccount {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ServiceAccount {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -33,19 +70,15 @@ impl serde::Serialize for ServiceAccount {
         let mut state = serializer.serialize_struct("ServiceAccount", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "ServiceAccount")?;
-        match &self.automount_service_account_token {
-            Some(value) => state.serialize_field("automountServiceAccountToken", value)?,
-            None => state.skip_field("automountServiceAccountToken")?,
+        if let Some(value) = &self.automount_service_account_token {
+            state.serialize_field("automountServiceAccountToken", value)?;
         }
-        match &self.image_pull_secrets {
-            Some(value) => state.serialize_field("imagePullSecrets", value)?,
-            None => state.skip_field("imagePullSecrets")?,
+        if let Some(value) = &self.image_pull_secrets {
+            state.serialize_field("imagePullSecrets", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.secrets {
-            Some(value) => state.serialize_field("secrets", value)?,
-            None => state.skip_field("secrets")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.secrets {
+            state.serialize_field("secrets", value)?;
         }
         state.end()
     }

@@ -2,15 +2,62 @@
 // Source: definition `io.k8s.api.core.v1.ServiceAccountTokenProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
     /// expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
     /// path is the path relative to the mount point of the file to project the token into.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub path: String,
+}
+impl crate::serde_util::DeStruct for ServiceAccountTokenProjection {
+    const NAME: &'static str = "ServiceAccountTokenProjection";
+    const FIELDS: &'static [&'static str] = &["audience", "expirationSeconds", "path"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audience" => 0,
+            "expirationSeconds" => 1,
+            "path" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audience = map.next_value()?,
+            1 => self.expiration_seconds = map.next_value()?,
+            2 => self.path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceAccountTokenProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceAccountTokenProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.audience.is_some())
+            + usize::from(self.expiration_seconds.is_some());
+        let mut state = serializer
+            .serialize_struct("ServiceAccountTokenProjection", len)?;
+        if let Some(value) = &self.audience {
+            state.serialize_field("audience", value)?;
+        }
+        if let Some(value) = &self.expiration_seconds {
+            state.serialize_field("expirationSeconds", value)?;
+        }
+        state.serialize_field("path", &self.path)?;
+        state.end()
+    }
 }

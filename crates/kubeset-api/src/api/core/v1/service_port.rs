@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.ServicePort` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServicePort contains information on service's port.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServicePort {
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -14,21 +14,88 @@ pub struct ServicePort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
     /// The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport
-    #[serde(rename = "nodePort", skip_serializing_if = "Option::is_none")]
     pub node_port: Option<i32>,
     /// The port that will be exposed by this service.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: i32,
     /// The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service
-    #[serde(rename = "targetPort", skip_serializing_if = "Option::is_none")]
     pub target_port: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
+}
+impl crate::serde_util::DeStruct for ServicePort {
+    const NAME: &'static str = "ServicePort";
+    const FIELDS: &'static [&'static str] = &[
+        "appProtocol",
+        "name",
+        "nodePort",
+        "port",
+        "protocol",
+        "targetPort",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appProtocol" => 0,
+            "name" => 1,
+            "nodePort" => 2,
+            "port" => 3,
+            "protocol" => 4,
+            "targetPort" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.app_protocol = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.node_port = map.next_value()?,
+            3 => self.port = crate::serde_util::required(map)?,
+            4 => self.protocol = map.next_value()?,
+            5 => self.target_port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServicePort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServicePort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.app_protocol.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.node_port.is_some())
+            + usize::from(self.protocol.is_some())
+            + usize::from(self.target_port.is_some());
+        let mut state = serializer.serialize_struct("ServicePort", len)?;
+        if let Some(value) = &self.app_protocol {
+            state.serialize_field("appProtocol", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.node_port {
+            state.serialize_field("nodePort", value)?;
+        }
+        state.serialize_field("port", &self.port)?;
+        if let Some(value) = &self.protocol {
+            state.serialize_field("protocol", value)?;
+        }
+        if let Some(value) = &self.target_port {
+            state.serialize_field("targetPort", value)?;
+        }
+        state.end()
+    }
 }

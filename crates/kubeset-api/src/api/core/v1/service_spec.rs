@@ -2,79 +2,225 @@
 // Source: definition `io.k8s.api.core.v1.ServiceSpec` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServiceSpec describes the attributes that a user creates on a service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceSpec {
     /// allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is "true". It may be set to "false" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.
-    #[serde(
-        rename = "allocateLoadBalancerNodePorts",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub allocate_load_balancer_node_ports: Option<bool>,
     /// clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIP", skip_serializing_if = "Option::is_none")]
     pub cluster_ip: Option<String>,
     /// ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address.  Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.
     ///
     /// This field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIPs", skip_serializing_if = "Option::is_none")]
     pub cluster_ips: Option<Vec<String>>,
     /// externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.
-    #[serde(rename = "externalIPs", skip_serializing_if = "Option::is_none")]
     pub external_ips: Option<Vec<String>>,
     /// externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be "ExternalName".
-    #[serde(rename = "externalName", skip_serializing_if = "Option::is_none")]
     pub external_name: Option<String>,
     /// externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's "externally-facing" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to "Local", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get "Cluster" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.
-    #[serde(rename = "externalTrafficPolicy", skip_serializing_if = "Option::is_none")]
     pub external_traffic_policy: Option<String>,
     /// healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.
-    #[serde(rename = "healthCheckNodePort", skip_serializing_if = "Option::is_none")]
     pub health_check_node_port: Option<i32>,
     /// InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to "Local", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).
-    #[serde(rename = "internalTrafficPolicy", skip_serializing_if = "Option::is_none")]
     pub internal_traffic_policy: Option<String>,
     /// IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are "IPv4" and "IPv6".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to "headless" services. This field will be wiped when updating a Service to type ExternalName.
     ///
     /// This field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.
-    #[serde(rename = "ipFamilies", skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<String>>,
     /// IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be "SingleStack" (a single IP family), "PreferDualStack" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or "RequireDualStack" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.
-    #[serde(rename = "ipFamilyPolicy", skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<String>,
     /// loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. "internal-vip" or "example.com/internal-vip". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.
-    #[serde(rename = "loadBalancerClass", skip_serializing_if = "Option::is_none")]
     pub load_balancer_class: Option<String>,
     /// Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.
-    #[serde(rename = "loadBalancerIP", skip_serializing_if = "Option::is_none")]
     pub load_balancer_ip: Option<String>,
     /// If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature." More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/
-    #[serde(
-        rename = "loadBalancerSourceRanges",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub load_balancer_source_ranges: Option<Vec<String>>,
     /// The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::core::v1::ServicePort>>,
     /// publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered "ready" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.
-    #[serde(
-        rename = "publishNotReadyAddresses",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub publish_not_ready_addresses: Option<bool>,
     /// Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<std::collections::BTreeMap<String, String>>,
     /// Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "sessionAffinity", skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<String>,
     /// sessionAffinityConfig contains the configurations of session affinity.
-    #[serde(rename = "sessionAffinityConfig", skip_serializing_if = "Option::is_none")]
     pub session_affinity_config: Option<crate::api::core::v1::SessionAffinityConfig>,
     /// TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to "PreferClose", implementations should prioritize endpoints that are in the same zone.
-    #[serde(rename = "trafficDistribution", skip_serializing_if = "Option::is_none")]
     pub traffic_distribution: Option<String>,
     /// type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for ServiceSpec {
+    const NAME: &'static str = "ServiceSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "allocateLoadBalancerNodePorts",
+        "clusterIP",
+        "clusterIPs",
+        "externalIPs",
+        "externalName",
+        "externalTrafficPolicy",
+        "healthCheckNodePort",
+        "internalTrafficPolicy",
+        "ipFamilies",
+        "ipFamilyPolicy",
+        "loadBalancerClass",
+        "loadBalancerIP",
+        "loadBalancerSourceRanges",
+        "ports",
+        "publishNotReadyAddresses",
+        "selector",
+        "sessionAffinity",
+        "sessionAffinityConfig",
+        "trafficDistribution",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocateLoadBalancerNodePorts" => 0,
+            "clusterIP" => 1,
+            "clusterIPs" => 2,
+            "externalIPs" => 3,
+            "externalName" => 4,
+            "externalTrafficPolicy" => 5,
+            "healthCheckNodePort" => 6,
+            "internalTrafficPolicy" => 7,
+            "ipFamilies" => 8,
+            "ipFamilyPolicy" => 9,
+            "loadBalancerClass" => 10,
+            "loadBalancerIP" => 11,
+            "loadBalancerSourceRanges" => 12,
+            "ports" => 13,
+            "publishNotReadyAddresses" => 14,
+            "selector" => 15,
+            "sessionAffinity" => 16,
+            "sessionAffinityConfig" => 17,
+            "trafficDistribution" => 18,
+            "type" => 19,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocate_load_balancer_node_ports = map.next_value()?,
+            1 => self.cluster_ip = map.next_value()?,
+            2 => self.cluster_ips = map.next_value()?,
+            3 => self.external_ips = map.next_value()?,
+            4 => self.external_name = map.next_value()?,
+            5 => self.external_traffic_policy = map.next_value()?,
+            6 => self.health_check_node_port = map.next_value()?,
+            7 => self.internal_traffic_policy = map.next_value()?,
+            8 => self.ip_families = map.next_value()?,
+            9 => self.ip_family_policy = map.next_value()?,
+            10 => self.load_balancer_class = map.next_value()?,
+            11 => self.load_balancer_ip = map.next_value()?,
+            12 => self.load_balancer_source_ranges = map.next_value()?,
+            13 => self.ports = map.next_value()?,
+            14 => self.publish_not_ready_addresses = map.next_value()?,
+            15 => self.selector = map.next_value()?,
+            16 => self.session_affinity = map.next_value()?,
+            17 => self.session_affinity_config = map.next_value()?,
+            18 => self.traffic_distribution = map.next_value()?,
+            19 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.allocate_load_balancer_node_ports.is_some())
+            + usize::from(self.cluster_ip.is_some())
+            + usize::from(self.cluster_ips.is_some())
+            + usize::from(self.external_ips.is_some())
+            + usize::from(self.external_name.is_some())
+            + usize::from(self.external_traffic_policy.is_some())
+            + usize::from(self.health_check_node_port.is_some())
+            + usize::from(self.internal_traffic_policy.is_some())
+            + usize::from(self.ip_families.is_some())
+            + usize::from(self.ip_family_policy.is_some())
+            + usize::from(self.load_balancer_class.is_some())
+            + usize::from(self.load_balancer_ip.is_some())
+            + usize::from(self.load_balancer_source_ranges.is_some())
+            + usize::from(self.ports.is_some())
+            + usize::from(self.publish_not_ready_addresses.is_some())
+            + usize::from(self.selector.is_some())
+            + usize::from(self.session_affinity.is_some())
+            + usize::from(self.session_affinity_config.is_some())
+            + usize::from(self.traffic_distribution.is_some())
+            + usize::from(self.type_.is_some());
+        let mut state = serializer.serialize_struct("ServiceSpec", len)?;
+        if let Some(value) = &self.allocate_load_balancer_node_ports {
+            state.serialize_field("allocateLoadBalancerNodePorts", value)?;
+        }
+        if let Some(value) = &self.cluster_ip {
+            state.serialize_field("clusterIP", value)?;
+        }
+        if let Some(value) = &self.cluster_ips {
+            state.serialize_field("clusterIPs", value)?;
+        }
+        if let Some(value) = &self.external_ips {
+            state.serialize_field("externalIPs", value)?;
+        }
+        if let Some(value) = &self.external_name {
+            state.serialize_field("externalName", value)?;
+        }
+        if let Some(value) = &self.external_traffic_policy {
+            state.serialize_field("externalTrafficPolicy", value)?;
+        }
+        if let Some(value) = &self.health_check_node_port {
+            state.serialize_field("healthCheckNodePort", value)?;
+        }
+        if let Some(value) = &self.internal_traffic_policy {
+            state.serialize_field("internalTrafficPolicy", value)?;
+        }
+        if let Some(value) = &self.ip_families {
+            state.serialize_field("ipFamilies", value)?;
+        }
+        if let Some(value) = &self.ip_family_policy {
+            state.serialize_field("ipFamilyPolicy", value)?;
+        }
+        if let Some(value) = &self.load_balancer_class {
+            state.serialize_field("loadBalancerClass", value)?;
+        }
+        if let Some(value) = &self.load_balancer_ip {
+            state.serialize_field("loadBalancerIP", value)?;
+        }
+        if let Some(value) = &self.load_balancer_source_ranges {
+            state.serialize_field("loadBalancerSourceRanges", value)?;
+        }
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        if let Some(value) = &self.publish_not_ready_addresses {
+            state.serialize_field("publishNotReadyAddresses", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        if let Some(value) = &self.session_affinity {
+            state.serialize_field("sessionAffinity", value)?;
+        }
+        if let Some(value) = &self.session_affinity_config {
+            state.serialize_field("sessionAffinityConfig", value)?;
+        }
+        if let Some(value) = &self.traffic_distribution {
+            state.serialize_field("trafficDistribution", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

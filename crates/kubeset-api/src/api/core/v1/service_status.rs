@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.core.v1.ServiceStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ServiceStatus represents the current status of a service.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceStatus {
     /// Current service state
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// LoadBalancer contains the current status of the load-balancer, if one is present.
-    #[serde(rename = "loadBalancer", skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<crate::api::core::v1::LoadBalancerStatus>,
+}
+impl crate::serde_util::DeStruct for ServiceStatus {
+    const NAME: &'static str = "ServiceStatus";
+    const FIELDS: &'static [&'static str] = &["conditions", "loadBalancer"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "loadBalancer" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.load_balancer = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some())
+            + usize::from(self.load_balancer.is_some());
+        let mut state = serializer.serialize_struct("ServiceStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.load_balancer {
+            state.serialize_field("loadBalancer", value)?;
+        }
+        state.end()
+    }
 }

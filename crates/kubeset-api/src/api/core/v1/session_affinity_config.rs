@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.SessionAffinityConfig` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SessionAffinityConfig represents the configurations of session affinity.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionAffinityConfig {
     /// clientIP contains the configurations of Client IP based session affinity.
-    #[serde(rename = "clientIP", skip_serializing_if = "Option::is_none")]
     pub client_ip: Option<crate::api::core::v1::ClientIPConfig>,
+}
+impl crate::serde_util::DeStruct for SessionAffinityConfig {
+    const NAME: &'static str = "SessionAffinityConfig";
+    const FIELDS: &'static [&'static str] = &["clientIP"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientIP" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.client_ip = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SessionAffinityConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SessionAffinityConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.client_ip.is_some());
+        let mut state = serializer.serialize_struct("SessionAffinityConfig", len)?;
+        if let Some(value) = &self.client_ip {
+            state.serialize_field("clientIP", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.core.v1.SleepAction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// SleepAction describes a "sleep" action.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SleepAction {
     /// Seconds is the number of seconds to sleep.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub seconds: i64,
+}
+impl crate::serde_util::DeStruct for SleepAction {
+    const NAME: &'static str = "SleepAction";
+    const FIELDS: &'static [&'static str] = &["seconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "seconds" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.seconds = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for SleepAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for SleepAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("SleepAction", len)?;
+        state.serialize_field("seconds", &self.seconds)?;
+        state.end()
+    }
 }

@@ -2,21 +2,87 @@
 // Source: definition `io.k8s.api.core.v1.StorageOSPersistentVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a StorageOS persistent volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageOSPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::ObjectReference>,
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
-    #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
-    #[serde(rename = "volumeNamespace", skip_serializing_if = "Option::is_none")]
     pub volume_namespace: Option<String>,
+}
+impl crate::serde_util::DeStruct for StorageOSPersistentVolumeSource {
+    const NAME: &'static str = "StorageOSPersistentVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeName",
+        "volumeNamespace",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "readOnly" => 1,
+            "secretRef" => 2,
+            "volumeName" => 3,
+            "volumeNamespace" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.read_only = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            3 => self.volume_name = map.next_value()?,
+            4 => self.volume_namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StorageOSPersistentVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.fs_type.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.secret_ref.is_some())
+            + usize::from(self.volume_name.is_some())
+            + usize::from(self.volume_namespace.is_some());
+        let mut state = serializer
+            .serialize_struct("StorageOSPersistentVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.secret_ref {
+            state.serialize_field("secretRef", value)?;
+        }
+        if let Some(value) = &self.volume_name {
+            state.serialize_field("volumeName", value)?;
+        }
+        if let Some(value) = &self.volume_namespace {
+            state.serialize_field("volumeNamespace", value)?;
+        }
+        state.end()
+    }
 }

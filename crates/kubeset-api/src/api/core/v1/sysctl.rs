@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.Sysctl` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Sysctl defines a kernel parameter to be set
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sysctl {
     /// Name of a property to set
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Value of a property to set
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: String,
+}
+impl crate::serde_util::DeStruct for Sysctl {
+    const NAME: &'static str = "Sysctl";
+    const FIELDS: &'static [&'static str] = &["name", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.value = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Sysctl {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Sysctl {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("Sysctl", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("value", &self.value)?;
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.core.v1.TCPSocketAction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// TCPSocketAction describes an action based on opening a socket
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TCPSocketAction {
     /// Optional: Host name to connect to, defaults to the pod IP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: crate::apimachinery::pkg::util::intstr::IntOrString,
+}
+impl crate::serde_util::DeStruct for TCPSocketAction {
+    const NAME: &'static str = "TCPSocketAction";
+    const FIELDS: &'static [&'static str] = &["host", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "port" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.host = map.next_value()?,
+            1 => self.port = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TCPSocketAction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TCPSocketAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.host.is_some());
+        let mut state = serializer.serialize_struct("TCPSocketAction", len)?;
+        if let Some(value) = &self.host {
+            state.serialize_field("host", value)?;
+        }
+        state.serialize_field("port", &self.port)?;
+        state.end()
+    }
 }

@@ -2,12 +2,52 @@
 // Source: definition `io.k8s.api.core.v1.TopologySelectorLabelRequirement` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub values: Vec<String>,
+}
+impl crate::serde_util::DeStruct for TopologySelectorLabelRequirement {
+    const NAME: &'static str = "TopologySelectorLabelRequirement";
+    const FIELDS: &'static [&'static str] = &["key", "values"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "key" => 0,
+            "values" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = crate::serde_util::required(map)?,
+            1 => self.values = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TopologySelectorLabelRequirement {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TopologySelectorLabelRequirement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer
+            .serialize_struct("TopologySelectorLabelRequirement", len)?;
+        state.serialize_field("key", &self.key)?;
+        state.serialize_field("values", &self.values)?;
+        state.end()
+    }
 }

@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.api.core.v1.TopologySelectorTerm` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologySelectorTerm {
     /// A list of topology selector requirements by labels.
-    #[serde(rename = "matchLabelExpressions", skip_serializing_if = "Option::is_none")]
     pub match_label_expressions: Option<
         Vec<crate::api::core::v1::TopologySelectorLabelRequirement>,
     >,
+}
+impl crate::serde_util::DeStruct for TopologySelectorTerm {
+    const NAME: &'static str = "TopologySelectorTerm";
+    const FIELDS: &'static [&'static str] = &["matchLabelExpressions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchLabelExpressions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.match_label_expressions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TopologySelectorTerm {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TopologySelectorTerm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_label_expressions.is_some());
+        let mut state = serializer.serialize_struct("TopologySelectorTerm", len)?;
+        if let Some(value) = &self.match_label_expressions {
+            state.serialize_field("matchLabelExpressions", value)?;
+        }
+        state.end()
+    }
 }

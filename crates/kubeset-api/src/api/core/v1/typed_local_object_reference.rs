@@ -2,15 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.TypedLocalObjectReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// Name is the name of resource being referenced
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for TypedLocalObjectReference {
+    const NAME: &'static str = "TypedLocalObjectReference";
+    const FIELDS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TypedLocalObjectReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TypedLocalObjectReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.api_group.is_some());
+        let mut state = serializer.serialize_struct("TypedLocalObjectReference", len)?;
+        if let Some(value) = &self.api_group {
+            state.serialize_field("apiGroup", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

@@ -2,36 +2,27 @@
 // Source: definition `io.k8s.api.core.v1.Volume` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Volume represents a named volume in a pod that may be accessed by any container in the pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Volume {
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<
         crate::api::core::v1::AWSElasticBlockStoreVolumeSource,
     >,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
     /// configMap represents a configMap that should populate this volume
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
     /// downwardAPI represents downward API about the pod that should populate this volume
-    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "emptyDir", skip_serializing_if = "Option::is_none")]
     pub empty_dir: Option<crate::api::core::v1::EmptyDirVolumeSource>,
     /// ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.
     ///
@@ -47,77 +38,295 @@ pub struct Volume {
     /// Use CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.
     ///
     /// A pod can use both types of ephemeral volumes and persistent volumes at the same time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-    #[serde(rename = "gitRepo", skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:
     ///
     /// - Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.
     ///
     /// The volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro) and non-executable files (noexec). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
     /// name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(rename = "persistentVolumeClaim", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<
         crate::api::core::v1::PersistentVolumeClaimVolumeSource,
     >,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<
         crate::api::core::v1::PhotonPersistentDiskVolumeSource,
     >,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// projected items for all in one resources secrets, configmaps, and downward API
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
     /// secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
+}
+impl crate::serde_util::DeStruct for Volume {
+    const NAME: &'static str = "Volume";
+    const FIELDS: &'static [&'static str] = &[
+        "awsElasticBlockStore",
+        "azureDisk",
+        "azureFile",
+        "cephfs",
+        "cinder",
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "gitRepo",
+        "glusterfs",
+        "hostPath",
+        "image",
+        "iscsi",
+        "name",
+        "nfs",
+        "persistentVolumeClaim",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "projected",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "secret",
+        "storageos",
+        "vsphereVolume",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "awsElasticBlockStore" => 0,
+            "azureDisk" => 1,
+            "azureFile" => 2,
+            "cephfs" => 3,
+            "cinder" => 4,
+            "configMap" => 5,
+            "csi" => 6,
+            "downwardAPI" => 7,
+            "emptyDir" => 8,
+            "ephemeral" => 9,
+            "fc" => 10,
+            "flexVolume" => 11,
+            "flocker" => 12,
+            "gcePersistentDisk" => 13,
+            "gitRepo" => 14,
+            "glusterfs" => 15,
+            "hostPath" => 16,
+            "image" => 17,
+            "iscsi" => 18,
+            "name" => 19,
+            "nfs" => 20,
+            "persistentVolumeClaim" => 21,
+            "photonPersistentDisk" => 22,
+            "portworxVolume" => 23,
+            "projected" => 24,
+            "quobyte" => 25,
+            "rbd" => 26,
+            "scaleIO" => 27,
+            "secret" => 28,
+            "storageos" => 29,
+            "vsphereVolume" => 30,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.aws_elastic_block_store = map.next_value()?,
+            1 => self.azure_disk = map.next_value()?,
+            2 => self.azure_file = map.next_value()?,
+            3 => self.cephfs = map.next_value()?,
+            4 => self.cinder = map.next_value()?,
+            5 => self.config_map = map.next_value()?,
+            6 => self.csi = map.next_value()?,
+            7 => self.downward_api = map.next_value()?,
+            8 => self.empty_dir = map.next_value()?,
+            9 => self.ephemeral = map.next_value()?,
+            10 => self.fc = map.next_value()?,
+            11 => self.flex_volume = map.next_value()?,
+            12 => self.flocker = map.next_value()?,
+            13 => self.gce_persistent_disk = map.next_value()?,
+            14 => self.git_repo = map.next_value()?,
+            15 => self.glusterfs = map.next_value()?,
+            16 => self.host_path = map.next_value()?,
+            17 => self.image = map.next_value()?,
+            18 => self.iscsi = map.next_value()?,
+            19 => self.name = crate::serde_util::required(map)?,
+            20 => self.nfs = map.next_value()?,
+            21 => self.persistent_volume_claim = map.next_value()?,
+            22 => self.photon_persistent_disk = map.next_value()?,
+            23 => self.portworx_volume = map.next_value()?,
+            24 => self.projected = map.next_value()?,
+            25 => self.quobyte = map.next_value()?,
+            26 => self.rbd = map.next_value()?,
+            27 => self.scale_io = map.next_value()?,
+            28 => self.secret = map.next_value()?,
+            29 => self.storageos = map.next_value()?,
+            30 => self.vsphere_volume = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Volume {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Volume {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.aws_elastic_block_store.is_some())
+            + usize::from(self.azure_disk.is_some())
+            + usize::from(self.azure_file.is_some()) + usize::from(self.cephfs.is_some())
+            + usize::from(self.cinder.is_some()) + usize::from(self.config_map.is_some())
+            + usize::from(self.csi.is_some()) + usize::from(self.downward_api.is_some())
+            + usize::from(self.empty_dir.is_some())
+            + usize::from(self.ephemeral.is_some()) + usize::from(self.fc.is_some())
+            + usize::from(self.flex_volume.is_some())
+            + usize::from(self.flocker.is_some())
+            + usize::from(self.gce_persistent_disk.is_some())
+            + usize::from(self.git_repo.is_some())
+            + usize::from(self.glusterfs.is_some())
+            + usize::from(self.host_path.is_some()) + usize::from(self.image.is_some())
+            + usize::from(self.iscsi.is_some()) + usize::from(self.nfs.is_some())
+            + usize::from(self.persistent_volume_claim.is_some())
+            + usize::from(self.photon_persistent_disk.is_some())
+            + usize::from(self.portworx_volume.is_some())
+            + usize::from(self.projected.is_some()) + usize::from(self.quobyte.is_some())
+            + usize::from(self.rbd.is_some()) + usize::from(self.scale_io.is_some())
+            + usize::from(self.secret.is_some()) + usize::from(self.storageos.is_some())
+            + usize::from(self.vsphere_volume.is_some());
+        let mut state = serializer.serialize_struct("Volume", len)?;
+        if let Some(value) = &self.aws_elastic_block_store {
+            state.serialize_field("awsElasticBlockStore", value)?;
+        }
+        if let Some(value) = &self.azure_disk {
+            state.serialize_field("azureDisk", value)?;
+        }
+        if let Some(value) = &self.azure_file {
+            state.serialize_field("azureFile", value)?;
+        }
+        if let Some(value) = &self.cephfs {
+            state.serialize_field("cephfs", value)?;
+        }
+        if let Some(value) = &self.cinder {
+            state.serialize_field("cinder", value)?;
+        }
+        if let Some(value) = &self.config_map {
+            state.serialize_field("configMap", value)?;
+        }
+        if let Some(value) = &self.csi {
+            state.serialize_field("csi", value)?;
+        }
+        if let Some(value) = &self.downward_api {
+            state.serialize_field("downwardAPI", value)?;
+        }
+        if let Some(value) = &self.empty_dir {
+            state.serialize_field("emptyDir", value)?;
+        }
+        if let Some(value) = &self.ephemeral {
+            state.serialize_field("ephemeral", value)?;
+        }
+        if let Some(value) = &self.fc {
+            state.serialize_field("fc", value)?;
+        }
+        if let Some(value) = &self.flex_volume {
+            state.serialize_field("flexVolume", value)?;
+        }
+        if let Some(value) = &self.flocker {
+            state.serialize_field("flocker", value)?;
+        }
+        if let Some(value) = &self.gce_persistent_disk {
+            state.serialize_field("gcePersistentDisk", value)?;
+        }
+        if let Some(value) = &self.git_repo {
+            state.serialize_field("gitRepo", value)?;
+        }
+        if let Some(value) = &self.glusterfs {
+            state.serialize_field("glusterfs", value)?;
+        }
+        if let Some(value) = &self.host_path {
+            state.serialize_field("hostPath", value)?;
+        }
+        if let Some(value) = &self.image {
+            state.serialize_field("image", value)?;
+        }
+        if let Some(value) = &self.iscsi {
+            state.serialize_field("iscsi", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.nfs {
+            state.serialize_field("nfs", value)?;
+        }
+        if let Some(value) = &self.persistent_volume_claim {
+            state.serialize_field("persistentVolumeClaim", value)?;
+        }
+        if let Some(value) = &self.photon_persistent_disk {
+            state.serialize_field("photonPersistentDisk", value)?;
+        }
+        if let Some(value) = &self.portworx_volume {
+            state.serialize_field("portworxVolume", value)?;
+        }
+        if let Some(value) = &self.projected {
+            state.serialize_field("projected", value)?;
+        }
+        if let Some(value) = &self.quobyte {
+            state.serialize_field("quobyte", value)?;
+        }
+        if let Some(value) = &self.rbd {
+            state.serialize_field("rbd", value)?;
+        }
+        if let Some(value) = &self.scale_io {
+            state.serialize_field("scaleIO", value)?;
+        }
+        if let Some(value) = &self.secret {
+            state.serialize_field("secret", value)?;
+        }
+        if let Some(value) = &self.storageos {
+            state.serialize_field("storageos", value)?;
+        }
+        if let Some(value) = &self.vsphere_volume {
+            state.serialize_field("vsphereVolume", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.VolumeDevice` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// volumeDevice describes a mapping of a raw block device within a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeDevice {
     /// devicePath is the path inside of the container that the device will be mapped to.
-    #[serde(
-        rename = "devicePath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub device_path: String,
     /// name must match the name of a persistentVolumeClaim in the pod
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for VolumeDevice {
+    const NAME: &'static str = "VolumeDevice";
+    const FIELDS: &'static [&'static str] = &["devicePath", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "devicePath" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.device_path = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeDevice {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeDevice {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("VolumeDevice", len)?;
+        state.serialize_field("devicePath", &self.device_path)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

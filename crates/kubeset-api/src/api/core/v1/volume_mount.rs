@@ -2,23 +2,15 @@
 // Source: definition `io.k8s.api.core.v1.VolumeMount` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// VolumeMount describes a mounting of a Volume within a container.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeMount {
     /// Path within the container at which the volume should be mounted.  Must not contain ':'.
-    #[serde(
-        rename = "mountPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub mount_path: String,
     /// mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).
-    #[serde(rename = "mountPropagation", skip_serializing_if = "Option::is_none")]
     pub mount_propagation: Option<String>,
     /// This must match the Name of a Volume.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly specifies whether read-only mounts should be handled recursively.
     ///
@@ -29,12 +21,87 @@ pub struct VolumeMount {
     /// If this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).
     ///
     /// If this field is not specified, it is treated as an equivalent of Disabled.
-    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
     /// Path within the volume from which the container's volume should be mounted. Defaults to "" (volume's root).
-    #[serde(rename = "subPath", skip_serializing_if = "Option::is_none")]
     pub sub_path: Option<String>,
     /// Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to "" (volume's root). SubPathExpr and SubPath are mutually exclusive.
-    #[serde(rename = "subPathExpr", skip_serializing_if = "Option::is_none")]
     pub sub_path_expr: Option<String>,
+}
+impl crate::serde_util::DeStruct for VolumeMount {
+    const NAME: &'static str = "VolumeMount";
+    const FIELDS: &'static [&'static str] = &[
+        "mountPath",
+        "mountPropagation",
+        "name",
+        "readOnly",
+        "recursiveReadOnly",
+        "subPath",
+        "subPathExpr",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "mountPath" => 0,
+            "mountPropagation" => 1,
+            "name" => 2,
+            "readOnly" => 3,
+            "recursiveReadOnly" => 4,
+            "subPath" => 5,
+            "subPathExpr" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.mount_path = crate::serde_util::required(map)?,
+            1 => self.mount_propagation = map.next_value()?,
+            2 => self.name = crate::serde_util::required(map)?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.recursive_read_only = map.next_value()?,
+            5 => self.sub_path = map.next_value()?,
+            6 => self.sub_path_expr = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeMount {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeMount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.mount_propagation.is_some())
+            + usize::from(self.read_only.is_some())
+            + usize::from(self.recursive_read_only.is_some())
+            + usize::from(self.sub_path.is_some())
+            + usize::from(self.sub_path_expr.is_some());
+        let mut state = serializer.serialize_struct("VolumeMount", len)?;
+        state.serialize_field("mountPath", &self.mount_path)?;
+        if let Some(value) = &self.mount_propagation {
+            state.serialize_field("mountPropagation", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.recursive_read_only {
+            state.serialize_field("recursiveReadOnly", value)?;
+        }
+        if let Some(value) = &self.sub_path {
+            state.serialize_field("subPath", value)?;
+        }
+        if let Some(value) = &self.sub_path_expr {
+            state.serialize_field("subPathExpr", value)?;
+        }
+        state.end()
+    }
 }

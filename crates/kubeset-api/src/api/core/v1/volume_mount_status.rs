@@ -2,22 +2,71 @@
 // Source: definition `io.k8s.api.core.v1.VolumeMountStatus` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// VolumeMountStatus shows status of volume mounts.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeMountStatus {
     /// MountPath corresponds to the original VolumeMount.
-    #[serde(
-        rename = "mountPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub mount_path: String,
     /// Name corresponds to the name of the original VolumeMount.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// ReadOnly corresponds to the original VolumeMount.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.
-    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
+}
+impl crate::serde_util::DeStruct for VolumeMountStatus {
+    const NAME: &'static str = "VolumeMountStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "mountPath",
+        "name",
+        "readOnly",
+        "recursiveReadOnly",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "mountPath" => 0,
+            "name" => 1,
+            "readOnly" => 2,
+            "recursiveReadOnly" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.mount_path = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.read_only = map.next_value()?,
+            3 => self.recursive_read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeMountStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeMountStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.read_only.is_some())
+            + usize::from(self.recursive_read_only.is_some());
+        let mut state = serializer.serialize_struct("VolumeMountStatus", len)?;
+        state.serialize_field("mountPath", &self.mount_path)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.read_only {
+            state.serialize_field("readOnly", value)?;
+        }
+        if let Some(value) = &self.recursive_read_only {
+            state.serialize_field("recursiveReadOnly", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.core.v1.VolumeNodeAffinity` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeAffinity {
     /// required specifies hard node constraints that must be met.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<crate::api::core::v1::NodeSelector>,
+}
+impl crate::serde_util::DeStruct for VolumeNodeAffinity {
+    const NAME: &'static str = "VolumeNodeAffinity";
+    const FIELDS: &'static [&'static str] = &["required"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "required" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.required = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeNodeAffinity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeNodeAffinity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.required.is_some());
+        let mut state = serializer.serialize_struct("VolumeNodeAffinity", len)?;
+        if let Some(value) = &self.required {
+            state.serialize_field("required", value)?;
+        }
+        state.end()
+    }
 }

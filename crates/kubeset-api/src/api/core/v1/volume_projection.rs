@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.core.v1.VolumeProjection` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeProjection {
     /// ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.
     ///
@@ -11,13 +11,10 @@ pub struct VolumeProjection {
     /// ClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.
     ///
     /// Kubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.
-    #[serde(rename = "clusterTrustBundle", skip_serializing_if = "Option::is_none")]
     pub cluster_trust_bundle: Option<crate::api::core::v1::ClusterTrustBundleProjection>,
     /// configMap information about the configMap data to project
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapProjection>,
     /// downwardAPI information about the downwardAPI data to project
-    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjection>,
     /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.
     ///
@@ -32,14 +29,88 @@ pub struct VolumeProjection {
     /// Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.
     ///
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
-    #[serde(rename = "podCertificate", skip_serializing_if = "Option::is_none")]
     pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjection>,
     /// secret information about the secret data to project
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretProjection>,
     /// serviceAccountToken is information about the serviceAccountToken data to project
-    #[serde(rename = "serviceAccountToken", skip_serializing_if = "Option::is_none")]
     pub service_account_token: Option<
         crate::api::core::v1::ServiceAccountTokenProjection,
     >,
+}
+impl crate::serde_util::DeStruct for VolumeProjection {
+    const NAME: &'static str = "VolumeProjection";
+    const FIELDS: &'static [&'static str] = &[
+        "clusterTrustBundle",
+        "configMap",
+        "downwardAPI",
+        "podCertificate",
+        "secret",
+        "serviceAccountToken",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clusterTrustBundle" => 0,
+            "configMap" => 1,
+            "downwardAPI" => 2,
+            "podCertificate" => 3,
+            "secret" => 4,
+            "serviceAccountToken" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.cluster_trust_bundle = map.next_value()?,
+            1 => self.config_map = map.next_value()?,
+            2 => self.downward_api = map.next_value()?,
+            3 => self.pod_certificate = map.next_value()?,
+            4 => self.secret = map.next_value()?,
+            5 => self.service_account_token = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeProjection {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeProjection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.cluster_trust_bundle.is_some())
+            + usize::from(self.config_map.is_some())
+            + usize::from(self.downward_api.is_some())
+            + usize::from(self.pod_certificate.is_some())
+            + usize::from(self.secret.is_some())
+            + usize::from(self.service_account_token.is_some());
+        let mut state = serializer.serialize_struct("VolumeProjection", len)?;
+        if let Some(value) = &self.cluster_trust_bundle {
+            state.serialize_field("clusterTrustBundle", value)?;
+        }
+        if let Some(value) = &self.config_map {
+            state.serialize_field("configMap", value)?;
+        }
+        if let Some(value) = &self.downward_api {
+            state.serialize_field("downwardAPI", value)?;
+        }
+        if let Some(value) = &self.pod_certificate {
+            state.serialize_field("podCertificate", value)?;
+        }
+        if let Some(value) = &self.secret {
+            state.serialize_field("secret", value)?;
+        }
+        if let Some(value) = &self.service_account_token {
+            state.serialize_field("serviceAccountToken", value)?;
+        }
+        state.end()
+    }
 }

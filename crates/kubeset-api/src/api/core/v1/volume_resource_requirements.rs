@@ -2,10 +2,9 @@
 // Source: definition `io.k8s.api.core.v1.VolumeResourceRequirements` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// VolumeResourceRequirements describes the storage resource requirements for a volume.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<
         std::collections::BTreeMap<
             String,
@@ -13,11 +12,56 @@ pub struct VolumeResourceRequirements {
         >,
     >,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<
         std::collections::BTreeMap<
             String,
             crate::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
+}
+impl crate::serde_util::DeStruct for VolumeResourceRequirements {
+    const NAME: &'static str = "VolumeResourceRequirements";
+    const FIELDS: &'static [&'static str] = &["limits", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "limits" => 0,
+            "requests" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.limits = map.next_value()?,
+            1 => self.requests = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeResourceRequirements {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeResourceRequirements {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.limits.is_some())
+            + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("VolumeResourceRequirements", len)?;
+        if let Some(value) = &self.limits {
+            state.serialize_field("limits", value)?;
+        }
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

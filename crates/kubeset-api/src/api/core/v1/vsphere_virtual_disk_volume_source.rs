@@ -2,22 +2,75 @@
 // Source: definition `io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Represents a vSphere volume resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VsphereVirtualDiskVolumeSource {
     /// fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.
-    #[serde(rename = "storagePolicyID", skip_serializing_if = "Option::is_none")]
     pub storage_policy_id: Option<String>,
     /// storagePolicyName is the storage Policy Based Management (SPBM) profile name.
-    #[serde(rename = "storagePolicyName", skip_serializing_if = "Option::is_none")]
     pub storage_policy_name: Option<String>,
     /// volumePath is the path that identifies vSphere volume vmdk
-    #[serde(
-        rename = "volumePath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub volume_path: String,
+}
+impl crate::serde_util::DeStruct for VsphereVirtualDiskVolumeSource {
+    const NAME: &'static str = "VsphereVirtualDiskVolumeSource";
+    const FIELDS: &'static [&'static str] = &[
+        "fsType",
+        "storagePolicyID",
+        "storagePolicyName",
+        "volumePath",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fsType" => 0,
+            "storagePolicyID" => 1,
+            "storagePolicyName" => 2,
+            "volumePath" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = map.next_value()?,
+            1 => self.storage_policy_id = map.next_value()?,
+            2 => self.storage_policy_name = map.next_value()?,
+            3 => self.volume_path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VsphereVirtualDiskVolumeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.fs_type.is_some())
+            + usize::from(self.storage_policy_id.is_some())
+            + usize::from(self.storage_policy_name.is_some());
+        let mut state = serializer
+            .serialize_struct("VsphereVirtualDiskVolumeSource", len)?;
+        if let Some(value) = &self.fs_type {
+            state.serialize_field("fsType", value)?;
+        }
+        if let Some(value) = &self.storage_policy_id {
+            state.serialize_field("storagePolicyID", value)?;
+        }
+        if let Some(value) = &self.storage_policy_name {
+            state.serialize_field("storagePolicyName", value)?;
+        }
+        state.serialize_field("volumePath", &self.volume_path)?;
+        state.end()
+    }
 }

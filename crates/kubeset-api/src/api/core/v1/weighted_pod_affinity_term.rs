@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.api.core.v1.WeightedPodAffinityTerm` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WeightedPodAffinityTerm {
     /// Required. A pod affinity term, associated with the corresponding weight.
-    #[serde(
-        rename = "podAffinityTerm",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pod_affinity_term: crate::api::core::v1::PodAffinityTerm,
     /// weight associated with matching the corresponding podAffinityTerm, in the range 1-100.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub weight: i32,
+}
+impl crate::serde_util::DeStruct for WeightedPodAffinityTerm {
+    const NAME: &'static str = "WeightedPodAffinityTerm";
+    const FIELDS: &'static [&'static str] = &["podAffinityTerm", "weight"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "podAffinityTerm" => 0,
+            "weight" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_affinity_term = crate::serde_util::required(map)?,
+            1 => self.weight = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WeightedPodAffinityTerm {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WeightedPodAffinityTerm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("WeightedPodAffinityTerm", len)?;
+        state.serialize_field("podAffinityTerm", &self.pod_affinity_term)?;
+        state.serialize_field("weight", &self.weight)?;
+        state.end()
+    }
 }

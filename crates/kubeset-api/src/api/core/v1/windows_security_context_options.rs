@@ -2,18 +2,78 @@
 // Source: definition `io.k8s.api.core.v1.WindowsSecurityContextOptions` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// WindowsSecurityContextOptions contain Windows-specific options and credentials.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
-    #[serde(rename = "gmsaCredentialSpec", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec: Option<String>,
     /// GMSACredentialSpecName is the name of the GMSA credential spec to use.
-    #[serde(rename = "gmsaCredentialSpecName", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec_name: Option<String>,
     /// HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.
-    #[serde(rename = "hostProcess", skip_serializing_if = "Option::is_none")]
     pub host_process: Option<bool>,
     /// The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsUserName", skip_serializing_if = "Option::is_none")]
     pub run_as_user_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for WindowsSecurityContextOptions {
+    const NAME: &'static str = "WindowsSecurityContextOptions";
+    const FIELDS: &'static [&'static str] = &[
+        "gmsaCredentialSpec",
+        "gmsaCredentialSpecName",
+        "hostProcess",
+        "runAsUserName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "gmsaCredentialSpec" => 0,
+            "gmsaCredentialSpecName" => 1,
+            "hostProcess" => 2,
+            "runAsUserName" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.gmsa_credential_spec = map.next_value()?,
+            1 => self.gmsa_credential_spec_name = map.next_value()?,
+            2 => self.host_process = map.next_value()?,
+            3 => self.run_as_user_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WindowsSecurityContextOptions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WindowsSecurityContextOptions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.gmsa_credential_spec.is_some())
+            + usize::from(self.gmsa_credential_spec_name.is_some())
+            + usize::from(self.host_process.is_some())
+            + usize::from(self.run_as_user_name.is_some());
+        let mut state = serializer
+            .serialize_struct("WindowsSecurityContextOptions", len)?;
+        if let Some(value) = &self.gmsa_credential_spec {
+            state.serialize_field("gmsaCredentialSpec", value)?;
+        }
+        if let Some(value) = &self.gmsa_credential_spec_name {
+            state.serialize_field("gmsaCredentialSpecName", value)?;
+        }
+        if let Some(value) = &self.host_process {
+            state.serialize_field("hostProcess", value)?;
+        }
+        if let Some(value) = &self.run_as_user_name {
+            state.serialize_field("runAsUserName", value)?;
+        }
+        state.end()
+    }
 }

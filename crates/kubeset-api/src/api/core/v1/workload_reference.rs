@@ -2,19 +2,58 @@
 // Source: definition `io.k8s.api.core.v1.WorkloadReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// WorkloadReference identifies the Workload object and PodGroup membership that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadReference {
     /// Name defines the name of the Workload object this Pod belongs to. Workload must be in the same namespace as the Pod. If it doesn't match any existing Workload, the Pod will remain unschedulable until a Workload object is created and observed by the kube-scheduler. It must be a DNS subdomain.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// PodGroup is the name of the PodGroup within the Workload that this Pod belongs to. If it doesn't match any existing PodGroup within the Workload, the Pod will remain unschedulable until the Workload object is recreated and observed by the kube-scheduler. It must be a DNS label.
-    #[serde(
-        rename = "podGroup",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pod_group: String,
     /// PodGroupReplicaKey specifies the replica key of the PodGroup to which this Pod belongs. It is used to distinguish pods belonging to different replicas of the same pod group. The pod group policy is applied separately to each replica. When set, it must be a DNS label.
-    #[serde(rename = "podGroupReplicaKey", skip_serializing_if = "Option::is_none")]
     pub pod_group_replica_key: Option<String>,
+}
+impl crate::serde_util::DeStruct for WorkloadReference {
+    const NAME: &'static str = "WorkloadReference";
+    const FIELDS: &'static [&'static str] = &["name", "podGroup", "podGroupReplicaKey"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "podGroup" => 1,
+            "podGroupReplicaKey" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.pod_group = crate::serde_util::required(map)?,
+            2 => self.pod_group_replica_key = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WorkloadReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WorkloadReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.pod_group_replica_key.is_some());
+        let mut state = serializer.serialize_struct("WorkloadReference", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("podGroup", &self.pod_group)?;
+        if let Some(value) = &self.pod_group_replica_key {
+            state.serialize_field("podGroupReplicaKey", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.api.discovery.v1.EndpointConditions` of kubernetes/v1.35/openapi-v3/apis/discovery.k8s.io/v1.json.
 
 /// EndpointConditions represents the current condition of an endpoint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointConditions {
     /// ready indicates that this endpoint is ready to receive traffic, according to whatever system is managing the endpoint. A nil value should be interpreted as "true". In general, an endpoint should be marked ready if it is serving and not terminating, though this can be overridden in some cases, such as when the associated Service has set the publishNotReadyAddresses flag.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// serving indicates that this endpoint is able to receive traffic, according to whatever system is managing the endpoint. For endpoints backed by pods, the EndpointSlice controller will mark the endpoint as serving if the pod's Ready condition is True. A nil value should be interpreted as "true".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<bool>,
     /// terminating indicates that this endpoint is terminating. A nil value should be interpreted as "false".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminating: Option<bool>,
+}
+impl crate::serde_util::DeStruct for EndpointConditions {
+    const NAME: &'static str = "EndpointConditions";
+    const FIELDS: &'static [&'static str] = &["ready", "serving", "terminating"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ready" => 0,
+            "serving" => 1,
+            "terminating" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ready = map.next_value()?,
+            1 => self.serving = map.next_value()?,
+            2 => self.terminating = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointConditions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointConditions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ready.is_some()) + usize::from(self.serving.is_some())
+            + usize::from(self.terminating.is_some());
+        let mut state = serializer.serialize_struct("EndpointConditions", len)?;
+        if let Some(value) = &self.ready {
+            state.serialize_field("ready", value)?;
+        }
+        if let Some(value) = &self.serving {
+            state.serialize_field("serving", value)?;
+        }
+        if let Some(value) = &self.terminating {
+            state.serialize_field("terminating", value)?;
+        }
+        state.end()
+    }
 }

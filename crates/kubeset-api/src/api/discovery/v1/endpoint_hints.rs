@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.discovery.v1.EndpointHints` of kubernetes/v1.35/openapi-v3/apis/discovery.k8s.io/v1.json.
 
 /// EndpointHints provides hints describing how an endpoint should be consumed.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointHints {
     /// forNodes indicates the node(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries.
-    #[serde(rename = "forNodes", skip_serializing_if = "Option::is_none")]
     pub for_nodes: Option<Vec<crate::api::discovery::v1::ForNode>>,
     /// forZones indicates the zone(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries.
-    #[serde(rename = "forZones", skip_serializing_if = "Option::is_none")]
     pub for_zones: Option<Vec<crate::api::discovery::v1::ForZone>>,
+}
+impl crate::serde_util::DeStruct for EndpointHints {
+    const NAME: &'static str = "EndpointHints";
+    const FIELDS: &'static [&'static str] = &["forNodes", "forZones"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "forNodes" => 0,
+            "forZones" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.for_nodes = map.next_value()?,
+            1 => self.for_zones = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointHints {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointHints {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.for_nodes.is_some())
+            + usize::from(self.for_zones.is_some());
+        let mut state = serializer.serialize_struct("EndpointHints", len)?;
+        if let Some(value) = &self.for_nodes {
+            state.serialize_field("forNodes", value)?;
+        }
+        if let Some(value) = &self.for_zones {
+            state.serialize_field("forZones", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.discovery.v1.EndpointPort` of kubernetes/v1.35/openapi-v3/apis/discovery.k8s.io/v1.json.
 
 /// EndpointPort represents a Port used by an EndpointSlice
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointPort {
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -14,15 +14,68 @@ pub struct EndpointPort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
     /// name represents the name of this port. All ports in an EndpointSlice must have a unique name. If the EndpointSlice is derived from a Kubernetes service, this corresponds to the Service.ports[].name. Name must either be an empty string or pass DNS_LABEL validation: * must be no more than 63 characters long. * must consist of lower case alphanumeric characters or '-'. * must start and end with an alphanumeric character. Default is empty string.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// port represents the port number of the endpoint. If the EndpointSlice is derived from a Kubernetes service, this must be set to the service's target port. EndpointSlices used for other purposes may have a nil port.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// protocol represents the IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+}
+impl crate::serde_util::DeStruct for EndpointPort {
+    const NAME: &'static str = "EndpointPort";
+    const FIELDS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "appProtocol" => 0,
+            "name" => 1,
+            "port" => 2,
+            "protocol" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.app_protocol = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.port = map.next_value()?,
+            3 => self.protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointPort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EndpointPort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.app_protocol.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.port.is_some())
+            + usize::from(self.protocol.is_some());
+        let mut state = serializer.serialize_struct("EndpointPort", len)?;
+        if let Some(value) = &self.app_protocol {
+            state.serialize_field("appProtocol", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        if let Some(value) = &self.protocol {
+            state.serialize_field("protocol", value)?;
+        }
+        state.end()
+    }
 }

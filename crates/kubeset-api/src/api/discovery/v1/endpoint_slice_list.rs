@@ -2,14 +2,43 @@
 // Source: definition `io.k8s.api.discovery.v1.EndpointSliceList` of kubernetes/v1.35/openapi-v3/apis/discovery.k8s.io/v1.json.
 
 /// EndpointSliceList represents a list of endpoint slices
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSliceList {
     /// items is the list of endpoint slices
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<crate::api::discovery::v1::EndpointSlice>,
     /// Standard list metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for EndpointSliceList {
+    const NAME: &'static str = "EndpointSliceList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EndpointSliceList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for EndpointSliceList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -18,10 +47,8 @@ impl serde::Serialize for EndpointSliceList {
         let mut state = serializer.serialize_struct("EndpointSliceList", len)?;
         state.serialize_field("apiVersion", "discovery.k8s.io/v1")?;
         state.serialize_field("kind", "EndpointSliceList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.events.v1.Event` of kubernetes/v1.35/openapi-v3/apis/events.k8s.io/v1.json.
 
 /// Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "events.k8s.io",
@@ -15,26 +15,20 @@ pub struct Event {
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.
     pub action: Option<String>,
     /// deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedCount")]
     pub deprecated_count: Option<i32>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedFirstTimestamp")]
     pub deprecated_first_timestamp: Option<
         crate::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedLastTimestamp")]
     pub deprecated_last_timestamp: Option<
         crate::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedSource")]
     pub deprecated_source: Option<crate::api::core::v1::EventSource>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime")]
     pub event_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
     pub note: Option<String>,
@@ -45,16 +39,86 @@ pub struct Event {
     /// related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.
-    #[serde(rename = "reportingController")]
     pub reporting_controller: Option<String>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.
-    #[serde(rename = "reportingInstance")]
     pub reporting_instance: Option<String>,
     /// series is data about the Event series this event represents or nil if it's a singleton Event.
     pub series: Option<crate::api::events::v1::EventSeries>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.
-    #[serde(rename = "type")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for Event {
+    const NAME: &'static str = "Event";
+    const FIELDS: &'static [&'static str] = &[
+        "action",
+        "deprecatedCount",
+        "deprecatedFirstTimestamp",
+        "deprecatedLastTimestamp",
+        "deprecatedSource",
+        "eventTime",
+        "metadata",
+        "note",
+        "reason",
+        "regarding",
+        "related",
+        "reportingController",
+        "reportingInstance",
+        "series",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "action" => 0,
+            "deprecatedCount" => 1,
+            "deprecatedFirstTimestamp" => 2,
+            "deprecatedLastTimestamp" => 3,
+            "deprecatedSource" => 4,
+            "eventTime" => 5,
+            "metadata" => 6,
+            "note" => 7,
+            "reason" => 8,
+            "regarding" => 9,
+            "related" => 10,
+            "reportingController" => 11,
+            "reportingInstance" => 12,
+            "series" => 13,
+            "type" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.action = map.next_value()?,
+            1 => self.deprecated_count = map.next_value()?,
+            2 => self.deprecated_first_timestamp = map.next_value()?,
+            3 => self.deprecated_last_timestamp = map.next_value()?,
+            4 => self.deprecated_source = map.next_value()?,
+            5 => self.event_time = map.next_value()?,
+            6 => self.metadata = crate::serde_util::required(map)?,
+            7 => self.note = map.next_value()?,
+            8 => self.reason = map.next_value()?,
+            9 => self.regarding = map.next_value()?,
+            10 => self.related = map.next_value()?,
+            11 => self.reporting_controller = map.next_value()?,
+            12 => self.reporting_instance = map.next_value()?,
+            13 => self.series = map.next_value()?,
+            14 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Event {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -73,63 +137,48 @@ impl serde::Serialize for Event {
         let mut state = serializer.serialize_struct("Event", len)?;
         state.serialize_field("apiVersion", "events.k8s.io/v1")?;
         state.serialize_field("kind", "Event")?;
-        match &self.action {
-            Some(value) => state.serialize_field("action", value)?,
-            None => state.skip_field("action")?,
+        if let Some(value) = &self.action {
+            state.serialize_field("action", value)?;
         }
-        match &self.deprecated_count {
-            Some(value) => state.serialize_field("deprecatedCount", value)?,
-            None => state.skip_field("deprecatedCount")?,
+        if let Some(value) = &self.deprecated_count {
+            state.serialize_field("deprecatedCount", value)?;
         }
-        match &self.deprecated_first_timestamp {
-            Some(value) => state.serialize_field("deprecatedFirstTimestamp", value)?,
-            None => state.skip_field("deprecatedFirstTimestamp")?,
+        if let Some(value) = &self.deprecated_first_timestamp {
+            state.serialize_field("deprecatedFirstTimestamp", value)?;
         }
-        match &self.deprecated_last_timestamp {
-            Some(value) => state.serialize_field("deprecatedLastTimestamp", value)?,
-            None => state.skip_field("deprecatedLastTimestamp")?,
+        if let Some(value) = &self.deprecated_last_timestamp {
+            state.serialize_field("deprecatedLastTimestamp", value)?;
         }
-        match &self.deprecated_source {
-            Some(value) => state.serialize_field("deprecatedSource", value)?,
-            None => state.skip_field("deprecatedSource")?,
+        if let Some(value) = &self.deprecated_source {
+            state.serialize_field("deprecatedSource", value)?;
         }
-        match &self.event_time {
-            Some(value) => state.serialize_field("eventTime", value)?,
-            None => state.skip_field("eventTime")?,
+        if let Some(value) = &self.event_time {
+            state.serialize_field("eventTime", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.note {
-            Some(value) => state.serialize_field("note", value)?,
-            None => state.skip_field("note")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.note {
+            state.serialize_field("note", value)?;
         }
-        match &self.reason {
-            Some(value) => state.serialize_field("reason", value)?,
-            None => state.skip_field("reason")?,
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
         }
-        match &self.regarding {
-            Some(value) => state.serialize_field("regarding", value)?,
-            None => state.skip_field("regarding")?,
+        if let Some(value) = &self.regarding {
+            state.serialize_field("regarding", value)?;
         }
-        match &self.related {
-            Some(value) => state.serialize_field("related", value)?,
-            None => state.skip_field("related")?,
+        if let Some(value) = &self.related {
+            state.serialize_field("related", value)?;
         }
-        match &self.reporting_controller {
-            Some(value) => state.serialize_field("reportingController", value)?,
-            None => state.skip_field("reportingController")?,
+        if let Some(value) = &self.reporting_controller {
+            state.serialize_field("reportingController", value)?;
         }
-        match &self.reporting_instance {
-            Some(value) => state.serialize_field("reportingInstance", value)?,
-            None => state.skip_field("reportingInstance")?,
+        if let Some(value) = &self.reporting_instance {
+            state.serialize_field("reportingInstance", value)?;
         }
-        match &self.series {
-            Some(value) => state.serialize_field("series", value)?,
-            None => state.skip_field("series")?,
+        if let Some(value) = &self.series {
+            state.serialize_field("series", value)?;
         }
-        match &self.type_ {
-            Some(value) => state.serialize_field("type", value)?,
-            None => state.skip_field("type")?,
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
         }
         state.end()
     }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.events.v1.EventSeries` of kubernetes/v1.35/openapi-v3/apis/events.k8s.io/v1.json.
 
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters. The default event reporter in "k8s.io/client-go/tools/events/event_broadcaster.go" shows how this struct is updated on heartbeats and can guide customized reporter implementations.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSeries {
     /// count is the number of occurrences in this series up to the last heartbeat time.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub count: i32,
     /// lastObservedTime is the time when last Event from the series was seen before last heartbeat.
-    #[serde(rename = "lastObservedTime", skip_serializing_if = "Option::is_none")]
     pub last_observed_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
+}
+impl crate::serde_util::DeStruct for EventSeries {
+    const NAME: &'static str = "EventSeries";
+    const FIELDS: &'static [&'static str] = &["count", "lastObservedTime"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "count" => 0,
+            "lastObservedTime" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.count = crate::serde_util::required(map)?,
+            1 => self.last_observed_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for EventSeries {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for EventSeries {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.last_observed_time.is_some());
+        let mut state = serializer.serialize_struct("EventSeries", len)?;
+        state.serialize_field("count", &self.count)?;
+        if let Some(value) = &self.last_observed_time {
+            state.serialize_field("lastObservedTime", value)?;
+        }
+        state.end()
+    }
 }

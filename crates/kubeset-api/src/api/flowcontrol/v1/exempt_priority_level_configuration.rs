@@ -2,21 +2,66 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExemptPriorityLevelConfiguration {
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels.  This value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.
     ///
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats nominally reserved for this priority level. This DOES NOT limit the dispatching from this priority level but affects the other priority levels through the borrowing mechanism. The server's concurrency limit (ServerCL) is divided among all the priority levels in proportion to their NCS values:
     ///
     /// NominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)
     ///
     /// Bigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level. This field has a default value of zero.
-    #[serde(
-        rename = "nominalConcurrencyShares",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub nominal_concurrency_shares: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ExemptPriorityLevelConfiguration {
+    const NAME: &'static str = "ExemptPriorityLevelConfiguration";
+    const FIELDS: &'static [&'static str] = &[
+        "lendablePercent",
+        "nominalConcurrencyShares",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lendablePercent" => 0,
+            "nominalConcurrencyShares" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.lendable_percent = map.next_value()?,
+            1 => self.nominal_concurrency_shares = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ExemptPriorityLevelConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.lendable_percent.is_some())
+            + usize::from(self.nominal_concurrency_shares.is_some());
+        let mut state = serializer
+            .serialize_struct("ExemptPriorityLevelConfiguration", len)?;
+        if let Some(value) = &self.lendable_percent {
+            state.serialize_field("lendablePercent", value)?;
+        }
+        if let Some(value) = &self.nominal_concurrency_shares {
+            state.serialize_field("nominalConcurrencyShares", value)?;
+        }
+        state.end()
+    }
 }

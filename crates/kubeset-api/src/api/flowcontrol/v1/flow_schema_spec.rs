@@ -2,24 +2,80 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.FlowSchemaSpec` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// FlowSchemaSpec describes how the FlowSchema's specification looks like.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaSpec {
     /// `distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.
-    #[serde(rename = "distinguisherMethod", skip_serializing_if = "Option::is_none")]
     pub distinguisher_method: Option<
         crate::api::flowcontrol::v1::FlowDistinguisherMethod,
     >,
     /// `matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.
-    #[serde(rename = "matchingPrecedence", skip_serializing_if = "Option::is_none")]
     pub matching_precedence: Option<i32>,
     /// `priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status. Required.
-    #[serde(
-        rename = "priorityLevelConfiguration",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub priority_level_configuration: crate::api::flowcontrol::v1::PriorityLevelConfigurationReference,
     /// `rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<crate::api::flowcontrol::v1::PolicyRulesWithSubjects>>,
+}
+impl crate::serde_util::DeStruct for FlowSchemaSpec {
+    const NAME: &'static str = "FlowSchemaSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "distinguisherMethod",
+        "matchingPrecedence",
+        "priorityLevelConfiguration",
+        "rules",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "distinguisherMethod" => 0,
+            "matchingPrecedence" => 1,
+            "priorityLevelConfiguration" => 2,
+            "rules" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.distinguisher_method = map.next_value()?,
+            1 => self.matching_precedence = map.next_value()?,
+            2 => self.priority_level_configuration = crate::serde_util::required(map)?,
+            3 => self.rules = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FlowSchemaSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FlowSchemaSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.distinguisher_method.is_some())
+            + usize::from(self.matching_precedence.is_some())
+            + usize::from(self.rules.is_some());
+        let mut state = serializer.serialize_struct("FlowSchemaSpec", len)?;
+        if let Some(value) = &self.distinguisher_method {
+            state.serialize_field("distinguisherMethod", value)?;
+        }
+        if let Some(value) = &self.matching_precedence {
+            state.serialize_field("matchingPrecedence", value)?;
+        }
+        state
+            .serialize_field(
+                "priorityLevelConfiguration",
+                &self.priority_level_configuration,
+            )?;
+        if let Some(value) = &self.rules {
+            state.serialize_field("rules", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.FlowSchemaStatus` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// FlowSchemaStatus represents the current state of a FlowSchema.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaStatus {
     /// `conditions` is a list of the current states of FlowSchema.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::api::flowcontrol::v1::FlowSchemaCondition>>,
+}
+impl crate::serde_util::DeStruct for FlowSchemaStatus {
+    const NAME: &'static str = "FlowSchemaStatus";
+    const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.conditions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for FlowSchemaStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for FlowSchemaStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some());
+        let mut state = serializer.serialize_struct("FlowSchemaStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,22 +4,19 @@
 /// LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits. It addresses two issues:
 ///   - How are requests for this priority level limited?
 ///   - What should be done with requests that exceed the limit?
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitedPriorityLevelConfiguration {
     /// `borrowingLimitPercent`, if present, configures a limit on how many seats this priority level can borrow from other priority levels. The limit is known as this level's BorrowingConcurrencyLimit (BorrowingCL) and is a limit on the total number of seats that this level may borrow at any one time. This field holds the ratio of that limit to the level's nominal concurrency limit. When this field is non-nil, it must hold a non-negative integer and the limit is calculated as follows.
     ///
     /// BorrowingCL(i) = round( NominalCL(i) * borrowingLimitPercent(i)/100.0 )
     ///
     /// The value of this field can be more than 100, implying that this priority level can borrow a number of seats that is greater than its own nominal concurrency limit (NominalCL). When this field is left `nil`, the limit is effectively infinite.
-    #[serde(rename = "borrowingLimitPercent", skip_serializing_if = "Option::is_none")]
     pub borrowing_limit_percent: Option<i32>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.
     ///
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
     /// `limitResponse` indicates what to do with requests that can not be executed right now
-    #[serde(rename = "limitResponse", skip_serializing_if = "Option::is_none")]
     pub limit_response: Option<crate::api::flowcontrol::v1::LimitResponse>,
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:
     ///
@@ -30,9 +27,69 @@ pub struct LimitedPriorityLevelConfiguration {
     /// If not specified, this field defaults to a value of 30.
     ///
     /// Setting this field to zero supports the construction of a "jail" for this priority level that is used to hold some request(s)
-    #[serde(
-        rename = "nominalConcurrencyShares",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub nominal_concurrency_shares: Option<i32>,
+}
+impl crate::serde_util::DeStruct for LimitedPriorityLevelConfiguration {
+    const NAME: &'static str = "LimitedPriorityLevelConfiguration";
+    const FIELDS: &'static [&'static str] = &[
+        "borrowingLimitPercent",
+        "lendablePercent",
+        "limitResponse",
+        "nominalConcurrencyShares",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "borrowingLimitPercent" => 0,
+            "lendablePercent" => 1,
+            "limitResponse" => 2,
+            "nominalConcurrencyShares" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.borrowing_limit_percent = map.next_value()?,
+            1 => self.lendable_percent = map.next_value()?,
+            2 => self.limit_response = map.next_value()?,
+            3 => self.nominal_concurrency_shares = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LimitedPriorityLevelConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.borrowing_limit_percent.is_some())
+            + usize::from(self.lendable_percent.is_some())
+            + usize::from(self.limit_response.is_some())
+            + usize::from(self.nominal_concurrency_shares.is_some());
+        let mut state = serializer
+            .serialize_struct("LimitedPriorityLevelConfiguration", len)?;
+        if let Some(value) = &self.borrowing_limit_percent {
+            state.serialize_field("borrowingLimitPercent", value)?;
+        }
+        if let Some(value) = &self.lendable_percent {
+            state.serialize_field("lendablePercent", value)?;
+        }
+        if let Some(value) = &self.limit_response {
+            state.serialize_field("limitResponse", value)?;
+        }
+        if let Some(value) = &self.nominal_concurrency_shares {
+            state.serialize_field("nominalConcurrencyShares", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.NonResourcePolicyRule` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourcePolicyRule {
     /// `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:
     ///   - "/healthz" is legal
@@ -11,13 +11,48 @@ pub struct NonResourcePolicyRule {
     ///   - "/hea/*" also matches nothing
     ///   - "/healthz/*" matches all per-component health checks.
     /// "*" matches all non-resource urls. if it is present, it must be the only entry. Required.
-    #[serde(
-        rename = "nonResourceURLs",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub non_resource_urls: Vec<String>,
     /// `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs. If it is present, it must be the only entry. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
+}
+impl crate::serde_util::DeStruct for NonResourcePolicyRule {
+    const NAME: &'static str = "NonResourcePolicyRule";
+    const FIELDS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceURLs" => 0,
+            "verbs" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.non_resource_urls = crate::serde_util::required(map)?,
+            1 => self.verbs = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NonResourcePolicyRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NonResourcePolicyRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("NonResourcePolicyRule", len)?;
+        state.serialize_field("nonResourceURLs", &self.non_resource_urls)?;
+        state.serialize_field("verbs", &self.verbs)?;
+        state.end()
+    }
 }

@@ -2,17 +2,67 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRulesWithSubjects {
     /// `nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.
-    #[serde(rename = "nonResourceRules", skip_serializing_if = "Option::is_none")]
     pub non_resource_rules: Option<
         Vec<crate::api::flowcontrol::v1::NonResourcePolicyRule>,
     >,
     /// `resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.
-    #[serde(rename = "resourceRules", skip_serializing_if = "Option::is_none")]
     pub resource_rules: Option<Vec<crate::api::flowcontrol::v1::ResourcePolicyRule>>,
     /// subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub subjects: Vec<crate::api::flowcontrol::v1::Subject>,
+}
+impl crate::serde_util::DeStruct for PolicyRulesWithSubjects {
+    const NAME: &'static str = "PolicyRulesWithSubjects";
+    const FIELDS: &'static [&'static str] = &[
+        "nonResourceRules",
+        "resourceRules",
+        "subjects",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nonResourceRules" => 0,
+            "resourceRules" => 1,
+            "subjects" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.non_resource_rules = map.next_value()?,
+            1 => self.resource_rules = map.next_value()?,
+            2 => self.subjects = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PolicyRulesWithSubjects {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PolicyRulesWithSubjects {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.non_resource_rules.is_some())
+            + usize::from(self.resource_rules.is_some());
+        let mut state = serializer.serialize_struct("PolicyRulesWithSubjects", len)?;
+        if let Some(value) = &self.non_resource_rules {
+            state.serialize_field("nonResourceRules", value)?;
+        }
+        if let Some(value) = &self.resource_rules {
+            state.serialize_field("resourceRules", value)?;
+        }
+        state.serialize_field("subjects", &self.subjects)?;
+        state.end()
+    }
 }

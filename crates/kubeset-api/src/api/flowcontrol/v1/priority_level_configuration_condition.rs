@@ -2,21 +2,85 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `status` is the status of the condition. Can be True, False, Unknown. Required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// `type` is the type of the condition. Required.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
+}
+impl crate::serde_util::DeStruct for PriorityLevelConfigurationCondition {
+    const NAME: &'static str = "PriorityLevelConfigurationCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "reason" => 2,
+            "status" => 3,
+            "type" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.status = map.next_value()?,
+            4 => self.type_ = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PriorityLevelConfigurationCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.last_transition_time.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.reason.is_some())
+            + usize::from(self.status.is_some()) + usize::from(self.type_.is_some());
+        let mut state = serializer
+            .serialize_struct("PriorityLevelConfigurationCondition", len)?;
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,14 +2,43 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PriorityLevelConfigurationList is a list of PriorityLevelConfiguration objects.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationList {
     /// `items` is a list of request-priorities.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<crate::api::flowcontrol::v1::PriorityLevelConfiguration>,
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for PriorityLevelConfigurationList {
+    const NAME: &'static str = "PriorityLevelConfigurationList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PriorityLevelConfigurationList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for PriorityLevelConfigurationList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -19,10 +48,8 @@ impl serde::Serialize for PriorityLevelConfigurationList {
             .serialize_struct("PriorityLevelConfigurationList", len)?;
         state.serialize_field("apiVersion", "flowcontrol.apiserver.k8s.io/v1")?;
         state.serialize_field("kind", "PriorityLevelConfigurationList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,19 +2,62 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PriorityLevelConfigurationSpec specifies the configuration of a priority level.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationSpec {
     /// `exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `"Limited"`. This field MAY be non-empty if `type` is `"Exempt"`. If empty and `type` is `"Exempt"` then the default values for `ExemptPriorityLevelConfiguration` apply.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exempt: Option<crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration>,
     /// `limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `"Limited"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration>,
     /// `type` indicates whether this priority level is subject to limitation on request execution.  A value of `"Exempt"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `"Limited"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for PriorityLevelConfigurationSpec {
+    const NAME: &'static str = "PriorityLevelConfigurationSpec";
+    const FIELDS: &'static [&'static str] = &["exempt", "limited", "type"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exempt" => 0,
+            "limited" => 1,
+            "type" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.exempt = map.next_value()?,
+            1 => self.limited = map.next_value()?,
+            2 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PriorityLevelConfigurationSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.exempt.is_some())
+            + usize::from(self.limited.is_some());
+        let mut state = serializer
+            .serialize_struct("PriorityLevelConfigurationSpec", len)?;
+        if let Some(value) = &self.exempt {
+            state.serialize_field("exempt", value)?;
+        }
+        if let Some(value) = &self.limited {
+            state.serialize_field("limited", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,11 +2,50 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationStatus {
     /// `conditions` is the current state of "request-priority".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition>,
     >,
+}
+impl crate::serde_util::DeStruct for PriorityLevelConfigurationStatus {
+    const NAME: &'static str = "PriorityLevelConfigurationStatus";
+    const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.conditions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PriorityLevelConfigurationStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some());
+        let mut state = serializer
+            .serialize_struct("PriorityLevelConfigurationStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

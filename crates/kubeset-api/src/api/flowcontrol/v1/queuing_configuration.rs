@@ -2,15 +2,64 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.QueuingConfiguration` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// QueuingConfiguration holds the configuration parameters for queuing
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueuingConfiguration {
     /// `handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.
-    #[serde(rename = "handSize", skip_serializing_if = "Option::is_none")]
     pub hand_size: Option<i32>,
     /// `queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.
-    #[serde(rename = "queueLengthLimit", skip_serializing_if = "Option::is_none")]
     pub queue_length_limit: Option<i32>,
     /// `queues` is the number of queues for this priority level. The queues exist independently at each apiserver. The value must be positive.  Setting it to 1 effectively precludes shufflesharding and thus makes the distinguisher method of associated flow schemas irrelevant.  This field has a default value of 64.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub queues: Option<i32>,
+}
+impl crate::serde_util::DeStruct for QueuingConfiguration {
+    const NAME: &'static str = "QueuingConfiguration";
+    const FIELDS: &'static [&'static str] = &["handSize", "queueLengthLimit", "queues"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "handSize" => 0,
+            "queueLengthLimit" => 1,
+            "queues" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hand_size = map.next_value()?,
+            1 => self.queue_length_limit = map.next_value()?,
+            2 => self.queues = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for QueuingConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for QueuingConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hand_size.is_some())
+            + usize::from(self.queue_length_limit.is_some())
+            + usize::from(self.queues.is_some());
+        let mut state = serializer.serialize_struct("QueuingConfiguration", len)?;
+        if let Some(value) = &self.hand_size {
+            state.serialize_field("handSize", value)?;
+        }
+        if let Some(value) = &self.queue_length_limit {
+            state.serialize_field("queueLengthLimit", value)?;
+        }
+        if let Some(value) = &self.queues {
+            state.serialize_field("queues", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,25 +2,77 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.ResourcePolicyRule` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==""`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePolicyRule {
     /// `apiGroups` is a list of matching API groups and may not be empty. "*" matches all API groups and, if present, must be the only entry. Required.
-    #[serde(
-        rename = "apiGroups",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub api_groups: Vec<String>,
     /// `clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.
-    #[serde(rename = "clusterScope", skip_serializing_if = "Option::is_none")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "*".  Note that "*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<Vec<String>>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, [ "services", "nodes/status" ].  This list may not be empty. "*" matches all resources and, if present, must be the only entry. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resources: Vec<String>,
     /// `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs and, if present, must be the only entry. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
+}
+impl crate::serde_util::DeStruct for ResourcePolicyRule {
+    const NAME: &'static str = "ResourcePolicyRule";
+    const FIELDS: &'static [&'static str] = &[
+        "apiGroups",
+        "clusterScope",
+        "namespaces",
+        "resources",
+        "verbs",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "clusterScope" => 1,
+            "namespaces" => 2,
+            "resources" => 3,
+            "verbs" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_groups = crate::serde_util::required(map)?,
+            1 => self.cluster_scope = map.next_value()?,
+            2 => self.namespaces = map.next_value()?,
+            3 => self.resources = crate::serde_util::required(map)?,
+            4 => self.verbs = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourcePolicyRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourcePolicyRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.cluster_scope.is_some())
+            + usize::from(self.namespaces.is_some());
+        let mut state = serializer.serialize_struct("ResourcePolicyRule", len)?;
+        state.serialize_field("apiGroups", &self.api_groups)?;
+        if let Some(value) = &self.cluster_scope {
+            state.serialize_field("clusterScope", value)?;
+        }
+        if let Some(value) = &self.namespaces {
+            state.serialize_field("namespaces", value)?;
+        }
+        state.serialize_field("resources", &self.resources)?;
+        state.serialize_field("verbs", &self.verbs)?;
+        state.end()
+    }
 }

@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.ServiceAccountSubject` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountSubject {
     /// `name` is the name of matching ServiceAccount objects, or "*" to match regardless of name. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// `namespace` is the namespace of matching ServiceAccount objects. Required.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub namespace: String,
+}
+impl crate::serde_util::DeStruct for ServiceAccountSubject {
+    const NAME: &'static str = "ServiceAccountSubject";
+    const FIELDS: &'static [&'static str] = &["name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.namespace = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceAccountSubject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceAccountSubject {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ServiceAccountSubject", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("namespace", &self.namespace)?;
+        state.end()
+    }
 }

@@ -2,18 +2,69 @@
 // Source: definition `io.k8s.api.flowcontrol.v1.Subject` of kubernetes/v1.35/openapi-v3/apis/flowcontrol.apiserver.k8s.io/v1.json.
 
 /// Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Subject {
     /// `group` matches based on user group name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::api::flowcontrol::v1::GroupSubject>,
     /// `kind` indicates which one of the other fields is non-empty. Required
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// `serviceAccount` matches ServiceAccounts.
-    #[serde(rename = "serviceAccount", skip_serializing_if = "Option::is_none")]
     pub service_account: Option<crate::api::flowcontrol::v1::ServiceAccountSubject>,
     /// `user` matches based on username.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::flowcontrol::v1::UserSubject>,
+}
+impl crate::serde_util::DeStruct for Subject {
+    const NAME: &'static str = "Subject";
+    const FIELDS: &'static [&'static str] = &["group", "kind", "serviceAccount", "user"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "kind" => 1,
+            "serviceAccount" => 2,
+            "user" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.service_account = map.next_value()?,
+            3 => self.user = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Subject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Subject {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.group.is_some())
+            + usize::from(self.service_account.is_some())
+            + usize::from(self.user.is_some());
+        let mut state = serializer.serialize_struct("Subject", len)?;
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        if let Some(value) = &self.service_account {
+            state.serialize_field("serviceAccount", value)?;
+        }
+        if let Some(value) = &self.user {
+            state.serialize_field("user", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,13 +2,11 @@
 // Source: definition `io.k8s.api.networking.v1.HTTPIngressPath` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressPath {
     /// backend defines the referenced service endpoint to which the traffic will be forwarded to.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub backend: crate::api::networking::v1::IngressBackend,
     /// path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional "path" part of a URL as defined by RFC 3986. Paths must begin with a '/' and must be present when using PathType with value "Exact" or "Prefix".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// pathType determines the interpretation of the path matching. PathType can be one of the following values: * Exact: Matches the URL path exactly. * Prefix: Matches based on a URL path prefix split by '/'. Matching is
     ///   done on a path element by element basis. A path element refers is the
@@ -21,10 +19,51 @@ pub struct HTTPIngressPath {
     ///   the IngressClass. Implementations can treat this as a separate PathType
     ///   or treat it identically to Prefix or Exact path types.
     /// Implementations are required to support all path types.
-    #[serde(
-        rename = "pathType",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub path_type: String,
+}
+impl crate::serde_util::DeStruct for HTTPIngressPath {
+    const NAME: &'static str = "HTTPIngressPath";
+    const FIELDS: &'static [&'static str] = &["backend", "path", "pathType"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "backend" => 0,
+            "path" => 1,
+            "pathType" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.backend = crate::serde_util::required(map)?,
+            1 => self.path = map.next_value()?,
+            2 => self.path_type = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HTTPIngressPath {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HTTPIngressPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.path.is_some());
+        let mut state = serializer.serialize_struct("HTTPIngressPath", len)?;
+        state.serialize_field("backend", &self.backend)?;
+        if let Some(value) = &self.path {
+            state.serialize_field("path", value)?;
+        }
+        state.serialize_field("pathType", &self.path_type)?;
+        state.end()
+    }
 }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.networking.v1.HTTPIngressRuleValue` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressRuleValue {
     /// paths is a collection of paths that map requests to backends.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub paths: Vec<crate::api::networking::v1::HTTPIngressPath>,
+}
+impl crate::serde_util::DeStruct for HTTPIngressRuleValue {
+    const NAME: &'static str = "HTTPIngressRuleValue";
+    const FIELDS: &'static [&'static str] = &["paths"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "paths" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.paths = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for HTTPIngressRuleValue {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for HTTPIngressRuleValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("HTTPIngressRuleValue", len)?;
+        state.serialize_field("paths", &self.paths)?;
+        state.end()
+    }
 }

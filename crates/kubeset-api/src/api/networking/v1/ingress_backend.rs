@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.networking.v1.IngressBackend` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressBackend describes all endpoints for a given service and port.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with "Service".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// service references a service as a backend. This is a mutually exclusive setting with "Resource".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::api::networking::v1::IngressServiceBackend>,
+}
+impl crate::serde_util::DeStruct for IngressBackend {
+    const NAME: &'static str = "IngressBackend";
+    const FIELDS: &'static [&'static str] = &["resource", "service"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resource" => 0,
+            "service" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource = map.next_value()?,
+            1 => self.service = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressBackend {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressBackend {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.resource.is_some())
+            + usize::from(self.service.is_some());
+        let mut state = serializer.serialize_struct("IngressBackend", len)?;
+        if let Some(value) = &self.resource {
+            state.serialize_field("resource", value)?;
+        }
+        if let Some(value) = &self.service {
+            state.serialize_field("service", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,21 +2,80 @@
 // Source: definition `io.k8s.api.networking.v1.IngressClassParametersReference` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassParametersReference {
     /// apiGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// kind is the type of resource being referenced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// name is the name of resource being referenced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// namespace is the namespace of the resource being referenced. This field is required when scope is set to "Namespace" and must be unset when scope is set to "Cluster".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// scope represents if this refers to a cluster or namespace scoped resource. This may be set to "Cluster" (default) or "Namespace".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+impl crate::serde_util::DeStruct for IngressClassParametersReference {
+    const NAME: &'static str = "IngressClassParametersReference";
+    const FIELDS: &'static [&'static str] = &[
+        "apiGroup",
+        "kind",
+        "name",
+        "namespace",
+        "scope",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            "namespace" => 3,
+            "scope" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.name = crate::serde_util::required(map)?,
+            3 => self.namespace = map.next_value()?,
+            4 => self.scope = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressClassParametersReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressClassParametersReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.api_group.is_some())
+            + usize::from(self.namespace.is_some()) + usize::from(self.scope.is_some());
+        let mut state = serializer
+            .serialize_struct("IngressClassParametersReference", len)?;
+        if let Some(value) = &self.api_group {
+            state.serialize_field("apiGroup", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.scope {
+            state.serialize_field("scope", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.networking.v1.IngressClassSpec` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressClassSpec provides information about the class of an Ingress.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassSpec {
     /// controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. "acme.io/ingress-controller". This field is immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<String>,
     /// parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<crate::api::networking::v1::IngressClassParametersReference>,
+}
+impl crate::serde_util::DeStruct for IngressClassSpec {
+    const NAME: &'static str = "IngressClassSpec";
+    const FIELDS: &'static [&'static str] = &["controller", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controller" => 0,
+            "parameters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.controller = map.next_value()?,
+            1 => self.parameters = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressClassSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressClassSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.controller.is_some())
+            + usize::from(self.parameters.is_some());
+        let mut state = serializer.serialize_struct("IngressClassSpec", len)?;
+        if let Some(value) = &self.controller {
+            state.serialize_field("controller", value)?;
+        }
+        if let Some(value) = &self.parameters {
+            state.serialize_field("parameters", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.api.networking.v1.IngressLoadBalancerIngress` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressLoadBalancerIngress represents the status of a load-balancer ingress point.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerIngress {
     /// hostname is set for load-balancer ingress points that are DNS based.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// ip is set for load-balancer ingress points that are IP based.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// ports provides information about the ports exposed by this LoadBalancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::networking::v1::IngressPortStatus>>,
+}
+impl crate::serde_util::DeStruct for IngressLoadBalancerIngress {
+    const NAME: &'static str = "IngressLoadBalancerIngress";
+    const FIELDS: &'static [&'static str] = &["hostname", "ip", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hostname" => 0,
+            "ip" => 1,
+            "ports" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hostname = map.next_value()?,
+            1 => self.ip = map.next_value()?,
+            2 => self.ports = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressLoadBalancerIngress {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressLoadBalancerIngress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hostname.is_some()) + usize::from(self.ip.is_some())
+            + usize::from(self.ports.is_some());
+        let mut state = serializer.serialize_struct("IngressLoadBalancerIngress", len)?;
+        if let Some(value) = &self.hostname {
+            state.serialize_field("hostname", value)?;
+        }
+        if let Some(value) = &self.ip {
+            state.serialize_field("ip", value)?;
+        }
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.networking.v1.IngressLoadBalancerStatus` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressLoadBalancerStatus represents the status of a load-balancer.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerStatus {
     /// ingress is a list containing ingress points for the load-balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<Vec<crate::api::networking::v1::IngressLoadBalancerIngress>>,
+}
+impl crate::serde_util::DeStruct for IngressLoadBalancerStatus {
+    const NAME: &'static str = "IngressLoadBalancerStatus";
+    const FIELDS: &'static [&'static str] = &["ingress"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ingress" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.ingress = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressLoadBalancerStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressLoadBalancerStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ingress.is_some());
+        let mut state = serializer.serialize_struct("IngressLoadBalancerStatus", len)?;
+        if let Some(value) = &self.ingress {
+            state.serialize_field("ingress", value)?;
+        }
+        state.end()
+    }
 }

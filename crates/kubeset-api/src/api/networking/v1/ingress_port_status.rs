@@ -2,18 +2,61 @@
 // Source: definition `io.k8s.api.networking.v1.IngressPortStatus` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressPortStatus represents the error condition of a service port
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressPortStatus {
     /// error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use
     ///   CamelCase names
     /// - cloud provider specific error values must have names that comply with the
     ///   format foo.example.com/CamelCase.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// port is the port number of the ingress port.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub port: i32,
     /// protocol is the protocol of the ingress port. The supported values are: "TCP", "UDP", "SCTP"
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub protocol: String,
+}
+impl crate::serde_util::DeStruct for IngressPortStatus {
+    const NAME: &'static str = "IngressPortStatus";
+    const FIELDS: &'static [&'static str] = &["error", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "error" => 0,
+            "port" => 1,
+            "protocol" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.error = map.next_value()?,
+            1 => self.port = crate::serde_util::required(map)?,
+            2 => self.protocol = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressPortStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressPortStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.error.is_some());
+        let mut state = serializer.serialize_struct("IngressPortStatus", len)?;
+        if let Some(value) = &self.error {
+            state.serialize_field("error", value)?;
+        }
+        state.serialize_field("port", &self.port)?;
+        state.serialize_field("protocol", &self.protocol)?;
+        state.end()
+    }
 }

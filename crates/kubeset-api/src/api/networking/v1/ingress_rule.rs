@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.networking.v1.IngressRule` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressRule represents the rules mapping the paths under a specified host to the related backend services. Incoming requests are first evaluated for a host match, then routed to the backend associated with the matching IngressRuleValue.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRule {
     /// host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the "host" part of the URI as defined in RFC 3986: 1. IPs are not allowed. Currently an IngressRuleValue can only apply to
     ///    the IP in the Spec of the parent Ingress.
@@ -12,9 +12,52 @@ pub struct IngressRule {
     /// Both these may change in the future. Incoming requests are matched against the host before the IngressRuleValue. If the host is unspecified, the Ingress routes all traffic based on the specified IngressRuleValue.
     ///
     /// host can be "precise" which is a domain name without the terminating dot of a network host (e.g. "foo.bar.com") or "wildcard", which is a domain name prefixed with a single wildcard label (e.g. "*.foo.com"). The wildcard character '*' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == "*"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// `http` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::networking::v1::HTTPIngressRuleValue>,
+}
+impl crate::serde_util::DeStruct for IngressRule {
+    const NAME: &'static str = "IngressRule";
+    const FIELDS: &'static [&'static str] = &["host", "http"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "host" => 0,
+            "http" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.host = map.next_value()?,
+            1 => self.http = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.host.is_some()) + usize::from(self.http.is_some());
+        let mut state = serializer.serialize_struct("IngressRule", len)?;
+        if let Some(value) = &self.host {
+            state.serialize_field("host", value)?;
+        }
+        if let Some(value) = &self.http {
+            state.serialize_field("http", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.networking.v1.IngressServiceBackend` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressServiceBackend references a Kubernetes Service as a Backend.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressServiceBackend {
     /// name is the referenced service. The service must exist in the same namespace as the Ingress object.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// port of the referenced service. A port name or port number is required for a IngressServiceBackend.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<crate::api::networking::v1::ServiceBackendPort>,
+}
+impl crate::serde_util::DeStruct for IngressServiceBackend {
+    const NAME: &'static str = "IngressServiceBackend";
+    const FIELDS: &'static [&'static str] = &["name", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "port" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressServiceBackend {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressServiceBackend {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.port.is_some());
+        let mut state = serializer.serialize_struct("IngressServiceBackend", len)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        state.end()
+    }
 }

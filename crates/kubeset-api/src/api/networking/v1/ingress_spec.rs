@@ -2,18 +2,76 @@
 // Source: definition `io.k8s.api.networking.v1.IngressSpec` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressSpec describes the Ingress the user wishes to exist.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
     /// defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.
-    #[serde(rename = "defaultBackend", skip_serializing_if = "Option::is_none")]
     pub default_backend: Option<crate::api::networking::v1::IngressBackend>,
     /// ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -> IngressClass -> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.
-    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<Vec<crate::api::networking::v1::IngressRule>>,
     /// tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443. If multiple members of this list specify different hosts, they will be multiplexed on the same port according to the hostname specified through the SNI TLS extension, if the ingress controller fulfilling the ingress supports SNI.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<Vec<crate::api::networking::v1::IngressTLS>>,
+}
+impl crate::serde_util::DeStruct for IngressSpec {
+    const NAME: &'static str = "IngressSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "defaultBackend",
+        "ingressClassName",
+        "rules",
+        "tls",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "defaultBackend" => 0,
+            "ingressClassName" => 1,
+            "rules" => 2,
+            "tls" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default_backend = map.next_value()?,
+            1 => self.ingress_class_name = map.next_value()?,
+            2 => self.rules = map.next_value()?,
+            3 => self.tls = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default_backend.is_some())
+            + usize::from(self.ingress_class_name.is_some())
+            + usize::from(self.rules.is_some()) + usize::from(self.tls.is_some());
+        let mut state = serializer.serialize_struct("IngressSpec", len)?;
+        if let Some(value) = &self.default_backend {
+            state.serialize_field("defaultBackend", value)?;
+        }
+        if let Some(value) = &self.ingress_class_name {
+            state.serialize_field("ingressClassName", value)?;
+        }
+        if let Some(value) = &self.rules {
+            state.serialize_field("rules", value)?;
+        }
+        if let Some(value) = &self.tls {
+            state.serialize_field("tls", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.networking.v1.IngressStatus` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressStatus describe the current state of the Ingress.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressStatus {
     /// loadBalancer contains the current status of the load-balancer.
-    #[serde(rename = "loadBalancer", skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<crate::api::networking::v1::IngressLoadBalancerStatus>,
+}
+impl crate::serde_util::DeStruct for IngressStatus {
+    const NAME: &'static str = "IngressStatus";
+    const FIELDS: &'static [&'static str] = &["loadBalancer"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "loadBalancer" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.load_balancer = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.load_balancer.is_some());
+        let mut state = serializer.serialize_struct("IngressStatus", len)?;
+        if let Some(value) = &self.load_balancer {
+            state.serialize_field("loadBalancer", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.networking.v1.IngressTLS` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IngressTLS describes the transport layer security associated with an ingress.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressTLS {
     /// hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret. Defaults to the wildcard host setting for the loadbalancer controller fulfilling this Ingress, if left unspecified.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<String>>,
     /// secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone. If the SNI host in a listener conflicts with the "Host" header field used by an IngressRule, the SNI host is used for termination and value of the "Host" header is used for routing.
-    #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for IngressTLS {
+    const NAME: &'static str = "IngressTLS";
+    const FIELDS: &'static [&'static str] = &["hosts", "secretName"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hosts" => 0,
+            "secretName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hosts = map.next_value()?,
+            1 => self.secret_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IngressTLS {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IngressTLS {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hosts.is_some())
+            + usize::from(self.secret_name.is_some());
+        let mut state = serializer.serialize_struct("IngressTLS", len)?;
+        if let Some(value) = &self.hosts {
+            state.serialize_field("hosts", value)?;
+        }
+        if let Some(value) = &self.secret_name {
+            state.serialize_field("secretName", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.networking.v1.IPBlock` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// IPBlock describes a particular CIDR (Ex. "192.168.1.0/24","2001:db8::/64") that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that should not be included within this rule.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPBlock {
     /// cidr is a string representing the IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64"
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub cidr: String,
     /// except is a slice of CIDRs that should not be included within an IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64" Except values will be rejected if they are outside the cidr range
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub except: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for IPBlock {
+    const NAME: &'static str = "IPBlock";
+    const FIELDS: &'static [&'static str] = &["cidr", "except"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cidr" => 0,
+            "except" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.cidr = crate::serde_util::required(map)?,
+            1 => self.except = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IPBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IPBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.except.is_some());
+        let mut state = serializer.serialize_struct("IPBlock", len)?;
+        state.serialize_field("cidr", &self.cidr)?;
+        if let Some(value) = &self.except {
+            state.serialize_field("except", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicy` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "networking.k8s.io",
@@ -13,10 +13,40 @@
 )]
 pub struct NetworkPolicy {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec represents the specification of the desired behavior for this NetworkPolicy.
     pub spec: Option<crate::api::networking::v1::NetworkPolicySpec>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicy {
+    const NAME: &'static str = "NetworkPolicy";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for NetworkPolicy {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -25,11 +55,9 @@ impl serde::Serialize for NetworkPolicy {
         let mut state = serializer.serialize_struct("NetworkPolicy", len)?;
         state.serialize_field("apiVersion", "networking.k8s.io/v1")?;
         state.serialize_field("kind", "NetworkPolicy")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
         state.end()
     }

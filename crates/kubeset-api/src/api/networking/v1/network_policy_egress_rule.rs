@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicyEgressRule` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyEgressRule {
     /// ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::networking::v1::NetworkPolicyPort>>,
     /// to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all destinations (traffic not restricted by destination). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the to list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<Vec<crate::api::networking::v1::NetworkPolicyPeer>>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicyEgressRule {
+    const NAME: &'static str = "NetworkPolicyEgressRule";
+    const FIELDS: &'static [&'static str] = &["ports", "to"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ports" => 0,
+            "to" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ports = map.next_value()?,
+            1 => self.to = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicyEgressRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkPolicyEgressRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ports.is_some()) + usize::from(self.to.is_some());
+        let mut state = serializer.serialize_struct("NetworkPolicyEgressRule", len)?;
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        if let Some(value) = &self.to {
+            state.serialize_field("to", value)?;
+        }
+        state.end()
+    }
 }

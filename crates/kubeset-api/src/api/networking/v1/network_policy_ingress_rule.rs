@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicyIngressRule` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyIngressRule {
     /// from is a list of sources which should be able to access the pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all sources (traffic not restricted by source). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the from list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<Vec<crate::api::networking::v1::NetworkPolicyPeer>>,
     /// ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<crate::api::networking::v1::NetworkPolicyPort>>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicyIngressRule {
+    const NAME: &'static str = "NetworkPolicyIngressRule";
+    const FIELDS: &'static [&'static str] = &["from", "ports"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "from" => 0,
+            "ports" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.from = map.next_value()?,
+            1 => self.ports = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicyIngressRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkPolicyIngressRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.from.is_some()) + usize::from(self.ports.is_some());
+        let mut state = serializer.serialize_struct("NetworkPolicyIngressRule", len)?;
+        if let Some(value) = &self.from {
+            state.serialize_field("from", value)?;
+        }
+        if let Some(value) = &self.ports {
+            state.serialize_field("ports", value)?;
+        }
+        state.end()
+    }
 }

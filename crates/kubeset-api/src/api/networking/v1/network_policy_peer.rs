@@ -2,21 +2,74 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicyPeer` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPeer {
     /// ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.
-    #[serde(rename = "ipBlock", skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::api::networking::v1::IPBlock>,
     /// namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.
     ///
     /// If podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<
         crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.
     ///
     /// If namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicyPeer {
+    const NAME: &'static str = "NetworkPolicyPeer";
+    const FIELDS: &'static [&'static str] = &[
+        "ipBlock",
+        "namespaceSelector",
+        "podSelector",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "ipBlock" => 0,
+            "namespaceSelector" => 1,
+            "podSelector" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip_block = map.next_value()?,
+            1 => self.namespace_selector = map.next_value()?,
+            2 => self.pod_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicyPeer {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkPolicyPeer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ip_block.is_some())
+            + usize::from(self.namespace_selector.is_some())
+            + usize::from(self.pod_selector.is_some());
+        let mut state = serializer.serialize_struct("NetworkPolicyPeer", len)?;
+        if let Some(value) = &self.ip_block {
+            state.serialize_field("ipBlock", value)?;
+        }
+        if let Some(value) = &self.namespace_selector {
+            state.serialize_field("namespaceSelector", value)?;
+        }
+        if let Some(value) = &self.pod_selector {
+            state.serialize_field("podSelector", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicyPort` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicyPort describes a port to allow traffic on
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPort {
     /// endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy. This field cannot be defined if the port field is not defined or if the port field is defined as a named (string) port. The endPort must be equal or greater than port.
-    #[serde(rename = "endPort", skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
     /// port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not specified, this field defaults to TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicyPort {
+    const NAME: &'static str = "NetworkPolicyPort";
+    const FIELDS: &'static [&'static str] = &["endPort", "port", "protocol"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "endPort" => 0,
+            "port" => 1,
+            "protocol" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.end_port = map.next_value()?,
+            1 => self.port = map.next_value()?,
+            2 => self.protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicyPort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkPolicyPort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.end_port.is_some()) + usize::from(self.port.is_some())
+            + usize::from(self.protocol.is_some());
+        let mut state = serializer.serialize_struct("NetworkPolicyPort", len)?;
+        if let Some(value) = &self.end_port {
+            state.serialize_field("endPort", value)?;
+        }
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        if let Some(value) = &self.protocol {
+            state.serialize_field("protocol", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,77 @@
 // Source: definition `io.k8s.api.networking.v1.NetworkPolicySpec` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// NetworkPolicySpec provides the specification of a NetworkPolicy
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicySpec {
     /// egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic matches at least one egress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it selects are isolated by default). This field is beta-level in 1.8
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<Vec<crate::api::networking::v1::NetworkPolicyEgressRule>>,
     /// ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<Vec<crate::api::networking::v1::NetworkPolicyIngressRule>>,
     /// podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ "Egress" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include "Egress" (since such a policy would not include an egress section and would otherwise default to just [ "Ingress" ]). This field is beta-level in 1.8
-    #[serde(rename = "policyTypes", skip_serializing_if = "Option::is_none")]
     pub policy_types: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for NetworkPolicySpec {
+    const NAME: &'static str = "NetworkPolicySpec";
+    const FIELDS: &'static [&'static str] = &[
+        "egress",
+        "ingress",
+        "podSelector",
+        "policyTypes",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "egress" => 0,
+            "ingress" => 1,
+            "podSelector" => 2,
+            "policyTypes" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.egress = map.next_value()?,
+            1 => self.ingress = map.next_value()?,
+            2 => self.pod_selector = map.next_value()?,
+            3 => self.policy_types = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkPolicySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkPolicySpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.egress.is_some())
+            + usize::from(self.ingress.is_some())
+            + usize::from(self.pod_selector.is_some())
+            + usize::from(self.policy_types.is_some());
+        let mut state = serializer.serialize_struct("NetworkPolicySpec", len)?;
+        if let Some(value) = &self.egress {
+            state.serialize_field("egress", value)?;
+        }
+        if let Some(value) = &self.ingress {
+            state.serialize_field("ingress", value)?;
+        }
+        if let Some(value) = &self.pod_selector {
+            state.serialize_field("podSelector", value)?;
+        }
+        if let Some(value) = &self.policy_types {
+            state.serialize_field("policyTypes", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,66 @@
 // Source: definition `io.k8s.api.networking.v1.ParentReference` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// ParentReference describes a reference to a parent object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParentReference {
     /// Group is the group of the object being referenced.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// Name is the name of the object being referenced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Namespace is the namespace of the object being referenced.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Resource is the resource of the object being referenced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resource: String,
+}
+impl crate::serde_util::DeStruct for ParentReference {
+    const NAME: &'static str = "ParentReference";
+    const FIELDS: &'static [&'static str] = &["group", "name", "namespace", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            "resource" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.namespace = map.next_value()?,
+            3 => self.resource = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ParentReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ParentReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.group.is_some())
+            + usize::from(self.namespace.is_some());
+        let mut state = serializer.serialize_struct("ParentReference", len)?;
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        state.serialize_field("resource", &self.resource)?;
+        state.end()
+    }
 }

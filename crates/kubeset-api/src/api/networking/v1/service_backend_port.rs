@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.networking.v1.ServiceBackendPort` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// ServiceBackendPort is the service port being referenced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceBackendPort {
     /// name is the name of the port on the Service. This is a mutually exclusive setting with "Number".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// number is the numerical port number (e.g. 80) on the Service. This is a mutually exclusive setting with "Name".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub number: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ServiceBackendPort {
+    const NAME: &'static str = "ServiceBackendPort";
+    const FIELDS: &'static [&'static str] = &["name", "number"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "number" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.number = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceBackendPort {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceBackendPort {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some()) + usize::from(self.number.is_some());
+        let mut state = serializer.serialize_struct("ServiceBackendPort", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.number {
+            state.serialize_field("number", value)?;
+        }
+        state.end()
+    }
 }

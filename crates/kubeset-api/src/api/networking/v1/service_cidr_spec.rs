@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.networking.v1.ServiceCIDRSpec` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1.json.
 
 /// ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRSpec {
     /// CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cidrs: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for ServiceCIDRSpec {
+    const NAME: &'static str = "ServiceCIDRSpec";
+    const FIELDS: &'static [&'static str] = &["cidrs"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cidrs" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.cidrs = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceCIDRSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceCIDRSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.cidrs.is_some());
+        let mut state = serializer.serialize_struct("ServiceCIDRSpec", len)?;
+        if let Some(value) = &self.cidrs {
+            state.serialize_field("cidrs", value)?;
+        }
+        state.end()
+    }
 }

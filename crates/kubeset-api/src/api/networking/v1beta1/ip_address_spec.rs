@@ -2,13 +2,45 @@
 // Source: definition `io.k8s.api.networking.v1beta1.IPAddressSpec` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1beta1.json.
 
 /// IPAddressSpec describe the attributes in an IP Address.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressSpec {
     /// ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.
-    #[serde(
-        rename = "parentRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub parent_ref: crate::api::networking::v1beta1::ParentReference,
+}
+impl crate::serde_util::DeStruct for IPAddressSpec {
+    const NAME: &'static str = "IPAddressSpec";
+    const FIELDS: &'static [&'static str] = &["parentRef"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "parentRef" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.parent_ref = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for IPAddressSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for IPAddressSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("IPAddressSpec", len)?;
+        state.serialize_field("parentRef", &self.parent_ref)?;
+        state.end()
+    }
 }

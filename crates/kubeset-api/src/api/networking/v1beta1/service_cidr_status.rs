@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.networking.v1beta1.ServiceCIDRStatus` of kubernetes/v1.35/openapi-v3/apis/networking.k8s.io/v1beta1.json.
 
 /// ServiceCIDRStatus describes the current state of the ServiceCIDR.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRStatus {
     /// conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
+}
+impl crate::serde_util::DeStruct for ServiceCIDRStatus {
+    const NAME: &'static str = "ServiceCIDRStatus";
+    const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.conditions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceCIDRStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceCIDRStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some());
+        let mut state = serializer.serialize_struct("ServiceCIDRStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,14 +2,52 @@
 // Source: definition `io.k8s.api.node.v1.Overhead` of kubernetes/v1.35/openapi-v3/apis/node.k8s.io/v1.json.
 
 /// Overhead structure represents the resource overhead associated with running a pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overhead {
     /// podFixed represents the fixed resource overhead associated with running a pod.
-    #[serde(rename = "podFixed", skip_serializing_if = "Option::is_none")]
     pub pod_fixed: Option<
         std::collections::BTreeMap<
             String,
             crate::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
+}
+impl crate::serde_util::DeStruct for Overhead {
+    const NAME: &'static str = "Overhead";
+    const FIELDS: &'static [&'static str] = &["podFixed"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "podFixed" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.pod_fixed = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Overhead {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Overhead {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.pod_fixed.is_some());
+        let mut state = serializer.serialize_struct("Overhead", len)?;
+        if let Some(value) = &self.pod_fixed {
+            state.serialize_field("podFixed", value)?;
+        }
+        state.end()
+    }
 }

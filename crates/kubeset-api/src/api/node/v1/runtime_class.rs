@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.node.v1.RuntimeClass` of kubernetes/v1.35/openapi-v3/apis/node.k8s.io/v1.json.
 
 /// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "node.k8s.io",
@@ -13,16 +13,54 @@
 )]
 pub struct RuntimeClass {
     /// handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called "runc" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub handler: String,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see
     ///  https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/
     pub overhead: Option<crate::api::node::v1::Overhead>,
     /// scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.
     pub scheduling: Option<crate::api::node::v1::Scheduling>,
+}
+impl crate::serde_util::DeStruct for RuntimeClass {
+    const NAME: &'static str = "RuntimeClass";
+    const FIELDS: &'static [&'static str] = &[
+        "handler",
+        "metadata",
+        "overhead",
+        "scheduling",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "handler" => 0,
+            "metadata" => 1,
+            "overhead" => 2,
+            "scheduling" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.handler = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            2 => self.overhead = map.next_value()?,
+            3 => self.scheduling = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RuntimeClass {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for RuntimeClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -32,17 +70,13 @@ impl serde::Serialize for RuntimeClass {
         let mut state = serializer.serialize_struct("RuntimeClass", len)?;
         state.serialize_field("apiVersion", "node.k8s.io/v1")?;
         state.serialize_field("kind", "RuntimeClass")?;
-        let value = &self.handler;
-        state.serialize_field("handler", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.overhead {
-            Some(value) => state.serialize_field("overhead", value)?,
-            None => state.skip_field("overhead")?,
+        state.serialize_field("handler", &self.handler)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.overhead {
+            state.serialize_field("overhead", value)?;
         }
-        match &self.scheduling {
-            Some(value) => state.serialize_field("scheduling", value)?,
-            None => state.skip_field("scheduling")?,
+        if let Some(value) = &self.scheduling {
+            state.serialize_field("scheduling", value)?;
         }
         state.end()
     }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.api.node.v1.Scheduling` of kubernetes/v1.35/openapi-v3/apis/node.k8s.io/v1.json.
 
 /// Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scheduling {
     /// nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<std::collections::BTreeMap<String, String>>,
     /// tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<crate::api::core::v1::Toleration>>,
+}
+impl crate::serde_util::DeStruct for Scheduling {
+    const NAME: &'static str = "Scheduling";
+    const FIELDS: &'static [&'static str] = &["nodeSelector", "tolerations"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "nodeSelector" => 0,
+            "tolerations" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.node_selector = map.next_value()?,
+            1 => self.tolerations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Scheduling {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Scheduling {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.node_selector.is_some())
+            + usize::from(self.tolerations.is_some());
+        let mut state = serializer.serialize_struct("Scheduling", len)?;
+        if let Some(value) = &self.node_selector {
+            state.serialize_field("nodeSelector", value)?;
+        }
+        if let Some(value) = &self.tolerations {
+            state.serialize_field("tolerations", value)?;
+        }
+        state.end()
+    }
 }

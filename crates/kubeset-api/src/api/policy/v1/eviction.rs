@@ -2,14 +2,43 @@
 // Source: definition `io.k8s.api.policy.v1.Eviction` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/<pod name>/evictions.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Eviction {
     /// DeleteOptions may be provided
-    #[serde(rename = "deleteOptions")]
     pub delete_options: Option<crate::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
     /// ObjectMeta describes the pod that is being evicted.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+impl crate::serde_util::DeStruct for Eviction {
+    const NAME: &'static str = "Eviction";
+    const FIELDS: &'static [&'static str] = &["deleteOptions", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "deleteOptions" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.delete_options = map.next_value()?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Eviction {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Eviction {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -18,12 +47,10 @@ impl serde::Serialize for Eviction {
         let mut state = serializer.serialize_struct("Eviction", len)?;
         state.serialize_field("apiVersion", "policy/v1")?;
         state.serialize_field("kind", "Eviction")?;
-        match &self.delete_options {
-            Some(value) => state.serialize_field("deleteOptions", value)?,
-            None => state.skip_field("deleteOptions")?,
+        if let Some(value) = &self.delete_options {
+            state.serialize_field("deleteOptions", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.policy.v1.PodDisruptionBudget` of kubernetes/v1.35/openapi-v3/apis/policy/v1.json.
 
 /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "policy",
@@ -13,12 +13,44 @@
 )]
 pub struct PodDisruptionBudget {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the PodDisruptionBudget.
     pub spec: Option<crate::api::policy::v1::PodDisruptionBudgetSpec>,
     /// Most recently observed status of the PodDisruptionBudget.
     pub status: Option<crate::api::policy::v1::PodDisruptionBudgetStatus>,
+}
+impl crate::serde_util::DeStruct for PodDisruptionBudget {
+    const NAME: &'static str = "PodDisruptionBudget";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodDisruptionBudget {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for PodDisruptionBudget {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -28,15 +60,12 @@ impl serde::Serialize for PodDisruptionBudget {
         let mut state = serializer.serialize_struct("PodDisruptionBudget", len)?;
         state.serialize_field("apiVersion", "policy/v1")?;
         state.serialize_field("kind", "PodDisruptionBudget")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,16 +2,13 @@
 // Source: definition `io.k8s.api.policy.v1.PodDisruptionBudgetSpec` of kubernetes/v1.35/openapi-v3/apis/policy/v1.json.
 
 /// PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudgetSpec {
     /// An eviction is allowed if at most "maxUnavailable" pods selected by "selector" are unavailable after the eviction, i.e. even in absence of the evicted pod. For example, one can prevent all voluntary evictions by specifying 0. This is a mutually exclusive setting with "minAvailable".
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// An eviction is allowed if at least "minAvailable" pods selected by "selector" will still be available after the eviction, i.e. even in the absence of the evicted pod.  So for example you can prevent all voluntary evictions by specifying "100%".
-    #[serde(rename = "minAvailable", skip_serializing_if = "Option::is_none")]
     pub min_available: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// Label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction. Current implementation considers healthy pods, as pods that have status.conditions item with type="Ready",status="True".
     ///
@@ -22,9 +19,68 @@ pub struct PodDisruptionBudgetSpec {
     /// AlwaysAllow policy means that all running pods (status.phase="Running"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.
     ///
     /// Additional policies may be added in the future. Clients making eviction decisions should disallow eviction of unhealthy pods if they encounter an unrecognized policy in this field.
-    #[serde(
-        rename = "unhealthyPodEvictionPolicy",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub unhealthy_pod_eviction_policy: Option<String>,
+}
+impl crate::serde_util::DeStruct for PodDisruptionBudgetSpec {
+    const NAME: &'static str = "PodDisruptionBudgetSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "maxUnavailable",
+        "minAvailable",
+        "selector",
+        "unhealthyPodEvictionPolicy",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "maxUnavailable" => 0,
+            "minAvailable" => 1,
+            "selector" => 2,
+            "unhealthyPodEvictionPolicy" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_unavailable = map.next_value()?,
+            1 => self.min_available = map.next_value()?,
+            2 => self.selector = map.next_value()?,
+            3 => self.unhealthy_pod_eviction_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodDisruptionBudgetSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodDisruptionBudgetSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.max_unavailable.is_some())
+            + usize::from(self.min_available.is_some())
+            + usize::from(self.selector.is_some())
+            + usize::from(self.unhealthy_pod_eviction_policy.is_some());
+        let mut state = serializer.serialize_struct("PodDisruptionBudgetSpec", len)?;
+        if let Some(value) = &self.max_unavailable {
+            state.serialize_field("maxUnavailable", value)?;
+        }
+        if let Some(value) = &self.min_available {
+            state.serialize_field("minAvailable", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        if let Some(value) = &self.unhealthy_pod_eviction_policy {
+            state.serialize_field("unhealthyPodEvictionPolicy", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.policy.v1.PodDisruptionBudgetStatus` of kubernetes/v1.35/openapi-v3/apis/policy/v1.json.
 
 /// PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudgetStatus {
     /// Conditions contain conditions for PDB. The disruption controller sets the DisruptionAllowed condition. The following are known values for the reason field (additional reasons could be added in the future): - SyncFailed: The controller encountered an error and wasn't able to compute
     ///               the number of allowed disruptions. Therefore no disruptions are
@@ -13,24 +13,12 @@ pub struct PodDisruptionBudgetStatus {
     /// - SufficientPods: There are more pods than required by the PodDisruptionBudget.
     ///                   The condition will be True, and the number of allowed
     ///                   disruptions are provided by the disruptionsAllowed property.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// current number of healthy pods
-    #[serde(
-        rename = "currentHealthy",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub current_healthy: i32,
     /// minimum desired number of healthy pods
-    #[serde(
-        rename = "desiredHealthy",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub desired_healthy: i32,
     /// DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.
-    #[serde(rename = "disruptedPods", skip_serializing_if = "Option::is_none")]
     pub disrupted_pods: Option<
         std::collections::BTreeMap<
             String,
@@ -38,20 +26,81 @@ pub struct PodDisruptionBudgetStatus {
         >,
     >,
     /// Number of pod disruptions that are currently allowed.
-    #[serde(
-        rename = "disruptionsAllowed",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub disruptions_allowed: i32,
     /// total number of pods counted by this disruption budget
-    #[serde(
-        rename = "expectedPods",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub expected_pods: i32,
     /// Most recent generation observed when updating this PDB status. DisruptionsAllowed and other status information is valid only if observedGeneration equals to PDB's object generation.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+}
+impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
+    const NAME: &'static str = "PodDisruptionBudgetStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "conditions",
+        "currentHealthy",
+        "desiredHealthy",
+        "disruptedPods",
+        "disruptionsAllowed",
+        "expectedPods",
+        "observedGeneration",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "currentHealthy" => 1,
+            "desiredHealthy" => 2,
+            "disruptedPods" => 3,
+            "disruptionsAllowed" => 4,
+            "expectedPods" => 5,
+            "observedGeneration" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.current_healthy = crate::serde_util::required(map)?,
+            2 => self.desired_healthy = crate::serde_util::required(map)?,
+            3 => self.disrupted_pods = map.next_value()?,
+            4 => self.disruptions_allowed = crate::serde_util::required(map)?,
+            5 => self.expected_pods = crate::serde_util::required(map)?,
+            6 => self.observed_generation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodDisruptionBudgetStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodDisruptionBudgetStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.conditions.is_some())
+            + usize::from(self.disrupted_pods.is_some())
+            + usize::from(self.observed_generation.is_some());
+        let mut state = serializer.serialize_struct("PodDisruptionBudgetStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.serialize_field("currentHealthy", &self.current_healthy)?;
+        state.serialize_field("desiredHealthy", &self.desired_healthy)?;
+        if let Some(value) = &self.disrupted_pods {
+            state.serialize_field("disruptedPods", value)?;
+        }
+        state.serialize_field("disruptionsAllowed", &self.disruptions_allowed)?;
+        state.serialize_field("expectedPods", &self.expected_pods)?;
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.api.rbac.v1.AggregationRule` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AggregationRule {
     /// ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules. If any of the selectors match, then the ClusterRole's permissions will be added
-    #[serde(rename = "clusterRoleSelectors", skip_serializing_if = "Option::is_none")]
     pub cluster_role_selectors: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     >,
+}
+impl crate::serde_util::DeStruct for AggregationRule {
+    const NAME: &'static str = "AggregationRule";
+    const FIELDS: &'static [&'static str] = &["clusterRoleSelectors"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clusterRoleSelectors" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.cluster_role_selectors = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AggregationRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AggregationRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.cluster_role_selectors.is_some());
+        let mut state = serializer.serialize_struct("AggregationRule", len)?;
+        if let Some(value) = &self.cluster_role_selectors {
+            state.serialize_field("clusterRoleSelectors", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.ClusterRole` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "rbac.authorization.k8s.io",
@@ -13,13 +13,44 @@
 )]
 pub struct ClusterRole {
     /// AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.
-    #[serde(rename = "aggregationRule")]
     pub aggregation_rule: Option<crate::api::rbac::v1::AggregationRule>,
     /// Standard object's metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Rules holds all the PolicyRules for this ClusterRole
     pub rules: Option<Vec<crate::api::rbac::v1::PolicyRule>>,
+}
+impl crate::serde_util::DeStruct for ClusterRole {
+    const NAME: &'static str = "ClusterRole";
+    const FIELDS: &'static [&'static str] = &["aggregationRule", "metadata", "rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "aggregationRule" => 0,
+            "metadata" => 1,
+            "rules" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.aggregation_rule = map.next_value()?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            2 => self.rules = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ClusterRole {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ClusterRole {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -29,15 +60,12 @@ impl serde::Serialize for ClusterRole {
         let mut state = serializer.serialize_struct("ClusterRole", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "ClusterRole")?;
-        match &self.aggregation_rule {
-            Some(value) => state.serialize_field("aggregationRule", value)?,
-            None => state.skip_field("aggregationRule")?,
+        if let Some(value) = &self.aggregation_rule {
+            state.serialize_field("aggregationRule", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.rules {
-            Some(value) => state.serialize_field("rules", value)?,
-            None => state.skip_field("rules")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.rules {
+            state.serialize_field("rules", value)?;
         }
         state.end()
     }

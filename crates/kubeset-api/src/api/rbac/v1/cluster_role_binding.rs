@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.ClusterRoleBinding` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "rbac.authorization.k8s.io",
@@ -13,17 +13,44 @@
 )]
 pub struct ClusterRoleBinding {
     /// Standard object's metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.
-    #[serde(
-        rename = "roleRef",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub role_ref: crate::api::rbac::v1::RoleRef,
     /// Subjects holds references to the objects the role applies to.
     pub subjects: Option<Vec<crate::api::rbac::v1::Subject>>,
+}
+impl crate::serde_util::DeStruct for ClusterRoleBinding {
+    const NAME: &'static str = "ClusterRoleBinding";
+    const FIELDS: &'static [&'static str] = &["metadata", "roleRef", "subjects"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "roleRef" => 1,
+            "subjects" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.role_ref = crate::serde_util::required(map)?,
+            2 => self.subjects = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ClusterRoleBinding {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for ClusterRoleBinding {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -32,13 +59,10 @@ impl serde::Serialize for ClusterRoleBinding {
         let mut state = serializer.serialize_struct("ClusterRoleBinding", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "ClusterRoleBinding")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.role_ref;
-        state.serialize_field("roleRef", value)?;
-        match &self.subjects {
-            Some(value) => state.serialize_field("subjects", value)?,
-            None => state.skip_field("subjects")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("roleRef", &self.role_ref)?;
+        if let Some(value) = &self.subjects {
+            state.serialize_field("subjects", value)?;
         }
         state.end()
     }

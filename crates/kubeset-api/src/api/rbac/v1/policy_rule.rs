@@ -2,21 +2,83 @@
 // Source: definition `io.k8s.api.rbac.v1.PolicyRule` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRule {
     /// APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed. "" represents the core API group and "*" represents all API groups.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
     pub api_groups: Option<Vec<String>>,
     /// NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can either apply to API resources (such as "pods" or "secrets") or non-resource URL paths (such as "/api"),  but not both.
-    #[serde(rename = "nonResourceURLs", skip_serializing_if = "Option::is_none")]
     pub non_resource_urls: Option<Vec<String>>,
     /// ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
     pub resource_names: Option<Vec<String>>,
     /// Resources is a list of resources this rule applies to. '*' represents all resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<String>>,
     /// Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
+}
+impl crate::serde_util::DeStruct for PolicyRule {
+    const NAME: &'static str = "PolicyRule";
+    const FIELDS: &'static [&'static str] = &[
+        "apiGroups",
+        "nonResourceURLs",
+        "resourceNames",
+        "resources",
+        "verbs",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroups" => 0,
+            "nonResourceURLs" => 1,
+            "resourceNames" => 2,
+            "resources" => 3,
+            "verbs" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_groups = map.next_value()?,
+            1 => self.non_resource_urls = map.next_value()?,
+            2 => self.resource_names = map.next_value()?,
+            3 => self.resources = map.next_value()?,
+            4 => self.verbs = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PolicyRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PolicyRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.api_groups.is_some())
+            + usize::from(self.non_resource_urls.is_some())
+            + usize::from(self.resource_names.is_some())
+            + usize::from(self.resources.is_some());
+        let mut state = serializer.serialize_struct("PolicyRule", len)?;
+        if let Some(value) = &self.api_groups {
+            state.serialize_field("apiGroups", value)?;
+        }
+        if let Some(value) = &self.non_resource_urls {
+            state.serialize_field("nonResourceURLs", value)?;
+        }
+        if let Some(value) = &self.resource_names {
+            state.serialize_field("resourceNames", value)?;
+        }
+        if let Some(value) = &self.resources {
+            state.serialize_field("resources", value)?;
+        }
+        state.serialize_field("verbs", &self.verbs)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.rbac.v1.Role` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "rbac.authorization.k8s.io",
@@ -13,10 +13,40 @@
 )]
 pub struct Role {
     /// Standard object's metadata.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Rules holds all the PolicyRules for this Role
     pub rules: Option<Vec<crate::api::rbac::v1::PolicyRule>>,
+}
+impl crate::serde_util::DeStruct for Role {
+    const NAME: &'static str = "Role";
+    const FIELDS: &'static [&'static str] = &["metadata", "rules"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "rules" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.rules = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Role {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -25,11 +55,9 @@ impl serde::Serialize for Role {
         let mut state = serializer.serialize_struct("Role", len)?;
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "Role")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.rules {
-            Some(value) => state.serialize_field("rules", value)?,
-            None => state.skip_field("rules")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.rules {
+            state.serialize_field("rules", value)?;
         }
         state.end()
     }

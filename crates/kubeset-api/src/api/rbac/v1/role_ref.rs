@@ -2,19 +2,56 @@
 // Source: definition `io.k8s.api.rbac.v1.RoleRef` of kubernetes/v1.35/openapi-v3/apis/rbac.authorization.k8s.io/v1.json.
 
 /// RoleRef contains information that points to the role being used
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleRef {
     /// APIGroup is the group for the resource being referenced
-    #[serde(
-        rename = "apiGroup",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub api_group: String,
     /// Kind is the type of resource being referenced
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// Name is the name of resource being referenced
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for RoleRef {
+    const NAME: &'static str = "RoleRef";
+    const FIELDS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "kind" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = crate::serde_util::required(map)?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for RoleRef {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for RoleRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("RoleRef", len)?;
+        state.serialize_field("apiGroup", &self.api_group)?;
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

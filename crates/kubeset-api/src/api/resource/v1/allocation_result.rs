@@ -2,17 +2,70 @@
 // Source: definition `io.k8s.api.resource.v1.AllocationResult` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// AllocationResult contains attributes of an allocated resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocationResult {
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.
-    #[serde(rename = "allocationTimestamp", skip_serializing_if = "Option::is_none")]
     pub allocation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Devices is the result of allocating devices.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::api::resource::v1::DeviceAllocationResult>,
     /// NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
+}
+impl crate::serde_util::DeStruct for AllocationResult {
+    const NAME: &'static str = "AllocationResult";
+    const FIELDS: &'static [&'static str] = &[
+        "allocationTimestamp",
+        "devices",
+        "nodeSelector",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocationTimestamp" => 0,
+            "devices" => 1,
+            "nodeSelector" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocation_timestamp = map.next_value()?,
+            1 => self.devices = map.next_value()?,
+            2 => self.node_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AllocationResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AllocationResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.allocation_timestamp.is_some())
+            + usize::from(self.devices.is_some())
+            + usize::from(self.node_selector.is_some());
+        let mut state = serializer.serialize_struct("AllocationResult", len)?;
+        if let Some(value) = &self.allocation_timestamp {
+            state.serialize_field("allocationTimestamp", value)?;
+        }
+        if let Some(value) = &self.devices {
+            state.serialize_field("devices", value)?;
+        }
+        if let Some(value) = &self.node_selector {
+            state.serialize_field("nodeSelector", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1.CELDeviceSelector` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// CELDeviceSelector contains a CEL expression for selecting a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.
     ///
@@ -35,6 +35,42 @@ pub struct CELDeviceSelector {
     ///     cel.bind(dra, device.attributes["dra.example.com"], dra.someBool && dra.anotherBool)
     ///
     /// The length of the expression must be smaller or equal to 10 Ki. The cost of evaluating it is also limited based on the estimated number of logical steps.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub expression: String,
+}
+impl crate::serde_util::DeStruct for CELDeviceSelector {
+    const NAME: &'static str = "CELDeviceSelector";
+    const FIELDS: &'static [&'static str] = &["expression"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "expression" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.expression = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CELDeviceSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CELDeviceSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("CELDeviceSelector", len)?;
+        state.serialize_field("expression", &self.expression)?;
+        state.end()
+    }
 }

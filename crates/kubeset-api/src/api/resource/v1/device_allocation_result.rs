@@ -2,14 +2,58 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceAllocationResult` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceAllocationResult is the result of allocating devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAllocationResult {
     /// This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.
     ///
     /// This includes configuration parameters for drivers which have no allocated devices in the result because it is up to the drivers which configuration parameters they support. They can silently ignore unknown configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Vec<crate::api::resource::v1::DeviceAllocationConfiguration>>,
     /// Results lists all allocated devices.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub results: Option<Vec<crate::api::resource::v1::DeviceRequestAllocationResult>>,
+}
+impl crate::serde_util::DeStruct for DeviceAllocationResult {
+    const NAME: &'static str = "DeviceAllocationResult";
+    const FIELDS: &'static [&'static str] = &["config", "results"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "results" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config = map.next_value()?,
+            1 => self.results = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceAllocationResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceAllocationResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config.is_some())
+            + usize::from(self.results.is_some());
+        let mut state = serializer.serialize_struct("DeviceAllocationResult", len)?;
+        if let Some(value) = &self.config {
+            state.serialize_field("config", value)?;
+        }
+        if let Some(value) = &self.results {
+            state.serialize_field("results", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,15 +2,64 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceClaim` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceClaim defines how to request devices with a ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaim {
     /// This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Vec<crate::api::resource::v1::DeviceClaimConfiguration>>,
     /// These constraints must be satisfied by the set of devices that get allocated for the claim.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub constraints: Option<Vec<crate::api::resource::v1::DeviceConstraint>>,
     /// Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<Vec<crate::api::resource::v1::DeviceRequest>>,
+}
+impl crate::serde_util::DeStruct for DeviceClaim {
+    const NAME: &'static str = "DeviceClaim";
+    const FIELDS: &'static [&'static str] = &["config", "constraints", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "constraints" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config = map.next_value()?,
+            1 => self.constraints = map.next_value()?,
+            2 => self.requests = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceClaim {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceClaim {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config.is_some())
+            + usize::from(self.constraints.is_some())
+            + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("DeviceClaim", len)?;
+        if let Some(value) = &self.config {
+            state.serialize_field("config", value)?;
+        }
+        if let Some(value) = &self.constraints {
+            state.serialize_field("constraints", value)?;
+        }
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,72 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceClassSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassSpec {
     /// Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.
     ///
     /// They are passed to the driver, but are not considered while allocating the claim.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Vec<crate::api::resource::v1::DeviceClassConfiguration>>,
     /// ExtendedResourceName is the extended resource name for the devices of this class. The devices of this class can be used to satisfy a pod's extended resource requests. It has the same format as the name of a pod's extended resource. It should be unique among all the device classes in a cluster. If two device classes have the same name, then the class created later is picked to satisfy a pod's extended resource requests. If two classes are created at the same time, then the name of the class lexicographically sorted first is picked.
     ///
     /// This is an alpha field.
-    #[serde(rename = "extendedResourceName", skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
     /// Each selector must be satisfied by a device which is claimed via this class.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<Vec<crate::api::resource::v1::DeviceSelector>>,
+}
+impl crate::serde_util::DeStruct for DeviceClassSpec {
+    const NAME: &'static str = "DeviceClassSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "config",
+        "extendedResourceName",
+        "selectors",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "config" => 0,
+            "extendedResourceName" => 1,
+            "selectors" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.config = map.next_value()?,
+            1 => self.extended_resource_name = map.next_value()?,
+            2 => self.selectors = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceClassSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceClassSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.config.is_some())
+            + usize::from(self.extended_resource_name.is_some())
+            + usize::from(self.selectors.is_some());
+        let mut state = serializer.serialize_struct("DeviceClassSpec", len)?;
+        if let Some(value) = &self.config {
+            state.serialize_field("config", value)?;
+        }
+        if let Some(value) = &self.extended_resource_name {
+            state.serialize_field("extendedResourceName", value)?;
+        }
+        if let Some(value) = &self.selectors {
+            state.serialize_field("selectors", value)?;
+        }
+        state.end()
+    }
 }

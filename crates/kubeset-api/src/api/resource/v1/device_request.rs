@@ -2,23 +2,69 @@
 // Source: definition `io.k8s.api.resource.v1.DeviceRequest` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices. With FirstAvailable it is also possible to provide a prioritized list of requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequest {
     /// Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.
     ///
     /// One of Exactly or FirstAvailable must be set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exactly: Option<crate::api::resource::v1::ExactDeviceRequest>,
     /// FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one can not be used.
     ///
     /// DRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.
-    #[serde(rename = "firstAvailable", skip_serializing_if = "Option::is_none")]
     pub first_available: Option<Vec<crate::api::resource::v1::DeviceSubRequest>>,
     /// Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim.
     ///
     /// References using the name in the DeviceRequest will uniquely identify a request when the Exactly field is set. When the FirstAvailable field is set, a reference to the name of the DeviceRequest will match whatever subrequest is chosen by the scheduler.
     ///
     /// Must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for DeviceRequest {
+    const NAME: &'static str = "DeviceRequest";
+    const FIELDS: &'static [&'static str] = &["exactly", "firstAvailable", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "exactly" => 0,
+            "firstAvailable" => 1,
+            "name" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.exactly = map.next_value()?,
+            1 => self.first_available = map.next_value()?,
+            2 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.exactly.is_some())
+            + usize::from(self.first_available.is_some());
+        let mut state = serializer.serialize_struct("DeviceRequest", len)?;
+        if let Some(value) = &self.exactly {
+            state.serialize_field("exactly", value)?;
+        }
+        if let Some(value) = &self.first_available {
+            state.serialize_field("firstAvailable", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

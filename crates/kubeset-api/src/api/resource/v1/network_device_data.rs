@@ -2,19 +2,68 @@
 // Source: definition `io.k8s.api.resource.v1.NetworkDeviceData` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkDeviceData {
     /// HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.
     ///
     /// Must not be longer than 128 characters.
-    #[serde(rename = "hardwareAddress", skip_serializing_if = "Option::is_none")]
     pub hardware_address: Option<String>,
     /// InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod.
     ///
     /// Must not be longer than 256 characters.
-    #[serde(rename = "interfaceName", skip_serializing_if = "Option::is_none")]
     pub interface_name: Option<String>,
     /// IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses. The IPs are in the CIDR notation, which includes both the address and the associated subnet mask. e.g.: "192.0.2.5/24" for IPv4 and "2001:db8::5/64" for IPv6.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ips: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for NetworkDeviceData {
+    const NAME: &'static str = "NetworkDeviceData";
+    const FIELDS: &'static [&'static str] = &["hardwareAddress", "interfaceName", "ips"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "hardwareAddress" => 0,
+            "interfaceName" => 1,
+            "ips" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.hardware_address = map.next_value()?,
+            1 => self.interface_name = map.next_value()?,
+            2 => self.ips = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for NetworkDeviceData {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for NetworkDeviceData {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.hardware_address.is_some())
+            + usize::from(self.interface_name.is_some())
+            + usize::from(self.ips.is_some());
+        let mut state = serializer.serialize_struct("NetworkDeviceData", len)?;
+        if let Some(value) = &self.hardware_address {
+            state.serialize_field("hardwareAddress", value)?;
+        }
+        if let Some(value) = &self.interface_name {
+            state.serialize_field("interfaceName", value)?;
+        }
+        if let Some(value) = &self.ips {
+            state.serialize_field("ips", value)?;
+        }
+        state.end()
+    }
 }

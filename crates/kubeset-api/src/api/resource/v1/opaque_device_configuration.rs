@@ -2,18 +2,57 @@
 // Source: definition `io.k8s.api.resource.v1.OpaqueDeviceConfiguration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpaqueDeviceConfiguration {
     /// Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.
     ///
     /// An admission policy provided by the driver developer could use this to decide whether it needs to validate them.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// Parameters can contain arbitrary data. It is the responsibility of the driver developer to handle validation and versioning. Typically this includes self-identification and a version ("kind" + "apiVersion" for Kubernetes types), with conversion between different versions.
     ///
     /// The length of the raw data must be smaller or equal to 10 Ki.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub parameters: crate::apimachinery::pkg::runtime::RawExtension,
+}
+impl crate::serde_util::DeStruct for OpaqueDeviceConfiguration {
+    const NAME: &'static str = "OpaqueDeviceConfiguration";
+    const FIELDS: &'static [&'static str] = &["driver", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driver" => 0,
+            "parameters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = crate::serde_util::required(map)?,
+            1 => self.parameters = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OpaqueDeviceConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for OpaqueDeviceConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("OpaqueDeviceConfiguration", len)?;
+        state.serialize_field("driver", &self.driver)?;
+        state.serialize_field("parameters", &self.parameters)?;
+        state.end()
+    }
 }

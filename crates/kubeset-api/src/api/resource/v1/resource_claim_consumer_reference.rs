@@ -2,18 +2,64 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceClaimConsumerReference` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimConsumerReference {
     /// APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// Name is the name of resource being referenced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Resource is the type of resource being referenced, for example "pods".
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resource: String,
     /// UID identifies exactly one incarnation of the resource.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub uid: String,
+}
+impl crate::serde_util::DeStruct for ResourceClaimConsumerReference {
+    const NAME: &'static str = "ResourceClaimConsumerReference";
+    const FIELDS: &'static [&'static str] = &["apiGroup", "name", "resource", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiGroup" => 0,
+            "name" => 1,
+            "resource" => 2,
+            "uid" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.resource = crate::serde_util::required(map)?,
+            3 => self.uid = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceClaimConsumerReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceClaimConsumerReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.api_group.is_some());
+        let mut state = serializer
+            .serialize_struct("ResourceClaimConsumerReference", len)?;
+        if let Some(value) = &self.api_group {
+            state.serialize_field("apiGroup", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("resource", &self.resource)?;
+        state.serialize_field("uid", &self.uid)?;
+        state.end()
+    }
 }

@@ -2,13 +2,11 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceClaimStatus` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<crate::api::resource::v1::AllocationResult>,
     /// Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<Vec<crate::api::resource::v1::AllocatedDeviceStatus>>,
     /// ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started. A claim that is in use or might be in use because it has been reserved must not get deallocated.
     ///
@@ -17,8 +15,59 @@ pub struct ResourceClaimStatus {
     /// Both schedulers try to add their pod to the claim.status.reservedFor field, but only the update that reaches the API server first gets stored. The other one fails with an error and the scheduler which issued it knows that it must put the pod back into the queue, waiting for the ResourceClaim to become usable again.
     ///
     /// There can be at most 256 such reservations. This may get increased in the future, but not reduced.
-    #[serde(rename = "reservedFor", skip_serializing_if = "Option::is_none")]
     pub reserved_for: Option<
         Vec<crate::api::resource::v1::ResourceClaimConsumerReference>,
     >,
+}
+impl crate::serde_util::DeStruct for ResourceClaimStatus {
+    const NAME: &'static str = "ResourceClaimStatus";
+    const FIELDS: &'static [&'static str] = &["allocation", "devices", "reservedFor"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocation" => 0,
+            "devices" => 1,
+            "reservedFor" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocation = map.next_value()?,
+            1 => self.devices = map.next_value()?,
+            2 => self.reserved_for = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceClaimStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceClaimStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.allocation.is_some())
+            + usize::from(self.devices.is_some())
+            + usize::from(self.reserved_for.is_some());
+        let mut state = serializer.serialize_struct("ResourceClaimStatus", len)?;
+        if let Some(value) = &self.allocation {
+            state.serialize_field("allocation", value)?;
+        }
+        if let Some(value) = &self.devices {
+            state.serialize_field("devices", value)?;
+        }
+        if let Some(value) = &self.reserved_for {
+            state.serialize_field("reservedFor", value)?;
+        }
+        state.end()
+    }
 }

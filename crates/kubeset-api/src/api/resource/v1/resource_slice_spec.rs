@@ -2,46 +2,39 @@
 // Source: definition `io.k8s.api.resource.v1.ResourceSliceSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1.json.
 
 /// ResourceSliceSpec contains the information published by the driver in one ResourceSlice.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceSpec {
     /// AllNodes indicates that all nodes have access to the resources in the pool.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// Devices lists some or all of the devices in this pool.
     ///
     /// Must not have more than 128 entries. If any device uses taints or consumes counters the limit is 64.
     ///
     /// Only one of Devices and SharedCounters can be set in a ResourceSlice.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<Vec<crate::api::resource::v1::Device>>,
     /// Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.
     ///
     /// This field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node.
     ///
     /// Must use exactly one term.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device. If it is set to true, every device defined the ResourceSlice must specify this individually.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "perDeviceNodeSelection", skip_serializing_if = "Option::is_none")]
     pub per_device_node_selection: Option<bool>,
     /// Pool describes the pool that this ResourceSlice belongs to.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub pool: crate::api::resource::v1::ResourcePool,
     /// SharedCounters defines a list of counter sets, each of which has a name and a list of counters available.
     ///
@@ -50,6 +43,89 @@ pub struct ResourceSliceSpec {
     /// Only one of Devices and SharedCounters can be set in a ResourceSlice.
     ///
     /// The maximum number of counter sets is 8.
-    #[serde(rename = "sharedCounters", skip_serializing_if = "Option::is_none")]
     pub shared_counters: Option<Vec<crate::api::resource::v1::CounterSet>>,
+}
+impl crate::serde_util::DeStruct for ResourceSliceSpec {
+    const NAME: &'static str = "ResourceSliceSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "allNodes",
+        "devices",
+        "driver",
+        "nodeName",
+        "nodeSelector",
+        "perDeviceNodeSelection",
+        "pool",
+        "sharedCounters",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allNodes" => 0,
+            "devices" => 1,
+            "driver" => 2,
+            "nodeName" => 3,
+            "nodeSelector" => 4,
+            "perDeviceNodeSelection" => 5,
+            "pool" => 6,
+            "sharedCounters" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.all_nodes = map.next_value()?,
+            1 => self.devices = map.next_value()?,
+            2 => self.driver = crate::serde_util::required(map)?,
+            3 => self.node_name = map.next_value()?,
+            4 => self.node_selector = map.next_value()?,
+            5 => self.per_device_node_selection = map.next_value()?,
+            6 => self.pool = crate::serde_util::required(map)?,
+            7 => self.shared_counters = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceSliceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceSliceSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.all_nodes.is_some())
+            + usize::from(self.devices.is_some()) + usize::from(self.node_name.is_some())
+            + usize::from(self.node_selector.is_some())
+            + usize::from(self.per_device_node_selection.is_some())
+            + usize::from(self.shared_counters.is_some());
+        let mut state = serializer.serialize_struct("ResourceSliceSpec", len)?;
+        if let Some(value) = &self.all_nodes {
+            state.serialize_field("allNodes", value)?;
+        }
+        if let Some(value) = &self.devices {
+            state.serialize_field("devices", value)?;
+        }
+        state.serialize_field("driver", &self.driver)?;
+        if let Some(value) = &self.node_name {
+            state.serialize_field("nodeName", value)?;
+        }
+        if let Some(value) = &self.node_selector {
+            state.serialize_field("nodeSelector", value)?;
+        }
+        if let Some(value) = &self.per_device_node_selection {
+            state.serialize_field("perDeviceNodeSelection", value)?;
+        }
+        state.serialize_field("pool", &self.pool)?;
+        if let Some(value) = &self.shared_counters {
+            state.serialize_field("sharedCounters", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,20 +2,68 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaint` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
     /// Valid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub effect: String,
     /// The taint key to be applied to a device. Must be a label name.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub key: String,
     /// TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// The taint value corresponding to the taint key. Must be a label value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeviceTaint {
+    const NAME: &'static str = "DeviceTaint";
+    const FIELDS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "effect" => 0,
+            "key" => 1,
+            "timeAdded" => 2,
+            "value" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.effect = crate::serde_util::required(map)?,
+            1 => self.key = crate::serde_util::required(map)?,
+            2 => self.time_added = map.next_value()?,
+            3 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceTaint {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceTaint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.time_added.is_some())
+            + usize::from(self.value.is_some());
+        let mut state = serializer.serialize_struct("DeviceTaint", len)?;
+        state.serialize_field("effect", &self.effect)?;
+        state.serialize_field("key", &self.key)?;
+        if let Some(value) = &self.time_added {
+            state.serialize_field("timeAdded", value)?;
+        }
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        state.end()
+    }
 }

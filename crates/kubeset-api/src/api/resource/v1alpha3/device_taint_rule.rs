@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintRule` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "resource.k8s.io",
@@ -13,15 +13,46 @@
 )]
 pub struct DeviceTaintRule {
     /// Standard object metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec specifies the selector and one taint.
     ///
     /// Changing the spec automatically increments the metadata.generation number.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
     /// Status provides information about what was requested in the spec.
     pub status: Option<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>,
+}
+impl crate::serde_util::DeStruct for DeviceTaintRule {
+    const NAME: &'static str = "DeviceTaintRule";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceTaintRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for DeviceTaintRule {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -30,13 +61,10 @@ impl serde::Serialize for DeviceTaintRule {
         let mut state = serializer.serialize_struct("DeviceTaintRule", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1alpha3")?;
         state.serialize_field("kind", "DeviceTaintRule")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintRuleSpec specifies the selector and one taint.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleSpec {
     /// DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.
-    #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
     pub device_selector: Option<crate::api::resource::v1alpha3::DeviceTaintSelector>,
     /// The taint that gets applied to matching devices.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub taint: crate::api::resource::v1alpha3::DeviceTaint,
+}
+impl crate::serde_util::DeStruct for DeviceTaintRuleSpec {
+    const NAME: &'static str = "DeviceTaintRuleSpec";
+    const FIELDS: &'static [&'static str] = &["deviceSelector", "taint"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "deviceSelector" => 0,
+            "taint" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.device_selector = map.next_value()?,
+            1 => self.taint = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceTaintRuleSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceTaintRuleSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.device_selector.is_some());
+        let mut state = serializer.serialize_struct("DeviceTaintRuleSpec", len)?;
+        if let Some(value) = &self.device_selector {
+            state.serialize_field("deviceSelector", value)?;
+        }
+        state.serialize_field("taint", &self.taint)?;
+        state.end()
+    }
 }

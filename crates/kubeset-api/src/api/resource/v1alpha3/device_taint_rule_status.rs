@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintRuleStatus provides information about an on-going pod eviction.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleStatus {
     /// Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.
     ///
@@ -14,6 +14,44 @@ pub struct DeviceTaintRuleStatus {
     /// For `effect: None`, the condition above gets set once for each change to the spec, with the message containing information about what would happen if the effect was `NoExecute`. This feedback can be used to decide whether changing the effect to `NoExecute` will work as intended. It only gets set once to avoid having to constantly update the status.
     ///
     /// Must have 8 or fewer entries.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
+}
+impl crate::serde_util::DeStruct for DeviceTaintRuleStatus {
+    const NAME: &'static str = "DeviceTaintRuleStatus";
+    const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.conditions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceTaintRuleStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceTaintRuleStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some());
+        let mut state = serializer.serialize_struct("DeviceTaintRuleStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,19 +2,67 @@
 // Source: definition `io.k8s.api.resource.v1alpha3.DeviceTaintSelector` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1alpha3.json.
 
 /// DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintSelector {
     /// If device is set, only devices with that name are selected. This field corresponds to slice.spec.devices[].name.
     ///
     /// Setting also driver and pool may be required to avoid ambiguity, but is not required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
     /// If driver is set, only devices from that driver are selected. This fields corresponds to slice.spec.driver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// If pool is set, only devices in that pool are selected.
     ///
     /// Also setting the driver name may be useful to avoid ambiguity when different drivers use the same pool name, but this is not required because selecting pools from different drivers may also be useful, for example when drivers with node-local devices use the node name as their pool name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeviceTaintSelector {
+    const NAME: &'static str = "DeviceTaintSelector";
+    const FIELDS: &'static [&'static str] = &["device", "driver", "pool"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "device" => 0,
+            "driver" => 1,
+            "pool" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.device = map.next_value()?,
+            1 => self.driver = map.next_value()?,
+            2 => self.pool = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceTaintSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceTaintSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.device.is_some()) + usize::from(self.driver.is_some())
+            + usize::from(self.pool.is_some());
+        let mut state = serializer.serialize_struct("DeviceTaintSelector", len)?;
+        if let Some(value) = &self.device {
+            state.serialize_field("device", value)?;
+        }
+        if let Some(value) = &self.driver {
+            state.serialize_field("driver", value)?;
+        }
+        if let Some(value) = &self.pool {
+            state.serialize_field("pool", value)?;
+        }
+        state.end()
+    }
 }

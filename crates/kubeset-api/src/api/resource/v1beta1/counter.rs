@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.resource.v1beta1.Counter` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// Counter describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counter {
     /// Value defines how much of a certain device counter is available.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: crate::apimachinery::pkg::api::resource::Quantity,
+}
+impl crate::serde_util::DeStruct for Counter {
+    const NAME: &'static str = "Counter";
+    const FIELDS: &'static [&'static str] = &["value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "value" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.value = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Counter {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Counter {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("Counter", len)?;
+        state.serialize_field("value", &self.value)?;
+        state.end()
+    }
 }

@@ -4,17 +4,56 @@
 /// CounterSet defines a named set of counters that are available to be used by devices defined in the ResourcePool.
 ///
 /// The counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CounterSet {
     /// Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.
     ///
     /// The maximum number of counters is 32.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub counters: std::collections::BTreeMap<
         String,
         crate::api::resource::v1beta1::Counter,
     >,
     /// Name defines the name of the counter set. It must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for CounterSet {
+    const NAME: &'static str = "CounterSet";
+    const FIELDS: &'static [&'static str] = &["counters", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "counters" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.counters = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CounterSet {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CounterSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("CounterSet", len)?;
+        state.serialize_field("counters", &self.counters)?;
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.resource.v1beta1.Device` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// Basic defines one device instance.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::api::resource::v1beta1::BasicDevice>,
     /// Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
+}
+impl crate::serde_util::DeStruct for Device {
+    const NAME: &'static str = "Device";
+    const FIELDS: &'static [&'static str] = &["basic", "name"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "basic" => 0,
+            "name" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.basic = map.next_value()?,
+            1 => self.name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Device {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Device {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.basic.is_some());
+        let mut state = serializer.serialize_struct("Device", len)?;
+        if let Some(value) = &self.basic {
+            state.serialize_field("basic", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.end()
+    }
 }

@@ -2,18 +2,70 @@
 // Source: definition `io.k8s.api.resource.v1beta1.DeviceAttribute` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// DeviceAttribute must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAttribute {
     /// BoolValue is a true/false value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bool: Option<bool>,
     /// IntValue is a number.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
     /// StringValue is a string. Must not be longer than 64 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub string: Option<String>,
     /// VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeviceAttribute {
+    const NAME: &'static str = "DeviceAttribute";
+    const FIELDS: &'static [&'static str] = &["bool", "int", "string", "version"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "bool" => 0,
+            "int" => 1,
+            "string" => 2,
+            "version" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.bool = map.next_value()?,
+            1 => self.int = map.next_value()?,
+            2 => self.string = map.next_value()?,
+            3 => self.version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceAttribute {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceAttribute {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.bool.is_some()) + usize::from(self.int.is_some())
+            + usize::from(self.string.is_some()) + usize::from(self.version.is_some());
+        let mut state = serializer.serialize_struct("DeviceAttribute", len)?;
+        if let Some(value) = &self.bool {
+            state.serialize_field("bool", value)?;
+        }
+        if let Some(value) = &self.int {
+            state.serialize_field("int", value)?;
+        }
+        if let Some(value) = &self.string {
+            state.serialize_field("string", value)?;
+        }
+        if let Some(value) = &self.version {
+            state.serialize_field("version", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,59 @@
 // Source: definition `io.k8s.api.resource.v1beta1.DeviceCapacity` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// DeviceCapacity describes a quantity associated with a device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCapacity {
     /// RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations.
     ///
     /// The Device must have allowMultipleAllocations set to true in order to set a requestPolicy.
     ///
     /// If unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.
-    #[serde(rename = "requestPolicy", skip_serializing_if = "Option::is_none")]
     pub request_policy: Option<crate::api::resource::v1beta1::CapacityRequestPolicy>,
     /// Value defines how much of a certain capacity that device has.
     ///
     /// This field reflects the fixed total capacity and does not change. The consumed amount is tracked separately by scheduler and does not affect this value.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: crate::apimachinery::pkg::api::resource::Quantity,
+}
+impl crate::serde_util::DeStruct for DeviceCapacity {
+    const NAME: &'static str = "DeviceCapacity";
+    const FIELDS: &'static [&'static str] = &["requestPolicy", "value"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requestPolicy" => 0,
+            "value" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.request_policy = map.next_value()?,
+            1 => self.value = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceCapacity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceCapacity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.request_policy.is_some());
+        let mut state = serializer.serialize_struct("DeviceCapacity", len)?;
+        if let Some(value) = &self.request_policy {
+            state.serialize_field("requestPolicy", value)?;
+        }
+        state.serialize_field("value", &self.value)?;
+        state.end()
+    }
 }

@@ -2,14 +2,13 @@
 // Source: definition `io.k8s.api.resource.v1beta1.DeviceRequest` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequest {
     /// AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.
     ///
     /// This field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.
     ///
     /// This is an alpha field and requires enabling the DRAAdminAccess feature gate. Admin access is disabled if this field is unset or set to false, otherwise it is enabled.
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are:
     ///
@@ -27,43 +26,36 @@ pub struct DeviceRequest {
     /// This field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
-    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::api::resource::v1beta1::CapacityRequirements>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
     ///
     /// This field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this request.
     ///
     /// A class is required if no subrequests are specified in the firstAvailable list and no class can be set if subrequests are specified in the firstAvailable list. Which classes are available depends on the cluster.
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
-    #[serde(rename = "deviceClassName", skip_serializing_if = "Option::is_none")]
     pub device_class_name: Option<String>,
     /// FirstAvailable contains subrequests, of which exactly one will be satisfied by the scheduler to satisfy this request. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one cannot be used.
     ///
     /// This field may only be set in the entries of DeviceClaim.Requests.
     ///
     /// DRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.
-    #[serde(rename = "firstAvailable", skip_serializing_if = "Option::is_none")]
     pub first_available: Option<Vec<crate::api::resource::v1beta1::DeviceSubRequest>>,
     /// Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim.
     ///
     /// Must be a DNS label and unique among all DeviceRequests in a ResourceClaim.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.
     ///
     /// This field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<Vec<crate::api::resource::v1beta1::DeviceSelector>>,
     /// If specified, the request's tolerations.
     ///
@@ -76,6 +68,99 @@ pub struct DeviceRequest {
     /// This field can only be set when deviceClassName is set and no subrequests are specified in the firstAvailable list.
     ///
     /// This is an alpha field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<crate::api::resource::v1beta1::DeviceToleration>>,
+}
+impl crate::serde_util::DeStruct for DeviceRequest {
+    const NAME: &'static str = "DeviceRequest";
+    const FIELDS: &'static [&'static str] = &[
+        "adminAccess",
+        "allocationMode",
+        "capacity",
+        "count",
+        "deviceClassName",
+        "firstAvailable",
+        "name",
+        "selectors",
+        "tolerations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "adminAccess" => 0,
+            "allocationMode" => 1,
+            "capacity" => 2,
+            "count" => 3,
+            "deviceClassName" => 4,
+            "firstAvailable" => 5,
+            "name" => 6,
+            "selectors" => 7,
+            "tolerations" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.admin_access = map.next_value()?,
+            1 => self.allocation_mode = map.next_value()?,
+            2 => self.capacity = map.next_value()?,
+            3 => self.count = map.next_value()?,
+            4 => self.device_class_name = map.next_value()?,
+            5 => self.first_available = map.next_value()?,
+            6 => self.name = crate::serde_util::required(map)?,
+            7 => self.selectors = map.next_value()?,
+            8 => self.tolerations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.admin_access.is_some())
+            + usize::from(self.allocation_mode.is_some())
+            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
+            + usize::from(self.device_class_name.is_some())
+            + usize::from(self.first_available.is_some())
+            + usize::from(self.selectors.is_some())
+            + usize::from(self.tolerations.is_some());
+        let mut state = serializer.serialize_struct("DeviceRequest", len)?;
+        if let Some(value) = &self.admin_access {
+            state.serialize_field("adminAccess", value)?;
+        }
+        if let Some(value) = &self.allocation_mode {
+            state.serialize_field("allocationMode", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.count {
+            state.serialize_field("count", value)?;
+        }
+        if let Some(value) = &self.device_class_name {
+            state.serialize_field("deviceClassName", value)?;
+        }
+        if let Some(value) = &self.first_available {
+            state.serialize_field("firstAvailable", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.selectors {
+            state.serialize_field("selectors", value)?;
+        }
+        if let Some(value) = &self.tolerations {
+            state.serialize_field("tolerations", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,21 +2,85 @@
 // Source: definition `io.k8s.api.resource.v1beta1.DeviceToleration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceToleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as <time when taint was adedd> + <toleration seconds>.
-    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value must be empty, otherwise just a regular string. Must be a label value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeviceToleration {
+    const NAME: &'static str = "DeviceToleration";
+    const FIELDS: &'static [&'static str] = &[
+        "effect",
+        "key",
+        "operator",
+        "tolerationSeconds",
+        "value",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "effect" => 0,
+            "key" => 1,
+            "operator" => 2,
+            "tolerationSeconds" => 3,
+            "value" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.effect = map.next_value()?,
+            1 => self.key = map.next_value()?,
+            2 => self.operator = map.next_value()?,
+            3 => self.toleration_seconds = map.next_value()?,
+            4 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceToleration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceToleration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.effect.is_some()) + usize::from(self.key.is_some())
+            + usize::from(self.operator.is_some())
+            + usize::from(self.toleration_seconds.is_some())
+            + usize::from(self.value.is_some());
+        let mut state = serializer.serialize_struct("DeviceToleration", len)?;
+        if let Some(value) = &self.effect {
+            state.serialize_field("effect", value)?;
+        }
+        if let Some(value) = &self.key {
+            state.serialize_field("key", value)?;
+        }
+        if let Some(value) = &self.operator {
+            state.serialize_field("operator", value)?;
+        }
+        if let Some(value) = &self.toleration_seconds {
+            state.serialize_field("tolerationSeconds", value)?;
+        }
+        if let Some(value) = &self.value {
+            state.serialize_field("value", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.resource.v1beta1.ResourceClaimSpec` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta1.json.
 
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::api::resource::v1beta1::DeviceClaim>,
+}
+impl crate::serde_util::DeStruct for ResourceClaimSpec {
+    const NAME: &'static str = "ResourceClaimSpec";
+    const FIELDS: &'static [&'static str] = &["devices"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "devices" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.devices = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourceClaimSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourceClaimSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.devices.is_some());
+        let mut state = serializer.serialize_struct("ResourceClaimSpec", len)?;
+        if let Some(value) = &self.devices {
+            state.serialize_field("devices", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,35 +4,102 @@
 /// AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.
 ///
 /// The combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocatedDeviceStatus {
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
     /// Must not contain more than 8 entries.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// Data contains arbitrary driver-specific data.
     ///
     /// The length of the raw data must be smaller or equal to 10 Ki.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<crate::apimachinery::pkg::runtime::RawExtension>,
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub device: String,
     /// Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// NetworkData contains network-related information specific to the device.
-    #[serde(rename = "networkData", skip_serializing_if = "Option::is_none")]
     pub network_data: Option<crate::api::resource::v1beta2::NetworkDeviceData>,
     /// This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).
     ///
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub pool: String,
     /// ShareID uniquely identifies an individual allocation share of the device.
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
+}
+impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
+    const NAME: &'static str = "AllocatedDeviceStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "conditions",
+        "data",
+        "device",
+        "driver",
+        "networkData",
+        "pool",
+        "shareID",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "data" => 1,
+            "device" => 2,
+            "driver" => 3,
+            "networkData" => 4,
+            "pool" => 5,
+            "shareID" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.data = map.next_value()?,
+            2 => self.device = crate::serde_util::required(map)?,
+            3 => self.driver = crate::serde_util::required(map)?,
+            4 => self.network_data = map.next_value()?,
+            5 => self.pool = crate::serde_util::required(map)?,
+            6 => self.share_id = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for AllocatedDeviceStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for AllocatedDeviceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.conditions.is_some())
+            + usize::from(self.data.is_some()) + usize::from(self.network_data.is_some())
+            + usize::from(self.share_id.is_some());
+        let mut state = serializer.serialize_struct("AllocatedDeviceStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.data {
+            state.serialize_field("data", value)?;
+        }
+        state.serialize_field("device", &self.device)?;
+        state.serialize_field("driver", &self.driver)?;
+        if let Some(value) = &self.network_data {
+            state.serialize_field("networkData", value)?;
+        }
+        state.serialize_field("pool", &self.pool)?;
+        if let Some(value) = &self.share_id {
+            state.serialize_field("shareID", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,10 +4,9 @@
 /// CapacityRequestPolicy defines how requests consume device capacity.
 ///
 /// Must not set more than one ValidRequestValues.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// ValidRange defines an acceptable quantity value range in consuming requests.
     ///
@@ -16,7 +15,6 @@ pub struct CapacityRequestPolicy {
     /// If the requested amount does not fall within the defined range, the request violates the policy, and this device cannot be allocated.
     ///
     /// If the request doesn't contain this capacity entry, Default value is used.
-    #[serde(rename = "validRange", skip_serializing_if = "Option::is_none")]
     pub valid_range: Option<crate::api::resource::v1beta2::CapacityRequestPolicyRange>,
     /// ValidValues defines a set of acceptable quantity values in consuming requests.
     ///
@@ -27,6 +25,57 @@ pub struct CapacityRequestPolicy {
     /// If the requested amount does not match any valid value but smaller than some valid values, the scheduler calculates the smallest valid value that is greater than or equal to the request. That is: min(ceil(requestedValue) ∈ validValues), where requestedValue ≤ max(validValues).
     ///
     /// If the requested amount exceeds all valid values, the request violates the policy, and this device cannot be allocated.
-    #[serde(rename = "validValues", skip_serializing_if = "Option::is_none")]
     pub valid_values: Option<Vec<crate::apimachinery::pkg::api::resource::Quantity>>,
+}
+impl crate::serde_util::DeStruct for CapacityRequestPolicy {
+    const NAME: &'static str = "CapacityRequestPolicy";
+    const FIELDS: &'static [&'static str] = &["default", "validRange", "validValues"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "default" => 0,
+            "validRange" => 1,
+            "validValues" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.default = map.next_value()?,
+            1 => self.valid_range = map.next_value()?,
+            2 => self.valid_values = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CapacityRequestPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CapacityRequestPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.default.is_some())
+            + usize::from(self.valid_range.is_some())
+            + usize::from(self.valid_values.is_some());
+        let mut state = serializer.serialize_struct("CapacityRequestPolicy", len)?;
+        if let Some(value) = &self.default {
+            state.serialize_field("default", value)?;
+        }
+        if let Some(value) = &self.valid_range {
+            state.serialize_field("validRange", value)?;
+        }
+        if let Some(value) = &self.valid_values {
+            state.serialize_field("validValues", value)?;
+        }
+        state.end()
+    }
 }

@@ -9,21 +9,67 @@
 ///   - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).
 ///   - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,
 ///     and the device cannot be allocated.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicyRange {
     /// Max defines the upper limit for capacity that can be requested.
     ///
     /// Max must be less than or equal to the capacity value. Min and requestPolicy.default must be less than or equal to the maximum.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// Min specifies the minimum capacity allowed for a consumption request.
     ///
     /// Min must be greater than or equal to zero, and less than or equal to the capacity value. requestPolicy.default must be more than or equal to the minimum.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub min: crate::apimachinery::pkg::api::resource::Quantity,
     /// Step defines the step size between valid capacity amounts within the range.
     ///
     /// Max (if set) and requestPolicy.default must be a multiple of Step. Min + Step must be less than or equal to the capacity value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<crate::apimachinery::pkg::api::resource::Quantity>,
+}
+impl crate::serde_util::DeStruct for CapacityRequestPolicyRange {
+    const NAME: &'static str = "CapacityRequestPolicyRange";
+    const FIELDS: &'static [&'static str] = &["max", "min", "step"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "max" => 0,
+            "min" => 1,
+            "step" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.max = map.next_value()?,
+            1 => self.min = crate::serde_util::required(map)?,
+            2 => self.step = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CapacityRequestPolicyRange {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CapacityRequestPolicyRange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.max.is_some())
+            + usize::from(self.step.is_some());
+        let mut state = serializer.serialize_struct("CapacityRequestPolicyRange", len)?;
+        if let Some(value) = &self.max {
+            state.serialize_field("max", value)?;
+        }
+        state.serialize_field("min", &self.min)?;
+        if let Some(value) = &self.step {
+            state.serialize_field("step", value)?;
+        }
+        state.end()
+    }
 }

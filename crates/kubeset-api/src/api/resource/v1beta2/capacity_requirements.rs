@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1beta2.CapacityRequirements` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// CapacityRequirements defines the capacity requirements for a specific device request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequirements {
     /// Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.
     ///
@@ -15,11 +15,49 @@ pub struct CapacityRequirements {
     /// - If a requestPolicy is set, the default consumed capacity is determined according to that policy.
     ///
     /// If the device allows multiple allocation, the aggregated amount across all requests must not exceed the capacity value. The consumed capacity, which may be adjusted based on the requestPolicy if defined, is recorded in the resource claim’s status.devices[*].consumedCapacity field.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<
         std::collections::BTreeMap<
             String,
             crate::apimachinery::pkg::api::resource::Quantity,
         >,
     >,
+}
+impl crate::serde_util::DeStruct for CapacityRequirements {
+    const NAME: &'static str = "CapacityRequirements";
+    const FIELDS: &'static [&'static str] = &["requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "requests" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.requests = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CapacityRequirements {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CapacityRequirements {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("CapacityRequirements", len)?;
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

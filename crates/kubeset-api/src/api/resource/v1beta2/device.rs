@@ -2,25 +2,19 @@
 // Source: definition `io.k8s.api.resource.v1beta2.Device` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// AllNodes indicates that all nodes have access to the device.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// AllowMultipleAllocations marks whether the device is allowed to be allocated to multiple DeviceRequests.
     ///
     /// If AllowMultipleAllocations is set to true, the device can be allocated more than once, and all of its capacity is consumable, regardless of whether the requestPolicy is defined or not.
-    #[serde(
-        rename = "allowMultipleAllocations",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub allow_multiple_allocations: Option<bool>,
     /// Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.
     ///
     /// The maximum number of attributes and capacities combined is 32.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes: Option<
         std::collections::BTreeMap<
             String,
@@ -34,7 +28,6 @@ pub struct Device {
     /// The conditions must be a valid condition type string.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Option::is_none")]
     pub binding_conditions: Option<Vec<String>>,
     /// BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is set to "True", a binding failure occurred.
     ///
@@ -43,20 +36,14 @@ pub struct Device {
     /// The conditions must be a valid condition type string.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(
-        rename = "bindingFailureConditions",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim. If set to true, the scheduler will set the ResourceClaim.Status.Allocation.NodeSelector to match the node where the allocation was made.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.
     ///
     /// The maximum number of attributes and capacities combined is 32.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<
         std::collections::BTreeMap<String, crate::api::resource::v1beta2::DeviceCapacity>,
     >,
@@ -65,30 +52,141 @@ pub struct Device {
     /// There can only be a single entry per counterSet.
     ///
     /// The maximum number of device counter consumptions per device is 2.
-    #[serde(rename = "consumesCounters", skip_serializing_if = "Option::is_none")]
     pub consumes_counters: Option<
         Vec<crate::api::resource::v1beta2::DeviceCounterConsumption>,
     >,
     /// Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// NodeName identifies the node where the device is available.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// NodeSelector defines the nodes where the device is available.
     ///
     /// Must use exactly one term.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// If specified, these are the driver-defined taints.
     ///
     /// The maximum number of taints is 16. If taints are set for any device in a ResourceSlice, then the maximum number of allowed devices per ResourceSlice is 64 instead of 128.
     ///
     /// This is an alpha field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<crate::api::resource::v1beta2::DeviceTaint>>,
+}
+impl crate::serde_util::DeStruct for Device {
+    const NAME: &'static str = "Device";
+    const FIELDS: &'static [&'static str] = &[
+        "allNodes",
+        "allowMultipleAllocations",
+        "attributes",
+        "bindingConditions",
+        "bindingFailureConditions",
+        "bindsToNode",
+        "capacity",
+        "consumesCounters",
+        "name",
+        "nodeName",
+        "nodeSelector",
+        "taints",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allNodes" => 0,
+            "allowMultipleAllocations" => 1,
+            "attributes" => 2,
+            "bindingConditions" => 3,
+            "bindingFailureConditions" => 4,
+            "bindsToNode" => 5,
+            "capacity" => 6,
+            "consumesCounters" => 7,
+            "name" => 8,
+            "nodeName" => 9,
+            "nodeSelector" => 10,
+            "taints" => 11,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.all_nodes = map.next_value()?,
+            1 => self.allow_multiple_allocations = map.next_value()?,
+            2 => self.attributes = map.next_value()?,
+            3 => self.binding_conditions = map.next_value()?,
+            4 => self.binding_failure_conditions = map.next_value()?,
+            5 => self.binds_to_node = map.next_value()?,
+            6 => self.capacity = map.next_value()?,
+            7 => self.consumes_counters = map.next_value()?,
+            8 => self.name = crate::serde_util::required(map)?,
+            9 => self.node_name = map.next_value()?,
+            10 => self.node_selector = map.next_value()?,
+            11 => self.taints = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Device {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Device {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.all_nodes.is_some())
+            + usize::from(self.allow_multiple_allocations.is_some())
+            + usize::from(self.attributes.is_some())
+            + usize::from(self.binding_conditions.is_some())
+            + usize::from(self.binding_failure_conditions.is_some())
+            + usize::from(self.binds_to_node.is_some())
+            + usize::from(self.capacity.is_some())
+            + usize::from(self.consumes_counters.is_some())
+            + usize::from(self.node_name.is_some())
+            + usize::from(self.node_selector.is_some())
+            + usize::from(self.taints.is_some());
+        let mut state = serializer.serialize_struct("Device", len)?;
+        if let Some(value) = &self.all_nodes {
+            state.serialize_field("allNodes", value)?;
+        }
+        if let Some(value) = &self.allow_multiple_allocations {
+            state.serialize_field("allowMultipleAllocations", value)?;
+        }
+        if let Some(value) = &self.attributes {
+            state.serialize_field("attributes", value)?;
+        }
+        if let Some(value) = &self.binding_conditions {
+            state.serialize_field("bindingConditions", value)?;
+        }
+        if let Some(value) = &self.binding_failure_conditions {
+            state.serialize_field("bindingFailureConditions", value)?;
+        }
+        if let Some(value) = &self.binds_to_node {
+            state.serialize_field("bindsToNode", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.consumes_counters {
+            state.serialize_field("consumesCounters", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.node_name {
+            state.serialize_field("nodeName", value)?;
+        }
+        if let Some(value) = &self.node_selector {
+            state.serialize_field("nodeSelector", value)?;
+        }
+        if let Some(value) = &self.taints {
+            state.serialize_field("taints", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,14 +2,58 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceClaimConfiguration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaimConfiguration {
     /// Opaque provides driver-specific configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1beta2::OpaqueDeviceConfiguration>,
     /// Requests lists the names of requests where the configuration applies. If empty, it applies to all requests.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for DeviceClaimConfiguration {
+    const NAME: &'static str = "DeviceClaimConfiguration";
+    const FIELDS: &'static [&'static str] = &["opaque", "requests"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "opaque" => 0,
+            "requests" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.opaque = map.next_value()?,
+            1 => self.requests = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceClaimConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceClaimConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.opaque.is_some())
+            + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("DeviceClaimConfiguration", len)?;
+        if let Some(value) = &self.opaque {
+            state.serialize_field("opaque", value)?;
+        }
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

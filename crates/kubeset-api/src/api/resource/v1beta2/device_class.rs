@@ -4,7 +4,7 @@
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "resource.k8s.io",
@@ -15,15 +15,44 @@
 )]
 pub struct DeviceClass {
     /// Standard object metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines what can be allocated and how to configure it.
     ///
     /// This is mutable. Consumers have to be prepared for classes changing at any time, either because they get updated or replaced. Claim allocations are done once based on whatever was set in classes at the time of allocation.
     ///
     /// Changing the spec automatically increments the metadata.generation number.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::resource::v1beta2::DeviceClassSpec,
+}
+impl crate::serde_util::DeStruct for DeviceClass {
+    const NAME: &'static str = "DeviceClass";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceClass {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for DeviceClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -32,10 +61,8 @@ impl serde::Serialize for DeviceClass {
         let mut state = serializer.serialize_struct("DeviceClass", len)?;
         state.serialize_field("apiVersion", "resource.k8s.io/v1beta2")?;
         state.serialize_field("kind", "DeviceClass")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
         state.end()
     }
 }

@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceClassConfiguration` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceClassConfiguration is used in DeviceClass.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassConfiguration {
     /// Opaque provides driver-specific configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1beta2::OpaqueDeviceConfiguration>,
+}
+impl crate::serde_util::DeStruct for DeviceClassConfiguration {
+    const NAME: &'static str = "DeviceClassConfiguration";
+    const FIELDS: &'static [&'static str] = &["opaque"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "opaque" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.opaque = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceClassConfiguration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceClassConfiguration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.opaque.is_some());
+        let mut state = serializer.serialize_struct("DeviceClassConfiguration", len)?;
+        if let Some(value) = &self.opaque {
+            state.serialize_field("opaque", value)?;
+        }
+        state.end()
+    }
 }

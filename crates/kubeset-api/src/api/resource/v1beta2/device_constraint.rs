@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceConstraint` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceConstraint must have exactly one field set besides Requests.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConstraint {
     /// DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.
     ///
@@ -11,18 +11,71 @@ pub struct DeviceConstraint {
     /// This constraint is used to avoid allocating multiple requests to the same device by ensuring attribute-level differentiation.
     ///
     /// This is useful for scenarios where resource requests must be fulfilled by separate physical devices. For example, a container requests two network interfaces that must be allocated from two different physical NICs.
-    #[serde(rename = "distinctAttribute", skip_serializing_if = "Option::is_none")]
     pub distinct_attribute: Option<String>,
     /// MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.
     ///
     /// For example, if you specified "dra.example.com/numa" (a hypothetical example!), then only devices in the same NUMA node will be chosen. A device which does not have that attribute will not be chosen. All devices should use a value of the same type for this attribute because that is part of its specification, but if one device doesn't, then it also will not be chosen.
     ///
     /// Must include the domain qualifier.
-    #[serde(rename = "matchAttribute", skip_serializing_if = "Option::is_none")]
     pub match_attribute: Option<String>,
     /// Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint. If this is not specified, this constraint applies to all requests in this claim.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the constraint applies to all subrequests.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for DeviceConstraint {
+    const NAME: &'static str = "DeviceConstraint";
+    const FIELDS: &'static [&'static str] = &[
+        "distinctAttribute",
+        "matchAttribute",
+        "requests",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "distinctAttribute" => 0,
+            "matchAttribute" => 1,
+            "requests" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.distinct_attribute = map.next_value()?,
+            1 => self.match_attribute = map.next_value()?,
+            2 => self.requests = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceConstraint {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceConstraint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.distinct_attribute.is_some())
+            + usize::from(self.match_attribute.is_some())
+            + usize::from(self.requests.is_some());
+        let mut state = serializer.serialize_struct("DeviceConstraint", len)?;
+        if let Some(value) = &self.distinct_attribute {
+            state.serialize_field("distinctAttribute", value)?;
+        }
+        if let Some(value) = &self.match_attribute {
+            state.serialize_field("matchAttribute", value)?;
+        }
+        if let Some(value) = &self.requests {
+            state.serialize_field("requests", value)?;
+        }
+        state.end()
+    }
 }

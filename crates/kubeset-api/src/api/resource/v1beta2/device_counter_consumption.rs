@@ -2,21 +2,56 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceCounterConsumption` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.
-    #[serde(
-        rename = "counterSet",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub counter_set: String,
     /// Counters defines the counters that will be consumed by the device.
     ///
     /// The maximum number of counters is 32.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub counters: std::collections::BTreeMap<
         String,
         crate::api::resource::v1beta2::Counter,
     >,
+}
+impl crate::serde_util::DeStruct for DeviceCounterConsumption {
+    const NAME: &'static str = "DeviceCounterConsumption";
+    const FIELDS: &'static [&'static str] = &["counterSet", "counters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "counterSet" => 0,
+            "counters" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.counter_set = crate::serde_util::required(map)?,
+            1 => self.counters = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceCounterConsumption {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceCounterConsumption {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("DeviceCounterConsumption", len)?;
+        state.serialize_field("counterSet", &self.counter_set)?;
+        state.serialize_field("counters", &self.counters)?;
+        state.end()
+    }
 }

@@ -2,32 +2,25 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceRequestAllocationResult` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceRequestAllocationResult contains the allocation result for one request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequestAllocationResult {
     /// AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.
     ///
     /// This is an alpha field and requires enabling the DRAAdminAccess feature gate. Admin access is disabled if this field is unset or set to false, otherwise it is enabled.
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Option::is_none")]
     pub binding_conditions: Option<Vec<String>>,
     /// BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(
-        rename = "bindingFailureConditions",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub binding_failure_conditions: Option<Vec<String>>,
     /// ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).
     ///
     /// The total consumed capacity for each device must not exceed the DeviceCapacity's Value.
     ///
     /// This field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.
-    #[serde(rename = "consumedCapacity", skip_serializing_if = "Option::is_none")]
     pub consumed_capacity: Option<
         std::collections::BTreeMap<
             String,
@@ -35,31 +28,119 @@ pub struct DeviceRequestAllocationResult {
         >,
     >,
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub device: String,
     /// Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub driver: String,
     /// This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).
     ///
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub pool: String,
     /// Request is the name of the request in the claim which caused this device to be allocated. If it references a subrequest in the firstAvailable list on a DeviceRequest, this field must include both the name of the main request and the subrequest using the format <main request>/<subrequest>.
     ///
     /// Multiple devices may have been allocated per request.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub request: String,
     /// ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations. It serves as an additional map key to differentiate concurrent shares of the same device.
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// A copy of all tolerations specified in the request at the time when the device got allocated.
     ///
     /// The maximum number of tolerations is 16.
     ///
     /// This is an alpha field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<crate::api::resource::v1beta2::DeviceToleration>>,
+}
+impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
+    const NAME: &'static str = "DeviceRequestAllocationResult";
+    const FIELDS: &'static [&'static str] = &[
+        "adminAccess",
+        "bindingConditions",
+        "bindingFailureConditions",
+        "consumedCapacity",
+        "device",
+        "driver",
+        "pool",
+        "request",
+        "shareID",
+        "tolerations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "adminAccess" => 0,
+            "bindingConditions" => 1,
+            "bindingFailureConditions" => 2,
+            "consumedCapacity" => 3,
+            "device" => 4,
+            "driver" => 5,
+            "pool" => 6,
+            "request" => 7,
+            "shareID" => 8,
+            "tolerations" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.admin_access = map.next_value()?,
+            1 => self.binding_conditions = map.next_value()?,
+            2 => self.binding_failure_conditions = map.next_value()?,
+            3 => self.consumed_capacity = map.next_value()?,
+            4 => self.device = crate::serde_util::required(map)?,
+            5 => self.driver = crate::serde_util::required(map)?,
+            6 => self.pool = crate::serde_util::required(map)?,
+            7 => self.request = crate::serde_util::required(map)?,
+            8 => self.share_id = map.next_value()?,
+            9 => self.tolerations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceRequestAllocationResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceRequestAllocationResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.admin_access.is_some())
+            + usize::from(self.binding_conditions.is_some())
+            + usize::from(self.binding_failure_conditions.is_some())
+            + usize::from(self.consumed_capacity.is_some())
+            + usize::from(self.share_id.is_some())
+            + usize::from(self.tolerations.is_some());
+        let mut state = serializer
+            .serialize_struct("DeviceRequestAllocationResult", len)?;
+        if let Some(value) = &self.admin_access {
+            state.serialize_field("adminAccess", value)?;
+        }
+        if let Some(value) = &self.binding_conditions {
+            state.serialize_field("bindingConditions", value)?;
+        }
+        if let Some(value) = &self.binding_failure_conditions {
+            state.serialize_field("bindingFailureConditions", value)?;
+        }
+        if let Some(value) = &self.consumed_capacity {
+            state.serialize_field("consumedCapacity", value)?;
+        }
+        state.serialize_field("device", &self.device)?;
+        state.serialize_field("driver", &self.driver)?;
+        state.serialize_field("pool", &self.pool)?;
+        state.serialize_field("request", &self.request)?;
+        if let Some(value) = &self.share_id {
+            state.serialize_field("shareID", value)?;
+        }
+        if let Some(value) = &self.tolerations {
+            state.serialize_field("tolerations", value)?;
+        }
+        state.end()
+    }
 }

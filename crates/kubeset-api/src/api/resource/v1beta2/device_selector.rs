@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.resource.v1beta2.DeviceSelector` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// DeviceSelector must have exactly one field set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSelector {
     /// CEL contains a CEL expression for selecting a device.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::api::resource::v1beta2::CELDeviceSelector>,
+}
+impl crate::serde_util::DeStruct for DeviceSelector {
+    const NAME: &'static str = "DeviceSelector";
+    const FIELDS: &'static [&'static str] = &["cel"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "cel" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.cel = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.cel.is_some());
+        let mut state = serializer.serialize_struct("DeviceSelector", len)?;
+        if let Some(value) = &self.cel {
+            state.serialize_field("cel", value)?;
+        }
+        state.end()
+    }
 }

@@ -4,7 +4,7 @@
 /// DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests[].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.
 ///
 /// DeviceSubRequest is similar to ExactDeviceRequest, but doesn't expose the AdminAccess field as that one is only supported when requesting a specific device.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSubRequest {
     /// AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are:
     ///
@@ -19,36 +19,26 @@ pub struct DeviceSubRequest {
     /// If AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other subrequests must specify this field.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
-    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::api::resource::v1beta2::CapacityRequirements>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this subrequest.
     ///
     /// A class is required. Which classes are available depends on the cluster.
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
-    #[serde(
-        rename = "deviceClassName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub device_class_name: String,
     /// Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format <main request>/<subrequest>.
     ///
     /// Must be a DNS label.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<Vec<crate::api::resource::v1beta2::DeviceSelector>>,
     /// If specified, the request's tolerations.
     ///
@@ -59,6 +49,82 @@ pub struct DeviceSubRequest {
     /// The maximum number of tolerations is 16.
     ///
     /// This is an alpha field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<crate::api::resource::v1beta2::DeviceToleration>>,
+}
+impl crate::serde_util::DeStruct for DeviceSubRequest {
+    const NAME: &'static str = "DeviceSubRequest";
+    const FIELDS: &'static [&'static str] = &[
+        "allocationMode",
+        "capacity",
+        "count",
+        "deviceClassName",
+        "name",
+        "selectors",
+        "tolerations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocationMode" => 0,
+            "capacity" => 1,
+            "count" => 2,
+            "deviceClassName" => 3,
+            "name" => 4,
+            "selectors" => 5,
+            "tolerations" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocation_mode = map.next_value()?,
+            1 => self.capacity = map.next_value()?,
+            2 => self.count = map.next_value()?,
+            3 => self.device_class_name = crate::serde_util::required(map)?,
+            4 => self.name = crate::serde_util::required(map)?,
+            5 => self.selectors = map.next_value()?,
+            6 => self.tolerations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeviceSubRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeviceSubRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.allocation_mode.is_some())
+            + usize::from(self.capacity.is_some()) + usize::from(self.count.is_some())
+            + usize::from(self.selectors.is_some())
+            + usize::from(self.tolerations.is_some());
+        let mut state = serializer.serialize_struct("DeviceSubRequest", len)?;
+        if let Some(value) = &self.allocation_mode {
+            state.serialize_field("allocationMode", value)?;
+        }
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
+        }
+        if let Some(value) = &self.count {
+            state.serialize_field("count", value)?;
+        }
+        state.serialize_field("deviceClassName", &self.device_class_name)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.selectors {
+            state.serialize_field("selectors", value)?;
+        }
+        if let Some(value) = &self.tolerations {
+            state.serialize_field("tolerations", value)?;
+        }
+        state.end()
+    }
 }

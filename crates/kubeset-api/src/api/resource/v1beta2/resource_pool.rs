@@ -2,25 +2,66 @@
 // Source: definition `io.k8s.api.resource.v1beta2.ResourcePool` of kubernetes/v1.35/openapi-v3/apis/resource.k8s.io/v1beta2.json.
 
 /// ResourcePool describes the pool that ResourceSlices belong to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePool {
     /// Generation tracks the change in a pool over time. Whenever a driver changes something about one or more of the resources in a pool, it must change the generation in all ResourceSlices which are part of that pool. Consumers of ResourceSlices should only consider resources from the pool with the highest generation number. The generation may be reset by drivers, which should be fine for consumers, assuming that all ResourceSlices in a pool are updated to match or deleted.
     ///
     /// Combined with ResourceSliceCount, this mechanism enables consumers to detect pools which are comprised of multiple ResourceSlices and are in an incomplete state.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub generation: i64,
     /// Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.
     ///
     /// It must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// ResourceSliceCount is the total number of ResourceSlices in the pool at this generation number. Must be greater than zero.
     ///
     /// Consumers can use this to check whether they have seen all ResourceSlices belonging to the same pool.
-    #[serde(
-        rename = "resourceSliceCount",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub resource_slice_count: i64,
+}
+impl crate::serde_util::DeStruct for ResourcePool {
+    const NAME: &'static str = "ResourcePool";
+    const FIELDS: &'static [&'static str] = &[
+        "generation",
+        "name",
+        "resourceSliceCount",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "generation" => 0,
+            "name" => 1,
+            "resourceSliceCount" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.generation = crate::serde_util::required(map)?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.resource_slice_count = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ResourcePool {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ResourcePool {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("ResourcePool", len)?;
+        state.serialize_field("generation", &self.generation)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("resourceSliceCount", &self.resource_slice_count)?;
+        state.end()
+    }
 }

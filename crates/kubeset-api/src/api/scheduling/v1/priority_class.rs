@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.scheduling.v1.PriorityClass` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1.json.
 
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "scheduling.k8s.io",
@@ -15,17 +15,56 @@ pub struct PriorityClass {
     /// description is an arbitrary string that usually provides guidelines on when this priority class should be used.
     pub description: Option<String>,
     /// globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.
-    #[serde(rename = "globalDefault")]
     pub global_default: Option<bool>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
-    #[serde(rename = "preemptionPolicy")]
     pub preemption_policy: Option<String>,
     /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub value: i32,
+}
+impl crate::serde_util::DeStruct for PriorityClass {
+    const NAME: &'static str = "PriorityClass";
+    const FIELDS: &'static [&'static str] = &[
+        "description",
+        "globalDefault",
+        "metadata",
+        "preemptionPolicy",
+        "value",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "globalDefault" => 1,
+            "metadata" => 2,
+            "preemptionPolicy" => 3,
+            "value" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.description = map.next_value()?,
+            1 => self.global_default = map.next_value()?,
+            2 => self.metadata = crate::serde_util::required(map)?,
+            3 => self.preemption_policy = map.next_value()?,
+            4 => self.value = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PriorityClass {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for PriorityClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -36,22 +75,17 @@ impl serde::Serialize for PriorityClass {
         let mut state = serializer.serialize_struct("PriorityClass", len)?;
         state.serialize_field("apiVersion", "scheduling.k8s.io/v1")?;
         state.serialize_field("kind", "PriorityClass")?;
-        match &self.description {
-            Some(value) => state.serialize_field("description", value)?,
-            None => state.skip_field("description")?,
+        if let Some(value) = &self.description {
+            state.serialize_field("description", value)?;
         }
-        match &self.global_default {
-            Some(value) => state.serialize_field("globalDefault", value)?,
-            None => state.skip_field("globalDefault")?,
+        if let Some(value) = &self.global_default {
+            state.serialize_field("globalDefault", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.preemption_policy {
-            Some(value) => state.serialize_field("preemptionPolicy", value)?,
-            None => state.skip_field("preemptionPolicy")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.preemption_policy {
+            state.serialize_field("preemptionPolicy", value)?;
         }
-        let value = &self.value;
-        state.serialize_field("value", value)?;
+        state.serialize_field("value", &self.value)?;
         state.end()
     }
 }

@@ -2,13 +2,45 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// GangSchedulingPolicy defines the parameters for gang scheduling.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GangSchedulingPolicy {
     /// MinCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer.
-    #[serde(
-        rename = "minCount",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub min_count: i32,
+}
+impl crate::serde_util::DeStruct for GangSchedulingPolicy {
+    const NAME: &'static str = "GangSchedulingPolicy";
+    const FIELDS: &'static [&'static str] = &["minCount"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "minCount" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.min_count = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GangSchedulingPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GangSchedulingPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("GangSchedulingPolicy", len)?;
+        state.serialize_field("minCount", &self.min_count)?;
+        state.end()
+    }
 }

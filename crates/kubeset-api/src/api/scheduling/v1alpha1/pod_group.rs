@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.PodGroup` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// PodGroup represents a set of pods with a common scheduling policy.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroup {
     /// Name is a unique identifier for the PodGroup within the Workload. It must be a DNS label. This field is immutable.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// Policy defines the scheduling policy for this PodGroup.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub policy: crate::api::scheduling::v1alpha1::PodGroupPolicy,
+}
+impl crate::serde_util::DeStruct for PodGroup {
+    const NAME: &'static str = "PodGroup";
+    const FIELDS: &'static [&'static str] = &["name", "policy"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "policy" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.policy = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodGroup {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodGroup {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("PodGroup", len)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("policy", &self.policy)?;
+        state.end()
+    }
 }

@@ -2,12 +2,55 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.PodGroupPolicy` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// PodGroupPolicy defines the scheduling configuration for a PodGroup.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupPolicy {
     /// Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::api::scheduling::v1alpha1::BasicSchedulingPolicy>,
     /// Gang specifies that the pods in this group should be scheduled using all-or-nothing semantics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::api::scheduling::v1alpha1::GangSchedulingPolicy>,
+}
+impl crate::serde_util::DeStruct for PodGroupPolicy {
+    const NAME: &'static str = "PodGroupPolicy";
+    const FIELDS: &'static [&'static str] = &["basic", "gang"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "basic" => 0,
+            "gang" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.basic = map.next_value()?,
+            1 => self.gang = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for PodGroupPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for PodGroupPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.basic.is_some()) + usize::from(self.gang.is_some());
+        let mut state = serializer.serialize_struct("PodGroupPolicy", len)?;
+        if let Some(value) = &self.basic {
+            state.serialize_field("basic", value)?;
+        }
+        if let Some(value) = &self.gang {
+            state.serialize_field("gang", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,55 @@
 // Source: definition `io.k8s.api.scheduling.v1alpha1.WorkloadSpec` of kubernetes/v1.35/openapi-v3/apis/scheduling.k8s.io/v1alpha1.json.
 
 /// WorkloadSpec defines the desired state of a Workload.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadSpec {
     /// ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. When set, it cannot be changed.
-    #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<
         crate::api::scheduling::v1alpha1::TypedLocalObjectReference,
     >,
     /// PodGroups is the list of pod groups that make up the Workload. The maximum number of pod groups is 8. This field is immutable.
-    #[serde(
-        rename = "podGroups",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub pod_groups: Vec<crate::api::scheduling::v1alpha1::PodGroup>,
+}
+impl crate::serde_util::DeStruct for WorkloadSpec {
+    const NAME: &'static str = "WorkloadSpec";
+    const FIELDS: &'static [&'static str] = &["controllerRef", "podGroups"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "controllerRef" => 0,
+            "podGroups" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.controller_ref = map.next_value()?,
+            1 => self.pod_groups = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WorkloadSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.controller_ref.is_some());
+        let mut state = serializer.serialize_struct("WorkloadSpec", len)?;
+        if let Some(value) = &self.controller_ref {
+            state.serialize_field("controllerRef", value)?;
+        }
+        state.serialize_field("podGroups", &self.pod_groups)?;
+        state.end()
+    }
 }

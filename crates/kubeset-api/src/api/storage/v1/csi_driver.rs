@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.storage.v1.CSIDriver` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "storage.k8s.io",
@@ -13,11 +13,40 @@
 )]
 pub struct CSIDriver {
     /// Standard object metadata. metadata.Name indicates the name of the CSI driver that this object refers to; it MUST be the same name returned by the CSI GetPluginName() call for that driver. The driver name must be 63 characters or less, beginning and ending with an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and alphanumerics between. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec represents the specification of the CSI Driver.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub spec: crate::api::storage::v1::CSIDriverSpec,
+}
+impl crate::serde_util::DeStruct for CSIDriver {
+    const NAME: &'static str = "CSIDriver";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSIDriver {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for CSIDriver {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -26,10 +55,8 @@ impl serde::Serialize for CSIDriver {
         let mut state = serializer.serialize_struct("CSIDriver", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "CSIDriver")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        let value = &self.spec;
-        state.serialize_field("spec", value)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        state.serialize_field("spec", &self.spec)?;
         state.end()
     }
 }

@@ -2,29 +2,23 @@
 // Source: definition `io.k8s.api.storage.v1.CSIDriverSpec` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSIDriverSpec is the specification of a CSIDriver.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverSpec {
     /// attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting. The CSI external-attacher coordinates with CSI volume driver and updates the volumeattachment status when the attach operation is complete. If the value is specified to false, the attach operation will be skipped. Otherwise the attach operation will be called.
     ///
     /// This field is immutable.
-    #[serde(rename = "attachRequired", skip_serializing_if = "Option::is_none")]
     pub attach_required: Option<bool>,
     /// fsGroupPolicy defines if the underlying volume supports changing ownership and permission of the volume before being mounted. Refer to the specific FSGroupPolicy values for additional details.
     ///
     /// This field was immutable in Kubernetes < 1.29 and now is mutable.
     ///
     /// Defaults to ReadWriteOnceWithFSType, which will examine each volume to determine if Kubernetes should modify ownership and permissions of the volume. With the default policy the defined fsGroup will only be applied if a fstype is defined and the volume's access mode contains ReadWriteOnce.
-    #[serde(rename = "fsGroupPolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_policy: Option<String>,
     /// nodeAllocatableUpdatePeriodSeconds specifies the interval between periodic updates of the CSINode allocatable capacity for this driver. When set, both periodic updates and updates triggered by capacity-related failures are enabled. If not set, no updates occur (neither periodic nor upon detecting capacity-related failures), and the allocatable.count remains static. The minimum allowed value for this field is 10 seconds.
     ///
     /// This is a beta feature and requires the MutableCSINodeAllocatableCount feature gate to be enabled.
     ///
     /// This field is mutable.
-    #[serde(
-        rename = "nodeAllocatableUpdatePeriodSeconds",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub node_allocatable_update_period_seconds: Option<i64>,
     /// podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true. If set to false, pod information will not be passed on mount. Default is false.
     ///
@@ -36,12 +30,10 @@ pub struct CSIDriverSpec {
     /// "csi.storage.k8s.io/ephemeral" is a new feature in Kubernetes 1.16. It is only required for drivers which support both the "Persistent" and "Ephemeral" VolumeLifecycleMode. Other drivers can leave pod info disabled and/or ignore this field. As Kubernetes 1.15 doesn't support this field, drivers can only support one mode when deployed on such a cluster and the deployment determines which mode that is, for example via a command line parameter of the driver.
     ///
     /// This field was immutable in Kubernetes < 1.29 and now is mutable.
-    #[serde(rename = "podInfoOnMount", skip_serializing_if = "Option::is_none")]
     pub pod_info_on_mount: Option<bool>,
     /// requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume. This field defaults to false.
     ///
     /// Note: After a successful initial NodePublishVolume call, subsequent calls to NodePublishVolume should only update the contents of the volume. New mount points will not be seen by a running container.
-    #[serde(rename = "requiresRepublish", skip_serializing_if = "Option::is_none")]
     pub requires_republish: Option<bool>,
     /// seLinuxMount specifies if the CSI driver supports "-o context" mount option.
     ///
@@ -50,7 +42,6 @@ pub struct CSIDriverSpec {
     /// When "false", Kubernetes won't pass any special SELinux mount options to the driver. This is typical for volumes that represent subdirectories of a bigger shared filesystem.
     ///
     /// Default is "false".
-    #[serde(rename = "seLinuxMount", skip_serializing_if = "Option::is_none")]
     pub se_linux_mount: Option<bool>,
     /// serviceAccountTokenInSecrets is an opt-in for CSI drivers to indicate that service account tokens should be passed via the Secrets field in NodePublishVolumeRequest instead of the VolumeContext field. The CSI specification provides a dedicated Secrets field for sensitive information like tokens, which is the appropriate mechanism for handling credentials. This addresses security concerns where sensitive tokens were being logged as part of volume context.
     ///
@@ -61,10 +52,6 @@ pub struct CSIDriverSpec {
     /// This field can only be set when TokenRequests is configured. The API server will reject CSIDriver specs that set this field without TokenRequests.
     ///
     /// Default behavior if unset is to pass tokens in the VolumeContext field.
-    #[serde(
-        rename = "serviceAccountTokenInSecrets",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub service_account_token_in_secrets: Option<bool>,
     /// storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true.
     ///
@@ -73,7 +60,6 @@ pub struct CSIDriverSpec {
     /// Alternatively, the driver can be deployed with the field unset or false and it can be flipped later when storage capacity information has been published.
     ///
     /// This field was immutable in Kubernetes <= 1.22 and now is mutable.
-    #[serde(rename = "storageCapacity", skip_serializing_if = "Option::is_none")]
     pub storage_capacity: Option<bool>,
     /// tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication. Kubelet will pass the tokens in VolumeContext in the CSI NodePublishVolume calls. The CSI driver should parse and validate the following VolumeContext: "csi.storage.k8s.io/serviceAccount.tokens": {
     ///   "<audience>": {
@@ -84,7 +70,6 @@ pub struct CSIDriverSpec {
     /// }
     ///
     /// Note: Audience in each TokenRequest should be different and at most one token is empty string. To receive a new token after expiry, RequiresRepublish can be used to trigger NodePublishVolume periodically.
-    #[serde(rename = "tokenRequests", skip_serializing_if = "Option::is_none")]
     pub token_requests: Option<Vec<crate::api::storage::v1::TokenRequest>>,
     /// volumeLifecycleModes defines what kind of volumes this CSI volume driver supports. The default if the list is empty is "Persistent", which is the usage defined by the CSI specification and implemented in Kubernetes via the usual PV/PVC mechanism.
     ///
@@ -93,6 +78,110 @@ pub struct CSIDriverSpec {
     /// For more information about implementing this mode, see https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html A driver can support one or more of these modes and more modes may be added in the future.
     ///
     /// This field is beta. This field is immutable.
-    #[serde(rename = "volumeLifecycleModes", skip_serializing_if = "Option::is_none")]
     pub volume_lifecycle_modes: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for CSIDriverSpec {
+    const NAME: &'static str = "CSIDriverSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "attachRequired",
+        "fsGroupPolicy",
+        "nodeAllocatableUpdatePeriodSeconds",
+        "podInfoOnMount",
+        "requiresRepublish",
+        "seLinuxMount",
+        "serviceAccountTokenInSecrets",
+        "storageCapacity",
+        "tokenRequests",
+        "volumeLifecycleModes",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attachRequired" => 0,
+            "fsGroupPolicy" => 1,
+            "nodeAllocatableUpdatePeriodSeconds" => 2,
+            "podInfoOnMount" => 3,
+            "requiresRepublish" => 4,
+            "seLinuxMount" => 5,
+            "serviceAccountTokenInSecrets" => 6,
+            "storageCapacity" => 7,
+            "tokenRequests" => 8,
+            "volumeLifecycleModes" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.attach_required = map.next_value()?,
+            1 => self.fs_group_policy = map.next_value()?,
+            2 => self.node_allocatable_update_period_seconds = map.next_value()?,
+            3 => self.pod_info_on_mount = map.next_value()?,
+            4 => self.requires_republish = map.next_value()?,
+            5 => self.se_linux_mount = map.next_value()?,
+            6 => self.service_account_token_in_secrets = map.next_value()?,
+            7 => self.storage_capacity = map.next_value()?,
+            8 => self.token_requests = map.next_value()?,
+            9 => self.volume_lifecycle_modes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSIDriverSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CSIDriverSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.attach_required.is_some())
+            + usize::from(self.fs_group_policy.is_some())
+            + usize::from(self.node_allocatable_update_period_seconds.is_some())
+            + usize::from(self.pod_info_on_mount.is_some())
+            + usize::from(self.requires_republish.is_some())
+            + usize::from(self.se_linux_mount.is_some())
+            + usize::from(self.service_account_token_in_secrets.is_some())
+            + usize::from(self.storage_capacity.is_some())
+            + usize::from(self.token_requests.is_some())
+            + usize::from(self.volume_lifecycle_modes.is_some());
+        let mut state = serializer.serialize_struct("CSIDriverSpec", len)?;
+        if let Some(value) = &self.attach_required {
+            state.serialize_field("attachRequired", value)?;
+        }
+        if let Some(value) = &self.fs_group_policy {
+            state.serialize_field("fsGroupPolicy", value)?;
+        }
+        if let Some(value) = &self.node_allocatable_update_period_seconds {
+            state.serialize_field("nodeAllocatableUpdatePeriodSeconds", value)?;
+        }
+        if let Some(value) = &self.pod_info_on_mount {
+            state.serialize_field("podInfoOnMount", value)?;
+        }
+        if let Some(value) = &self.requires_republish {
+            state.serialize_field("requiresRepublish", value)?;
+        }
+        if let Some(value) = &self.se_linux_mount {
+            state.serialize_field("seLinuxMount", value)?;
+        }
+        if let Some(value) = &self.service_account_token_in_secrets {
+            state.serialize_field("serviceAccountTokenInSecrets", value)?;
+        }
+        if let Some(value) = &self.storage_capacity {
+            state.serialize_field("storageCapacity", value)?;
+        }
+        if let Some(value) = &self.token_requests {
+            state.serialize_field("tokenRequests", value)?;
+        }
+        if let Some(value) = &self.volume_lifecycle_modes {
+            state.serialize_field("volumeLifecycleModes", value)?;
+        }
+        state.end()
+    }
 }

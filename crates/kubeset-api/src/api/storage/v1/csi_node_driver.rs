@@ -2,22 +2,71 @@
 // Source: definition `io.k8s.api.storage.v1.CSINodeDriver` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSINodeDriver holds information about the specification of one CSI driver installed on a node
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeDriver {
     /// allocatable represents the volume resources of a node that are available for scheduling. This field is beta.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<crate::api::storage::v1::VolumeNodeResources>,
     /// name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// nodeID of the node from the driver point of view. This field enables Kubernetes to communicate with storage systems that do not share the same nomenclature for nodes. For example, Kubernetes may refer to a given node as "node1", but the storage system may refer to the same node as "nodeA". When Kubernetes issues a command to the storage system to attach a volume to a specific node, it can use this field to refer to the node name using the ID that the storage system will understand, e.g. "nodeA" instead of "node1". This field is required.
-    #[serde(
-        rename = "nodeID",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub node_id: String,
     /// topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone", "company.com/region"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.
-    #[serde(rename = "topologyKeys", skip_serializing_if = "Option::is_none")]
     pub topology_keys: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for CSINodeDriver {
+    const NAME: &'static str = "CSINodeDriver";
+    const FIELDS: &'static [&'static str] = &[
+        "allocatable",
+        "name",
+        "nodeID",
+        "topologyKeys",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allocatable" => 0,
+            "name" => 1,
+            "nodeID" => 2,
+            "topologyKeys" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocatable = map.next_value()?,
+            1 => self.name = crate::serde_util::required(map)?,
+            2 => self.node_id = crate::serde_util::required(map)?,
+            3 => self.topology_keys = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSINodeDriver {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CSINodeDriver {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.allocatable.is_some())
+            + usize::from(self.topology_keys.is_some());
+        let mut state = serializer.serialize_struct("CSINodeDriver", len)?;
+        if let Some(value) = &self.allocatable {
+            state.serialize_field("allocatable", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("nodeID", &self.node_id)?;
+        if let Some(value) = &self.topology_keys {
+            state.serialize_field("topologyKeys", value)?;
+        }
+        state.end()
+    }
 }

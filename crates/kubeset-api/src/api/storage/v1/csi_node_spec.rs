@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.storage.v1.CSINodeSpec` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// CSINodeSpec holds information about the specification of all CSI drivers installed on a node
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeSpec {
     /// drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub drivers: Vec<crate::api::storage::v1::CSINodeDriver>,
+}
+impl crate::serde_util::DeStruct for CSINodeSpec {
+    const NAME: &'static str = "CSINodeSpec";
+    const FIELDS: &'static [&'static str] = &["drivers"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "drivers" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.drivers = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSINodeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CSINodeSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("CSINodeSpec", len)?;
+        state.serialize_field("drivers", &self.drivers)?;
+        state.end()
+    }
 }

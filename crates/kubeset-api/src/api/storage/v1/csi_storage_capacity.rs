@@ -10,7 +10,7 @@
 /// The producer of these objects can decide which approach is more suitable.
 ///
 /// They are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "storage.k8s.io",
@@ -27,25 +27,60 @@ pub struct CSIStorageCapacity {
     /// maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.
     ///
     /// This is defined since CSI spec 1.4.0 as the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters as those in GetCapacityRequest. The corresponding value in the Kubernetes API is ResourceRequirements.Requests in a volume claim.
-    #[serde(rename = "maximumVolumeSize")]
     pub maximum_volume_size: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// Standard object's metadata. The name has no particular meaning. It must be a DNS subdomain (dots allowed, 253 characters). To ensure that there are no conflicts with other CSI drivers on the cluster, the recommendation is to use csisc-<uuid>, a generated name, or a reverse-domain name which ends with the unique CSI driver name.
     ///
     /// Objects are namespaced.
     ///
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// nodeTopology defines which nodes have access to the storage for which capacity was reported. If not set, the storage is not accessible from any node in the cluster. If empty, the storage is accessible from all nodes. This field is immutable.
-    #[serde(rename = "nodeTopology")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.
-    #[serde(
-        rename = "storageClassName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub storage_class_name: String,
+}
+impl crate::serde_util::DeStruct for CSIStorageCapacity {
+    const NAME: &'static str = "CSIStorageCapacity";
+    const FIELDS: &'static [&'static str] = &[
+        "capacity",
+        "maximumVolumeSize",
+        "metadata",
+        "nodeTopology",
+        "storageClassName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "capacity" => 0,
+            "maximumVolumeSize" => 1,
+            "metadata" => 2,
+            "nodeTopology" => 3,
+            "storageClassName" => 4,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.capacity = map.next_value()?,
+            1 => self.maximum_volume_size = map.next_value()?,
+            2 => self.metadata = crate::serde_util::required(map)?,
+            3 => self.node_topology = map.next_value()?,
+            4 => self.storage_class_name = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CSIStorageCapacity {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for CSIStorageCapacity {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -56,22 +91,17 @@ impl serde::Serialize for CSIStorageCapacity {
         let mut state = serializer.serialize_struct("CSIStorageCapacity", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "CSIStorageCapacity")?;
-        match &self.capacity {
-            Some(value) => state.serialize_field("capacity", value)?,
-            None => state.skip_field("capacity")?,
+        if let Some(value) = &self.capacity {
+            state.serialize_field("capacity", value)?;
         }
-        match &self.maximum_volume_size {
-            Some(value) => state.serialize_field("maximumVolumeSize", value)?,
-            None => state.skip_field("maximumVolumeSize")?,
+        if let Some(value) = &self.maximum_volume_size {
+            state.serialize_field("maximumVolumeSize", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.node_topology {
-            Some(value) => state.serialize_field("nodeTopology", value)?,
-            None => state.skip_field("nodeTopology")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.node_topology {
+            state.serialize_field("nodeTopology", value)?;
         }
-        let value = &self.storage_class_name;
-        state.serialize_field("storageClassName", value)?;
+        state.serialize_field("storageClassName", &self.storage_class_name)?;
         state.end()
     }
 }

@@ -4,7 +4,7 @@
 /// StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.
 ///
 /// StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "storage.k8s.io",
@@ -15,28 +15,73 @@
 )]
 pub struct StorageClass {
     /// allowVolumeExpansion shows whether the storage class allow volume expand.
-    #[serde(rename = "allowVolumeExpansion")]
     pub allow_volume_expansion: Option<bool>,
     /// allowedTopologies restrict the node topologies where volumes can be dynamically provisioned. Each volume plugin defines its own supported topology specifications. An empty TopologySelectorTerm list means there is no topology restriction. This field is only honored by servers that enable the VolumeScheduling feature.
-    #[serde(rename = "allowedTopologies")]
     pub allowed_topologies: Option<Vec<crate::api::core::v1::TopologySelectorTerm>>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. ["ro", "soft"]. Not validated - mount of the PVs will simply fail if one is invalid.
-    #[serde(rename = "mountOptions")]
     pub mount_options: Option<Vec<String>>,
     /// parameters holds the parameters for the provisioner that should create volumes of this storage class.
     pub parameters: Option<std::collections::BTreeMap<String, String>>,
     /// provisioner indicates the type of the provisioner.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub provisioner: String,
     /// reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.
-    #[serde(rename = "reclaimPolicy")]
     pub reclaim_policy: Option<String>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.
-    #[serde(rename = "volumeBindingMode")]
     pub volume_binding_mode: Option<String>,
+}
+impl crate::serde_util::DeStruct for StorageClass {
+    const NAME: &'static str = "StorageClass";
+    const FIELDS: &'static [&'static str] = &[
+        "allowVolumeExpansion",
+        "allowedTopologies",
+        "metadata",
+        "mountOptions",
+        "parameters",
+        "provisioner",
+        "reclaimPolicy",
+        "volumeBindingMode",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "allowVolumeExpansion" => 0,
+            "allowedTopologies" => 1,
+            "metadata" => 2,
+            "mountOptions" => 3,
+            "parameters" => 4,
+            "provisioner" => 5,
+            "reclaimPolicy" => 6,
+            "volumeBindingMode" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.allow_volume_expansion = map.next_value()?,
+            1 => self.allowed_topologies = map.next_value()?,
+            2 => self.metadata = crate::serde_util::required(map)?,
+            3 => self.mount_options = map.next_value()?,
+            4 => self.parameters = map.next_value()?,
+            5 => self.provisioner = crate::serde_util::required(map)?,
+            6 => self.reclaim_policy = map.next_value()?,
+            7 => self.volume_binding_mode = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageClass {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for StorageClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -50,33 +95,25 @@ impl serde::Serialize for StorageClass {
         let mut state = serializer.serialize_struct("StorageClass", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1")?;
         state.serialize_field("kind", "StorageClass")?;
-        match &self.allow_volume_expansion {
-            Some(value) => state.serialize_field("allowVolumeExpansion", value)?,
-            None => state.skip_field("allowVolumeExpansion")?,
+        if let Some(value) = &self.allow_volume_expansion {
+            state.serialize_field("allowVolumeExpansion", value)?;
         }
-        match &self.allowed_topologies {
-            Some(value) => state.serialize_field("allowedTopologies", value)?,
-            None => state.skip_field("allowedTopologies")?,
+        if let Some(value) = &self.allowed_topologies {
+            state.serialize_field("allowedTopologies", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.mount_options {
-            Some(value) => state.serialize_field("mountOptions", value)?,
-            None => state.skip_field("mountOptions")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.mount_options {
+            state.serialize_field("mountOptions", value)?;
         }
-        match &self.parameters {
-            Some(value) => state.serialize_field("parameters", value)?,
-            None => state.skip_field("parameters")?,
+        if let Some(value) = &self.parameters {
+            state.serialize_field("parameters", value)?;
         }
-        let value = &self.provisioner;
-        state.serialize_field("provisioner", value)?;
-        match &self.reclaim_policy {
-            Some(value) => state.serialize_field("reclaimPolicy", value)?,
-            None => state.skip_field("reclaimPolicy")?,
+        state.serialize_field("provisioner", &self.provisioner)?;
+        if let Some(value) = &self.reclaim_policy {
+            state.serialize_field("reclaimPolicy", value)?;
         }
-        match &self.volume_binding_mode {
-            Some(value) => state.serialize_field("volumeBindingMode", value)?,
-            None => state.skip_field("volumeBindingMode")?,
+        if let Some(value) = &self.volume_binding_mode {
+            state.serialize_field("volumeBindingMode", value)?;
         }
         state.end()
     }

@@ -2,12 +2,53 @@
 // Source: definition `io.k8s.api.storage.v1.TokenRequest` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// TokenRequest contains parameters of a service account token.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequest {
     /// audience is the intended audience of the token in "TokenRequestSpec". It will default to the audiences of kube apiserver.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub audience: String,
     /// expirationSeconds is the duration of validity of the token in "TokenRequestSpec". It has the same default value of "ExpirationSeconds" in "TokenRequestSpec".
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
+}
+impl crate::serde_util::DeStruct for TokenRequest {
+    const NAME: &'static str = "TokenRequest";
+    const FIELDS: &'static [&'static str] = &["audience", "expirationSeconds"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "audience" => 0,
+            "expirationSeconds" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.audience = crate::serde_util::required(map)?,
+            1 => self.expiration_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for TokenRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for TokenRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.expiration_seconds.is_some());
+        let mut state = serializer.serialize_struct("TokenRequest", len)?;
+        state.serialize_field("audience", &self.audience)?;
+        if let Some(value) = &self.expiration_seconds {
+            state.serialize_field("expirationSeconds", value)?;
+        }
+        state.end()
+    }
 }

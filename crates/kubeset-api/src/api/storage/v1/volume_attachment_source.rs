@@ -2,12 +2,59 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeAttachmentSource` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This field is beta-level and is only honored by servers that enabled the CSIMigration feature.
-    #[serde(rename = "inlineVolumeSpec", skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// persistentVolumeName represents the name of the persistent volume to attach.
-    #[serde(rename = "persistentVolumeName", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
+}
+impl crate::serde_util::DeStruct for VolumeAttachmentSource {
+    const NAME: &'static str = "VolumeAttachmentSource";
+    const FIELDS: &'static [&'static str] = &[
+        "inlineVolumeSpec",
+        "persistentVolumeName",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "inlineVolumeSpec" => 0,
+            "persistentVolumeName" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.inline_volume_spec = map.next_value()?,
+            1 => self.persistent_volume_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeAttachmentSource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeAttachmentSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.inline_volume_spec.is_some())
+            + usize::from(self.persistent_volume_name.is_some());
+        let mut state = serializer.serialize_struct("VolumeAttachmentSource", len)?;
+        if let Some(value) = &self.inline_volume_spec {
+            state.serialize_field("inlineVolumeSpec", value)?;
+        }
+        if let Some(value) = &self.persistent_volume_name {
+            state.serialize_field("persistentVolumeName", value)?;
+        }
+        state.end()
+    }
 }

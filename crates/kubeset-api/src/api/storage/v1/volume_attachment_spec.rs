@@ -2,19 +2,56 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeAttachmentSpec` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeAttachmentSpec is the specification of a VolumeAttachment request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSpec {
     /// attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub attacher: String,
     /// nodeName represents the node that the volume should be attached to.
-    #[serde(
-        rename = "nodeName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub node_name: String,
     /// source represents the volume that should be attached.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub source: crate::api::storage::v1::VolumeAttachmentSource,
+}
+impl crate::serde_util::DeStruct for VolumeAttachmentSpec {
+    const NAME: &'static str = "VolumeAttachmentSpec";
+    const FIELDS: &'static [&'static str] = &["attacher", "nodeName", "source"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attacher" => 0,
+            "nodeName" => 1,
+            "source" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.attacher = crate::serde_util::required(map)?,
+            1 => self.node_name = crate::serde_util::required(map)?,
+            2 => self.source = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeAttachmentSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeAttachmentSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize;
+        let mut state = serializer.serialize_struct("VolumeAttachmentSpec", len)?;
+        state.serialize_field("attacher", &self.attacher)?;
+        state.serialize_field("nodeName", &self.node_name)?;
+        state.serialize_field("source", &self.source)?;
+        state.end()
+    }
 }

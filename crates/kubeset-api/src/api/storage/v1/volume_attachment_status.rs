@@ -2,18 +2,74 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeAttachmentStatus` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeAttachmentStatus is the status of a VolumeAttachment request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    #[serde(rename = "attachError", skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::api::storage::v1::VolumeError>,
     /// attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub attached: bool,
     /// attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    #[serde(rename = "attachmentMetadata", skip_serializing_if = "Option::is_none")]
     pub attachment_metadata: Option<std::collections::BTreeMap<String, String>>,
     /// detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.
-    #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::api::storage::v1::VolumeError>,
+}
+impl crate::serde_util::DeStruct for VolumeAttachmentStatus {
+    const NAME: &'static str = "VolumeAttachmentStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "attachError",
+        "attached",
+        "attachmentMetadata",
+        "detachError",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "attachError" => 0,
+            "attached" => 1,
+            "attachmentMetadata" => 2,
+            "detachError" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.attach_error = map.next_value()?,
+            1 => self.attached = crate::serde_util::required(map)?,
+            2 => self.attachment_metadata = map.next_value()?,
+            3 => self.detach_error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeAttachmentStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeAttachmentStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.attach_error.is_some())
+            + usize::from(self.attachment_metadata.is_some())
+            + usize::from(self.detach_error.is_some());
+        let mut state = serializer.serialize_struct("VolumeAttachmentStatus", len)?;
+        if let Some(value) = &self.attach_error {
+            state.serialize_field("attachError", value)?;
+        }
+        state.serialize_field("attached", &self.attached)?;
+        if let Some(value) = &self.attachment_metadata {
+            state.serialize_field("attachmentMetadata", value)?;
+        }
+        if let Some(value) = &self.detach_error {
+            state.serialize_field("detachError", value)?;
+        }
+        state.end()
+    }
 }

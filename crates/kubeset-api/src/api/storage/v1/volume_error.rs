@@ -2,17 +2,65 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeError` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeError captures an error encountered during a volume operation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeError {
     /// errorCode is a numeric gRPC code representing the error encountered during Attach or Detach operations.
     ///
     /// This is an optional, beta field that requires the MutableCSINodeAllocatableCount feature gate being enabled to be set.
-    #[serde(rename = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
     /// message represents the error encountered during Attach or Detach operation. This string may be logged, so it should not contain sensitive information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// time represents the time the error was encountered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for VolumeError {
+    const NAME: &'static str = "VolumeError";
+    const FIELDS: &'static [&'static str] = &["errorCode", "message", "time"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "errorCode" => 0,
+            "message" => 1,
+            "time" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.error_code = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeError {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.error_code.is_some())
+            + usize::from(self.message.is_some()) + usize::from(self.time.is_some());
+        let mut state = serializer.serialize_struct("VolumeError", len)?;
+        if let Some(value) = &self.error_code {
+            state.serialize_field("errorCode", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.time {
+            state.serialize_field("time", value)?;
+        }
+        state.end()
+    }
 }

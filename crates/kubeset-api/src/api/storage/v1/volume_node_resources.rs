@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.storage.v1.VolumeNodeResources` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1.json.
 
 /// VolumeNodeResources is a set of resource limits for scheduling of volumes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeResources {
     /// count indicates the maximum number of unique volumes managed by the CSI driver that can be used on a node. A volume that is both attached and mounted on a node is considered to be used once, not twice. The same rule applies for a unique volume that is shared among multiple pods on the same node. If this field is not specified, then the supported number of volumes on this node is unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
+}
+impl crate::serde_util::DeStruct for VolumeNodeResources {
+    const NAME: &'static str = "VolumeNodeResources";
+    const FIELDS: &'static [&'static str] = &["count"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "count" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.count = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeNodeResources {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for VolumeNodeResources {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.count.is_some());
+        let mut state = serializer.serialize_struct("VolumeNodeResources", len)?;
+        if let Some(value) = &self.count {
+            state.serialize_field("count", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.storage.v1beta1.VolumeAttributesClass` of kubernetes/v1.35/openapi-v3/apis/storage.k8s.io/v1beta1.json.
 
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "storage.k8s.io",
@@ -13,19 +13,46 @@
 )]
 pub struct VolumeAttributesClass {
     /// Name of the CSI driver This field is immutable.
-    #[serde(
-        rename = "driverName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub driver_name: String,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver. The underlying storage provider supports changing these attributes on an existing volume, however the parameters field itself is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with new parameters, and the PersistentVolumeClaim should be updated to reference the new VolumeAttributesClass.
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
     pub parameters: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::serde_util::DeStruct for VolumeAttributesClass {
+    const NAME: &'static str = "VolumeAttributesClass";
+    const FIELDS: &'static [&'static str] = &["driverName", "metadata", "parameters"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "driverName" => 0,
+            "metadata" => 1,
+            "parameters" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver_name = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            2 => self.parameters = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for VolumeAttributesClass {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for VolumeAttributesClass {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -34,13 +61,10 @@ impl serde::Serialize for VolumeAttributesClass {
         let mut state = serializer.serialize_struct("VolumeAttributesClass", len)?;
         state.serialize_field("apiVersion", "storage.k8s.io/v1beta1")?;
         state.serialize_field("kind", "VolumeAttributesClass")?;
-        let value = &self.driver_name;
-        state.serialize_field("driverName", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.parameters {
-            Some(value) => state.serialize_field("parameters", value)?,
-            None => state.skip_field("parameters")?,
+        state.serialize_field("driverName", &self.driver_name)?;
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.parameters {
+            state.serialize_field("parameters", value)?;
         }
         state.end()
     }

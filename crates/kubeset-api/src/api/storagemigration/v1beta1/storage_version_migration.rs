@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigration` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "storagemigration.k8s.io",
@@ -13,7 +13,6 @@
 )]
 pub struct StorageVersionMigration {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the migration.
     pub spec: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec>,
@@ -21,6 +20,39 @@ pub struct StorageVersionMigration {
     pub status: Option<
         crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
     >,
+}
+impl crate::serde_util::DeStruct for StorageVersionMigration {
+    const NAME: &'static str = "StorageVersionMigration";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersionMigration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for StorageVersionMigration {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -30,15 +62,12 @@ impl serde::Serialize for StorageVersionMigration {
         let mut state = serializer.serialize_struct("StorageVersionMigration", len)?;
         state.serialize_field("apiVersion", "storagemigration.k8s.io/v1beta1")?;
         state.serialize_field("kind", "StorageVersionMigration")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

@@ -2,9 +2,45 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// Spec of the storage version migration.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationSpec {
     /// The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resource: crate::apimachinery::pkg::apis::meta::v1::GroupResource,
+}
+impl crate::serde_util::DeStruct for StorageVersionMigrationSpec {
+    const NAME: &'static str = "StorageVersionMigrationSpec";
+    const FIELDS: &'static [&'static str] = &["resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resource" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.resource = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersionMigrationSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StorageVersionMigrationSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize;
+        let mut state = serializer.serialize_struct("StorageVersionMigrationSpec", len)?;
+        state.serialize_field("resource", &self.resource)?;
+        state.end()
+    }
 }

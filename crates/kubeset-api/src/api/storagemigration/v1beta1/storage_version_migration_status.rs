@@ -2,12 +2,57 @@
 // Source: definition `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// Status of the storage version migration.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationStatus {
     /// The latest available observations of the migration's current state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// ResourceVersion to compare with the GC cache for performing the migration. This is the current resource version of given group, version and resource when kube-controller-manager first observes this StorageVersionMigration resource.
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+}
+impl crate::serde_util::DeStruct for StorageVersionMigrationStatus {
+    const NAME: &'static str = "StorageVersionMigrationStatus";
+    const FIELDS: &'static [&'static str] = &["conditions", "resourceVersion"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            "resourceVersion" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value()?,
+            1 => self.resource_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StorageVersionMigrationStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StorageVersionMigrationStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some())
+            + usize::from(self.resource_version.is_some());
+        let mut state = serializer
+            .serialize_struct("StorageVersionMigrationStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,65 +2,131 @@
 // Source: definition `io.k8s.apimachinery.pkg.version.Info` of kubernetes/v1.35/swagger.json.
 
 /// Info contains versioning information. how we'll want to distribute that information.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Info {
     /// `buildDate` (no description in the spec).
-    #[serde(
-        rename = "buildDate",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub build_date: String,
     /// `compiler` (no description in the spec).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub compiler: String,
     /// EmulationMajor is the major version of the emulation version
-    #[serde(rename = "emulationMajor", skip_serializing_if = "Option::is_none")]
     pub emulation_major: Option<String>,
     /// EmulationMinor is the minor version of the emulation version
-    #[serde(rename = "emulationMinor", skip_serializing_if = "Option::is_none")]
     pub emulation_minor: Option<String>,
     /// `gitCommit` (no description in the spec).
-    #[serde(
-        rename = "gitCommit",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub git_commit: String,
     /// `gitTreeState` (no description in the spec).
-    #[serde(
-        rename = "gitTreeState",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub git_tree_state: String,
     /// `gitVersion` (no description in the spec).
-    #[serde(
-        rename = "gitVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub git_version: String,
     /// `goVersion` (no description in the spec).
-    #[serde(
-        rename = "goVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub go_version: String,
     /// Major is the major version of the binary version
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub major: String,
     /// MinCompatibilityMajor is the major version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMajor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_major: Option<String>,
     /// MinCompatibilityMinor is the minor version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMinor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_minor: Option<String>,
     /// Minor is the minor version of the binary version
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub minor: String,
     /// `platform` (no description in the spec).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub platform: String,
+}
+impl crate::serde_util::DeStruct for Info {
+    const NAME: &'static str = "Info";
+    const FIELDS: &'static [&'static str] = &[
+        "buildDate",
+        "compiler",
+        "emulationMajor",
+        "emulationMinor",
+        "gitCommit",
+        "gitTreeState",
+        "gitVersion",
+        "goVersion",
+        "major",
+        "minCompatibilityMajor",
+        "minCompatibilityMinor",
+        "minor",
+        "platform",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "buildDate" => 0,
+            "compiler" => 1,
+            "emulationMajor" => 2,
+            "emulationMinor" => 3,
+            "gitCommit" => 4,
+            "gitTreeState" => 5,
+            "gitVersion" => 6,
+            "goVersion" => 7,
+            "major" => 8,
+            "minCompatibilityMajor" => 9,
+            "minCompatibilityMinor" => 10,
+            "minor" => 11,
+            "platform" => 12,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.build_date = crate::serde_util::required(map)?,
+            1 => self.compiler = crate::serde_util::required(map)?,
+            2 => self.emulation_major = map.next_value()?,
+            3 => self.emulation_minor = map.next_value()?,
+            4 => self.git_commit = crate::serde_util::required(map)?,
+            5 => self.git_tree_state = crate::serde_util::required(map)?,
+            6 => self.git_version = crate::serde_util::required(map)?,
+            7 => self.go_version = crate::serde_util::required(map)?,
+            8 => self.major = crate::serde_util::required(map)?,
+            9 => self.min_compatibility_major = map.next_value()?,
+            10 => self.min_compatibility_minor = map.next_value()?,
+            11 => self.minor = crate::serde_util::required(map)?,
+            12 => self.platform = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Info {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Info {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 9usize + usize::from(self.emulation_major.is_some())
+            + usize::from(self.emulation_minor.is_some())
+            + usize::from(self.min_compatibility_major.is_some())
+            + usize::from(self.min_compatibility_minor.is_some());
+        let mut state = serializer.serialize_struct("Info", len)?;
+        state.serialize_field("buildDate", &self.build_date)?;
+        state.serialize_field("compiler", &self.compiler)?;
+        if let Some(value) = &self.emulation_major {
+            state.serialize_field("emulationMajor", value)?;
+        }
+        if let Some(value) = &self.emulation_minor {
+            state.serialize_field("emulationMinor", value)?;
+        }
+        state.serialize_field("gitCommit", &self.git_commit)?;
+        state.serialize_field("gitTreeState", &self.git_tree_state)?;
+        state.serialize_field("gitVersion", &self.git_version)?;
+        state.serialize_field("goVersion", &self.go_version)?;
+        state.serialize_field("major", &self.major)?;
+        if let Some(value) = &self.min_compatibility_major {
+            state.serialize_field("minCompatibilityMajor", value)?;
+        }
+        if let Some(value) = &self.min_compatibility_minor {
+            state.serialize_field("minCompatibilityMinor", value)?;
+        }
+        state.serialize_field("minor", &self.minor)?;
+        state.serialize_field("platform", &self.platform)?;
+        state.end()
+    }
 }

@@ -2,55 +2,159 @@
 // Source: definition `io.k8s.api.example.v1.WidgetSpec` of golden/openapi-v3/apis/example.com/v1.json.
 
 /// WidgetSpec: every field shape.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WidgetSpec {
     /// Recursive: boxed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub child: Option<Box<crate::api::example::v1::WidgetSpec>>,
     /// Recursive through a Vec: not boxed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<crate::api::example::v1::WidgetSpec>>,
     /// Bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<crate::ByteString>,
     /// bool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Any JSON.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<serde_json::Value>,
     /// int64.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
     /// A quantity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<crate::apimachinery::pkg::api::resource::Quantity>,
     /// An object without properties.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::example::v1::Opaque>,
     /// An acronym plural.
-    #[serde(rename = "podCIDRs", skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// Int or string.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// double.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::serde_util::go_f64_opt"
-    )]
     pub ratio: Option<f64>,
     /// int32.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// A map.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<std::collections::BTreeMap<String, String>>,
     /// A keyword as a field name.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for WidgetSpec {
+    const NAME: &'static str = "WidgetSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "child",
+        "children",
+        "data",
+        "enabled",
+        "extra",
+        "generation",
+        "limit",
+        "opaque",
+        "podCIDRs",
+        "port",
+        "ratio",
+        "replicas",
+        "selector",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "child" => 0,
+            "children" => 1,
+            "data" => 2,
+            "enabled" => 3,
+            "extra" => 4,
+            "generation" => 5,
+            "limit" => 6,
+            "opaque" => 7,
+            "podCIDRs" => 8,
+            "port" => 9,
+            "ratio" => 10,
+            "replicas" => 11,
+            "selector" => 12,
+            "type" => 13,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.child = map.next_value()?,
+            1 => self.children = map.next_value()?,
+            2 => self.data = map.next_value()?,
+            3 => self.enabled = map.next_value()?,
+            4 => self.extra = map.next_value()?,
+            5 => self.generation = map.next_value()?,
+            6 => self.limit = map.next_value()?,
+            7 => self.opaque = map.next_value()?,
+            8 => self.pod_cidrs = map.next_value()?,
+            9 => self.port = map.next_value()?,
+            10 => self.ratio = map.next_value()?,
+            11 => self.replicas = map.next_value()?,
+            12 => self.selector = map.next_value()?,
+            13 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WidgetSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WidgetSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.child.is_some())
+            + usize::from(self.children.is_some()) + usize::from(self.data.is_some())
+            + usize::from(self.enabled.is_some()) + usize::from(self.extra.is_some())
+            + usize::from(self.generation.is_some()) + usize::from(self.limit.is_some())
+            + usize::from(self.opaque.is_some()) + usize::from(self.pod_cidrs.is_some())
+            + usize::from(self.port.is_some()) + usize::from(self.ratio.is_some())
+            + usize::from(self.replicas.is_some())
+            + usize::from(self.selector.is_some());
+        let mut state = serializer.serialize_struct("WidgetSpec", len)?;
+        if let Some(value) = &self.child {
+            state.serialize_field("child", value)?;
+        }
+        if let Some(value) = &self.children {
+            state.serialize_field("children", value)?;
+        }
+        if let Some(value) = &self.data {
+            state.serialize_field("data", value)?;
+        }
+        if let Some(value) = &self.enabled {
+            state.serialize_field("enabled", value)?;
+        }
+        if let Some(value) = &self.extra {
+            state.serialize_field("extra", value)?;
+        }
+        if let Some(value) = &self.generation {
+            state.serialize_field("generation", value)?;
+        }
+        if let Some(value) = &self.limit {
+            state.serialize_field("limit", value)?;
+        }
+        if let Some(value) = &self.opaque {
+            state.serialize_field("opaque", value)?;
+        }
+        if let Some(value) = &self.pod_cidrs {
+            state.serialize_field("podCIDRs", value)?;
+        }
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        if let Some(value) = &self.ratio {
+            state.serialize_field("ratio", &crate::serde_util::GoFloat(*value))?;
+        }
+        if let Some(value) = &self.replicas {
+            state.serialize_field("replicas", value)?;
+        }
+        if let Some(value) = &self.selector {
+            state.serialize_field("selector", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

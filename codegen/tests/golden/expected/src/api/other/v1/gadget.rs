@@ -2,9 +2,47 @@
 // Source: definition `io.k8s.api.other.v1.Gadget` of golden/openapi-v3/apis/example.com/v1.json.
 
 /// Refers to another group-version.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Gadget {
     /// Cross-group reference.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub widget: Option<crate::api::example::v1::WidgetSpec>,
+}
+impl crate::serde_util::DeStruct for Gadget {
+    const NAME: &'static str = "Gadget";
+    const FIELDS: &'static [&'static str] = &["widget"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "widget" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.widget = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Gadget {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Gadget {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.widget.is_some());
+        let mut state = serializer.serialize_struct("Gadget", len)?;
+        if let Some(value) = &self.widget {
+            state.serialize_field("widget", value)?;
+        }
+        state.end()
+    }
 }

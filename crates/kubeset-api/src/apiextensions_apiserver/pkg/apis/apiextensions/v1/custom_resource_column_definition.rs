@@ -2,32 +2,86 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceColumnDefinition specifies a column for server side printing.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceColumnDefinition {
     /// description is a human readable description of this column.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// format is an optional OpenAPI type definition for this column. The 'name' format is applied to the primary identifier column to assist in clients identifying column is the resource name. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each custom resource to produce the value for this column.
-    #[serde(
-        rename = "jsonPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub json_path: String,
     /// name is a human readable name for the column.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// priority is an integer defining the relative importance of this column compared to others. Lower numbers are considered higher priority. Columns that may be omitted in limited space scenarios should be given a priority greater than 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     /// type is an OpenAPI type definition for this column. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for CustomResourceColumnDefinition {
+    const NAME: &'static str = "CustomResourceColumnDefinition";
+    const FIELDS: &'static [&'static str] = &[
+        "description",
+        "format",
+        "jsonPath",
+        "name",
+        "priority",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "format" => 1,
+            "jsonPath" => 2,
+            "name" => 3,
+            "priority" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.description = map.next_value()?,
+            1 => self.format = map.next_value()?,
+            2 => self.json_path = crate::serde_util::required(map)?,
+            3 => self.name = crate::serde_util::required(map)?,
+            4 => self.priority = map.next_value()?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceColumnDefinition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceColumnDefinition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.description.is_some())
+            + usize::from(self.format.is_some()) + usize::from(self.priority.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceColumnDefinition", len)?;
+        if let Some(value) = &self.description {
+            state.serialize_field("description", value)?;
+        }
+        if let Some(value) = &self.format {
+            state.serialize_field("format", value)?;
+        }
+        state.serialize_field("jsonPath", &self.json_path)?;
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.priority {
+            state.serialize_field("priority", value)?;
+        }
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

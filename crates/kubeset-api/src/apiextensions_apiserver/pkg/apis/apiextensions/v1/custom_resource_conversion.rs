@@ -2,15 +2,56 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceConversion describes how to convert different versions of a CR.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceConversion {
     /// strategy specifies how custom resources are converted between versions. Allowed values are: - `"None"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `"Webhook"`: API Server will call to an external webhook to do the conversion. Additional information
     ///   is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub strategy: String,
     /// webhook describes how to call the conversion webhook. Required when `strategy` is set to `"Webhook"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
     >,
+}
+impl crate::serde_util::DeStruct for CustomResourceConversion {
+    const NAME: &'static str = "CustomResourceConversion";
+    const FIELDS: &'static [&'static str] = &["strategy", "webhook"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "strategy" => 0,
+            "webhook" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.strategy = crate::serde_util::required(map)?,
+            1 => self.webhook = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceConversion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceConversion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.webhook.is_some());
+        let mut state = serializer.serialize_struct("CustomResourceConversion", len)?;
+        state.serialize_field("strategy", &self.strategy)?;
+        if let Some(value) = &self.webhook {
+            state.serialize_field("webhook", value)?;
+        }
+        state.end()
+    }
 }

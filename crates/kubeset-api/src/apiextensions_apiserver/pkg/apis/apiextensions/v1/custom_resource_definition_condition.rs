@@ -2,28 +2,90 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionCondition contains details for the current condition of this pod.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionCondition {
     /// lastTransitionTime last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// message is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// status is the status of the condition. Can be True, False, Unknown.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// type is the type of the condition. Types include Established, NamesAccepted and Terminating.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionCondition {
+    const NAME: &'static str = "CustomResourceDefinitionCondition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "observedGeneration",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "observedGeneration" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.observed_generation = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.status = crate::serde_util::required(map)?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionCondition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceDefinitionCondition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.last_transition_time.is_some())
+            + usize::from(self.message.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceDefinitionCondition", len)?;
+        if let Some(value) = &self.last_transition_time {
+            state.serialize_field("lastTransitionTime", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,16 +2,45 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionList is a list of CustomResourceDefinition objects.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionList {
     /// items list individual CustomResourceDefinition objects
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub items: Vec<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     >,
     /// Standard object's metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionList {
+    const NAME: &'static str = "CustomResourceDefinitionList";
+    const FIELDS: &'static [&'static str] = &["items", "metadata"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "items" => 0,
+            "metadata" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = crate::serde_util::required(map)?,
+            1 => self.metadata = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for CustomResourceDefinitionList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -21,10 +50,8 @@ impl serde::Serialize for CustomResourceDefinitionList {
             .serialize_struct("CustomResourceDefinitionList", len)?;
         state.serialize_field("apiVersion", "apiextensions.k8s.io/v1")?;
         state.serialize_field("kind", "CustomResourceDefinitionList")?;
-        let value = &self.items;
-        state.serialize_field("items", value)?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
+        state.serialize_field("items", &self.items)?;
+        state.serialize_field("metadata", &self.metadata)?;
         state.end()
     }
 }

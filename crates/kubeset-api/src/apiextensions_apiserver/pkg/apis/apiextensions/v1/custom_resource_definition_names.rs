@@ -2,24 +2,90 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionNames {
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all'). This is published in API discovery documents, and used by clients to support invocations like `kubectl get all`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub categories: Option<Vec<String>>,
     /// kind is the serialized kind of the resource. It is normally CamelCase and singular. Custom resource instances will use this value as the `kind` attribute in API calls.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".
-    #[serde(rename = "listKind", skip_serializing_if = "Option::is_none")]
     pub list_kind: Option<String>,
     /// plural is the plural name of the resource to serve. The custom resources are served under `/apis/<group>/<version>/.../<plural>`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`). Must be all lowercase.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub plural: String,
     /// shortNames are short names for the resource, exposed in API discovery documents, and used by clients to support invocations like `kubectl get <shortname>`. It must be all lowercase.
-    #[serde(rename = "shortNames", skip_serializing_if = "Option::is_none")]
     pub short_names: Option<Vec<String>>,
     /// singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub singular: Option<String>,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionNames {
+    const NAME: &'static str = "CustomResourceDefinitionNames";
+    const FIELDS: &'static [&'static str] = &[
+        "categories",
+        "kind",
+        "listKind",
+        "plural",
+        "shortNames",
+        "singular",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "categories" => 0,
+            "kind" => 1,
+            "listKind" => 2,
+            "plural" => 3,
+            "shortNames" => 4,
+            "singular" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.categories = map.next_value()?,
+            1 => self.kind = crate::serde_util::required(map)?,
+            2 => self.list_kind = map.next_value()?,
+            3 => self.plural = crate::serde_util::required(map)?,
+            4 => self.short_names = map.next_value()?,
+            5 => self.singular = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionNames {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceDefinitionNames {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.categories.is_some())
+            + usize::from(self.list_kind.is_some())
+            + usize::from(self.short_names.is_some())
+            + usize::from(self.singular.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceDefinitionNames", len)?;
+        if let Some(value) = &self.categories {
+            state.serialize_field("categories", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        if let Some(value) = &self.list_kind {
+            state.serialize_field("listKind", value)?;
+        }
+        state.serialize_field("plural", &self.plural)?;
+        if let Some(value) = &self.short_names {
+            state.serialize_field("shortNames", value)?;
+        }
+        if let Some(value) = &self.singular {
+            state.serialize_field("singular", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,28 +2,88 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionSpec describes how a user wants their resource to appear
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionSpec {
     /// conversion defines conversion settings for the CRD.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversion: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
     >,
     /// group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub group: String,
     /// names specify the resource and kind names for the custom resource.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub names: crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
     /// preserveUnknownFields indicates that object fields which are not specified in the OpenAPI schema should be preserved when persisting to storage. apiVersion, kind, metadata and known fields inside metadata are always preserved. This field is deprecated in favor of setting `x-preserve-unknown-fields` to true in `spec.versions[*].schema.openAPIV3Schema`. See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning for details.
-    #[serde(rename = "preserveUnknownFields", skip_serializing_if = "Option::is_none")]
     pub preserve_unknown_fields: Option<bool>,
     /// scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values are `Cluster` and `Namespaced`.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub scope: String,
     /// versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub versions: Vec<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
     >,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionSpec {
+    const NAME: &'static str = "CustomResourceDefinitionSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "conversion",
+        "group",
+        "names",
+        "preserveUnknownFields",
+        "scope",
+        "versions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conversion" => 0,
+            "group" => 1,
+            "names" => 2,
+            "preserveUnknownFields" => 3,
+            "scope" => 4,
+            "versions" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.conversion = map.next_value()?,
+            1 => self.group = crate::serde_util::required(map)?,
+            2 => self.names = crate::serde_util::required(map)?,
+            3 => self.preserve_unknown_fields = map.next_value()?,
+            4 => self.scope = crate::serde_util::required(map)?,
+            5 => self.versions = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceDefinitionSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.conversion.is_some())
+            + usize::from(self.preserve_unknown_fields.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceDefinitionSpec", len)?;
+        if let Some(value) = &self.conversion {
+            state.serialize_field("conversion", value)?;
+        }
+        state.serialize_field("group", &self.group)?;
+        state.serialize_field("names", &self.names)?;
+        if let Some(value) = &self.preserve_unknown_fields {
+            state.serialize_field("preserveUnknownFields", value)?;
+        }
+        state.serialize_field("scope", &self.scope)?;
+        state.serialize_field("versions", &self.versions)?;
+        state.end()
+    }
 }

@@ -2,24 +2,84 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionStatus {
     /// acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.
-    #[serde(rename = "acceptedNames", skip_serializing_if = "Option::is_none")]
     pub accepted_names: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
     >,
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition,
         >,
     >,
     /// The generation observed by the CRD controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.
-    #[serde(rename = "storedVersions", skip_serializing_if = "Option::is_none")]
     pub stored_versions: Option<Vec<String>>,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
+    const NAME: &'static str = "CustomResourceDefinitionStatus";
+    const FIELDS: &'static [&'static str] = &[
+        "acceptedNames",
+        "conditions",
+        "observedGeneration",
+        "storedVersions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "acceptedNames" => 0,
+            "conditions" => 1,
+            "observedGeneration" => 2,
+            "storedVersions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.accepted_names = map.next_value()?,
+            1 => self.conditions = map.next_value()?,
+            2 => self.observed_generation = map.next_value()?,
+            3 => self.stored_versions = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceDefinitionStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.accepted_names.is_some())
+            + usize::from(self.conditions.is_some())
+            + usize::from(self.observed_generation.is_some())
+            + usize::from(self.stored_versions.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceDefinitionStatus", len)?;
+        if let Some(value) = &self.accepted_names {
+            state.serialize_field("acceptedNames", value)?;
+        }
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        if let Some(value) = &self.stored_versions {
+            state.serialize_field("storedVersions", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,48 +2,126 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceDefinitionVersion describes a version for CRD.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionVersion {
     /// additionalPrinterColumns specifies additional columns returned in Table output. See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables for details. If no columns are specified, a single column displaying the age of the custom resource is used.
-    #[serde(
-        rename = "additionalPrinterColumns",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub additional_printer_columns: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition,
         >,
     >,
     /// deprecated indicates this version of the custom resource API is deprecated. When set to true, API requests to this version receive a warning header in the server response. Defaults to false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<bool>,
     /// deprecationWarning overrides the default warning returned to API clients. May only be set when `deprecated` is true. The default warning indicates this version is deprecated and recommends use of the newest served version of equal or greater stability, if one exists.
-    #[serde(rename = "deprecationWarning", skip_serializing_if = "Option::is_none")]
     pub deprecation_warning: Option<String>,
     /// name is the version name, e.g. “v1”, “v2beta1”, etc. The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// schema describes the schema used for validation, pruning, and defaulting of this version of the custom resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation,
     >,
     /// selectableFields specifies paths to fields that may be used as field selectors. A maximum of 8 selectable fields are allowed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors
-    #[serde(rename = "selectableFields", skip_serializing_if = "Option::is_none")]
     pub selectable_fields: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField,
         >,
     >,
     /// served is a flag enabling/disabling this version from being served via REST APIs
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub served: bool,
     /// storage indicates this version should be used when persisting custom resources to storage. There must be exactly one version with storage=true.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub storage: bool,
     /// subresources specify what subresources this version of the defined custom resource have.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresources: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
     >,
+}
+impl crate::serde_util::DeStruct for CustomResourceDefinitionVersion {
+    const NAME: &'static str = "CustomResourceDefinitionVersion";
+    const FIELDS: &'static [&'static str] = &[
+        "additionalPrinterColumns",
+        "deprecated",
+        "deprecationWarning",
+        "name",
+        "schema",
+        "selectableFields",
+        "served",
+        "storage",
+        "subresources",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "additionalPrinterColumns" => 0,
+            "deprecated" => 1,
+            "deprecationWarning" => 2,
+            "name" => 3,
+            "schema" => 4,
+            "selectableFields" => 5,
+            "served" => 6,
+            "storage" => 7,
+            "subresources" => 8,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.additional_printer_columns = map.next_value()?,
+            1 => self.deprecated = map.next_value()?,
+            2 => self.deprecation_warning = map.next_value()?,
+            3 => self.name = crate::serde_util::required(map)?,
+            4 => self.schema = map.next_value()?,
+            5 => self.selectable_fields = map.next_value()?,
+            6 => self.served = crate::serde_util::required(map)?,
+            7 => self.storage = crate::serde_util::required(map)?,
+            8 => self.subresources = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceDefinitionVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceDefinitionVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 3usize + usize::from(self.additional_printer_columns.is_some())
+            + usize::from(self.deprecated.is_some())
+            + usize::from(self.deprecation_warning.is_some())
+            + usize::from(self.schema.is_some())
+            + usize::from(self.selectable_fields.is_some())
+            + usize::from(self.subresources.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceDefinitionVersion", len)?;
+        if let Some(value) = &self.additional_printer_columns {
+            state.serialize_field("additionalPrinterColumns", value)?;
+        }
+        if let Some(value) = &self.deprecated {
+            state.serialize_field("deprecated", value)?;
+        }
+        if let Some(value) = &self.deprecation_warning {
+            state.serialize_field("deprecationWarning", value)?;
+        }
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.schema {
+            state.serialize_field("schema", value)?;
+        }
+        if let Some(value) = &self.selectable_fields {
+            state.serialize_field("selectableFields", value)?;
+        }
+        state.serialize_field("served", &self.served)?;
+        state.serialize_field("storage", &self.storage)?;
+        if let Some(value) = &self.subresources {
+            state.serialize_field("subresources", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,23 +2,63 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresourceScale {
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status` or `.spec`. Must be set to work with HorizontalPodAutoscaler. The field pointed by this JSON path must be a string field (not a complex selector struct) which contains a serialized label selector in string form. More info: https://kubernetes.io/docs/tasks/access-kubernetes-api/custom-resources/custom-resource-definitions#scale-subresource If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale` subresource will default to the empty string.
-    #[serde(rename = "labelSelectorPath", skip_serializing_if = "Option::is_none")]
     pub label_selector_path: Option<String>,
     /// specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `spec.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.spec`. If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.
-    #[serde(
-        rename = "specReplicasPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub spec_replicas_path: String,
     /// statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status`. If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource will default to 0.
-    #[serde(
-        rename = "statusReplicasPath",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub status_replicas_path: String,
+}
+impl crate::serde_util::DeStruct for CustomResourceSubresourceScale {
+    const NAME: &'static str = "CustomResourceSubresourceScale";
+    const FIELDS: &'static [&'static str] = &[
+        "labelSelectorPath",
+        "specReplicasPath",
+        "statusReplicasPath",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "labelSelectorPath" => 0,
+            "specReplicasPath" => 1,
+            "statusReplicasPath" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.label_selector_path = map.next_value()?,
+            1 => self.spec_replicas_path = crate::serde_util::required(map)?,
+            2 => self.status_replicas_path = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceSubresourceScale {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceSubresourceScale {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.label_selector_path.is_some());
+        let mut state = serializer
+            .serialize_struct("CustomResourceSubresourceScale", len)?;
+        if let Some(value) = &self.label_selector_path {
+            state.serialize_field("labelSelectorPath", value)?;
+        }
+        state.serialize_field("specReplicasPath", &self.spec_replicas_path)?;
+        state.serialize_field("statusReplicasPath", &self.status_replicas_path)?;
+        state.end()
+    }
 }

@@ -2,16 +2,59 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceSubresources defines the status and scale subresources for CustomResources.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresources {
     /// scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale,
     >,
     /// status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus,
     >,
+}
+impl crate::serde_util::DeStruct for CustomResourceSubresources {
+    const NAME: &'static str = "CustomResourceSubresources";
+    const FIELDS: &'static [&'static str] = &["scale", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "scale" => 0,
+            "status" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.scale = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceSubresources {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceSubresources {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.scale.is_some()) + usize::from(self.status.is_some());
+        let mut state = serializer.serialize_struct("CustomResourceSubresources", len)?;
+        if let Some(value) = &self.scale {
+            state.serialize_field("scale", value)?;
+        }
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
+        }
+        state.end()
+    }
 }

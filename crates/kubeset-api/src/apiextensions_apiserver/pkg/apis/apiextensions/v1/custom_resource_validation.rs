@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// CustomResourceValidation is a list of validation methods for CustomResources.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceValidation {
     /// openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.
-    #[serde(rename = "openAPIV3Schema", skip_serializing_if = "Option::is_none")]
     pub open_apiv3_schema: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
     >,
+}
+impl crate::serde_util::DeStruct for CustomResourceValidation {
+    const NAME: &'static str = "CustomResourceValidation";
+    const FIELDS: &'static [&'static str] = &["openAPIV3Schema"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "openAPIV3Schema" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.open_apiv3_schema = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for CustomResourceValidation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for CustomResourceValidation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.open_apiv3_schema.is_some());
+        let mut state = serializer.serialize_struct("CustomResourceValidation", len)?;
+        if let Some(value) = &self.open_apiv3_schema {
+            state.serialize_field("openAPIV3Schema", value)?;
+        }
+        state.end()
+    }
 }

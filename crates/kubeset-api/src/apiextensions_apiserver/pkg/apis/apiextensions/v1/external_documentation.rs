@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// ExternalDocumentation allows referencing an external resource for extended documentation.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalDocumentation {
     /// `description` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `url` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+impl crate::serde_util::DeStruct for ExternalDocumentation {
+    const NAME: &'static str = "ExternalDocumentation";
+    const FIELDS: &'static [&'static str] = &["description", "url"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "description" => 0,
+            "url" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.description = map.next_value()?,
+            1 => self.url = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ExternalDocumentation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ExternalDocumentation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.description.is_some())
+            + usize::from(self.url.is_some());
+        let mut state = serializer.serialize_struct("ExternalDocumentation", len)?;
+        if let Some(value) = &self.description {
+            state.serialize_field("description", value)?;
+        }
+        if let Some(value) = &self.url {
+            state.serialize_field("url", value)?;
+        }
+        state.end()
+    }
 }

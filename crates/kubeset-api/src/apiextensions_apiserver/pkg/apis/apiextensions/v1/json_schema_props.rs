@@ -2,45 +2,37 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONSchemaProps {
     /// `$ref` (no description in the spec).
-    #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
     pub ref_: Option<String>,
     /// `$schema` (no description in the spec).
-    #[serde(rename = "$schema", skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     /// `additionalItems` (no description in the spec).
-    #[serde(rename = "additionalItems", skip_serializing_if = "Option::is_none")]
     pub additional_items: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     >,
     /// `additionalProperties` (no description in the spec).
-    #[serde(rename = "additionalProperties", skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     >,
     /// `allOf` (no description in the spec).
-    #[serde(rename = "allOf", skip_serializing_if = "Option::is_none")]
     pub all_of: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
         >,
     >,
     /// `anyOf` (no description in the spec).
-    #[serde(rename = "anyOf", skip_serializing_if = "Option::is_none")]
     pub any_of: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
         >,
     >,
     /// default is a default value for undefined object fields. Defaulting is a beta feature under the CustomResourceDefaulting feature gate. Defaulting requires spec.preserveUnknownFields to be false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
     >,
     /// `definitions` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub definitions: Option<
         std::collections::BTreeMap<
             String,
@@ -48,7 +40,6 @@ pub struct JSONSchemaProps {
         >,
     >,
     /// `dependencies` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<
         std::collections::BTreeMap<
             String,
@@ -56,101 +47,68 @@ pub struct JSONSchemaProps {
         >,
     >,
     /// `description` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `enum` (no description in the spec).
-    #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
     pub enum_: Option<
         Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON>,
     >,
     /// `example` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,
     >,
     /// `exclusiveMaximum` (no description in the spec).
-    #[serde(rename = "exclusiveMaximum", skip_serializing_if = "Option::is_none")]
     pub exclusive_maximum: Option<bool>,
     /// `exclusiveMinimum` (no description in the spec).
-    #[serde(rename = "exclusiveMinimum", skip_serializing_if = "Option::is_none")]
     pub exclusive_minimum: Option<bool>,
     /// `externalDocs` (no description in the spec).
-    #[serde(rename = "externalDocs", skip_serializing_if = "Option::is_none")]
     pub external_docs: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
     >,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///
     /// - bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 [RFC1034]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - isbn: an ISBN10 or ISBN13 number string like "0321751043" or "978-0321751041" - isbn10: an ISBN10 number string like "0321751043" - isbn13: an ISBN13 number string like "978-0321751041" - creditcard: a credit card number defined by the regex ^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\\d{3})\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\d{3}[- ]?\\d{2}[- ]?\\d{4}$ - hexcolor: an hexadecimal color code like "#FFFFFF: following the regex ^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$ - rgbcolor: an RGB color code like rgb like "rgb(255,255,2559" - byte: base64 encoded binary data - password: any kind of string - date: a date string like "2006-01-02" as defined by full-date in RFC3339 - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// `id` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// `items` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray,
     >,
     /// `maxItems` (no description in the spec).
-    #[serde(rename = "maxItems", skip_serializing_if = "Option::is_none")]
     pub max_items: Option<i64>,
     /// `maxLength` (no description in the spec).
-    #[serde(rename = "maxLength", skip_serializing_if = "Option::is_none")]
     pub max_length: Option<i64>,
     /// `maxProperties` (no description in the spec).
-    #[serde(rename = "maxProperties", skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
     /// `maximum` (no description in the spec).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::serde_util::go_f64_opt"
-    )]
     pub maximum: Option<f64>,
     /// `minItems` (no description in the spec).
-    #[serde(rename = "minItems", skip_serializing_if = "Option::is_none")]
     pub min_items: Option<i64>,
     /// `minLength` (no description in the spec).
-    #[serde(rename = "minLength", skip_serializing_if = "Option::is_none")]
     pub min_length: Option<i64>,
     /// `minProperties` (no description in the spec).
-    #[serde(rename = "minProperties", skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// `minimum` (no description in the spec).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::serde_util::go_f64_opt"
-    )]
     pub minimum: Option<f64>,
     /// `multipleOf` (no description in the spec).
-    #[serde(
-        rename = "multipleOf",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::serde_util::go_f64_opt"
-    )]
     pub multiple_of: Option<f64>,
     /// `not` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not: Option<
         Box<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
         >,
     >,
     /// `nullable` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nullable: Option<bool>,
     /// `oneOf` (no description in the spec).
-    #[serde(rename = "oneOf", skip_serializing_if = "Option::is_none")]
     pub one_of: Option<
         Vec<
             crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
         >,
     >,
     /// `pattern` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     /// `patternProperties` (no description in the spec).
-    #[serde(rename = "patternProperties", skip_serializing_if = "Option::is_none")]
     pub pattern_properties: Option<
         std::collections::BTreeMap<
             String,
@@ -158,7 +116,6 @@ pub struct JSONSchemaProps {
         >,
     >,
     /// `properties` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<
         std::collections::BTreeMap<
             String,
@@ -166,22 +123,14 @@ pub struct JSONSchemaProps {
         >,
     >,
     /// `required` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<Vec<String>>,
     /// `title` (no description in the spec).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// `type` (no description in the spec).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
     /// `uniqueItems` (no description in the spec).
-    #[serde(rename = "uniqueItems", skip_serializing_if = "Option::is_none")]
     pub unique_items: Option<bool>,
     /// x-kubernetes-embedded-resource defines that the value is an embedded Kubernetes runtime.Object, with TypeMeta and ObjectMeta. The type must be object. It is allowed to further restrict the embedded object. kind, apiVersion and metadata are validated automatically. x-kubernetes-preserve-unknown-fields is allowed to be true, but does not have to be if the object is fully specified (up to kind, apiVersion, metadata).
-    #[serde(
-        rename = "x-kubernetes-embedded-resource",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub x_kubernetes_embedded_resource: Option<bool>,
     /// x-kubernetes-int-or-string specifies that this value is either an integer or a string. If this is true, an empty type is allowed and type as child of anyOf is permitted if following one of the following patterns:
     ///
@@ -193,20 +142,12 @@ pub struct JSONSchemaProps {
     ///      - type: integer
     ///      - type: string
     ///    - ... zero or more
-    #[serde(
-        rename = "x-kubernetes-int-or-string",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub x_kubernetes_int_or_string: Option<bool>,
     /// x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used as the index of the map.
     ///
     /// This tag MUST only be used on lists that have the "x-kubernetes-list-type" extension set to "map". Also, the values specified for this attribute must be a scalar typed field of the child structure (no nesting is supported).
     ///
     /// The properties specified must either be required or have a default value, to ensure those properties are present for all list items.
-    #[serde(
-        rename = "x-kubernetes-list-map-keys",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub x_kubernetes_list_map_keys: Option<Vec<String>>,
     /// x-kubernetes-list-type annotates an array to further describe its topology. This extension must only be used on lists and may have 3 possible values:
     ///
@@ -222,7 +163,6 @@ pub struct JSONSchemaProps {
     ///      used to identify them. Order is preserved upon merge. The map tag
     ///      must only be used on a list with elements of type object.
     /// Defaults to atomic for arrays.
-    #[serde(rename = "x-kubernetes-list-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_list_type: Option<String>,
     /// x-kubernetes-map-type annotates an object to further describe its topology. This extension must only be used when type is object and may have 2 possible values:
     ///
@@ -232,20 +172,345 @@ pub struct JSONSchemaProps {
     ///      the default behaviour for all maps.
     /// 2) `atomic`: the list is treated as a single entity, like a scalar.
     ///      Atomic maps will be entirely replaced when updated.
-    #[serde(rename = "x-kubernetes-map-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_map_type: Option<String>,
     /// x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema. This affects fields recursively, but switches back to normal pruning behaviour if nested properties or additionalProperties are specified in the schema. This can either be true or undefined. False is forbidden.
-    #[serde(
-        rename = "x-kubernetes-preserve-unknown-fields",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     /// x-kubernetes-validations describes a list of validation rules written in the CEL expression language.
-    #[serde(
-        rename = "x-kubernetes-validations",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub x_kubernetes_validations: Option<
         Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule>,
     >,
+}
+impl crate::serde_util::DeStruct for JSONSchemaProps {
+    const NAME: &'static str = "JSONSchemaProps";
+    const FIELDS: &'static [&'static str] = &[
+        "$ref",
+        "$schema",
+        "additionalItems",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "default",
+        "definitions",
+        "dependencies",
+        "description",
+        "enum",
+        "example",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "externalDocs",
+        "format",
+        "id",
+        "items",
+        "maxItems",
+        "maxLength",
+        "maxProperties",
+        "maximum",
+        "minItems",
+        "minLength",
+        "minProperties",
+        "minimum",
+        "multipleOf",
+        "not",
+        "nullable",
+        "oneOf",
+        "pattern",
+        "patternProperties",
+        "properties",
+        "required",
+        "title",
+        "type",
+        "uniqueItems",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-validations",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "$ref" => 0,
+            "$schema" => 1,
+            "additionalItems" => 2,
+            "additionalProperties" => 3,
+            "allOf" => 4,
+            "anyOf" => 5,
+            "default" => 6,
+            "definitions" => 7,
+            "dependencies" => 8,
+            "description" => 9,
+            "enum" => 10,
+            "example" => 11,
+            "exclusiveMaximum" => 12,
+            "exclusiveMinimum" => 13,
+            "externalDocs" => 14,
+            "format" => 15,
+            "id" => 16,
+            "items" => 17,
+            "maxItems" => 18,
+            "maxLength" => 19,
+            "maxProperties" => 20,
+            "maximum" => 21,
+            "minItems" => 22,
+            "minLength" => 23,
+            "minProperties" => 24,
+            "minimum" => 25,
+            "multipleOf" => 26,
+            "not" => 27,
+            "nullable" => 28,
+            "oneOf" => 29,
+            "pattern" => 30,
+            "patternProperties" => 31,
+            "properties" => 32,
+            "required" => 33,
+            "title" => 34,
+            "type" => 35,
+            "uniqueItems" => 36,
+            "x-kubernetes-embedded-resource" => 37,
+            "x-kubernetes-int-or-string" => 38,
+            "x-kubernetes-list-map-keys" => 39,
+            "x-kubernetes-list-type" => 40,
+            "x-kubernetes-map-type" => 41,
+            "x-kubernetes-preserve-unknown-fields" => 42,
+            "x-kubernetes-validations" => 43,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ref_ = map.next_value()?,
+            1 => self.schema = map.next_value()?,
+            2 => self.additional_items = map.next_value()?,
+            3 => self.additional_properties = map.next_value()?,
+            4 => self.all_of = map.next_value()?,
+            5 => self.any_of = map.next_value()?,
+            6 => self.default = map.next_value()?,
+            7 => self.definitions = map.next_value()?,
+            8 => self.dependencies = map.next_value()?,
+            9 => self.description = map.next_value()?,
+            10 => self.enum_ = map.next_value()?,
+            11 => self.example = map.next_value()?,
+            12 => self.exclusive_maximum = map.next_value()?,
+            13 => self.exclusive_minimum = map.next_value()?,
+            14 => self.external_docs = map.next_value()?,
+            15 => self.format = map.next_value()?,
+            16 => self.id = map.next_value()?,
+            17 => self.items = map.next_value()?,
+            18 => self.max_items = map.next_value()?,
+            19 => self.max_length = map.next_value()?,
+            20 => self.max_properties = map.next_value()?,
+            21 => self.maximum = map.next_value()?,
+            22 => self.min_items = map.next_value()?,
+            23 => self.min_length = map.next_value()?,
+            24 => self.min_properties = map.next_value()?,
+            25 => self.minimum = map.next_value()?,
+            26 => self.multiple_of = map.next_value()?,
+            27 => self.not = map.next_value()?,
+            28 => self.nullable = map.next_value()?,
+            29 => self.one_of = map.next_value()?,
+            30 => self.pattern = map.next_value()?,
+            31 => self.pattern_properties = map.next_value()?,
+            32 => self.properties = map.next_value()?,
+            33 => self.required = map.next_value()?,
+            34 => self.title = map.next_value()?,
+            35 => self.type_ = map.next_value()?,
+            36 => self.unique_items = map.next_value()?,
+            37 => self.x_kubernetes_embedded_resource = map.next_value()?,
+            38 => self.x_kubernetes_int_or_string = map.next_value()?,
+            39 => self.x_kubernetes_list_map_keys = map.next_value()?,
+            40 => self.x_kubernetes_list_type = map.next_value()?,
+            41 => self.x_kubernetes_map_type = map.next_value()?,
+            42 => self.x_kubernetes_preserve_unknown_fields = map.next_value()?,
+            43 => self.x_kubernetes_validations = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for JSONSchemaProps {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for JSONSchemaProps {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ref_.is_some()) + usize::from(self.schema.is_some())
+            + usize::from(self.additional_items.is_some())
+            + usize::from(self.additional_properties.is_some())
+            + usize::from(self.all_of.is_some()) + usize::from(self.any_of.is_some())
+            + usize::from(self.default.is_some())
+            + usize::from(self.definitions.is_some())
+            + usize::from(self.dependencies.is_some())
+            + usize::from(self.description.is_some()) + usize::from(self.enum_.is_some())
+            + usize::from(self.example.is_some())
+            + usize::from(self.exclusive_maximum.is_some())
+            + usize::from(self.exclusive_minimum.is_some())
+            + usize::from(self.external_docs.is_some())
+            + usize::from(self.format.is_some()) + usize::from(self.id.is_some())
+            + usize::from(self.items.is_some()) + usize::from(self.max_items.is_some())
+            + usize::from(self.max_length.is_some())
+            + usize::from(self.max_properties.is_some())
+            + usize::from(self.maximum.is_some()) + usize::from(self.min_items.is_some())
+            + usize::from(self.min_length.is_some())
+            + usize::from(self.min_properties.is_some())
+            + usize::from(self.minimum.is_some())
+            + usize::from(self.multiple_of.is_some()) + usize::from(self.not.is_some())
+            + usize::from(self.nullable.is_some()) + usize::from(self.one_of.is_some())
+            + usize::from(self.pattern.is_some())
+            + usize::from(self.pattern_properties.is_some())
+            + usize::from(self.properties.is_some())
+            + usize::from(self.required.is_some()) + usize::from(self.title.is_some())
+            + usize::from(self.type_.is_some())
+            + usize::from(self.unique_items.is_some())
+            + usize::from(self.x_kubernetes_embedded_resource.is_some())
+            + usize::from(self.x_kubernetes_int_or_string.is_some())
+            + usize::from(self.x_kubernetes_list_map_keys.is_some())
+            + usize::from(self.x_kubernetes_list_type.is_some())
+            + usize::from(self.x_kubernetes_map_type.is_some())
+            + usize::from(self.x_kubernetes_preserve_unknown_fields.is_some())
+            + usize::from(self.x_kubernetes_validations.is_some());
+        let mut state = serializer.serialize_struct("JSONSchemaProps", len)?;
+        if let Some(value) = &self.ref_ {
+            state.serialize_field("$ref", value)?;
+        }
+        if let Some(value) = &self.schema {
+            state.serialize_field("$schema", value)?;
+        }
+        if let Some(value) = &self.additional_items {
+            state.serialize_field("additionalItems", value)?;
+        }
+        if let Some(value) = &self.additional_properties {
+            state.serialize_field("additionalProperties", value)?;
+        }
+        if let Some(value) = &self.all_of {
+            state.serialize_field("allOf", value)?;
+        }
+        if let Some(value) = &self.any_of {
+            state.serialize_field("anyOf", value)?;
+        }
+        if let Some(value) = &self.default {
+            state.serialize_field("default", value)?;
+        }
+        if let Some(value) = &self.definitions {
+            state.serialize_field("definitions", value)?;
+        }
+        if let Some(value) = &self.dependencies {
+            state.serialize_field("dependencies", value)?;
+        }
+        if let Some(value) = &self.description {
+            state.serialize_field("description", value)?;
+        }
+        if let Some(value) = &self.enum_ {
+            state.serialize_field("enum", value)?;
+        }
+        if let Some(value) = &self.example {
+            state.serialize_field("example", value)?;
+        }
+        if let Some(value) = &self.exclusive_maximum {
+            state.serialize_field("exclusiveMaximum", value)?;
+        }
+        if let Some(value) = &self.exclusive_minimum {
+            state.serialize_field("exclusiveMinimum", value)?;
+        }
+        if let Some(value) = &self.external_docs {
+            state.serialize_field("externalDocs", value)?;
+        }
+        if let Some(value) = &self.format {
+            state.serialize_field("format", value)?;
+        }
+        if let Some(value) = &self.id {
+            state.serialize_field("id", value)?;
+        }
+        if let Some(value) = &self.items {
+            state.serialize_field("items", value)?;
+        }
+        if let Some(value) = &self.max_items {
+            state.serialize_field("maxItems", value)?;
+        }
+        if let Some(value) = &self.max_length {
+            state.serialize_field("maxLength", value)?;
+        }
+        if let Some(value) = &self.max_properties {
+            state.serialize_field("maxProperties", value)?;
+        }
+        if let Some(value) = &self.maximum {
+            state.serialize_field("maximum", &crate::serde_util::GoFloat(*value))?;
+        }
+        if let Some(value) = &self.min_items {
+            state.serialize_field("minItems", value)?;
+        }
+        if let Some(value) = &self.min_length {
+            state.serialize_field("minLength", value)?;
+        }
+        if let Some(value) = &self.min_properties {
+            state.serialize_field("minProperties", value)?;
+        }
+        if let Some(value) = &self.minimum {
+            state.serialize_field("minimum", &crate::serde_util::GoFloat(*value))?;
+        }
+        if let Some(value) = &self.multiple_of {
+            state.serialize_field("multipleOf", &crate::serde_util::GoFloat(*value))?;
+        }
+        if let Some(value) = &self.not {
+            state.serialize_field("not", value)?;
+        }
+        if let Some(value) = &self.nullable {
+            state.serialize_field("nullable", value)?;
+        }
+        if let Some(value) = &self.one_of {
+            state.serialize_field("oneOf", value)?;
+        }
+        if let Some(value) = &self.pattern {
+            state.serialize_field("pattern", value)?;
+        }
+        if let Some(value) = &self.pattern_properties {
+            state.serialize_field("patternProperties", value)?;
+        }
+        if let Some(value) = &self.properties {
+            state.serialize_field("properties", value)?;
+        }
+        if let Some(value) = &self.required {
+            state.serialize_field("required", value)?;
+        }
+        if let Some(value) = &self.title {
+            state.serialize_field("title", value)?;
+        }
+        if let Some(value) = &self.type_ {
+            state.serialize_field("type", value)?;
+        }
+        if let Some(value) = &self.unique_items {
+            state.serialize_field("uniqueItems", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_embedded_resource {
+            state.serialize_field("x-kubernetes-embedded-resource", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_int_or_string {
+            state.serialize_field("x-kubernetes-int-or-string", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_list_map_keys {
+            state.serialize_field("x-kubernetes-list-map-keys", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_list_type {
+            state.serialize_field("x-kubernetes-list-type", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_map_type {
+            state.serialize_field("x-kubernetes-map-type", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_preserve_unknown_fields {
+            state.serialize_field("x-kubernetes-preserve-unknown-fields", value)?;
+        }
+        if let Some(value) = &self.x_kubernetes_validations {
+            state.serialize_field("x-kubernetes-validations", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,16 +2,13 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// ValidationRule describes a validation rule written in the CEL expression language.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidationRule {
     /// fieldPath represents the field path returned when the validation fails. It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field. e.g. when validation checks if a specific attribute `foo` under a map `testMap`, the fieldPath could be set to `.testMap.foo` If the validation checks two lists must have unique attributes, the fieldPath could be set to either of the list: e.g. `.testList` It does not support list numeric index. It supports child operation to refer to an existing field currently. Refer to [JSONPath support in Kubernetes](https://kubernetes.io/docs/reference/kubectl/jsonpath/) for more info. Numeric index of array is not supported. For field name which contains special characters, use `['specialName']` to refer the field name. e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList['foo.34$']`
-    #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
     pub field_path: Option<String>,
     /// Message represents the message displayed when validation fails. The message is required if the Rule contains line breaks. The message must not contain line breaks. If unset, the message is "failed rule: {Rule}". e.g. "must be a URL with the host matching spec.host"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a rule, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the rule; the only difference is the return type. Example: "x must be less than max ("+string(self.max)+")"
-    #[serde(rename = "messageExpression", skip_serializing_if = "Option::is_none")]
     pub message_expression: Option<String>,
     /// optionalOldSelf is used to opt a transition rule into evaluation even when the object is first created, or if the old object is missing the value.
     ///
@@ -20,10 +17,8 @@ pub struct ValidationRule {
     /// You may check for presence of oldSelf using `oldSelf.hasValue()` and unwrap it after checking using `oldSelf.value()`. Check the CEL documentation for Optional types for more information: https://pkg.go.dev/github.com/google/cel-go/cel#OptionalTypes
     ///
     /// May not be set unless `oldSelf` is used in `rule`.
-    #[serde(rename = "optionalOldSelf", skip_serializing_if = "Option::is_none")]
     pub optional_old_self: Option<bool>,
     /// reason provides a machine-readable validation failure reason that is returned to the caller when a request fails this validation rule. The HTTP status code returned to the caller will match the reason of the reason of the first failed validation rule. The currently supported reasons are: "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate". If not set, default to use "FieldValueInvalid". All future added reasons must be accepted by clients when reading this value and unknown reasons should be treated as FieldValueInvalid.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Rule represents the expression which will be evaluated by CEL. ref: https://github.com/google/cel-spec The Rule is scoped to the location of the x-kubernetes-validations extension in the schema. The `self` variable in the CEL expression is bound to the scoped value. Example: - Rule scoped to the root of a resource with a status subresource: {"rule": "self.status.actual <= self.spec.maxDesired"}
     ///
@@ -58,6 +53,79 @@ pub struct ValidationRule {
     /// See the documentation for the `optionalOldSelf` field for details.
     ///
     /// Transition rules by default are applied only on UPDATE requests and are skipped if an old value could not be found. You can opt a transition rule into unconditional evaluation by setting `optionalOldSelf` to true.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub rule: String,
+}
+impl crate::serde_util::DeStruct for ValidationRule {
+    const NAME: &'static str = "ValidationRule";
+    const FIELDS: &'static [&'static str] = &[
+        "fieldPath",
+        "message",
+        "messageExpression",
+        "optionalOldSelf",
+        "reason",
+        "rule",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "fieldPath" => 0,
+            "message" => 1,
+            "messageExpression" => 2,
+            "optionalOldSelf" => 3,
+            "reason" => 4,
+            "rule" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.field_path = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.message_expression = map.next_value()?,
+            3 => self.optional_old_self = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.rule = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ValidationRule {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ValidationRule {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.field_path.is_some())
+            + usize::from(self.message.is_some())
+            + usize::from(self.message_expression.is_some())
+            + usize::from(self.optional_old_self.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("ValidationRule", len)?;
+        if let Some(value) = &self.field_path {
+            state.serialize_field("fieldPath", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.message_expression {
+            state.serialize_field("messageExpression", value)?;
+        }
+        if let Some(value) = &self.optional_old_self {
+            state.serialize_field("optionalOldSelf", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.serialize_field("rule", &self.rule)?;
+        state.end()
+    }
 }

@@ -2,15 +2,13 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookClientConfig {
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used.
-    #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
     pub ca_bundle: Option<crate::ByteString>,
     /// service is a reference to the service for this webhook. Either service or url must be specified.
     ///
     /// If the webhook is running within the cluster, then you should use `service`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference,
     >,
@@ -25,6 +23,56 @@ pub struct WebhookClientConfig {
     /// A path is optional, and if present may be any string permissible in a URL. You may use the path to pass an arbitrary string to the webhook, for example, a cluster identifier.
     ///
     /// Attempting to use a user or basic auth e.g. "user:password@" is not allowed. Fragments ("#...") and query parameters ("?...") are not allowed, either.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+impl crate::serde_util::DeStruct for WebhookClientConfig {
+    const NAME: &'static str = "WebhookClientConfig";
+    const FIELDS: &'static [&'static str] = &["caBundle", "service", "url"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "caBundle" => 0,
+            "service" => 1,
+            "url" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ca_bundle = map.next_value()?,
+            1 => self.service = map.next_value()?,
+            2 => self.url = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WebhookClientConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WebhookClientConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.ca_bundle.is_some())
+            + usize::from(self.service.is_some()) + usize::from(self.url.is_some());
+        let mut state = serializer.serialize_struct("WebhookClientConfig", len)?;
+        if let Some(value) = &self.ca_bundle {
+            state.serialize_field("caBundle", value)?;
+        }
+        if let Some(value) = &self.service {
+            state.serialize_field("service", value)?;
+        }
+        if let Some(value) = &self.url {
+            state.serialize_field("url", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,62 @@
 // Source: definition `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion` of kubernetes/v1.35/openapi-v3/apis/apiextensions.k8s.io/v1.json.
 
 /// WebhookConversion describes how to call a conversion webhook
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookConversion {
     /// clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
-    #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]
     pub client_config: Option<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
     >,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
-    #[serde(
-        rename = "conversionReviewVersions",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub conversion_review_versions: Vec<String>,
+}
+impl crate::serde_util::DeStruct for WebhookConversion {
+    const NAME: &'static str = "WebhookConversion";
+    const FIELDS: &'static [&'static str] = &[
+        "clientConfig",
+        "conversionReviewVersions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientConfig" => 0,
+            "conversionReviewVersions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.client_config = map.next_value()?,
+            1 => self.conversion_review_versions = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for WebhookConversion {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for WebhookConversion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 1usize + usize::from(self.client_config.is_some());
+        let mut state = serializer.serialize_struct("WebhookConversion", len)?;
+        if let Some(value) = &self.client_config {
+            state.serialize_field("clientConfig", value)?;
+        }
+        state
+            .serialize_field(
+                "conversionReviewVersions",
+                &self.conversion_review_versions,
+            )?;
+        state.end()
+    }
 }

@@ -2,26 +2,62 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup` of kubernetes/v1.35/swagger.json.
 
 /// APIGroup contains the name, the supported versions, and the preferred version of a group.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroup {
     /// name is the name of the group.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// preferredVersion is the version preferred by the API server, which probably is the storage version.
-    #[serde(rename = "preferredVersion")]
     pub preferred_version: Option<
         crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
     >,
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs")]
     pub server_address_by_client_cidrs: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR>,
     >,
     /// versions are the versions supported in this group.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub versions: Vec<
         crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery,
     >,
+}
+impl crate::serde_util::DeStruct for APIGroup {
+    const NAME: &'static str = "APIGroup";
+    const FIELDS: &'static [&'static str] = &[
+        "name",
+        "preferredVersion",
+        "serverAddressByClientCIDRs",
+        "versions",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "preferredVersion" => 1,
+            "serverAddressByClientCIDRs" => 2,
+            "versions" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = crate::serde_util::required(map)?,
+            1 => self.preferred_version = map.next_value()?,
+            2 => self.server_address_by_client_cidrs = map.next_value()?,
+            3 => self.versions = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIGroup {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for APIGroup {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -31,18 +67,14 @@ impl serde::Serialize for APIGroup {
         let mut state = serializer.serialize_struct("APIGroup", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIGroup")?;
-        let value = &self.name;
-        state.serialize_field("name", value)?;
-        match &self.preferred_version {
-            Some(value) => state.serialize_field("preferredVersion", value)?,
-            None => state.skip_field("preferredVersion")?,
+        state.serialize_field("name", &self.name)?;
+        if let Some(value) = &self.preferred_version {
+            state.serialize_field("preferredVersion", value)?;
         }
-        match &self.server_address_by_client_cidrs {
-            Some(value) => state.serialize_field("serverAddressByClientCIDRs", value)?,
-            None => state.skip_field("serverAddressByClientCIDRs")?,
+        if let Some(value) = &self.server_address_by_client_cidrs {
+            state.serialize_field("serverAddressByClientCIDRs", value)?;
         }
-        let value = &self.versions;
-        state.serialize_field("versions", value)?;
+        state.serialize_field("versions", &self.versions)?;
         state.end()
     }
 }

@@ -2,11 +2,38 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList` of kubernetes/v1.35/swagger.json.
 
 /// APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroupList {
     /// groups is a list of APIGroup.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub groups: Vec<crate::apimachinery::pkg::apis::meta::v1::APIGroup>,
+}
+impl crate::serde_util::DeStruct for APIGroupList {
+    const NAME: &'static str = "APIGroupList";
+    const FIELDS: &'static [&'static str] = &["groups"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groups" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.groups = crate::serde_util::required(map)?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIGroupList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for APIGroupList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -15,8 +42,7 @@ impl serde::Serialize for APIGroupList {
         let mut state = serializer.serialize_struct("APIGroupList", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIGroupList")?;
-        let value = &self.groups;
-        state.serialize_field("groups", value)?;
+        state.serialize_field("groups", &self.groups)?;
         state.end()
     }
 }

@@ -2,40 +2,115 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.APIResource` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// APIResource specifies the name of a resource and whether it is namespaced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIResource {
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all')
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub categories: Option<Vec<String>>,
     /// group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// name is the plural name of the resource.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// namespaced indicates if a resource is namespaced or not.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub namespaced: bool,
     /// shortNames is a list of suggested short names of the resource.
-    #[serde(rename = "shortNames", skip_serializing_if = "Option::is_none")]
     pub short_names: Option<Vec<String>>,
     /// singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.
-    #[serde(
-        rename = "singularName",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub singular_name: String,
     /// The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.
-    #[serde(rename = "storageVersionHash", skip_serializing_if = "Option::is_none")]
     pub storage_version_hash: Option<String>,
     /// verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub verbs: Vec<String>,
     /// version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+}
+impl crate::serde_util::DeStruct for APIResource {
+    const NAME: &'static str = "APIResource";
+    const FIELDS: &'static [&'static str] = &[
+        "categories",
+        "group",
+        "kind",
+        "name",
+        "namespaced",
+        "shortNames",
+        "singularName",
+        "storageVersionHash",
+        "verbs",
+        "version",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "categories" => 0,
+            "group" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "namespaced" => 4,
+            "shortNames" => 5,
+            "singularName" => 6,
+            "storageVersionHash" => 7,
+            "verbs" => 8,
+            "version" => 9,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.categories = map.next_value()?,
+            1 => self.group = map.next_value()?,
+            2 => self.kind = crate::serde_util::required(map)?,
+            3 => self.name = crate::serde_util::required(map)?,
+            4 => self.namespaced = crate::serde_util::required(map)?,
+            5 => self.short_names = map.next_value()?,
+            6 => self.singular_name = crate::serde_util::required(map)?,
+            7 => self.storage_version_hash = map.next_value()?,
+            8 => self.verbs = crate::serde_util::required(map)?,
+            9 => self.version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIResource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for APIResource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 5usize + usize::from(self.categories.is_some())
+            + usize::from(self.group.is_some()) + usize::from(self.short_names.is_some())
+            + usize::from(self.storage_version_hash.is_some())
+            + usize::from(self.version.is_some());
+        let mut state = serializer.serialize_struct("APIResource", len)?;
+        if let Some(value) = &self.categories {
+            state.serialize_field("categories", value)?;
+        }
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("namespaced", &self.namespaced)?;
+        if let Some(value) = &self.short_names {
+            state.serialize_field("shortNames", value)?;
+        }
+        state.serialize_field("singularName", &self.singular_name)?;
+        if let Some(value) = &self.storage_version_hash {
+            state.serialize_field("storageVersionHash", value)?;
+        }
+        state.serialize_field("verbs", &self.verbs)?;
+        if let Some(value) = &self.version {
+            state.serialize_field("version", value)?;
+        }
+        state.end()
+    }
 }

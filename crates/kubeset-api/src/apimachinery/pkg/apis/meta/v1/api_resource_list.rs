@@ -2,18 +2,43 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIResourceList {
     /// groupVersion is the group and version this APIResourceList is for.
-    #[serde(
-        rename = "groupVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub group_version: String,
     /// resources contains the name of the resources and if they are namespaced.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resources: Vec<crate::apimachinery::pkg::apis::meta::v1::APIResource>,
+}
+impl crate::serde_util::DeStruct for APIResourceList {
+    const NAME: &'static str = "APIResourceList";
+    const FIELDS: &'static [&'static str] = &["groupVersion", "resources"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groupVersion" => 0,
+            "resources" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group_version = crate::serde_util::required(map)?,
+            1 => self.resources = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIResourceList {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for APIResourceList {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -22,10 +47,8 @@ impl serde::Serialize for APIResourceList {
         let mut state = serializer.serialize_struct("APIResourceList", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIResourceList")?;
-        let value = &self.group_version;
-        state.serialize_field("groupVersion", value)?;
-        let value = &self.resources;
-        state.serialize_field("resources", value)?;
+        state.serialize_field("groupVersion", &self.group_version)?;
+        state.serialize_field("resources", &self.resources)?;
         state.end()
     }
 }

@@ -2,20 +2,45 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions` of kubernetes/v1.35/swagger.json.
 
 /// APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIVersions {
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(
-        rename = "serverAddressByClientCIDRs",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub server_address_by_client_cidrs: Vec<
         crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR,
     >,
     /// versions are the api versions that are available.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub versions: Vec<String>,
+}
+impl crate::serde_util::DeStruct for APIVersions {
+    const NAME: &'static str = "APIVersions";
+    const FIELDS: &'static [&'static str] = &["serverAddressByClientCIDRs", "versions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "serverAddressByClientCIDRs" => 0,
+            "versions" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.server_address_by_client_cidrs = crate::serde_util::required(map)?,
+            1 => self.versions = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIVersions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for APIVersions {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -24,10 +49,12 @@ impl serde::Serialize for APIVersions {
         let mut state = serializer.serialize_struct("APIVersions", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIVersions")?;
-        let value = &self.server_address_by_client_cidrs;
-        state.serialize_field("serverAddressByClientCIDRs", value)?;
-        let value = &self.versions;
-        state.serialize_field("versions", value)?;
+        state
+            .serialize_field(
+                "serverAddressByClientCIDRs",
+                &self.server_address_by_client_cidrs,
+            )?;
+        state.serialize_field("versions", &self.versions)?;
         state.end()
     }
 }

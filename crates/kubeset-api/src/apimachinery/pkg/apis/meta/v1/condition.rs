@@ -2,32 +2,80 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.Condition` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Condition contains details for one aspect of the current state of this API Resource.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Condition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub last_transition_time: crate::apimachinery::pkg::apis::meta::v1::Time,
     /// message is a human readable message indicating details about the transition. This may be an empty string.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub message: String,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub reason: String,
     /// status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub status: String,
     /// type of condition in CamelCase or in foo.example.com/CamelCase.
-    #[serde(
-        rename = "type",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub type_: String,
+}
+impl crate::serde_util::DeStruct for Condition {
+    const NAME: &'static str = "Condition";
+    const FIELDS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "observedGeneration",
+        "reason",
+        "status",
+        "type",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "lastTransitionTime" => 0,
+            "message" => 1,
+            "observedGeneration" => 2,
+            "reason" => 3,
+            "status" => 4,
+            "type" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = crate::serde_util::required(map)?,
+            1 => self.message = crate::serde_util::required(map)?,
+            2 => self.observed_generation = map.next_value()?,
+            3 => self.reason = crate::serde_util::required(map)?,
+            4 => self.status = crate::serde_util::required(map)?,
+            5 => self.type_ = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Condition {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Condition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 5usize + usize::from(self.observed_generation.is_some());
+        let mut state = serializer.serialize_struct("Condition", len)?;
+        state.serialize_field("lastTransitionTime", &self.last_transition_time)?;
+        state.serialize_field("message", &self.message)?;
+        if let Some(value) = &self.observed_generation {
+            state.serialize_field("observedGeneration", value)?;
+        }
+        state.serialize_field("reason", &self.reason)?;
+        state.serialize_field("status", &self.status)?;
+        state.serialize_field("type", &self.type_)?;
+        state.end()
+    }
 }

@@ -2,33 +2,123 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// DeleteOptions may be provided when deleting an API object.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeleteOptions {
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed
-    #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<Vec<String>>,
     /// The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.
-    #[serde(rename = "gracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub grace_period_seconds: Option<i64>,
     /// if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it
-    #[serde(
-        rename = "ignoreStoreReadErrorWithClusterBreakingPotential",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub ignore_store_read_error_with_cluster_breaking_potential: Option<bool>,
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.
-    #[serde(rename = "orphanDependents", skip_serializing_if = "Option::is_none")]
     pub orphan_dependents: Option<bool>,
     /// Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preconditions: Option<crate::apimachinery::pkg::apis::meta::v1::Preconditions>,
     /// Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.
-    #[serde(rename = "propagationPolicy", skip_serializing_if = "Option::is_none")]
     pub propagation_policy: Option<String>,
+}
+impl crate::serde_util::DeStruct for DeleteOptions {
+    const NAME: &'static str = "DeleteOptions";
+    const FIELDS: &'static [&'static str] = &[
+        "apiVersion",
+        "dryRun",
+        "gracePeriodSeconds",
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        "kind",
+        "orphanDependents",
+        "preconditions",
+        "propagationPolicy",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "dryRun" => 1,
+            "gracePeriodSeconds" => 2,
+            "ignoreStoreReadErrorWithClusterBreakingPotential" => 3,
+            "kind" => 4,
+            "orphanDependents" => 5,
+            "preconditions" => 6,
+            "propagationPolicy" => 7,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.dry_run = map.next_value()?,
+            2 => self.grace_period_seconds = map.next_value()?,
+            3 => {
+                self.ignore_store_read_error_with_cluster_breaking_potential = map
+                    .next_value()?;
+            }
+            4 => self.kind = map.next_value()?,
+            5 => self.orphan_dependents = map.next_value()?,
+            6 => self.preconditions = map.next_value()?,
+            7 => self.propagation_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for DeleteOptions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for DeleteOptions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_version.is_some())
+            + usize::from(self.dry_run.is_some())
+            + usize::from(self.grace_period_seconds.is_some())
+            + usize::from(
+                self.ignore_store_read_error_with_cluster_breaking_potential.is_some(),
+            ) + usize::from(self.kind.is_some())
+            + usize::from(self.orphan_dependents.is_some())
+            + usize::from(self.preconditions.is_some())
+            + usize::from(self.propagation_policy.is_some());
+        let mut state = serializer.serialize_struct("DeleteOptions", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        if let Some(value) = &self.dry_run {
+            state.serialize_field("dryRun", value)?;
+        }
+        if let Some(value) = &self.grace_period_seconds {
+            state.serialize_field("gracePeriodSeconds", value)?;
+        }
+        if let Some(value) = &self
+            .ignore_store_read_error_with_cluster_breaking_potential
+        {
+            state
+                .serialize_field(
+                    "ignoreStoreReadErrorWithClusterBreakingPotential",
+                    value,
+                )?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        if let Some(value) = &self.orphan_dependents {
+            state.serialize_field("orphanDependents", value)?;
+        }
+        if let Some(value) = &self.preconditions {
+            state.serialize_field("preconditions", value)?;
+        }
+        if let Some(value) = &self.propagation_policy {
+            state.serialize_field("propagationPolicy", value)?;
+        }
+        state.end()
+    }
 }

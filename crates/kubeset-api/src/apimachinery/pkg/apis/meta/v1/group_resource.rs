@@ -2,12 +2,51 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource` of kubernetes/v1.35/openapi-v3/apis/storagemigration.k8s.io/v1beta1.json.
 
 /// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupResource {
     /// `group` (no description in the spec).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub group: String,
     /// `resource` (no description in the spec).
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub resource: String,
+}
+impl crate::serde_util::DeStruct for GroupResource {
+    const NAME: &'static str = "GroupResource";
+    const FIELDS: &'static [&'static str] = &["group", "resource"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "group" => 0,
+            "resource" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = crate::serde_util::required(map)?,
+            1 => self.resource = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GroupResource {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GroupResource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("GroupResource", len)?;
+        state.serialize_field("group", &self.group)?;
+        state.serialize_field("resource", &self.resource)?;
+        state.end()
+    }
 }

@@ -2,16 +2,51 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery` of kubernetes/v1.35/swagger.json.
 
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupVersionForDiscovery {
     /// groupVersion specifies the API group and version in the form "group/version"
-    #[serde(
-        rename = "groupVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub group_version: String,
     /// version specifies the version in the form of "version". This is to save the clients the trouble of splitting the GroupVersion.
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub version: String,
+}
+impl crate::serde_util::DeStruct for GroupVersionForDiscovery {
+    const NAME: &'static str = "GroupVersionForDiscovery";
+    const FIELDS: &'static [&'static str] = &["groupVersion", "version"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "groupVersion" => 0,
+            "version" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.group_version = crate::serde_util::required(map)?,
+            1 => self.version = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for GroupVersionForDiscovery {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for GroupVersionForDiscovery {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("GroupVersionForDiscovery", len)?;
+        state.serialize_field("groupVersion", &self.group_version)?;
+        state.serialize_field("version", &self.version)?;
+        state.end()
+    }
 }

@@ -2,14 +2,58 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelSelector {
     /// matchExpressions is a list of label selector requirements. The requirements are ANDed.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Option::is_none")]
     pub match_expressions: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement>,
     >,
     /// matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed.
-    #[serde(rename = "matchLabels", skip_serializing_if = "Option::is_none")]
     pub match_labels: Option<std::collections::BTreeMap<String, String>>,
+}
+impl crate::serde_util::DeStruct for LabelSelector {
+    const NAME: &'static str = "LabelSelector";
+    const FIELDS: &'static [&'static str] = &["matchExpressions", "matchLabels"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "matchExpressions" => 0,
+            "matchLabels" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = map.next_value()?,
+            1 => self.match_labels = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for LabelSelector {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for LabelSelector {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.match_expressions.is_some())
+            + usize::from(self.match_labels.is_some());
+        let mut state = serializer.serialize_struct("LabelSelector", len)?;
+        if let Some(value) = &self.match_expressions {
+            state.serialize_field("matchExpressions", value)?;
+        }
+        if let Some(value) = &self.match_labels {
+            state.serialize_field("matchLabels", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,18 +2,77 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ListMeta describes metadata that synthetic resources must have, including lists and various status objects. A resource may have only one of {ObjectMeta, ListMeta}.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListMeta {
     /// continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available. The value is opaque and may be used to issue another request to the endpoint that served this list to retrieve the next set of available objects. Continuing a consistent list may not be possible if the server configuration has changed or more than a few minutes have passed. The resourceVersion field returned when using this continue value will be identical to the value in the first response, unless you have received this token from an error message.
-    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
     pub continue_: Option<String>,
     /// remainingItemCount is the number of subsequent items in the list which are not included in this list response. If the list request contained label or field selectors, then the number of remaining items is unknown and the field will be left unset and omitted during serialization. If the list is complete (either because it is not chunking or because this is the last chunk), then there are no more remaining items and this field will be left unset and omitted during serialization. Servers older than v1.15 do not set this field. The intended use of the remainingItemCount is *estimating* the size of a collection. Clients should not rely on the remainingItemCount to be set or to be exact.
-    #[serde(rename = "remainingItemCount", skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
     /// String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed. Value must be treated as opaque by clients and passed unmodified back to the server. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", skip_serializing_if = "Option::is_none")]
     pub self_link: Option<String>,
+}
+impl crate::serde_util::DeStruct for ListMeta {
+    const NAME: &'static str = "ListMeta";
+    const FIELDS: &'static [&'static str] = &[
+        "continue",
+        "remainingItemCount",
+        "resourceVersion",
+        "selfLink",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "continue" => 0,
+            "remainingItemCount" => 1,
+            "resourceVersion" => 2,
+            "selfLink" => 3,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.continue_ = map.next_value()?,
+            1 => self.remaining_item_count = map.next_value()?,
+            2 => self.resource_version = map.next_value()?,
+            3 => self.self_link = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ListMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ListMeta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.continue_.is_some())
+            + usize::from(self.remaining_item_count.is_some())
+            + usize::from(self.resource_version.is_some())
+            + usize::from(self.self_link.is_some());
+        let mut state = serializer.serialize_struct("ListMeta", len)?;
+        if let Some(value) = &self.continue_ {
+            state.serialize_field("continue", value)?;
+        }
+        if let Some(value) = &self.remaining_item_count {
+            state.serialize_field("remainingItemCount", value)?;
+        }
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = &self.self_link {
+            state.serialize_field("selfLink", value)?;
+        }
+        state.end()
+    }
 }

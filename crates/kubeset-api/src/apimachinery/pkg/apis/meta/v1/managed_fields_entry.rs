@@ -2,27 +2,102 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ManagedFieldsEntry {
     /// APIVersion defines the version of this resource that this field set applies to. The format is "group/version" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"
-    #[serde(rename = "fieldsType", skip_serializing_if = "Option::is_none")]
     pub fields_type: Option<String>,
     /// FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
-    #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
     pub fields_v1: Option<crate::apimachinery::pkg::apis::meta::v1::FieldsV1>,
     /// Manager is an identifier of the workflow managing these fields.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub manager: Option<String>,
     /// Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
     /// Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresource: Option<String>,
     /// Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
+}
+impl crate::serde_util::DeStruct for ManagedFieldsEntry {
+    const NAME: &'static str = "ManagedFieldsEntry";
+    const FIELDS: &'static [&'static str] = &[
+        "apiVersion",
+        "fieldsType",
+        "fieldsV1",
+        "manager",
+        "operation",
+        "subresource",
+        "time",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "fieldsType" => 1,
+            "fieldsV1" => 2,
+            "manager" => 3,
+            "operation" => 4,
+            "subresource" => 5,
+            "time" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.fields_type = map.next_value()?,
+            2 => self.fields_v1 = map.next_value()?,
+            3 => self.manager = map.next_value()?,
+            4 => self.operation = map.next_value()?,
+            5 => self.subresource = map.next_value()?,
+            6 => self.time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ManagedFieldsEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ManagedFieldsEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.api_version.is_some())
+            + usize::from(self.fields_type.is_some())
+            + usize::from(self.fields_v1.is_some()) + usize::from(self.manager.is_some())
+            + usize::from(self.operation.is_some())
+            + usize::from(self.subresource.is_some()) + usize::from(self.time.is_some());
+        let mut state = serializer.serialize_struct("ManagedFieldsEntry", len)?;
+        if let Some(value) = &self.api_version {
+            state.serialize_field("apiVersion", value)?;
+        }
+        if let Some(value) = &self.fields_type {
+            state.serialize_field("fieldsType", value)?;
+        }
+        if let Some(value) = &self.fields_v1 {
+            state.serialize_field("fieldsV1", value)?;
+        }
+        if let Some(value) = &self.manager {
+            state.serialize_field("manager", value)?;
+        }
+        if let Some(value) = &self.operation {
+            state.serialize_field("operation", value)?;
+        }
+        if let Some(value) = &self.subresource {
+            state.serialize_field("subresource", value)?;
+        }
+        if let Some(value) = &self.time {
+            state.serialize_field("time", value)?;
+        }
+        state.end()
+    }
 }

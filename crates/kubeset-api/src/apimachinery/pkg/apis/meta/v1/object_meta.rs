@@ -2,72 +2,191 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMeta {
     /// Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
     /// CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
     ///
     /// Populated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "creationTimestamp", skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
-    #[serde(
-        rename = "deletionGracePeriodSeconds",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub deletion_grace_period_seconds: Option<i64>,
     /// DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
     ///
     /// Populated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "deletionTimestamp", skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub finalizers: Option<Vec<String>>,
     /// GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided. If this field is used, the name returned to the client will be different than the name passed. This value will also be combined with a unique suffix. The provided value has the same validation rules as the Name field, and may be truncated by the length of the suffix required to make the value unique on the server.
     ///
     /// If this field is specified and the generated name exists, the server will return a 409.
     ///
     /// Applied only if Name is not specified. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency
-    #[serde(rename = "generateName", skip_serializing_if = "Option::is_none")]
     pub generate_name: Option<String>,
     /// A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
     /// Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<std::collections::BTreeMap<String, String>>,
     /// ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like "ci-cd". The set of fields is always in the version that the workflow used when modifying the object.
-    #[serde(rename = "managedFields", skip_serializing_if = "Option::is_none")]
     pub managed_fields: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry>,
     >,
     /// Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the "default" namespace, but "default" is the canonical representation. Not all objects are required to be scoped to a namespace - the value of this field for those objects will be empty.
     ///
     /// Must be a DNS_LABEL. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected. If this object is managed by a controller, then an entry in this list will point to this controller, with the controller field set to true. There cannot be more than one managing controller.
-    #[serde(rename = "ownerReferences", skip_serializing_if = "Option::is_none")]
     pub owner_references: Option<
         Vec<crate::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     >,
     /// An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. May be used for optimistic concurrency, change detection, and the watch operation on a resource or set of resources. Clients must treat these values as opaque and passed unmodified back to the server. They may only be valid for a particular resource or set of resources.
     ///
     /// Populated by the system. Read-only. Value must be treated as opaque by clients and . More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", skip_serializing_if = "Option::is_none")]
     pub self_link: Option<String>,
     /// UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations.
     ///
     /// Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for ObjectMeta {
+    const NAME: &'static str = "ObjectMeta";
+    const FIELDS: &'static [&'static str] = &[
+        "annotations",
+        "creationTimestamp",
+        "deletionGracePeriodSeconds",
+        "deletionTimestamp",
+        "finalizers",
+        "generateName",
+        "generation",
+        "labels",
+        "managedFields",
+        "name",
+        "namespace",
+        "ownerReferences",
+        "resourceVersion",
+        "selfLink",
+        "uid",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "annotations" => 0,
+            "creationTimestamp" => 1,
+            "deletionGracePeriodSeconds" => 2,
+            "deletionTimestamp" => 3,
+            "finalizers" => 4,
+            "generateName" => 5,
+            "generation" => 6,
+            "labels" => 7,
+            "managedFields" => 8,
+            "name" => 9,
+            "namespace" => 10,
+            "ownerReferences" => 11,
+            "resourceVersion" => 12,
+            "selfLink" => 13,
+            "uid" => 14,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.annotations = map.next_value()?,
+            1 => self.creation_timestamp = map.next_value()?,
+            2 => self.deletion_grace_period_seconds = map.next_value()?,
+            3 => self.deletion_timestamp = map.next_value()?,
+            4 => self.finalizers = map.next_value()?,
+            5 => self.generate_name = map.next_value()?,
+            6 => self.generation = map.next_value()?,
+            7 => self.labels = map.next_value()?,
+            8 => self.managed_fields = map.next_value()?,
+            9 => self.name = map.next_value()?,
+            10 => self.namespace = map.next_value()?,
+            11 => self.owner_references = map.next_value()?,
+            12 => self.resource_version = map.next_value()?,
+            13 => self.self_link = map.next_value()?,
+            14 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ObjectMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ObjectMeta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.annotations.is_some())
+            + usize::from(self.creation_timestamp.is_some())
+            + usize::from(self.deletion_grace_period_seconds.is_some())
+            + usize::from(self.deletion_timestamp.is_some())
+            + usize::from(self.finalizers.is_some())
+            + usize::from(self.generate_name.is_some())
+            + usize::from(self.generation.is_some()) + usize::from(self.labels.is_some())
+            + usize::from(self.managed_fields.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.namespace.is_some())
+            + usize::from(self.owner_references.is_some())
+            + usize::from(self.resource_version.is_some())
+            + usize::from(self.self_link.is_some()) + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("ObjectMeta", len)?;
+        if let Some(value) = &self.annotations {
+            state.serialize_field("annotations", value)?;
+        }
+        if let Some(value) = &self.creation_timestamp {
+            state.serialize_field("creationTimestamp", value)?;
+        }
+        if let Some(value) = &self.deletion_grace_period_seconds {
+            state.serialize_field("deletionGracePeriodSeconds", value)?;
+        }
+        if let Some(value) = &self.deletion_timestamp {
+            state.serialize_field("deletionTimestamp", value)?;
+        }
+        if let Some(value) = &self.finalizers {
+            state.serialize_field("finalizers", value)?;
+        }
+        if let Some(value) = &self.generate_name {
+            state.serialize_field("generateName", value)?;
+        }
+        if let Some(value) = &self.generation {
+            state.serialize_field("generation", value)?;
+        }
+        if let Some(value) = &self.labels {
+            state.serialize_field("labels", value)?;
+        }
+        if let Some(value) = &self.managed_fields {
+            state.serialize_field("managedFields", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.owner_references {
+            state.serialize_field("ownerReferences", value)?;
+        }
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = &self.self_link {
+            state.serialize_field("selfLink", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

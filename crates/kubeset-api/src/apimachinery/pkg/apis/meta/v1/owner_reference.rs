@@ -2,28 +2,83 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OwnerReference {
     /// API version of the referent.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub api_version: String,
     /// If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs "delete" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.
-    #[serde(rename = "blockOwnerDeletion", skip_serializing_if = "Option::is_none")]
     pub block_owner_deletion: Option<bool>,
     /// If true, this reference points to the managing controller.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub kind: String,
     /// Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub name: String,
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub uid: String,
+}
+impl crate::serde_util::DeStruct for OwnerReference {
+    const NAME: &'static str = "OwnerReference";
+    const FIELDS: &'static [&'static str] = &[
+        "apiVersion",
+        "blockOwnerDeletion",
+        "controller",
+        "kind",
+        "name",
+        "uid",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "apiVersion" => 0,
+            "blockOwnerDeletion" => 1,
+            "controller" => 2,
+            "kind" => 3,
+            "name" => 4,
+            "uid" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = crate::serde_util::required(map)?,
+            1 => self.block_owner_deletion = map.next_value()?,
+            2 => self.controller = map.next_value()?,
+            3 => self.kind = crate::serde_util::required(map)?,
+            4 => self.name = crate::serde_util::required(map)?,
+            5 => self.uid = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for OwnerReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for OwnerReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 4usize + usize::from(self.block_owner_deletion.is_some())
+            + usize::from(self.controller.is_some());
+        let mut state = serializer.serialize_struct("OwnerReference", len)?;
+        state.serialize_field("apiVersion", &self.api_version)?;
+        if let Some(value) = &self.block_owner_deletion {
+            state.serialize_field("blockOwnerDeletion", value)?;
+        }
+        if let Some(value) = &self.controller {
+            state.serialize_field("controller", value)?;
+        }
+        state.serialize_field("kind", &self.kind)?;
+        state.serialize_field("name", &self.name)?;
+        state.serialize_field("uid", &self.uid)?;
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Preconditions {
     /// Specifies the target ResourceVersion
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
     /// Specifies the target UID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for Preconditions {
+    const NAME: &'static str = "Preconditions";
+    const FIELDS: &'static [&'static str] = &["resourceVersion", "uid"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "resourceVersion" => 0,
+            "uid" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource_version = map.next_value()?,
+            1 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Preconditions {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for Preconditions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.resource_version.is_some())
+            + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("Preconditions", len)?;
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

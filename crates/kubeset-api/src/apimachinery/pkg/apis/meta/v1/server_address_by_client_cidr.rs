@@ -2,20 +2,51 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR` of kubernetes/v1.35/swagger.json.
 
 /// ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerAddressByClientCIDR {
     /// The CIDR with which clients can match their IP to figure out the server address that they should use.
-    #[serde(
-        rename = "clientCIDR",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub client_cidr: String,
     /// Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.
-    #[serde(
-        rename = "serverAddress",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub server_address: String,
+}
+impl crate::serde_util::DeStruct for ServerAddressByClientCIDR {
+    const NAME: &'static str = "ServerAddressByClientCIDR";
+    const FIELDS: &'static [&'static str] = &["clientCIDR", "serverAddress"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "clientCIDR" => 0,
+            "serverAddress" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.client_cidr = crate::serde_util::required(map)?,
+            1 => self.server_address = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServerAddressByClientCIDR {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServerAddressByClientCIDR {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize;
+        let mut state = serializer.serialize_struct("ServerAddressByClientCIDR", len)?;
+        state.serialize_field("clientCIDR", &self.client_cidr)?;
+        state.serialize_field("serverAddress", &self.server_address)?;
+        state.end()
+    }
 }

@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.Status` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// Status is a return value for calls that don't return other objects.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Status {
     /// Suggested HTTP return code for this status, 0 if not set.
     pub code: Option<i32>,
@@ -11,12 +11,57 @@ pub struct Status {
     /// A human-readable description of the status of this operation.
     pub message: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ListMeta,
     /// A machine-readable description of why this operation is in the "Failure" status. If this value is empty there is no information available. A Reason clarifies an HTTP status code but does not override it.
     pub reason: Option<String>,
     /// Status of the operation. One of: "Success" or "Failure". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<String>,
+}
+impl crate::serde_util::DeStruct for Status {
+    const NAME: &'static str = "Status";
+    const FIELDS: &'static [&'static str] = &[
+        "code",
+        "details",
+        "message",
+        "metadata",
+        "reason",
+        "status",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "code" => 0,
+            "details" => 1,
+            "message" => 2,
+            "metadata" => 3,
+            "reason" => 4,
+            "status" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.code = map.next_value()?,
+            1 => self.details = map.next_value()?,
+            2 => self.message = map.next_value()?,
+            3 => self.metadata = crate::serde_util::required(map)?,
+            4 => self.reason = map.next_value()?,
+            5 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
 }
 impl serde::Serialize for Status {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -27,27 +72,21 @@ impl serde::Serialize for Status {
         let mut state = serializer.serialize_struct("Status", len)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "Status")?;
-        match &self.code {
-            Some(value) => state.serialize_field("code", value)?,
-            None => state.skip_field("code")?,
+        if let Some(value) = &self.code {
+            state.serialize_field("code", value)?;
         }
-        match &self.details {
-            Some(value) => state.serialize_field("details", value)?,
-            None => state.skip_field("details")?,
+        if let Some(value) = &self.details {
+            state.serialize_field("details", value)?;
         }
-        match &self.message {
-            Some(value) => state.serialize_field("message", value)?,
-            None => state.skip_field("message")?,
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
         }
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.reason {
-            Some(value) => state.serialize_field("reason", value)?,
-            None => state.skip_field("reason")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

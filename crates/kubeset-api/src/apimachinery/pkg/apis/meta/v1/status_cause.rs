@@ -2,19 +2,67 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusCause {
     /// The field of the resource that has caused this error, as named by its JSON serialization. May include dot and postfix notation for nested attributes. Arrays are zero-indexed.  Fields may appear more than once in an array of causes due to fields having multiple errors. Optional.
     ///
     /// Examples:
     ///   "name" - the field "name" on the current resource
     ///   "items[0].name" - the field "name" on the first array entry in "items"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// A human-readable description of the cause of the error.  This field may be presented as-is to a reader.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// A machine-readable description of the cause of the error. If this value is empty there is no information available.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+impl crate::serde_util::DeStruct for StatusCause {
+    const NAME: &'static str = "StatusCause";
+    const FIELDS: &'static [&'static str] = &["field", "message", "reason"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "field" => 0,
+            "message" => 1,
+            "reason" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.field = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatusCause {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatusCause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.field.is_some()) + usize::from(self.message.is_some())
+            + usize::from(self.reason.is_some());
+        let mut state = serializer.serialize_struct("StatusCause", len)?;
+        if let Some(value) = &self.field {
+            state.serialize_field("field", value)?;
+        }
+        if let Some(value) = &self.message {
+            state.serialize_field("message", value)?;
+        }
+        if let Some(value) = &self.reason {
+            state.serialize_field("reason", value)?;
+        }
+        state.end()
+    }
 }

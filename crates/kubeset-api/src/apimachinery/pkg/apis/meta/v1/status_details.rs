@@ -2,24 +2,93 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails` of kubernetes/v1.35/openapi-v3/api/v1.json.
 
 /// StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusDetails {
     /// The Causes array includes more details associated with the StatusReason failure. Not all StatusReasons may provide detailed causes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub causes: Option<Vec<crate::apimachinery::pkg::apis::meta::v1::StatusCause>>,
     /// The group attribute of the resource associated with the status StatusReason.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// The kind attribute of the resource associated with the status StatusReason. On some operations may differ from the requested resource Kind. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// If specified, the time in seconds before the operation should be retried. Some errors may indicate the client must take an alternate action - for those errors this field may indicate how long to wait before taking the alternate action.
-    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
     pub retry_after_seconds: Option<i32>,
     /// UID of the resource. (when there is a single resource which can be described). More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+impl crate::serde_util::DeStruct for StatusDetails {
+    const NAME: &'static str = "StatusDetails";
+    const FIELDS: &'static [&'static str] = &[
+        "causes",
+        "group",
+        "kind",
+        "name",
+        "retryAfterSeconds",
+        "uid",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "causes" => 0,
+            "group" => 1,
+            "kind" => 2,
+            "name" => 3,
+            "retryAfterSeconds" => 4,
+            "uid" => 5,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.causes = map.next_value()?,
+            1 => self.group = map.next_value()?,
+            2 => self.kind = map.next_value()?,
+            3 => self.name = map.next_value()?,
+            4 => self.retry_after_seconds = map.next_value()?,
+            5 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for StatusDetails {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for StatusDetails {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.causes.is_some()) + usize::from(self.group.is_some())
+            + usize::from(self.kind.is_some()) + usize::from(self.name.is_some())
+            + usize::from(self.retry_after_seconds.is_some())
+            + usize::from(self.uid.is_some());
+        let mut state = serializer.serialize_struct("StatusDetails", len)?;
+        if let Some(value) = &self.causes {
+            state.serialize_field("causes", value)?;
+        }
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        if let Some(value) = &self.kind {
+            state.serialize_field("kind", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.retry_after_seconds {
+            state.serialize_field("retryAfterSeconds", value)?;
+        }
+        if let Some(value) = &self.uid {
+            state.serialize_field("uid", value)?;
+        }
+        state.end()
+    }
 }

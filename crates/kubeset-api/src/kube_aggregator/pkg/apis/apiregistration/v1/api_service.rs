@@ -2,7 +2,7 @@
 // Source: definition `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService` of kubernetes/v1.35/openapi-v3/apis/apiregistration.k8s.io/v1.json.
 
 /// APIService represents a server for a particular GroupVersion. Name must be "version.group".
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, kubeset_derive::Resource)]
+#[derive(Clone, Debug, Default, PartialEq, kubeset_derive::Resource)]
 #[resource(
     crate = "crate",
     group = "apiregistration.k8s.io",
@@ -13,7 +13,6 @@
 )]
 pub struct APIService {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "crate::serde_util::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec contains information for locating and communicating with a server
     pub spec: Option<
@@ -24,6 +23,39 @@ pub struct APIService {
         crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus,
     >,
 }
+impl crate::serde_util::DeStruct for APIService {
+    const NAME: &'static str = "APIService";
+    const FIELDS: &'static [&'static str] = &["metadata", "spec", "status"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "metadata" => 0,
+            "spec" => 1,
+            "status" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = crate::serde_util::required(map)?,
+            1 => self.spec = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIService {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
 impl serde::Serialize for APIService {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
@@ -32,15 +64,12 @@ impl serde::Serialize for APIService {
         let mut state = serializer.serialize_struct("APIService", len)?;
         state.serialize_field("apiVersion", "apiregistration.k8s.io/v1")?;
         state.serialize_field("kind", "APIService")?;
-        let value = &self.metadata;
-        state.serialize_field("metadata", value)?;
-        match &self.spec {
-            Some(value) => state.serialize_field("spec", value)?,
-            None => state.skip_field("spec")?,
+        state.serialize_field("metadata", &self.metadata)?;
+        if let Some(value) = &self.spec {
+            state.serialize_field("spec", value)?;
         }
-        match &self.status {
-            Some(value) => state.serialize_field("status", value)?,
-            None => state.skip_field("status")?,
+        if let Some(value) = &self.status {
+            state.serialize_field("status", value)?;
         }
         state.end()
     }

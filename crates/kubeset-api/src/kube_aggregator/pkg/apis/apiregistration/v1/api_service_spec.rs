@@ -2,37 +2,99 @@
 // Source: definition `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec` of kubernetes/v1.35/openapi-v3/apis/apiregistration.k8s.io/v1.json.
 
 /// APIServiceSpec contains information for locating and communicating with a server. Only https is supported, though you are able to disable certificate verification.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceSpec {
     /// CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving certificate. If unspecified, system trust roots on the apiserver are used.
-    #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
     pub ca_bundle: Option<crate::ByteString>,
     /// Group is the API group name this server hosts
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// GroupPriorityMinimum is the priority this group should have at least. Higher priority means that the group is preferred by clients over lower priority ones. Note that other versions of this group might specify even higher GroupPriorityMinimum values such that the whole group gets a higher priority. The primary sort is based on GroupPriorityMinimum, ordered highest number to lowest (20 before 10). The secondary sort is based on the alphabetical comparison of the name of the object.  (v1.bar before v1.foo) We'd recommend something like: *.k8s.io (except extensions) at 18000 and PaaSes (OpenShift, Deis) are recommended to be in the 2000s
-    #[serde(
-        rename = "groupPriorityMinimum",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub group_priority_minimum: i32,
     /// InsecureSkipTLSVerify disables TLS certificate verification when communicating with this server. This is strongly discouraged.  You should use the CABundle instead.
-    #[serde(rename = "insecureSkipTLSVerify", skip_serializing_if = "Option::is_none")]
     pub insecure_skip_tls_verify: Option<bool>,
     /// Service is a reference to the service for this API server.  It must communicate on port 443. If the Service is nil, that means the handling for the API groupversion is handled locally on this server. The call will simply delegate to the normal handler chain to be fulfilled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<
         crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
     >,
     /// Version is the API version this server hosts.  For example, "v1"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// VersionPriority controls the ordering of this API version inside of its group.  Must be greater than zero. The primary sort is based on VersionPriority, ordered highest to lowest (20 before 10). Since it's inside of a group, the number can be small, probably in the 10s. In case of equal version priorities, the version string will be used to compute the order inside a group. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
-    #[serde(
-        rename = "versionPriority",
-        default,
-        deserialize_with = "crate::serde_util::null_as_default"
-    )]
     pub version_priority: i32,
+}
+impl crate::serde_util::DeStruct for APIServiceSpec {
+    const NAME: &'static str = "APIServiceSpec";
+    const FIELDS: &'static [&'static str] = &[
+        "caBundle",
+        "group",
+        "groupPriorityMinimum",
+        "insecureSkipTLSVerify",
+        "service",
+        "version",
+        "versionPriority",
+    ];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "caBundle" => 0,
+            "group" => 1,
+            "groupPriorityMinimum" => 2,
+            "insecureSkipTLSVerify" => 3,
+            "service" => 4,
+            "version" => 5,
+            "versionPriority" => 6,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.ca_bundle = map.next_value()?,
+            1 => self.group = map.next_value()?,
+            2 => self.group_priority_minimum = crate::serde_util::required(map)?,
+            3 => self.insecure_skip_tls_verify = map.next_value()?,
+            4 => self.service = map.next_value()?,
+            5 => self.version = map.next_value()?,
+            6 => self.version_priority = crate::serde_util::required(map)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIServiceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for APIServiceSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = 2usize + usize::from(self.ca_bundle.is_some())
+            + usize::from(self.group.is_some())
+            + usize::from(self.insecure_skip_tls_verify.is_some())
+            + usize::from(self.service.is_some()) + usize::from(self.version.is_some());
+        let mut state = serializer.serialize_struct("APIServiceSpec", len)?;
+        if let Some(value) = &self.ca_bundle {
+            state.serialize_field("caBundle", value)?;
+        }
+        if let Some(value) = &self.group {
+            state.serialize_field("group", value)?;
+        }
+        state.serialize_field("groupPriorityMinimum", &self.group_priority_minimum)?;
+        if let Some(value) = &self.insecure_skip_tls_verify {
+            state.serialize_field("insecureSkipTLSVerify", value)?;
+        }
+        if let Some(value) = &self.service {
+            state.serialize_field("service", value)?;
+        }
+        if let Some(value) = &self.version {
+            state.serialize_field("version", value)?;
+        }
+        state.serialize_field("versionPriority", &self.version_priority)?;
+        state.end()
+    }
 }

@@ -2,11 +2,49 @@
 // Source: definition `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus` of kubernetes/v1.35/openapi-v3/apis/apiregistration.k8s.io/v1.json.
 
 /// APIServiceStatus contains derived information about an API server
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceStatus {
     /// Current service state of apiService.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<
         Vec<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition>,
     >,
+}
+impl crate::serde_util::DeStruct for APIServiceStatus {
+    const NAME: &'static str = "APIServiceStatus";
+    const FIELDS: &'static [&'static str] = &["conditions"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "conditions" => 0,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if index == 0 {
+            self.conditions = map.next_value()?;
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for APIServiceStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for APIServiceStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.conditions.is_some());
+        let mut state = serializer.serialize_struct("APIServiceStatus", len)?;
+        if let Some(value) = &self.conditions {
+            state.serialize_field("conditions", value)?;
+        }
+        state.end()
+    }
 }

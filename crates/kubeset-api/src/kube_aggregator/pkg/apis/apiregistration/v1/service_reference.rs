@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference` of kubernetes/v1.35/openapi-v3/apis/apiregistration.k8s.io/v1.json.
 
 /// ServiceReference holds a reference to Service.legacy.k8s.io
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// Name is the name of the service
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace is the namespace of the service
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// If specified, the port on the service that hosting webhook. Default to 443 for backward compatibility. `port` should be a valid port number (1-65535, inclusive).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+impl crate::serde_util::DeStruct for ServiceReference {
+    const NAME: &'static str = "ServiceReference";
+    const FIELDS: &'static [&'static str] = &["name", "namespace", "port"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "name" => 0,
+            "namespace" => 1,
+            "port" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.namespace = map.next_value()?,
+            2 => self.port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ServiceReference {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ServiceReference {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.name.is_some())
+            + usize::from(self.namespace.is_some()) + usize::from(self.port.is_some());
+        let mut state = serializer.serialize_struct("ServiceReference", len)?;
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        if let Some(value) = &self.port {
+            state.serialize_field("port", value)?;
+        }
+        state.end()
+    }
 }

@@ -2,12 +2,56 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta` of golden/openapi-v3/apis/example.com/v1.json.
 
 /// List metadata.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListMeta {
     /// Continue token.
-    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
     pub continue_: Option<String>,
     /// Resource version.
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+}
+impl crate::serde_util::DeStruct for ListMeta {
+    const NAME: &'static str = "ListMeta";
+    const FIELDS: &'static [&'static str] = &["continue", "resourceVersion"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "continue" => 0,
+            "resourceVersion" => 1,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.continue_ = map.next_value()?,
+            1 => self.resource_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ListMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ListMeta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.continue_.is_some())
+            + usize::from(self.resource_version.is_some());
+        let mut state = serializer.serialize_struct("ListMeta", len)?;
+        if let Some(value) = &self.continue_ {
+            state.serialize_field("continue", value)?;
+        }
+        if let Some(value) = &self.resource_version {
+            state.serialize_field("resourceVersion", value)?;
+        }
+        state.end()
+    }
 }

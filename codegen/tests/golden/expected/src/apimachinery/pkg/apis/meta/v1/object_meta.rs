@@ -2,15 +2,63 @@
 // Source: definition `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` of golden/openapi-v3/apis/example.com/v1.json.
 
 /// Standard object metadata.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMeta {
     /// Creation time.
-    #[serde(rename = "creationTimestamp", skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+impl crate::serde_util::DeStruct for ObjectMeta {
+    const NAME: &'static str = "ObjectMeta";
+    const FIELDS: &'static [&'static str] = &["creationTimestamp", "name", "namespace"];
+    fn index(key: &str) -> Option<usize> {
+        let index = match key {
+            "creationTimestamp" => 0,
+            "name" => 1,
+            "namespace" => 2,
+            _ => return None,
+        };
+        Some(index)
+    }
+    fn read<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        index: usize,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        match index {
+            0 => self.creation_timestamp = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            2 => self.namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+impl<'de> serde::Deserialize<'de> for ObjectMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_struct(deserializer)
+    }
+}
+impl serde::Serialize for ObjectMeta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let len = usize::from(self.creation_timestamp.is_some())
+            + usize::from(self.name.is_some()) + usize::from(self.namespace.is_some());
+        let mut state = serializer.serialize_struct("ObjectMeta", len)?;
+        if let Some(value) = &self.creation_timestamp {
+            state.serialize_field("creationTimestamp", value)?;
+        }
+        if let Some(value) = &self.name {
+            state.serialize_field("name", value)?;
+        }
+        if let Some(value) = &self.namespace {
+            state.serialize_field("namespace", value)?;
+        }
+        state.end()
+    }
 }
