@@ -98,12 +98,14 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
     }
 }
 
-/// The expression reading field `f`'s value from `map`.
+/// The expression reading field `f`'s value from `map`. Lists go through
+/// helpers that release the spare capacity left by reading them.
 fn read_value(f: &Field) -> TokenStream {
-    if f.required {
-        quote!(crate::serde_util::required(map)?)
-    } else {
-        quote!(map.next_value()?)
+    match (f.required, matches!(f.ty, Ty::Vec(_))) {
+        (true, true) => quote!(crate::serde_util::required_vec(map)?),
+        (false, true) => quote!(crate::serde_util::optional_vec(map)?),
+        (true, false) => quote!(crate::serde_util::required(map)?),
+        (false, false) => quote!(map.next_value()?),
     }
 }
 

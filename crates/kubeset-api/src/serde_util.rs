@@ -158,6 +158,36 @@ where
     Ok(map.next_value::<Option<T>>()?.unwrap_or_default())
 }
 
+/// A required list field (`null` reads as empty), without spare capacity.
+///
+/// JSON arrays carry no length, so a `Vec` grows by doubling while it is
+/// read and keeps up to half its capacity unused. Objects are decoded to
+/// be kept (caches of thousands of them), and list elements are large
+/// (`Volume` is over 3 KB): measured on 10,000 realistic Pods, spare
+/// capacity was about 7 KB of the 37 KB each Pod held.
+pub(crate) fn required_vec<'de, A, T>(map: &mut A) -> Result<Vec<T>, A::Error>
+where
+    A: MapAccess<'de>,
+    T: Deserialize<'de>,
+{
+    let mut list = map.next_value::<Option<Vec<T>>>()?.unwrap_or_default();
+    list.shrink_to_fit();
+    Ok(list)
+}
+
+/// An optional list field, without spare capacity (see [`required_vec`]).
+pub(crate) fn optional_vec<'de, A, T>(map: &mut A) -> Result<Option<Vec<T>>, A::Error>
+where
+    A: MapAccess<'de>,
+    T: Deserialize<'de>,
+{
+    let mut list = map.next_value::<Option<Vec<T>>>()?;
+    if let Some(list) = list.as_mut() {
+        list.shrink_to_fit();
+    }
+    Ok(list)
+}
+
 /// Required fields outside the generated structs (`List<T>`): `null` reads
 /// as the default value.
 pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>

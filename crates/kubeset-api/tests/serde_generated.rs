@@ -139,3 +139,20 @@ fn syntax_errors_stay_syntax_errors() {
     let e = serde_json::from_str::<Pod>(r#"{"metadata":{"name" "p"}}"#).unwrap_err();
     assert!(e.is_syntax(), "{e}");
 }
+
+#[test]
+fn decoded_lists_keep_no_spare_capacity() {
+    let spec: PodSpec = serde_json::from_value(serde_json::json!({
+        "containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+        "volumes": [{"name": "v1"}, {"name": "v2"}, {"name": "v3"}, {"name": "v4"}, {"name": "v5"}],
+    }))
+    .unwrap();
+    assert_eq!(spec.containers.len(), 3);
+    assert_eq!(spec.containers.capacity(), 3);
+    let volumes = spec.volumes.as_ref().unwrap();
+    assert_eq!(volumes.len(), 5);
+    assert_eq!(volumes.capacity(), 5);
+    let empty: PodSpec = serde_json::from_str(r#"{"containers": null, "volumes": []}"#).unwrap();
+    assert!(empty.containers.is_empty());
+    assert_eq!(empty.volumes.map(|v| v.capacity()), Some(0));
+}

@@ -122,16 +122,16 @@ impl crate::serde_util::DeStruct for MutatingWebhook {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.admission_review_versions = crate::serde_util::required(map)?,
+            0 => self.admission_review_versions = crate::serde_util::required_vec(map)?,
             1 => self.client_config = crate::serde_util::required(map)?,
             2 => self.failure_policy = map.next_value()?,
-            3 => self.match_conditions = map.next_value()?,
+            3 => self.match_conditions = crate::serde_util::optional_vec(map)?,
             4 => self.match_policy = map.next_value()?,
             5 => self.name = crate::serde_util::required(map)?,
             6 => self.namespace_selector = map.next_value()?,
             7 => self.object_selector = map.next_value()?,
             8 => self.reinvocation_policy = map.next_value()?,
-            9 => self.rules = map.next_value()?,
+            9 => self.rules = crate::serde_util::optional_vec(map)?,
             10 => self.side_effects = crate::serde_util::required(map)?,
             11 => self.timeout_seconds = map.next_value()?,
             _ => {}

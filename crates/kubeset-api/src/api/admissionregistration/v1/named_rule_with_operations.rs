@@ -51,11 +51,11 @@ impl crate::serde_util::DeStruct for NamedRuleWithOperations {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.api_groups = map.next_value()?,
-            1 => self.api_versions = map.next_value()?,
-            2 => self.operations = map.next_value()?,
-            3 => self.resource_names = map.next_value()?,
-            4 => self.resources = map.next_value()?,
+            0 => self.api_groups = crate::serde_util::optional_vec(map)?,
+            1 => self.api_versions = crate::serde_util::optional_vec(map)?,
+            2 => self.operations = crate::serde_util::optional_vec(map)?,
+            3 => self.resource_names = crate::serde_util::optional_vec(map)?,
+            4 => self.resources = crate::serde_util::optional_vec(map)?,
             5 => self.scope = map.next_value()?,
             _ => {}
         }

@@ -25,7 +25,7 @@ impl crate::serde_util::DeStruct for TypeChecking {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.expression_warnings = map.next_value()?;
+            self.expression_warnings = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

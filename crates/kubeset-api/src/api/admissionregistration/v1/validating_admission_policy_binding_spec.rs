@@ -58,7 +58,7 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBindingSpec {
             0 => self.match_resources = map.next_value()?,
             1 => self.param_ref = map.next_value()?,
             2 => self.policy_name = map.next_value()?,
-            3 => self.validation_actions = map.next_value()?,
+            3 => self.validation_actions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -72,13 +72,13 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicySpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.audit_annotations = map.next_value()?,
+            0 => self.audit_annotations = crate::serde_util::optional_vec(map)?,
             1 => self.failure_policy = map.next_value()?,
-            2 => self.match_conditions = map.next_value()?,
+            2 => self.match_conditions = crate::serde_util::optional_vec(map)?,
             3 => self.match_constraints = map.next_value()?,
             4 => self.param_kind = map.next_value()?,
-            5 => self.validations = map.next_value()?,
-            6 => self.variables = map.next_value()?,
+            5 => self.validations = crate::serde_util::optional_vec(map)?,
+            6 => self.variables = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

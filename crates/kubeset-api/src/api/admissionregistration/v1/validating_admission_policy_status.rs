@@ -33,7 +33,7 @@ impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.observed_generation = map.next_value()?,
             2 => self.type_checking = map.next_value()?,
             _ => {}

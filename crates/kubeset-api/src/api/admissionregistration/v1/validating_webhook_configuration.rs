@@ -35,7 +35,7 @@ impl crate::serde_util::DeStruct for ValidatingWebhookConfiguration {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.webhooks = map.next_value()?,
+            1 => self.webhooks = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

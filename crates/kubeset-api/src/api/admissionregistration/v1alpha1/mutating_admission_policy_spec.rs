@@ -75,12 +75,12 @@ impl crate::serde_util::DeStruct for MutatingAdmissionPolicySpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.failure_policy = map.next_value()?,
-            1 => self.match_conditions = map.next_value()?,
+            1 => self.match_conditions = crate::serde_util::optional_vec(map)?,
             2 => self.match_constraints = map.next_value()?,
-            3 => self.mutations = map.next_value()?,
+            3 => self.mutations = crate::serde_util::optional_vec(map)?,
             4 => self.param_kind = map.next_value()?,
             5 => self.reinvocation_policy = map.next_value()?,
-            6 => self.variables = map.next_value()?,
+            6 => self.variables = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

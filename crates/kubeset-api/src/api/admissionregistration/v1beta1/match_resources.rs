@@ -83,11 +83,11 @@ impl crate::serde_util::DeStruct for MatchResources {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.exclude_resource_rules = map.next_value()?,
+            0 => self.exclude_resource_rules = crate::serde_util::optional_vec(map)?,
             1 => self.match_policy = map.next_value()?,
             2 => self.namespace_selector = map.next_value()?,
             3 => self.object_selector = map.next_value()?,
-            4 => self.resource_rules = map.next_value()?,
+            4 => self.resource_rules = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -38,9 +38,9 @@ impl crate::serde_util::DeStruct for ServerStorageVersion {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.api_server_id = map.next_value()?,
-            1 => self.decodable_versions = map.next_value()?,
+            1 => self.decodable_versions = crate::serde_util::optional_vec(map)?,
             2 => self.encoding_version = map.next_value()?,
-            3 => self.served_versions = map.next_value()?,
+            3 => self.served_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -38,8 +38,8 @@ impl crate::serde_util::DeStruct for StorageVersionStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.common_encoding_version = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
-            2 => self.storage_versions = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
+            2 => self.storage_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -62,7 +62,7 @@ impl crate::serde_util::DeStruct for DaemonSetStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.collision_count = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.current_number_scheduled = crate::serde_util::required(map)?,
             3 => self.desired_number_scheduled = crate::serde_util::required(map)?,
             4 => self.number_available = map.next_value()?,

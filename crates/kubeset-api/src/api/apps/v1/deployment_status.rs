@@ -61,7 +61,7 @@ impl crate::serde_util::DeStruct for DeploymentStatus {
         match index {
             0 => self.available_replicas = map.next_value()?,
             1 => self.collision_count = map.next_value()?,
-            2 => self.conditions = map.next_value()?,
+            2 => self.conditions = crate::serde_util::optional_vec(map)?,
             3 => self.observed_generation = map.next_value()?,
             4 => self.ready_replicas = map.next_value()?,
             5 => self.replicas = map.next_value()?,

@@ -52,7 +52,7 @@ impl crate::serde_util::DeStruct for ReplicaSetStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.available_replicas = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.fully_labeled_replicas = map.next_value()?,
             3 => self.observed_generation = map.next_value()?,
             4 => self.ready_replicas = map.next_value()?,

@@ -77,7 +77,7 @@ impl crate::serde_util::DeStruct for StatefulSetSpec {
             7 => self.service_name = map.next_value()?,
             8 => self.template = crate::serde_util::required(map)?,
             9 => self.update_strategy = map.next_value()?,
-            10 => self.volume_claim_templates = map.next_value()?,
+            10 => self.volume_claim_templates = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -33,7 +33,7 @@ impl crate::serde_util::DeStruct for TokenRequestSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.audiences = crate::serde_util::required(map)?,
+            0 => self.audiences = crate::serde_util::required_vec(map)?,
             1 => self.bound_object_ref = map.next_value()?,
             2 => self.expiration_seconds = map.next_value()?,
             _ => {}

@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for TokenReviewSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.audiences = map.next_value()?,
+            0 => self.audiences = crate::serde_util::optional_vec(map)?,
             1 => self.token = map.next_value()?,
             _ => {}
         }

@@ -37,7 +37,7 @@ impl crate::serde_util::DeStruct for TokenReviewStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.audiences = map.next_value()?,
+            0 => self.audiences = crate::serde_util::optional_vec(map)?,
             1 => self.authenticated = map.next_value()?,
             2 => self.error = map.next_value()?,
             3 => self.user = map.next_value()?,

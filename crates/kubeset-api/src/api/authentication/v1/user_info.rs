@@ -33,7 +33,7 @@ impl crate::serde_util::DeStruct for UserInfo {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.extra = map.next_value()?,
-            1 => self.groups = map.next_value()?,
+            1 => self.groups = crate::serde_util::optional_vec(map)?,
             2 => self.uid = map.next_value()?,
             3 => self.username = map.next_value()?,
             _ => {}

@@ -29,7 +29,7 @@ impl crate::serde_util::DeStruct for LabelSelectorAttributes {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.raw_selector = map.next_value()?,
-            1 => self.requirements = map.next_value()?,
+            1 => self.requirements = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

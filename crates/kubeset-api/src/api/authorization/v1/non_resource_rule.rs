@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for NonResourceRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.non_resource_urls = map.next_value()?,
-            1 => self.verbs = crate::serde_util::required(map)?,
+            0 => self.non_resource_urls = crate::serde_util::optional_vec(map)?,
+            1 => self.verbs = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -38,10 +38,10 @@ impl crate::serde_util::DeStruct for ResourceRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.api_groups = map.next_value()?,
-            1 => self.resource_names = map.next_value()?,
-            2 => self.resources = map.next_value()?,
-            3 => self.verbs = crate::serde_util::required(map)?,
+            0 => self.api_groups = crate::serde_util::optional_vec(map)?,
+            1 => self.resource_names = crate::serde_util::optional_vec(map)?,
+            2 => self.resources = crate::serde_util::optional_vec(map)?,
+            3 => self.verbs = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

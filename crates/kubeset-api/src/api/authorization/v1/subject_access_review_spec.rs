@@ -48,7 +48,7 @@ impl crate::serde_util::DeStruct for SubjectAccessReviewSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.extra = map.next_value()?,
-            1 => self.groups = map.next_value()?,
+            1 => self.groups = crate::serde_util::optional_vec(map)?,
             2 => self.non_resource_attributes = map.next_value()?,
             3 => self.resource_attributes = map.next_value()?,
             4 => self.uid = map.next_value()?,

@@ -39,8 +39,8 @@ impl crate::serde_util::DeStruct for SubjectRulesReviewStatus {
         match index {
             0 => self.evaluation_error = map.next_value()?,
             1 => self.incomplete = crate::serde_util::required(map)?,
-            2 => self.non_resource_rules = crate::serde_util::required(map)?,
-            3 => self.resource_rules = crate::serde_util::required(map)?,
+            2 => self.non_resource_rules = crate::serde_util::required_vec(map)?,
+            3 => self.resource_rules = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

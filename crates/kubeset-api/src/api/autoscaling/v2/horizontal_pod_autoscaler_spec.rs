@@ -43,7 +43,7 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerSpec {
         match index {
             0 => self.behavior = map.next_value()?,
             1 => self.max_replicas = crate::serde_util::required(map)?,
-            2 => self.metrics = map.next_value()?,
+            2 => self.metrics = crate::serde_util::optional_vec(map)?,
             3 => self.min_replicas = map.next_value()?,
             4 => self.scale_target_ref = crate::serde_util::required(map)?,
             _ => {}

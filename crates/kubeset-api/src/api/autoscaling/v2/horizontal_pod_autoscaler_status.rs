@@ -47,8 +47,8 @@ impl crate::serde_util::DeStruct for HorizontalPodAutoscalerStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
-            1 => self.current_metrics = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
+            1 => self.current_metrics = crate::serde_util::optional_vec(map)?,
             2 => self.current_replicas = map.next_value()?,
             3 => self.desired_replicas = crate::serde_util::required(map)?,
             4 => self.last_scale_time = map.next_value()?,

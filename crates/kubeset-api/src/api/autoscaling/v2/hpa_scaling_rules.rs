@@ -45,7 +45,7 @@ impl crate::serde_util::DeStruct for HPAScalingRules {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.policies = map.next_value()?,
+            0 => self.policies = crate::serde_util::optional_vec(map)?,
             1 => self.select_policy = map.next_value()?,
             2 => self.stabilization_window_seconds = map.next_value()?,
             3 => self.tolerance = map.next_value()?,

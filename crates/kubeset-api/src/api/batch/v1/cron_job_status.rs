@@ -33,7 +33,7 @@ impl crate::serde_util::DeStruct for CronJobStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.active = map.next_value()?,
+            0 => self.active = crate::serde_util::optional_vec(map)?,
             1 => self.last_schedule_time = map.next_value()?,
             2 => self.last_successful_time = map.next_value()?,
             _ => {}

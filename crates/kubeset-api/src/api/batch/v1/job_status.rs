@@ -85,7 +85,7 @@ impl crate::serde_util::DeStruct for JobStatus {
             0 => self.active = map.next_value()?,
             1 => self.completed_indexes = map.next_value()?,
             2 => self.completion_time = map.next_value()?,
-            3 => self.conditions = map.next_value()?,
+            3 => self.conditions = crate::serde_util::optional_vec(map)?,
             4 => self.failed = map.next_value()?,
             5 => self.failed_indexes = map.next_value()?,
             6 => self.ready = map.next_value()?,

@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for PodFailurePolicy {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.rules = crate::serde_util::required(map)?;
+            self.rules = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

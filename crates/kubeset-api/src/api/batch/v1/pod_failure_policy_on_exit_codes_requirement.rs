@@ -39,7 +39,7 @@ impl crate::serde_util::DeStruct for PodFailurePolicyOnExitCodesRequirement {
         match index {
             0 => self.container_name = map.next_value()?,
             1 => self.operator = crate::serde_util::required(map)?,
-            2 => self.values = crate::serde_util::required(map)?,
+            2 => self.values = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -49,7 +49,7 @@ impl crate::serde_util::DeStruct for PodFailurePolicyRule {
         match index {
             0 => self.action = crate::serde_util::required(map)?,
             1 => self.on_exit_codes = map.next_value()?,
-            2 => self.on_pod_conditions = map.next_value()?,
+            2 => self.on_pod_conditions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for UncountedTerminatedPods {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.failed = map.next_value()?,
-            1 => self.succeeded = map.next_value()?,
+            0 => self.failed = crate::serde_util::optional_vec(map)?,
+            1 => self.succeeded = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

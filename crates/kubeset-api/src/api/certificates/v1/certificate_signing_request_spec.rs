@@ -99,11 +99,11 @@ impl crate::serde_util::DeStruct for CertificateSigningRequestSpec {
         match index {
             0 => self.expiration_seconds = map.next_value()?,
             1 => self.extra = map.next_value()?,
-            2 => self.groups = map.next_value()?,
+            2 => self.groups = crate::serde_util::optional_vec(map)?,
             3 => self.request = crate::serde_util::required(map)?,
             4 => self.signer_name = crate::serde_util::required(map)?,
             5 => self.uid = map.next_value()?,
-            6 => self.usages = map.next_value()?,
+            6 => self.usages = crate::serde_util::optional_vec(map)?,
             7 => self.username = map.next_value()?,
             _ => {}
         }

@@ -50,7 +50,7 @@ impl crate::serde_util::DeStruct for CertificateSigningRequestStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.certificate = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

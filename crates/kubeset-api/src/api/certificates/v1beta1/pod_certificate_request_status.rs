@@ -58,7 +58,7 @@ impl crate::serde_util::DeStruct for PodCertificateRequestStatus {
         match index {
             0 => self.begin_refresh_at = map.next_value()?,
             1 => self.certificate_chain = map.next_value()?,
-            2 => self.conditions = map.next_value()?,
+            2 => self.conditions = crate::serde_util::optional_vec(map)?,
             3 => self.not_after = map.next_value()?,
             4 => self.not_before = map.next_value()?,
             _ => {}

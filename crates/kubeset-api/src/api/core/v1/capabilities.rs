@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for Capabilities {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.add = map.next_value()?,
-            1 => self.drop = map.next_value()?,
+            0 => self.add = crate::serde_util::optional_vec(map)?,
+            1 => self.drop = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -45,7 +45,7 @@ impl crate::serde_util::DeStruct for CephFSPersistentVolumeSource {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.monitors = crate::serde_util::required(map)?,
+            0 => self.monitors = crate::serde_util::required_vec(map)?,
             1 => self.path = map.next_value()?,
             2 => self.read_only = map.next_value()?,
             3 => self.secret_file = map.next_value()?,

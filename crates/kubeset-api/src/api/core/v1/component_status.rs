@@ -34,7 +34,7 @@ impl crate::serde_util::DeStruct for ComponentStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.metadata = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -31,7 +31,7 @@ impl crate::serde_util::DeStruct for ConfigMapProjection {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.items = map.next_value()?,
+            0 => self.items = crate::serde_util::optional_vec(map)?,
             1 => self.name = map.next_value()?,
             2 => self.optional = map.next_value()?,
             _ => {}

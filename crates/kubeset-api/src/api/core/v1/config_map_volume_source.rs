@@ -40,7 +40,7 @@ impl crate::serde_util::DeStruct for ConfigMapVolumeSource {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.default_mode = map.next_value()?,
-            1 => self.items = map.next_value()?,
+            1 => self.items = crate::serde_util::optional_vec(map)?,
             2 => self.name = map.next_value()?,
             3 => self.optional = map.next_value()?,
             _ => {}

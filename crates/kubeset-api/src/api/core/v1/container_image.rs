@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for ContainerImage {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.names = map.next_value()?,
+            0 => self.names = crate::serde_util::optional_vec(map)?,
             1 => self.size_bytes = map.next_value()?,
             _ => {}
         }

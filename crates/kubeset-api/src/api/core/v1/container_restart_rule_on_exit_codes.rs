@@ -30,7 +30,7 @@ impl crate::serde_util::DeStruct for ContainerRestartRuleOnExitCodes {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.operator = crate::serde_util::required(map)?,
-            1 => self.values = map.next_value()?,
+            1 => self.values = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

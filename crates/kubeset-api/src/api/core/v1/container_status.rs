@@ -89,7 +89,7 @@ impl crate::serde_util::DeStruct for ContainerStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.allocated_resources = map.next_value()?,
-            1 => self.allocated_resources_status = map.next_value()?,
+            1 => self.allocated_resources_status = crate::serde_util::optional_vec(map)?,
             2 => self.container_id = map.next_value()?,
             3 => self.image = crate::serde_util::required(map)?,
             4 => self.image_id = crate::serde_util::required(map)?,
@@ -102,7 +102,7 @@ impl crate::serde_util::DeStruct for ContainerStatus {
             11 => self.state = map.next_value()?,
             12 => self.stop_signal = map.next_value()?,
             13 => self.user = map.next_value()?,
-            14 => self.volume_mounts = map.next_value()?,
+            14 => self.volume_mounts = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

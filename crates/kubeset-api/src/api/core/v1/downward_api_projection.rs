@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for DownwardAPIProjection {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.items = map.next_value()?;
+            self.items = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

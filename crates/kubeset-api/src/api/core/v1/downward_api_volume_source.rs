@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for DownwardAPIVolumeSource {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.default_mode = map.next_value()?,
-            1 => self.items = map.next_value()?,
+            1 => self.items = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -41,9 +41,9 @@ impl crate::serde_util::DeStruct for EndpointSubset {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.addresses = map.next_value()?,
-            1 => self.not_ready_addresses = map.next_value()?,
-            2 => self.ports = map.next_value()?,
+            0 => self.addresses = crate::serde_util::optional_vec(map)?,
+            1 => self.not_ready_addresses = crate::serde_util::optional_vec(map)?,
+            2 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -51,7 +51,7 @@ impl crate::serde_util::DeStruct for Endpoints {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.subsets = map.next_value()?,
+            1 => self.subsets = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

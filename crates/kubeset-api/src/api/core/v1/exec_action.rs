@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for ExecAction {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.command = map.next_value()?;
+            self.command = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

@@ -44,8 +44,8 @@ impl crate::serde_util::DeStruct for FCVolumeSource {
             0 => self.fs_type = map.next_value()?,
             1 => self.lun = map.next_value()?,
             2 => self.read_only = map.next_value()?,
-            3 => self.target_wwns = map.next_value()?,
-            4 => self.wwids = map.next_value()?,
+            3 => self.target_wwns = crate::serde_util::optional_vec(map)?,
+            4 => self.wwids = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

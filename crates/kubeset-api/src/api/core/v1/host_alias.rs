@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for HostAlias {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.hostnames = map.next_value()?,
+            0 => self.hostnames = crate::serde_util::optional_vec(map)?,
             1 => self.ip = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -42,7 +42,7 @@ impl crate::serde_util::DeStruct for HTTPGetAction {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.host = map.next_value()?,
-            1 => self.http_headers = map.next_value()?,
+            1 => self.http_headers = crate::serde_util::optional_vec(map)?,
             2 => self.path = map.next_value()?,
             3 => self.port = crate::serde_util::required(map)?,
             4 => self.scheme = map.next_value()?,

@@ -72,7 +72,7 @@ impl crate::serde_util::DeStruct for ISCSIPersistentVolumeSource {
             4 => self.iqn = crate::serde_util::required(map)?,
             5 => self.iscsi_interface = map.next_value()?,
             6 => self.lun = crate::serde_util::required(map)?,
-            7 => self.portals = map.next_value()?,
+            7 => self.portals = crate::serde_util::optional_vec(map)?,
             8 => self.read_only = map.next_value()?,
             9 => self.secret_ref = map.next_value()?,
             10 => self.target_portal = crate::serde_util::required(map)?,

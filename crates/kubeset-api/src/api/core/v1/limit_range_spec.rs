@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for LimitRangeSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.limits = crate::serde_util::required(map)?;
+            self.limits = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

@@ -30,7 +30,7 @@ impl crate::serde_util::DeStruct for LinuxContainerUser {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.gid = crate::serde_util::required(map)?,
-            1 => self.supplemental_groups = map.next_value()?,
+            1 => self.supplemental_groups = crate::serde_util::optional_vec(map)?,
             2 => self.uid = crate::serde_util::required(map)?,
             _ => {}
         }

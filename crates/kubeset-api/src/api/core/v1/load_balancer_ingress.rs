@@ -35,7 +35,7 @@ impl crate::serde_util::DeStruct for LoadBalancerIngress {
             0 => self.hostname = map.next_value()?,
             1 => self.ip = map.next_value()?,
             2 => self.ip_mode = map.next_value()?,
-            3 => self.ports = map.next_value()?,
+            3 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

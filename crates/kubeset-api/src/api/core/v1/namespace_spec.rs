@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for NamespaceSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.finalizers = map.next_value()?;
+            self.finalizers = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

@@ -34,8 +34,9 @@ impl crate::serde_util::DeStruct for NodeAffinity {
     ) -> Result<(), A::Error> {
         match index {
             0 => {
-                self.preferred_during_scheduling_ignored_during_execution = map
-                    .next_value()?;
+                self.preferred_during_scheduling_ignored_during_execution = crate::serde_util::optional_vec(
+                    map,
+                )?;
             }
             1 => {
                 self.required_during_scheduling_ignored_during_execution = map

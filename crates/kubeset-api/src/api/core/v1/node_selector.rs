@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for NodeSelector {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.node_selector_terms = crate::serde_util::required(map)?;
+            self.node_selector_terms = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ impl crate::serde_util::DeStruct for NodeSelectorRequirement {
         match index {
             0 => self.key = crate::serde_util::required(map)?,
             1 => self.operator = crate::serde_util::required(map)?,
-            2 => self.values = map.next_value()?,
+            2 => self.values = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for NodeSelectorTerm {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.match_expressions = map.next_value()?,
-            1 => self.match_fields = map.next_value()?,
+            0 => self.match_expressions = crate::serde_util::optional_vec(map)?,
+            1 => self.match_fields = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

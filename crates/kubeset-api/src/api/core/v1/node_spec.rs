@@ -52,9 +52,9 @@ impl crate::serde_util::DeStruct for NodeSpec {
             0 => self.config_source = map.next_value()?,
             1 => self.external_id = map.next_value()?,
             2 => self.pod_cidr = map.next_value()?,
-            3 => self.pod_cidrs = map.next_value()?,
+            3 => self.pod_cidrs = crate::serde_util::optional_vec(map)?,
             4 => self.provider_id = map.next_value()?,
-            5 => self.taints = map.next_value()?,
+            5 => self.taints = crate::serde_util::optional_vec(map)?,
             6 => self.unschedulable = map.next_value()?,
             _ => {}
         }

@@ -87,20 +87,20 @@ impl crate::serde_util::DeStruct for NodeStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.addresses = map.next_value()?,
+            0 => self.addresses = crate::serde_util::optional_vec(map)?,
             1 => self.allocatable = map.next_value()?,
             2 => self.capacity = map.next_value()?,
-            3 => self.conditions = map.next_value()?,
+            3 => self.conditions = crate::serde_util::optional_vec(map)?,
             4 => self.config = map.next_value()?,
             5 => self.daemon_endpoints = map.next_value()?,
-            6 => self.declared_features = map.next_value()?,
+            6 => self.declared_features = crate::serde_util::optional_vec(map)?,
             7 => self.features = map.next_value()?,
-            8 => self.images = map.next_value()?,
+            8 => self.images = crate::serde_util::optional_vec(map)?,
             9 => self.node_info = map.next_value()?,
             10 => self.phase = map.next_value()?,
-            11 => self.runtime_handlers = map.next_value()?,
-            12 => self.volumes_attached = map.next_value()?,
-            13 => self.volumes_in_use = map.next_value()?,
+            11 => self.runtime_handlers = crate::serde_util::optional_vec(map)?,
+            12 => self.volumes_attached = crate::serde_util::optional_vec(map)?,
+            13 => self.volumes_in_use = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

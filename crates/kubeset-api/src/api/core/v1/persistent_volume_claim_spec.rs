@@ -64,7 +64,7 @@ impl crate::serde_util::DeStruct for PersistentVolumeClaimSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.access_modes = map.next_value()?,
+            0 => self.access_modes = crate::serde_util::optional_vec(map)?,
             1 => self.data_source = map.next_value()?,
             2 => self.data_source_ref = map.next_value()?,
             3 => self.resources = map.next_value()?,

@@ -154,7 +154,7 @@ impl crate::serde_util::DeStruct for PersistentVolumeSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.access_modes = map.next_value()?,
+            0 => self.access_modes = crate::serde_util::optional_vec(map)?,
             1 => self.aws_elastic_block_store = map.next_value()?,
             2 => self.azure_disk = map.next_value()?,
             3 => self.azure_file = map.next_value()?,
@@ -171,7 +171,7 @@ impl crate::serde_util::DeStruct for PersistentVolumeSpec {
             14 => self.host_path = map.next_value()?,
             15 => self.iscsi = map.next_value()?,
             16 => self.local = map.next_value()?,
-            17 => self.mount_options = map.next_value()?,
+            17 => self.mount_options = crate::serde_util::optional_vec(map)?,
             18 => self.nfs = map.next_value()?,
             19 => self.node_affinity = map.next_value()?,
             20 => self.persistent_volume_reclaim_policy = map.next_value()?,

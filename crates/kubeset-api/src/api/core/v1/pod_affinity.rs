@@ -34,12 +34,14 @@ impl crate::serde_util::DeStruct for PodAffinity {
     ) -> Result<(), A::Error> {
         match index {
             0 => {
-                self.preferred_during_scheduling_ignored_during_execution = map
-                    .next_value()?;
+                self.preferred_during_scheduling_ignored_during_execution = crate::serde_util::optional_vec(
+                    map,
+                )?;
             }
             1 => {
-                self.required_during_scheduling_ignored_during_execution = map
-                    .next_value()?;
+                self.required_during_scheduling_ignored_during_execution = crate::serde_util::optional_vec(
+                    map,
+                )?;
             }
             _ => {}
         }

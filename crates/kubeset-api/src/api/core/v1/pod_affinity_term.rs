@@ -48,10 +48,10 @@ impl crate::serde_util::DeStruct for PodAffinityTerm {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.label_selector = map.next_value()?,
-            1 => self.match_label_keys = map.next_value()?,
-            2 => self.mismatch_label_keys = map.next_value()?,
+            1 => self.match_label_keys = crate::serde_util::optional_vec(map)?,
+            2 => self.mismatch_label_keys = crate::serde_util::optional_vec(map)?,
             3 => self.namespace_selector = map.next_value()?,
-            4 => self.namespaces = map.next_value()?,
+            4 => self.namespaces = crate::serde_util::optional_vec(map)?,
             5 => self.topology_key = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -29,9 +29,9 @@ impl crate::serde_util::DeStruct for PodDNSConfig {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.nameservers = map.next_value()?,
-            1 => self.options = map.next_value()?,
-            2 => self.searches = map.next_value()?,
+            0 => self.nameservers = crate::serde_util::optional_vec(map)?,
+            1 => self.options = crate::serde_util::optional_vec(map)?,
+            2 => self.searches = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

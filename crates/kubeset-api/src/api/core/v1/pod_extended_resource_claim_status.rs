@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for PodExtendedResourceClaimStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.request_mappings = crate::serde_util::required(map)?,
+            0 => self.request_mappings = crate::serde_util::required_vec(map)?,
             1 => self.resource_claim_name = crate::serde_util::required(map)?,
             _ => {}
         }

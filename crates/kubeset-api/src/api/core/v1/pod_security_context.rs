@@ -96,9 +96,9 @@ impl crate::serde_util::DeStruct for PodSecurityContext {
             6 => self.se_linux_change_policy = map.next_value()?,
             7 => self.se_linux_options = map.next_value()?,
             8 => self.seccomp_profile = map.next_value()?,
-            9 => self.supplemental_groups = map.next_value()?,
+            9 => self.supplemental_groups = crate::serde_util::optional_vec(map)?,
             10 => self.supplemental_groups_policy = map.next_value()?,
-            11 => self.sysctls = map.next_value()?,
+            11 => self.sysctls = crate::serde_util::optional_vec(map)?,
             12 => self.windows_options = map.next_value()?,
             _ => {}
         }

@@ -115,23 +115,25 @@ impl crate::serde_util::DeStruct for PodStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.allocated_resources = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
-            2 => self.container_statuses = map.next_value()?,
-            3 => self.ephemeral_container_statuses = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
+            2 => self.container_statuses = crate::serde_util::optional_vec(map)?,
+            3 => {
+                self.ephemeral_container_statuses = crate::serde_util::optional_vec(map)?;
+            }
             4 => self.extended_resource_claim_status = map.next_value()?,
             5 => self.host_ip = map.next_value()?,
-            6 => self.host_ips = map.next_value()?,
-            7 => self.init_container_statuses = map.next_value()?,
+            6 => self.host_ips = crate::serde_util::optional_vec(map)?,
+            7 => self.init_container_statuses = crate::serde_util::optional_vec(map)?,
             8 => self.message = map.next_value()?,
             9 => self.nominated_node_name = map.next_value()?,
             10 => self.observed_generation = map.next_value()?,
             11 => self.phase = map.next_value()?,
             12 => self.pod_ip = map.next_value()?,
-            13 => self.pod_ips = map.next_value()?,
+            13 => self.pod_ips = crate::serde_util::optional_vec(map)?,
             14 => self.qos_class = map.next_value()?,
             15 => self.reason = map.next_value()?,
             16 => self.resize = map.next_value()?,
-            17 => self.resource_claim_statuses = map.next_value()?,
+            17 => self.resource_claim_statuses = crate::serde_util::optional_vec(map)?,
             18 => self.resources = map.next_value()?,
             19 => self.start_time = map.next_value()?,
             _ => {}

@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for ProjectedVolumeSource {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.default_mode = map.next_value()?,
-            1 => self.sources = map.next_value()?,
+            1 => self.sources = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -56,7 +56,7 @@ impl crate::serde_util::DeStruct for RBDPersistentVolumeSource {
             0 => self.fs_type = map.next_value()?,
             1 => self.image = crate::serde_util::required(map)?,
             2 => self.keyring = map.next_value()?,
-            3 => self.monitors = crate::serde_util::required(map)?,
+            3 => self.monitors = crate::serde_util::required_vec(map)?,
             4 => self.pool = map.next_value()?,
             5 => self.read_only = map.next_value()?,
             6 => self.secret_ref = map.next_value()?,

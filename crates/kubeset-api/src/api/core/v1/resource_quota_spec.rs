@@ -36,7 +36,7 @@ impl crate::serde_util::DeStruct for ResourceQuotaSpec {
         match index {
             0 => self.hard = map.next_value()?,
             1 => self.scope_selector = map.next_value()?,
-            2 => self.scopes = map.next_value()?,
+            2 => self.scopes = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

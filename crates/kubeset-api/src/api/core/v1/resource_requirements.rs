@@ -43,7 +43,7 @@ impl crate::serde_util::DeStruct for ResourceRequirements {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.claims = map.next_value()?,
+            0 => self.claims = crate::serde_util::optional_vec(map)?,
             1 => self.limits = map.next_value()?,
             2 => self.requests = map.next_value()?,
             _ => {}

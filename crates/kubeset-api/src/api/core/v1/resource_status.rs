@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for ResourceStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.name = crate::serde_util::required(map)?,
-            1 => self.resources = map.next_value()?,
+            1 => self.resources = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

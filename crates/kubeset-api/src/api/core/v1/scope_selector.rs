@@ -25,7 +25,7 @@ impl crate::serde_util::DeStruct for ScopeSelector {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.match_expressions = map.next_value()?;
+            self.match_expressions = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ impl crate::serde_util::DeStruct for ScopedResourceSelectorRequirement {
         match index {
             0 => self.operator = crate::serde_util::required(map)?,
             1 => self.scope_name = crate::serde_util::required(map)?,
-            2 => self.values = map.next_value()?,
+            2 => self.values = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

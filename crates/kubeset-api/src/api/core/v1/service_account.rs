@@ -46,9 +46,9 @@ impl crate::serde_util::DeStruct for ServiceAccount {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.automount_service_account_token = map.next_value()?,
-            1 => self.image_pull_secrets = map.next_value()?,
+            1 => self.image_pull_secrets = crate::serde_util::optional_vec(map)?,
             2 => self.metadata = crate::serde_util::required(map)?,
-            3 => self.secrets = map.next_value()?,
+            3 => self.secrets = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

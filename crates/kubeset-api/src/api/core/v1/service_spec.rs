@@ -107,18 +107,20 @@ impl crate::serde_util::DeStruct for ServiceSpec {
         match index {
             0 => self.allocate_load_balancer_node_ports = map.next_value()?,
             1 => self.cluster_ip = map.next_value()?,
-            2 => self.cluster_ips = map.next_value()?,
-            3 => self.external_ips = map.next_value()?,
+            2 => self.cluster_ips = crate::serde_util::optional_vec(map)?,
+            3 => self.external_ips = crate::serde_util::optional_vec(map)?,
             4 => self.external_name = map.next_value()?,
             5 => self.external_traffic_policy = map.next_value()?,
             6 => self.health_check_node_port = map.next_value()?,
             7 => self.internal_traffic_policy = map.next_value()?,
-            8 => self.ip_families = map.next_value()?,
+            8 => self.ip_families = crate::serde_util::optional_vec(map)?,
             9 => self.ip_family_policy = map.next_value()?,
             10 => self.load_balancer_class = map.next_value()?,
             11 => self.load_balancer_ip = map.next_value()?,
-            12 => self.load_balancer_source_ranges = map.next_value()?,
-            13 => self.ports = map.next_value()?,
+            12 => {
+                self.load_balancer_source_ranges = crate::serde_util::optional_vec(map)?;
+            }
+            13 => self.ports = crate::serde_util::optional_vec(map)?,
             14 => self.publish_not_ready_addresses = map.next_value()?,
             15 => self.selector = map.next_value()?,
             16 => self.session_affinity = map.next_value()?,

@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for ServiceStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.load_balancer = map.next_value()?,
             _ => {}
         }

@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for TopologySelectorLabelRequirement {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.key = crate::serde_util::required(map)?,
-            1 => self.values = crate::serde_util::required(map)?,
+            1 => self.values = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

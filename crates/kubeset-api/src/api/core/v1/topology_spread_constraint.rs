@@ -65,7 +65,7 @@ impl crate::serde_util::DeStruct for TopologySpreadConstraint {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.label_selector = map.next_value()?,
-            1 => self.match_label_keys = map.next_value()?,
+            1 => self.match_label_keys = crate::serde_util::optional_vec(map)?,
             2 => self.max_skew = crate::serde_util::required(map)?,
             3 => self.min_domains = map.next_value()?,
             4 => self.node_affinity_policy = map.next_value()?,

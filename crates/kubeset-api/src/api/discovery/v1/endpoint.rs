@@ -53,7 +53,7 @@ impl crate::serde_util::DeStruct for Endpoint {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.addresses = crate::serde_util::required(map)?,
+            0 => self.addresses = crate::serde_util::required_vec(map)?,
             1 => self.conditions = map.next_value()?,
             2 => self.deprecated_topology = map.next_value()?,
             3 => self.hints = map.next_value()?,

@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for EndpointHints {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.for_nodes = map.next_value()?,
-            1 => self.for_zones = map.next_value()?,
+            0 => self.for_nodes = crate::serde_util::optional_vec(map)?,
+            1 => self.for_zones = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

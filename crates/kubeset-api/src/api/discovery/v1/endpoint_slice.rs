@@ -46,9 +46,9 @@ impl crate::serde_util::DeStruct for EndpointSlice {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.address_type = crate::serde_util::required(map)?,
-            1 => self.endpoints = crate::serde_util::required(map)?,
+            1 => self.endpoints = crate::serde_util::required_vec(map)?,
             2 => self.metadata = crate::serde_util::required(map)?,
-            3 => self.ports = map.next_value()?,
+            3 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -42,7 +42,7 @@ impl crate::serde_util::DeStruct for FlowSchemaSpec {
             0 => self.distinguisher_method = map.next_value()?,
             1 => self.matching_precedence = map.next_value()?,
             2 => self.priority_level_configuration = crate::serde_util::required(map)?,
-            3 => self.rules = map.next_value()?,
+            3 => self.rules = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

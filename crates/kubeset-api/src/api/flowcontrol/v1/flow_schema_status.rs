@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for FlowSchemaStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.conditions = map.next_value()?;
+            self.conditions = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

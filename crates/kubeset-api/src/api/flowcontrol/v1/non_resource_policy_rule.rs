@@ -32,8 +32,8 @@ impl crate::serde_util::DeStruct for NonResourcePolicyRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.non_resource_urls = crate::serde_util::required(map)?,
-            1 => self.verbs = crate::serde_util::required(map)?,
+            0 => self.non_resource_urls = crate::serde_util::required_vec(map)?,
+            1 => self.verbs = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -35,9 +35,9 @@ impl crate::serde_util::DeStruct for PolicyRulesWithSubjects {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.non_resource_rules = map.next_value()?,
-            1 => self.resource_rules = map.next_value()?,
-            2 => self.subjects = crate::serde_util::required(map)?,
+            0 => self.non_resource_rules = crate::serde_util::optional_vec(map)?,
+            1 => self.resource_rules = crate::serde_util::optional_vec(map)?,
+            2 => self.subjects = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -25,7 +25,7 @@ impl crate::serde_util::DeStruct for PriorityLevelConfigurationStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.conditions = map.next_value()?;
+            self.conditions = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

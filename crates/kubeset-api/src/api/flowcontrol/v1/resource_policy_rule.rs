@@ -41,11 +41,11 @@ impl crate::serde_util::DeStruct for ResourcePolicyRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.api_groups = crate::serde_util::required(map)?,
+            0 => self.api_groups = crate::serde_util::required_vec(map)?,
             1 => self.cluster_scope = map.next_value()?,
-            2 => self.namespaces = map.next_value()?,
-            3 => self.resources = crate::serde_util::required(map)?,
-            4 => self.verbs = crate::serde_util::required(map)?,
+            2 => self.namespaces = crate::serde_util::optional_vec(map)?,
+            3 => self.resources = crate::serde_util::required_vec(map)?,
+            4 => self.verbs = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

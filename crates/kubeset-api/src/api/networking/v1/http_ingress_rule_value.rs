@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for HTTPIngressRuleValue {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.paths = crate::serde_util::required(map)?;
+            self.paths = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ impl crate::serde_util::DeStruct for IngressLoadBalancerIngress {
         match index {
             0 => self.hostname = map.next_value()?,
             1 => self.ip = map.next_value()?,
-            2 => self.ports = map.next_value()?,
+            2 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for IngressLoadBalancerStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.ingress = map.next_value()?;
+            self.ingress = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

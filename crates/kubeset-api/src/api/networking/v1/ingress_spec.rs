@@ -39,8 +39,8 @@ impl crate::serde_util::DeStruct for IngressSpec {
         match index {
             0 => self.default_backend = map.next_value()?,
             1 => self.ingress_class_name = map.next_value()?,
-            2 => self.rules = map.next_value()?,
-            3 => self.tls = map.next_value()?,
+            2 => self.rules = crate::serde_util::optional_vec(map)?,
+            3 => self.tls = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

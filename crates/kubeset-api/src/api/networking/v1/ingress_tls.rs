@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for IngressTLS {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.hosts = map.next_value()?,
+            0 => self.hosts = crate::serde_util::optional_vec(map)?,
             1 => self.secret_name = map.next_value()?,
             _ => {}
         }

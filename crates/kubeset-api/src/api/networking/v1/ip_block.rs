@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for IPBlock {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.cidr = crate::serde_util::required(map)?,
-            1 => self.except = map.next_value()?,
+            1 => self.except = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

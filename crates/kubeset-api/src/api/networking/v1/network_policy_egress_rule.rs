@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for NetworkPolicyEgressRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.ports = map.next_value()?,
-            1 => self.to = map.next_value()?,
+            0 => self.ports = crate::serde_util::optional_vec(map)?,
+            1 => self.to = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -26,8 +26,8 @@ impl crate::serde_util::DeStruct for NetworkPolicyIngressRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.from = map.next_value()?,
-            1 => self.ports = map.next_value()?,
+            0 => self.from = crate::serde_util::optional_vec(map)?,
+            1 => self.ports = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

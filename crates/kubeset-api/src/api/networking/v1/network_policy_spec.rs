@@ -37,10 +37,10 @@ impl crate::serde_util::DeStruct for NetworkPolicySpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.egress = map.next_value()?,
-            1 => self.ingress = map.next_value()?,
+            0 => self.egress = crate::serde_util::optional_vec(map)?,
+            1 => self.ingress = crate::serde_util::optional_vec(map)?,
             2 => self.pod_selector = map.next_value()?,
-            3 => self.policy_types = map.next_value()?,
+            3 => self.policy_types = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

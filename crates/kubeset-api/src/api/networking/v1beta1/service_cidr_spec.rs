@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for ServiceCIDRSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.cidrs = map.next_value()?;
+            self.cidrs = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

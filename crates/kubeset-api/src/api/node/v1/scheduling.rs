@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for Scheduling {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.node_selector = map.next_value()?,
-            1 => self.tolerations = map.next_value()?,
+            1 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -62,7 +62,7 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.current_healthy = crate::serde_util::required(map)?,
             2 => self.desired_healthy = crate::serde_util::required(map)?,
             3 => self.disrupted_pods = map.next_value()?,

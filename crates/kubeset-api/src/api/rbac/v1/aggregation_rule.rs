@@ -25,7 +25,7 @@ impl crate::serde_util::DeStruct for AggregationRule {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.cluster_role_selectors = map.next_value()?;
+            self.cluster_role_selectors = crate::serde_util::optional_vec(map)?;
         }
         Ok(())
     }

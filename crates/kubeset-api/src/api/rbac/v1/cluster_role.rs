@@ -39,7 +39,7 @@ impl crate::serde_util::DeStruct for ClusterRole {
         match index {
             0 => self.aggregation_rule = map.next_value()?,
             1 => self.metadata = crate::serde_util::required(map)?,
-            2 => self.rules = map.next_value()?,
+            2 => self.rules = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -39,7 +39,7 @@ impl crate::serde_util::DeStruct for ClusterRoleBinding {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
             1 => self.role_ref = crate::serde_util::required(map)?,
-            2 => self.subjects = map.next_value()?,
+            2 => self.subjects = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

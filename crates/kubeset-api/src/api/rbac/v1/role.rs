@@ -35,7 +35,7 @@ impl crate::serde_util::DeStruct for Role {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
-            1 => self.rules = map.next_value()?,
+            1 => self.rules = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -28,8 +28,8 @@ impl crate::serde_util::DeStruct for DeviceAllocationResult {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.config = map.next_value()?,
-            1 => self.results = map.next_value()?,
+            0 => self.config = crate::serde_util::optional_vec(map)?,
+            1 => self.results = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

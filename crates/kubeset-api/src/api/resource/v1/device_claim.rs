@@ -29,9 +29,9 @@ impl crate::serde_util::DeStruct for DeviceClaim {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.config = map.next_value()?,
-            1 => self.constraints = map.next_value()?,
-            2 => self.requests = map.next_value()?,
+            0 => self.config = crate::serde_util::optional_vec(map)?,
+            1 => self.constraints = crate::serde_util::optional_vec(map)?,
+            2 => self.requests = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -29,7 +29,7 @@ impl crate::serde_util::DeStruct for DeviceClaimConfiguration {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.opaque = map.next_value()?,
-            1 => self.requests = map.next_value()?,
+            1 => self.requests = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

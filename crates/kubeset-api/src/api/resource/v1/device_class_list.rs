@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for DeviceClassList {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.items = crate::serde_util::required(map)?,
+            0 => self.items = crate::serde_util::required_vec(map)?,
             1 => self.metadata = crate::serde_util::required(map)?,
             _ => {}
         }

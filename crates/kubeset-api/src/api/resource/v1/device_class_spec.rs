@@ -37,9 +37,9 @@ impl crate::serde_util::DeStruct for DeviceClassSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.config = map.next_value()?,
+            0 => self.config = crate::serde_util::optional_vec(map)?,
             1 => self.extended_resource_name = map.next_value()?,
-            2 => self.selectors = map.next_value()?,
+            2 => self.selectors = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

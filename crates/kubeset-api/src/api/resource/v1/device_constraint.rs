@@ -47,7 +47,7 @@ impl crate::serde_util::DeStruct for DeviceConstraint {
         match index {
             0 => self.distinct_attribute = map.next_value()?,
             1 => self.match_attribute = map.next_value()?,
-            2 => self.requests = map.next_value()?,
+            2 => self.requests = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

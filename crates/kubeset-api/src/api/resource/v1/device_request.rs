@@ -38,7 +38,7 @@ impl crate::serde_util::DeStruct for DeviceRequest {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.exactly = map.next_value()?,
-            1 => self.first_available = map.next_value()?,
+            1 => self.first_available = crate::serde_util::optional_vec(map)?,
             2 => self.name = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -85,8 +85,8 @@ impl crate::serde_util::DeStruct for ExactDeviceRequest {
             2 => self.capacity = map.next_value()?,
             3 => self.count = map.next_value()?,
             4 => self.device_class_name = crate::serde_util::required(map)?,
-            5 => self.selectors = map.next_value()?,
-            6 => self.tolerations = map.next_value()?,
+            5 => self.selectors = crate::serde_util::optional_vec(map)?,
+            6 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -113,14 +113,14 @@ impl crate::serde_util::DeStruct for BasicDevice {
             0 => self.all_nodes = map.next_value()?,
             1 => self.allow_multiple_allocations = map.next_value()?,
             2 => self.attributes = map.next_value()?,
-            3 => self.binding_conditions = map.next_value()?,
-            4 => self.binding_failure_conditions = map.next_value()?,
+            3 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            4 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
             5 => self.binds_to_node = map.next_value()?,
             6 => self.capacity = map.next_value()?,
-            7 => self.consumes_counters = map.next_value()?,
+            7 => self.consumes_counters = crate::serde_util::optional_vec(map)?,
             8 => self.node_name = map.next_value()?,
             9 => self.node_selector = map.next_value()?,
-            10 => self.taints = map.next_value()?,
+            10 => self.taints = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

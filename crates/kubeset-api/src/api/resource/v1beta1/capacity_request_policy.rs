@@ -47,7 +47,7 @@ impl crate::serde_util::DeStruct for CapacityRequestPolicy {
         match index {
             0 => self.default = map.next_value()?,
             1 => self.valid_range = map.next_value()?,
-            2 => self.valid_values = map.next_value()?,
+            2 => self.valid_values = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

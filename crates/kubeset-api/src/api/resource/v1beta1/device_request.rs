@@ -109,10 +109,10 @@ impl crate::serde_util::DeStruct for DeviceRequest {
             2 => self.capacity = map.next_value()?,
             3 => self.count = map.next_value()?,
             4 => self.device_class_name = map.next_value()?,
-            5 => self.first_available = map.next_value()?,
+            5 => self.first_available = crate::serde_util::optional_vec(map)?,
             6 => self.name = crate::serde_util::required(map)?,
-            7 => self.selectors = map.next_value()?,
-            8 => self.tolerations = map.next_value()?,
+            7 => self.selectors = crate::serde_util::optional_vec(map)?,
+            8 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -87,15 +87,15 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.admin_access = map.next_value()?,
-            1 => self.binding_conditions = map.next_value()?,
-            2 => self.binding_failure_conditions = map.next_value()?,
+            1 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
+            2 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
             3 => self.consumed_capacity = map.next_value()?,
             4 => self.device = crate::serde_util::required(map)?,
             5 => self.driver = crate::serde_util::required(map)?,
             6 => self.pool = crate::serde_util::required(map)?,
             7 => self.request = crate::serde_util::required(map)?,
             8 => self.share_id = map.next_value()?,
-            9 => self.tolerations = map.next_value()?,
+            9 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

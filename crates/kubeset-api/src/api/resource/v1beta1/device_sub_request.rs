@@ -86,8 +86,8 @@ impl crate::serde_util::DeStruct for DeviceSubRequest {
             2 => self.count = map.next_value()?,
             3 => self.device_class_name = crate::serde_util::required(map)?,
             4 => self.name = crate::serde_util::required(map)?,
-            5 => self.selectors = map.next_value()?,
-            6 => self.tolerations = map.next_value()?,
+            5 => self.selectors = crate::serde_util::optional_vec(map)?,
+            6 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

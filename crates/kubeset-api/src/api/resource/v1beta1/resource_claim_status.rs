@@ -38,8 +38,8 @@ impl crate::serde_util::DeStruct for ResourceClaimStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.allocation = map.next_value()?,
-            1 => self.devices = map.next_value()?,
-            2 => self.reserved_for = map.next_value()?,
+            1 => self.devices = crate::serde_util::optional_vec(map)?,
+            2 => self.reserved_for = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

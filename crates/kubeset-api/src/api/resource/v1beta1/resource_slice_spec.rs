@@ -78,13 +78,13 @@ impl crate::serde_util::DeStruct for ResourceSliceSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.all_nodes = map.next_value()?,
-            1 => self.devices = map.next_value()?,
+            1 => self.devices = crate::serde_util::optional_vec(map)?,
             2 => self.driver = crate::serde_util::required(map)?,
             3 => self.node_name = map.next_value()?,
             4 => self.node_selector = map.next_value()?,
             5 => self.per_device_node_selection = map.next_value()?,
             6 => self.pool = crate::serde_util::required(map)?,
-            7 => self.shared_counters = map.next_value()?,
+            7 => self.shared_counters = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

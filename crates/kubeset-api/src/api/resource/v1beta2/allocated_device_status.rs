@@ -59,7 +59,7 @@ impl crate::serde_util::DeStruct for AllocatedDeviceStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.conditions = map.next_value()?,
+            0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.data = map.next_value()?,
             2 => self.device = crate::serde_util::required(map)?,
             3 => self.driver = crate::serde_util::required(map)?,

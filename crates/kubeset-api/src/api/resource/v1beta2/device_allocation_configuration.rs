@@ -32,7 +32,7 @@ impl crate::serde_util::DeStruct for DeviceAllocationConfiguration {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.opaque = map.next_value()?,
-            1 => self.requests = map.next_value()?,
+            1 => self.requests = crate::serde_util::optional_vec(map)?,
             2 => self.source = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -35,7 +35,7 @@ impl crate::serde_util::DeStruct for NetworkDeviceData {
         match index {
             0 => self.hardware_address = map.next_value()?,
             1 => self.interface_name = map.next_value()?,
-            2 => self.ips = map.next_value()?,
+            2 => self.ips = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

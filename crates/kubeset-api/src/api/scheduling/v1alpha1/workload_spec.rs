@@ -29,7 +29,7 @@ impl crate::serde_util::DeStruct for WorkloadSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.controller_ref = map.next_value()?,
-            1 => self.pod_groups = crate::serde_util::required(map)?,
+            1 => self.pod_groups = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -124,8 +124,8 @@ impl crate::serde_util::DeStruct for CSIDriverSpec {
             5 => self.se_linux_mount = map.next_value()?,
             6 => self.service_account_token_in_secrets = map.next_value()?,
             7 => self.storage_capacity = map.next_value()?,
-            8 => self.token_requests = map.next_value()?,
-            9 => self.volume_lifecycle_modes = map.next_value()?,
+            8 => self.token_requests = crate::serde_util::optional_vec(map)?,
+            9 => self.volume_lifecycle_modes = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -40,7 +40,7 @@ impl crate::serde_util::DeStruct for CSINodeDriver {
             0 => self.allocatable = map.next_value()?,
             1 => self.name = crate::serde_util::required(map)?,
             2 => self.node_id = crate::serde_util::required(map)?,
-            3 => self.topology_keys = map.next_value()?,
+            3 => self.topology_keys = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

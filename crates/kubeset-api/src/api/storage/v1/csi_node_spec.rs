@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for CSINodeSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.drivers = crate::serde_util::required(map)?;
+            self.drivers = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

@@ -64,9 +64,9 @@ impl crate::serde_util::DeStruct for StorageClass {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.allow_volume_expansion = map.next_value()?,
-            1 => self.allowed_topologies = map.next_value()?,
+            1 => self.allowed_topologies = crate::serde_util::optional_vec(map)?,
             2 => self.metadata = crate::serde_util::required(map)?,
-            3 => self.mount_options = map.next_value()?,
+            3 => self.mount_options = crate::serde_util::optional_vec(map)?,
             4 => self.parameters = map.next_value()?,
             5 => self.provisioner = crate::serde_util::required(map)?,
             6 => self.reclaim_policy = map.next_value()?,

@@ -78,14 +78,14 @@ impl crate::serde_util::DeStruct for WidgetSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.child = map.next_value()?,
-            1 => self.children = map.next_value()?,
+            1 => self.children = crate::serde_util::optional_vec(map)?,
             2 => self.data = map.next_value()?,
             3 => self.enabled = map.next_value()?,
             4 => self.extra = map.next_value()?,
             5 => self.generation = map.next_value()?,
             6 => self.limit = map.next_value()?,
             7 => self.opaque = map.next_value()?,
-            8 => self.pod_cidrs = map.next_value()?,
+            8 => self.pod_cidrs = crate::serde_util::optional_vec(map)?,
             9 => self.port = map.next_value()?,
             10 => self.ratio = map.next_value()?,
             11 => self.replicas = map.next_value()?,

@@ -45,11 +45,11 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionNames {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.categories = map.next_value()?,
+            0 => self.categories = crate::serde_util::optional_vec(map)?,
             1 => self.kind = crate::serde_util::required(map)?,
             2 => self.list_kind = map.next_value()?,
             3 => self.plural = crate::serde_util::required(map)?,
-            4 => self.short_names = map.next_value()?,
+            4 => self.short_names = crate::serde_util::optional_vec(map)?,
             5 => self.singular = map.next_value()?,
             _ => {}
         }

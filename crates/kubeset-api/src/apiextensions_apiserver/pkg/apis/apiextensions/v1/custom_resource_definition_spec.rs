@@ -54,7 +54,7 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionSpec {
             2 => self.names = crate::serde_util::required(map)?,
             3 => self.preserve_unknown_fields = map.next_value()?,
             4 => self.scope = crate::serde_util::required(map)?,
-            5 => self.versions = crate::serde_util::required(map)?,
+            5 => self.versions = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -44,9 +44,9 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.accepted_names = map.next_value()?,
-            1 => self.conditions = map.next_value()?,
+            1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.observed_generation = map.next_value()?,
-            3 => self.stored_versions = map.next_value()?,
+            3 => self.stored_versions = crate::serde_util::optional_vec(map)?,
             _ => {}
         }
         Ok(())

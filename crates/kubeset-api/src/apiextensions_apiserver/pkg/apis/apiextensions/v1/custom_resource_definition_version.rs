@@ -69,12 +69,12 @@ impl crate::serde_util::DeStruct for CustomResourceDefinitionVersion {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.additional_printer_columns = map.next_value()?,
+            0 => self.additional_printer_columns = crate::serde_util::optional_vec(map)?,
             1 => self.deprecated = map.next_value()?,
             2 => self.deprecation_warning = map.next_value()?,
             3 => self.name = crate::serde_util::required(map)?,
             4 => self.schema = map.next_value()?,
-            5 => self.selectable_fields = map.next_value()?,
+            5 => self.selectable_fields = crate::serde_util::optional_vec(map)?,
             6 => self.served = crate::serde_util::required(map)?,
             7 => self.storage = crate::serde_util::required(map)?,
             8 => self.subresources = map.next_value()?,

@@ -32,7 +32,7 @@ impl crate::serde_util::DeStruct for WebhookConversion {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.client_config = map.next_value()?,
-            1 => self.conversion_review_versions = crate::serde_util::required(map)?,
+            1 => self.conversion_review_versions = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

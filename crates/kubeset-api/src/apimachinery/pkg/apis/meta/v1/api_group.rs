@@ -45,8 +45,12 @@ impl crate::serde_util::DeStruct for APIGroup {
         match index {
             0 => self.name = crate::serde_util::required(map)?,
             1 => self.preferred_version = map.next_value()?,
-            2 => self.server_address_by_client_cidrs = map.next_value()?,
-            3 => self.versions = crate::serde_util::required(map)?,
+            2 => {
+                self.server_address_by_client_cidrs = crate::serde_util::optional_vec(
+                    map,
+                )?;
+            }
+            3 => self.versions = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

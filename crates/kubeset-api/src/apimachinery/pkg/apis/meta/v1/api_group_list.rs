@@ -23,7 +23,7 @@ impl crate::serde_util::DeStruct for APIGroupList {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.groups = crate::serde_util::required(map)?;
+            self.groups = crate::serde_util::required_vec(map)?;
         }
         Ok(())
     }

@@ -61,15 +61,15 @@ impl crate::serde_util::DeStruct for APIResource {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.categories = map.next_value()?,
+            0 => self.categories = crate::serde_util::optional_vec(map)?,
             1 => self.group = map.next_value()?,
             2 => self.kind = crate::serde_util::required(map)?,
             3 => self.name = crate::serde_util::required(map)?,
             4 => self.namespaced = crate::serde_util::required(map)?,
-            5 => self.short_names = map.next_value()?,
+            5 => self.short_names = crate::serde_util::optional_vec(map)?,
             6 => self.singular_name = crate::serde_util::required(map)?,
             7 => self.storage_version_hash = map.next_value()?,
-            8 => self.verbs = crate::serde_util::required(map)?,
+            8 => self.verbs = crate::serde_util::required_vec(map)?,
             9 => self.version = map.next_value()?,
             _ => {}
         }

@@ -27,7 +27,7 @@ impl crate::serde_util::DeStruct for APIResourceList {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.group_version = crate::serde_util::required(map)?,
-            1 => self.resources = crate::serde_util::required(map)?,
+            1 => self.resources = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -28,8 +28,12 @@ impl crate::serde_util::DeStruct for APIVersions {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.server_address_by_client_cidrs = crate::serde_util::required(map)?,
-            1 => self.versions = crate::serde_util::required(map)?,
+            0 => {
+                self.server_address_by_client_cidrs = crate::serde_util::required_vec(
+                    map,
+                )?;
+            }
+            1 => self.versions = crate::serde_util::required_vec(map)?,
             _ => {}
         }
         Ok(())

@@ -54,7 +54,7 @@ impl crate::serde_util::DeStruct for DeleteOptions {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.api_version = map.next_value()?,
-            1 => self.dry_run = map.next_value()?,
+            1 => self.dry_run = crate::serde_util::optional_vec(map)?,
             2 => self.grace_period_seconds = map.next_value()?,
             3 => {
                 self.ignore_store_read_error_with_cluster_breaking_potential = map

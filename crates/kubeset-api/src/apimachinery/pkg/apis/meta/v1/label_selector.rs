@@ -28,7 +28,7 @@ impl crate::serde_util::DeStruct for LabelSelector {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.match_expressions = map.next_value()?,
+            0 => self.match_expressions = crate::serde_util::optional_vec(map)?,
             1 => self.match_labels = map.next_value()?,
             _ => {}
         }

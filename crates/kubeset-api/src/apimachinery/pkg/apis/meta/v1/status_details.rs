@@ -45,7 +45,7 @@ impl crate::serde_util::DeStruct for StatusDetails {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.causes = map.next_value()?,
+            0 => self.causes = crate::serde_util::optional_vec(map)?,
             1 => self.group = map.next_value()?,
             2 => self.kind = map.next_value()?,
             3 => self.name = map.next_value()?,
