@@ -40,6 +40,14 @@ struct Plan {
     sequential: usize,
     concurrency: usize,
     concurrent_total: usize,
+    /// Interleaved rounds of the round-trip clients.
+    rounds: usize,
+    /// Failovers measured per fault.
+    failover_trials: usize,
+    /// Pods in the cache of the memory row (one of `lists`).
+    cache_pods: usize,
+    /// Watch updates the cache applies.
+    cache_updates: usize,
 }
 
 impl Plan {
@@ -59,6 +67,9 @@ impl Plan {
         plan.sequential = env("KUBESET_BENCH_SEQUENTIAL").unwrap_or(plan.sequential);
         plan.concurrent_total =
             env("KUBESET_BENCH_CONCURRENT_TOTAL").unwrap_or(plan.concurrent_total);
+        plan.rounds = env("KUBESET_BENCH_ROUNDS").unwrap_or(plan.rounds);
+        plan.failover_trials = env("KUBESET_BENCH_FAILOVER_TRIALS").unwrap_or(plan.failover_trials);
+        plan.cache_updates = env("KUBESET_BENCH_CACHE_UPDATES").unwrap_or(plan.cache_updates);
         plan
     }
 
@@ -71,15 +82,23 @@ impl Plan {
                 sequential: 200,
                 concurrency: 64,
                 concurrent_total: 2000,
+                rounds: 2,
+                failover_trials: 2,
+                cache_pods: 1000,
+                cache_updates: 1000,
             }
         } else {
             Self {
                 lists: vec![(1000, 15), (10_000, 5)],
                 watch_events: 100_000,
                 watch_runs: 3,
-                sequential: 5000,
+                sequential: 3000,
                 concurrency: 64,
-                concurrent_total: 50_000,
+                concurrent_total: 30_000,
+                rounds: 5,
+                failover_trials: 5,
+                cache_pods: 10_000,
+                cache_updates: 10_000,
             }
         }
     }
@@ -179,20 +198,26 @@ fn go_module_version(module: &str) -> String {
 struct Server {
     child: std::process::Child,
     url: String,
+    stdout: Option<BufReader<std::process::ChildStdout>>,
 }
 
 impl Server {
     fn start(bin: &Path) -> Result<Self, Error> {
+        Self::start_with(bin, &["serve".into()])
+    }
+
+    fn start_with(bin: &Path, args: &[std::ffi::OsString]) -> Result<Self, Error> {
         let mut child = Command::new(bin)
-            .arg("serve")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| format!("kubeset-bench serve: cannot start: {e}"))?;
         let mut url = String::new();
-        if let Some(out) = child.stdout.take() {
-            BufReader::new(out).read_line(&mut url)?;
+        let mut stdout = child.stdout.take().map(BufReader::new);
+        if let Some(out) = &mut stdout {
+            out.read_line(&mut url)?;
         }
         let url = url.trim().to_owned();
         if !url.starts_with("http") {
@@ -200,7 +225,33 @@ impl Server {
             let _ = child.wait();
             return Err(format!("kubeset-bench serve printed {url:?}, not a URL").into());
         }
-        Ok(Self { child, url })
+        Ok(Self { child, url, stdout })
+    }
+
+    /// Send one line to the server's stdin and wait for one line back.
+    fn ask(&mut self, line: &str) -> Result<String, Error> {
+        use std::io::Write as _;
+        let stdin = self.child.stdin.as_mut().ok_or("server stdin closed")?;
+        writeln!(stdin, "{line}")?;
+        stdin.flush()?;
+        let mut answer = String::new();
+        self.stdout
+            .as_mut()
+            .ok_or("server stdout closed")?
+            .read_line(&mut answer)?;
+        Ok(answer.trim().to_owned())
+    }
+}
+
+impl Server {
+    /// CPU seconds the server process has used so far.
+    fn cpu_s(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut f = rest.split_whitespace();
+        let utime: f64 = f.nth(11)?.parse().ok()?;
+        let stime: f64 = f.next()?.parse().ok()?;
+        Some((utime + stime) / 100.0)
     }
 }
 
@@ -211,9 +262,73 @@ impl Drop for Server {
     }
 }
 
+/// The rows of the report, selectable with `--only a,b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Codec,
+    Watch,
+    Roundtrip,
+    Failover,
+    Memory,
+    Build,
+}
+
+const ROWS: [(Row, &str); 6] = [
+    (Row::Codec, "codec"),
+    (Row::Watch, "watch"),
+    (Row::Roundtrip, "roundtrip"),
+    (Row::Failover, "failover"),
+    (Row::Memory, "memory"),
+    (Row::Build, "build"),
+];
+
+/// Which rows this run measures; `None` is all of them.
+struct Rows(Option<Vec<Row>>);
+
+impl Rows {
+    /// `--only a,b[,…]` from the command line (xtask's own parser leaves
+    /// unknown words to us).
+    fn from_args() -> Result<Self, Error> {
+        let args: Vec<String> = std::env::args().collect();
+        let Some(i) = args.iter().position(|a| a == "--only") else {
+            return Ok(Self(None));
+        };
+        let list = args
+            .get(i + 1)
+            .ok_or("--only needs a list: codec,watch,roundtrip,failover,memory,build")?;
+        let mut rows = Vec::new();
+        for name in list.split(',').filter(|n| !n.is_empty()) {
+            let row = ROWS
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(r, _)| *r)
+                .ok_or_else(|| format!("--only: unknown row {name:?}"))?;
+            rows.push(row);
+        }
+        Ok(Self(Some(rows)))
+    }
+
+    fn has(&self, row: Row) -> bool {
+        self.0.as_ref().is_none_or(|rows| rows.contains(&row))
+    }
+
+    fn all(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn names(&self) -> String {
+        ROWS.iter()
+            .filter(|(r, _)| self.has(*r))
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 pub fn run(quick: bool) -> Result<(), Error> {
     let root = workspace_root();
     let plan = Plan::new(quick);
+    let rows = Rows::from_args()?;
     let target = target_dir();
     let data = target.join("bench-data");
     std::fs::create_dir_all(&data)?;
@@ -224,7 +339,8 @@ pub fn run(quick: bool) -> Result<(), Error> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/bench/gen_podlist.py"));
     let mut lists = Vec::new();
-    for &(n, runs) in &plan.lists {
+    let needs_lists = rows.has(Row::Codec) || rows.has(Row::Watch) || rows.has(Row::Memory);
+    for &(n, runs) in plan.lists.iter().filter(|_| needs_lists) {
         let file = data.join(format!("podlist_{n}.json"));
         if !file.exists() {
             eprintln!("=== xtask bench: generating {n} pods");
@@ -259,7 +375,7 @@ pub fn run(quick: bool) -> Result<(), Error> {
     )?;
 
     let mut all = Vec::new();
-    for (file, runs) in &lists {
+    for (file, runs) in lists.iter().filter(|_| rows.has(Row::Codec)) {
         let runs = runs.to_string();
         let name = file.display().to_string();
         all.extend(records(
@@ -272,53 +388,42 @@ pub fn run(quick: bool) -> Result<(), Error> {
         )?);
     }
 
-    let stream = data.join(format!("watch_{}.jsonl", plan.watch_events));
-    if let Some((small, _)) = lists.first() {
-        output(
-            Command::new(&rust)
-                .arg("make-watch")
-                .arg(small)
-                .arg(plan.watch_events.to_string())
-                .arg(&stream),
-            "make-watch",
-        )?;
+    if rows.has(Row::Watch) {
+        all.extend(watch_decode(&rust, &go, &plan, &lists, &data)?);
     }
-    let runs = plan.watch_runs.to_string();
-    all.extend(records(
-        Command::new(&rust).arg("watch").arg(&stream).arg(&runs),
-        "Rust watch",
-    )?);
-    all.extend(records(
-        Command::new(&go).arg("watch").arg(&stream).arg(&runs),
-        "Go watch",
-    )?);
-    std::fs::remove_file(&stream)?;
 
+    if rows.has(Row::Roundtrip) {
+        all.extend(round_trips(&rust, &go, &plan)?);
+    }
+    if rows.has(Row::Failover) {
+        all.extend(records(
+            Command::new(&rust)
+                .arg("failover")
+                .arg(plan.failover_trials.to_string()),
+            "failover",
+        )?);
+    }
+    if rows.has(Row::Memory)
+        && let Some((file, _)) = lists.iter().find(|(f, _)| {
+            f.file_name()
+                .is_some_and(|n| n.to_string_lossy() == format!("podlist_{}.json", plan.cache_pods))
+        })
     {
-        let server = Server::start(&rust)?;
-        let args = [
-            plan.sequential.to_string(),
-            plan.concurrency.to_string(),
-            plan.concurrent_total.to_string(),
-        ];
-        all.extend(records(
-            Command::new(&rust)
-                .arg("roundtrip")
-                .arg(&server.url)
-                .args(&args),
-            "Rust round trips",
-        )?);
-        all.extend(records(
-            Command::new(&go)
-                .arg("roundtrip")
-                .arg(&server.url)
-                .args(&args),
-            "Go round trips",
-        )?);
+        all.extend(memory(&rust, &go, file, plan.cache_updates)?);
+    }
+    if rows.has(Row::Build) {
+        all.extend(build_cost(&root, &target, quick)?);
     }
 
+    // A partial run (`--only`) never overwrites the published report: the
+    // table in docs/ comes from one full run.
+    let suffix = if rows.all() {
+        String::new()
+    } else {
+        format!("-{}", rows.names().replace(',', "-"))
+    };
     std::fs::write(
-        data.join("results.json"),
+        data.join(format!("results{suffix}.json")),
         serde_json::to_string_pretty(&all)?,
     )?;
     let machine = Machine {
@@ -340,9 +445,14 @@ pub fn run(quick: bool) -> Result<(), Error> {
             (a < b).then(|| s[a..b + NOTES_END.len()].to_owned())
         })
         .unwrap_or_else(|| format!("{NOTES_BEGIN}\n{NOTES_END}"));
-    std::fs::create_dir_all(root.join("docs"))?;
-    std::fs::write(&docs, report(&machine, &plan, &all, &notes))?;
-    eprintln!("=== xtask bench: wrote {}", docs.display());
+    let out = if rows.all() {
+        std::fs::create_dir_all(root.join("docs"))?;
+        docs
+    } else {
+        data.join(format!("benchmarks{suffix}.md"))
+    };
+    std::fs::write(&out, report(&machine, &plan, &all, &notes))?;
+    eprintln!("=== xtask bench: wrote {}", out.display());
     Ok(())
 }
 
@@ -416,6 +526,629 @@ fn throughput_table(out: &mut String, all: &[Value], bench: &str, what: &str) {
         }
     }
     out.push('\n');
+}
+
+/// GET round trips: `plan.rounds` rounds of every client against one
+/// server process, the order rotating each round (kubeset, kube-rs,
+/// client-go; then kube-rs, client-go, kubeset; …) so that no client is
+/// always first on a machine whose load drifts. Each record gets its
+/// `round` and the server's CPU seconds during that client's phase
+/// (`server_cpu_s`, read from `/proc/<pid>/stat`).
+fn round_trips(rust: &Path, go: &Path, plan: &Plan) -> Result<Vec<Value>, Error> {
+    let server = Server::start(rust)?;
+    let args = [
+        plan.sequential.to_string(),
+        plan.concurrency.to_string(),
+        plan.concurrent_total.to_string(),
+    ];
+    let clients = ["kubeset", "kube-rs", "client-go"];
+    let mut all = Vec::new();
+    for round in 0..plan.rounds.max(1) {
+        for k in 0..clients.len() {
+            let client = clients[(round + k) % clients.len()];
+            let mut cmd = if client == "client-go" {
+                let mut c = Command::new(go);
+                c.arg("roundtrip").arg(&server.url);
+                c
+            } else {
+                let mut c = Command::new(rust);
+                c.arg("roundtrip").arg(&server.url).arg(client);
+                c
+            };
+            cmd.args(&args);
+            let before = server.cpu_s();
+            let mut recs = records(&mut cmd, &format!("round {round}: {client} round trips"))?;
+            let server_cpu = match (before, server.cpu_s()) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            };
+            for r in &mut recs {
+                if let Value::Object(o) = r {
+                    o.insert("round".into(), round.into());
+                    if let Some(c) = server_cpu {
+                        // Both phases of the process (and its warm-up)
+                        // share this figure; per request it is read
+                        // against every request the process made.
+                        o.insert("server_cpu_s".into(), c.into());
+                    }
+                }
+            }
+            all.extend(recs);
+        }
+    }
+    Ok(all)
+}
+
+/// Memory: one process per cache against one seeded server process. Each
+/// client lists every pod, prints `synced`; the server then patches
+/// `updates` pods; the client exits once it has seen them all and reports
+/// its peak RSS. Clients run one at a time.
+fn memory(rust: &Path, go: &Path, podlist: &Path, updates: usize) -> Result<Vec<Value>, Error> {
+    eprintln!(
+        "=== xtask bench: seeding the server with {}",
+        podlist.display()
+    );
+    let mut server = Server::start_with(rust, &["serve-pods".into(), podlist.into()])?;
+    let cases: [(&str, &[&str]); 5] = [
+        ("kubeset", &["kubeset", "full"]),
+        ("kubeset", &["kubeset", "no-managed-fields"]),
+        ("kubeset", &["kubeset", "metadata"]),
+        ("kube-rs", &["kube-rs", "full"]),
+        ("client-go", &[]),
+    ];
+    let mut all = Vec::new();
+    for (name, args) in cases {
+        let what = format!("cache: {name} {}", args.get(1).unwrap_or(&"full"));
+        eprintln!("=== xtask bench: {what}");
+        let mut cmd = if name == "client-go" {
+            let mut c = Command::new(go);
+            c.arg("cache").arg(&server.url);
+            c
+        } else {
+            let mut c = Command::new(rust);
+            c.arg("cache").arg(&server.url).args(args);
+            c
+        };
+        let mut child = cmd
+            .arg(updates.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("{what}: cannot start: {e}"))?;
+        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut line = String::new();
+        out.read_line(&mut line)?;
+        if line.trim() != "synced" {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what}: printed {line:?} before syncing").into());
+        }
+        let answer = server.ask(&format!("update {updates}"))?;
+        if answer != format!("updated {updates}") {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what}: server answered {answer:?}").into());
+        }
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest)?;
+        let status = child.wait()?;
+        if !status.success() {
+            return Err(format!("{what} failed ({status})").into());
+        }
+        match serde_json::from_str(&rest)? {
+            Value::Array(v) => all.extend(v),
+            _ => return Err(format!("{what}: output is not a JSON array").into()),
+        }
+    }
+    Ok(all)
+}
+
+/// Files, bytes and lines of the `.rs` files under `dir`.
+fn source_size(dir: &Path) -> (u64, u64, u64) {
+    let (mut files, mut bytes, mut lines) = (0, 0, 0);
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && let Ok(text) = std::fs::read(&p)
+            {
+                files += 1;
+                bytes += text.len() as u64;
+                lines += text.iter().filter(|b| **b == b'\n').count() as u64;
+            }
+        }
+    }
+    (files, bytes, lines)
+}
+
+/// k8s-openapi's source in cargo's registry (the locked version).
+fn k8s_openapi_src() -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let version = locked("k8s-openapi");
+    let name = format!("k8s-openapi-{}", version.split(", ").next().unwrap_or(""));
+    std::fs::read_dir(home.join("registry/src"))
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join(&name))
+        .find(|p| p.is_dir())
+}
+
+const CONTROLLER_KUBESET: &str = r#"//! Lists Pods and Deployments (build-cost benchmark; generated by cargo xtask bench).
+use kubeset::api::apps::v1::Deployment;
+use kubeset::api::core::v1::Pod;
+use kubeset::params::ListParams;
+use kubeset::{Api, Client};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = Client::try_default().await?;
+    let pods: Api<Pod> = Api::all(client.clone());
+    for p in pods.list(&ListParams::default()).await?.items {
+        println!("pod {}", p.metadata.name.unwrap_or_default());
+    }
+    let deployments: Api<Deployment> = Api::all(client);
+    for d in deployments.list(&ListParams::default()).await?.items {
+        println!("deployment {}", d.metadata.name.unwrap_or_default());
+    }
+    Ok(())
+}
+"#;
+
+const CONTROLLER_KUBE: &str = r#"//! Lists Pods and Deployments (build-cost benchmark; generated by cargo xtask bench).
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::ListParams;
+use kube::{Api, Client};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let client = Client::try_default().await?;
+    let pods: Api<Pod> = Api::all(client.clone());
+    for p in pods.list(&ListParams::default()).await?.items {
+        println!("pod {}", p.metadata.name.unwrap_or_default());
+    }
+    let deployments: Api<Deployment> = Api::all(client);
+    for d in deployments.list(&ListParams::default()).await?.items {
+        println!("deployment {}", d.metadata.name.unwrap_or_default());
+    }
+    Ok(())
+}
+"#;
+
+/// `/usr/bin/time -v` figures: wall seconds and max RSS (KiB).
+fn time_v(stderr: &str) -> (Option<f64>, Option<u64>) {
+    let mut wall = None;
+    let mut rss = None;
+    for l in stderr.lines().map(str::trim) {
+        if let Some(v) = l.strip_prefix("Elapsed (wall clock) time (h:mm:ss or m:ss): ") {
+            let parts: Vec<f64> = v.split(':').filter_map(|p| p.parse().ok()).collect();
+            wall = Some(parts.iter().fold(0.0, |acc, p| acc * 60.0 + p));
+        } else if let Some(v) = l.strip_prefix("Maximum resident set size (kbytes): ") {
+            rss = v.parse().ok();
+        }
+    }
+    (wall, rss)
+}
+
+/// Build cost: a minimal controller (lists Pods and Deployments) on
+/// kubeset (`kubeset-api` with `core-v1`, `apps-v1` only) and on kube 5 +
+/// k8s-openapi (`v1_35`), each generated under `<target>/bench-build/`,
+/// fetched first, then built clean with `cargo build --release` and
+/// `CARGO_BUILD_JOBS=2` under `/usr/bin/time -v` in its own target dir.
+/// Plus the generated source size of each model crate.
+fn build_cost(root: &Path, target: &Path, quick: bool) -> Result<Vec<Value>, Error> {
+    let base = target.join("bench-build");
+    let crates = root.join("crates");
+    let kubeset_toml = format!(
+        "[package]\nname = \"controller-kubeset\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [workspace]\n\n[dependencies]\n\
+         kubeset = {{ path = {:?}, default-features = false }}\n\
+         kubeset-api = {{ path = {:?}, default-features = false, features = [\"core-v1\", \"apps-v1\"] }}\n\
+         tokio = {{ version = \"1\", features = [\"macros\", \"rt-multi-thread\"] }}\n",
+        crates.join("kubeset"),
+        crates.join("kubeset-api"),
+    );
+    let kube_toml = format!(
+        "[package]\nname = \"controller-kube\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [workspace]\n\n[dependencies]\n\
+         kube = \"={}\"\n\
+         k8s-openapi = {{ version = \"={}\", features = [\"v1_35\"] }}\n\
+         tokio = {{ version = \"1\", features = [\"macros\", \"rt-multi-thread\"] }}\n",
+        locked("kube"),
+        locked("k8s-openapi"),
+    );
+    let mut all = Vec::new();
+    for (name, toml, main) in [
+        ("kubeset", kubeset_toml, CONTROLLER_KUBESET),
+        ("kube + k8s-openapi", kube_toml, CONTROLLER_KUBE),
+    ] {
+        let dir = base.join(if name == "kubeset" { "kubeset" } else { "kube" });
+        std::fs::create_dir_all(dir.join("src"))?;
+        std::fs::write(dir.join("Cargo.toml"), toml)?;
+        std::fs::write(dir.join("src/main.rs"), main)?;
+        // The workspace's lock file pins the versions both share.
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock"))?;
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        output(
+            Command::new(&cargo).arg("fetch").current_dir(&dir),
+            &format!("cargo fetch ({name})"),
+        )?;
+        let build_target = dir.join("target");
+        let _ = std::fs::remove_dir_all(&build_target);
+        eprintln!("=== xtask bench: clean release build of the {name} controller");
+        let mut cmd = Command::new("/usr/bin/time");
+        cmd.arg("-v")
+            .arg(&cargo)
+            .args(["build", "--release", "--quiet"])
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &build_target)
+            .env("CARGO_BUILD_JOBS", "2")
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::piped());
+        let out = cmd
+            .output()
+            .map_err(|e| format!("/usr/bin/time: cannot start: {e}"))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            eprintln!("{stderr}");
+            return Err(format!("release build of the {name} controller failed").into());
+        }
+        let (wall, rss) = time_v(&stderr);
+        let binary = build_target.join("release").join(if name == "kubeset" {
+            "controller-kubeset"
+        } else {
+            "controller-kube"
+        });
+        let size = std::fs::metadata(&binary).map(|m| m.len()).unwrap_or(0);
+        all.push(serde_json::json!({
+            "bench": "build-controller",
+            "impl": name,
+            "items": 1,
+            "samples_s": [wall.unwrap_or(0.0)],
+            "median_s": wall.unwrap_or(0.0),
+            "peak_rss_kib": rss,
+            "bytes": size,
+        }));
+        if quick {
+            // Keep the disk small after a smoke run.
+            let _ = std::fs::remove_dir_all(&build_target);
+        }
+    }
+    let (files, bytes, lines) = source_size(&root.join("crates/kubeset-api/src"));
+    all.push(serde_json::json!({
+        "bench": "source-size", "impl": "kubeset-api (v1.35, every group)", "items": files,
+        "bytes": bytes, "lines": lines, "samples_s": [], "median_s": 0.0,
+    }));
+    if let Some(src) = k8s_openapi_src() {
+        let (files, bytes, lines) = source_size(&src.join("src/v1_35"));
+        all.push(serde_json::json!({
+            "bench": "source-size", "impl": "k8s-openapi (v1_35 only)", "items": files,
+            "bytes": bytes, "lines": lines, "samples_s": [], "median_s": 0.0,
+        }));
+        let (files, bytes, lines) = source_size(&src.join("src"));
+        all.push(serde_json::json!({
+            "bench": "source-size", "impl": "k8s-openapi (crate, five versions)", "items": files,
+            "bytes": bytes, "lines": lines, "samples_s": [], "median_s": 0.0,
+        }));
+    }
+    Ok(all)
+}
+
+fn watch_decode(
+    rust: &Path,
+    go: &Path,
+    plan: &Plan,
+    lists: &[(PathBuf, usize)],
+    data: &Path,
+) -> Result<Vec<Value>, Error> {
+    let mut all = Vec::new();
+    let stream = data.join(format!("watch_{}.jsonl", plan.watch_events));
+    if let Some((small, _)) = lists.first() {
+        output(
+            Command::new(rust)
+                .arg("make-watch")
+                .arg(small)
+                .arg(plan.watch_events.to_string())
+                .arg(&stream),
+            "make-watch",
+        )?;
+    }
+    let runs = plan.watch_runs.to_string();
+    all.extend(records(
+        Command::new(rust).arg("watch").arg(&stream).arg(&runs),
+        "Rust watch",
+    )?);
+    all.extend(records(
+        Command::new(go).arg("watch").arg(&stream).arg(&runs),
+        "Go watch",
+    )?);
+    std::fs::remove_file(&stream)?;
+    Ok(all)
+}
+
+/// Per implementation (kubeset first, then in the order seen), the values
+/// of `f` over the rounds of `bench`.
+fn per_impl(
+    all: &[Value],
+    bench: &str,
+    f: impl Fn(&Value) -> Option<f64>,
+) -> Vec<(String, Vec<f64>)> {
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in all.iter().filter(|r| text(r, "bench") == bench) {
+        let name = text(r, "impl").to_owned();
+        let i = match out.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                out.push((name, Vec::new()));
+                out.len() - 1
+            }
+        };
+        if let Some(v) = f(r) {
+            out[i].1.push(v);
+        }
+    }
+    out.sort_by_key(|(n, _)| n != "kubeset");
+    out
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn of<'a>(table: &'a [(String, Vec<f64>)], name: &str) -> &'a [f64] {
+    table
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or(&[], |(_, v)| v.as_slice())
+}
+
+fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+fn round_trip_tables(out: &mut String, plan: &Plan, all: &[Value]) {
+    let items = |r: &Value| r.get("items").and_then(Value::as_f64).filter(|n| *n > 0.0);
+    let p50 = per_impl(all, "get-sequential", |r| field(r, "p50_us"));
+    let p99 = per_impl(all, "get-sequential", |r| field(r, "p99_us"));
+    let seq_cpu = per_impl(all, "get-sequential", |r| {
+        Some(field(r, "cpu_s")? / items(r)? * 1e6)
+    });
+    let rate = per_impl(all, "get-concurrent", |r| {
+        Some(items(r)? / field(r, "median_s").filter(|s| *s > 0.0)?)
+    });
+    let conc_cpu = per_impl(all, "get-concurrent", |r| {
+        Some(field(r, "cpu_s")? / items(r)? * 1e6)
+    });
+    // The server's CPU over the client's whole process: warm-up,
+    // sequential and concurrent requests.
+    let per_process =
+        (plan.sequential.clamp(1, 200) + plan.sequential + plan.concurrent_total) as f64;
+    let server_cpu = per_impl(all, "get-concurrent", |r| {
+        Some(field(r, "server_cpu_s")? / per_process * 1e6)
+    });
+    if p50.is_empty() && rate.is_empty() {
+        return;
+    }
+    let rounds = plan.rounds.max(1);
+    let ours = |t: &[(String, Vec<f64>)]| median(of(t, "kubeset"));
+    let _ = writeln!(
+        out,
+        "### GET round trip, sequential (latency)\n\n\
+         Medians over {rounds} interleaved rounds of {} requests each. CPU: the client process's user + system \
+         time in the timed phase per request (`/proc/self/stat`, 10 ms ticks), the load-independent figure.\n\n\
+         | implementation | p50 µs | p99 µs | client CPU µs/req | p50 peer / kubeset | p99 peer / kubeset | CPU peer / kubeset |\n\
+         |---|---:|---:|---:|---:|---:|---:|",
+        plan.sequential
+    );
+    for (name, v) in &p50 {
+        let (a, b, c) = (
+            median(v),
+            median(of(&p99, name)),
+            median(of(&seq_cpu, name)),
+        );
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            fmt_opt(a, 0),
+            fmt_opt(b, 0),
+            fmt_opt(c, 1),
+            ratio(a, ours(&p50)),
+            ratio(b, ours(&p99)),
+            ratio(c, ours(&seq_cpu)),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n### GET round trip, {} concurrent (throughput)\n\n\
+         Medians over {rounds} interleaved rounds of {} requests each (min–max over rounds in brackets). \
+         Server CPU: the server process's CPU per request over the client's whole run (warm-up, sequential, concurrent).\n\n\
+         | implementation | requests/s | client CPU µs/req | server CPU µs/req | kubeset / peer (rate) | CPU peer / kubeset |\n\
+         |---|---:|---:|---:|---:|---:|",
+        plan.concurrency, plan.concurrent_total
+    );
+    for (name, v) in &rate {
+        let r = median(v);
+        let lo = v.iter().copied().reduce(f64::min);
+        let hi = v.iter().copied().reduce(f64::max);
+        let c = median(of(&conc_cpu, name));
+        let _ = writeln!(
+            out,
+            "| {name} | {} ({}–{}) | {} | {} | {} | {} |",
+            fmt_opt(r, 0),
+            fmt_opt(lo, 0),
+            fmt_opt(hi, 0),
+            fmt_opt(c, 1),
+            fmt_opt(median(of(&server_cpu, name)), 1),
+            ratio(ours(&rate), r),
+            ratio(c, ours(&conc_cpu)),
+        );
+    }
+    out.push('\n');
+}
+
+fn failover_table(out: &mut String, all: &[Value]) {
+    let rows: Vec<&Value> = all
+        .iter()
+        .filter(|r| text(r, "bench") == "failover")
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(
+        "### Failover: API server death → next successful GET\n\n\
+         Three replicas of the embedded server (one process with the client); the client has all three \
+         endpoints and kubeset's default request budget of 10 s, which Patroni's rule spreads to 3.33 s per \
+         endpoint (connect timeout max(1 s, 3.33 s / 2)). Each trial: 20 GETs to warm the keep-alive \
+         connections, then the replica the client prefers is faulted and one GET is timed from the fault \
+         to its response; the replica is brought back. *refused*: listener closed and open connections \
+         dropped; *hung*: connections accepted, requests never answered (also on open connections).\n\n\
+         | implementation | fault | trials | median ms | min–max ms |\n|---|---|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let samples: Vec<f64> = r
+            .get("samples_s")
+            .and_then(Value::as_array)
+            .map(|v| v.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        let lo = samples.iter().copied().reduce(f64::min).unwrap_or(0.0);
+        let hi = samples.iter().copied().reduce(f64::max).unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1} | {:.1}–{:.1} |",
+            text(r, "impl"),
+            text(r, "variant"),
+            samples.len(),
+            field(r, "median_s").unwrap_or(0.0) * 1e3,
+            lo * 1e3,
+            hi * 1e3,
+        );
+    }
+    out.push_str(
+        "| kube-rs | refused / hung | – | no failover: one endpoint; requests fail (refused) or wait for their timeout (hung) until that server returns | – |\n\
+         | client-go | refused / hung | – | no failover: one endpoint; same | – |\n\n",
+    );
+}
+
+fn memory_table(out: &mut String, plan: &Plan, all: &[Value]) {
+    let rows: Vec<&Value> = all
+        .iter()
+        .filter(|r| text(r, "bench") == "cache-memory")
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let kib = |r: &Value| r.get("peak_rss_kib").and_then(Value::as_f64);
+    let ours = rows
+        .iter()
+        .find(|r| text(r, "impl") == "kubeset" && text(r, "variant") == "full")
+        .and_then(|r| kib(r));
+    let _ = writeln!(
+        out,
+        "### Memory: informer cache of {} pods plus {} watch updates\n\n\
+         One process per client, run one at a time against one embedded server process seeded with the \
+         {}-pod list; each lists every pod into its cache (each client's default initial list), prints \
+         `synced`, then the server merge-patches {} pods (one annotation each: one `MODIFIED` event carrying \
+         the whole pod) and the client exits once it has applied them all. Peak RSS is the client's `VmHWM`. \
+         kubeset: `kubeset_runtime::watcher` + `reflector` into a `Store`; kube-rs: `kube::runtime::watcher` + \
+         `reflector::store`; client-go: `SharedInformerFactory` Pod informer (indexer) with an update handler.\n\n\
+         | implementation | cache | objects | peak RSS MB | peer / kubeset (full) |\n|---|---|---:|---:|---:|",
+        plan.cache_pods, plan.cache_updates, plan.cache_pods, plan.cache_updates
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            text(r, "impl"),
+            text(r, "variant"),
+            r.get("items").and_then(Value::as_u64).unwrap_or(0),
+            fmt_opt(kib(r).map(|k| k / 1024.0), 0),
+            ratio(kib(r), ours),
+        );
+    }
+    out.push('\n');
+}
+
+fn build_table(out: &mut String, all: &[Value]) {
+    let builds: Vec<&Value> = all
+        .iter()
+        .filter(|r| text(r, "bench") == "build-controller")
+        .collect();
+    if !builds.is_empty() {
+        let ours = builds
+            .iter()
+            .find(|r| text(r, "impl") == "kubeset")
+            .and_then(|r| field(r, "median_s"));
+        let ours_rss = builds
+            .iter()
+            .find(|r| text(r, "impl") == "kubeset")
+            .and_then(|r| field(r, "peak_rss_kib"));
+        out.push_str(
+            "### Build cost: minimal controller (lists Pods and Deployments)\n\n\
+             Two throw-away crates generated under `<target>/bench-build/` with the same `main.rs` shape: kubeset \
+             (path dependency on this workspace, `kubeset` without default features, `kubeset-api` with `core-v1` and \
+             `apps-v1` only) and kube (default features: client, rustls, kubeconfig) + k8s-openapi (`v1_35`). \
+             Dependencies fetched first; then a clean `cargo build --release` with `CARGO_BUILD_JOBS=2` in a fresh \
+             target dir under `/usr/bin/time -v`: wall time and the peak RSS of the largest process (rustc).\n\n\
+             | crate | wall s | peak RSS MB | binary MB | peer / kubeset (wall) | peer / kubeset (RSS) |\n\
+             |---|---:|---:|---:|---:|---:|\n",
+        );
+        for r in builds {
+            let _ = writeln!(
+                out,
+                "| {} | {:.1} | {} | {:.1} | {} | {} |",
+                text(r, "impl"),
+                field(r, "median_s").unwrap_or(0.0),
+                fmt_opt(field(r, "peak_rss_kib").map(|k| k / 1024.0), 0),
+                field(r, "bytes").unwrap_or(0.0) / 1e6,
+                ratio(field(r, "median_s"), ours),
+                ratio(field(r, "peak_rss_kib"), ours_rss),
+            );
+        }
+        out.push('\n');
+    }
+    let sizes: Vec<&Value> = all
+        .iter()
+        .filter(|r| text(r, "bench") == "source-size")
+        .collect();
+    if !sizes.is_empty() {
+        out.push_str(
+            "### Generated model source\n\n\
+             `.rs` files under `crates/kubeset-api/src` (generated and hand-written; one Kubernetes version, every \
+             group, feature-gated) and under k8s-openapi's `src/` in cargo's registry.\n\n\
+             | source | files | MB | lines |\n|---|---:|---:|---:|\n",
+        );
+        for r in sizes {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.1} | {} |",
+                text(r, "impl"),
+                r.get("items").and_then(Value::as_u64).unwrap_or(0),
+                field(r, "bytes").unwrap_or(0.0) / 1e6,
+                r.get("lines").and_then(Value::as_u64).unwrap_or(0),
+            );
+        }
+        out.push('\n');
+    }
 }
 
 fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
@@ -504,60 +1237,12 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
     out.push_str("### Decode a watch stream (typed events)\n\n");
     throughput_table(&mut out, all, "decode-watch", "events");
 
-    out.push_str(
-        "### GET round trip, sequential (latency)\n\n\
-         | implementation | requests | p50 µs | p99 µs | p50 peer / kubeset | p99 peer / kubeset |\n\
-         |---|---:|---:|---:|---:|---:|\n",
-    );
-    for (items, group) in groups(all, "get-sequential") {
-        let ours = kubeset_of(&group);
-        for r in group {
-            let _ = writeln!(
-                out,
-                "| {} | {items} | {:.0} | {:.0} | {} | {} |",
-                text(r, "impl"),
-                field(r, "p50_us").unwrap_or(0.0),
-                field(r, "p99_us").unwrap_or(0.0),
-                ratio(field(r, "p50_us"), ours.and_then(|o| field(o, "p50_us"))),
-                ratio(field(r, "p99_us"), ours.and_then(|o| field(o, "p99_us"))),
-            );
-        }
-    }
-    out.push_str(&format!(
-        "\n### GET round trip, {} concurrent (throughput)\n\n\
-         | implementation | requests | seconds | requests/s | kubeset / peer (rate) |\n\
-         |---|---:|---:|---:|---:|\n",
-        plan.concurrency
-    ));
-    for (items, group) in groups(all, "get-concurrent") {
-        let ours = kubeset_of(&group).and_then(|r| field(r, "median_s"));
-        for r in group {
-            let s = field(r, "median_s").unwrap_or(0.0);
-            let rate = if s > 0.0 { items as f64 / s } else { 0.0 };
-            let _ = writeln!(
-                out,
-                "| {} | {items} | {s:.2} | {rate:.0} | {} |",
-                text(r, "impl"),
-                ratio(Some(s), ours),
-            );
-        }
-    }
+    round_trip_tables(&mut out, plan, all);
 
-    out.push_str(
-        "\n### Not measured yet\n\n\
-         | row | how it will be measured |\n|---|---|\n\
-         | memory: peak RSS after listing 10,000 pods into a cache and applying 10,000 watch updates | \
-         one process per client (kubeset-runtime store + watcher; kube-rs reflector; client-go informer) against \
-         the embedded server seeded with the 10k list, then 10,000 MODIFIED events; peak RSS from `/proc/self/status` \
-         `VmHWM` at the end |\n\
-         | build cost of a minimal controller (Pods + Deployments) | two throw-away crates built clean with \
-         `cargo build --release -j2` under `/usr/bin/time -v` (wall, max RSS): kubeset with `core-v1`,`apps-v1` only vs \
-         kube + k8s-openapi `v1_35`; plus generated source bytes/lines per Kubernetes version |\n\
-         | failover: server death (refused; hung) → next successful request | kubeset-testserver with 3 replicas and \
-         its admin endpoint (`down`, `hang`), a kubeset client with the endpoint set, time from the fault to the next 200; \
-         kube-rs and client-go have no failover across API servers (they fail until the single endpoint returns) |\n\n",
-    );
-    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 10 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
+    failover_table(&mut out, all);
+    memory_table(&mut out, plan, all);
+    build_table(&mut out, all);
+    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
     out.push_str(notes);
     out.push('\n');
     out

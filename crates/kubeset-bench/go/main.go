@@ -5,6 +5,7 @@
 //	kubeset-bench-go codec FILE RUNS
 //	kubeset-bench-go watch STREAM RUNS
 //	kubeset-bench-go roundtrip URL SEQ CONC TOTAL
+//	kubeset-bench-go cache URL UPDATES
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,10 +28,12 @@ import (
 	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	restwatch "k8s.io/client-go/rest/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 type record struct {
@@ -41,6 +45,59 @@ type record struct {
 	MedianS  float64   `json:"median_s"`
 	P50Us    *float64  `json:"p50_us,omitempty"`
 	P99Us    *float64  `json:"p99_us,omitempty"`
+	CPUS     *float64  `json:"cpu_s,omitempty"`
+	PeakKiB  *uint64   `json:"peak_rss_kib,omitempty"`
+	Variant  string    `json:"variant,omitempty"`
+}
+
+// cpuS is this process's user+system CPU seconds from /proc/self/stat
+// (the same source and resolution as the Rust side).
+func cpuS() float64 {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return float64(u+s) / 100
+}
+
+func cpuSince(before float64) *float64 {
+	now := cpuS()
+	if before < 0 || now < 0 {
+		return nil
+	}
+	d := now - before
+	return &d
+}
+
+// peakRSSKiB is VmHWM from /proc/self/status.
+func peakRSSKiB() *uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return nil
+			}
+			return &n
+		}
+	}
+	return nil
 }
 
 func percentile(samples []float64, p float64) float64 {
@@ -214,6 +271,7 @@ func roundtrip(url string, seq, conc, total int) ([]record, error) {
 		}
 	}
 	lat := make([]float64, 0, seq)
+	cpu := cpuS()
 	start := time.Now()
 	for i := 0; i < seq; i++ {
 		t := time.Now()
@@ -225,10 +283,12 @@ func roundtrip(url string, seq, conc, total int) ([]record, error) {
 	r := timed("get-sequential", "client-go", uint64(len(lat)), []float64{time.Since(start).Seconds()})
 	p50, p99 := percentile(lat, 50)*1e6, percentile(lat, 99)*1e6
 	r.P50Us, r.P99Us = &p50, &p99
+	r.CPUS = cpuSince(cpu)
 
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, conc)
+	cpu = cpuS()
 	start = time.Now()
 	for i := 0; i < conc; i++ {
 		wg.Add(1)
@@ -244,11 +304,58 @@ func roundtrip(url string, seq, conc, total int) ([]record, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
+	c := timed("get-concurrent", "client-go", uint64(total), []float64{elapsed})
+	c.CPUS = cpuSince(cpu)
 	close(errs)
 	if err := <-errs; err != nil {
 		return nil, err
 	}
-	return []record{r, timed("get-concurrent", "client-go", uint64(total), []float64{elapsed})}, nil
+	return []record{r, c}, nil
+}
+
+// cacheBench fills a SharedInformer's indexer with every Pod at url,
+// prints "synced", then waits for updates UpdateFunc calls and reports the
+// process's peak RSS (VmHWM).
+func cacheBench(url string, updates int) ([]record, error) {
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, QPS: -1})
+	if err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	var synced atomic.Bool
+	var seen atomic.Int64
+	done := make(chan struct{})
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, _ interface{}) {
+			if synced.Load() && seen.Add(1) == int64(updates) {
+				close(done)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	start := time.Now()
+	factory.Start(stop)
+	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
+		return nil, fmt.Errorf("informer did not sync")
+	}
+	synced.Store(true)
+	fmt.Println("synced")
+	if updates > 0 {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Minute):
+			return nil, fmt.Errorf("saw %d of %d updates", seen.Load(), updates)
+		}
+	}
+	r := timed("cache-memory", "client-go", uint64(len(inf.GetStore().ListKeys())), []float64{time.Since(start).Seconds()})
+	r.PeakKiB = peakRSSKiB()
+	r.Variant = "full"
+	return []record{r}, nil
 }
 
 func atoi(args []string, i int) int {
@@ -263,7 +370,7 @@ func atoi(args []string, i int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL")
+	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL | cache URL UPDATES")
 	os.Exit(2)
 }
 
@@ -283,6 +390,8 @@ func main() {
 		} else if err == nil {
 			out, err = watchBench(data, atoi(args, 2))
 		}
+	case "cache":
+		out, err = cacheBench(args[1], atoi(args, 2))
 	case "roundtrip":
 		out, err = roundtrip(args[1], atoi(args, 2), atoi(args, 3), atoi(args, 4))
 	default:

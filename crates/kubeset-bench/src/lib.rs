@@ -8,6 +8,9 @@
 //! writes `docs/benchmarks.md` from their [`Record`]s.
 
 pub mod codec;
+pub mod failover;
+pub mod memory;
+pub mod proc;
 pub mod roundtrip;
 pub mod stats;
 pub mod watch;
@@ -94,6 +97,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// No replica of the embedded server has the URL the client prefers.
+    #[error("no replica serves {url}")]
+    NoReplica {
+        /// The client's preferred endpoint.
+        url: String,
+    },
+    /// A cache stopped before it saw every update.
+    #[error("the cache saw {seen} of {want} updates")]
+    Cache {
+        /// Updates seen.
+        seen: usize,
+        /// Updates expected.
+        want: usize,
+    },
     /// A concurrent request task panicked or was cancelled.
     #[error("a request task did not finish")]
     Join {
@@ -128,6 +145,16 @@ pub struct Record {
     /// 99th percentile latency of one request (round trips only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_us: Option<f64>,
+    /// CPU time (user + system) the measuring process spent in the timed
+    /// phase, in seconds (round trips only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
+    /// Peak resident set size of the measuring process (`VmHWM`), in KiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_kib: Option<u64>,
+    /// What the record's variant is (e.g. a store option, a fault kind).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl Record {
@@ -143,6 +170,9 @@ impl Record {
             median_s,
             p50_us: None,
             p99_us: None,
+            cpu_s: None,
+            peak_rss_kib: None,
+            variant: None,
         }
     }
 

@@ -6,17 +6,22 @@
 //! kubeset-bench make-watch FILE EVENTS OUT write a watch stream
 //! kubeset-bench watch STREAM RUNS          watch-stream decode
 //! kubeset-bench serve [PORT]               embedded server; prints its URL
-//! kubeset-bench roundtrip URL SEQ CONC TOTAL
+//! kubeset-bench roundtrip URL kubeset|kube-rs SEQ CONC TOTAL
+//! kubeset-bench failover TRIALS             fault → next successful GET
+//! kubeset-bench serve-pods FILE            seeded server; `update N` on stdin
+//! kubeset-bench cache URL kubeset|kube-rs VARIANT UPDATES
 //! ```
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kubeset_bench::roundtrip::Plan;
-use kubeset_bench::{Error, Record, codec, roundtrip, watch};
+use kubeset_bench::memory::Variant;
+use kubeset_bench::roundtrip::{Peer, Plan};
+use kubeset_bench::{Error, Record, codec, failover, memory, roundtrip, watch};
 
 const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | make-watch FILE EVENTS OUT | \
-                     watch STREAM RUNS | serve [PORT] | roundtrip URL SEQ CONC TOTAL";
+                     watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs SEQ CONC TOTAL | failover TRIALS | \
+                     serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata UPDATES";
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|source| Error::Io {
@@ -37,7 +42,10 @@ enum Cmd {
     MakeWatch(PathBuf, usize, PathBuf),
     Watch(PathBuf, usize),
     Serve(u16),
-    Roundtrip(String, Plan),
+    Roundtrip(String, Peer, Plan),
+    Failover(usize),
+    ServePods(PathBuf),
+    Cache(String, String, Variant, usize),
 }
 
 fn parse(args: &[String]) -> Option<Cmd> {
@@ -53,11 +61,20 @@ fn parse(args: &[String]) -> Option<Cmd> {
         }),
         "roundtrip" => Cmd::Roundtrip(
             args.get(1)?.clone(),
+            Peer::parse(args.get(2)?)?,
             Plan {
-                sequential: num(2)?,
-                concurrency: num(3)?,
-                total: num(4)?,
+                sequential: num(3)?,
+                concurrency: num(4)?,
+                total: num(5)?,
             },
+        ),
+        "failover" => Cmd::Failover(num(1)?),
+        "serve-pods" => Cmd::ServePods(path(1)?),
+        "cache" => Cmd::Cache(
+            args.get(1)?.clone(),
+            args.get(2)?.clone(),
+            Variant::parse(args.get(3)?)?,
+            num(4)?,
         ),
         _ => return None,
     })
@@ -101,8 +118,20 @@ fn run(cmd: Cmd) -> Result<(), Error> {
             server.shutdown().await;
             Ok(())
         }),
-        Cmd::Roundtrip(url, plan) => {
-            let records = runtime()?.block_on(roundtrip::run(&url, plan))?;
+        Cmd::ServePods(file) => runtime()?.block_on(memory::serve_pods(&read(&file)?)),
+        Cmd::Cache(url, peer, variant, updates) => {
+            let record = runtime()?.block_on(async {
+                if peer == "kube-rs" {
+                    memory::cache_kube(&url, updates).await
+                } else {
+                    memory::cache_kubeset(&url, variant, updates).await
+                }
+            })?;
+            print(&[record])
+        }
+        Cmd::Failover(trials) => print(&runtime()?.block_on(failover::run(trials))?),
+        Cmd::Roundtrip(url, peer, plan) => {
+            let records = runtime()?.block_on(roundtrip::run(&url, peer, plan))?;
             print(&records)
         }
     }

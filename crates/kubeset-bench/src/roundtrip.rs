@@ -14,6 +14,7 @@ use kubeset::rest::{RestClient, RestConfig};
 use kubeset::{Api, Client};
 use kubeset_testserver::TestServer;
 
+use crate::proc::self_cpu_s;
 use crate::stats::{median, percentile};
 use crate::{Error, Record};
 
@@ -41,6 +42,12 @@ pub async fn serve(port: u16) -> Result<TestServer, Error> {
         .start()
         .await
         .map_err(|source| Error::Server { source })?;
+    create_configmap(&server).await?;
+    Ok(server)
+}
+
+/// Create the ConfigMap every client reads (three data keys).
+pub async fn create_configmap(server: &TestServer) -> Result<(), Error> {
     let cms = kubeset_api(&server.url())?;
     let cm = ConfigMap {
         metadata: ObjectMeta {
@@ -59,7 +66,7 @@ pub async fn serve(port: u16) -> Result<TestServer, Error> {
     cms.create(&PostParams::default(), &cm)
         .await
         .map_err(|source| Error::Kubeset { source })?;
-    Ok(server)
+    Ok(())
 }
 
 fn kubeset_api(url: &str) -> Result<Api<ConfigMap>, Error> {
@@ -87,6 +94,7 @@ where
         get().await?;
     }
     let mut lat = Vec::with_capacity(plan.sequential);
+    let cpu = self_cpu_s();
     let start = Instant::now();
     for _ in 0..plan.sequential.max(1) {
         let t = Instant::now();
@@ -97,8 +105,10 @@ where
     let mut seq = Record::timed("get-sequential", name, lat.len() as u64, vec![elapsed]);
     seq.p50_us = Some(median(&lat) * 1e6);
     seq.p99_us = Some(percentile(&lat, 99.0) * 1e6);
+    seq.cpu_s = cpu_since(cpu);
 
     let next = Arc::new(AtomicUsize::new(0));
+    let cpu = self_cpu_s();
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(plan.concurrency);
     for _ in 0..plan.concurrency.max(1) {
@@ -114,37 +124,73 @@ where
         t.await.map_err(|source| Error::Join { source })??;
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let conc = Record::timed("get-concurrent", name, plan.total as u64, vec![elapsed]);
+    let mut conc = Record::timed("get-concurrent", name, plan.total as u64, vec![elapsed]);
+    conc.cpu_s = cpu_since(cpu);
     Ok(vec![seq, conc])
 }
 
-/// Measure kubeset and kube-rs against the server at `url` (which must
-/// hold the ConfigMap [`serve`] creates). Records: `get-sequential`
-/// (p50/p99) and `get-concurrent` (`items` requests in `median_s`).
-pub async fn run(url: &str, plan: Plan) -> Result<Vec<Record>, Error> {
-    let ours = kubeset_api(url)?;
-    let mut out = measure("kubeset", plan, move || {
-        let api = ours.clone();
-        async move {
-            api.get(NAME)
-                .await
-                .map(drop)
-                .map_err(|source| Error::Kubeset { source })
+fn cpu_since(before: Option<f64>) -> Option<f64> {
+    Some(self_cpu_s()? - before?)
+}
+
+/// The Rust clients measured by [`run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// kubeset's `Api<ConfigMap>::get`, rate limiter off.
+    Kubeset,
+    /// kube-rs's `kube::Api<ConfigMap>::get`.
+    KubeRs,
+}
+
+impl Peer {
+    /// The name in records and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Kubeset => "kubeset",
+            Peer::KubeRs => "kube-rs",
         }
-    })
-    .await?;
-    let theirs = kube_api(url)?;
-    out.extend(
-        measure("kube-rs", plan, move || {
-            let api = theirs.clone();
-            async move {
-                api.get(NAME)
-                    .await
-                    .map(drop)
-                    .map_err(|source| Error::Kube { source })
-            }
-        })
-        .await?,
-    );
-    Ok(out)
+    }
+
+    /// The peer named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Peer::Kubeset, Peer::KubeRs]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+}
+
+/// Measure one client against the server at `url` (which must hold the
+/// ConfigMap [`serve`] creates). Records: `get-sequential` (p50/p99) and
+/// `get-concurrent` (`items` requests in `median_s`), each with the CPU
+/// time this process spent in that phase. Run each client in its own
+/// process so that CPU times are its own.
+pub async fn run(url: &str, peer: Peer, plan: Plan) -> Result<Vec<Record>, Error> {
+    match peer {
+        Peer::Kubeset => {
+            let ours = kubeset_api(url)?;
+            measure(peer.name(), plan, move || {
+                let api = ours.clone();
+                async move {
+                    api.get(NAME)
+                        .await
+                        .map(drop)
+                        .map_err(|source| Error::Kubeset { source })
+                }
+            })
+            .await
+        }
+        Peer::KubeRs => {
+            let theirs = kube_api(url)?;
+            measure(peer.name(), plan, move || {
+                let api = theirs.clone();
+                async move {
+                    api.get(NAME)
+                        .await
+                        .map(drop)
+                        .map_err(|source| Error::Kube { source })
+                }
+            })
+            .await
+        }
+    }
 }

@@ -49,29 +49,30 @@ fn decoders_reject_a_truncated_list() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_clients_read_the_configmap_from_the_embedded_server() {
-    use kubeset_bench::roundtrip::{self, Plan};
+    use kubeset_bench::roundtrip::{self, Peer, Plan};
     let server = roundtrip::serve(0).await.unwrap();
     let plan = Plan {
         sequential: 5,
         concurrency: 4,
         total: 20,
     };
-    let records = roundtrip::run(&server.url(), plan).await.unwrap();
-    let names: Vec<(&str, &str)> = records
-        .iter()
-        .map(|r| (r.bench.as_str(), r.implementation.as_str()))
-        .collect();
-    assert_eq!(
-        names,
-        [
-            ("get-sequential", "kubeset"),
-            ("get-concurrent", "kubeset"),
-            ("get-sequential", "kube-rs"),
-            ("get-concurrent", "kube-rs"),
-        ]
-    );
-    for r in &records {
-        assert!(r.median_s > 0.0, "{r:?}");
+    for peer in [Peer::Kubeset, Peer::KubeRs] {
+        let records = roundtrip::run(&server.url(), peer, plan).await.unwrap();
+        let names: Vec<(&str, &str)> = records
+            .iter()
+            .map(|r| (r.bench.as_str(), r.implementation.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("get-sequential", peer.name()),
+                ("get-concurrent", peer.name())
+            ]
+        );
+        for r in &records {
+            assert!(r.median_s > 0.0, "{r:?}");
+            assert!(r.cpu_s.is_some_and(|c| c >= 0.0), "{r:?}");
+        }
     }
     // Warm-up (5) + sequential (5) + concurrent (20) per client.
     let served = server.faults(0).unwrap().requests_served();

@@ -1,0 +1,287 @@
+//! Memory of an informer-style cache: one process lists every Pod into an
+//! in-memory store, then applies watch updates until it has seen a given
+//! number of `MODIFIED` events, and reports its peak RSS (`VmHWM`).
+//!
+//! The server side ([`serve_pods`]) seeds the embedded API server with a
+//! PodList and, when told on stdin (`update N`), patches N pods (one
+//! annotation each, so each is one `MODIFIED` event carrying the whole pod).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead as _, Write as _};
+use std::time::Instant;
+
+use futures::{Stream, StreamExt as _};
+use kubeset::api::core::v1::Pod;
+use kubeset::params::PatchParams;
+use kubeset::rest::{RestClient, RestConfig};
+use kubeset::{Api, Client, Patch};
+use kubeset_runtime::{
+    Event, StoreConfig, WatcherConfig, Writer, metadata_watcher, reflector, watcher,
+};
+use kubeset_testserver::TestServer;
+use serde_json::{Value, json};
+
+use crate::proc::self_peak_rss_kib;
+use crate::{Error, Record};
+
+/// Transport errors a cache tolerates before giving up (watchers retry).
+const MAX_ERRORS: usize = 20;
+
+fn kubeset_client(url: &str) -> Result<Client, Error> {
+    let rest = RestClient::new(RestConfig::new(url).with_qps_burst(-1.0, 0))
+        .map_err(|source| Error::Kubeset { source })?;
+    Ok(Client::new(rest, "default"))
+}
+
+/// Start the embedded API server seeded with the pods of `podlist` (JSON,
+/// as `gen_podlist.py` writes it; their namespaces are created first).
+/// Returns the server and the `(namespace, name)` of every pod.
+pub async fn seed(podlist: &[u8]) -> Result<(TestServer, Vec<(String, String)>), Error> {
+    let list: Value = serde_json::from_slice(podlist).map_err(|source| Error::Json {
+        peer: "seed",
+        source,
+    })?;
+    let Some(Value::Array(items)) = list.get("items").cloned() else {
+        return Err(Error::NotAList);
+    };
+    drop(list);
+    let server = TestServer::builder()
+        .start()
+        .await
+        .map_err(|source| Error::Server { source })?;
+    let namespaces: BTreeSet<String> = items
+        .iter()
+        .filter_map(|p| p.pointer("/metadata/namespace").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    for ns in namespaces {
+        // "default" exists already; others are new.
+        let _ = server
+            .create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
+    }
+    let mut keys = Vec::with_capacity(items.len());
+    for mut pod in items {
+        pod["apiVersion"] = json!("v1");
+        pod["kind"] = json!("Pod");
+        if let Some(meta) = pod["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+            meta.remove("uid");
+        }
+        let ns = pod
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_owned();
+        let name = pod
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        server
+            .create(pod)
+            .map_err(|source| Error::Server { source })?;
+        keys.push((ns, name));
+    }
+    Ok((server, keys))
+}
+
+/// `kubeset-bench serve-pods FILE`: seed, print the URL, then on each
+/// stdin line `update N` merge-patch N pods over HTTP (round-robin over the
+/// list; the `bench/update` annotation changes each time) and print
+/// `updated N`. Ends when stdin closes.
+pub async fn serve_pods(podlist: &[u8]) -> Result<(), Error> {
+    let (server, keys) = seed(podlist).await?;
+    println!("{}", server.url());
+    let _ = std::io::stdout().flush();
+    let client = kubeset_client(&server.url())?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut generation = 0u64;
+    let mut next = 0usize;
+    while let Some(line) = rx.recv().await {
+        let Some(n) = line
+            .strip_prefix("update ")
+            .and_then(|n| n.trim().parse::<usize>().ok())
+        else {
+            continue;
+        };
+        generation += 1;
+        for _ in 0..n {
+            let Some((ns, name)) = keys.get(next % keys.len().max(1)) else {
+                break;
+            };
+            next += 1;
+            let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+            let patch =
+                json!({"metadata": {"annotations": {"bench/update": generation.to_string()}}});
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|source| Error::Kubeset { source })?;
+        }
+        println!("updated {n}");
+        let _ = std::io::stdout().flush();
+    }
+    server.shutdown().await;
+    Ok(())
+}
+
+/// What a kubeset cache keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// Whole pods.
+    Full,
+    /// Whole pods without `metadata.managedFields` (the store drops them).
+    NoManagedFields,
+    /// Metadata only (`PartialObjectMetadata`, managedFields dropped).
+    Metadata,
+}
+
+impl Variant {
+    /// Its name on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Full => "full",
+            Variant::NoManagedFields => "no-managed-fields",
+            Variant::Metadata => "metadata",
+        }
+    }
+
+    /// The variant named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Variant::Full, Variant::NoManagedFields, Variant::Metadata]
+            .into_iter()
+            .find(|v| v.name() == name)
+    }
+}
+
+/// Counts events: prints `synced` once the initial list is in the store,
+/// then returns after `updates` applied events (or an error after too many
+/// failed watcher steps). Returns the elapsed seconds.
+async fn drain<S, T, E>(events: S, updates: usize) -> Result<f64, Error>
+where
+    S: Stream<Item = Result<T, E>>,
+    T: IsEvent,
+    E: std::fmt::Display,
+{
+    let started = Instant::now();
+    let mut events = std::pin::pin!(events);
+    let (mut synced, mut seen, mut errors) = (false, 0usize, 0usize);
+    while let Some(ev) = events.next().await {
+        match ev {
+            Ok(ev) if ev.is_init_done() => {
+                synced = true;
+                println!("synced");
+                let _ = std::io::stdout().flush();
+                if updates == 0 {
+                    break;
+                }
+            }
+            Ok(ev) if synced && ev.is_apply() => {
+                seen += 1;
+                if seen >= updates {
+                    break;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                errors += 1;
+                eprintln!("cache: watcher step failed: {e}");
+                if errors > MAX_ERRORS {
+                    return Err(Error::Cache {
+                        seen,
+                        want: updates,
+                    });
+                }
+            }
+        }
+    }
+    if seen < updates {
+        return Err(Error::Cache {
+            seen,
+            want: updates,
+        });
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// The two watcher event types [`drain`] reads.
+trait IsEvent {
+    fn is_init_done(&self) -> bool;
+    fn is_apply(&self) -> bool;
+}
+
+impl<K> IsEvent for Event<K> {
+    fn is_init_done(&self) -> bool {
+        matches!(self, Event::InitDone)
+    }
+    fn is_apply(&self) -> bool {
+        matches!(self, Event::Apply(_))
+    }
+}
+
+impl<K> IsEvent for kube::runtime::watcher::Event<K> {
+    fn is_init_done(&self) -> bool {
+        matches!(self, kube::runtime::watcher::Event::InitDone)
+    }
+    fn is_apply(&self) -> bool {
+        matches!(self, kube::runtime::watcher::Event::Apply(_))
+    }
+}
+
+fn record(implementation: &str, variant: &str, items: usize, elapsed: f64) -> Record {
+    let mut r = Record::timed("cache-memory", implementation, items as u64, vec![elapsed]);
+    r.peak_rss_kib = self_peak_rss_kib();
+    r.variant = Some(variant.to_owned());
+    r
+}
+
+/// A kubeset cache (`kubeset_runtime` watcher + reflector store, default
+/// watcher settings) of every Pod at `url`.
+pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Result<Record, Error> {
+    let api: Api<Pod> = Api::all(kubeset_client(url)?);
+    let config = WatcherConfig::default();
+    let (elapsed, len) = match variant {
+        Variant::Metadata => {
+            let writer = Writer::new(StoreConfig::new().drop_managed_fields());
+            let store = writer.store();
+            let t = drain(reflector(writer, metadata_watcher(api, config)), updates).await?;
+            (t, store.len())
+        }
+        Variant::Full | Variant::NoManagedFields => {
+            let store_config = if variant == Variant::Full {
+                StoreConfig::new()
+            } else {
+                StoreConfig::new().drop_managed_fields()
+            };
+            let writer = Writer::new(store_config);
+            let store = writer.store();
+            let t = drain(reflector(writer, watcher(api, config)), updates).await?;
+            (t, store.len())
+        }
+    };
+    Ok(record("kubeset", variant.name(), len, elapsed))
+}
+
+/// A kube-rs cache (`kube::runtime::reflector` over `watcher`, default
+/// `watcher::Config`) of every Pod at `url`.
+pub async fn cache_kube(url: &str, updates: usize) -> Result<Record, Error> {
+    use kube::runtime::{reflector as kube_reflector, watcher as kube_watcher};
+    let uri: http::Uri = url.parse().map_err(|source| Error::BadUrl {
+        url: url.to_owned(),
+        source,
+    })?;
+    let client =
+        kube::Client::try_from(kube::Config::new(uri)).map_err(|source| Error::Kube { source })?;
+    let api: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::all(client);
+    let (reader, writer) = kube_reflector::store();
+    let events = kube_reflector(writer, kube_watcher(api, kube_watcher::Config::default()));
+    let elapsed = drain(events, updates).await?;
+    Ok(record("kube-rs", "full", reader.len(), elapsed))
+}
