@@ -90,10 +90,21 @@ where
     update(&mut intent);
     let mut body = got.clone();
     update(&mut body);
-    let replaced = ok(
-        &what,
-        api.replace(&name, &PostParams::default(), &body).await,
-    );
+    let mut conflicts = 0;
+    let replaced = loop {
+        match api.replace(&name, &PostParams::default(), &body).await {
+            Ok(replaced) => break replaced,
+            // A controller inside the server may write the object between
+            // our read and our replace (a CRD's NamesAccepted/Established
+            // conditions): read again and redo the change, as a client must.
+            Err(e) if e.is_conflict() && conflicts < 5 => {
+                conflicts += 1;
+                body = ok(&what, api.get(&name).await);
+                update(&mut body);
+            }
+            Err(e) => break ok(&what, Err(e)),
+        }
+    };
     assert_subset(&format!("{what} (replace answer)"), &intent, &replaced);
     assert_ne!(
         replaced.metadata().resource_version,
