@@ -14,8 +14,9 @@
 //!   `specs/kubernetes-<version>.sha256` from a spec directory.
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
 //!   pinned specs from upstream and check their sha256.
-//! - `cargo xtask bench [--quick]`: kubeset vs kube-rs/k8s-openapi and
-//!   client-go, written to `docs/benchmarks.md`; see [`bench`].
+//! - `cargo xtask bench [--quick] [--only ROWS]`: kubeset vs
+//!   kube-rs/k8s-openapi and client-go, written to `docs/benchmarks.md`
+//!   (a partial `--only` run writes beside its data instead); see [`bench`].
 
 mod bench;
 mod codegen;
@@ -45,7 +46,7 @@ fn usage() -> ExitCode {
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
-         cargo xtask bench [--quick]"
+         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]"
     );
     ExitCode::from(2)
 }
