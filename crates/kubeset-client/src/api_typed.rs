@@ -390,8 +390,7 @@ where
         subresource: &str,
         name: &str,
     ) -> Result<T, Error> {
-        self.request(Verb::Get, Some(name))
-            .sub_resource([subresource])
+        self.subresource_request(Verb::Get, subresource, name)
             .send_json()
             .await
     }
@@ -417,14 +416,8 @@ where
         params: &PostParams,
         body: &B,
     ) -> Result<T, Error> {
-        with_params(
-            self.request(Verb::Put, Some(name))
-                .sub_resource([subresource]),
-            params,
-        )
-        .json_body(body)
-        .send_json()
-        .await
+        self.write_subresource(Verb::Put, subresource, name, params, body)
+            .await
     }
 
     /// Creates a subresource (`POST`: eviction, binding, token…).
@@ -435,14 +428,8 @@ where
         params: &PostParams,
         body: &B,
     ) -> Result<T, Error> {
-        with_params(
-            self.request(Verb::Post, Some(name))
-                .sub_resource([subresource]),
-            params,
-        )
-        .json_body(body)
-        .send_json()
-        .await
+        self.write_subresource(Verb::Post, subresource, name, params, body)
+            .await
     }
 
     /// Reads a subresource (`GET`) with typed query parameters as `T`.
@@ -453,8 +440,7 @@ where
         params: &impl QueryParams,
     ) -> Result<T, Error> {
         with_params(
-            self.request(Verb::Get, Some(name))
-                .sub_resource([subresource]),
+            self.subresource_request(Verb::Get, subresource, name),
             params,
         )
         .send_json()
@@ -470,8 +456,7 @@ where
         params: &impl QueryParams,
     ) -> Result<String, Error> {
         let resp = with_params(
-            self.request(Verb::Get, Some(name))
-                .sub_resource([subresource]),
+            self.subresource_request(Verb::Get, subresource, name),
             params,
         )
         .send()
@@ -488,12 +473,31 @@ where
         params: &impl QueryParams,
     ) -> Result<impl Stream<Item = Result<Bytes, Error>> + Send + 'static, Error> {
         with_params(
-            self.request(Verb::Get, Some(name))
-                .sub_resource([subresource]),
+            self.subresource_request(Verb::Get, subresource, name),
             params,
         )
         .stream()
         .await
+    }
+
+    /// `<verb> …/{name}/{subresource}`.
+    fn subresource_request(&self, verb: Verb, subresource: &str, name: &str) -> Request {
+        self.request(verb, Some(name)).sub_resource([subresource])
+    }
+
+    /// `PUT` or `POST` of `body` to a subresource, answering `T`.
+    async fn write_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        verb: Verb,
+        subresource: &str,
+        name: &str,
+        params: &PostParams,
+        body: &B,
+    ) -> Result<T, Error> {
+        with_params(self.subresource_request(verb, subresource, name), params)
+            .json_body(body)
+            .send_json()
+            .await
     }
 
     /// Reads the object with its `status` (the `status` subresource).
@@ -519,13 +523,10 @@ where
         obj: &K,
     ) -> Result<K, Error> {
         let body = self.typed_body(obj)?;
-        with_params(
-            self.request(Verb::Put, Some(name)).sub_resource(["status"]),
-            params,
-        )
-        .body(body)
-        .send_json()
-        .await
+        with_params(self.subresource_request(Verb::Put, "status", name), params)
+            .body(body)
+            .send_json()
+            .await
     }
 }
 
