@@ -1203,8 +1203,10 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
          - Inputs: `gen_podlist.py N` — a deterministic PodList as kube-apiserver returns it \
          (items without apiVersion/kind, three managedFields entries with fieldsV1). {}. \
          Each measurement is preceded by one untimed warm-up; the median of the runs is reported.\n\
-         - Decode: the whole file in memory → typed list. kubeset: `serde_json::from_slice::<kubeset_api::List<Pod>>`; \
-         k8s-openapi: `serde_json::from_slice::<k8s_openapi::List<Pod>>` (same process, same serde_json); \
+         - Decode: the whole file in memory → typed list. each Rust peer as its client decodes a response body: kubeset \
+         `kubeset_rest::from_json::<kubeset_api::List<Pod>>` (one UTF-8 check of the body, then `serde_json::from_str`); \
+         k8s-openapi as kube-client does: `String::from_utf8` of a copy, then `serde_json::from_str::<k8s_openapi::List<Pod>>` \
+         (same process, same serde_json); \
          client-go: `encoding/json.Unmarshal` into `corev1.PodList`, and \
          “client-go (apimachinery)”: `scheme.Codecs.UniversalDeserializer().Decode`.\n\
          - Encode: the decoded list → JSON bytes (`serde_json::to_vec`; `json.Marshal`; the apimachinery JSON serializer). \

@@ -1,5 +1,6 @@
 //! PodList decode and encode: kubeset vs k8s-openapi, both through
-//! `serde_json` from one in-memory buffer.
+//! `serde_json` from one in-memory buffer, each decoded the way its client
+//! decodes a response body.
 
 use kubeset_api::List;
 use kubeset_api::api::core::v1::Pod;
@@ -12,18 +13,22 @@ pub type KubesetPodList = List<Pod>;
 /// k8s-openapi's typed list.
 pub type OpenApiPodList = k8s_openapi::List<k8s_openapi::api::core::v1::Pod>;
 
-/// Decode `json` into kubeset's `List<Pod>`; the number of pods.
+/// Decode `json` into kubeset's `List<Pod>` as kubeset's client decodes a
+/// body ([`kubeset_rest::from_json`]); the number of pods.
 pub fn decode_kubeset(json: &[u8]) -> Result<usize, Error> {
-    let list: KubesetPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+    let list: KubesetPodList = kubeset_rest::from_json(json).map_err(|source| Error::Json {
         peer: "kubeset",
         source,
     })?;
     Ok(list.items.len())
 }
 
-/// Decode `json` into k8s-openapi's `List<Pod>`; the number of pods.
+/// Decode `json` into k8s-openapi's `List<Pod>` as kube-client decodes a
+/// body (`String::from_utf8` of a copy, then `serde_json::from_str`); the
+/// number of pods.
 pub fn decode_k8s_openapi(json: &[u8]) -> Result<usize, Error> {
-    let list: OpenApiPodList = serde_json::from_slice(json).map_err(|source| Error::Json {
+    let text = String::from_utf8(json.to_vec()).map_err(|_| Error::NotUtf8)?;
+    let list: OpenApiPodList = serde_json::from_str(&text).map_err(|source| Error::Json {
         peer: "k8s-openapi",
         source,
     })?;

@@ -43,6 +43,9 @@ pub enum Error {
     /// The input is not a PodList with items.
     #[error("the input has no items array")]
     NotAList,
+    /// The input is not UTF-8 (kube-client refuses such a body).
+    #[error("the input is not UTF-8")]
+    NotUtf8,
     /// A watch stream decoded to fewer events than it holds.
     #[error("{peer} decoded {got} of {want} watch events")]
     ShortStream {

@@ -51,7 +51,7 @@ pub use client::{
 };
 pub use error::{ApiError, Error};
 pub use request::{PatchType, Request, Verb};
-pub use response::Response;
+pub use response::{Response, decode::from_json};
 pub use status::StatusReason;
 pub use transport::TransportKind;
 pub use url::go_duration;

@@ -159,7 +159,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
 
 /// Decode one event line.
 fn decode_line<T: DeserializeOwned>(line: &[u8]) -> Result<WatchEvent<T>, Error> {
-    match serde_json::from_slice::<Decoded<T>>(line) {
+    match crate::from_json::<Decoded<T>>(line) {
         Ok(Decoded::Event(e)) => Ok(e),
         Ok(Decoded::Invalid(event_type)) => Err(Error::InvalidWatchEventType { event_type }),
         Err(source) => Err(Error::WatchDecode { source }),
