@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use kubeset_api::resources::SUBRESOURCES;
+
 use crate::resources::Resource;
 
 /// Kubernetes version priority: GA before beta before alpha, then higher
@@ -124,29 +126,8 @@ pub(crate) fn resource_list(
         }
         list.push(main);
         for sub in &r.subresources {
-            let (kind, grp, ver, verbs) = match sub.as_str() {
-                "status" => (
-                    r.kind.as_str(),
-                    None,
-                    None,
-                    json!(["get", "patch", "update"]),
-                ),
-                "scale" => (
-                    "Scale",
-                    Some("autoscaling"),
-                    Some("v1"),
-                    json!(["get", "patch", "update"]),
-                ),
-                "log" => ("Pod", None, None, json!(["get"])),
-                "eviction" => ("Eviction", Some("policy"), Some("v1"), json!(["create"])),
-                "binding" => ("Binding", None, None, json!(["create"])),
-                _ => (
-                    r.kind.as_str(),
-                    None,
-                    None,
-                    json!(["get", "patch", "update"]),
-                ),
-            };
+            let (gvk, verbs) = subresource_kind(r, sub);
+            let kind = gvk.kind;
             let mut s = json!({
                 "name": format!("{}/{sub}", r.plural),
                 "singularName": "",
@@ -154,9 +135,9 @@ pub(crate) fn resource_list(
                 "kind": kind,
                 "verbs": verbs,
             });
-            if let (Some(g), Some(v)) = (grp, ver) {
-                s["group"] = json!(g);
-                s["version"] = json!(v);
+            if (gvk.group, gvk.version) != (r.group.as_str(), r.version.as_str()) {
+                s["group"] = json!(gvk.group);
+                s["version"] = json!(gvk.version);
             }
             list.push(s);
         }
@@ -185,33 +166,63 @@ pub(crate) fn wants_aggregated(accept: &str) -> bool {
     })
 }
 
+/// The kind and verbs of subresource `sub` of `r`: from kubeset-api's
+/// table for built-in resources (`scale` → autoscaling/v1 Scale, `token` →
+/// authentication.k8s.io/v1 TokenRequest, `log` → Pod), the parent's kind
+/// with get/patch/update otherwise (a custom resource's status and scale
+/// are the only others, and scale is autoscaling/v1 Scale there too).
+fn subresource_kind<'a>(r: &'a Resource, sub: &str) -> (KindRef<'a>, &'static [&'static str]) {
+    const READ_WRITE: &[&str] = &["get", "patch", "update"];
+    let parent = KindRef {
+        group: &r.group,
+        version: &r.version,
+        kind: &r.kind,
+    };
+    if r.custom {
+        let kind = if sub == "scale" {
+            KindRef {
+                group: "autoscaling",
+                version: "v1",
+                kind: "Scale",
+            }
+        } else {
+            parent
+        };
+        return (kind, READ_WRITE);
+    }
+    let info = SUBRESOURCES.iter().find(|s| {
+        s.group == r.group && s.version == r.version && s.resource == r.plural && s.name == sub
+    });
+    match info {
+        // No kind in the table: the parent's own (`status`), or a stream
+        // (`log`), for which discovery names the parent's kind too.
+        Some(info) => (
+            info.kind.map_or(parent, |k| KindRef {
+                group: k.group,
+                version: k.version,
+                kind: k.kind,
+            }),
+            info.verbs,
+        ),
+        None => (parent, READ_WRITE),
+    }
+}
+
+/// A group-version-kind borrowed from the resource or the static table.
+#[derive(Clone, Copy)]
+struct KindRef<'a> {
+    group: &'a str,
+    version: &'a str,
+    kind: &'a str,
+}
+
 fn resource_discovery(r: &Resource) -> Value {
     let subresources: Vec<Value> = r
         .subresources
         .iter()
         .map(|sub| {
-            let (gvk, verbs) = match sub.as_str() {
-                "scale" => (
-                    json!({"group": "autoscaling", "version": "v1", "kind": "Scale"}),
-                    json!(["get", "patch", "update"]),
-                ),
-                "eviction" => (
-                    json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
-                    json!(["create"]),
-                ),
-                "binding" => (
-                    json!({"group": "", "version": "v1", "kind": "Binding"}),
-                    json!(["create"]),
-                ),
-                "log" => (
-                    json!({"group": "", "version": "v1", "kind": "Pod"}),
-                    json!(["get"]),
-                ),
-                _ => (
-                    json!({"group": r.group, "version": r.version, "kind": r.kind}),
-                    json!(["get", "patch", "update"]),
-                ),
-            };
+            let (gvk, verbs) = subresource_kind(r, sub);
+            let gvk = json!({"group": gvk.group, "version": gvk.version, "kind": gvk.kind});
             json!({"subresource": sub, "responseKind": gvk, "verbs": verbs})
         })
         .collect();

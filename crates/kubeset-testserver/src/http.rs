@@ -22,6 +22,7 @@ use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector, selector_to_string};
 use crate::status::{self, ApiError};
 use crate::store::{Store, WriteCtx};
+use crate::subresource::{self, Desired, Sub};
 use crate::table;
 use crate::util;
 use crate::watch::{self, WatchRequest};
@@ -640,6 +641,32 @@ async fn dispatch(
         dry_run,
         applied: false,
     };
+    if let (Some(n), Some(which)) = (name.as_deref(), sub.and_then(|s| Sub::of(&res, s))) {
+        let write = ctx("unknown");
+        let call = subresource::Call {
+            store,
+            res: &res,
+            ns: &ns,
+            name: n,
+            sub: which,
+            method: &method,
+            ctx: &write,
+        };
+        let (code, out) = match method {
+            Method::GET => subresource::serve(&call, Desired::None)?,
+            Method::PATCH => {
+                let kind = patch_kind(&content_type)?;
+                if kind == PatchKind::Apply {
+                    return Err(ApiError::unsupported_media_type(&content_type));
+                }
+                let p = parse_object(&body, &content_type)?;
+                let patch = |obj: &mut Value| apply_patch(kind, obj, &p);
+                subresource::serve(&call, Desired::Patch(&patch))?
+            }
+            _ => subresource::serve(&call, Desired::Object(parse_object(&body, &content_type)?))?,
+        };
+        return Ok(json_response(code, &out));
+    }
     match (&method, name.as_deref(), sub) {
         (&Method::POST, None, None) => {
             if res.namespaced && t.namespace.is_none() {

@@ -60,6 +60,7 @@ mod selectors;
 mod server;
 mod status;
 mod store;
+mod subresource;
 mod table;
 mod tls;
 mod util;

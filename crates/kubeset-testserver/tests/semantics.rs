@@ -677,6 +677,35 @@ async fn discovery_version_openapi_health_and_kubernetes_endpoints() {
         "kubectl get all needs the category"
     );
     assert_eq!(pods["namespaced"], true);
+    // Subresources name their own kinds and verbs.
+    let sub = |name: &str| {
+        v1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in /api/v1"))
+    };
+    let token = sub("serviceaccounts/token");
+    assert_eq!(
+        (
+            &token["group"],
+            &token["version"],
+            &token["kind"],
+            &token["verbs"]
+        ),
+        (
+            &json!("authentication.k8s.io"),
+            &json!("v1"),
+            &json!("TokenRequest"),
+            &json!(["create"])
+        )
+    );
+    assert_eq!(sub("pods/binding")["kind"], "Binding");
+    assert_eq!(sub("pods/binding")["verbs"], json!(["create"]));
+    assert_eq!(sub("pods/ephemeralcontainers")["kind"], "Pod");
+    assert_eq!(sub("namespaces/finalize")["verbs"], json!(["update"]));
     let (_, apis) = get(&c, &format!("{u}/apis")).await;
     assert_eq!(apis["kind"], "APIGroupList");
     let apps = apis["groups"]
