@@ -92,6 +92,20 @@ pub(crate) struct Call<'a> {
     pub(crate) ctx: &'a WriteCtx,
 }
 
+impl Call<'_> {
+    /// Read-modify-write of the parent, spec and status alike; 404 when it
+    /// does not exist.
+    fn modify(&self, f: impl FnOnce(&Value) -> Result<Value, ApiError>) -> Result<Value, ApiError> {
+        let main = Scope::Main {
+            status_separate: false,
+        };
+        self.store
+            .modify(self.res, self.ns, self.name, main, self.ctx, |live| {
+                f(live.ok_or_else(|| ApiError::not_found(self.res, self.name))?)
+            })
+    }
+}
+
 /// What a request body asks for: a whole object (POST, PUT) or a change
 /// to apply to the live parent (PATCH).
 pub(crate) enum Desired<'a> {
@@ -158,59 +172,49 @@ fn bind(call: &Call<'_>, binding: &Value) -> Result<(), ApiError> {
         ));
     }
     let binding_res = sub_resource(call.res, Sub::Binding);
-    call.store.modify(
-        call.res,
-        call.ns,
-        call.name,
-        Scope::Main {
-            status_separate: false,
-        },
-        call.ctx,
-        |live| {
-            let live = live.ok_or_else(|| ApiError::not_found(call.res, call.name))?;
-            if live.pointer("/metadata/deletionTimestamp").is_some() {
-                return Err(ApiError::conflict(
-                    &binding_res,
-                    call.name,
-                    &format!(
-                        "pod {} is being deleted, cannot be assigned to a host",
-                        call.name
-                    ),
-                ));
+    call.modify(|live| {
+        if live.pointer("/metadata/deletionTimestamp").is_some() {
+            return Err(ApiError::conflict(
+                &binding_res,
+                call.name,
+                &format!(
+                    "pod {} is being deleted, cannot be assigned to a host",
+                    call.name
+                ),
+            ));
+        }
+        let assigned = live
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !assigned.is_empty() {
+            return Err(ApiError::conflict(
+                &binding_res,
+                call.name,
+                &format!(
+                    "pod {} is already assigned to node \"{assigned}\"",
+                    call.name
+                ),
+            ));
+        }
+        let mut pod = live.clone();
+        pod["spec"]["nodeName"] = json!(node);
+        if let Some(Value::Object(annotations)) = binding.pointer("/metadata/annotations") {
+            let meta = &mut pod["metadata"];
+            if !meta["annotations"].is_object() {
+                meta["annotations"] = json!({});
             }
-            let assigned = live
-                .pointer("/spec/nodeName")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if !assigned.is_empty() {
-                return Err(ApiError::conflict(
-                    &binding_res,
-                    call.name,
-                    &format!(
-                        "pod {} is already assigned to node \"{assigned}\"",
-                        call.name
-                    ),
-                ));
+            for (k, v) in annotations {
+                meta["annotations"][k] = v.clone();
             }
-            let mut pod = live.clone();
-            pod["spec"]["nodeName"] = json!(node);
-            if let Some(Value::Object(annotations)) = binding.pointer("/metadata/annotations") {
-                let meta = &mut pod["metadata"];
-                if !meta["annotations"].is_object() {
-                    meta["annotations"] = json!({});
-                }
-                for (k, v) in annotations {
-                    meta["annotations"][k] = v.clone();
-                }
-            }
-            set_condition(
-                &mut pod,
-                json!({"type": "PodScheduled", "status": "True",
+        }
+        set_condition(
+            &mut pod,
+            json!({"type": "PodScheduled", "status": "True",
                        "lastTransitionTime": util::now_rfc3339()}),
-            );
-            Ok(pod)
-        },
-    )?;
+        );
+        Ok(pod)
+    })?;
     Ok(())
 }
 
@@ -304,54 +308,44 @@ fn token(call: &Call<'_>, mut request: Value) -> Result<Value, ApiError> {
 /// The PUT/PATCH subresources: the live parent with only this
 /// subresource's part taken from the request.
 fn write_part(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> {
-    call.store.modify(
-        call.res,
-        call.ns,
-        call.name,
-        Scope::Main {
-            status_separate: false,
-        },
-        call.ctx,
-        |live| {
-            let live = live.ok_or_else(|| ApiError::not_found(call.res, call.name))?;
-            let wanted = match desired {
-                Desired::Object(obj) => {
-                    let rv = obj
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let live_rv = live
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    if !rv.is_empty() && rv != live_rv {
-                        return Err(ApiError::modified(call.res, call.name));
-                    }
-                    obj
+    call.modify(|live| {
+        let wanted = match desired {
+            Desired::Object(obj) => {
+                let rv = obj
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let live_rv = live
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !rv.is_empty() && rv != live_rv {
+                    return Err(ApiError::modified(call.res, call.name));
                 }
-                Desired::Patch(patch) => {
-                    let mut obj = live.clone();
-                    patch(&mut obj)?;
-                    obj
-                }
-                Desired::None => live.clone(),
-            };
-            let mut out = live.clone();
-            match call.sub {
-                Sub::Finalize => {
-                    out["spec"]["finalizers"] = wanted
-                        .pointer("/spec/finalizers")
-                        .cloned()
-                        .unwrap_or_else(|| json!([]));
-                }
-                Sub::Approval => approve(call, live, &wanted, &mut out)?,
-                Sub::EphemeralContainers => ephemeral(call, live, &wanted, &mut out)?,
-                Sub::Resize => resize(&wanted, &mut out),
-                Sub::Binding | Sub::Token => {}
+                obj
             }
-            Ok(out)
-        },
-    )
+            Desired::Patch(patch) => {
+                let mut obj = live.clone();
+                patch(&mut obj)?;
+                obj
+            }
+            Desired::None => live.clone(),
+        };
+        let mut out = live.clone();
+        match call.sub {
+            Sub::Finalize => {
+                out["spec"]["finalizers"] = wanted
+                    .pointer("/spec/finalizers")
+                    .cloned()
+                    .unwrap_or_else(|| json!([]));
+            }
+            Sub::Approval => approve(call, live, &wanted, &mut out)?,
+            Sub::EphemeralContainers => ephemeral(call, live, &wanted, &mut out)?,
+            Sub::Resize => resize(&wanted, &mut out),
+            Sub::Binding | Sub::Token => {}
+        }
+        Ok(out)
+    })
 }
 
 /// `approval`: `status.conditions` from the request, with `status`
