@@ -321,8 +321,8 @@ pub(crate) struct Inner {
     pub(crate) http: reqwest::Client,
     /// `scheme://host[:port]`, no path: requests append their path.
     pub(crate) origin: String,
-    /// `host:port`, the backoff key.
-    pub(crate) host_key: String,
+    /// The configured server as an endpoint (its parsed base URL).
+    pub(crate) server: Endpoint,
     /// The base URL's path (for `abs_path`).
     pub(crate) base_path: String,
     /// `join("/", base path, api path)`: every request's starting prefix.
@@ -416,10 +416,8 @@ impl RestClient {
         let port = base.port_or_known_default().unwrap_or(443);
         let host_key = format!("{host}:{port}");
         let origin = base.origin().ascii_serialization();
-        let mut configured = vec![Endpoint {
-            origin: origin.clone(),
-            host_key: host_key.clone(),
-        }];
+        let server = Endpoint::new(origin.clone(), host_key).map_err(invalid)?;
+        let mut configured = vec![server.clone()];
         for extra in &config.endpoints {
             configured.push(Endpoint::parse(extra).map_err(invalid)?);
         }
@@ -515,7 +513,7 @@ impl RestClient {
             inner: Arc::new(Inner {
                 http,
                 origin,
-                host_key,
+                server,
                 base_path,
                 api_prefix,
                 content_type,

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::{
     client::Inner,
     error::Error,
-    failover::{self, EndpointFailure, calculate_timeouts},
+    failover::{self, Endpoint, EndpointFailure, calculate_timeouts},
     request::Verb,
     response::{Response, decode},
     retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
@@ -55,11 +55,17 @@ struct Outcome {
     served_by: String,
 }
 
-fn transport_error(verb: Verb, url: &str, source: reqwest::Error) -> Error {
+/// The full URL of `p` at `origin` (for errors and logs; attempts use
+/// [`Endpoint::url`]).
+fn full_url(origin: &str, p: &Prepared) -> String {
+    format!("{origin}{}", p.path_and_query)
+}
+
+fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
     Error::Transport {
         kind: classify(&source),
         verb,
-        url: url.to_owned(),
+        url,
         source: source.without_url(),
     }
 }
@@ -71,7 +77,7 @@ fn body_error(source: reqwest::Error) -> Error {
     }
 }
 
-async fn throttle(inner: &Inner, p: &Prepared, url: &str, reason: &str) {
+async fn throttle(inner: &Inner, p: &Prepared, origin: &str, reason: &str) {
     let Some(limiter) = &inner.rate_limiter else {
         return;
     };
@@ -84,6 +90,7 @@ async fn throttle(inner: &Inner, p: &Prepared, url: &str, reason: &str) {
         m.rate_limiter_latency(p.verb, &p.url_template, wait);
     }
     if wait > LONG_THROTTLE {
+        let url = full_url(origin, p);
         tracing::debug!(verb = %p.verb, url, reason, ?wait, "waited for client-side throttling");
         if wait > EXTRA_LONG_THROTTLE && inner.allow_throttle_info() {
             tracing::info!(verb = %p.verb, url, reason, ?wait, "waited for client-side throttling, not priority and fairness");
@@ -92,40 +99,45 @@ async fn throttle(inner: &Inner, p: &Prepared, url: &str, reason: &str) {
 }
 
 /// One attempt: send, and for `Do` (or an error status) read the body.
-async fn attempt(inner: &Inner, p: &Prepared, url: &str) -> Result<Outcome, Error> {
-    let mut builder = inner
-        .http
-        .request(p.verb.method(), url)
-        .headers(p.headers.clone());
+///
+/// The `reqwest::Request` is built directly from the endpoint's parsed base
+/// URL (only path and query are parsed per attempt) and the prepared
+/// headers; the response's headers are moved out, not copied.
+async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
+    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path_and_query));
+    *req.headers_mut() = p.headers.clone();
     if let Some(body) = &p.body {
-        builder = builder.body(body.clone());
+        *req.body_mut() = Some(body.clone().into());
     }
     if let Some(auth) = &inner.authenticator {
         match auth.authorization().await {
-            Ok(Some(value)) => builder = builder.header(http::header::AUTHORIZATION, value),
+            Ok(Some(value)) => {
+                req.headers_mut().insert(http::header::AUTHORIZATION, value);
+            }
             Ok(None) => {}
             Err(source) => return Err(Error::Auth { source }),
         }
     }
-    let resp = builder
-        .send()
+    let mut resp = inner
+        .http
+        .execute(req)
         .await
-        .map_err(|e| transport_error(p.verb, url, e))?;
+        .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?;
     let status = resp.status();
+    let headers = std::mem::take(resp.headers_mut());
     let streaming_ok = p.mode != Mode::Do && status.is_success();
     if streaming_ok {
         return Ok(Outcome {
             status,
-            headers: resp.headers().clone(),
+            headers,
             payload: Payload::Streaming(resp),
             served_by: String::new(),
         });
     }
-    let headers = resp.headers().clone();
     let body = resp
         .bytes()
         .await
-        .map_err(|e| transport_error(p.verb, url, e))?;
+        .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?;
     Ok(Outcome {
         status,
         headers,
@@ -141,20 +153,23 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         return run_failover(inner, p).await;
     }
     let mut outcome = run_single(inner, p).await?;
-    outcome.served_by.clone_from(&inner.origin);
+    // Only `open_at` reports who answered.
+    if p.mode != Mode::Do {
+        outcome.served_by.clone_from(&inner.origin);
+    }
     Ok(outcome)
 }
 
 /// The attempt loop against the one configured server.
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
-    let url = format!("{}{}", inner.origin, p.path_and_query);
-    let host = inner.host_key.as_str();
+    let ep = &inner.server;
+    let host = ep.host_key.as_str();
     // client-go throttles the first try before starting the timeout.
-    throttle(inner, p, &url, "").await;
+    throttle(inner, p, &ep.origin, "").await;
     let deadline = p.timeout.map(|t| Instant::now() + t);
     let timed_out = |verb: Verb| Error::Timeout {
         verb,
-        url: url.clone(),
+        url: full_url(&ep.origin, p),
         timeout: p.timeout.unwrap_or_default(),
     };
 
@@ -176,7 +191,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         inner.sleeper.sleep(wait).await;
         if retry_wait.is_some() {
-            throttle(inner, p, &url, "retry").await;
+            throttle(inner, p, &ep.origin, "retry").await;
         }
 
         // Streaming attempts return at the headers, so the client timeout
@@ -188,15 +203,8 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         let started = Instant::now();
         let result = match limit {
-            Some(limit) => match tokio::time::timeout(limit, attempt(inner, p, &url)).await {
-                Ok(r) => r,
-                Err(_) => Err(Error::Timeout {
-                    verb: p.verb,
-                    url: url.clone(),
-                    timeout: limit,
-                }),
-            },
-            None => attempt(inner, p, &url).await,
+            Some(limit) => attempt_within(inner, p, ep, limit).await,
+            None => attempt(inner, p, ep).await,
         };
         let code = result.as_ref().ok().map(|o| o.status.as_u16());
         if let Some(m) = &inner.metrics {
@@ -249,7 +257,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                 if let Some(m) = &inner.metrics {
                     m.request_retry(p.verb, host, None);
                 }
-                tracing::debug!(verb = %p.verb, url, error = %err, "retrying after a transport error");
+                tracing::debug!(verb = %p.verb, url = full_url(&ep.origin, p), error = %err, "retrying after a transport error");
                 retry_wait = Some(TRANSPORT_RETRY_WAIT);
                 previous = Some(err);
             }
@@ -261,14 +269,14 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
 async fn attempt_within(
     inner: &Inner,
     p: &Prepared,
-    url: &str,
+    ep: &Endpoint,
     limit: Duration,
 ) -> Result<Outcome, Error> {
-    match tokio::time::timeout(limit, attempt(inner, p, url)).await {
+    match tokio::time::timeout(limit, attempt(inner, p, ep)).await {
         Ok(r) => r,
         Err(_) => Err(Error::Timeout {
             verb: p.verb,
-            url: url.to_owned(),
+            url: full_url(&ep.origin, p),
             timeout: limit,
         }),
     }
@@ -287,11 +295,10 @@ fn all_failed(attempts: Vec<EndpointFailure>) -> Error {
 async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     failover::refresh_if_stale(inner).await;
     let first = inner.endpoints.snapshot();
-    let first_url = first.first().map_or_else(
-        || format!("{}{}", inner.origin, p.path_and_query),
-        |e| format!("{}{}", e.origin, p.path_and_query),
-    );
-    throttle(inner, p, &first_url, "").await;
+    let first_origin = first
+        .first()
+        .map_or_else(|| inner.origin.clone(), |e| e.origin.clone());
+    throttle(inner, p, &first_origin, "").await;
     // A watch's or stream's `timeout` is how long it may run; its budget to
     // get the response headers is the client's (never longer than that).
     let total = match (p.mode, p.timeout) {
@@ -327,7 +334,6 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             return Err(all_failed(failures));
         }
         for (index, ep) in list.iter().take(nodes).enumerate() {
-            let url = format!("{}{}", ep.origin, p.path_and_query);
             let host = ep.host_key.as_str();
             let mut tries = 0u32;
             loop {
@@ -346,7 +352,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                     return Err(all_failed(failures));
                 }
                 let started = Instant::now();
-                let result = attempt_within(inner, p, &url, per_node.min(remaining)).await;
+                let result = attempt_within(inner, p, ep, per_node.min(remaining)).await;
                 let code = result.as_ref().ok().map(|o| o.status.as_u16());
                 if let Some(m) = &inner.metrics {
                     m.request_latency(p.verb, &p.url_template, started.elapsed());
@@ -374,7 +380,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                             if Instant::now() + ra >= deadline {
                                 return Err(Error::Timeout {
                                     verb: p.verb,
-                                    url,
+                                    url: full_url(&ep.origin, p),
                                     timeout: total,
                                 });
                             }
@@ -383,7 +389,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                                 m.request_retry(p.verb, host, Some(code));
                             }
                             inner.sleeper.sleep(ra).await;
-                            throttle(inner, p, &url, "retry").await;
+                            throttle(inner, p, &ep.origin, "retry").await;
                             continue;
                         }
                         if index != 0 || !failures.is_empty() {
@@ -400,7 +406,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                         let Some(kind) = err.transport_kind() else {
                             return Err(err);
                         };
-                        tracing::debug!(verb = %p.verb, url, error = %err, "API server failed; trying the next one");
+                        tracing::debug!(verb = %p.verb, url = full_url(&ep.origin, p), error = %err, "API server failed; trying the next one");
                         if let Some(m) = &inner.metrics {
                             m.request_retry(p.verb, host, None);
                         }
@@ -426,7 +432,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             return Err(all_failed(failures));
         }
         inner.sleeper.sleep(TRANSPORT_RETRY_WAIT).await;
-        throttle(inner, p, &first_url, "retry").await;
+        throttle(inner, p, &first_origin, "retry").await;
     }
 }
 

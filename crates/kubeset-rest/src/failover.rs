@@ -130,13 +130,15 @@ pub struct EndpointFailure {
     pub error: Error,
 }
 
-/// One API server: its origin and its backoff key.
+/// One API server: its origin, its backoff key and its parsed base URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Endpoint {
     /// `scheme://host[:port]`.
     pub(crate) origin: String,
     /// `host:port`.
     pub(crate) host_key: String,
+    /// `origin` parsed once; each attempt sets only its path and query.
+    pub(crate) base: reqwest::Url,
 }
 
 impl Endpoint {
@@ -151,10 +153,32 @@ impl Endpoint {
             .host_str()
             .ok_or_else(|| format!("server URL {url:?} has no host"))?;
         let port = u.port_or_known_default().unwrap_or(443);
+        Self::new(u.origin().ascii_serialization(), format!("{host}:{port}"))
+    }
+
+    /// An endpoint from its origin (`scheme://host[:port]`) and backoff key.
+    pub(crate) fn new(origin: String, host_key: String) -> Result<Self, String> {
+        let base =
+            reqwest::Url::parse(&origin).map_err(|e| format!("server URL {origin:?}: {e}"))?;
         Ok(Self {
-            origin: u.origin().ascii_serialization(),
-            host_key: format!("{host}:{port}"),
+            origin,
+            host_key,
+            base,
         })
+    }
+
+    /// The URL of one attempt: this endpoint with `path_and_query` (already
+    /// escaped, see [`Request::path_and_query`](crate::Request::path_and_query)).
+    /// Only the path and query are parsed, never the host.
+    pub(crate) fn url(&self, path_and_query: &str) -> reqwest::Url {
+        let mut url = self.base.clone();
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (path_and_query, None),
+        };
+        url.set_path(path);
+        url.set_query(query);
+        url
     }
 }
 

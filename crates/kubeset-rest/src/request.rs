@@ -413,43 +413,61 @@ impl Request {
         self
     }
 
+    /// prefix / `namespaces/<ns>` / resource / name / subresource / suffix,
+    /// as one Go `path.Join` (the same result as joining step by step:
+    /// cleaning is a left-to-right pass, so cleaning early changes nothing).
     fn path(&self, template: bool) -> String {
-        let mut p = self.path_prefix.clone();
-        if self.namespace_set && !self.namespace.is_empty() {
-            let ns = if template {
+        let namespaced = self.namespace_set && !self.namespace.is_empty();
+        let named = !self.resource_name.is_empty()
+            || !self.sub_path.is_empty()
+            || !self.subresource.is_empty();
+        if !namespaced && self.resource.is_empty() && !named {
+            return self.path_prefix.clone();
+        }
+        let resource: std::borrow::Cow<'_, str> = if self
+            .resource
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
+            self.resource.as_str().into()
+        } else {
+            self.resource.to_lowercase().into()
+        };
+        let mut elems = [self.path_prefix.as_str(), "", "", &resource, "", "", ""];
+        if namespaced {
+            elems[1] = "namespaces";
+            elems[2] = if template {
                 "{namespace}"
             } else {
                 &self.namespace
             };
-            p = join([p.as_str(), "namespaces", ns]);
         }
-        if !self.resource.is_empty() {
-            p = join([p.as_str(), &self.resource.to_lowercase()]);
-        }
-        if !self.resource_name.is_empty()
-            || !self.sub_path.is_empty()
-            || !self.subresource.is_empty()
-        {
-            let name = if template && !self.resource_name.is_empty() {
+        if named {
+            elems[4] = if template && !self.resource_name.is_empty() {
                 "{name}"
             } else {
                 &self.resource_name
             };
-            p = join([p.as_str(), name, &self.subresource, &self.sub_path]);
+            elems[5] = &self.subresource;
+            elems[6] = &self.sub_path;
         }
-        p
+        join(elems)
     }
 
     /// Escaped path and query, independent of the server (so an attempt
     /// can be sent to any base URL).
     pub fn path_and_query(&self) -> String {
-        let mut out = String::new();
-        path_escape(&self.path(false), &mut out);
-        let mut params = self.params.clone();
-        if let Some(t) = self.timeout {
-            params.set("timeout", &go_duration(t));
-        }
-        let query = params.encode();
+        let path = self.path(false);
+        let mut out = String::with_capacity(path.len() + 16);
+        path_escape(&path, &mut out);
+        let query = match self.timeout {
+            Some(t) => {
+                let mut params = self.params.clone();
+                params.set("timeout", &go_duration(t));
+                params.encode()
+            }
+            None => self.params.encode(),
+        };
         if !query.is_empty() {
             out.push('?');
             out.push_str(&query);
@@ -491,9 +509,11 @@ impl Request {
         }
         self.preflight()?;
         let inner = &self.client.inner;
-        let mut headers = self.headers.clone();
+        // Default header names are distinct, so checking the map being
+        // filled is checking the request's own headers.
+        let mut headers = std::mem::take(&mut self.headers);
         for name in inner.default_headers.keys() {
-            if !self.headers.contains_key(name) {
+            if !headers.contains_key(name) {
                 for value in inner.default_headers.get_all(name) {
                     headers.append(name.clone(), value.clone());
                 }
@@ -512,7 +532,12 @@ impl Request {
         let prepared = Prepared {
             verb: self.verb,
             path_and_query: self.path_and_query(),
-            url_template: self.url_template(),
+            // Only a metrics hook reads the template.
+            url_template: if inner.metrics.is_some() {
+                self.url_template()
+            } else {
+                String::new()
+            },
             headers,
             body: self.body.take(),
             max_retries: self.max_retries,
@@ -623,6 +648,16 @@ mod tests {
             r.url_template(),
             "/test/namespaces/{namespace}/baz/{name}/a/b/test"
         );
+        // Joined once, cleaned like Go's step-by-step joins: a suffix may
+        // climb out of the name, an absolute path's trailing slash folds.
+        let r = c().get().resource("Pods").name("a").suffix(["..", "b"]);
+        assert_eq!(r.path_and_query(), "/pods/b");
+        let r = client("https://h/p1/", "")
+            .get()
+            .abs_path(["/api/"])
+            .namespace("ns")
+            .resource("pods");
+        assert_eq!(r.path_and_query(), "/p1/api/namespaces/ns/pods");
     }
 
     #[test]

@@ -35,8 +35,24 @@ pub(crate) fn clean(path: &str) -> String {
     }
 }
 
+/// Whether [`clean`] would return `path` unchanged: not empty, no empty,
+/// `.` or `..` segment, no trailing slash (except the root `/` itself).
+/// One scan, no allocation.
+fn is_clean(path: &str) -> bool {
+    if path == "/" {
+        return true;
+    }
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    !rest.is_empty()
+        && rest
+            .split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+}
+
 /// Go's `path.Join`: join the non-empty elements with `/` and clean the
-/// result; all elements empty gives the empty string.
+/// result; all elements empty gives the empty string. The joined string is
+/// returned as it is when it is already clean (the common case: validated
+/// segments after a cleaned prefix), so [`clean`] runs only when needed.
 pub(crate) fn join<'a>(elems: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::new();
     for e in elems {
@@ -48,7 +64,11 @@ pub(crate) fn join<'a>(elems: impl IntoIterator<Item = &'a str>) -> String {
         }
         out.push_str(e);
     }
-    if out.is_empty() { out } else { clean(&out) }
+    if out.is_empty() || is_clean(&out) {
+        out
+    } else {
+        clean(&out)
+    }
 }
 
 /// client-go's `IsValidPathSegmentName`: the reasons `segment` cannot be
@@ -266,6 +286,27 @@ mod tests {
             "/test/namespaces/foo"
         );
         assert_eq!(join(["a", ""]), "a");
+        assert_eq!(join(["/"]), "/");
+        assert_eq!(join(["/p1/", "api/"]), "/p1/api");
+        assert_eq!(join(["/a", "..", "b"]), "/b");
+        assert_eq!(join(["a", ".", "b"]), "a/b");
+        assert_eq!(join(["..", "a"]), "../a");
+        assert_eq!(join(["."]), ".");
+    }
+
+    #[test]
+    fn clean_check_never_skips_a_needed_clean() {
+        for p in [
+            "/", "/a", "a", "a/b", "/a/b", "/a/", "a//b", "./a", "/a/./b", "/a/..", "..", ".",
+            "../a", "/..", "a/b/", "//a",
+        ] {
+            // Conservative: "clean" only when `clean` would change nothing
+            // (`..` alone is left to `clean`).
+            if is_clean(p) {
+                assert_eq!(clean(p), p, "{p}");
+            }
+            assert_eq!(is_clean(p), clean(p) == p && !p.contains('.'), "{p}");
+        }
     }
 
     #[test]
