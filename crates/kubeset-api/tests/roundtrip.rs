@@ -113,13 +113,11 @@ fn boxed_fields_are_built_with_into() {
                 }],
                 volumes: Some(vec![Volume {
                     name: "v".into(),
-                    config_map: Some(
-                        ConfigMapVolumeSource {
-                            name: Some("cm".into()),
-                            ..ConfigMapVolumeSource::default()
-                        }
-                        .into(),
-                    ),
+                    // 64 B: inline.
+                    config_map: Some(ConfigMapVolumeSource {
+                        name: Some("cm".into()),
+                        ..ConfigMapVolumeSource::default()
+                    }),
                     ..Volume::default()
                 }]),
                 ..PodSpec::default()
