@@ -63,11 +63,12 @@ impl Output {
 
     /// Single files owned by the generator outside [`Output::owned_dirs`].
     pub fn owned_files() -> Vec<String> {
-        vec![RESOURCES_FILE.to_owned()]
+        vec![RESOURCES_FILE.to_owned(), LAYOUT_FILE.to_owned()]
     }
 }
 
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
+const LAYOUT_FILE: &str = "src/layout/generated.rs";
 
 fn ident(name: &str) -> Ident {
     match name {
@@ -254,6 +255,8 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     }
     let resources = emit_resources(ir, spec_label)?;
     out.files.insert(RESOURCES_FILE.to_owned(), resources);
+    out.files
+        .insert(LAYOUT_FILE.to_owned(), emit_layout_checks(ir, spec_label)?);
     out.features = emit_features(ir);
     Ok(out)
 }
@@ -324,6 +327,38 @@ fn emit_module(
         emit_module(ir, &p, child, spec_label, out)?;
     }
     Ok(())
+}
+
+/// A test (in the hand-written, test-only `layout` module of the crate)
+/// comparing [`layout`](crate::layout)'s estimate of every type with
+/// `size_of`, for the types the enabled features compile.
+fn emit_layout_checks(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
+    let layouts = crate::layout::layouts(ir)?;
+    let checks = ir.types.iter().filter_map(|(definition, t)| {
+        let l = layouts.get(definition)?;
+        let path = type_path(ir, definition);
+        let name = format!("{}::{}", t.modules.join("::"), t.name);
+        let cfg = t.feature.as_ref().map(|f| quote!(#[cfg(feature = #f)]));
+        let (size, option) = (l.size as usize, l.option().size as usize);
+        Some(quote! {
+            #cfg
+            super::check::<#path>(#name, #size, #option, &mut wrong);
+        })
+    });
+    let tokens = quote! {
+        //! The generator's layout estimates, checked against `size_of`.
+
+        /// Every compiled type: `size_of::<T>()` and `size_of::<Option<T>>()`
+        /// equal the estimate the `Box` pass of the generator used.
+        #[test]
+        fn estimates_match_size_of() {
+            let mut wrong = Vec::new();
+            #(#checks)*
+            assert!(wrong.is_empty(), "layout estimates differ from size_of: {wrong:#?}");
+        }
+    };
+    let pre = preamble(&[format!("Source: {spec_label}.")]);
+    format(LAYOUT_FILE, tokens, &pre)
 }
 
 fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {

@@ -98,6 +98,21 @@ pub enum CodegenError {
         /// Its feature.
         feature: String,
     },
+    /// A type whose inline size is unknown: a hand-written type missing
+    /// from the layout table, or a reference to a type not yet laid out.
+    #[error("no layout for {target} (needed by {definition})")]
+    UnknownLayout {
+        /// The definition being laid out.
+        definition: String,
+        /// The type without a layout.
+        target: String,
+    },
+    /// A type holds itself inline (a cycle the `Box` pass missed).
+    #[error("{definition} contains itself without a Box")]
+    InlineCycle {
+        /// A definition on the cycle.
+        definition: String,
+    },
     /// Generated code did not parse as Rust (a generator bug).
     #[error("generated code for {file} is not valid Rust")]
     InvalidOutput {

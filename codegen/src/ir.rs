@@ -43,7 +43,8 @@ pub struct Field {
     pub ty: Ty,
     /// Required by the spec (plain field) or optional (`Option`).
     pub required: bool,
-    /// Needs a `Box` to break a cycle.
+    /// Behind a `Box`: to break a cycle, or a large optional struct
+    /// ([`crate::layout::BOX_THRESHOLD`]).
     pub boxed: bool,
     /// Description from the spec.
     pub description: Option<String>,
@@ -464,6 +465,7 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
         );
     }
     mark_cycles(&mut ir);
+    crate::layout::box_large_optionals(&mut ir, crate::layout::BOX_THRESHOLD)?;
     ir.features = feature_dependencies(&ir)?;
     ir.resources = resources;
     ir.subresource_operations = subresource_operations(&input);

@@ -4,7 +4,8 @@
 //! 1. [`spec`]: serde model of OpenAPI 3.0 documents (one per
 //!    group-version) and of Swagger 2.0 (`swagger.json`);
 //! 2. [`ir`]: lowering into an IR with normalised names, resolved
-//!    references and `BTreeMap` order, after named [`ir::fixups`];
+//!    references and `BTreeMap` order, after named [`ir::fixups`]; its
+//!    last pass, [`layout`], boxes large optional struct fields;
 //! 3. [`emit`]: Rust code with `quote!`, formatted by `prettyplease`;
 //!    [`emit_client`]: the `Clientset` and subresource methods of
 //!    `kubeset-client`, from the same IR.
@@ -16,6 +17,7 @@ pub mod emit_client;
 pub mod error;
 pub mod examples;
 pub mod ir;
+pub mod layout;
 pub mod names;
 pub mod spec;
 

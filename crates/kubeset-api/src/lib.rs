@@ -10,6 +10,16 @@
 //! Top-level objects (`Pod`, `PodList`, …) write `apiVersion` and `kind` on
 //! output and ignore them on input; kinds served as REST resources
 //! implement [`Resource`].
+//!
+//! Optional fields whose type is a large struct are boxed, as Go keeps them
+//! behind pointers: `Option<Box<PodSpec>>`, `Option<Box<Probe>>`, the volume
+//! sources of `Volume`. An absent one costs 8 bytes instead of the whole
+//! struct (a `Volume` was 3 KB inline). The rule is the generator's
+//! (`kubeset_codegen::layout::BOX_THRESHOLD`): optional, a generated
+//! struct, estimated larger than the threshold; required fields and
+//! `metadata` stay inline. Build such a field with `Some(Box::new(x))` or
+//! `Some(x.into())`; read it as before (`spec.as_ref()` derefs to the
+//! struct's fields, `spec.as_deref()` gives `Option<&PodSpec>`).
 
 // Generated modules are formatted by the generator (prettyplease), not
 // rustfmt. Their docs are the spec's prose, which is not Markdown: its
@@ -26,6 +36,8 @@ pub mod apimachinery;
 #[rustfmt::skip]
 #[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 pub mod kube_aggregator;
+#[cfg(test)]
+mod layout;
 mod resource;
 pub mod resources;
 mod serde_util;

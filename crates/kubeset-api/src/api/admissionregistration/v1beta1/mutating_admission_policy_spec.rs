@@ -27,7 +27,7 @@ pub struct MutatingAdmissionPolicySpec {
     >,
     /// matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.
     pub match_constraints: Option<
-        crate::api::admissionregistration::v1beta1::MatchResources,
+        Box<crate::api::admissionregistration::v1beta1::MatchResources>,
     >,
     /// mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.
     pub mutations: Option<Vec<crate::api::admissionregistration::v1beta1::Mutation>>,

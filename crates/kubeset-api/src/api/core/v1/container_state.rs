@@ -7,7 +7,7 @@ pub struct ContainerState {
     /// Details about a running container
     pub running: Option<crate::api::core::v1::ContainerStateRunning>,
     /// Details about a terminated container
-    pub terminated: Option<crate::api::core::v1::ContainerStateTerminated>,
+    pub terminated: Option<Box<crate::api::core::v1::ContainerStateTerminated>>,
     /// Details about a waiting container
     pub waiting: Option<crate::api::core::v1::ContainerStateWaiting>,
 }

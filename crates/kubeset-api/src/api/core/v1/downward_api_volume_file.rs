@@ -11,7 +11,7 @@ pub struct DownwardAPIVolumeFile {
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
     pub path: String,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
-    pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
+    pub resource_field_ref: Option<Box<crate::api::core::v1::ResourceFieldSelector>>,
 }
 impl crate::serde_util::DeStruct for DownwardAPIVolumeFile {
     const NAME: &'static str = "DownwardAPIVolumeFile";

@@ -33,7 +33,7 @@ pub struct PodSecurityContext {
     /// All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
     pub se_linux_change_policy: Option<String>,
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
+    pub se_linux_options: Option<Box<crate::api::core::v1::SELinuxOptions>>,
     /// The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
@@ -43,7 +43,9 @@ pub struct PodSecurityContext {
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
     pub sysctls: Option<Vec<crate::api::core::v1::Sysctl>>,
     /// The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
+    pub windows_options: Option<
+        Box<crate::api::core::v1::WindowsSecurityContextOptions>,
+    >,
 }
 impl crate::serde_util::DeStruct for PodSecurityContext {
     const NAME: &'static str = "PodSecurityContext";

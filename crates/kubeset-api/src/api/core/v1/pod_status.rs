@@ -54,7 +54,7 @@ pub struct PodStatus {
         Vec<crate::api::core::v1::PodResourceClaimStatus>,
     >,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
-    pub resources: Option<crate::api::core::v1::ResourceRequirements>,
+    pub resources: Option<Box<crate::api::core::v1::ResourceRequirements>>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
 }

@@ -11,7 +11,7 @@ pub struct Probe {
     /// GRPC specifies a GRPC HealthCheckRequest.
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
+    pub http_get: Option<Box<crate::api::core::v1::HTTPGetAction>>,
     /// Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
     pub initial_delay_seconds: Option<i32>,
     /// How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.

@@ -23,11 +23,13 @@ pub struct SecurityContext {
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
     pub run_as_user: Option<i64>,
     /// The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
+    pub se_linux_options: Option<Box<crate::api::core::v1::SELinuxOptions>>,
     /// The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
+    pub windows_options: Option<
+        Box<crate::api::core::v1::WindowsSecurityContextOptions>,
+    >,
 }
 impl crate::serde_util::DeStruct for SecurityContext {
     const NAME: &'static str = "SecurityContext";

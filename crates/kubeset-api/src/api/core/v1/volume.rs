@@ -9,17 +9,17 @@ pub struct Volume {
         crate::api::core::v1::AWSElasticBlockStoreVolumeSource,
     >,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
+    pub azure_disk: Option<Box<crate::api::core::v1::AzureDiskVolumeSource>>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
+    pub cephfs: Option<Box<crate::api::core::v1::CephFSVolumeSource>>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
+    pub cinder: Option<Box<crate::api::core::v1::CinderVolumeSource>>,
     /// configMap represents a configMap that should populate this volume
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
-    pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
+    pub csi: Option<Box<crate::api::core::v1::CSIVolumeSource>>,
     /// downwardAPI represents downward API about the pod that should populate this volume
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
@@ -40,15 +40,15 @@ pub struct Volume {
     /// A pod can use both types of ephemeral volumes and persistent volumes at the same time.
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    pub fc: Option<crate::api::core::v1::FCVolumeSource>,
+    pub fc: Option<Box<crate::api::core::v1::FCVolumeSource>>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
+    pub flex_volume: Option<Box<crate::api::core::v1::FlexVolumeSource>>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-    pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
+    pub git_repo: Option<Box<crate::api::core::v1::GitRepoVolumeSource>>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
@@ -60,7 +60,7 @@ pub struct Volume {
     /// The volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro) and non-executable files (noexec). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
-    pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
+    pub iscsi: Option<Box<crate::api::core::v1::ISCSIVolumeSource>>,
     /// name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     pub name: String,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
@@ -78,17 +78,19 @@ pub struct Volume {
     /// projected items for all in one resources secrets, configmaps, and downward API
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
+    pub quobyte: Option<Box<crate::api::core::v1::QuobyteVolumeSource>>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
-    pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
+    pub rbd: Option<Box<crate::api::core::v1::RBDVolumeSource>>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
+    pub scale_io: Option<Box<crate::api::core::v1::ScaleIOVolumeSource>>,
     /// secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
-    pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
+    pub storageos: Option<Box<crate::api::core::v1::StorageOSVolumeSource>>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
+    pub vsphere_volume: Option<
+        Box<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
+    >,
 }
 impl crate::serde_util::DeStruct for Volume {
     const NAME: &'static str = "Volume";

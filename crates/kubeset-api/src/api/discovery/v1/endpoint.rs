@@ -17,7 +17,7 @@ pub struct Endpoint {
     /// nodeName represents the name of the Node hosting this endpoint. This can be used to determine endpoints local to a Node.
     pub node_name: Option<String>,
     /// targetRef is a reference to a Kubernetes object that represents this endpoint.
-    pub target_ref: Option<crate::api::core::v1::ObjectReference>,
+    pub target_ref: Option<Box<crate::api::core::v1::ObjectReference>>,
     /// zone is the name of the Zone this endpoint exists in.
     pub zone: Option<String>,
 }

@@ -18,7 +18,9 @@ pub struct CustomResourceDefinition {
     pub spec: crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
     /// status indicates the actual state of the CustomResourceDefinition
     pub status: Option<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
+        Box<
+            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
+        >,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceDefinition {

@@ -6,7 +6,9 @@
 pub struct CustomResourceDefinitionStatus {
     /// acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.
     pub accepted_names: Option<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
+        Box<
+            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
+        >,
     >,
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
     pub conditions: Option<

@@ -1,0 +1,306 @@
+//! Inline sizes of the generated types, and the pass that boxes large
+//! optional struct fields.
+//!
+//! The estimate follows rustc's layout of `repr(Rust)` structs: fields are
+//! reordered by alignment, so a struct's size is the sum of its fields'
+//! sizes rounded up to its largest alignment; `Option<T>` costs nothing when
+//! `T` has a niche (an invalid bit pattern: a `String`'s capacity above
+//! `isize::MAX`, a `bool`'s 254 unused values, an enum tag's unused values,
+//! a `Box`'s null) and one alignment unit for a tag otherwise. The generated
+//! `kubeset-api` test `layout::generated` checks every estimate against
+//! `size_of`, so a wrong rule here fails there.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::CodegenError;
+use crate::ir::{Field, Ir, Ty, TypeKind};
+
+/// Optional fields holding a generated struct larger than this many bytes
+/// are `Option<Box<T>>` instead of `Option<T>`.
+///
+/// Why: Go keeps optional structs behind pointers, so an absent one costs
+/// 8 bytes; inline, `Volume` was 3,208 B (one `Option` per volume source, at
+/// most one of them set), `Container` 2,144 B and `EnvVar` 360 B, about
+/// 28 KB per pod of mostly absent fields, and lists of such elements are
+/// large-bin requests that make glibc consolidate its fastbins on every
+/// grow. Why 64 (sizes from `size_of`, Volume / Container / PodSpec):
+/// 256 leaves `Volume` at 2,456 B and 128 at 1,928 B (its ~30 sources are
+/// mostly 64–128 B); 64 gives 960 / 472 / 728 B and boxes 182 fields; 32
+/// would box 323 fields, among them small structs that are usually present
+/// (`ObjectFieldSelector`, `SecretKeySelector`, `ConfigMapVolumeSource`),
+/// each one more allocation on decode for 30–60 B saved. The codec and
+/// memory rows of `cargo xtask bench` for this choice are in the commit
+/// that set it.
+pub const BOX_THRESHOLD: u64 = 64;
+
+/// Size, alignment and free niches (`0` = `Option` of it needs a tag) of a
+/// type's inline representation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// `size_of`, in bytes.
+    pub size: u64,
+    /// `align_of`, in bytes.
+    pub align: u64,
+    /// Invalid bit patterns left for an enclosing `Option`'s `None`.
+    pub niches: u128,
+}
+
+/// `String`, `Vec<T>`: capacities above `isize::MAX` are niches.
+const VEC: Layout = Layout::new(24, 8, 1 << 63);
+/// `BTreeMap<K, V>`: its root pointer's only niche is taken by its own
+/// `Option`, so `Option<BTreeMap>` needs a tag.
+const BTREE_MAP: Layout = Layout::new(24, 8, 0);
+/// `serde_json::Value` (without `preserve_order`): six variants, a tag byte.
+const JSON_VALUE: Layout = Layout::new(32, 8, 250);
+
+impl Layout {
+    const fn new(size: u64, align: u64, niches: u128) -> Self {
+        Self {
+            size,
+            align,
+            niches,
+        }
+    }
+
+    /// The layout of `Option<Self>`.
+    pub fn option(self) -> Self {
+        match self.niches {
+            0 => Self::new(self.size + self.align, self.align, 254),
+            n => Self::new(self.size, self.align, n - 1),
+        }
+    }
+
+    /// `Box<T>` of a sized `T`.
+    pub const BOX: Self = Self::new(8, 8, 1);
+}
+
+/// The layout of a hand-written type (`ir::HAND_WRITTEN`), by its path
+/// below `crate::`.
+fn hand_written(path: &str) -> Option<Layout> {
+    Some(match path {
+        // `String` inside.
+        "types::Quantity" => VEC,
+        // i64 seconds, u32 nanos, u8 digits, Option<i16> offset (its tag
+        // is the niche).
+        "types::Time" | "types::MicroTime" => Layout::new(24, 8, 254),
+        // `Box<RawValue>`: a fat pointer, its null the one niche.
+        "types::FieldsV1" => Layout::new(16, 8, 1),
+        // `serde_json::Value` inside.
+        "types::RawExtension" | "types::JSON" => JSON_VALUE,
+        // Values and lists of values, and a tag of its own.
+        "types::Patch" => Layout::new(40, 8, 250),
+        // Five variants of 32 B: a tag of its own.
+        "types::WatchEvent" => Layout::new(40, 8, 1),
+        // `Int(i32)` fits beside the `String`, taking one of its capacity
+        // niches and leaving the others.
+        "types::IntOrString" => Layout::new(24, 8, 1 << 62),
+        "types::JSONSchemaPropsOrArray" | "types::JSONSchemaPropsOrStringArray" => {
+            Layout::new(24, 8, 1)
+        }
+        "types::JSONSchemaPropsOrBool" => Layout::new(16, 8, 1),
+        _ => return None,
+    })
+}
+
+fn round_up(n: u64, align: u64) -> u64 {
+    n.div_ceil(align) * align
+}
+
+/// A struct of fields with these layouts (`repr(Rust)`: no padding between
+/// fields sorted by alignment).
+fn struct_layout(fields: impl IntoIterator<Item = Layout>) -> Layout {
+    let mut size = 0;
+    let mut align = 1;
+    let mut niches = 0;
+    for f in fields {
+        size += f.size;
+        align = align.max(f.align);
+        niches = niches.max(f.niches);
+    }
+    Layout::new(round_up(size, align), align, niches)
+}
+
+fn ty_layout(
+    ty: &Ty,
+    definition: &str,
+    known: &BTreeMap<String, Layout>,
+) -> Result<Layout, CodegenError> {
+    Ok(match ty {
+        Ty::String | Ty::Bytes | Ty::Vec(_) => VEC,
+        Ty::Map(_) => BTREE_MAP,
+        Ty::Bool => Layout::new(1, 1, 254),
+        Ty::I32 => Layout::new(4, 4, 0),
+        Ty::I64 | Ty::F64 => Layout::new(8, 8, 0),
+        Ty::Value => JSON_VALUE,
+        Ty::Ref(r) => *known
+            .get(r.as_str())
+            .ok_or_else(|| CodegenError::UnknownLayout {
+                definition: definition.to_owned(),
+                target: r.clone(),
+            })?,
+    })
+}
+
+fn field_layout(
+    f: &Field,
+    definition: &str,
+    known: &BTreeMap<String, Layout>,
+) -> Result<Layout, CodegenError> {
+    let inner = if f.boxed {
+        Layout::BOX
+    } else {
+        ty_layout(&f.ty, definition, known)?
+    };
+    Ok(if f.required { inner } else { inner.option() })
+}
+
+/// Definitions in an order where every type comes after the types it holds
+/// inline (through a field that is neither boxed, nor a list or map).
+fn inline_order(ir: &Ir) -> Result<Vec<String>, CodegenError> {
+    fn visit(
+        ir: &Ir,
+        name: &str,
+        done: &mut BTreeSet<String>,
+        active: &mut BTreeSet<String>,
+        order: &mut Vec<String>,
+    ) -> Result<(), CodegenError> {
+        if done.contains(name) {
+            return Ok(());
+        }
+        if !active.insert(name.to_owned()) {
+            return Err(CodegenError::InlineCycle {
+                definition: name.to_owned(),
+            });
+        }
+        if let Some(TypeKind::Struct { fields }) = ir.types.get(name).map(|t| &t.kind) {
+            for f in fields {
+                if let (Ty::Ref(r), false) = (&f.ty, f.boxed) {
+                    visit(ir, r, done, active, order)?;
+                }
+            }
+        }
+        active.remove(name);
+        done.insert(name.to_owned());
+        order.push(name.to_owned());
+        Ok(())
+    }
+    let mut done = BTreeSet::new();
+    let mut active = BTreeSet::new();
+    let mut order = Vec::new();
+    for name in ir.types.keys() {
+        visit(ir, name, &mut done, &mut active, &mut order)?;
+    }
+    Ok(order)
+}
+
+/// Whether `f` of a struct is boxed by [`box_large_optionals`] given the
+/// layout of the type it holds: optional, a generated struct, not
+/// `metadata`, larger than `threshold`.
+fn should_box(ir: &Ir, f: &Field, target: Layout, threshold: u64) -> bool {
+    let Ty::Ref(r) = &f.ty else {
+        return false;
+    };
+    let is_struct = matches!(
+        ir.types.get(r).map(|t| &t.kind),
+        Some(TypeKind::Struct { .. })
+    );
+    !f.required && !f.boxed && is_struct && f.json != "metadata" && target.size > threshold
+}
+
+/// Boxes every optional field whose type is a generated struct of more
+/// than `threshold` bytes (after boxing inside that struct). Required
+/// fields and `metadata` stay inline. Deterministic: types are visited
+/// in dependency order, fields in IR order.
+pub fn box_large_optionals(ir: &mut Ir, threshold: u64) -> Result<(), CodegenError> {
+    let mut known = BTreeMap::new();
+    for name in inline_order(ir)? {
+        let decisions: Vec<bool> = match ir.types.get(&name).map(|t| &t.kind) {
+            Some(TypeKind::Struct { fields }) => fields
+                .iter()
+                .map(|f| match &f.ty {
+                    Ty::Ref(_) if !f.boxed => {
+                        let target = ty_layout(&f.ty, &name, &known)?;
+                        Ok(should_box(ir, f, target, threshold))
+                    }
+                    _ => Ok(false),
+                })
+                .collect::<Result<_, CodegenError>>()?,
+            _ => Vec::new(),
+        };
+        if let Some(TypeKind::Struct { fields }) = ir.types.get_mut(&name).map(|t| &mut t.kind) {
+            for (f, boxed) in fields.iter_mut().zip(decisions) {
+                f.boxed |= boxed;
+            }
+        }
+        let layout = type_layout(ir, &name, &known)?;
+        known.insert(name, layout);
+    }
+    Ok(())
+}
+
+fn type_layout(
+    ir: &Ir,
+    name: &str,
+    known: &BTreeMap<String, Layout>,
+) -> Result<Layout, CodegenError> {
+    let t = ir
+        .types
+        .get(name)
+        .ok_or_else(|| CodegenError::UnknownLayout {
+            definition: name.to_owned(),
+            target: name.to_owned(),
+        })?;
+    match &t.kind {
+        TypeKind::Struct { fields } => {
+            let fields = fields
+                .iter()
+                .map(|f| field_layout(f, name, known))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(struct_layout(fields))
+        }
+        // `serde_json::Map` (a `BTreeMap`) inside.
+        TypeKind::Opaque => Ok(BTREE_MAP),
+        TypeKind::HandWritten { path } => {
+            hand_written(path).ok_or_else(|| CodegenError::UnknownLayout {
+                definition: name.to_owned(),
+                target: (*path).to_owned(),
+            })
+        }
+    }
+}
+
+/// The estimated layout of every type of `ir`, by definition name.
+pub fn layouts(ir: &Ir) -> Result<BTreeMap<String, Layout>, CodegenError> {
+    let mut known = BTreeMap::new();
+    for name in inline_order(ir)? {
+        let layout = type_layout(ir, &name, &known)?;
+        known.insert(name, layout);
+    }
+    Ok(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_uses_a_niche_or_adds_a_tag() {
+        assert_eq!(VEC.option().size, 24);
+        assert_eq!(BTREE_MAP.option().size, 32);
+        assert_eq!(Layout::new(4, 4, 0).option().size, 8);
+        assert_eq!(Layout::new(0, 1, 0).option().size, 1);
+        // `Option<Option<Box<T>>>` needs a tag: the box's one niche is used.
+        assert_eq!(Layout::BOX.option().option().size, 16);
+    }
+
+    #[test]
+    fn structs_round_up_to_their_largest_alignment() {
+        let l = struct_layout([
+            Layout::new(1, 1, 254),
+            Layout::new(8, 4, 254),
+            Layout::new(24, 8, 1),
+        ]);
+        assert_eq!(l, Layout::new(40, 8, 254));
+        assert_eq!(struct_layout([]), Layout::new(0, 1, 0));
+    }
+}
