@@ -358,9 +358,15 @@ pub fn run(quick: bool) -> Result<(), Error> {
     // The build row builds its own throw-away crates: it needs neither the
     // bench binary nor the Go peer (and building them would load the machine
     // it measures).
-    let needs_binaries = [Row::Codec, Row::Watch, Row::Roundtrip, Row::Failover, Row::Memory]
-        .into_iter()
-        .any(|r| rows.has(r));
+    let needs_binaries = [
+        Row::Codec,
+        Row::Watch,
+        Row::Roundtrip,
+        Row::Failover,
+        Row::Memory,
+    ]
+    .into_iter()
+    .any(|r| rows.has(r));
     let rust = target.join("release/kubeset-bench");
     let go = target.join("bench-go/kubeset-bench-go");
     if needs_binaries {
