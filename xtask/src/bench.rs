@@ -355,24 +355,38 @@ pub fn run(quick: bool) -> Result<(), Error> {
         lists.push((file, runs));
     }
 
-    eprintln!("=== xtask bench: cargo build --release -p kubeset-bench");
-    output(
-        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args(["build", "--release", "-p", "kubeset-bench"])
-            .current_dir(&root),
-        "cargo build",
-    )?;
+    // The build row builds its own throw-away crates: it needs neither the
+    // bench binary nor the Go peer (and building them would load the machine
+    // it measures).
+    let needs_binaries = [
+        Row::Codec,
+        Row::Watch,
+        Row::Roundtrip,
+        Row::Failover,
+        Row::Memory,
+    ]
+    .into_iter()
+    .any(|r| rows.has(r));
     let rust = target.join("release/kubeset-bench");
     let go = target.join("bench-go/kubeset-bench-go");
-    eprintln!("=== xtask bench: go build");
-    output(
-        Command::new("go")
-            .args(["build", "-o"])
-            .arg(&go)
-            .arg(".")
-            .current_dir(root.join("crates/kubeset-bench/go")),
-        "go build",
-    )?;
+    if needs_binaries {
+        eprintln!("=== xtask bench: cargo build --release -p kubeset-bench");
+        output(
+            Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+                .args(["build", "--release", "-p", "kubeset-bench"])
+                .current_dir(&root),
+            "cargo build",
+        )?;
+        eprintln!("=== xtask bench: go build");
+        output(
+            Command::new("go")
+                .args(["build", "-o"])
+                .arg(&go)
+                .arg(".")
+                .current_dir(root.join("crates/kubeset-bench/go")),
+            "go build",
+        )?;
+    }
 
     let mut all = Vec::new();
     for (file, runs) in lists.iter().filter(|_| rows.has(Row::Codec)) {
@@ -723,11 +737,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 "#;
 
-/// `/usr/bin/time -v` figures: wall seconds and max RSS (KiB).
-fn time_v(stderr: &str) -> (Option<f64>, Option<u64>) {
+/// `/usr/bin/time -v` figures: wall seconds, max RSS (KiB) and CPU
+/// seconds (user + system, of cargo and every rustc it ran).
+fn time_v(stderr: &str) -> (Option<f64>, Option<u64>, Option<f64>) {
     let mut wall = None;
     let mut rss = None;
+    let mut cpu: Option<f64> = None;
     for l in stderr.lines().map(str::trim) {
+        let secs = l
+            .strip_prefix("User time (seconds): ")
+            .or_else(|| l.strip_prefix("System time (seconds): "))
+            .and_then(|v| v.parse::<f64>().ok());
+        if let Some(v) = secs {
+            cpu = Some(cpu.unwrap_or(0.0) + v);
+        }
         if let Some(v) = l.strip_prefix("Elapsed (wall clock) time (h:mm:ss or m:ss): ") {
             let parts: Vec<f64> = v.split(':').filter_map(|p| p.parse().ok()).collect();
             wall = Some(parts.iter().fold(0.0, |acc, p| acc * 60.0 + p));
@@ -735,7 +758,7 @@ fn time_v(stderr: &str) -> (Option<f64>, Option<u64>) {
             rss = v.parse().ok();
         }
     }
-    (wall, rss)
+    (wall, rss, cpu)
 }
 
 /// Build cost: a minimal controller (lists Pods and Deployments) on
@@ -803,7 +826,7 @@ fn build_cost(root: &Path, target: &Path, quick: bool) -> Result<Vec<Value>, Err
             eprintln!("{stderr}");
             return Err(format!("release build of the {name} controller failed").into());
         }
-        let (wall, rss) = time_v(&stderr);
+        let (wall, rss, cpu) = time_v(&stderr);
         let binary = build_target.join("release").join(if name == "kubeset" {
             "controller-kubeset"
         } else {
@@ -817,6 +840,7 @@ fn build_cost(root: &Path, target: &Path, quick: bool) -> Result<Vec<Value>, Err
             "samples_s": [wall.unwrap_or(0.0)],
             "median_s": wall.unwrap_or(0.0),
             "peak_rss_kib": rss,
+            "cpu_s": cpu,
             "bytes": size,
         }));
         if quick {
@@ -1102,25 +1126,32 @@ fn build_table(out: &mut String, all: &[Value]) {
             .iter()
             .find(|r| text(r, "impl") == "kubeset")
             .and_then(|r| field(r, "peak_rss_kib"));
+        let ours_cpu = builds
+            .iter()
+            .find(|r| text(r, "impl") == "kubeset")
+            .and_then(|r| field(r, "cpu_s"));
         out.push_str(
             "### Build cost: minimal controller (lists Pods and Deployments)\n\n\
              Two throw-away crates generated under `<target>/bench-build/` with the same `main.rs` shape: kubeset \
              (path dependency on this workspace, `kubeset` without default features, `kubeset-api` with `core-v1` and \
              `apps-v1` only) and kube (default features: client, rustls, kubeconfig) + k8s-openapi (`v1_35`). \
              Dependencies fetched first; then a clean `cargo build --release` with `CARGO_BUILD_JOBS=2` in a fresh \
-             target dir under `/usr/bin/time -v`: wall time and the peak RSS of the largest process (rustc).\n\n\
-             | crate | wall s | peak RSS MB | binary MB | peer / kubeset (wall) | peer / kubeset (RSS) |\n\
-             |---|---:|---:|---:|---:|---:|\n",
+             target dir under `/usr/bin/time -v`: wall time, CPU time (user + system of cargo and every rustc; less \
+             sensitive to other load on the machine than wall time) and the peak RSS of the largest process (rustc).\n\n\
+             | crate | wall s | CPU s | peak RSS MB | binary MB | peer / kubeset (wall) | peer / kubeset (CPU) | peer / kubeset (RSS) |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for r in builds {
             let _ = writeln!(
                 out,
-                "| {} | {:.1} | {} | {:.1} | {} | {} |",
+                "| {} | {:.1} | {} | {} | {:.1} | {} | {} | {} |",
                 text(r, "impl"),
                 field(r, "median_s").unwrap_or(0.0),
+                fmt_opt(field(r, "cpu_s"), 1),
                 fmt_opt(field(r, "peak_rss_kib").map(|k| k / 1024.0), 0),
                 field(r, "bytes").unwrap_or(0.0) / 1e6,
                 ratio(field(r, "median_s"), ours),
+                ratio(field(r, "cpu_s"), ours_cpu),
                 ratio(field(r, "peak_rss_kib"), ours_rss),
             );
         }

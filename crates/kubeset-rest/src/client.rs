@@ -377,6 +377,17 @@ fn invalid(reason: impl Into<String>) -> Error {
 
 /// The default TLS configuration (ring, platform trust store), built once
 /// per process: loading the trust store is the slow part.
+/// The ALPN protocols the client offers: `h2` first when built with the
+/// `http2` feature, else HTTP/1.1 only (a server must not pick a protocol
+/// the client cannot speak).
+pub(crate) fn alpn_protocols() -> Vec<Vec<u8>> {
+    if cfg!(feature = "http2") {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    }
+}
+
 fn default_tls() -> Result<rustls::ClientConfig, Error> {
     static CACHED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
     if let Some(tls) = CACHED.get() {
@@ -441,7 +452,7 @@ impl RestClient {
             None => default_tls()?,
         };
         if tls.alpn_protocols.is_empty() {
-            tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            tls.alpn_protocols = alpn_protocols();
         }
         let user_agent = config.user_agent.unwrap_or_else(|| {
             format!(
@@ -464,14 +475,18 @@ impl RestClient {
         };
         let mut builder = reqwest::Client::builder()
             .connect_timeout(connect)
-            // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
-            // PingTimeout 15 s): a dead connection under an open watch is
-            // noticed instead of hanging.
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .http2_keep_alive_timeout(Duration::from_secs(15))
-            .http2_keep_alive_while_idle(true)
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent);
+        // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
+        // PingTimeout 15 s): a dead connection under an open watch is
+        // noticed instead of hanging.
+        #[cfg(feature = "http2")]
+        {
+            builder = builder
+                .http2_keep_alive_interval(Duration::from_secs(30))
+                .http2_keep_alive_timeout(Duration::from_secs(15))
+                .http2_keep_alive_while_idle(true);
+        }
         builder = match config.keepalive {
             // client-go's dialer: 30 s TCP keepalive.
             None => builder.tcp_keepalive(Duration::from_secs(30)),

@@ -169,7 +169,7 @@ impl TlsSettings {
                 config
             }
         };
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.alpn_protocols = crate::client::alpn_protocols();
         Ok(config)
     }
 }
