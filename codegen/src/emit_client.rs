@@ -693,7 +693,8 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<ClientOutput, CodegenError> {
 /// The forwarding features: `default`, `api-default`, `all` and one per
 /// group-version. With `needs` (the client crate), a feature also turns on
 /// the models' feature dependencies and the features its subresource
-/// methods' types need.
+/// methods' types need. `default` also names the hand-written `http2`
+/// feature: HTTP/2 unless a user turns default features off, as client-go.
 fn features_block(
     ir: &Ir,
     forward: impl Fn(&str) -> String,
@@ -715,7 +716,7 @@ fn features_block(
     let mut s = String::new();
     s.push_str(FEATURES_BEGIN);
     s.push('\n');
-    s.push_str("default = [\"api-default\"]\n");
+    s.push_str("default = [\"api-default\", \"http2\"]\n");
     s.push_str("# The model crate's default group-versions.\n");
     s.push_str(&format!("api-default = [{}]\n", quoted(&defaults)));
     s.push_str(&format!("all = [{}]\n", quoted(&all)));
