@@ -653,7 +653,7 @@ async fn dispatch(
             ctx: &write,
         };
         let (code, out) = match method {
-            Method::GET => subresource::serve(&call, Desired::None)?,
+            Method::GET => subresource::serve(&call, None)?,
             Method::PATCH => {
                 let kind = patch_kind(&content_type)?;
                 if kind == PatchKind::Apply {
@@ -661,9 +661,12 @@ async fn dispatch(
                 }
                 let p = parse_object(&body, &content_type)?;
                 let patch = |obj: &mut Value| apply_patch(kind, obj, &p);
-                subresource::serve(&call, Desired::Patch(&patch))?
+                subresource::serve(&call, Some(Desired::Patch(&patch)))?
             }
-            _ => subresource::serve(&call, Desired::Object(parse_object(&body, &content_type)?))?,
+            _ => subresource::serve(
+                &call,
+                Some(Desired::Object(parse_object(&body, &content_type)?)),
+            )?,
         };
         return Ok(json_response(code, &out));
     }

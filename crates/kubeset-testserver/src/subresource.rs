@@ -11,8 +11,6 @@
 //! ephemeral container, or Approved together with Denied, is refused
 //! (422).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::Method;
@@ -109,22 +107,23 @@ impl Call<'_> {
 /// What a request body asks for: a whole object (POST, PUT) or a change
 /// to apply to the live parent (PATCH).
 pub(crate) enum Desired<'a> {
-    /// No body (GET).
-    None,
     /// The posted or replaced object.
     Object(Value),
     /// Applies a patch to (a copy of) the live parent.
     Patch(&'a dyn Fn(&mut Value) -> Result<(), ApiError>),
 }
 
-/// Serves `call`: the response code and body.
-pub(crate) fn serve(call: &Call<'_>, desired: Desired<'_>) -> Result<(u16, Value), ApiError> {
+/// Serves `call` (`None`: a GET, no body): the response code and body.
+pub(crate) fn serve(
+    call: &Call<'_>,
+    desired: Option<Desired<'_>>,
+) -> Result<(u16, Value), ApiError> {
     if !call.sub.allows(call.method) {
         return Err(ApiError::method_not_allowed());
     }
-    if let Desired::None = desired {
+    let Some(desired) = desired else {
         return Ok((200, call.store.get(call.res, call.ns, call.name)?));
-    }
+    };
     match call.sub {
         Sub::Binding => {
             let Desired::Object(binding) = desired else {
@@ -264,10 +263,7 @@ fn token(call: &Call<'_>, mut request: Value) -> Result<Value, ApiError> {
         Some(Value::Array(a)) if !a.is_empty() => a.clone(),
         _ => vec![json!(DEFAULT_AUDIENCE)],
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = util::now_secs();
     let exp = now + seconds.unsigned_abs();
     let sa_uid = sa.pointer("/metadata/uid").cloned().unwrap_or(Value::Null);
     let claims = json!({
@@ -294,7 +290,7 @@ fn token(call: &Call<'_>, mut request: Value) -> Result<Value, ApiError> {
     request["metadata"] = json!({
         "name": call.name,
         "namespace": call.ns,
-        "creationTimestamp": util::now_rfc3339(),
+        "creationTimestamp": util::rfc3339(now),
     });
     if !request["spec"].is_object() {
         request["spec"] = json!({});
@@ -329,7 +325,6 @@ fn write_part(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> 
                 patch(&mut obj)?;
                 obj
             }
-            Desired::None => live.clone(),
         };
         let mut out = live.clone();
         match call.sub {

@@ -4,13 +4,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::Rng;
 
-/// Current time as RFC 3339 with second precision, as Kubernetes writes it.
-pub(crate) fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
+/// Seconds since the epoch now.
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
-        .unwrap_or(0);
-    rfc3339(secs)
+        .unwrap_or(0)
+}
+
+/// Current time as RFC 3339 with second precision, as Kubernetes writes it.
+pub(crate) fn now_rfc3339() -> String {
+    rfc3339(now_secs())
 }
 
 /// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
