@@ -23,17 +23,18 @@ use crate::ir::{Field, Ir, Ty, TypeKind};
 /// most one of them set), `Container` 2,144 B and `EnvVar` 360 B, about
 /// 28 KB per pod of mostly absent fields, and lists of such elements are
 /// large-bin requests that make glibc consolidate its fastbins on every
-/// grow. Why 64 (sizes from `size_of`, Volume / Container / PodSpec):
-/// 256 leaves `Volume` at 2,456 B and 128 at 1,928 B (its ~30 sources are
-/// mostly 64–128 B); 64 gives 960 / 472 / 728 B and boxes 182 fields; 32
-/// would box 323 fields, among them small structs that are usually present
-/// (`ObjectFieldSelector`, `SecretKeySelector`, `ConfigMapVolumeSource`),
-/// each one more allocation on decode for 30–60 B saved. Measured at 64
-/// (`cargo xtask bench --only codec,memory`, load 5–9): informer cache of
-/// 10,000 pods 257 MB peak RSS (389 MB before; kube-rs 424, client-go 314
-/// in the same run); typed decode no slower against its peers. 32 and 128
-/// were not benchmarked.
-pub const BOX_THRESHOLD: u64 = 64;
+/// grow. Why 32 (sizes from `size_of`, Volume / Container / PodSpec): 256
+/// leaves `Volume` at 2,456 B and 128 at 1,928 B; 64 gives 960 / 472 /
+/// 728 B (most of `Volume`'s ~30 sources are 40–64 B) and boxes 182 fields;
+/// 32 gives 344 / 440 / 752 B and boxes 323 (`PodSpec` grows by 24 B: a few
+/// small structs it holds inline lose the niche an inline `Option` of a
+/// `String`-bearing struct gave them). At 32 the small structs that are
+/// usually present (`ObjectFieldSelector`, `SecretKeySelector`,
+/// `ConfigMapVolumeSource`) cost one more allocation each on decode: 10 more
+/// per pod of `gen_podlist.py` (253 → 263) for 24.2 → 20.9 KB of live heap
+/// per decoded pod. Below 32 a box would save at most 16–24 B for an
+/// allocation whose own overhead is 16 B.
+pub const BOX_THRESHOLD: u64 = 32;
 
 /// Size, alignment and free niches (`0` = `Option` of it needs a tag) of a
 /// type's inline representation.

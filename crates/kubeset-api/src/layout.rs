@@ -27,8 +27,8 @@ fn pod_structs_stay_small() {
     let sizes = [
         ("Pod", size_of::<Pod>(), 400),
         ("PodSpec", size_of::<PodSpec>(), 768),
-        ("Container", size_of::<Container>(), 512),
-        ("Volume", size_of::<Volume>(), 1024),
+        ("Container", size_of::<Container>(), 448),
+        ("Volume", size_of::<Volume>(), 384),
         ("EnvVar", size_of::<EnvVar>(), 64),
     ];
     for (name, size, bound) in sizes {

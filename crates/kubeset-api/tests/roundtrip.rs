@@ -113,11 +113,14 @@ fn boxed_fields_are_built_with_into() {
                 }],
                 volumes: Some(vec![Volume {
                     name: "v".into(),
-                    // 64 B: inline.
-                    config_map: Some(ConfigMapVolumeSource {
-                        name: Some("cm".into()),
-                        ..ConfigMapVolumeSource::default()
-                    }),
+                    // 64 B: boxed like every optional struct above 32 B.
+                    config_map: Some(
+                        ConfigMapVolumeSource {
+                            name: Some("cm".into()),
+                            ..ConfigMapVolumeSource::default()
+                        }
+                        .into(),
+                    ),
                     ..Volume::default()
                 }]),
                 ..PodSpec::default()

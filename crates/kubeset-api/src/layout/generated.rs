@@ -22,11 +22,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MatchResources,
-    >("api::admissionregistration::v1::MatchResources", 184usize, 184usize, &mut wrong);
+    >("api::admissionregistration::v1::MatchResources", 88usize, 88usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MutatingWebhook,
-    >("api::admissionregistration::v1::MutatingWebhook", 368usize, 368usize, &mut wrong);
+    >("api::admissionregistration::v1::MutatingWebhook", 272usize, 272usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MutatingWebhookConfiguration,
@@ -61,7 +61,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::ParamRef,
-    >("api::admissionregistration::v1::ParamRef", 128usize, 128usize, &mut wrong);
+    >("api::admissionregistration::v1::ParamRef", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::RuleWithOperations,
@@ -84,8 +84,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicy,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicy",
-        432usize,
-        432usize,
+        376usize,
+        376usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -93,8 +93,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicyBinding",
-        424usize,
-        424usize,
+        368usize,
+        368usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -129,8 +129,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicySpec",
-        176usize,
-        176usize,
+        136usize,
+        136usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -147,8 +147,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingWebhook,
     >(
         "api::admissionregistration::v1::ValidatingWebhook",
-        344usize,
-        344usize,
+        248usize,
+        248usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -213,8 +213,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MatchResources,
     >(
         "api::admissionregistration::v1alpha1::MatchResources",
-        184usize,
-        184usize,
+        88usize,
+        88usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -231,8 +231,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding",
-        400usize,
-        400usize,
+        368usize,
+        368usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -267,8 +267,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec",
-        176usize,
-        176usize,
+        136usize,
+        136usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -291,7 +291,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1alpha1")]
     super::check::<
         crate::api::admissionregistration::v1alpha1::ParamRef,
-    >("api::admissionregistration::v1alpha1::ParamRef", 128usize, 128usize, &mut wrong);
+    >("api::admissionregistration::v1alpha1::ParamRef", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1alpha1")]
     super::check::<
         crate::api::admissionregistration::v1alpha1::Variable,
@@ -323,8 +323,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MatchResources,
     >(
         "api::admissionregistration::v1beta1::MatchResources",
-        184usize,
-        184usize,
+        88usize,
+        88usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -341,8 +341,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding",
-        400usize,
-        400usize,
+        368usize,
+        368usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -377,8 +377,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec",
-        176usize,
-        176usize,
+        136usize,
+        136usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -401,7 +401,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1beta1")]
     super::check::<
         crate::api::admissionregistration::v1beta1::ParamRef,
-    >("api::admissionregistration::v1beta1::ParamRef", 128usize, 128usize, &mut wrong);
+    >("api::admissionregistration::v1beta1::ParamRef", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1beta1")]
     super::check::<
         crate::api::admissionregistration::v1beta1::Variable,
@@ -483,7 +483,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetSpec,
-    >("api::apps::v1::DaemonSetSpec", 448usize, 448usize, &mut wrong);
+    >("api::apps::v1::DaemonSetSpec", 472usize, 472usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetStatus,
@@ -491,7 +491,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetUpdateStrategy,
-    >("api::apps::v1::DaemonSetUpdateStrategy", 72usize, 72usize, &mut wrong);
+    >("api::apps::v1::DaemonSetUpdateStrategy", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::Deployment,
@@ -507,7 +507,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentSpec,
-    >("api::apps::v1::DeploymentSpec", 472usize, 472usize, &mut wrong);
+    >("api::apps::v1::DeploymentSpec", 496usize, 496usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentStatus,
@@ -515,7 +515,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentStrategy,
-    >("api::apps::v1::DeploymentStrategy", 72usize, 72usize, &mut wrong);
+    >("api::apps::v1::DeploymentStrategy", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSet,
@@ -576,7 +576,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetSpec,
-    >("api::apps::v1::StatefulSetSpec", 632usize, 632usize, &mut wrong);
+    >("api::apps::v1::StatefulSetSpec", 544usize, 544usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetStatus,
@@ -600,7 +600,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenRequest,
-    >("api::authentication::v1::TokenRequest", 456usize, 456usize, &mut wrong);
+    >("api::authentication::v1::TokenRequest", 416usize, 416usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenRequestSpec,
@@ -612,7 +612,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenReview,
-    >("api::authentication::v1::TokenReview", 472usize, 472usize, &mut wrong);
+    >("api::authentication::v1::TokenReview", 416usize, 416usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenReviewSpec,
@@ -638,8 +638,8 @@ fn estimates_match_size_of() {
         crate::api::authorization::v1::LocalSubjectAccessReview,
     >(
         "api::authorization::v1::LocalSubjectAccessReview",
-        576usize,
-        576usize,
+        488usize,
+        488usize,
         &mut wrong,
     );
     #[cfg(feature = "authorization-v1")]
@@ -653,7 +653,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::ResourceAttributes,
-    >("api::authorization::v1::ResourceAttributes", 264usize, 264usize, &mut wrong);
+    >("api::authorization::v1::ResourceAttributes", 184usize, 184usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::ResourceRule,
@@ -661,14 +661,14 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectAccessReview,
-    >("api::authorization::v1::SelfSubjectAccessReview", 472usize, 472usize, &mut wrong);
+    >("api::authorization::v1::SelfSubjectAccessReview", 384usize, 384usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     >(
         "api::authorization::v1::SelfSubjectAccessReviewSpec",
-        56usize,
-        56usize,
+        16usize,
+        24usize,
         &mut wrong,
     );
     #[cfg(feature = "authorization-v1")]
@@ -687,11 +687,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReview,
-    >("api::authorization::v1::SubjectAccessReview", 576usize, 576usize, &mut wrong);
+    >("api::authorization::v1::SubjectAccessReview", 488usize, 488usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReviewSpec,
-    >("api::authorization::v1::SubjectAccessReviewSpec", 160usize, 160usize, &mut wrong);
+    >("api::authorization::v1::SubjectAccessReviewSpec", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReviewStatus,
@@ -707,7 +707,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v1")]
     super::check::<
         crate::api::autoscaling::v1::HorizontalPodAutoscaler,
-    >("api::autoscaling::v1::HorizontalPodAutoscaler", 424usize, 424usize, &mut wrong);
+    >("api::autoscaling::v1::HorizontalPodAutoscaler", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "autoscaling-v1")]
     super::check::<
         crate::api::autoscaling::v1::HorizontalPodAutoscalerList,
@@ -767,11 +767,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ExternalMetricSource,
-    >("api::autoscaling::v2::ExternalMetricSource", 160usize, 160usize, &mut wrong);
+    >("api::autoscaling::v2::ExternalMetricSource", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ExternalMetricStatus,
-    >("api::autoscaling::v2::ExternalMetricStatus", 136usize, 136usize, &mut wrong);
+    >("api::autoscaling::v2::ExternalMetricStatus", 88usize, 88usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::HPAScalingPolicy,
@@ -832,7 +832,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricIdentifier,
-    >("api::autoscaling::v2::MetricIdentifier", 80usize, 80usize, &mut wrong);
+    >("api::autoscaling::v2::MetricIdentifier", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricSpec,
@@ -852,19 +852,19 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ObjectMetricSource,
-    >("api::autoscaling::v2::ObjectMetricSource", 232usize, 232usize, &mut wrong);
+    >("api::autoscaling::v2::ObjectMetricSource", 184usize, 184usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ObjectMetricStatus,
-    >("api::autoscaling::v2::ObjectMetricStatus", 208usize, 208usize, &mut wrong);
+    >("api::autoscaling::v2::ObjectMetricStatus", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::PodsMetricSource,
-    >("api::autoscaling::v2::PodsMetricSource", 160usize, 160usize, &mut wrong);
+    >("api::autoscaling::v2::PodsMetricSource", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::PodsMetricStatus,
-    >("api::autoscaling::v2::PodsMetricStatus", 136usize, 136usize, &mut wrong);
+    >("api::autoscaling::v2::PodsMetricStatus", 88usize, 88usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ResourceMetricSource,
@@ -904,11 +904,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobSpec,
-    >("api::batch::v1::JobSpec", 616usize, 616usize, &mut wrong);
+    >("api::batch::v1::JobSpec", 568usize, 568usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobStatus,
-    >("api::batch::v1::JobStatus", 208usize, 208usize, &mut wrong);
+    >("api::batch::v1::JobStatus", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobTemplateSpec,
@@ -956,8 +956,8 @@ fn estimates_match_size_of() {
         crate::api::certificates::v1::CertificateSigningRequest,
     >(
         "api::certificates::v1::CertificateSigningRequest",
-        592usize,
-        592usize,
+        552usize,
+        552usize,
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1")]
@@ -1119,7 +1119,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Affinity,
-    >("api::core::v1::Affinity", 144usize, 144usize, &mut wrong);
+    >("api::core::v1::Affinity", 24usize, 32usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::AppArmorProfile,
@@ -1147,7 +1147,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CSIPersistentVolumeSource,
-    >("api::core::v1::CSIPersistentVolumeSource", 352usize, 352usize, &mut wrong);
+    >("api::core::v1::CSIPersistentVolumeSource", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CSIVolumeSource,
@@ -1159,7 +1159,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CephFSPersistentVolumeSource,
-    >("api::core::v1::CephFSPersistentVolumeSource", 152usize, 152usize, &mut wrong);
+    >("api::core::v1::CephFSPersistentVolumeSource", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CephFSVolumeSource,
@@ -1167,7 +1167,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CinderPersistentVolumeSource,
-    >("api::core::v1::CinderPersistentVolumeSource", 104usize, 104usize, &mut wrong);
+    >("api::core::v1::CinderPersistentVolumeSource", 64usize, 64usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CinderVolumeSource,
@@ -1179,7 +1179,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ClusterTrustBundleProjection,
-    >("api::core::v1::ClusterTrustBundleProjection", 136usize, 136usize, &mut wrong);
+    >("api::core::v1::ClusterTrustBundleProjection", 88usize, 88usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ComponentCondition,
@@ -1223,7 +1223,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Container,
-    >("api::core::v1::Container", 472usize, 472usize, &mut wrong);
+    >("api::core::v1::Container", 440usize, 440usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerExtendedResourceRequest,
@@ -1243,7 +1243,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerRestartRule,
-    >("api::core::v1::ContainerRestartRule", 72usize, 72usize, &mut wrong);
+    >("api::core::v1::ContainerRestartRule", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerRestartRuleOnExitCodes,
@@ -1251,7 +1251,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerState,
-    >("api::core::v1::ContainerState", 80usize, 80usize, &mut wrong);
+    >("api::core::v1::ContainerState", 40usize, 40usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerStateRunning,
@@ -1267,11 +1267,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerStatus,
-    >("api::core::v1::ContainerStatus", 272usize, 272usize, &mut wrong);
+    >("api::core::v1::ContainerStatus", 248usize, 248usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerUser,
-    >("api::core::v1::ContainerUser", 40usize, 40usize, &mut wrong);
+    >("api::core::v1::ContainerUser", 8usize, 16usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DaemonEndpoint,
@@ -1283,7 +1283,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DownwardAPIVolumeFile,
-    >("api::core::v1::DownwardAPIVolumeFile", 88usize, 88usize, &mut wrong);
+    >("api::core::v1::DownwardAPIVolumeFile", 48usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DownwardAPIVolumeSource,
@@ -1323,11 +1323,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EnvVarSource,
-    >("api::core::v1::EnvVarSource", 176usize, 176usize, &mut wrong);
+    >("api::core::v1::EnvVarSource", 40usize, 48usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EphemeralContainer,
-    >("api::core::v1::EphemeralContainer", 496usize, 496usize, &mut wrong);
+    >("api::core::v1::EphemeralContainer", 464usize, 464usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EphemeralVolumeSource,
@@ -1335,7 +1335,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Event,
-    >("api::core::v1::Event", 840usize, 840usize, &mut wrong);
+    >("api::core::v1::Event", 800usize, 800usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EventList,
@@ -1363,7 +1363,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::FlexPersistentVolumeSource,
-    >("api::core::v1::FlexPersistentVolumeSource", 136usize, 136usize, &mut wrong);
+    >("api::core::v1::FlexPersistentVolumeSource", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::FlexVolumeSource,
@@ -1415,7 +1415,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ISCSIPersistentVolumeSource,
-    >("api::core::v1::ISCSIPersistentVolumeSource", 200usize, 200usize, &mut wrong);
+    >("api::core::v1::ISCSIPersistentVolumeSource", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ISCSIVolumeSource,
@@ -1435,7 +1435,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::LifecycleHandler,
-    >("api::core::v1::LifecycleHandler", 96usize, 96usize, &mut wrong);
+    >("api::core::v1::LifecycleHandler", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::LimitRange,
@@ -1483,7 +1483,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Namespace,
-    >("api::core::v1::Namespace", 432usize, 432usize, &mut wrong);
+    >("api::core::v1::Namespace", 392usize, 392usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NamespaceCondition,
@@ -1599,15 +1599,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimSpec,
-    >("api::core::v1::PersistentVolumeClaimSpec", 256usize, 256usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimSpec", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimStatus,
-    >("api::core::v1::PersistentVolumeClaimStatus", 240usize, 240usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimStatus", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimTemplate,
-    >("api::core::v1::PersistentVolumeClaimTemplate", 616usize, 616usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimTemplate", 512usize, 512usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimVolumeSource,
@@ -1619,7 +1619,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeSpec,
-    >("api::core::v1::PersistentVolumeSpec", 752usize, 752usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeSpec", 384usize, 384usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeStatus,
@@ -1639,7 +1639,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodAffinityTerm,
-    >("api::core::v1::PodAffinityTerm", 208usize, 208usize, &mut wrong);
+    >("api::core::v1::PodAffinityTerm", 112usize, 112usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodAntiAffinity,
@@ -1695,15 +1695,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodSecurityContext,
-    >("api::core::v1::PodSecurityContext", 288usize, 288usize, &mut wrong);
+    >("api::core::v1::PodSecurityContext", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodSpec,
-    >("api::core::v1::PodSpec", 728usize, 728usize, &mut wrong);
+    >("api::core::v1::PodSpec", 752usize, 752usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodStatus,
-    >("api::core::v1::PodStatus", 488usize, 488usize, &mut wrong);
+    >("api::core::v1::PodStatus", 448usize, 448usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodTemplate,
@@ -1731,7 +1731,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Probe,
-    >("api::core::v1::Probe", 168usize, 168usize, &mut wrong);
+    >("api::core::v1::Probe", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ProjectedVolumeSource,
@@ -1743,7 +1743,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::RBDPersistentVolumeSource,
-    >("api::core::v1::RBDPersistentVolumeSource", 200usize, 200usize, &mut wrong);
+    >("api::core::v1::RBDPersistentVolumeSource", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::RBDVolumeSource,
@@ -1751,7 +1751,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationController,
-    >("api::core::v1::ReplicationController", 424usize, 424usize, &mut wrong);
+    >("api::core::v1::ReplicationController", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerCondition,
@@ -1783,7 +1783,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ResourceQuota,
-    >("api::core::v1::ResourceQuota", 432usize, 432usize, &mut wrong);
+    >("api::core::v1::ResourceQuota", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ResourceQuotaList,
@@ -1859,11 +1859,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::SecurityContext,
-    >("api::core::v1::SecurityContext", 224usize, 224usize, &mut wrong);
+    >("api::core::v1::SecurityContext", 104usize, 104usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Service,
-    >("api::core::v1::Service", 416usize, 416usize, &mut wrong);
+    >("api::core::v1::Service", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ServiceAccount,
@@ -1935,7 +1935,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::TopologySpreadConstraint,
-    >("api::core::v1::TopologySpreadConstraint", 192usize, 192usize, &mut wrong);
+    >("api::core::v1::TopologySpreadConstraint", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::TypedLocalObjectReference,
@@ -1947,7 +1947,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Volume,
-    >("api::core::v1::Volume", 960usize, 960usize, &mut wrong);
+    >("api::core::v1::Volume", 344usize, 344usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeDevice,
@@ -1967,7 +1967,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeProjection,
-    >("api::core::v1::VolumeProjection", 216usize, 216usize, &mut wrong);
+    >("api::core::v1::VolumeProjection", 64usize, 64usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeResourceRequirements,
@@ -1979,7 +1979,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::WeightedPodAffinityTerm,
-    >("api::core::v1::WeightedPodAffinityTerm", 216usize, 216usize, &mut wrong);
+    >("api::core::v1::WeightedPodAffinityTerm", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::WindowsSecurityContextOptions,
@@ -1991,7 +1991,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "discovery-v1")]
     super::check::<
         crate::api::discovery::v1::Endpoint,
-    >("api::discovery::v1::Endpoint", 192usize, 192usize, &mut wrong);
+    >("api::discovery::v1::Endpoint", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "discovery-v1")]
     super::check::<
         crate::api::discovery::v1::EndpointConditions,
@@ -2023,7 +2023,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "events-v1")]
     super::check::<
         crate::api::events::v1::Event,
-    >("api::events::v1::Event", 680usize, 680usize, &mut wrong);
+    >("api::events::v1::Event", 640usize, 640usize, &mut wrong);
     #[cfg(feature = "events-v1")]
     super::check::<
         crate::api::events::v1::EventList,
@@ -2078,8 +2078,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration,
     >(
         "api::flowcontrol::v1::LimitedPriorityLevelConfiguration",
-        72usize,
-        72usize,
+        32usize,
+        32usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2095,8 +2095,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::PriorityLevelConfiguration,
     >(
         "api::flowcontrol::v1::PriorityLevelConfiguration",
-        432usize,
-        432usize,
+        392usize,
+        392usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2131,8 +2131,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec,
     >(
         "api::flowcontrol::v1::PriorityLevelConfigurationSpec",
-        48usize,
-        48usize,
+        72usize,
+        72usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2159,7 +2159,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::Subject,
-    >("api::flowcontrol::v1::Subject", 120usize, 120usize, &mut wrong);
+    >("api::flowcontrol::v1::Subject", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::UserSubject,
@@ -2167,7 +2167,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::HTTPIngressPath,
-    >("api::networking::v1::HTTPIngressPath", 112usize, 112usize, &mut wrong);
+    >("api::networking::v1::HTTPIngressPath", 64usize, 64usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::HTTPIngressRuleValue,
@@ -2195,7 +2195,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressBackend,
-    >("api::networking::v1::IngressBackend", 64usize, 64usize, &mut wrong);
+    >("api::networking::v1::IngressBackend", 16usize, 24usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressClass,
@@ -2244,7 +2244,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressSpec,
-    >("api::networking::v1::IngressSpec", 136usize, 136usize, &mut wrong);
+    >("api::networking::v1::IngressSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressStatus,
@@ -2272,7 +2272,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicyPeer,
-    >("api::networking::v1::NetworkPolicyPeer", 160usize, 160usize, &mut wrong);
+    >("api::networking::v1::NetworkPolicyPeer", 24usize, 32usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicyPort,
@@ -2280,7 +2280,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicySpec,
-    >("api::networking::v1::NetworkPolicySpec", 128usize, 128usize, &mut wrong);
+    >("api::networking::v1::NetworkPolicySpec", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::ParentReference,
@@ -2344,7 +2344,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "node-v1")]
     super::check::<
         crate::api::node::v1::RuntimeClass,
-    >("api::node::v1::RuntimeClass", 472usize, 472usize, &mut wrong);
+    >("api::node::v1::RuntimeClass", 424usize, 424usize, &mut wrong);
     #[cfg(feature = "node-v1")]
     super::check::<
         crate::api::node::v1::RuntimeClassList,
@@ -2368,7 +2368,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudgetSpec,
-    >("api::policy::v1::PodDisruptionBudgetSpec", 128usize, 128usize, &mut wrong);
+    >("api::policy::v1::PodDisruptionBudgetSpec", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudgetStatus,
@@ -2428,7 +2428,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::AllocationResult,
-    >("api::resource::v1::AllocationResult", 96usize, 96usize, &mut wrong);
+    >("api::resource::v1::AllocationResult", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::CELDeviceSelector,
@@ -2460,12 +2460,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceAllocationConfiguration,
-    >(
-        "api::resource::v1::DeviceAllocationConfiguration",
-        104usize,
-        104usize,
-        &mut wrong,
-    );
+    >("api::resource::v1::DeviceAllocationConfiguration", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceAllocationResult,
@@ -2477,7 +2472,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceCapacity,
-    >("api::resource::v1::DeviceCapacity", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1::DeviceCapacity", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClaim,
@@ -2485,7 +2480,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClaimConfiguration,
-    >("api::resource::v1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClass,
@@ -2493,7 +2488,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClassConfiguration,
-    >("api::resource::v1::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClassList,
@@ -2554,7 +2549,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaim,
-    >("api::resource::v1::ResourceClaim", 424usize, 424usize, &mut wrong);
+    >("api::resource::v1::ResourceClaim", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimConsumerReference,
@@ -2630,7 +2625,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::AllocationResult,
-    >("api::resource::v1beta1::AllocationResult", 96usize, 96usize, &mut wrong);
+    >("api::resource::v1beta1::AllocationResult", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::BasicDevice,
@@ -2673,8 +2668,8 @@ fn estimates_match_size_of() {
         crate::api::resource::v1beta1::DeviceAllocationConfiguration,
     >(
         "api::resource::v1beta1::DeviceAllocationConfiguration",
-        104usize,
-        104usize,
+        56usize,
+        56usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta1")]
@@ -2688,7 +2683,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceCapacity,
-    >("api::resource::v1beta1::DeviceCapacity", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceCapacity", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClaim,
@@ -2696,7 +2691,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClaimConfiguration,
-    >("api::resource::v1beta1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClass,
@@ -2704,7 +2699,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClassConfiguration,
-    >("api::resource::v1beta1::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClassList,
@@ -2761,7 +2756,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaim,
-    >("api::resource::v1beta1::ResourceClaim", 424usize, 424usize, &mut wrong);
+    >("api::resource::v1beta1::ResourceClaim", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimConsumerReference,
@@ -2828,7 +2823,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::AllocationResult,
-    >("api::resource::v1beta2::AllocationResult", 96usize, 96usize, &mut wrong);
+    >("api::resource::v1beta2::AllocationResult", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::CELDeviceSelector,
@@ -2867,8 +2862,8 @@ fn estimates_match_size_of() {
         crate::api::resource::v1beta2::DeviceAllocationConfiguration,
     >(
         "api::resource::v1beta2::DeviceAllocationConfiguration",
-        104usize,
-        104usize,
+        56usize,
+        56usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta2")]
@@ -2882,7 +2877,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceCapacity,
-    >("api::resource::v1beta2::DeviceCapacity", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceCapacity", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClaim,
@@ -2890,7 +2885,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClaimConfiguration,
-    >("api::resource::v1beta2::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClass,
@@ -2898,7 +2893,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClassConfiguration,
-    >("api::resource::v1beta2::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClassList,
@@ -2959,7 +2954,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaim,
-    >("api::resource::v1beta2::ResourceClaim", 424usize, 424usize, &mut wrong);
+    >("api::resource::v1beta2::ResourceClaim", 376usize, 376usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimConsumerReference,
@@ -3095,7 +3090,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSIStorageCapacity,
-    >("api::storage::v1::CSIStorageCapacity", 488usize, 488usize, &mut wrong);
+    >("api::storage::v1::CSIStorageCapacity", 440usize, 440usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSIStorageCapacityList,
@@ -3131,7 +3126,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachmentStatus,
-    >("api::storage::v1::VolumeAttachmentStatus", 152usize, 152usize, &mut wrong);
+    >("api::storage::v1::VolumeAttachmentStatus", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttributesClass,
@@ -3166,8 +3161,8 @@ fn estimates_match_size_of() {
         crate::api::storagemigration::v1beta1::StorageVersionMigration,
     >(
         "api::storagemigration::v1beta1::StorageVersionMigration",
-        456usize,
-        456usize,
+        376usize,
+        376usize,
         &mut wrong,
     );
     #[cfg(feature = "storagemigration-v1beta1")]
@@ -3211,8 +3206,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion",
-        32usize,
-        32usize,
+        56usize,
+        56usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3220,8 +3215,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition",
-        624usize,
-        624usize,
+        600usize,
+        600usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3256,8 +3251,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec",
-        256usize,
-        256usize,
+        232usize,
+        232usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3274,8 +3269,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion",
-        160usize,
-        160usize,
+        128usize,
+        128usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3337,8 +3332,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps",
-        864usize,
-        864usize,
+        824usize,
+        824usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3409,8 +3404,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion",
-        80usize,
-        80usize,
+        32usize,
+        32usize,
         &mut wrong,
     );
     super::check::<
@@ -3418,7 +3413,7 @@ fn estimates_match_size_of() {
     >("apimachinery::pkg::api::resource::Quantity", 24usize, 24usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::APIGroup,
-    >("apimachinery::pkg::apis::meta::v1::APIGroup", 120usize, 120usize, &mut wrong);
+    >("apimachinery::pkg::apis::meta::v1::APIGroup", 80usize, 80usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::APIGroupList,
     >("apimachinery::pkg::apis::meta::v1::APIGroupList", 24usize, 24usize, &mut wrong);
@@ -3443,8 +3438,8 @@ fn estimates_match_size_of() {
         crate::apimachinery::pkg::apis::meta::v1::DeleteOptions,
     >(
         "apimachinery::pkg::apis::meta::v1::DeleteOptions",
-        168usize,
-        168usize,
+        128usize,
+        128usize,
         &mut wrong,
     );
     super::check::<
@@ -3580,8 +3575,8 @@ fn estimates_match_size_of() {
         crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
     >(
         "kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec",
-        144usize,
-        144usize,
+        96usize,
+        96usize,
         &mut wrong,
     );
     #[cfg(feature = "apiregistration-v1")]

@@ -20,7 +20,7 @@ pub struct ValidatingAdmissionPolicy {
     >,
     /// The status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way. Populated by the system. Read-only.
     pub status: Option<
-        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
+        Box<crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>,
     >,
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicy {

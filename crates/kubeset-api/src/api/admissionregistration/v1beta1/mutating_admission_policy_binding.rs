@@ -20,7 +20,9 @@ pub struct MutatingAdmissionPolicyBinding {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the MutatingAdmissionPolicyBinding.
     pub spec: Option<
-        crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
+        Box<
+            crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
+        >,
     >,
 }
 impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBinding {

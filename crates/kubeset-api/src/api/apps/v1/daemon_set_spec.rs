@@ -13,7 +13,7 @@ pub struct DaemonSetSpec {
     /// An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// An update strategy to replace existing DaemonSet pods with new pods.
-    pub update_strategy: Option<Box<crate::api::apps::v1::DaemonSetUpdateStrategy>>,
+    pub update_strategy: Option<crate::api::apps::v1::DaemonSetUpdateStrategy>,
 }
 impl crate::serde_util::DeStruct for DaemonSetSpec {
     const NAME: &'static str = "DaemonSetSpec";

@@ -17,7 +17,7 @@ pub struct DeploymentSpec {
     /// Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// The deployment strategy to use to replace existing pods with new ones.
-    pub strategy: Option<Box<crate::api::apps::v1::DeploymentStrategy>>,
+    pub strategy: Option<crate::api::apps::v1::DeploymentStrategy>,
     /// Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always".
     pub template: crate::api::core::v1::PodTemplateSpec,
 }

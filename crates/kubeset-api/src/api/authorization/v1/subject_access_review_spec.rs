@@ -10,7 +10,7 @@ pub struct SubjectAccessReviewSpec {
     pub groups: Option<Vec<String>>,
     /// NonResourceAttributes describes information for a non-resource access request
     pub non_resource_attributes: Option<
-        crate::api::authorization::v1::NonResourceAttributes,
+        Box<crate::api::authorization::v1::NonResourceAttributes>,
     >,
     /// ResourceAuthorizationAttributes describes information for a resource access request
     pub resource_attributes: Option<

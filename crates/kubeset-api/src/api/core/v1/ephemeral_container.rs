@@ -19,7 +19,7 @@ pub struct EphemeralContainer {
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
     pub image_pull_policy: Option<String>,
     /// Lifecycle is not allowed for ephemeral containers.
-    pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
+    pub lifecycle: Option<Box<crate::api::core::v1::Lifecycle>>,
     /// Probes are not allowed for ephemeral containers.
     pub liveness_probe: Option<Box<crate::api::core::v1::Probe>>,
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.

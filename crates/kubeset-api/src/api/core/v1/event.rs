@@ -39,7 +39,7 @@ pub struct Event {
     /// Data about the Event series this event represents or nil if it's a singleton Event.
     pub series: Option<crate::api::core::v1::EventSeries>,
     /// The component reporting this event. Should be a short machine understandable string.
-    pub source: Option<crate::api::core::v1::EventSource>,
+    pub source: Option<Box<crate::api::core::v1::EventSource>>,
     /// Type of this event (Normal, Warning), new types could be added in the future
     pub type_: Option<String>,
 }

@@ -11,7 +11,7 @@ pub struct LifecycleHandler {
     /// Sleep represents a duration that the container should sleep.
     pub sleep: Option<crate::api::core::v1::SleepAction>,
     /// Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.
-    pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
+    pub tcp_socket: Option<Box<crate::api::core::v1::TCPSocketAction>>,
 }
 impl crate::serde_util::DeStruct for LifecycleHandler {
     const NAME: &'static str = "LifecycleHandler";

@@ -18,9 +18,9 @@ pub struct PersistentVolumeClaimSpec {
     /// (Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
     pub data_source_ref: Option<Box<crate::api::core::v1::TypedObjectReference>>,
     /// resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources
-    pub resources: Option<crate::api::core::v1::VolumeResourceRequirements>,
+    pub resources: Option<Box<crate::api::core::v1::VolumeResourceRequirements>>,
     /// selector is a label query over volumes to consider for binding.
-    pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    pub selector: Option<Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>>,
     /// storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
     pub storage_class_name: Option<String>,
     /// volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/

@@ -7,7 +7,7 @@ pub struct PodSpec {
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
     pub active_deadline_seconds: Option<i64>,
     /// If specified, the pod's scheduling constraints
-    pub affinity: Option<Box<crate::api::core::v1::Affinity>>,
+    pub affinity: Option<crate::api::core::v1::Affinity>,
     /// AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
     pub automount_service_account_token: Option<bool>,
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.

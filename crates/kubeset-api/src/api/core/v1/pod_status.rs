@@ -19,7 +19,7 @@ pub struct PodStatus {
     pub ephemeral_container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// Status of extended resource claim backed by DRA.
     pub extended_resource_claim_status: Option<
-        crate::api::core::v1::PodExtendedResourceClaimStatus,
+        Box<crate::api::core::v1::PodExtendedResourceClaimStatus>,
     >,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
     pub host_ip: Option<String>,

@@ -17,7 +17,7 @@ pub struct Service {
     /// Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<Box<crate::api::core::v1::ServiceSpec>>,
     /// Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<crate::api::core::v1::ServiceStatus>,
+    pub status: Option<Box<crate::api::core::v1::ServiceStatus>>,
 }
 impl crate::serde_util::DeStruct for Service {
     const NAME: &'static str = "Service";

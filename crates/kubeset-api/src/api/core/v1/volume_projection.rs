@@ -15,7 +15,7 @@ pub struct VolumeProjection {
         Box<crate::api::core::v1::ClusterTrustBundleProjection>,
     >,
     /// configMap information about the configMap data to project
-    pub config_map: Option<crate::api::core::v1::ConfigMapProjection>,
+    pub config_map: Option<Box<crate::api::core::v1::ConfigMapProjection>>,
     /// downwardAPI information about the downwardAPI data to project
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjection>,
     /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.
@@ -33,10 +33,10 @@ pub struct VolumeProjection {
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
     pub pod_certificate: Option<Box<crate::api::core::v1::PodCertificateProjection>>,
     /// secret information about the secret data to project
-    pub secret: Option<crate::api::core::v1::SecretProjection>,
+    pub secret: Option<Box<crate::api::core::v1::SecretProjection>>,
     /// serviceAccountToken is information about the serviceAccountToken data to project
     pub service_account_token: Option<
-        crate::api::core::v1::ServiceAccountTokenProjection,
+        Box<crate::api::core::v1::ServiceAccountTokenProjection>,
     >,
 }
 impl crate::serde_util::DeStruct for VolumeProjection {

@@ -25,7 +25,7 @@ pub struct Event {
         crate::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
-    pub deprecated_source: Option<crate::api::core::v1::EventSource>,
+    pub deprecated_source: Option<Box<crate::api::core::v1::EventSource>>,
     /// eventTime is the time when this Event was first observed. It is required.
     pub event_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata

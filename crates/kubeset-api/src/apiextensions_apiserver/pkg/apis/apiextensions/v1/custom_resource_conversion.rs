@@ -9,9 +9,7 @@ pub struct CustomResourceConversion {
     pub strategy: String,
     /// webhook describes how to call the conversion webhook. Required when `strategy` is set to `"Webhook"`.
     pub webhook: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceConversion {

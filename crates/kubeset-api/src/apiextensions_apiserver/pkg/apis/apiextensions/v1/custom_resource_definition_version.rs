@@ -32,7 +32,9 @@ pub struct CustomResourceDefinitionVersion {
     pub storage: bool,
     /// subresources specify what subresources this version of the defined custom resource have.
     pub subresources: Option<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
+        Box<
+            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
+        >,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceDefinitionVersion {

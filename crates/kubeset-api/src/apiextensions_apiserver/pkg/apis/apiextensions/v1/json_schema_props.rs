@@ -62,7 +62,9 @@ pub struct JSONSchemaProps {
     pub exclusive_minimum: Option<bool>,
     /// `externalDocs` (no description in the spec).
     pub external_docs: Option<
-        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
+        Box<
+            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
+        >,
     >,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///
