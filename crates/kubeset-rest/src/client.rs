@@ -19,7 +19,7 @@ use crate::{
     },
     metrics::Metrics,
     rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
-    request::{PatchType, Request, Verb},
+    request::{CollectionPath, PatchType, Request, Verb},
     warning::{LogWarnings, WarningHandler},
 };
 
@@ -324,9 +324,9 @@ pub(crate) struct Inner {
     /// The configured server as an endpoint (its parsed base URL).
     pub(crate) server: Endpoint,
     /// The base URL's path (for `abs_path`).
-    pub(crate) base_path: String,
+    pub(crate) base_path: Arc<str>,
     /// `join("/", base path, api path)`: every request's starting prefix.
-    pub(crate) api_prefix: String,
+    pub(crate) api_prefix: Arc<str>,
     pub(crate) content_type: HeaderValue,
     pub(crate) accept: HeaderValue,
     /// Sent with every request unless the request sets the same name; all
@@ -437,8 +437,8 @@ impl RestClient {
             .request_deadline
             .or(config.timeout)
             .unwrap_or(DEFAULT_BUDGET);
-        let base_path = base.path().to_owned();
-        let api_prefix = crate::url::join(["/", base_path.as_str(), config.api_path.as_str()]);
+        let base_path: Arc<str> = base.path().into();
+        let api_prefix = crate::url::join(["/", &*base_path, config.api_path.as_str()]).into();
 
         let header = |what: &str, v: &str| {
             HeaderValue::from_str(v)
@@ -574,6 +574,18 @@ impl RestClient {
     /// A request with this verb.
     pub fn verb(&self, verb: Verb) -> Request {
         Request::new(self.clone(), verb)
+    }
+
+    /// The collection of `resource` under `abs_path` (`["api", "v1"]`,
+    /// `["apis", group, version]`), in `namespace` when given, validated
+    /// and joined once for [`Request::collection`].
+    pub fn collection(
+        &self,
+        abs_path: &[&str],
+        namespace: Option<&str>,
+        resource: &str,
+    ) -> CollectionPath {
+        CollectionPath::new(self, abs_path, namespace, resource)
     }
 
     /// A GET request.
