@@ -240,6 +240,28 @@ impl fmt::Debug for Request {
     }
 }
 
+/// A request's own `headers` with the client's defaults for the names it
+/// does not set (all values of each), and `accept` unless it has one.
+pub(crate) fn with_defaults(
+    mut headers: HeaderMap,
+    defaults: &HeaderMap,
+    accept: &HeaderValue,
+) -> HeaderMap {
+    // Default header names are distinct, so checking the map being filled
+    // is checking the request's own headers.
+    for name in defaults.keys() {
+        if !headers.contains_key(name) {
+            for value in defaults.get_all(name) {
+                headers.append(name.clone(), value.clone());
+            }
+        }
+    }
+    if !headers.contains_key(http::header::ACCEPT) {
+        headers.insert(http::header::ACCEPT, accept.clone());
+    }
+    headers
+}
+
 fn invalid(message: String) -> Error {
     Error::InvalidRequest { message }
 }
@@ -704,26 +726,25 @@ impl Request {
         }
         self.preflight()?;
         let inner = &self.client.inner;
-        // Default header names are distinct, so checking the map being
-        // filled is checking the request's own headers.
-        let mut headers = std::mem::take(&mut self.headers);
-        for name in inner.default_headers.keys() {
-            if !headers.contains_key(name) {
-                for value in inner.default_headers.get_all(name) {
-                    headers.append(name.clone(), value.clone());
-                }
+        // A request without headers or body of its own sends the client's
+        // prepared set (cloned per attempt, never built here).
+        let headers = if self.headers.is_empty() && self.body.is_none() {
+            None
+        } else {
+            let mut headers = with_defaults(
+                std::mem::take(&mut self.headers),
+                &inner.default_headers,
+                &inner.accept,
+            );
+            if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
+                let ct = self
+                    .content_type
+                    .clone()
+                    .unwrap_or_else(|| inner.content_type.clone());
+                headers.insert(http::header::CONTENT_TYPE, ct);
             }
-        }
-        if !headers.contains_key(http::header::ACCEPT) {
-            headers.insert(http::header::ACCEPT, inner.accept.clone());
-        }
-        if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
-            let ct = self
-                .content_type
-                .clone()
-                .unwrap_or_else(|| inner.content_type.clone());
-            headers.insert(http::header::CONTENT_TYPE, ct);
-        }
+            Some(headers)
+        };
         let prepared = Prepared {
             verb: self.verb,
             path_and_query: self.path_and_query(),
