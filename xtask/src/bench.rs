@@ -542,10 +542,24 @@ fn throughput_table(out: &mut String, all: &[Value], bench: &str, what: &str) {
     out.push('\n');
 }
 
+/// The round-trip clients, in table order: the Kubernetes clients, then
+/// the transport floors (plain reqwest, plain hyper-util), which are not
+/// peers but the least a client on that HTTP stack can cost.
+const ROUND_TRIP_CLIENTS: [&str; 5] = ["kubeset", "kube-rs", "client-go", "reqwest", "hyper"];
+
+/// How a round-trip client is named in the tables.
+fn round_trip_label(name: &str) -> String {
+    match name {
+        "reqwest" | "hyper" => format!("{name} (transport floor)"),
+        _ => name.to_owned(),
+    }
+}
+
 /// GET round trips: `plan.rounds` rounds of every client against one
 /// server process, the order rotating each round (kubeset, kube-rs,
-/// client-go; then kube-rs, client-go, kubeset; …) so that no client is
-/// always first on a machine whose load drifts. Each record gets its
+/// client-go, reqwest, hyper; then kube-rs, client-go, reqwest, hyper,
+/// kubeset; …) so that no client is always first on a machine whose load
+/// drifts. Each record gets its
 /// `round` and the server's CPU seconds during that client's phase
 /// (`server_cpu_s`, read from `/proc/<pid>/stat`).
 fn round_trips(rust: &Path, go: &Path, plan: &Plan) -> Result<Vec<Value>, Error> {
@@ -555,7 +569,7 @@ fn round_trips(rust: &Path, go: &Path, plan: &Plan) -> Result<Vec<Value>, Error>
         plan.concurrency.to_string(),
         plan.concurrent_total.to_string(),
     ];
-    let clients = ["kubeset", "kube-rs", "client-go"];
+    let clients = ROUND_TRIP_CLIENTS;
     let mut all = Vec::new();
     for round in 0..plan.rounds.max(1) {
         for k in 0..clients.len() {
@@ -975,11 +989,24 @@ fn round_trip_tables(out: &mut String, plan: &Plan, all: &[Value]) {
     }
     let rounds = plan.rounds.max(1);
     let ours = |t: &[(String, Vec<f64>)]| median(of(t, "kubeset"));
+    let order = |v: &mut Vec<(String, Vec<f64>)>| {
+        v.sort_by_key(|(n, _)| {
+            ROUND_TRIP_CLIENTS
+                .iter()
+                .position(|c| c == n)
+                .unwrap_or(usize::MAX)
+        });
+    };
+    let (mut p50, mut rate) = (p50, rate);
+    order(&mut p50);
+    order(&mut rate);
     let _ = writeln!(
         out,
         "### GET round trip, sequential (latency)\n\n\
          Medians over {rounds} interleaved rounds of {} requests each. CPU: the client process's user + system \
-         time in the timed phase per request (`/proc/self/stat`, 10 ms ticks), the load-independent figure.\n\n\
+         time in the timed phase per request (`/proc/self/stat`, 10 ms ticks), the load-independent figure. \
+         The transport floors are not Kubernetes clients: the same GET and decode on bare reqwest and bare \
+         hyper-util, the least a client on each stack can cost.\n\n\
          | implementation | p50 µs | p99 µs | client CPU µs/req | p50 peer / kubeset | p99 peer / kubeset | CPU peer / kubeset |\n\
          |---|---:|---:|---:|---:|---:|---:|",
         plan.sequential
@@ -992,7 +1019,8 @@ fn round_trip_tables(out: &mut String, plan: &Plan, all: &[Value]) {
         );
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            round_trip_label(name),
             fmt_opt(a, 0),
             fmt_opt(b, 0),
             fmt_opt(c, 1),
@@ -1017,7 +1045,8 @@ fn round_trip_tables(out: &mut String, plan: &Plan, all: &[Value]) {
         let c = median(of(&conc_cpu, name));
         let _ = writeln!(
             out,
-            "| {name} | {} ({}–{}) | {} | {} | {} | {} |",
+            "| {} | {} ({}–{}) | {} | {} | {} | {} |",
+            round_trip_label(name),
             fmt_opt(r, 0),
             fmt_opt(lo, 0),
             fmt_opt(hi, 0),
@@ -1253,7 +1282,11 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
          Concurrent: {} requests by {} workers (tokio tasks on the default multi-thread runtime; goroutines), requests/s. \
          kubeset: `Api<ConfigMap>::get`, rate limiter off (`with_qps_burst(-1.0, 0)`); kube-rs: `kube::Api<ConfigMap>::get`; \
          client-go: `CoreV1().ConfigMaps().Get`, `QPS: -1` (no limiter), other settings default \
-         (its transport keeps at most 25 idle connections per host). The server shares the 2 CPUs with the client, \
+         (its transport keeps at most 25 idle connections per host). \
+         Transport floors (not peers; the same GET, `Accept: application/json, */*`, body read whole and decoded \
+         into kubeset's `ConfigMap` with `kubeset_rest::from_json`): “reqwest”, a plain `reqwest::Client` of the \
+         reqwest build kubeset uses, URL parsed once; “hyper”, hyper-util's legacy client over HTTP/1 \
+         (`build_http`), URI parsed once. The server shares the 2 CPUs with the client, \
          so these rows measure client CPU cost as much as latency.\n",
         sizes.join(", "),
         plan.watch_events,

@@ -77,6 +77,35 @@ pub enum Error {
         #[source]
         source: tokio_util::codec::LinesCodecError,
     },
+    /// A transport floor's reqwest client failed.
+    #[error("reqwest failed")]
+    Reqwest {
+        /// reqwest's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A transport floor's hyper-util client failed.
+    #[error("the hyper-util client failed")]
+    HyperClient {
+        /// hyper-util's error.
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    /// Reading a response body through hyper failed.
+    #[error("hyper failed to read a body")]
+    Hyper {
+        /// hyper's error.
+        #[source]
+        source: hyper::Error,
+    },
+    /// A transport floor got a status other than 2xx.
+    #[error("{peer} got HTTP status {status}")]
+    Status {
+        /// Which implementation.
+        peer: &'static str,
+        /// The status code.
+        status: u16,
+    },
     /// The server URL does not parse as a URI.
     #[error("bad server URL {url:?}")]
     BadUrl {

@@ -6,7 +6,7 @@
 //! kubeset-bench make-watch FILE EVENTS OUT write a watch stream
 //! kubeset-bench watch STREAM RUNS          watch-stream decode
 //! kubeset-bench serve [PORT]               embedded server; prints its URL
-//! kubeset-bench roundtrip URL kubeset|kube-rs SEQ CONC TOTAL
+//! kubeset-bench roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL
 //! kubeset-bench failover TRIALS             fault → next successful GET
 //! kubeset-bench serve-pods FILE            seeded server; `update N` on stdin
 //! kubeset-bench cache URL kubeset|kube-rs VARIANT UPDATES
@@ -20,7 +20,7 @@ use kubeset_bench::roundtrip::{Peer, Plan};
 use kubeset_bench::{Error, Record, codec, failover, memory, roundtrip, watch};
 
 const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | make-watch FILE EVENTS OUT | \
-                     watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs SEQ CONC TOTAL | failover TRIALS | \
+                     watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
                      serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata UPDATES";
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {

@@ -1,12 +1,19 @@
 //! GET of a small ConfigMap on loopback keep-alive against the embedded
 //! API server: sequential latency and 64-way concurrent throughput, for
-//! kubeset's `Api<ConfigMap>::get` and kube-rs's.
+//! kubeset's `Api<ConfigMap>::get` and kube-rs's, and two transport floors
+//! (a plain `reqwest::Client` and hyper-util's legacy client) doing the same
+//! GET and decoding the body into the same `ConfigMap` type.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use bytes::Bytes;
+use http::header::{ACCEPT, HeaderValue};
+use http_body_util::{BodyExt as _, Empty};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
 use kubeset::api::core::v1::ConfigMap;
 use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubeset::params::PostParams;
@@ -133,13 +140,48 @@ fn cpu_since(before: Option<f64>) -> Option<f64> {
     Some(self_cpu_s()? - before?)
 }
 
-/// The Rust clients measured by [`run`].
+/// The Accept header kubeset sends; the transport floors send it too.
+const ACCEPT_JSON: &str = "application/json, */*";
+
+/// The URL of the object every client reads.
+fn object_url(url: &str) -> String {
+    format!(
+        "{}/api/v1/namespaces/{NAMESPACE}/configmaps/{NAME}",
+        url.trim_end_matches('/')
+    )
+}
+
+/// What a transport floor does with a response: a 2xx status, then the
+/// body decoded into kubeset's `ConfigMap` as kubeset decodes it.
+fn decode(peer: Peer, status: http::StatusCode, body: &[u8]) -> Result<(), Error> {
+    if !status.is_success() {
+        return Err(Error::Status {
+            peer: peer.name(),
+            status: status.as_u16(),
+        });
+    }
+    kubeset::rest::from_json::<ConfigMap>(body)
+        .map(drop)
+        .map_err(|source| Error::Json {
+            peer: peer.name(),
+            source,
+        })
+}
+
+/// The clients measured by [`run`]: two Kubernetes clients and two
+/// transport floors (no Kubernetes client does less than its HTTP stack).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
     /// kubeset's `Api<ConfigMap>::get`, rate limiter off.
     Kubeset,
     /// kube-rs's `kube::Api<ConfigMap>::get`.
     KubeRs,
+    /// Transport floor: a plain `reqwest::Client` (the reqwest build
+    /// kubeset uses), URL parsed once.
+    Reqwest,
+    /// Transport floor: hyper-util's legacy client, HTTP/1 (`build_http`),
+    /// URI parsed once.
+    Hyper,
 }
 
 impl Peer {
@@ -148,12 +190,14 @@ impl Peer {
         match self {
             Peer::Kubeset => "kubeset",
             Peer::KubeRs => "kube-rs",
+            Peer::Reqwest => "reqwest",
+            Peer::Hyper => "hyper",
         }
     }
 
     /// The peer named `name`.
     pub fn parse(name: &str) -> Option<Self> {
-        [Peer::Kubeset, Peer::KubeRs]
+        [Peer::Kubeset, Peer::KubeRs, Peer::Reqwest, Peer::Hyper]
             .into_iter()
             .find(|p| p.name() == name)
     }
@@ -188,6 +232,68 @@ pub async fn run(url: &str, peer: Peer, plan: Plan) -> Result<Vec<Record>, Error
                         .await
                         .map(drop)
                         .map_err(|source| Error::Kube { source })
+                }
+            })
+            .await
+        }
+        Peer::Reqwest => {
+            // reqwest is built with `rustls-no-provider` (as kubeset uses
+            // it); a plain client needs the process-wide provider. Err:
+            // one is installed already, which is as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let client = reqwest::Client::builder()
+                .build()
+                .map_err(|source| Error::Reqwest { source })?;
+            let url = client
+                .get(object_url(url))
+                .build()
+                .map_err(|source| Error::Reqwest { source })?
+                .url()
+                .clone();
+            let accept = HeaderValue::from_static(ACCEPT_JSON);
+            measure(peer.name(), plan, move || {
+                let request = client.get(url.clone()).header(ACCEPT, accept.clone());
+                async move {
+                    let resp = request
+                        .send()
+                        .await
+                        .map_err(|source| Error::Reqwest { source })?;
+                    let status = resp.status();
+                    let body = resp
+                        .bytes()
+                        .await
+                        .map_err(|source| Error::Reqwest { source })?;
+                    decode(peer, status, &body)
+                }
+            })
+            .await
+        }
+        Peer::Hyper => {
+            let object = object_url(url);
+            let uri: http::Uri = object.parse().map_err(|source| Error::BadUrl {
+                url: object.clone(),
+                source,
+            })?;
+            let client: HyperClient<_, Empty<Bytes>> =
+                HyperClient::builder(TokioExecutor::new()).build_http();
+            let accept = HeaderValue::from_static(ACCEPT_JSON);
+            measure(peer.name(), plan, move || {
+                let mut request = http::Request::new(Empty::new());
+                *request.uri_mut() = uri.clone();
+                request.headers_mut().insert(ACCEPT, accept.clone());
+                let response = client.request(request);
+                async move {
+                    let resp = response
+                        .await
+                        .map_err(|source| Error::HyperClient { source })?;
+                    let status = resp.status();
+                    let body = resp
+                        .into_body()
+                        .collect()
+                        .await
+                        .map_err(|source| Error::Hyper { source })?
+                        .to_bytes();
+                    decode(peer, status, &body)
                 }
             })
             .await

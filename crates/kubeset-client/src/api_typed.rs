@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt as _, stream};
@@ -23,20 +24,23 @@ use crate::url::{ResourceUrl, with_params};
 /// [`Api::all`] works for both (every namespace, for namespaced kinds).
 pub struct Api<K> {
     client: Client,
+    /// What the clones share: worked out once, when the API is built.
+    shared: Arc<Shared>,
+    _kind: PhantomData<fn() -> K>,
+}
+
+struct Shared {
     url: ResourceUrl,
     /// `apiVersion` and `kind` written into bodies that lack them.
     api_version: String,
     kind: String,
-    _kind: PhantomData<fn() -> K>,
 }
 
 impl<K> Clone for Api<K> {
     fn clone(&self) -> Self {
         Api {
             client: self.client.clone(),
-            url: self.url.clone(),
-            api_version: self.api_version.clone(),
-            kind: self.kind.clone(),
+            shared: self.shared.clone(),
             _kind: PhantomData,
         }
     }
@@ -45,7 +49,7 @@ impl<K> Clone for Api<K> {
 impl<K> fmt::Debug for Api<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Api")
-            .field("url", &self.url)
+            .field("url", &self.shared.url)
             .finish_non_exhaustive()
     }
 }
@@ -62,19 +66,8 @@ pub enum Deleted<T> {
 
 impl<K: Resource> Api<K> {
     fn with_namespace(client: Client, namespace: Option<&str>) -> Self {
-        let url = ResourceUrl {
-            group: K::GROUP.to_owned(),
-            version: K::VERSION.to_owned(),
-            plural: K::PLURAL.to_owned(),
-            namespace: namespace.map(str::to_owned),
-        };
-        Api {
-            client,
-            url,
-            api_version: K::API_VERSION.to_owned(),
-            kind: K::KIND.to_owned(),
-            _kind: PhantomData,
-        }
+        let url = ResourceUrl::new(client.rest(), K::GROUP, K::VERSION, K::PLURAL, namespace);
+        Api::from_parts(client, url, K::API_VERSION.to_owned(), K::KIND.to_owned())
     }
 
     /// Every object of the kind: all namespaces for namespaced kinds (list
@@ -117,21 +110,24 @@ impl<K> Api<K> {
         resource: &crate::dynamic::ApiResource,
         namespace: Option<&str>,
     ) -> Self {
-        let url = ResourceUrl {
-            group: resource.group.clone(),
-            version: resource.version.clone(),
-            plural: resource.plural.clone(),
-            namespace: if resource.namespaced {
-                namespace.map(str::to_owned)
-            } else {
-                None
-            },
-        };
+        let url = ResourceUrl::new(
+            client.rest(),
+            &resource.group,
+            &resource.version,
+            &resource.plural,
+            namespace.filter(|_| resource.namespaced),
+        );
+        Api::from_parts(client, url, resource.api_version(), resource.kind.clone())
+    }
+
+    fn from_parts(client: Client, url: ResourceUrl, api_version: String, kind: String) -> Self {
         Api {
             client,
-            url,
-            api_version: resource.api_version(),
-            kind: resource.kind.clone(),
+            shared: Arc::new(Shared {
+                url,
+                api_version,
+                kind,
+            }),
             _kind: PhantomData,
         }
     }
@@ -143,13 +139,13 @@ impl<K> Api<K> {
 
     /// The namespace this API is bound to, if any.
     pub fn namespace(&self) -> Option<&str> {
-        self.url.namespace.as_deref()
+        self.shared.url.namespace.as_deref()
     }
 
     /// A raw request on this kind's collection (`name = None`) or object,
     /// for calls the typed methods do not cover.
     pub fn request(&self, verb: Verb, name: Option<&str>) -> Request {
-        self.url.request(self.client.rest(), verb, name)
+        self.shared.url.request(self.client.rest(), verb, name)
     }
 
     /// The `GET …?watch=true` request of [`Api::watch`] and
@@ -189,10 +185,10 @@ impl<K> Api<K> {
             Ok(())
         };
         if !has_api_version {
-            put("apiVersion", &self.api_version)?;
+            put("apiVersion", &self.shared.api_version)?;
         }
         if !has_kind {
-            put("kind", &self.kind)?;
+            put("kind", &self.shared.kind)?;
         }
         if rest == b"}" {
             out.pop();
@@ -294,6 +290,7 @@ where
         subresource: &[&str],
     ) -> Request {
         let req = self
+            .shared
             .url
             .patch(self.client.rest(), patch.patch_type(params), name);
         let req = if subresource.is_empty() {

@@ -1,5 +1,7 @@
 //! [`Client`]: the shared handle every API object is built on.
 
+use std::sync::Arc;
+
 use kubeset_rest::RestClient;
 use kubeset_rest::config::{Config, ConfigError};
 
@@ -9,7 +11,7 @@ use kubeset_rest::config::{Config, ConfigError};
 #[derive(Debug, Clone)]
 pub struct Client {
     rest: RestClient,
-    default_namespace: String,
+    default_namespace: Arc<str>,
 }
 
 /// Why a [`Client`] could not be built.
@@ -36,7 +38,7 @@ impl Client {
     pub fn new(rest: RestClient, default_namespace: impl Into<String>) -> Self {
         Client {
             rest,
-            default_namespace: default_namespace.into(),
+            default_namespace: default_namespace.into().into(),
         }
     }
 

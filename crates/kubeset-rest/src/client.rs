@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderValue};
 
 use crate::{
     auth::Authenticator,
-    backoff::{BackoffSettings, Sleeper, TokioSleeper, UrlBackoff},
+    backoff::{BackoffSettings, Sleeper, UrlBackoff},
     error::Error,
     failover::{
         DEFAULT_BUDGET, DEFAULT_DISCOVERY_TTL, Endpoint, Endpoints, Keepalive, calculate_timeouts,
@@ -19,7 +19,7 @@ use crate::{
     },
     metrics::Metrics,
     rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
-    request::{PatchType, Request, Verb},
+    request::{CollectionPath, PatchType, Request, Verb},
     warning::{LogWarnings, WarningHandler},
 };
 
@@ -52,7 +52,9 @@ pub struct RestConfig {
     tls: Option<rustls::ClientConfig>,
     default_headers: HeaderMap,
     proxy: Option<String>,
-    sleeper: Arc<dyn Sleeper>,
+    /// `None`: tokio's timer (as [`TokioSleeper`](crate::backoff::TokioSleeper)),
+    /// called only for waits that are not zero.
+    sleeper: Option<Arc<dyn Sleeper>>,
     endpoints: Vec<String>,
     discovery: bool,
     discovery_ttl: Duration,
@@ -105,7 +107,7 @@ impl Default for RestConfig {
             tls: None,
             default_headers: HeaderMap::new(),
             proxy: None,
-            sleeper: Arc::new(TokioSleeper),
+            sleeper: None,
             endpoints: Vec::new(),
             discovery: false,
             discovery_ttl: DEFAULT_DISCOVERY_TTL,
@@ -236,7 +238,7 @@ impl RestConfig {
 
     /// How waits are performed (tests and simulations record them).
     pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
-        self.sleeper = sleeper;
+        self.sleeper = Some(sleeper);
         self
     }
 
@@ -324,14 +326,17 @@ pub(crate) struct Inner {
     /// The configured server as an endpoint (its parsed base URL).
     pub(crate) server: Endpoint,
     /// The base URL's path (for `abs_path`).
-    pub(crate) base_path: String,
+    pub(crate) base_path: Arc<str>,
     /// `join("/", base path, api path)`: every request's starting prefix.
-    pub(crate) api_prefix: String,
+    pub(crate) api_prefix: Arc<str>,
     pub(crate) content_type: HeaderValue,
     pub(crate) accept: HeaderValue,
     /// Sent with every request unless the request sets the same name; all
     /// values of a name are kept.
     pub(crate) default_headers: HeaderMap,
+    /// The headers of a request that sets none and has no body: the
+    /// default headers and `Accept`, built once.
+    pub(crate) request_headers: HeaderMap,
     pub(crate) timeout: Option<Duration>,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) backoff: Option<UrlBackoff>,
@@ -339,7 +344,8 @@ pub(crate) struct Inner {
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) metrics: Option<Arc<dyn Metrics>>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
-    pub(crate) sleeper: Arc<dyn Sleeper>,
+    /// A replaced sleeper; `None`: tokio's timer, through [`Inner::sleep`].
+    pub(crate) sleeper: Option<Arc<dyn Sleeper>>,
     throttle_log: ThrottleLog,
     /// The API servers, in order of preference.
     pub(crate) endpoints: Endpoints,
@@ -351,6 +357,18 @@ pub(crate) struct Inner {
 impl Inner {
     pub(crate) fn allow_throttle_info(&self) -> bool {
         self.throttle_log.allow()
+    }
+
+    /// Wait `wait` through the sleeper: a replaced one sees every wait,
+    /// zero too; the default (tokio's timer, as
+    /// [`TokioSleeper`](crate::backoff::TokioSleeper)) costs nothing for a
+    /// zero wait (no boxed future per attempt).
+    pub(crate) async fn sleep(&self, wait: Duration) {
+        match &self.sleeper {
+            Some(sleeper) => sleeper.sleep(wait).await,
+            None if wait.is_zero() => {}
+            None => tokio::time::sleep(wait).await,
+        }
     }
 }
 
@@ -437,8 +455,8 @@ impl RestClient {
             .request_deadline
             .or(config.timeout)
             .unwrap_or(DEFAULT_BUDGET);
-        let base_path = base.path().to_owned();
-        let api_prefix = crate::url::join(["/", base_path.as_str(), config.api_path.as_str()]);
+        let base_path: Arc<str> = base.path().into();
+        let api_prefix = crate::url::join(["/", &*base_path, config.api_path.as_str()]).into();
 
         let header = |what: &str, v: &str| {
             HeaderValue::from_str(v)
@@ -524,6 +542,8 @@ impl RestClient {
                 }
             };
 
+        let request_headers =
+            crate::request::with_defaults(HeaderMap::new(), &config.default_headers, &accept);
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
@@ -533,6 +553,7 @@ impl RestClient {
                 api_prefix,
                 content_type,
                 accept,
+                request_headers,
                 default_headers: config.default_headers,
                 timeout: config.timeout,
                 rate_limiter,
@@ -574,6 +595,18 @@ impl RestClient {
     /// A request with this verb.
     pub fn verb(&self, verb: Verb) -> Request {
         Request::new(self.clone(), verb)
+    }
+
+    /// The collection of `resource` under `abs_path` (`["api", "v1"]`,
+    /// `["apis", group, version]`), in `namespace` when given, validated
+    /// and joined once for [`Request::collection`].
+    pub fn collection(
+        &self,
+        abs_path: &[&str],
+        namespace: Option<&str>,
+        resource: &str,
+    ) -> CollectionPath {
+        CollectionPath::new(self, abs_path, namespace, resource)
     }
 
     /// A GET request.

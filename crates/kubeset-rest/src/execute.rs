@@ -18,7 +18,7 @@ use crate::{
     response::{Response, decode},
     retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
     transport::classify,
-    warning,
+    warning::{self, Warning},
 };
 
 pub(crate) use crate::retry::Mode;
@@ -34,7 +34,8 @@ pub(crate) struct Prepared {
     pub(crate) verb: Verb,
     pub(crate) path_and_query: String,
     pub(crate) url_template: String,
-    pub(crate) headers: HeaderMap,
+    /// `None`: the client's [`request_headers`](Inner::request_headers).
+    pub(crate) headers: Option<HeaderMap>,
     pub(crate) body: Option<Bytes>,
     pub(crate) max_retries: u32,
     /// Deadline of the whole request, retries included.
@@ -53,6 +54,8 @@ struct Outcome {
     payload: Payload,
     /// The origin of the endpoint that answered.
     served_by: String,
+    /// The parsed `Warning` headers (of the final outcome only).
+    warnings: Vec<Warning>,
 }
 
 /// The full URL of `p` at `origin` (for errors and logs; attempts use
@@ -85,7 +88,7 @@ async fn throttle(inner: &Inner, p: &Prepared, origin: &str, reason: &str) {
     if wait.is_zero() {
         return;
     }
-    inner.sleeper.sleep(wait).await;
+    inner.sleep(wait).await;
     if let Some(m) = &inner.metrics {
         m.rate_limiter_latency(p.verb, &p.url_template, wait);
     }
@@ -105,7 +108,7 @@ async fn throttle(inner: &Inner, p: &Prepared, origin: &str, reason: &str) {
 /// headers; the response's headers are moved out, not copied.
 async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
     let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path_and_query));
-    *req.headers_mut() = p.headers.clone();
+    *req.headers_mut() = p.headers.as_ref().unwrap_or(&inner.request_headers).clone();
     if let Some(body) = &p.body {
         *req.body_mut() = Some(body.clone().into());
     }
@@ -132,6 +135,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
             headers,
             payload: Payload::Streaming(resp),
             served_by: String::new(),
+            warnings: Vec::new(),
         });
     }
     let body = resp
@@ -143,6 +147,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
         headers,
         payload: Payload::Full(body),
         served_by: String::new(),
+        warnings: Vec::new(),
     })
 }
 
@@ -189,7 +194,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         {
             return Err(wrap_previous(timed_out(p.verb), previous));
         }
-        inner.sleeper.sleep(wait).await;
+        inner.sleep(wait).await;
         if retry_wait.is_some() {
             throttle(inner, p, &ep.origin, "retry").await;
         }
@@ -201,13 +206,14 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let remaining = d.saturating_duration_since(Instant::now());
             limit = Some(limit.map_or(remaining, |l| l.min(remaining)));
         }
-        let started = Instant::now();
+        // Only a metrics hook reads the attempt's duration.
+        let started = inner.metrics.is_some().then(Instant::now);
         let result = match limit {
             Some(limit) => attempt_within(inner, p, ep, limit).await,
             None => attempt(inner, p, ep).await,
         };
         let code = result.as_ref().ok().map(|o| o.status.as_u16());
-        if let Some(m) = &inner.metrics {
+        if let (Some(m), Some(started)) = (&inner.metrics, started) {
             m.request_latency(p.verb, &p.url_template, started.elapsed());
             m.request_result(p.verb, host, code);
         }
@@ -216,7 +222,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
 
         match result {
-            Ok(outcome) => {
+            Ok(mut outcome) => {
                 let code = outcome.status.as_u16();
                 if code == 401
                     && !auth_retried
@@ -238,8 +244,8 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                     retry_wait = Some(ra);
                     continue;
                 }
-                let warnings = warning::from_headers(&outcome.headers);
-                warning::dispatch(inner.warning_handler.as_ref(), &warnings);
+                outcome.warnings = warning::from_headers(&outcome.headers);
+                warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
                 return Ok(outcome);
             }
             Err(err @ (Error::Auth { .. } | Error::InvalidRequest { .. })) => {
@@ -345,7 +351,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                     if Instant::now() + backoff >= deadline {
                         return Err(all_failed(failures));
                     }
-                    inner.sleeper.sleep(backoff).await;
+                    inner.sleep(backoff).await;
                 }
                 let remaining = deadline.saturating_duration_since(Instant::now());
                 if remaining.is_zero() {
@@ -388,7 +394,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                             if let Some(m) = &inner.metrics {
                                 m.request_retry(p.verb, host, Some(code));
                             }
-                            inner.sleeper.sleep(ra).await;
+                            inner.sleep(ra).await;
                             throttle(inner, p, &ep.origin, "retry").await;
                             continue;
                         }
@@ -397,8 +403,8 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                             inner.endpoints.prefer(&ep.origin);
                             inner.endpoints.mark_stale();
                         }
-                        let warnings = warning::from_headers(&outcome.headers);
-                        warning::dispatch(inner.warning_handler.as_ref(), &warnings);
+                        outcome.warnings = warning::from_headers(&outcome.headers);
+                        warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
                         outcome.served_by.clone_from(&ep.origin);
                         return Ok(outcome);
                     }
@@ -431,7 +437,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         if calculate_timeouts(list.len(), after_wait).0 == 0 {
             return Err(all_failed(failures));
         }
-        inner.sleeper.sleep(TRANSPORT_RETRY_WAIT).await;
+        inner.sleep(TRANSPORT_RETRY_WAIT).await;
         throttle(inner, p, &first_origin, "retry").await;
     }
 }
@@ -444,7 +450,13 @@ pub(crate) async fn send(inner: &Inner, p: Prepared) -> Result<Response, Error> 
         // Not produced in `Do` mode; read it anyway rather than fail.
         Payload::Streaming(r) => r.bytes().await.map_err(body_error)?,
     };
-    Ok(Response::new(outcome.status, outcome.headers, body, p.verb))
+    Ok(Response::new(
+        outcome.status,
+        outcome.headers,
+        body,
+        outcome.warnings,
+        p.verb,
+    ))
 }
 
 /// `watch`/`stream`: the body of a 2xx response as a byte stream, or the
@@ -468,7 +480,13 @@ pub(crate) async fn open_at(
             outcome.served_by,
         )),
         Payload::Full(body) => {
-            let resp = Response::new(outcome.status, outcome.headers, body, p.verb);
+            let resp = Response::new(
+                outcome.status,
+                outcome.headers,
+                body,
+                outcome.warnings,
+                p.verb,
+            );
             let err = resp
                 .api_error()
                 .unwrap_or_else(|| decode::generic(resp.status.as_u16(), p.verb, String::new()));

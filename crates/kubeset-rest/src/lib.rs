@@ -50,7 +50,7 @@ pub use client::{
     RestClient, RestConfig,
 };
 pub use error::{ApiError, Error};
-pub use request::{PatchType, Request, Verb};
+pub use request::{CollectionPath, PatchType, Request, Verb};
 pub use response::{Response, decode::from_json};
 pub use status::StatusReason;
 pub use transport::TransportKind;

@@ -1,6 +1,6 @@
 //! The request builder, with client-go's URL rules.
 
-use std::{fmt, time::Duration};
+use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use futures::Stream;
@@ -95,6 +95,110 @@ impl PatchType {
     }
 }
 
+/// Where a resource collection lives for one client: what
+/// `abs_path(segments)`, `namespace(ns)` (when given) and `resource(r)`
+/// make of a request, validated, joined and escaped once.
+///
+/// [`Request::collection`] starts a request there without doing that work
+/// again, so a typed API that keeps one builds each request with one
+/// allocation for its path. Built with [`RestClient::collection`]; cheap to
+/// clone. The rules are [`Request`]'s: an invalid namespace or resource is
+/// the error of every request started from it.
+#[derive(Clone)]
+pub struct CollectionPath {
+    inner: Arc<CollectionInner>,
+}
+
+struct CollectionInner {
+    /// The base URL path it was built for (`abs_path` depends on it).
+    base_path: Arc<str>,
+    /// The arguments, to replay the builder calls when the fast path does
+    /// not apply.
+    abs: Vec<String>,
+    namespace_arg: Option<String>,
+    resource_arg: String,
+    /// The request's state after the three builder calls.
+    prefix: Arc<str>,
+    namespace: Option<String>,
+    resource: String,
+    /// The builder error, if any (always an invalid request).
+    error: Option<String>,
+    /// `prefix/namespaces/<ns>/<resource>`, cleaned (resource lowercased).
+    path: String,
+    /// `path`, escaped.
+    escaped: String,
+    /// `path` with `{namespace}` for the namespace (metrics).
+    template: String,
+}
+
+impl fmt::Debug for CollectionPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CollectionPath")
+            .field("path", &self.inner.path)
+            .field("error", &self.inner.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for CollectionPath {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&*self.inner, &*other.inner);
+        a.base_path == b.base_path
+            && a.abs == b.abs
+            && a.namespace_arg == b.namespace_arg
+            && a.resource_arg == b.resource_arg
+    }
+}
+
+impl Eq for CollectionPath {}
+
+impl CollectionPath {
+    /// The collection of `resource` under `abs_path` (e.g. `["api", "v1"]`
+    /// or `["apis", group, version]`), in `namespace` when given.
+    pub(crate) fn new(
+        client: &RestClient,
+        abs_path: &[&str],
+        namespace: Option<&str>,
+        resource: &str,
+    ) -> Self {
+        let req = Request::new(client.clone(), Verb::Get).abs_path(abs_path);
+        let req = match namespace {
+            Some(ns) => req.namespace(ns),
+            None => req,
+        };
+        let req = req.resource(resource);
+        let error = req.err.as_ref().map(|e| match e {
+            Error::InvalidRequest { message } => message.clone(),
+            other => other.to_string(),
+        });
+        let path = req.path(false);
+        let mut escaped = String::with_capacity(path.len());
+        path_escape(&path, &mut escaped);
+        let template = req.path(true);
+        Self {
+            inner: Arc::new(CollectionInner {
+                base_path: client.inner.base_path.clone(),
+                abs: abs_path.iter().map(|s| (*s).to_owned()).collect(),
+                namespace_arg: namespace.map(str::to_owned),
+                resource_arg: resource.to_owned(),
+                prefix: req.path_prefix.clone(),
+                namespace: req.namespace_set.then(|| req.namespace.clone()),
+                resource: req.resource.clone(),
+                error,
+                path,
+                escaped,
+                template,
+            }),
+        }
+    }
+
+    /// The collection's path (unescaped; the request builder's error, if
+    /// any, is not shown here).
+    pub fn path(&self) -> &str {
+        &self.inner.path
+    }
+}
+
 /// One request to the API server, built like client-go's `rest.Request`.
 ///
 /// The first builder error sticks: later calls are ignored and `send`
@@ -103,7 +207,11 @@ impl PatchType {
 pub struct Request {
     client: RestClient,
     verb: Verb,
-    path_prefix: String,
+    /// Prefix, namespace and resource taken together from a
+    /// [`CollectionPath`]; while set, `path_prefix`, `namespace*` and
+    /// `resource` are unused (see [`Request::unshare`]).
+    collection: Option<CollectionPath>,
+    path_prefix: Arc<str>,
     sub_path: String,
     namespace: String,
     namespace_set: bool,
@@ -132,6 +240,28 @@ impl fmt::Debug for Request {
     }
 }
 
+/// A request's own `headers` with the client's defaults for the names it
+/// does not set (all values of each), and `accept` unless it has one.
+pub(crate) fn with_defaults(
+    mut headers: HeaderMap,
+    defaults: &HeaderMap,
+    accept: &HeaderValue,
+) -> HeaderMap {
+    // Default header names are distinct, so checking the map being filled
+    // is checking the request's own headers.
+    for name in defaults.keys() {
+        if !headers.contains_key(name) {
+            for value in defaults.get_all(name) {
+                headers.append(name.clone(), value.clone());
+            }
+        }
+    }
+    if !headers.contains_key(http::header::ACCEPT) {
+        headers.insert(http::header::ACCEPT, accept.clone());
+    }
+    headers
+}
+
 fn invalid(message: String) -> Error {
     Error::InvalidRequest { message }
 }
@@ -143,6 +273,7 @@ impl Request {
         Self {
             client,
             verb,
+            collection: None,
             path_prefix,
             sub_path: String::new(),
             namespace: String::new(),
@@ -163,6 +294,57 @@ impl Request {
     fn fail(mut self, err: Error) -> Self {
         self.err = Some(err);
         self
+    }
+
+    /// Start at `collection`: the same as `abs_path(..)`, `namespace(..)`
+    /// and `resource(..)` with its arguments, without validating, joining
+    /// and escaping them again (when this request has no namespace or
+    /// resource yet and `collection` was built for a client with the same
+    /// base URL path; otherwise those calls are made).
+    pub fn collection(mut self, collection: &CollectionPath) -> Self {
+        if self.err.is_some() {
+            return self;
+        }
+        let c = &*collection.inner;
+        if self.collection.is_none()
+            && !self.namespace_set
+            && self.resource.is_empty()
+            && c.base_path == self.client.inner.base_path
+        {
+            self.collection = Some(collection.clone());
+            if let Some(message) = &c.error {
+                // The state those calls leave behind, and their error.
+                self.unshare();
+                return self.fail(invalid(message.clone()));
+            }
+            return self;
+        }
+        let req = self.abs_path(&c.abs);
+        let req = match &c.namespace_arg {
+            Some(ns) => req.namespace(ns),
+            None => req,
+        };
+        req.resource(&c.resource_arg)
+    }
+
+    /// Move a shared [`CollectionPath`] into the request's own fields,
+    /// before a builder call that changes one of them.
+    fn unshare(&mut self) {
+        if let Some(c) = self.collection.take() {
+            let c = &*c.inner;
+            self.path_prefix = c.prefix.clone();
+            self.namespace_set = c.namespace.is_some();
+            self.namespace = c.namespace.clone().unwrap_or_default();
+            self.resource = c.resource.clone();
+        }
+    }
+
+    /// The namespace as set (`None`: never set).
+    fn namespace_value(&self) -> Option<&str> {
+        match &self.collection {
+            Some(c) => c.inner.namespace.as_deref(),
+            None => self.namespace_set.then_some(self.namespace.as_str()),
+        }
     }
 
     /// The verb.
@@ -201,9 +383,10 @@ impl Request {
         if self.err.is_some() {
             return self;
         }
+        self.unshare();
         let segments: Vec<S> = segments.into_iter().collect();
         let joined = join(segments.iter().map(AsRef::as_ref));
-        self.path_prefix = join([self.path_prefix.as_str(), joined.as_str()]);
+        self.path_prefix = join([&*self.path_prefix, joined.as_str()]).into();
         self
     }
 
@@ -232,16 +415,18 @@ impl Request {
         if self.err.is_some() {
             return self;
         }
+        self.unshare();
         let segments: Vec<S> = segments.into_iter().collect();
         let joined = join(segments.iter().map(AsRef::as_ref));
-        let base_path = self.client.inner.base_path.as_str();
-        self.path_prefix = join([base_path, joined.as_str()]);
+        let base_path = &*self.client.inner.base_path;
+        let mut prefix = join([base_path, joined.as_str()]);
         if let [only] = segments.as_slice() {
             let only = only.as_ref();
             if (base_path.len() > 1 || only.len() > 1) && only.ends_with('/') {
-                self.path_prefix.push('/');
+                prefix.push('/');
             }
         }
+        self.path_prefix = prefix.into();
         self
     }
 
@@ -251,6 +436,7 @@ impl Request {
         if self.err.is_some() {
             return self;
         }
+        self.unshare();
         if self.namespace_set {
             let msg = format!(
                 "namespace already set to {}, cannot change to {}",
@@ -278,6 +464,7 @@ impl Request {
         if self.err.is_some() {
             return self;
         }
+        self.unshare();
         if !self.resource.is_empty() {
             let msg = format!(
                 "resource already set to {}, cannot change to {}",
@@ -417,12 +604,22 @@ impl Request {
     /// as one Go `path.Join` (the same result as joining step by step:
     /// cleaning is a left-to-right pass, so cleaning early changes nothing).
     fn path(&self, template: bool) -> String {
+        if let Some(c) = &self.collection {
+            let c = &*c.inner;
+            let name = if template && !self.resource_name.is_empty() {
+                "{name}"
+            } else {
+                &self.resource_name
+            };
+            let collection = if template { &c.template } else { &c.path };
+            return join([collection.as_str(), name, &self.subresource, &self.sub_path]);
+        }
         let namespaced = self.namespace_set && !self.namespace.is_empty();
         let named = !self.resource_name.is_empty()
             || !self.sub_path.is_empty()
             || !self.subresource.is_empty();
         if !namespaced && self.resource.is_empty() && !named {
-            return self.path_prefix.clone();
+            return self.path_prefix.to_string();
         }
         let resource: std::borrow::Cow<'_, str> = if self
             .resource
@@ -433,7 +630,7 @@ impl Request {
         } else {
             self.resource.to_lowercase().into()
         };
-        let mut elems = [self.path_prefix.as_str(), "", "", &resource, "", "", ""];
+        let mut elems = [&*self.path_prefix, "", "", &resource, "", "", ""];
         if namespaced {
             elems[1] = "namespaces";
             elems[2] = if template {
@@ -457,9 +654,29 @@ impl Request {
     /// Escaped path and query, independent of the server (so an attempt
     /// can be sent to any base URL).
     pub fn path_and_query(&self) -> String {
-        let path = self.path(false);
-        let mut out = String::with_capacity(path.len() + 16);
-        path_escape(&path, &mut out);
+        let mut out;
+        match &self.collection {
+            // The collection is clean and escaped, name and subresource
+            // parts are valid segments: joining is appending.
+            Some(c) if self.sub_path.is_empty() => {
+                let c = &*c.inner;
+                out = String::with_capacity(
+                    c.escaped.len() + self.resource_name.len() + self.subresource.len() + 2,
+                );
+                out.push_str(&c.escaped);
+                for segment in [&self.resource_name, &self.subresource] {
+                    if !segment.is_empty() {
+                        out.push('/');
+                        path_escape(segment, &mut out);
+                    }
+                }
+            }
+            _ => {
+                let path = self.path(false);
+                out = String::with_capacity(path.len() + 16);
+                path_escape(&path, &mut out);
+            }
+        }
         let query = match self.timeout {
             Some(t) => {
                 let mut params = self.params.clone();
@@ -489,7 +706,7 @@ impl Request {
     /// client-go's preflight check: an explicitly empty namespace is
     /// refused for creation, and for GET/PUT/DELETE of a named object.
     fn preflight(&self) -> Result<(), Error> {
-        if !self.namespace_set || !self.namespace.is_empty() {
+        if self.namespace_value() != Some("") {
             return Ok(());
         }
         match self.verb {
@@ -509,26 +726,25 @@ impl Request {
         }
         self.preflight()?;
         let inner = &self.client.inner;
-        // Default header names are distinct, so checking the map being
-        // filled is checking the request's own headers.
-        let mut headers = std::mem::take(&mut self.headers);
-        for name in inner.default_headers.keys() {
-            if !headers.contains_key(name) {
-                for value in inner.default_headers.get_all(name) {
-                    headers.append(name.clone(), value.clone());
-                }
+        // A request without headers or body of its own sends the client's
+        // prepared set (cloned per attempt, never built here).
+        let headers = if self.headers.is_empty() && self.body.is_none() {
+            None
+        } else {
+            let mut headers = with_defaults(
+                std::mem::take(&mut self.headers),
+                &inner.default_headers,
+                &inner.accept,
+            );
+            if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
+                let ct = self
+                    .content_type
+                    .clone()
+                    .unwrap_or_else(|| inner.content_type.clone());
+                headers.insert(http::header::CONTENT_TYPE, ct);
             }
-        }
-        if !headers.contains_key(http::header::ACCEPT) {
-            headers.insert(http::header::ACCEPT, inner.accept.clone());
-        }
-        if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
-            let ct = self
-                .content_type
-                .clone()
-                .unwrap_or_else(|| inner.content_type.clone());
-            headers.insert(http::header::CONTENT_TYPE, ct);
-        }
+            Some(headers)
+        };
         let prepared = Prepared {
             verb: self.verb,
             path_and_query: self.path_and_query(),
@@ -850,6 +1066,40 @@ mod tests {
             force: false,
         });
         assert_eq!(r.path_and_query(), "/?fieldManager=me");
+    }
+
+    #[test]
+    fn collection_is_the_builder_calls() {
+        let rest = client("https://h/p/", "/api/v1");
+        let pods = rest.collection(&["api", "v1"], Some("ns"), "Pods");
+        assert_eq!(pods.path(), "/p/api/v1/namespaces/ns/pods");
+        let r = rest.get().collection(&pods).name("a b");
+        assert_eq!(r.path_and_query(), "/p/api/v1/namespaces/ns/pods/a%20b");
+        assert_eq!(
+            r.url_template(),
+            "/p/api/v1/namespaces/{namespace}/pods/{name}"
+        );
+        let r = rest.get().collection(&pods).namespace("x");
+        assert_eq!(
+            err(r),
+            r#"namespace already set to "ns", cannot change to "x""#
+        );
+        let r = rest.get().collection(&pods).resource("x");
+        assert_eq!(
+            err(r),
+            r#"resource already set to "Pods", cannot change to "x""#
+        );
+        // An explicitly empty namespace arms the preflight checks.
+        let empty = rest.collection(&["api", "v1"], Some(""), "pods");
+        let r = rest.get().collection(&empty).name("a");
+        assert_eq!(
+            r.preflight().unwrap_err().to_string(),
+            "an empty namespace may not be set when a resource name is provided"
+        );
+        assert!(rest.get().collection(&empty).preflight().is_ok());
+        let bad = rest.collection(&["api", "v1"], Some("a/b"), "pods");
+        let r = rest.get().collection(&bad).name("x");
+        assert_eq!(err(r), r#"invalid namespace "a/b": [may not contain '/']"#);
     }
 
     #[test]

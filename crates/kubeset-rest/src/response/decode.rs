@@ -161,7 +161,7 @@ pub(crate) fn decode_json<T: DeserializeOwned>(
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
-        && body.windows(8).any(|w| w == b"\"Status\"")
+        && memchr::memmem::find(body, b"\"Status\"").is_some()
         && let Some(status) = StatusBody::parse(body).filter(StatusBody::is_failure)
     {
         return Err(ApiError::from_status(status, code).into());

@@ -33,12 +33,19 @@ pub struct Response {
 }
 
 impl Response {
-    pub(crate) fn new(status: StatusCode, headers: HeaderMap, body: Bytes, verb: Verb) -> Self {
+    /// A response with `headers`' parsed `Warning`s (parsed once, by the
+    /// attempt loop).
+    pub(crate) fn new(
+        status: StatusCode,
+        headers: HeaderMap,
+        body: Bytes,
+        warnings: Vec<Warning>,
+        verb: Verb,
+    ) -> Self {
         let content_type = headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let warnings = crate::warning::from_headers(&headers);
         Self {
             status,
             headers,
