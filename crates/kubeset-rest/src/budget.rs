@@ -112,8 +112,9 @@ pub(crate) fn plain_wait(remaining: Option<Duration>, wait: Duration) -> Wait {
 }
 
 /// How long a streamed body may run on the client's clock when the request
-/// asked the server to end it after `timeout` (the `timeout` parameter of a
-/// watch): the server's own end gets [`STREAM_GRACE`] to arrive.
+/// asked the server to end it after `timeout` (the `timeout` or
+/// `timeoutSeconds` parameter of a watch): the server's own end gets
+/// [`STREAM_GRACE`] to arrive.
 pub(crate) fn stream_deadline(timeout: Option<Duration>) -> Option<Duration> {
     timeout.map(|t| t.saturating_add(STREAM_GRACE))
 }

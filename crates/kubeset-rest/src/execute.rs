@@ -41,6 +41,9 @@ pub(crate) struct Prepared {
     pub(crate) max_retries: u32,
     /// Deadline of the whole request, retries included.
     pub(crate) timeout: Option<Duration>,
+    /// How long a streamed body may run: the request's `timeout` (or its
+    /// `timeoutSeconds` parameter) plus [`budget::STREAM_GRACE`].
+    pub(crate) stream_deadline: Option<Duration>,
     pub(crate) mode: Mode,
 }
 
@@ -629,10 +632,7 @@ pub(crate) async fn open_at(
 ) -> Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error> {
     let outcome = run(inner, p).await?;
     match outcome.payload {
-        Payload::Streaming(resp) => Ok((
-            body_stream(resp, budget::stream_deadline(p.timeout)),
-            outcome.served_by,
-        )),
+        Payload::Streaming(resp) => Ok((body_stream(resp, p.stream_deadline), outcome.served_by)),
         Payload::Full(body) => {
             let resp = Response::new(
                 outcome.status,

@@ -247,6 +247,22 @@ async fn a_watch_with_a_timeout_on_a_stalled_server_ends_after_it() {
         other => panic!("{other:?}"),
     }
     assert!(started.elapsed() < Duration::from_secs(30));
+    // The same with the `timeoutSeconds` parameter of typed watches.
+    let server = Server::start(vec![stalled()]).await;
+    let c = RestClient::new(base(server.url())).unwrap();
+    let stream = c
+        .get()
+        .resource("pods")
+        .param("watch", "true")
+        .param("timeoutSeconds", "1")
+        .watch::<Value>()
+        .await
+        .unwrap();
+    let got = collect_within(stream).await;
+    assert!(
+        matches!(got.last(), Some(Err(Error::StreamDeadline { .. }))),
+        "{got:?}"
+    );
 }
 
 #[tokio::test]
