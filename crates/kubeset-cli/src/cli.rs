@@ -311,7 +311,7 @@ struct StderrWarnings;
 
 impl WarningHandler for StderrWarnings {
     fn handle_warning(&self, warning: &Warning) {
-        eprintln!("Warning: {}", warning.text);
+        eprintln!("Warning: {}", crate::error::escape_controls(&warning.text));
     }
 }
 
@@ -378,6 +378,12 @@ impl Global {
 /// A client for `config` that prints each distinct server warning once on
 /// stderr as `Warning: <text>`.
 pub fn client_for(config: &Config) -> Result<Client, CliError> {
+    if config.tls.insecure_skip_verify {
+        // At any verbosity (the library's log line needs -v=1).
+        eprintln!(
+            "Warning: insecure-skip-tls-verify is set: the server's certificate is not verified"
+        );
+    }
     let rest_config = config
         .rest_config()
         .map_err(|source| CliError::Config { source })?

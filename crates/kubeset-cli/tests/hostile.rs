@@ -88,6 +88,11 @@ async fn a_watch_cut_mid_event_ends_non_zero() {
 /// A server answering every request with a chunked 200, one chunk, then
 /// silence.
 async fn stalling_server() -> (String, tokio::task::JoinHandle<()>) {
+    scripted("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nline1\n\r\n").await
+}
+
+/// A server answering every request with `head`, then silence.
+async fn scripted(head: &'static str) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let task = tokio::spawn(async move {
@@ -95,7 +100,6 @@ async fn stalling_server() -> (String, tokio::task::JoinHandle<()>) {
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 let _ = sock.read(&mut buf).await;
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nline1\n\r\n";
                 let _ = sock.write_all(head.as_bytes()).await;
                 tokio::time::sleep(Duration::from_secs(3600)).await;
             });
@@ -122,5 +126,27 @@ async fn logs_do_not_run_past_the_request_timeout() {
     assert_eq!(run.stdout, "line1\n");
     let line = run.fails(1);
     assert!(line.contains("did not end within 2s"), "{line}");
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_escapes_in_server_errors_are_printed_escaped() {
+    let body = r#"{"kind":"Status","status":"Failure","reason":"NotFound","code":404,"message":"pods \"p\u001b[2J\u009b31m\" not found"}"#;
+    let head: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_boxed_str(),
+    );
+    let (url, task) = scripted(head).await;
+    let args = ["--server", &url, "--request-timeout", "10s", "logs", "p"];
+    let run = run_raw(args.map(str::to_owned).to_vec()).await;
+    let line = run.fails(1);
+    assert!(
+        !line.contains('\u{1b}') && !line.contains('\u{9b}'),
+        "{line:?}"
+    );
+    assert!(line.contains("p\\u{1b}[2J\\u{9b}31m"), "{line}");
     task.abort();
 }

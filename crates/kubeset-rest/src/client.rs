@@ -544,6 +544,7 @@ impl RestClient {
             Duration::from_secs(30)
         };
         let mut builder = reqwest::Client::builder()
+            .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent);

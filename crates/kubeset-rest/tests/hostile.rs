@@ -341,3 +341,47 @@ async fn a_resumable_watch_backs_off_from_a_server_that_keeps_cutting() {
     let last = server.requests().last().unwrap().target.clone();
     assert!(last.contains("resourceVersion=1"), "{last}");
 }
+
+#[tokio::test]
+async fn redirects_to_another_origin_are_refused_and_same_origin_ones_followed() {
+    let other = Server::start(vec![Reply::json(200, OK)]).await;
+    let moved = |to: String| Reply::text(302, "moved").with_header("Location", &to);
+    let server = Server::start(vec![
+        moved(format!("{}/api/v1/namespaces", other.url())),
+        moved("/api/v1/elsewhere".to_owned()),
+        Reply::json(200, OK),
+    ])
+    .await;
+    let c = RestClient::new(
+        base(server.url()).with_default_headers(http::HeaderMap::from_iter([(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_static("Bearer secret"),
+        )])),
+    )
+    .unwrap();
+    let err = list(&c).await.unwrap_err();
+    let mut source: Option<&dyn std::error::Error> = Some(&err);
+    let mut refused = None;
+    while let Some(e) = source {
+        if let Some(r) = e.downcast_ref::<kubeset_rest::transport::RedirectRefused>() {
+            refused = Some(r.reason);
+        }
+        source = e.source();
+    }
+    assert_eq!(
+        refused,
+        Some("another origin would receive the credentials"),
+        "{err:?}"
+    );
+    assert!(
+        other.requests().is_empty(),
+        "the other origin saw the request"
+    );
+    // Within the origin: followed.
+    list(&c).await.unwrap();
+    let targets: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        targets.last().map(String::as_str),
+        Some("/api/v1/elsewhere")
+    );
+}
