@@ -7,14 +7,6 @@ use common::*;
 use kubeset_testserver::TestServer;
 use serde_json::{Value, json};
 
-async fn server() -> (TestServer, tempfile::TempDir, std::path::PathBuf) {
-    let s = TestServer::builder().start().await.expect("start server");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kc = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kc).expect("kubeconfig");
-    (s, dir, kc)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_get_apply_patch_delete() {
     let (s, dir, kc) = server().await;

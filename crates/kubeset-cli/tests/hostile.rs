@@ -11,14 +11,6 @@ use kubeset_testserver::TestServer;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-async fn server() -> (TestServer, tempfile::TempDir, std::path::PathBuf) {
-    let s = TestServer::builder().start().await.expect("start server");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kc = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kc).expect("kubeconfig");
-    (s, dir, kc)
-}
-
 /// Waits (bounded) for the child to exit; its code and stderr.
 fn wait_exit(child: &mut Child) -> (i32, String) {
     let until = Instant::now() + TIMEOUT;

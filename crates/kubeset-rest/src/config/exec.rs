@@ -27,8 +27,7 @@ const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MAX_STDERR: usize = 1024;
 
-/// How long a plugin may run when nothing shorter is set
-/// ([`ExecAuthenticator::with_timeout`]). client-go sets none (a hung
+/// How long a plugin may run. client-go sets none (a hung
 /// plugin hangs the client for ever). Three minutes is the authentication
 /// timeout of kubelogin, the slowest common plugin (it waits for a browser
 /// login), so no working plugin is cut. A call that gives up earlier (its
@@ -216,16 +215,6 @@ impl ExecAuthenticator {
             cache: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(()),
         })
-    }
-
-    /// Kill the plugin when it runs longer than this (default
-    /// [`DEFAULT_EXEC_TIMEOUT`]).
-    #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        if let Some(spec) = Arc::get_mut(&mut self.spec) {
-            spec.timeout = timeout;
-        }
-        self
     }
 
     fn store(&self, credential: &Credential) {

@@ -112,7 +112,12 @@ pub struct Config {
     pub qps: f32,
     /// Client-side rate limit: burst (client-go default 10).
     pub burst: u32,
-    /// Whole-request timeout; `None` means none.
+    /// The time budget of one call: for `send` the whole call (rate
+    /// limiter, attempts, backoff, `Retry-After` sleeps, failover), for
+    /// watches and streams until the response headers; see
+    /// [`RestConfig::with_timeout`](crate::RestConfig::with_timeout).
+    /// `None`: no budget (a server may still not ask for a wait above
+    /// [`MAX_SERVER_WAIT`](crate::budget::MAX_SERVER_WAIT)).
     pub timeout: Option<Duration>,
     /// `User-Agent`; `None` lets the request layer choose.
     pub user_agent: Option<String>,
