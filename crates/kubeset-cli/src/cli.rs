@@ -305,6 +305,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// The CLI's read timeout: the longest silence of a server on an open
+/// connection (headers, or any gap in a body) before a command fails;
+/// above the API server's watch bookmark interval (about a minute).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
 /// Prints server warnings as `Warning: <text>` on stderr.
 #[derive(Debug, Default)]
 struct StderrWarnings;
@@ -358,6 +363,9 @@ impl Global {
         if let Some(t) = self.request_timeout {
             config.timeout = (!t.is_zero()).then_some(t);
         }
+        // A server that accepts and then goes silent must not hang a
+        // command for ever (`logs -f` turns this off: a quiet container).
+        config.read_timeout = Some(READ_TIMEOUT);
         if let Some(ns) = &self.namespace {
             config.default_namespace = ns.clone();
         }
@@ -450,6 +458,7 @@ mod tests {
         assert_eq!(c.extra_endpoints[0].as_str(), "https://127.0.0.1:2/");
         assert_eq!(c.default_namespace, "prod");
         assert_eq!(c.timeout, Some(Duration::from_secs(2)));
+        assert_eq!(c.read_timeout, Some(READ_TIMEOUT));
         assert!(c.authenticator.is_some());
     }
 

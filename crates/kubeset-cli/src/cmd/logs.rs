@@ -14,6 +14,17 @@ use crate::error::CliError;
 /// covers the body): a log still streaming then is an error.
 pub async fn run(global: &Global, client: &Client, args: &LogsArgs) -> Result<(), CliError> {
     let ns = namespace(global, client);
+    // A followed log may be quiet for hours: no read timeout, only
+    // `--request-timeout` (below).
+    let follow_client;
+    let client = if args.follow {
+        let mut config = global.config()?;
+        config.read_timeout = None;
+        follow_client = crate::cli::client_for(&config)?;
+        &follow_client
+    } else {
+        client
+    };
     let action = format!("reading the log of pod {:?}", args.pod);
     let mut req = client
         .rest()
