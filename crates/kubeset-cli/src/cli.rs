@@ -305,13 +305,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// The CLI's read timeout: the longest silence of a server on an open
+/// connection (headers, or any gap in a body) before a command fails;
+/// above the API server's watch bookmark interval (about a minute).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
 /// Prints server warnings as `Warning: <text>` on stderr.
 #[derive(Debug, Default)]
 struct StderrWarnings;
 
 impl WarningHandler for StderrWarnings {
     fn handle_warning(&self, warning: &Warning) {
-        eprintln!("Warning: {}", warning.text);
+        eprintln!("Warning: {}", crate::error::escape_controls(&warning.text));
     }
 }
 
@@ -358,6 +363,9 @@ impl Global {
         if let Some(t) = self.request_timeout {
             config.timeout = (!t.is_zero()).then_some(t);
         }
+        // A server that accepts and then goes silent must not hang a
+        // command for ever (`logs -f` turns this off: a quiet container).
+        config.read_timeout = Some(READ_TIMEOUT);
         if let Some(ns) = &self.namespace {
             config.default_namespace = ns.clone();
         }
@@ -378,6 +386,12 @@ impl Global {
 /// A client for `config` that prints each distinct server warning once on
 /// stderr as `Warning: <text>`.
 pub fn client_for(config: &Config) -> Result<Client, CliError> {
+    if config.tls.insecure_skip_verify {
+        // At any verbosity (the library's log line needs -v=1).
+        eprintln!(
+            "Warning: insecure-skip-tls-verify is set: the server's certificate is not verified"
+        );
+    }
     let rest_config = config
         .rest_config()
         .map_err(|source| CliError::Config { source })?
@@ -444,6 +458,7 @@ mod tests {
         assert_eq!(c.extra_endpoints[0].as_str(), "https://127.0.0.1:2/");
         assert_eq!(c.default_namespace, "prod");
         assert_eq!(c.timeout, Some(Duration::from_secs(2)));
+        assert_eq!(c.read_timeout, Some(READ_TIMEOUT));
         assert!(c.authenticator.is_some());
     }
 

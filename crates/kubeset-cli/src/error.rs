@@ -163,13 +163,38 @@ pub fn flatten(s: &str) -> String {
     s.split(['\n', '\r', '\t'])
         .map(str::trim)
         .filter(|p| !p.is_empty())
+        .map(escape_controls)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `s` with every control character (ESC, the C1 controls such as U+009B,
+/// DEL, …) written as `\u{1b}`: text from a server must not drive the
+/// terminal it is printed on.
+pub fn escape_controls(s: &str) -> String {
+    s.chars()
+        .fold(String::with_capacity(s.len()), |mut out, c| {
+            if c.is_control() {
+                out.extend(c.escape_unicode());
+            } else {
+                out.push(c);
+            }
+            out
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            flatten("pods \"x\x1b[2J\" not\nfound\u{9b}31m\x07\x7f é"),
+            "pods \"x\\u{1b}[2J\" not found\\u{9b}31m\\u{7}\\u{7f} é"
+        );
+        assert_eq!(escape_controls("plain"), "plain");
+    }
 
     #[test]
     fn exit_codes() {

@@ -68,6 +68,114 @@ pub fn render(
     }
 }
 
+/// Writes a `List` in a machine format item by item, byte for byte as
+/// [`render`] prints it whole: peak memory is one item, not the list
+/// three times over (objects, their JSON values, the output text).
+pub struct ListWriter<'r, W: std::io::Write> {
+    out: W,
+    format: OutputFormat,
+    resource: &'r ApiResource,
+    items: usize,
+    /// The reader went away (a closed pipe: `| head`); nothing more is
+    /// written, and that is no error.
+    closed: bool,
+}
+
+fn encode_error(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> CliError {
+    CliError::io(format!("encoding {what}"), std::io::Error::other(e))
+}
+
+impl<'r, W: std::io::Write> ListWriter<'r, W> {
+    /// A writer for a list of `resource` (`format` is JSON, YAML or name;
+    /// wide tables need every row first and are not streamed).
+    pub fn new(out: W, format: OutputFormat, resource: &'r ApiResource) -> Self {
+        Self {
+            out,
+            format,
+            resource,
+            items: 0,
+            closed: false,
+        }
+    }
+
+    /// Whether the reader closed the output (stop producing items).
+    pub fn closed(&self) -> bool {
+        self.closed
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), CliError> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.out.write_all(text.as_bytes()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r.map_err(|e| CliError::io("writing to stdout", e)),
+        }
+    }
+
+    /// Writes one item.
+    pub fn item(&mut self, obj: &DynamicObject) -> Result<(), CliError> {
+        let first = self.items == 0;
+        self.items += 1;
+        let text = match self.format {
+            OutputFormat::Json => {
+                let item = serde_json::to_string_pretty(&with_type(self.resource, obj))
+                    .map_err(|e| encode_error("JSON", e))?;
+                // JSON strings escape newlines: every one is structural.
+                let head = if first {
+                    "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    "
+                } else {
+                    ",\n    "
+                };
+                format!("{head}{}", item.replace('\n', "\n    "))
+            }
+            OutputFormat::Yaml => {
+                let item = serde_norway::to_string(&with_type(self.resource, obj))
+                    .map_err(|e| encode_error("YAML", e))?;
+                let mut text = String::with_capacity(item.len() + 64);
+                if first {
+                    text.push_str("apiVersion: v1\nitems:\n");
+                }
+                for (i, line) in item.lines().enumerate() {
+                    text.push_str(if i == 0 { "- " } else { "  " });
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                text
+            }
+            OutputFormat::Name | OutputFormat::Wide => object_ref(self.resource, obj.name()) + "\n",
+        };
+        self.write(&text)
+    }
+
+    /// Writes the end of the list and flushes.
+    pub fn finish(mut self) -> Result<(), CliError> {
+        let tail = match (self.format, self.items) {
+            (OutputFormat::Json, 0) => {
+                "{\n  \"apiVersion\": \"v1\",\n  \"items\": [],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+            }
+            (OutputFormat::Json, _) => {
+                "\n  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+            }
+            (OutputFormat::Yaml, 0) => {
+                "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ''\n"
+            }
+            (OutputFormat::Yaml, _) => "kind: List\nmetadata:\n  resourceVersion: ''\n",
+            (OutputFormat::Name | OutputFormat::Wide, _) => "",
+        };
+        self.write(tail)?;
+        match self.out.flush() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe && !self.closed => {
+                Err(CliError::io("writing to stdout", e))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A column: header and how to compute the cell.
 struct Column {
     header: &'static str,
@@ -417,6 +525,37 @@ mod tests {
             kind: "ConfigMap".into(),
             plural: "configmaps".into(),
             namespaced: true,
+        }
+    }
+
+    fn streamed(format: OutputFormat, objects: &[DynamicObject]) -> String {
+        let mut out = Vec::new();
+        let resource = cm();
+        let mut w = ListWriter::new(&mut out, format, &resource);
+        for o in objects {
+            w.item(o).unwrap();
+        }
+        w.finish().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn streamed_lists_print_exactly_as_whole_ones() {
+        let obj = |v: Value| serde_json::from_value::<DynamicObject>(v).unwrap();
+        let objects = [
+            obj(
+                json!({"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"}},
+                "data": {"multi": "line one\nline two\n", "empty": "", "quote": "it's \"q\"",
+                         "list": "- not a list", "nested": "{\"k\": [1, 2]}"}}),
+            ),
+            obj(json!({"metadata": {"name": "b"}, "binaryData": {}, "data": {"n": "12"}})),
+            obj(json!({"metadata": {"name": "c"}})),
+        ];
+        for format in [OutputFormat::Json, OutputFormat::Yaml, OutputFormat::Name] {
+            for n in [0, 1, 3] {
+                let whole = render(format, &cm(), &objects[..n], false).unwrap();
+                assert_eq!(streamed(format, &objects[..n]), whole, "{format:?} {n}");
+            }
         }
     }
 

@@ -7,14 +7,6 @@ use common::*;
 use kubeset_testserver::TestServer;
 use serde_json::{Value, json};
 
-async fn server() -> (TestServer, tempfile::TempDir, std::path::PathBuf) {
-    let s = TestServer::builder().start().await.expect("start server");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kc = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kc).expect("kubeconfig");
-    (s, dir, kc)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_get_apply_patch_delete() {
     let (s, dir, kc) = server().await;
@@ -564,10 +556,17 @@ async fn server_token_and_tls_flags_without_kubeconfig() {
         .await
         .ok();
     assert!(out.contains("namespace/default"), "{out}");
-    let line = run_raw(base(&["--token", "wrong", "get", "ns"]))
-        .await
-        .fails(1);
-    assert!(line.contains("Unauthorized"), "{line}");
+    let r = run_raw(base(&["--token", "wrong", "get", "ns"])).await;
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    // The insecure flag warns at the default verbosity, then the error.
+    assert_eq!(lines.len(), 2, "{}", r.stderr);
+    assert!(
+        lines[0].starts_with("Warning: insecure-skip-tls-verify is set"),
+        "{}",
+        r.stderr
+    );
+    assert!(lines[1].contains("Unauthorized"), "{}", r.stderr);
     // Without --insecure-skip-tls-verify the generated CA is not trusted.
     let r = run_raw(vec![
         "--server".into(),

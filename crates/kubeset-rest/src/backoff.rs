@@ -85,8 +85,10 @@ impl UrlBackoff {
         if code == 429 || code >= 500 {
             let max = self.settings.max;
             let next = match entries.get(key) {
-                Some(e) if now.saturating_duration_since(e.last_update) <= max * 2 => {
-                    (e.backoff * 2).min(max)
+                Some(e)
+                    if now.saturating_duration_since(e.last_update) <= max.saturating_mul(2) =>
+                {
+                    e.backoff.saturating_mul(2).min(max)
                 }
                 _ => self.settings.base.min(max),
             };

@@ -29,6 +29,10 @@ pub const DEFAULT_MAX_RETRIES: u32 = 10;
 pub const DEFAULT_ACCEPT: &str = "application/json, */*";
 /// The default idle timeout of a resumable watch.
 pub const DEFAULT_WATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default limit of a non-streaming response body: 1 GiB, far above
+/// any real list (kube-apiserver pages lists; an unpaged list of 100,000
+/// small pods is about 400 MiB).
+pub const DEFAULT_MAX_RESPONSE_BODY: usize = 1 << 30;
 /// The default request body Content-Type.
 pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
 
@@ -61,6 +65,8 @@ pub struct RestConfig {
     request_deadline: Option<Duration>,
     keepalive: Option<Keepalive>,
     watch_idle_timeout: Duration,
+    read_timeout: Option<Duration>,
+    max_response_body: usize,
 }
 
 impl fmt::Debug for RestConfig {
@@ -82,6 +88,8 @@ impl fmt::Debug for RestConfig {
             .field("endpoints", &self.endpoints)
             .field("discovery", &self.discovery)
             .field("request_deadline", &self.request_deadline)
+            .field("read_timeout", &self.read_timeout)
+            .field("max_response_body", &self.max_response_body)
             .finish_non_exhaustive()
     }
 }
@@ -114,6 +122,8 @@ impl Default for RestConfig {
             request_deadline: None,
             keepalive: None,
             watch_idle_timeout: DEFAULT_WATCH_IDLE_TIMEOUT,
+            read_timeout: None,
+            max_response_body: DEFAULT_MAX_RESPONSE_BODY,
         }
     }
 }
@@ -150,8 +160,22 @@ impl RestConfig {
         self
     }
 
-    /// Timeout of each attempt: for `send` until the whole body is read,
-    /// for `watch` and `stream` until the response headers arrive.
+    /// The time budget of one call (client-go's `Timeout`, Patroni's
+    /// per-request deadline). For `send` it bounds the **whole call**: the
+    /// rate limiter's wait, every attempt with its body, the per-host
+    /// backoff, every `Retry-After` sleep and every failover round; a wait
+    /// the rest of the budget cannot cover fails at once with
+    /// [`Error::BudgetExhausted`] (carrying the server's last answer), an
+    /// attempt cut by it with [`Error::Timeout`]. For `watch` and `stream`
+    /// it bounds the same steps up to the response headers; the stream
+    /// itself is bounded by the request's `timeout` (plus
+    /// [`STREAM_GRACE`](crate::budget::STREAM_GRACE)) and by
+    /// [`with_read_timeout`](Self::with_read_timeout), not by this (a
+    /// controller's watch runs for hours). A request's own `timeout` on
+    /// `send` shortens it. Without a budget a server may still not make a
+    /// call wait more than [`MAX_SERVER_WAIT`](crate::budget::MAX_SERVER_WAIT)
+    /// per retry. With several endpoints it is the failover budget unless
+    /// [`with_request_deadline`](Self::with_request_deadline) is set.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -296,6 +320,33 @@ impl RestConfig {
     }
 }
 
+impl RestConfig {
+    /// The longest wait for the next bytes from the server on an open
+    /// connection (kube-rs's `read_timeout`): the response headers, the
+    /// first byte of a body, and every gap between bytes of a body,
+    /// streamed (watch, logs) or not. A stalled stream then ends with a
+    /// timeout error ([`TransportKind::Timeout`](crate::TransportKind::Timeout)).
+    /// Default none (client-go has none; kube-rs uses 295 s); the CLI sets
+    /// one. Keep it above the server's bookmark interval (about a minute)
+    /// for quiet watches, and know that `logs --follow` of a quiet
+    /// container is cut by it.
+    pub fn with_read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = Some(timeout);
+        self
+    }
+
+    /// The largest body a non-streaming call (`send`, and the error body of
+    /// any call) reads (default [`DEFAULT_MAX_RESPONSE_BODY`], 1 GiB). A
+    /// larger one fails with [`Error::ResponseTooLarge`]: at once when its
+    /// `Content-Length` says so, else when the count passes the limit while
+    /// reading. Streams are bounded per event instead
+    /// ([`MAX_EVENT_BYTES`](crate::watch::MAX_EVENT_BYTES)).
+    pub fn with_max_response_body(mut self, limit: usize) -> Self {
+        self.max_response_body = limit;
+        self
+    }
+}
+
 /// Logs long rate-limiter waits at info level at most once per interval.
 #[derive(Debug, Default)]
 struct ThrottleLog {
@@ -352,6 +403,7 @@ pub(crate) struct Inner {
     /// Total budget of a failover call without its own timeout.
     pub(crate) budget: Duration,
     pub(crate) watch_idle_timeout: Duration,
+    pub(crate) max_response_body: usize,
 }
 
 impl Inner {
@@ -492,6 +544,7 @@ impl RestClient {
             Duration::from_secs(30)
         };
         let mut builder = reqwest::Client::builder()
+            .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
             .tls_backend_preconfigured(tls)
             .user_agent(user_agent);
@@ -518,6 +571,9 @@ impl RestClient {
                 b
             }
         };
+        if let Some(read) = config.read_timeout {
+            builder = builder.read_timeout(read);
+        }
         if let Some(proxy) = &config.proxy {
             let proxy = reqwest::Proxy::all(proxy.as_str())
                 .map_err(|e| invalid(format!("proxy {proxy:?}: {e}")))?;
@@ -567,6 +623,7 @@ impl RestClient {
                 endpoints,
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
+                max_response_body: config.max_response_body,
             }),
         })
     }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::{
     auth::BoxError,
+    budget::{MAX_SERVER_WAIT, WaitCause},
     failover::EndpointFailure,
     request::Verb,
     status::{StatusBody, StatusReason},
@@ -287,12 +288,88 @@ pub enum Error {
         attempts: Vec<EndpointFailure>,
     },
 
+    /// The call's time budget cannot cover the next wait (a server's
+    /// `Retry-After`, backoff, the rate limiter, a failover pause), or,
+    /// without a budget, a server asked for a wait above
+    /// [`MAX_SERVER_WAIT`](crate::budget::MAX_SERVER_WAIT): the call fails
+    /// at once instead of sleeping past it.
+    #[error(
+        "{verb} {url}: {cause} of {} exceeds {}{}",
+        go_duration(*wait),
+        describe_budget(*budget, *remaining),
+        last.as_ref().map(|e| format!("; last error: {e}")).unwrap_or_default()
+    )]
+    BudgetExhausted {
+        /// HTTP method.
+        verb: Verb,
+        /// Full URL of the request.
+        url: String,
+        /// What the wait was for.
+        cause: WaitCause,
+        /// The wait that was asked for.
+        wait: Duration,
+        /// The call's whole budget (`None`: the call had none).
+        budget: Option<Duration>,
+        /// What was left of it.
+        remaining: Option<Duration>,
+        /// The error of the last attempt (the server's answer that asked
+        /// for the wait), if any.
+        last: Option<Box<Error>>,
+    },
+
+    /// A non-streaming response body is larger than the client's limit
+    /// ([`RestConfig::with_max_response_body`](crate::RestConfig::with_max_response_body)).
+    #[error("{verb} {url}: response body larger than the limit of {limit} bytes{}",
+        content_length.map(|n| format!(" (Content-Length: {n})")).unwrap_or_default())]
+    ResponseTooLarge {
+        /// HTTP method.
+        verb: Verb,
+        /// Full URL of the request.
+        url: String,
+        /// The limit in bytes.
+        limit: usize,
+        /// The Content-Length the server announced, if it did.
+        content_length: Option<u64>,
+    },
+
+    /// A streamed body (watch, logs) ran past the client's deadline for it:
+    /// the request's `timeout` plus [`STREAM_GRACE`](crate::budget::STREAM_GRACE)
+    /// (the server should have ended it by then).
+    #[error("the stream did not end within {}", go_duration(*deadline))]
+    StreamDeadline {
+        /// The deadline that passed.
+        deadline: Duration,
+    },
+
+    /// A watch stream ended in the middle of an event: the event is lost
+    /// to this stream (a resumable watch reopens from the last one seen).
+    #[error("the watch stream ended in the middle of an event ({received} bytes of it received)")]
+    WatchCut {
+        /// How many bytes of the unfinished event had arrived.
+        received: usize,
+    },
+
     /// A watch line grew beyond the limit without a newline.
     #[error("watch event larger than {limit} bytes")]
     WatchLineTooLong {
         /// The limit in bytes.
         limit: usize,
     },
+}
+
+fn describe_budget(budget: Option<Duration>, remaining: Option<Duration>) -> String {
+    match (budget, remaining) {
+        (Some(b), Some(r)) => format!(
+            "the time budget of {} ({} left)",
+            go_duration(b),
+            go_duration(r)
+        ),
+        (Some(b), None) => format!("the time budget of {}", go_duration(b)),
+        (None, _) => format!(
+            "the longest server wait allowed without a time budget ({})",
+            go_duration(MAX_SERVER_WAIT)
+        ),
+    }
 }
 
 fn describe_failures(attempts: &[EndpointFailure]) -> String {
@@ -318,6 +395,9 @@ impl Error {
         match self {
             Error::Api(e) => Some(e),
             Error::Retried { last, .. } => last.api_error(),
+            Error::BudgetExhausted {
+                last: Some(last), ..
+            } => last.api_error(),
             _ => None,
         }
     }
@@ -326,7 +406,8 @@ impl Error {
     pub fn transport_kind(&self) -> Option<TransportKind> {
         match self {
             Error::Transport { kind, .. } | Error::Body { kind, .. } => Some(*kind),
-            Error::Timeout { .. } => Some(TransportKind::Timeout),
+            Error::Timeout { .. } | Error::StreamDeadline { .. } => Some(TransportKind::Timeout),
+            Error::WatchCut { .. } => Some(TransportKind::UnexpectedEof),
             Error::Retried { last, .. } => last.transport_kind(),
             Error::AllEndpointsFailed { attempts } => attempts.last().map(|a| a.kind),
             _ => None,
@@ -381,9 +462,11 @@ impl Error {
     pub fn is_service_unavailable(&self) -> bool {
         self.api(ApiError::is_service_unavailable)
     }
-    /// A server-side (504/Timeout/ServerTimeout) or client-side timeout.
+    /// A server-side (504/Timeout/ServerTimeout) or client-side timeout
+    /// (an attempt's, a spent budget, a stream past its deadline).
     pub fn is_timeout(&self) -> bool {
-        self.api(|e| e.is_timeout() || e.is_server_timeout())
+        matches!(self, Error::BudgetExhausted { .. })
+            || self.api(|e| e.is_timeout() || e.is_server_timeout())
             || self.transport_kind() == Some(TransportKind::Timeout)
     }
 

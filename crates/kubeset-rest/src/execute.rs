@@ -11,6 +11,7 @@ use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 
 use crate::{
+    budget::{self, Budget, Wait, WaitCause, plain_wait},
     client::Inner,
     error::Error,
     failover::{self, Endpoint, EndpointFailure, calculate_timeouts},
@@ -40,6 +41,9 @@ pub(crate) struct Prepared {
     pub(crate) max_retries: u32,
     /// Deadline of the whole request, retries included.
     pub(crate) timeout: Option<Duration>,
+    /// How long a streamed body may run: the request's `timeout` (or its
+    /// `timeoutSeconds` parameter) plus [`budget::STREAM_GRACE`].
+    pub(crate) stream_deadline: Option<Duration>,
     pub(crate) mode: Mode,
 }
 
@@ -80,13 +84,30 @@ fn body_error(source: reqwest::Error) -> Error {
     }
 }
 
-async fn throttle(inner: &Inner, p: &Prepared, origin: &str, reason: &str) {
+/// Wait for the rate limiter, within what is left of the budget.
+async fn throttle(
+    inner: &Inner,
+    p: &Prepared,
+    origin: &str,
+    reason: &str,
+    budget: &Budget,
+) -> Result<(), Error> {
     let Some(limiter) = &inner.rate_limiter else {
-        return;
+        return Ok(());
     };
     let wait = limiter.reserve();
     if wait.is_zero() {
-        return;
+        return Ok(());
+    }
+    if let Wait::Exhausted { wait } = plain_wait(budget.remaining(Instant::now()), wait) {
+        return Err(exhausted(
+            p,
+            origin,
+            WaitCause::RateLimiter,
+            wait,
+            budget,
+            None,
+        ));
     }
     inner.sleep(wait).await;
     if let Some(m) = &inner.metrics {
@@ -98,6 +119,60 @@ async fn throttle(inner: &Inner, p: &Prepared, origin: &str, reason: &str) {
         if wait > EXTRA_LONG_THROTTLE && inner.allow_throttle_info() {
             tracing::info!(verb = %p.verb, url, reason, ?wait, "waited for client-side throttling, not priority and fairness");
         }
+    }
+    Ok(())
+}
+
+/// [`Error::BudgetExhausted`] for a wait the budget cannot cover.
+fn exhausted(
+    p: &Prepared,
+    origin: &str,
+    cause: WaitCause,
+    wait: Duration,
+    budget: &Budget,
+    last: Option<Error>,
+) -> Error {
+    Error::BudgetExhausted {
+        verb: p.verb,
+        url: full_url(origin, p),
+        cause,
+        wait,
+        budget: budget.total,
+        remaining: budget.remaining(Instant::now()),
+        last: last.map(Box::new),
+    }
+}
+
+/// The server's error in a full (error-status) outcome, for
+/// [`Error::BudgetExhausted::last`].
+fn outcome_error(p: &Prepared, outcome: &Outcome) -> Option<Error> {
+    let Payload::Full(body) = &outcome.payload else {
+        return None;
+    };
+    let content_type = outcome
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let retry_after = decode::retry_after(&outcome.headers, SystemTime::now());
+    let err = decode::error_for(
+        outcome.status.as_u16(),
+        p.verb,
+        content_type,
+        retry_after,
+        body,
+    );
+    Some(err.into())
+}
+
+/// The budget of a call to open it: for `send` the whole call (the
+/// request's `timeout` and the client's, the shorter), for `watch` and
+/// `stream` until the response headers (the client's `timeout`, never longer
+/// than the request's, which is how long the stream may run).
+fn open_budget(p: &Prepared, client: Option<Duration>) -> Option<Duration> {
+    match (p.timeout, client) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (Some(a), None) if p.mode == Mode::Do => Some(a),
+        (_, b) => b,
     }
 }
 
@@ -138,10 +213,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
             warnings: Vec::new(),
         });
     }
-    let body = resp
-        .bytes()
-        .await
-        .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?;
+    let body = read_body(inner, p, &ep.origin, resp).await?;
     Ok(Outcome {
         status,
         headers,
@@ -149,6 +221,76 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
         served_by: String::new(),
         warnings: Vec::new(),
     })
+}
+
+/// Read a whole body, at most [`Inner::max_response_body`] bytes: a
+/// `Content-Length` above it fails before reading, a body without one is
+/// counted as it arrives.
+async fn read_body(
+    inner: &Inner,
+    p: &Prepared,
+    origin: &str,
+    mut resp: reqwest::Response,
+) -> Result<Bytes, Error> {
+    let limit = inner.max_response_body;
+    let too_large = |content_length| Error::ResponseTooLarge {
+        verb: p.verb,
+        url: full_url(origin, p),
+        limit,
+        content_length,
+    };
+    let announced = resp.content_length();
+    if announced.is_some_and(|n| n > limit as u64) {
+        return Err(too_large(announced));
+    }
+    let capacity = announced.map_or(0, |n| usize::try_from(n).unwrap_or(limit));
+    let mut body = bytes::BytesMut::with_capacity(capacity);
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| transport_error(p.verb, full_url(origin, p), e))?
+    {
+        if chunk.len() > limit - body.len() {
+            return Err(too_large(announced));
+        }
+        if body.is_empty() && chunk.len() == capacity {
+            // The whole body in one chunk: no copy.
+            return Ok(chunk);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// A streamed body that ends after its first error (reqwest's read
+/// timeout would repeat its error forever); with a `deadline`, it yields
+/// [`Error::StreamDeadline`] and ends when that passes.
+fn body_stream(
+    resp: reqwest::Response,
+    deadline: Option<Duration>,
+) -> BoxStream<'static, Result<Bytes, Error>> {
+    let body = resp.bytes_stream().map(|r| r.map_err(body_error)).boxed();
+    let timer = deadline.map(|d| Box::pin(tokio::time::sleep(d)));
+    futures::stream::unfold(
+        (body, timer, false),
+        move |(mut body, mut timer, ended)| async move {
+            if ended {
+                return None;
+            }
+            let item = match &mut timer {
+                None => body.next().await?,
+                Some(t) => tokio::select! {
+                    item = body.next() => item?,
+                    () = t.as_mut() => Err(Error::StreamDeadline {
+                        deadline: deadline.unwrap_or_default(),
+                    }),
+                },
+            };
+            let ended = item.is_err();
+            Some((item, (body, timer, ended)))
+        },
+    )
+    .boxed()
 }
 
 /// Run the attempt loop until a final outcome: over the endpoint set when
@@ -165,46 +307,47 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     Ok(outcome)
 }
 
-/// The attempt loop against the one configured server.
+/// The attempt loop against the one configured server, within one
+/// [`Budget`] for the whole call (rate limiter, attempts, waits).
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let ep = &inner.server;
     let host = ep.host_key.as_str();
-    // client-go throttles the first try before starting the timeout.
-    throttle(inner, p, &ep.origin, "").await;
-    let deadline = p.timeout.map(|t| Instant::now() + t);
-    let timed_out = |verb: Verb| Error::Timeout {
-        verb,
-        url: full_url(&ep.origin, p),
-        timeout: p.timeout.unwrap_or_default(),
-    };
+    let budget = Budget::new(open_budget(p, inner.timeout), Instant::now());
+    throttle(inner, p, &ep.origin, "", &budget).await?;
 
     let mut retries = 0u32;
     let mut retry_wait: Option<Duration> = None;
     let mut previous: Option<Error> = None;
+    let mut last_status: Option<Error> = None;
     let mut auth_retried = false;
     loop {
         let backoff = inner
             .backoff
             .as_ref()
             .map_or(Duration::ZERO, |b| b.get(host));
-        let wait = retry_wait.map_or(backoff, |ra| ra.max(backoff));
-        if let Some(d) = deadline
-            && Instant::now() + wait >= d
-            && !wait.is_zero()
-        {
-            return Err(wrap_previous(timed_out(p.verb), previous));
+        match budget::retry_wait(budget.remaining(Instant::now()), retry_wait, backoff) {
+            Wait::Sleep(wait) => inner.sleep(wait).await,
+            Wait::Exhausted { wait } => {
+                let last = last_status.take().or(previous.take());
+                return Err(exhausted(
+                    p,
+                    &ep.origin,
+                    WaitCause::Retry,
+                    wait,
+                    &budget,
+                    last,
+                ));
+            }
         }
-        inner.sleep(wait).await;
         if retry_wait.is_some() {
-            throttle(inner, p, &ep.origin, "retry").await;
+            throttle(inner, p, &ep.origin, "retry", &budget).await?;
         }
-
-        // Streaming attempts return at the headers, so the client timeout
-        // never cuts a watch or log stream short.
-        let mut limit = inner.timeout;
-        if let Some(d) = deadline {
-            let remaining = d.saturating_duration_since(Instant::now());
-            limit = Some(limit.map_or(remaining, |l| l.min(remaining)));
+        // Streaming attempts return at the headers: the budget bounds the
+        // wait for them, never the stream itself.
+        let limit = budget.remaining(Instant::now());
+        if limit.is_some_and(|l| l.is_zero()) {
+            let last = last_status.take().or(previous.take());
+            return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
         }
         // Only a metrics hook reads the attempt's duration.
         let started = inner.metrics.is_some().then(Instant::now);
@@ -242,6 +385,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                         m.request_retry(p.verb, host, Some(code));
                     }
                     retry_wait = Some(ra);
+                    last_status = outcome_error(p, &outcome);
                     continue;
                 }
                 outcome.warnings = warning::from_headers(&outcome.headers);
@@ -265,9 +409,19 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                 }
                 tracing::debug!(verb = %p.verb, url = full_url(&ep.origin, p), error = %err, "retrying after a transport error");
                 retry_wait = Some(TRANSPORT_RETRY_WAIT);
+                last_status = None;
                 previous = Some(err);
             }
         }
+    }
+}
+
+/// [`Error::Timeout`] for a spent budget.
+fn timed_out(p: &Prepared, origin: &str, budget: &Budget) -> Error {
+    Error::Timeout {
+        verb: p.verb,
+        url: full_url(origin, p),
+        timeout: budget.total.unwrap_or_default(),
     }
 }
 
@@ -304,15 +458,11 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let first_origin = first
         .first()
         .map_or_else(|| inner.origin.clone(), |e| e.origin.clone());
-    throttle(inner, p, &first_origin, "").await;
     // A watch's or stream's `timeout` is how long it may run; its budget to
     // get the response headers is the client's (never longer than that).
-    let total = match (p.mode, p.timeout) {
-        (Mode::Do, Some(t)) => t,
-        (_, Some(t)) => t.min(inner.budget),
-        (_, None) => inner.budget,
-    };
-    let deadline = Instant::now() + total;
+    let total = open_budget(p, Some(inner.budget)).unwrap_or(inner.budget);
+    let budget = Budget::new(Some(total), Instant::now());
+    throttle(inner, p, &first_origin, "", &budget).await?;
 
     let mut failures: Vec<EndpointFailure> = Vec::new();
     let mut retries = 0u32;
@@ -326,7 +476,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         let remaining = if first_round {
             total
         } else {
-            deadline.saturating_duration_since(Instant::now())
+            budget.remaining(Instant::now()).unwrap_or(total)
         };
         let (mut nodes, mut per_node, mut per_node_retries) =
             calculate_timeouts(list.len(), remaining);
@@ -342,18 +492,31 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         for (index, ep) in list.iter().take(nodes).enumerate() {
             let host = ep.host_key.as_str();
             let mut tries = 0u32;
+            let mut retry_after: Option<Duration> = None;
+            let mut last_status: Option<Error> = None;
             loop {
                 let backoff = inner
                     .backoff
                     .as_ref()
                     .map_or(Duration::ZERO, |b| b.get(host));
-                if !backoff.is_zero() {
-                    if Instant::now() + backoff >= deadline {
-                        return Err(all_failed(failures));
+                match budget::retry_wait(budget.remaining(Instant::now()), retry_after, backoff) {
+                    Wait::Sleep(wait) => inner.sleep(wait).await,
+                    Wait::Exhausted { wait } if last_status.is_some() || retry_after.is_some() => {
+                        return Err(exhausted(
+                            p,
+                            &ep.origin,
+                            WaitCause::Retry,
+                            wait,
+                            &budget,
+                            last_status,
+                        ));
                     }
-                    inner.sleep(backoff).await;
+                    Wait::Exhausted { .. } => return Err(all_failed(failures)),
                 }
-                let remaining = deadline.saturating_duration_since(Instant::now());
+                if retry_after.take().is_some() {
+                    throttle(inner, p, &ep.origin, "retry", &budget).await?;
+                }
+                let remaining = budget.remaining(Instant::now()).unwrap_or(total);
                 if remaining.is_zero() {
                     return Err(all_failed(failures));
                 }
@@ -383,19 +546,12 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                             && let Some(ra) =
                                 decode::retry_after(&outcome.headers, SystemTime::now())
                         {
-                            if Instant::now() + ra >= deadline {
-                                return Err(Error::Timeout {
-                                    verb: p.verb,
-                                    url: full_url(&ep.origin, p),
-                                    timeout: total,
-                                });
-                            }
                             retries += 1;
                             if let Some(m) = &inner.metrics {
                                 m.request_retry(p.verb, host, Some(code));
                             }
-                            inner.sleep(ra).await;
-                            throttle(inner, p, &ep.origin, "retry").await;
+                            retry_after = Some(ra);
+                            last_status = outcome_error(p, &outcome);
                             continue;
                         }
                         if index != 0 || !failures.is_empty() {
@@ -421,6 +577,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                             kind,
                             error: err,
                         });
+                        last_status = None;
                         if tries < per_node_retries {
                             tries += 1;
                             continue;
@@ -432,13 +589,13 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         // Every node of this round failed: wait, then try again if a node
         // still gets its minimum time.
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        let remaining = budget.remaining(Instant::now()).unwrap_or_default();
         let after_wait = remaining.saturating_sub(TRANSPORT_RETRY_WAIT);
         if calculate_timeouts(list.len(), after_wait).0 == 0 {
             return Err(all_failed(failures));
         }
         inner.sleep(TRANSPORT_RETRY_WAIT).await;
-        throttle(inner, p, &first_origin, "retry").await;
+        throttle(inner, p, &first_origin, "retry", &budget).await?;
     }
 }
 
@@ -448,7 +605,7 @@ pub(crate) async fn send(inner: &Inner, p: Prepared) -> Result<Response, Error> 
     let body = match outcome.payload {
         Payload::Full(b) => b,
         // Not produced in `Do` mode; read it anyway rather than fail.
-        Payload::Streaming(r) => r.bytes().await.map_err(body_error)?,
+        Payload::Streaming(r) => read_body(inner, &p, &inner.origin, r).await?,
     };
     Ok(Response::new(
         outcome.status,
@@ -475,10 +632,7 @@ pub(crate) async fn open_at(
 ) -> Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error> {
     let outcome = run(inner, p).await?;
     match outcome.payload {
-        Payload::Streaming(resp) => Ok((
-            resp.bytes_stream().map(|r| r.map_err(body_error)).boxed(),
-            outcome.served_by,
-        )),
+        Payload::Streaming(resp) => Ok((body_stream(resp, p.stream_deadline), outcome.served_by)),
         Payload::Full(body) => {
             let resp = Response::new(
                 outcome.status,

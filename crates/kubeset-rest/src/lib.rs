@@ -29,6 +29,7 @@
 
 pub mod auth;
 pub mod backoff;
+pub mod budget;
 mod client;
 pub mod config;
 mod error;
@@ -46,8 +47,8 @@ pub mod warning;
 pub mod watch;
 
 pub use client::{
-    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES, DEFAULT_WATCH_IDLE_TIMEOUT,
-    RestClient, RestConfig,
+    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_RETRIES,
+    DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig,
 };
 pub use error::{ApiError, Error};
 pub use request::{CollectionPath, PatchType, Request, Verb};

@@ -758,6 +758,13 @@ impl Request {
             body: self.body.take(),
             max_retries: self.max_retries,
             timeout: self.timeout,
+            stream_deadline: match mode {
+                Mode::Do => None,
+                _ => crate::budget::stream_deadline(self.timeout.or_else(|| {
+                    let secs = self.params.get("timeoutSeconds")?.trim().parse().ok()?;
+                    Some(Duration::from_secs(secs))
+                })),
+            },
             mode,
         };
         Ok((self.client, prepared))

@@ -116,3 +116,113 @@ mod tests {
         assert_eq!(classify(&tls), TransportKind::Tls);
     }
 }
+
+/// A redirect the client refused to follow, in the source chain of the
+/// transport error ([`TransportKind::Other`]). client-go (Go's HTTP client)
+/// follows up to 10 redirects anywhere, `https` to `http` included, and
+/// drops the `Authorization` header on a change of host. We follow
+/// redirects only within the origin of the request (same scheme, host and
+/// port), so neither a downgrade to plain HTTP nor another host ever sees
+/// the request's credentials.
+#[derive(Debug, thiserror::Error)]
+#[error("refused to follow a redirect from {from} to {to}: {reason}")]
+#[non_exhaustive]
+pub struct RedirectRefused {
+    /// The URL that answered with the redirect.
+    pub from: String,
+    /// Where it pointed.
+    pub to: String,
+    /// Why it was refused.
+    pub reason: &'static str,
+}
+
+/// The most redirects followed within one origin (Go's limit).
+const MAX_REDIRECTS: usize = 10;
+
+/// Why a redirect from a request to `first` (after `hops` responses) to
+/// `to` is refused, if it is.
+fn redirect_refusal(first: &reqwest::Url, to: &reqwest::Url, hops: usize) -> Option<&'static str> {
+    if first.scheme() == "https" && to.scheme() != "https" {
+        Some("a downgrade from https")
+    } else if first.origin() != to.origin() {
+        Some("another origin would receive the credentials")
+    } else if hops > MAX_REDIRECTS {
+        Some("too many redirects")
+    } else {
+        None
+    }
+}
+
+/// reqwest's redirect policy implementing [`RedirectRefused`]'s rule.
+pub(crate) fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let (Some(first), Some(last)) = (attempt.previous().first(), attempt.previous().last())
+        else {
+            return attempt.stop();
+        };
+        let refuse = |reason| RedirectRefused {
+            from: last.to_string(),
+            to: attempt.url().to_string(),
+            reason,
+        };
+        match redirect_refusal(first, attempt.url(), attempt.previous().len()) {
+            Some(reason) => {
+                let err = refuse(reason);
+                attempt.error(err)
+            }
+            None => attempt.follow(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod redirect_tests {
+    use super::*;
+
+    #[test]
+    fn redirects_stay_within_the_origin() {
+        let u = |s: &str| reqwest::Url::parse(s).unwrap();
+        let cases = [
+            ("https://h:6443/a", "https://h:6443/b", 1, None),
+            ("http://h:8080/a", "http://h:8080/b?x", 1, None),
+            (
+                "https://h:6443/a",
+                "http://h:6443/a",
+                1,
+                Some("a downgrade from https"),
+            ),
+            (
+                "https://h:6443/a",
+                "http://evil/a",
+                1,
+                Some("a downgrade from https"),
+            ),
+            (
+                "https://h:6443/a",
+                "https://evil:6443/a",
+                1,
+                Some("another origin would receive the credentials"),
+            ),
+            (
+                "https://h:6443/a",
+                "https://h:6444/a",
+                1,
+                Some("another origin would receive the credentials"),
+            ),
+            (
+                "http://h/a",
+                "https://h/a",
+                1,
+                Some("another origin would receive the credentials"),
+            ),
+            ("https://h/a", "https://h/b", 11, Some("too many redirects")),
+        ];
+        for (first, to, hops, want) in cases {
+            assert_eq!(
+                redirect_refusal(&u(first), &u(to), hops),
+                want,
+                "{first} -> {to}"
+            );
+        }
+    }
+}

@@ -168,9 +168,12 @@ fn decode_line<T: DeserializeOwned>(line: &[u8]) -> Result<WatchEvent<T>, Error>
 
 /// A stream of typed watch events.
 ///
-/// Ends quietly on EOF (even mid-line) and on a timeout or a connection cut
-/// short; yields one `Err` and ends on anything else (undecodable line,
-/// unknown event type, other transport error).
+/// Ends quietly only when the body ends cleanly between events. Anything
+/// else yields one `Err` and ends: a body cut in the middle of an event
+/// ([`Error::WatchCut`]; client-go drops the partial event silently), any
+/// transport error or timeout of the body (client-go ends quietly on EOF
+/// and timeouts: we tell the caller the stream broke), an undecodable line,
+/// an unknown event type, a line over [`MAX_EVENT_BYTES`].
 pub struct WatchStream<T> {
     body: BoxStream<'static, Result<Bytes, Error>>,
     buf: BytesMut,
@@ -275,13 +278,19 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
+                    // Whatever broke the body (reset, cut short, a read or
+                    // stream timeout), the caller learns it: the stream did
+                    // not end cleanly.
+                    let received = this.buf.len();
                     this.end();
                     this.broken = true;
-                    let quiet = matches!(
-                        e.transport_kind(),
-                        Some(TransportKind::UnexpectedEof | TransportKind::Timeout)
-                    );
-                    return Poll::Ready(if quiet { None } else { Some(Err(e)) });
+                    let cut_mid_event =
+                        e.transport_kind() == Some(TransportKind::UnexpectedEof) && received > 0;
+                    return Poll::Ready(Some(Err(if cut_mid_event {
+                        Error::WatchCut { received }
+                    } else {
+                        e
+                    })));
                 }
                 Poll::Ready(None) => {
                     let rest = std::mem::take(&mut this.buf);
@@ -290,8 +299,8 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                         return Poll::Ready(None);
                     }
                     // A last event without its newline still counts; a
-                    // truncated one ends the watch quietly.
-                    return Poll::Ready(match decode_line::<T>(&rest) {
+                    // truncated one is an error: the event is lost.
+                    return Poll::Ready(Some(match decode_line::<T>(&rest) {
                         Ok(ev) => {
                             if this.track_rv
                                 && !matches!(ev, WatchEvent::Error(_))
@@ -299,14 +308,16 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                             {
                                 this.last_rv = Some(rv);
                             }
-                            Some(Ok(ev))
+                            Ok(ev)
                         }
                         Err(Error::WatchDecode { source }) if source.is_eof() => {
                             this.broken = true;
-                            None
+                            Err(Error::WatchCut {
+                                received: rest.len(),
+                            })
                         }
-                        Err(e) => Some(Err(e)),
-                    });
+                        Err(e) => Err(e),
+                    }));
                 }
             }
         }
@@ -342,8 +353,41 @@ pub fn resource_version(line: &[u8]) -> Option<String> {
     (!rv.is_empty()).then(|| rv.into_owned())
 }
 
-/// Wait before reopening a watch that ended cleanly this soon.
-const CLEAN_END_PAUSE: Duration = Duration::from_secs(1);
+/// A stream that ends (even cleanly) this soon without an event counts as
+/// a failed open for the reopen backoff.
+const SHORT_STREAM: Duration = Duration::from_secs(1);
+
+/// The first reopen backoff (client-go's reflector: 800 ms, doubling).
+pub const REOPEN_BACKOFF_BASE: Duration = Duration::from_millis(800);
+/// The largest reopen backoff before jitter (client-go's 30 s).
+pub const REOPEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The wait before the reopen that follows `failures` consecutive failed
+/// streams (none delivered an event): none for the first failure's
+/// successor being the first reopen after a good stream (`failures == 0`),
+/// else client-go's reflector backoff: 800 ms doubling up to 30 s, plus a
+/// jitter of up to 100 % (`jitter` in `[0, 1)`), so waits lie in
+/// `[d, 2d)`. Pure: the caller supplies the randomness.
+pub fn reopen_backoff(failures: u32, jitter: f64) -> Duration {
+    if failures == 0 {
+        return Duration::ZERO;
+    }
+    let doublings = (failures - 1).min(16);
+    let d = REOPEN_BACKOFF_BASE
+        .saturating_mul(1 << doublings)
+        .min(REOPEN_BACKOFF_MAX);
+    d.saturating_add(d.mul_f64(jitter.clamp(0.0, 1.0)))
+}
+
+/// A number in `[0, 1)` from the standard library's per-process random
+/// hash keys (no dependency; jitter needs no quality).
+fn jitter() -> f64 {
+    use std::hash::BuildHasher as _;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let h = std::hash::RandomState::new().hash_one(n);
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
 
 type Reopen = Pin<
     Box<
@@ -363,8 +407,11 @@ type Reopen = Pin<
 /// Like client-go's `RetryWatcher` it does not end on its own: a clean end
 /// of the stream (the server's `timeoutSeconds`, or a server shutting down
 /// gracefully) is followed by a reopen from the last resourceVersion on the
-/// same endpoint order (after 1 s when the stream lasted under 1 s); drop
-/// it to stop. An `ERROR` event is yielded as `Err(Error::Api)` and ends
+/// same endpoint order; drop it to stop. Streams that deliver no event and
+/// break (or end within 1 s) are consecutive failures: the reopen after
+/// the n-th waits [`reopen_backoff`]`(n)` (client-go's reflector: 800 ms
+/// doubling to 30 s, jittered), and the first event resets the count, so a
+/// server that keeps cutting watches is not hammered. An `ERROR` event is yielded as `Err(Error::Api)` and ends
 /// the watch: a 410 (`err.is_gone()`) means the caller must relist; so does
 /// a failed reopen (its error is yielded, then the end).
 /// Start it with a `resourceVersion` (from a list): a watch without one
@@ -385,6 +432,10 @@ pub struct ResumableWatch<T> {
     resumes: u64,
     /// When the current stream was opened.
     opened: std::time::Instant,
+    /// Whether the current stream delivered an event.
+    progressed: bool,
+    /// Consecutive streams that failed without an event.
+    failures: u32,
     done: bool,
 }
 
@@ -421,6 +472,8 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
             last_rv: last_rv.filter(|rv| !rv.is_empty()),
             resumes: 0,
             opened: std::time::Instant::now(),
+            progressed: false,
+            failures: 0,
             done: false,
         };
         w.reset_idle();
@@ -459,12 +512,14 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         if broken {
             self.client.inner.endpoints.demote(&self.serving);
         }
-        // A server that ends watches at once must not be hammered.
-        let pause = if !broken && self.opened.elapsed() < CLEAN_END_PAUSE {
-            CLEAN_END_PAUSE
+        // A server that cuts or ends watches at once must not be hammered.
+        let failed = !self.progressed && (broken || self.opened.elapsed() < SHORT_STREAM);
+        self.failures = if failed {
+            self.failures.saturating_add(1)
         } else {
-            Duration::ZERO
+            0
         };
+        let pause = reopen_backoff(self.failures, jitter());
         self.resumes += 1;
         let mut params = self.params.clone();
         if let Some(rv) = &self.last_rv {
@@ -504,6 +559,7 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                         this.serving = origin;
                         this.current = Some(WatchStream::from_bytes(body).tracking());
                         this.opened = std::time::Instant::now();
+                        this.progressed = false;
                         this.reset_idle();
                     }
                     Poll::Ready(Err(e)) => {
@@ -526,6 +582,7 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                     if let Some(rv) = current.last_rv.take() {
                         this.last_rv = Some(rv);
                     }
+                    this.progressed = true;
                     this.reset_idle();
                     return Poll::Ready(Some(Ok(ev)));
                 }
@@ -613,6 +670,29 @@ mod tests {
     }
 
     #[test]
+    fn reopen_backoff_table() {
+        let ms = |n: u32, j: f64| reopen_backoff(n, j).as_millis();
+        assert_eq!(ms(0, 0.5), 0);
+        // (failures, no jitter, most jitter): client-go's 800 ms → 30 s.
+        for (n, low) in [
+            (1, 800),
+            (2, 1600),
+            (3, 3200),
+            (6, 25_600),
+            (7, 30_000),
+            (1000, 30_000),
+        ] {
+            assert_eq!(ms(n, 0.0), low, "{n}");
+            assert_eq!(ms(n, 0.999_999), low * 2 - 1, "{n}");
+        }
+        assert_eq!(ms(u32::MAX, 7.0), 60_000);
+        for _ in 0..100 {
+            let j = jitter();
+            assert!((0.0..1.0).contains(&j), "{j}");
+        }
+    }
+
+    #[test]
     fn resource_version_of_a_line() {
         let rv = |s: &str| resource_version(s.as_bytes());
         assert_eq!(
@@ -663,12 +743,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn eof_mid_line_is_quiet_and_last_line_without_newline_counts() {
+    async fn eof_mid_line_is_an_error_and_last_line_without_newline_counts() {
         let got = collect(vec![
             b"{\"type\":\"ADDED\",\"object\":{\"name\":\"a\"}}\n{\"type\":\"ADD",
         ])
         .await;
-        assert_eq!(got.len(), 1);
+        assert_eq!(got.len(), 2);
+        assert!(matches!(got[0], Ok(WatchEvent::Added(_))));
+        assert!(
+            matches!(got[1], Err(Error::WatchCut { received: 12 })),
+            "{:?}",
+            got[1]
+        );
         let got = collect(vec![b"{\"type\":\"ADDED\",\"object\":{\"name\":\"a\"}}"]).await;
         assert_eq!(got.len(), 1);
         assert!(matches!(got[0], Ok(WatchEvent::Added(_))));

@@ -317,6 +317,57 @@ async fn plugin_failures_are_errors_that_name_the_user_and_command() {
 }
 
 #[tokio::test]
+async fn a_plugin_flooding_stdout_is_killed_with_a_clear_error() {
+    let text = exec_error("#!/bin/sh\nexec cat /dev/zero\n", "").await;
+    assert!(
+        text.contains("printed more than 1048576 bytes; killed"),
+        "{text}"
+    );
+}
+
+/// Whether `pid` is gone (or a zombie waiting for its reaper).
+fn dead(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[tokio::test]
+async fn a_hanging_plugin_is_killed_when_the_call_gives_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = "#!/bin/sh\nsleep 300 &\necho $! > \"$PLUGIN_DIR/pids\"\necho $$ >> \"$PLUGIN_DIR/pids\"\nwait\n";
+    let path = write(d, "plugin.sh", script);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(d, "ca.crt", Pki::new("ca").ca_pem);
+    let mut config = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+    config.timeout = Some(Duration::from_secs(1));
+    let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let err = client.get().send().await.unwrap_err();
+    assert!(err.is_timeout(), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let pids = loop {
+        let pids = std::fs::read_to_string(d.join("pids")).unwrap_or_default();
+        if pids.split_whitespace().count() == 2 || std::time::Instant::now() > until {
+            break pids;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    for pid in pids.split_whitespace() {
+        while !dead(pid) {
+            assert!(
+                std::time::Instant::now() < until,
+                "plugin process {pid} still runs"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::test]
 async fn missing_plugin_reports_the_install_hint() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

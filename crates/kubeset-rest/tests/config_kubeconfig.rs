@@ -524,3 +524,47 @@ clusters: [{name: k, cluster: {server: 'https://h', insecure-skip-tls-verify: tr
     assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
     assert!(err.to_string().contains("cluster \"k\""), "{err}");
 }
+
+#[test]
+fn oversized_and_endless_kubeconfigs_fail_fast_naming_the_file_and_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("huge");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(kubeset_rest::config::MAX_FILE_BYTES + 1)
+        .unwrap();
+    for path in [std::path::Path::new("/dev/zero"), sparse.as_path()] {
+        let started = std::time::Instant::now();
+        let err = Kubeconfig::read_from(path).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::FileTooLarge { path: p, limit: 16_777_216 } if p == path),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is larger than the limit of 16777216 bytes",
+                path.display()
+            )
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    }
+}
+
+#[test]
+fn a_numeric_server_is_refused_naming_the_cluster_and_the_value() {
+    let k = Kubeconfig::from_yaml(
+        "current-context: c
+contexts: [{name: c, context: {cluster: k}}]
+clusters: [{name: k, cluster: {server: 12345}}]
+",
+    )
+    .unwrap();
+    let err = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("cluster \"k\""), "{text}");
+    assert!(
+        text.contains("\"12345\"") && text.contains("0.0.48.57"),
+        "{text}"
+    );
+}

@@ -737,7 +737,7 @@ async fn watch_over_the_wire_split_mid_line() {
 }
 
 #[tokio::test]
-async fn watch_ends_quietly_on_truncated_stream_and_errors_once_on_bad_lines() {
+async fn watch_errors_once_on_a_truncated_stream_and_on_bad_lines() {
     let truncated = chunked(
         vec![b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n{\"type\":\"MOD"],
         false,
@@ -759,9 +759,11 @@ async fn watch_ends_quietly_on_truncated_stream_and_errors_once_on_bad_lines() {
     .await;
     let (client, _) = new_client(&server);
 
+    // Cut mid-event: the caller learns it (client-go drops it silently).
     let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
-    assert_eq!(got.len(), 1);
+    assert_eq!(got.len(), 2);
     assert!(matches!(got[0], Ok(WatchEvent::Added(_))));
+    assert!(matches!(got[1], Err(Error::WatchCut { received: 12 })));
 
     let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
     assert_eq!(got.len(), 1);
@@ -900,8 +902,14 @@ async fn watch_retries_a_timed_out_connect_but_send_does_not() {
     let events = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n";
     let server = Server::start(vec![Reply::Hang, chunked(vec![events], true), Reply::Hang]).await;
     let sleeper = Arc::new(RecordingSleeper::default());
-    let client =
-        RestClient::new(config(&server, &sleeper).with_timeout(Duration::from_secs(1))).unwrap();
+    // The read timeout bounds each attempt's wait for the headers; the
+    // client timeout (the whole call's budget) leaves room for a retry.
+    let client = RestClient::new(
+        config(&server, &sleeper)
+            .with_timeout(Duration::from_secs(30))
+            .with_read_timeout(Duration::from_millis(500)),
+    )
+    .unwrap();
     let got: Vec<_> = client.get().watch::<Pod>().await.unwrap().collect().await;
     assert_eq!(got.len(), 1);
     assert_eq!(server.requests().len(), 2);

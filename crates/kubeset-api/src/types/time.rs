@@ -91,7 +91,9 @@ impl Stamp {
         let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
         sep(4, b"-")?;
         sep(7, b"-")?;
-        sep(10, b"Tt")?;
+        // Upper case only, as Go's time.Parse(RFC3339) (golang/go#20869):
+        // a lowercase `t`/`z` would not print back the same.
+        sep(10, b"T")?;
         let (h, mi, se) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
         sep(13, b":")?;
         sep(16, b":")?;
@@ -119,7 +121,7 @@ impl Stamp {
             frac_digits = digits as u8;
         }
         let offset_minutes = match b.get(i) {
-            Some(b'Z' | b'z') if b.len() == i + 1 => None,
+            Some(b'Z') if b.len() == i + 1 => None,
             Some(sign @ (b'+' | b'-')) if b.len() == i + 6 => {
                 sep(i + 3, b":")?;
                 let (oh, om) = (num(i + 1, 2)?, num(i + 4, 2)?);
@@ -430,6 +432,9 @@ mod tests {
             "2024-05-01T10:00:00Zjunk",
             "2024-05-01 10:00:00Z",
             "２０２４-05-01T10:00:00Z",
+            "2024-05-01t10:00:00Z",
+            "2024-05-01T10:00:00z",
+            "2024-05-01t10:00:00.5z",
         ] {
             assert!(Time::parse(s).is_err(), "{s}");
         }

@@ -1,8 +1,12 @@
 //! `kubeset get <resource> [name]`.
 
-use kubeset::Client;
+use std::fmt;
+
 use kubeset::dynamic::{ApiResource, DynamicObject};
-use kubeset::params::ListParams;
+use kubeset::params::{ListParams, QueryParams as _};
+use kubeset::rest::Verb;
+use kubeset::{Api, Client};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{describe, dynamic_api, namespace, print, resolve};
 use crate::cli::{GetArgs, Global, OutputFormat, WatchArgs};
@@ -29,7 +33,16 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         ));
     }
     let mut list_rv = String::new();
+    let machine = matches!(
+        args.output,
+        Some(OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Name)
+    );
     let (objects, single) = match &args.name {
+        None if machine => {
+            let format = args.output.unwrap_or(OutputFormat::Json);
+            list_rv = list_streamed(&api, &list_params(args), format, &resource).await?;
+            (Vec::new(), false)
+        }
         Some(name) => {
             let obj = api
                 .get(name)
@@ -38,22 +51,17 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             (vec![obj], true)
         }
         None => {
-            let mut params = ListParams::default();
-            if let Some(l) = &args.selector {
-                params = params.labels(l);
-            }
-            if let Some(f) = &args.field_selector {
-                params = params.fields(f);
-            }
             let list = api
-                .list(&params)
+                .list(&list_params(args))
                 .await
                 .map_err(|e| CliError::api(format!("listing {}", resource.plural), e))?;
             list_rv = list.metadata.resource_version.clone().unwrap_or_default();
             (list.items, false)
         }
     };
-    show(args, &resource, &ns, &objects, single)?;
+    if !machine || single {
+        show(args, &resource, &ns, &objects, single)?;
+    }
     if args.watch {
         let watch = WatchArgs {
             resource: args.resource.clone(),
@@ -66,6 +74,143 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         return super::watch::run(global, client, &watch).await;
     }
     Ok(())
+}
+
+fn list_params(args: &GetArgs) -> ListParams {
+    let mut params = ListParams::default();
+    if let Some(l) = &args.selector {
+        params = params.labels(l);
+    }
+    if let Some(f) = &args.field_selector {
+        params = params.fields(f);
+    }
+    params
+}
+
+/// Lists and prints in a machine format item by item, straight from the
+/// response body: each item is decoded, printed and dropped before the
+/// next, so peak memory is the body and one item (the whole list decoded,
+/// converted to JSON values and rendered to one string took 16 times the
+/// body). Returns the list's resourceVersion.
+async fn list_streamed(
+    api: &Api<DynamicObject>,
+    params: &ListParams,
+    format: OutputFormat,
+    resource: &ApiResource,
+) -> Result<String, CliError> {
+    let action = || format!("listing {}", resource.plural);
+    let mut pairs = Vec::new();
+    params.query_pairs(&mut pairs);
+    let mut req = api.request(Verb::Get, None);
+    for (k, v) in pairs {
+        req = req.param(k, v);
+    }
+    let response = req.send().await.map_err(|e| CliError::api(action(), e))?;
+    let stdout = std::io::stdout();
+    let mut writer =
+        output::ListWriter::new(std::io::BufWriter::new(stdout.lock()), format, resource);
+    let mut failed = None;
+    let mut on_item = |obj: DynamicObject| match writer.item(&obj) {
+        Ok(()) => !writer.closed(),
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    };
+    let seed = ListSeed {
+        on_item: &mut on_item,
+    };
+    let decoded = seed.deserialize(&mut serde_json::Deserializer::from_slice(&response.body));
+    drop(response);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let rv = decoded.map_err(|source| {
+        let source = kubeset::Error::Decode {
+            type_name: "List<DynamicObject>",
+            source,
+        };
+        CliError::api(action(), source)
+    })?;
+    writer.finish()?;
+    Ok(rv)
+}
+
+/// Decodes a list body, handing each item to `on_item` (which returns
+/// `false` to stop) and returning `metadata.resourceVersion`.
+struct ListSeed<'f, F: FnMut(DynamicObject) -> bool> {
+    on_item: &'f mut F,
+}
+
+impl<'de, F: FnMut(DynamicObject) -> bool> DeserializeSeed<'de> for ListSeed<'_, F> {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(DynamicObject) -> bool> Visitor<'de> for ListSeed<'_, F> {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default, rename_all = "camelCase")]
+        struct Meta {
+            resource_version: Option<String>,
+        }
+        let mut rv = String::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "items" => map.next_value_seed(Items {
+                    on_item: &mut *self.on_item,
+                })?,
+                "metadata" => {
+                    rv = map
+                        .next_value::<Meta>()?
+                        .resource_version
+                        .unwrap_or_default()
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(rv)
+    }
+}
+
+/// The `items` array of a list, one item at a time (`null` is empty).
+struct Items<'f, F: FnMut(DynamicObject) -> bool> {
+    on_item: &'f mut F,
+}
+
+impl<'de, F: FnMut(DynamicObject) -> bool> DeserializeSeed<'de> for Items<'_, F> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, F: FnMut(DynamicObject) -> bool> Visitor<'de> for Items<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(obj) = seq.next_element::<DynamicObject>()? {
+            if !(self.on_item)(obj) {
+                // Stop reading: the output failed (its error is kept).
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn show(

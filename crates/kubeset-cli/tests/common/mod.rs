@@ -7,6 +7,22 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// An embedded API server and a kubeconfig for it in a temporary directory.
+pub async fn server() -> (
+    kubeset_testserver::TestServer,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    let s = kubeset_testserver::TestServer::builder()
+        .start()
+        .await
+        .expect("start server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kc = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kc).expect("kubeconfig");
+    (s, dir, kc)
+}
+
 /// Generous: the machine may be loaded.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -93,7 +93,7 @@ impl Authenticator for BasicAuth {
 }
 
 fn read_token(path: &Path) -> Result<HeaderValue, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+    let text = super::error::read_bounded_text(path, |source| ConfigError::ReadFile {
         path: path.to_owned(),
         source,
     })?;
@@ -196,7 +196,7 @@ impl ServiceAccountToken {
     pub fn new(path: impl Into<PathBuf>) -> Result<Self, ConfigError> {
         let path = path.into();
         let text =
-            std::fs::read_to_string(&path).map_err(|source| ConfigError::InClusterFileMissing {
+            super::error::read_bounded_text(&path, |source| ConfigError::InClusterFileMissing {
                 what: "token",
                 path: path.clone(),
                 source,

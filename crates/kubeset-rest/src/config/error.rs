@@ -1,6 +1,51 @@
 //! The error type of the config layer.
 
-use std::{io, path::PathBuf};
+use std::{
+    io::{self, Read as _},
+    path::{Path, PathBuf},
+};
+
+/// The largest file the config layer reads (kubeconfig, token, CA,
+/// client certificate and key): 16 MiB. A kubeconfig with a hundred
+/// contexts and embedded certificates is well under 1 MiB; a larger file
+/// is not a configuration (a device, a log), and reading it whole would
+/// use memory without bound.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Read `path` whole, at most [`MAX_FILE_BYTES`]: a regular file's size is
+/// checked before reading; anything else (a pipe such as `<(cat config)`,
+/// a device) is read up to the limit and refused beyond it. `io` maps a
+/// read failure to the caller's error.
+pub(crate) fn read_bounded(
+    path: &Path,
+    io: impl FnOnce(io::Error) -> ConfigError,
+) -> Result<Vec<u8>, ConfigError> {
+    let too_large = || ConfigError::FileTooLarge {
+        path: path.to_owned(),
+        limit: MAX_FILE_BYTES,
+    };
+    let read = || -> io::Result<Option<Vec<u8>>> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() && meta.len() > MAX_FILE_BYTES {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+        Ok((bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes))
+    };
+    read().map_err(io)?.ok_or_else(too_large)
+}
+
+/// [`read_bounded`] as UTF-8 text (invalid UTF-8 is an I/O error of kind
+/// `InvalidData`, as `std::fs::read_to_string`'s).
+pub(crate) fn read_bounded_text(
+    path: &Path,
+    io: impl Fn(io::Error) -> ConfigError,
+) -> Result<String, ConfigError> {
+    let bytes = read_bounded(path, &io)?;
+    String::from_utf8(bytes).map_err(|e| io(io::Error::new(io::ErrorKind::InvalidData, e)))
+}
 
 /// Everything that can go wrong while loading a configuration or obtaining
 /// credentials.
@@ -19,6 +64,17 @@ pub enum ConfigError {
         /// The I/O error.
         #[source]
         source: io::Error,
+    },
+
+    /// A file (kubeconfig, token, certificate) is larger than
+    /// [`MAX_FILE_BYTES`](crate::config::MAX_FILE_BYTES): not what it should
+    /// be (`KUBECONFIG=/dev/zero`), and not read further.
+    #[error("{} is larger than the limit of {limit} bytes", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
     },
 
     /// A kubeconfig file is not valid YAML or does not have the kubeconfig shape.
@@ -136,6 +192,31 @@ pub enum ConfigError {
         status: String,
         /// The plugin's standard error (at most 1 KiB), prefixed with `: `.
         stderr: String,
+    },
+
+    /// An exec credential plugin did not finish within its timeout (or the
+    /// call that needed it gave up); it and its process group were killed.
+    #[error("{user}: exec plugin {command:?} did not finish within {}; killed", crate::go_duration(*timeout))]
+    ExecTimeout {
+        /// The user entry.
+        user: String,
+        /// The command.
+        command: String,
+        /// The timeout.
+        timeout: std::time::Duration,
+    },
+
+    /// An exec credential plugin printed more than
+    /// [`MAX_EXEC_OUTPUT`](crate::config::MAX_EXEC_OUTPUT) on standard
+    /// output; it was killed and its output dropped.
+    #[error("{user}: exec plugin {command:?} printed more than {limit} bytes; killed")]
+    ExecOutputTooLarge {
+        /// The user entry.
+        user: String,
+        /// The command.
+        command: String,
+        /// The limit in bytes.
+        limit: usize,
     },
 
     /// An exec credential plugin printed something that is not a usable

@@ -2,9 +2,12 @@
 
 use std::{
     fmt,
-    process::{Command, Stdio},
-    sync::{Arc, Mutex, PoisonError},
-    time::SystemTime,
+    process::Command,
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, SystemTime},
 };
 
 use base64::Engine as _;
@@ -12,12 +15,30 @@ use http::HeaderValue;
 use rustls::sign::CertifiedKey;
 use serde::Deserialize;
 
-use super::{ConfigError, Secret, kubeconfig::ExecConfig, tls::certified_key};
+use super::{
+    ConfigError, Secret,
+    kubeconfig::ExecConfig,
+    plugin::{self, RunError},
+    tls::certified_key,
+};
 use crate::auth::{AuthFuture, Authenticator};
 
 const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MAX_STDERR: usize = 1024;
+
+/// How long a plugin may run. client-go sets none (a hung
+/// plugin hangs the client for ever). Three minutes is the authentication
+/// timeout of kubelogin, the slowest common plugin (it waits for a browser
+/// login), so no working plugin is cut. A call that gives up earlier (its
+/// own budget) kills the plugin then.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The most a plugin may print on standard output: 1 MiB. An
+/// `ExecCredential` with a token, a certificate chain and a key is a few
+/// KiB; anything near this is not a credential, and reading it whole
+/// would use memory without bound.
+pub const MAX_EXEC_OUTPUT: usize = 1024 * 1024;
 
 /// Runs an exec plugin and caches what it returns (a bearer token and/or a
 /// client certificate) until its `expirationTimestamp`, or until
@@ -37,6 +58,7 @@ struct ExecSpec {
     api_version: &'static str,
     install_hint: Option<String>,
     exec_info: String,
+    timeout: Duration,
 }
 
 #[derive(Clone)]
@@ -186,6 +208,7 @@ impl ExecAuthenticator {
             api_version,
             install_hint: exec.install_hint.clone(),
             exec_info,
+            timeout: DEFAULT_EXEC_TIMEOUT,
         };
         Ok(Self {
             spec: Arc::new(spec),
@@ -211,7 +234,7 @@ impl ExecAuthenticator {
         if let Some(c) = self.cached() {
             return c.identity;
         }
-        match self.spec.run() {
+        match self.spec.run(&AtomicBool::new(false)) {
             Ok(c) => {
                 self.store(&c);
                 c.identity
@@ -233,8 +256,12 @@ impl ExecAuthenticator {
         let credential = match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 let spec = self.spec.clone();
+                // The call may give up (its budget) before the plugin
+                // ends: dropping this future then kills the plugin.
+                let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+                let flag = cancel.0.clone();
                 handle
-                    .spawn_blocking(move || spec.run())
+                    .spawn_blocking(move || spec.run(&flag))
                     .await
                     .map_err(|e| ConfigError::ExecFailed {
                         user: self.spec.user.clone(),
@@ -243,7 +270,7 @@ impl ExecAuthenticator {
                         stderr: String::new(),
                     })??
             }
-            Err(_) => self.spec.run()?,
+            Err(_) => self.spec.run(&AtomicBool::new(false))?,
         };
         self.store(&credential);
         Ok(credential)
@@ -251,25 +278,41 @@ impl ExecAuthenticator {
 }
 
 impl ExecSpec {
-    /// Runs the plugin now (blocking).
-    fn run(&self) -> Result<Credential, ConfigError> {
-        let output = Command::new(&self.command)
-            .args(&self.args)
+    /// Runs the plugin now (blocking), killed after its timeout or when
+    /// `cancel` is set.
+    fn run(&self, cancel: &AtomicBool) -> Result<Credential, ConfigError> {
+        let mut cmd = Command::new(&self.command);
+        cmd.args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env("KUBERNETES_EXEC_INFO", &self.exec_info)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|source| ConfigError::ExecSpawn {
-                user: self.user.clone(),
-                command: self.command.clone(),
-                hint: self
-                    .install_hint
-                    .as_deref()
-                    .map(|h| format!(": {}", h.trim()))
-                    .unwrap_or_default(),
-                source,
+            .env("KUBERNETES_EXEC_INFO", &self.exec_info);
+        let output = plugin::run(cmd, self.timeout, cancel, MAX_EXEC_OUTPUT, MAX_STDERR * 4)
+            .map_err(|e| match e {
+                RunError::Spawn(source) => ConfigError::ExecSpawn {
+                    user: self.user.clone(),
+                    command: self.command.clone(),
+                    hint: self
+                        .install_hint
+                        .as_deref()
+                        .map(|h| format!(": {}", h.trim()))
+                        .unwrap_or_default(),
+                    source,
+                },
+                RunError::Timeout => ConfigError::ExecTimeout {
+                    user: self.user.clone(),
+                    command: self.command.clone(),
+                    timeout: self.timeout,
+                },
+                RunError::TooLarge => ConfigError::ExecOutputTooLarge {
+                    user: self.user.clone(),
+                    command: self.command.clone(),
+                    limit: MAX_EXEC_OUTPUT,
+                },
+                RunError::Wait(e) => ConfigError::ExecFailed {
+                    user: self.user.clone(),
+                    command: self.command.clone(),
+                    status: format!("waiting for the plugin failed: {e}"),
+                    stderr: String::new(),
+                },
             })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
@@ -364,6 +407,16 @@ impl ExecSpec {
             expires,
             stale: false,
         })
+    }
+}
+
+/// Sets its flag when dropped: a cancelled credential future stops the
+/// plugin it started.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

@@ -54,7 +54,7 @@ impl InClusterOptions {
 }
 
 fn read_nonempty(path: &Path, what: &'static str) -> Result<Vec<u8>, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::InClusterFileMissing {
+    let bytes = super::error::read_bounded(path, |source| ConfigError::InClusterFileMissing {
         what,
         path: path.to_owned(),
         source,

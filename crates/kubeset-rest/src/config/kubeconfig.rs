@@ -322,7 +322,7 @@ impl Kubeconfig {
     /// directory.
     pub fn read_from(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+        let text = super::error::read_bounded_text(path, |source| ConfigError::ReadFile {
             path: path.to_owned(),
             source,
         })?;

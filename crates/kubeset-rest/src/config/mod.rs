@@ -14,6 +14,7 @@ mod error;
 mod exec;
 mod incluster;
 mod kubeconfig;
+mod plugin;
 mod rest;
 mod rfc3339;
 mod secret;
@@ -27,8 +28,8 @@ use url::Url;
 
 pub use self::{
     auth::{BasicAuth, ServiceAccountToken, StaticToken, TokenFile},
-    error::ConfigError,
-    exec::ExecAuthenticator,
+    error::{ConfigError, MAX_FILE_BYTES},
+    exec::{DEFAULT_EXEC_TIMEOUT, ExecAuthenticator, MAX_EXEC_OUTPUT},
     incluster::{InClusterOptions, SERVICE_ACCOUNT_DIR},
     kubeconfig::{
         AuthInfo, AuthProvider, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig,
@@ -111,7 +112,12 @@ pub struct Config {
     pub qps: f32,
     /// Client-side rate limit: burst (client-go default 10).
     pub burst: u32,
-    /// Whole-request timeout; `None` means none.
+    /// The time budget of one call: for `send` the whole call (rate
+    /// limiter, attempts, backoff, `Retry-After` sleeps, failover), for
+    /// watches and streams until the response headers; see
+    /// [`RestConfig::with_timeout`](crate::RestConfig::with_timeout).
+    /// `None`: no budget (a server may still not ask for a wait above
+    /// [`MAX_SERVER_WAIT`](crate::budget::MAX_SERVER_WAIT)).
     pub timeout: Option<Duration>,
     /// `User-Agent`; `None` lets the request layer choose.
     pub user_agent: Option<String>,
@@ -127,6 +133,12 @@ pub struct Config {
     /// Silence after which a resumable watch moves to the next endpoint
     /// ([`RestConfig::with_watch_idle_timeout`](crate::RestConfig::with_watch_idle_timeout)); `None`: 60 s.
     pub watch_idle_timeout: Option<Duration>,
+    /// The longest wait for the next bytes of a response, streamed or not
+    /// ([`RestConfig::with_read_timeout`](crate::RestConfig::with_read_timeout)); `None`: none.
+    pub read_timeout: Option<Duration>,
+    /// The largest non-streaming body read
+    /// ([`RestConfig::with_max_response_body`](crate::RestConfig::with_max_response_body)); `None`: 1 GiB.
+    pub max_response_body: Option<usize>,
 }
 
 impl fmt::Debug for Config {
@@ -153,6 +165,8 @@ impl fmt::Debug for Config {
             .field("endpoint_discovery", &self.endpoint_discovery)
             .field("request_deadline", &self.request_deadline)
             .field("watch_idle_timeout", &self.watch_idle_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("max_response_body", &self.max_response_body)
             .finish()
     }
 }
@@ -196,9 +210,28 @@ fn parse_server(server: &str) -> Result<Url, String> {
     if url.host().is_none() {
         return Err(format!("{server:?} has no host"));
     }
+    if let Some(url::Host::Ipv4(ip)) = url.host() {
+        let written = written_host(&text);
+        if !written.eq_ignore_ascii_case(&ip.to_string()) {
+            // The URL standard reads `12345`, `127.1` or `0x7f.1` as IPv4
+            // addresses; Go (client-go) takes them for DNS names. Neither
+            // is what the author meant by a server.
+            return Err(format!(
+                "{server:?}: the host {written:?} would be dialled as the IPv4 address {ip}; write the address in dotted form, or a DNS name"
+            ));
+        }
+    }
     let trimmed = url.path().trim_end_matches('/').to_owned();
     url.set_path(&trimmed);
     Ok(url)
+}
+
+/// The host of a `scheme://[user@]host[:port]/…` URL as written.
+fn written_host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    host_port.split_once(':').map_or(host_port, |(h, _)| h)
 }
 
 impl Config {
@@ -220,6 +253,8 @@ impl Config {
             endpoint_discovery: false,
             request_deadline: None,
             watch_idle_timeout: None,
+            read_timeout: None,
+            max_response_body: None,
         }
     }
 
@@ -593,12 +628,14 @@ impl Loader<'_> {
     }
 
     fn read(&self, field: &'static str, path: &str) -> Result<Vec<u8>, ConfigError> {
-        std::fs::read(path).map_err(|source| ConfigError::ReadReferencedFile {
-            file: self.file.to_owned(),
-            entry: self.entry.to_owned(),
-            field,
-            path: PathBuf::from(path),
-            source,
+        error::read_bounded(std::path::Path::new(path), |source| {
+            ConfigError::ReadReferencedFile {
+                file: self.file.to_owned(),
+                entry: self.entry.to_owned(),
+                field,
+                path: PathBuf::from(path),
+                source,
+            }
         })
     }
 }
@@ -619,6 +656,26 @@ mod tests {
         assert!(parse_server("h:6443 with space").is_err());
         assert!(parse_server("ftp://h").is_err());
         assert!(parse_server("https://").is_err());
+        // Numbers the URL standard reads as IPv4 addresses are refused.
+        for bad in [
+            "12345",
+            "https://12345:6443",
+            "127.1",
+            "0x7f.0.0.1",
+            "010.0.0.1",
+            "https://u@4294967295",
+        ] {
+            let err = parse_server(bad).unwrap_err();
+            assert!(
+                err.contains("would be dialled as the IPv4 address"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(
+            parse_server("12345").unwrap_err(),
+            "\"12345\": the host \"12345\" would be dialled as the IPv4 address 0.0.48.57; write the address in dotted form, or a DNS name"
+        );
+        assert_eq!(u("https://u@10.0.0.1:6443/x"), "https://u@10.0.0.1:6443/x");
     }
 
     #[test]

@@ -7,7 +7,7 @@ impl Config {
     /// A [`RestConfig`] with this configuration's server, TLS, credentials,
     /// impersonation headers, proxy, rate limit, timeout, user agent and
     /// failover settings (extra endpoints, endpoint discovery, request
-    /// deadline, watch idle timeout).
+    /// deadline, watch idle timeout), read timeout and response body limit.
     /// The request layer's other settings keep their defaults.
     pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
         let base = self.cluster_url.as_str().trim_end_matches('/');
@@ -42,6 +42,12 @@ impl Config {
         }
         if let Some(idle) = self.watch_idle_timeout {
             rest = rest.with_watch_idle_timeout(idle);
+        }
+        if let Some(read) = self.read_timeout {
+            rest = rest.with_read_timeout(read);
+        }
+        if let Some(limit) = self.max_response_body {
+            rest = rest.with_max_response_body(limit);
         }
         Ok(rest)
     }
