@@ -15,8 +15,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::apply::{self, Scope, Writer};
+use crate::auth;
 use crate::discovery;
 use crate::faults::{FaultState, Verdict};
+use crate::limits;
 use crate::patch::{self, PatchError};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector, selector_to_string};
@@ -25,12 +27,11 @@ use crate::store::{Store, WriteCtx};
 use crate::subresource::{self, Desired, Sub};
 use crate::table;
 use crate::util;
+use crate::validation;
 use crate::watch::{self, WatchRequest};
 
 /// Response body: whole or streamed.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
-
-const MAX_BODY: usize = 64 << 20;
 
 /// What every replica shares.
 pub(crate) struct Shared {
@@ -70,13 +71,24 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
     r
 }
 
+/// Decodes a query component (`+` is a space).
 fn percent_decode(s: &str) -> String {
+    decode(s, true)
+}
+
+/// Decodes a URL path as Go's `url.URL.Path` is, before it is split at `/`
+/// (so `%2e%2e` is the name `..`, and `a%2Fb` two segments).
+fn percent_decode_path(s: &str) -> String {
+    decode(s, false)
+}
+
+fn decode(s: &str, plus_is_space: bool) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < b.len() => {
                 let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
@@ -206,13 +218,7 @@ pub(crate) async fn handle(
         || path.starts_with("/livez/")
         || path.starts_with("/readyz/");
     if let (Some(token), false) = (&shared.token, public) {
-        let ok = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .is_some_and(|t| t.trim() == token);
-        if !ok {
+        if !auth::bearer_ok(req.headers(), token) {
             return Ok(error_response(&ApiError::unauthorized()));
         }
     }
@@ -226,10 +232,26 @@ async fn read_body(
     req: Request<hyper::body::Incoming>,
 ) -> Result<(http::request::Parts, Bytes), ApiError> {
     let (parts, body) = req.into_parts();
-    let bytes = Limited::new(body, MAX_BODY)
+    // A declared length over the limit is refused unread; otherwise the
+    // body is read up to the limit and no further (never unbounded).
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits::MAX_REQUEST_BODY as u64) {
+        return Err(limits::body_too_large());
+    }
+    let bytes = Limited::new(body, limits::MAX_REQUEST_BODY)
         .collect()
         .await
-        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                limits::body_too_large()
+            } else {
+                ApiError::bad_request(format!("reading the request body: {e}"))
+            }
+        })?
         .to_bytes();
     Ok((parts, bytes))
 }
@@ -260,7 +282,8 @@ async fn route(
     faults: &Arc<FaultState>,
     local: SocketAddr,
 ) -> Result<Response<Body>, ApiError> {
-    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let path = percent_decode_path(req.uri().path());
+    let path = path.trim_end_matches('/').to_owned();
     let path = if path.is_empty() {
         "/".to_owned()
     } else {
@@ -339,6 +362,9 @@ async fn route(
         query.0.push(("watch".to_owned(), "true".to_owned()));
     }
     let target = route_resource(store, &segs)?;
+    if let Some(n) = &target.name {
+        validation::check_url_name(n)?;
+    }
     let warning = target.res.deprecation.clone();
     let mut resp = dispatch(req, shared, faults, target, &query, &accept).await?;
     if let Some(w) = warning {
@@ -471,7 +497,10 @@ fn patch_kind(ct: &str) -> Result<PatchKind, ApiError> {
 
 fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Result<(), ApiError> {
     match kind {
-        PatchKind::Json => patch::json_patch(target, p).map_err(patch_err),
+        PatchKind::Json => {
+            limits::check_json_patch(p)?;
+            patch::json_patch(target, p).map_err(patch_err)
+        }
         PatchKind::Merge => {
             patch::merge_patch(target, p);
             Ok(())
@@ -799,7 +828,11 @@ async fn dispatch(
                     if p.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
                         return Err(ApiError::bad_request("Object 'Kind' is missing in apply configuration"));
                     }
-                    let applied_name = p.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(n);
+                    let Some(applied_name) = p.pointer("/metadata/name").and_then(Value::as_str).filter(|s| !s.is_empty()) else {
+                        return Err(ApiError::bad_request(format!(
+                            "the name of the object ({n} based on URL) was undeterminable: name must be provided"
+                        )));
+                    };
                     if applied_name != n {
                         return Err(ApiError::bad_request(format!(
                             "the name of the object ({applied_name}) does not match the name on the URL ({n})"

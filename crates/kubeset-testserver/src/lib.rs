@@ -49,11 +49,13 @@
 
 mod admin;
 mod apply;
+mod auth;
 mod discovery;
 mod error;
 mod faults;
 mod http;
 mod kubeconfig;
+mod limits;
 mod patch;
 mod resources;
 mod selectors;
@@ -64,6 +66,7 @@ mod subresource;
 mod table;
 mod tls;
 mod util;
+mod validation;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -145,7 +148,9 @@ impl TestServerBuilder {
     }
 
     /// Also start the admin endpoint (on `127.0.0.1:port`, 0 for any; see
-    /// [`TestServer::admin_url`]). Plain HTTP, no auth:
+    /// [`TestServer::admin_url`]). Plain HTTP on loopback, behind the same
+    /// bearer token as the API when [`token`](Self::token) is set (401
+    /// otherwise; `GET /healthz` is open):
     ///
     /// | request | effect |
     /// |---|---|
@@ -231,6 +236,7 @@ impl TestServerBuilder {
             let st = Arc::new(admin::AdminState {
                 faults: server.all_faults(),
                 kubeconfig: server.kubeconfig_yaml(),
+                token: server.inner.token.clone(),
             });
             let task = tokio::spawn(admin::serve(listener, st, server.inner.root.child_token()));
             if let Ok(mut a) = server.inner.admin.lock() {
@@ -473,12 +479,16 @@ impl TestServer {
         })
     }
 
-    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`.
+    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`, created
+    /// with mode 0600 on Unix (it may hold the token), as kubectl writes
+    /// its own; an existing file is truncated and set to 0600.
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
-        std::fs::write(path, self.kubeconfig_yaml()).map_err(|source| Error::WriteKubeconfig {
-            path: path.to_owned(),
-            source,
+        auth::write_private(path, self.kubeconfig_yaml().as_bytes()).map_err(|source| {
+            Error::WriteKubeconfig {
+                path: path.to_owned(),
+                source,
+            }
         })
     }
 
