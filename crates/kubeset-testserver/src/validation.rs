@@ -126,6 +126,24 @@ fn problems(rule: NameRule, name: &str) -> Vec<String> {
     out
 }
 
+/// `IsValidLabelValue`.
+fn label_value_problems(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if v.len() > 63 {
+        out.push("must be no more than 63 bytes".to_owned());
+    }
+    let b = v.as_bytes();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.');
+    let ok = b.is_empty()
+        || (b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(inner));
+    if !ok {
+        out.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_owned());
+    }
+    out
+}
+
 /// `maskTrailingDash`: a prefix may end in `-` (the random part follows).
 fn mask_trailing_dash(prefix: &str) -> String {
     match prefix.strip_suffix('-') {
@@ -172,6 +190,18 @@ pub(crate) fn check_new_name(res: &Resource, obj: &Value, name: &str) -> Result<
         for p in problems(rule, name) {
             causes.push((
                 "metadata.name",
+                "FieldValueInvalid",
+                format!("Invalid value: {}: {p}", go_quote(name)),
+            ));
+        }
+    }
+    if res.group.is_empty() && res.plural == "namespaces" {
+        // The namespace strategy labels every namespace with
+        // `kubernetes.io/metadata.name: <name>`, and that label value is
+        // validated as well.
+        for p in label_value_problems(name) {
+            causes.push((
+                "metadata.labels",
                 "FieldValueInvalid",
                 format!("Invalid value: {}: {p}", go_quote(name)),
             ));
