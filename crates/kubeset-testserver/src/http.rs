@@ -217,10 +217,10 @@ pub(crate) async fn handle(
     ) || path.starts_with("/healthz/")
         || path.starts_with("/livez/")
         || path.starts_with("/readyz/");
-    if let (Some(token), false) = (&shared.token, public) {
-        if !auth::bearer_ok(req.headers(), token) {
-            return Ok(error_response(&ApiError::unauthorized()));
-        }
+    if let (Some(token), false) = (&shared.token, public)
+        && !auth::bearer_ok(req.headers(), token)
+    {
+        return Ok(error_response(&ApiError::unauthorized()));
     }
     Ok(match route(req, &shared, &faults, local).await {
         Ok(r) => r,

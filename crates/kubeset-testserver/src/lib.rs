@@ -36,6 +36,8 @@
 //! - `watch`: streaming events, resume, bookmarks, `410 Expired`.
 //! - `discovery`, `table`: `/api`, `/apis`, `/version`, `/openapi/v3`,
 //!   and Table output for kubectl.
+//! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
+//!   limits and bearer parsing (with their upstream sources).
 //! - `server`: replicas' accept loops; `faults`: per-replica faults;
 //!   `admin`: the admin endpoint; `tls`: generated certificates;
 //!   `kubeconfig`: rendering.
@@ -44,8 +46,9 @@
 //!
 //! No controllers run (Deployments create no Pods, namespaces are deleted
 //! at once with their contents, no garbage collection by owner), no
-//! admission or schema validation beyond names, no protobuf, no
-//! aggregated discovery, no authorization beyond one optional bearer token.
+//! admission or schema validation beyond names and sizes (both as
+//! kube-apiserver 1.35 checks them), no protobuf, no authorization beyond
+//! one optional bearer token. The full list is in the crate README.
 
 mod admin;
 mod apply;
@@ -85,6 +88,17 @@ use crate::faults::FaultState;
 use crate::http::Shared;
 use crate::server::Replica;
 use crate::store::{Store, WriteCtx};
+
+/// A fresh random bearer token (32 hex digits, 128 bits from the OS-seeded
+/// thread RNG), for a server that should not be open to every local user;
+/// `kubeset serve --tls` uses one when no `--require-token` is given.
+pub fn generate_token() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..16)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
+}
 
 /// Configures and starts a [`TestServer`].
 #[derive(Debug, Clone)]
