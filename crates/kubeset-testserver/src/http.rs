@@ -543,7 +543,8 @@ async fn dispatch(
     let dry_run = query.get("dryRun") == Some("All");
     let label = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {}", e.0)))?;
-    let field = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
+    let fields = crate::fields::field_set(&res.group, &res.plural);
+    let field = FieldSelector::parse_for(fields, query.get("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
     let ns = t.namespace.clone().unwrap_or_default();
     if res.namespaced && t.namespace.is_none() && t.name.is_some() {

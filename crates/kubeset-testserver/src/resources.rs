@@ -76,7 +76,11 @@ impl Resource {
     }
 
     /// Storage key shared by all versions of the resource.
+    /// `events.k8s.io` events share core/v1's store, as on kube-apiserver.
     pub(crate) fn storage_key(&self) -> (String, String) {
+        if crate::events::is_events_v1(self) {
+            return (String::new(), "events".to_owned());
+        }
         (self.group.clone(), self.plural.clone())
     }
 

@@ -118,7 +118,8 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
 
 /// Sets `apiVersion`/`kind` to the resource's version (CRD versions share
 /// storage without conversion, as with the `None` strategy).
-pub(crate) fn as_version(res: &Resource, mut v: Value) -> Value {
+pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
+    let mut v = crate::events::from_storage(res, v);
     if let Value::Object(m) = &mut v {
         m.insert("apiVersion".into(), Value::String(res.api_version()));
         m.insert("kind".into(), Value::String(res.kind.clone()));
@@ -172,6 +173,8 @@ impl State {
         old: Option<Value>,
     ) -> Value {
         let rv = self.bump();
+        obj = crate::events::to_storage(res, obj);
+        let old = old.map(|o| crate::events::to_storage(res, o));
         set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
         let ns = meta_str(&obj, "namespace").to_owned();
         let name = meta_str(&obj, "name").to_owned();
@@ -549,7 +552,7 @@ impl Store {
         if is_crd {
             st.crd_changed(&mut obj);
         }
-        Ok(st.commit(res, EventType::Added, obj, None))
+        Ok(as_version(res, st.commit(res, EventType::Added, obj, None)))
     }
 
     /// Read-modify-write of one object. `f` gets the live object (or `None`
@@ -721,7 +724,7 @@ impl Store {
         let rv = st.rv;
         drop(st);
         self.notify(rv);
-        Ok(out)
+        Ok(as_version(res, out))
     }
 
     /// Side effects of a deletion: namespaces take their objects along,

@@ -264,3 +264,76 @@ async fn kubectl_over_tls_with_token() {
         "{err}"
     );
 }
+
+/// One Event store (issue 19): an Event written through core/v1 is served
+/// by events.k8s.io/v1 with the fields renamed, and the other way round;
+/// `kubectl describe` finds a Pod's events through the
+/// `involvedObject.*` field selector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_store_and_kubectl_describe_shows_events() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let core = format!("{}/api/v1/namespaces/default/events", s.url());
+    let v1 = format!(
+        "{}/apis/events.k8s.io/v1/namespaces/default/events",
+        s.url()
+    );
+    let (code, pod) = post(&c, &format!("{}/api/v1/namespaces/default/pods", s.url()),
+        &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0"}, "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}})).await;
+    assert_eq!(code, 201);
+    let uid = pod["metadata"]["uid"].as_str().unwrap().to_owned();
+    let (code, _) = post(
+        &c,
+        &core,
+        &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web-0.1"},
+        "involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "default", "uid": uid},
+        "reason": "Pulled", "message": "Successfully pulled image nginx:1", "type": "Normal",
+        "source": {"component": "kubelet"}, "count": 1,
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, seen) = get(&c, &format!("{v1}/web-0.1")).await;
+    assert_eq!(code, 200);
+    assert_eq!(seen["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(seen["regarding"]["name"], "web-0");
+    assert_eq!(seen["note"], "Successfully pulled image nginx:1");
+    assert_eq!(seen["deprecatedSource"]["component"], "kubelet");
+    assert_eq!(seen["deprecatedCount"], 1);
+    assert!(seen.get("involvedObject").is_none(), "{seen}");
+    let (code, _) = post(&c, &v1, &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "web-0.2"},
+        "eventTime": "2026-01-01T00:00:01.000000Z", "reportingController": "kubeset.dev/test", "reportingInstance": "i",
+        "action": "Scale", "reason": "Started", "note": "Started container c", "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "web-0", "namespace": "default", "uid": uid}})).await;
+    assert_eq!(code, 201);
+    let (_, back) = get(&c, &format!("{core}/web-0.2")).await;
+    assert_eq!(back["involvedObject"]["uid"], uid.as_str());
+    assert_eq!(back["message"], "Started container c");
+    assert_eq!(back["reportingComponent"], "kubeset.dev/test");
+    let (_, list) = get(
+        &c,
+        &format!("{core}?fieldSelector=involvedObject.uid%3D{uid}"),
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl {
+        kubeconfig,
+        cache: dir.path().join("cache"),
+    };
+    let out = k.ok(&["describe", "pod", "web-0"]).await;
+    let events = out.split("Events:").nth(1).unwrap_or_default();
+    assert!(
+        events.contains("Pulled") && events.contains("Successfully pulled image nginx:1"),
+        "{out}"
+    );
+    assert!(events.contains("Started container c"), "{out}");
+    assert!(!events.contains("<none>"), "{out}");
+}
