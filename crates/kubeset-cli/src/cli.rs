@@ -271,6 +271,12 @@ pub struct ServeArgs {
     /// Require this bearer token (on the API and the admin endpoint).
     #[arg(long = "require-token", value_name = "TOKEN")]
     pub require_token: Option<String>,
+    /// Serve /openapi/v2 and /openapi/v3 from this Kubernetes spec
+    /// directory (`swagger.json`, `openapi-v3/`; default
+    /// $KUBESET_SPECS/kubernetes/v1.35 when that exists), so that
+    /// `kubectl explain` works.
+    #[arg(long, value_name = "DIR")]
+    pub openapi_specs: Option<PathBuf>,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.

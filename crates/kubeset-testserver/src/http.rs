@@ -19,6 +19,7 @@ use crate::auth;
 use crate::discovery;
 use crate::faults::{FaultState, Verdict};
 use crate::limits;
+use crate::openapi;
 use crate::patch::{self, PatchError};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector, selector_to_string};
@@ -38,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<Store>,
     pub(crate) token: Option<String>,
     pub(crate) bookmark_interval: Duration,
+    /// OpenAPI specs read at start, if a directory was given.
+    pub(crate) openapi: Option<Arc<openapi::Specs>>,
 }
 
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
@@ -340,15 +343,20 @@ async fn route(
                 .ok_or_else(ApiError::path_not_found);
         }
         ["openapi", "v3"] if get => {
-            return Ok(json_response(
-                200,
-                &discovery::openapi_index(&store.resources()),
-            ));
+            let index = openapi::v3_index(shared.openapi.as_deref(), &store.resources());
+            return Ok(json_response(200, &index));
         }
         ["openapi", "v3", rest @ ..] if get => {
-            return discovery::openapi_doc(&store.resources(), &rest.join("/"))
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found);
+            let doc = openapi::v3_doc(
+                shared.openapi.as_deref(),
+                &store.resources(),
+                &rest.join("/"),
+            );
+            return doc_response(doc, &req, &query);
+        }
+        ["openapi", "v2"] if get => {
+            let doc = openapi::v2(shared.openapi.as_deref(), &store.resources());
+            return doc_response(doc, &req, &query);
         }
         ["api" | "apis", ..] => {}
         _ => return Err(ApiError::path_not_found()),
@@ -374,6 +382,45 @@ async fn route(
         }
     }
     Ok(resp)
+}
+
+/// An OpenAPI document with its ETag: `304` for a matching
+/// `If-None-Match`; immutable caching when asked for by `?hash=`.
+fn doc_response(
+    doc: Option<openapi::Doc>,
+    req: &Request<hyper::body::Incoming>,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let doc = doc.ok_or_else(ApiError::path_not_found)?;
+    let etag = format!("\"{}\"", doc.etag);
+    let unchanged = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| h.split(',').any(|t| t.trim() == etag));
+    let mut r = if unchanged {
+        let mut r = Response::new(full(Bytes::new()));
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = Response::new(full(doc.bytes));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
+    };
+    let cache = if query.get("hash").is_some() {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    Ok(r)
 }
 
 fn field_manager(query: &Query, parts_ua: Option<&str>, default: &str) -> String {

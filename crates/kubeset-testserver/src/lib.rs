@@ -61,6 +61,7 @@ mod fields;
 mod http;
 mod kubeconfig;
 mod limits;
+mod openapi;
 mod patch;
 mod resources;
 mod selectors;
@@ -114,6 +115,7 @@ pub struct TestServerBuilder {
     admin: bool,
     admin_port: u16,
     bookmark_interval: Duration,
+    openapi_specs: Option<std::path::PathBuf>,
 }
 
 impl Default for TestServerBuilder {
@@ -127,6 +129,7 @@ impl Default for TestServerBuilder {
             admin: false,
             admin_port: 0,
             bookmark_interval: Duration::from_secs(10),
+            openapi_specs: None,
         }
     }
 }
@@ -194,6 +197,17 @@ impl TestServerBuilder {
         self
     }
 
+    /// Serve `/openapi/v2` and `/openapi/v3` from the Kubernetes OpenAPI
+    /// specs in `dir` (a `kubernetes/<version>` directory as upstream
+    /// publishes it: `swagger.json`, `openapi-v3/api/v1.json`,
+    /// `openapi-v3/apis/<group>/<version>.json`), read once at start, plus
+    /// documents built from each CRD's schema. Without it the built-in
+    /// group-versions get permissive stub documents.
+    pub fn openapi_specs(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.openapi_specs = Some(dir.into());
+        self
+    }
+
     /// Binds every replica (and the admin endpoint) and starts serving.
     pub async fn start(self) -> Result<TestServer, Error> {
         let tls = if self.tls {
@@ -202,10 +216,19 @@ impl TestServerBuilder {
             None
         };
         let store = Arc::new(Store::new(self.history));
+        let openapi = match &self.openapi_specs {
+            Some(dir) => {
+                Some(Arc::new(openapi::load(dir).map_err(|(path, source)| {
+                    Error::ReadSpecs { path, source }
+                })?))
+            }
+            None => None,
+        };
         let shared = Arc::new(Shared {
             store: store.clone(),
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
+            openapi,
         });
         let root = CancellationToken::new();
         let mut replicas = Vec::with_capacity(self.replicas);

@@ -14,8 +14,8 @@ client flags and do not affect the server.
 
 Limits (see crates/kubeset-testserver/README.md): no controllers (Deployments make
 no Pods, no garbage collection), no admission or schema validation beyond object
-names and sizes, no protobuf, no RBAC (one optional token), Tables with NAME and AGE only,
-a stub OpenAPI.";
+names and sizes, no protobuf, no RBAC (one optional token), Tables with NAME and AGE only;
+without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
 
 /// Starts the server, prints where it listens, waits for a signal.
 pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
@@ -34,7 +34,17 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
         (None, true) => Some(kubeset_testserver::generate_token()),
         (None, false) => None,
     };
-    let server = TestServer::builder()
+    let specs = args.openapi_specs.clone().or_else(|| {
+        let dir = std::path::PathBuf::from(std::env::var_os("KUBESET_SPECS")?)
+            .join("kubernetes")
+            .join("v1.35");
+        dir.is_dir().then_some(dir)
+    });
+    let mut builder = TestServer::builder();
+    if let Some(dir) = specs {
+        builder = builder.openapi_specs(dir);
+    }
+    let server = builder
         .replicas(args.replicas)
         .base_port(args.port)
         .tls(args.tls)
