@@ -659,6 +659,7 @@ async fn dispatch(
                 return Ok(json_response(
                     200,
                     &table::table(
+                        &res,
                         &page.items,
                         &page.rv.to_string(),
                         page.continue_token.as_deref(),
@@ -682,7 +683,13 @@ async fn dispatch(
             if wants_table {
                 return Ok(json_response(
                     200,
-                    &table::table(std::slice::from_ref(&obj), rv_of(&obj), None, &include),
+                    &table::table(
+                        &res,
+                        std::slice::from_ref(&obj),
+                        rv_of(&obj),
+                        None,
+                        &include,
+                    ),
                 ));
             }
             return Ok(json_response(200, &obj));

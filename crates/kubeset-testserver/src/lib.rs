@@ -34,8 +34,10 @@
 //! - `selectors`, `patch`, `apply`: label/field selectors, JSON / merge /
 //!   strategic merge patch, server-side apply with `managedFields`.
 //! - `watch`: streaming events, resume, bookmarks, `410 Expired`.
-//! - `discovery`, `table`: `/api`, `/apis`, `/version`, `/openapi/v3`,
-//!   and Table output for kubectl.
+//! - `discovery`, `openapi`, `table`, `printers`: `/api`, `/apis`,
+//!   `/version`, `/openapi/v2|v3`, and Table output for kubectl.
+//! - `fields`, `events`: field-selector labels per kind; one Event store
+//!   for both Event APIs.
 //! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
 //!   limits and bearer parsing (with their upstream sources).
 //! - `server`: replicas' accept loops; `faults`: per-replica faults;
@@ -63,6 +65,7 @@ mod kubeconfig;
 mod limits;
 mod openapi;
 mod patch;
+mod printers;
 mod resources;
 mod selectors;
 mod server;

@@ -896,6 +896,13 @@ fn defaults_on_create(res: &Resource, obj: &mut Value) {
     if res.group.is_empty() && res.plural == "pods" {
         obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
     }
+    if res.group.is_empty()
+        && res.plural == "services"
+        && obj.pointer("/spec/type").is_none()
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("type".into(), json!("ClusterIP"));
+    }
 }
 
 fn encode_token(id: u64, offset: usize) -> String {

@@ -435,3 +435,45 @@ async fn openapi_from_the_specs_and_kubectl_explain() {
         "{out}"
     );
 }
+
+/// Tables with kube-apiserver's printer columns (issue 19): `kubectl get`
+/// shows READY/UP-TO-DATE/AVAILABLE for Deployments, the wide pod columns,
+/// and a CRD's additionalPrinterColumns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_prints_the_real_columns() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::start().await.unwrap();
+    s.create(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}})).unwrap();
+    s.create(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "web", "image": "nginx:1"}]}})).unwrap();
+    s.register_crd(json!({"metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}})).unwrap();
+    s.create(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 7}})).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl {
+        kubeconfig,
+        cache: dir.path().join("cache"),
+    };
+    let out = k.ok(&["get", "deployments"]).await;
+    assert!(
+        out.contains("READY") && out.contains("UP-TO-DATE") && out.contains("0/2"),
+        "{out}"
+    );
+    let out = k.ok(&["get", "pods", "-o", "wide"]).await;
+    assert!(
+        out.contains("NOMINATED NODE") && out.contains("Pending") && out.contains("n1"),
+        "{out}"
+    );
+    let out = k.ok(&["get", "widgets"]).await;
+    assert!(out.contains("SIZE") && out.contains('7'), "{out}");
+}

@@ -14,8 +14,8 @@ client flags and do not affect the server.
 
 Limits (see crates/kubeset-testserver/README.md): no controllers (Deployments make
 no Pods, no garbage collection), no admission or schema validation beyond object
-names and sizes, no protobuf, no RBAC (one optional token), Tables with NAME and AGE only;
-without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
+names and sizes, no protobuf, no RBAC (one optional token), printer columns for the common kinds
+only; without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
 
 /// Starts the server, prints where it listens, waits for a signal.
 pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
