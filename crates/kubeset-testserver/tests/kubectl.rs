@@ -38,6 +38,16 @@ struct Kubectl {
 }
 
 impl Kubectl {
+    /// kubectl with `s`'s kubeconfig and a cache dir, both under `dir`.
+    fn for_server(s: &TestServer, dir: &Path) -> Self {
+        let kubeconfig = dir.join("kubeconfig");
+        s.write_kubeconfig(&kubeconfig).unwrap();
+        Self {
+            kubeconfig,
+            cache: dir.join("cache"),
+        }
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("kubectl");
         c.arg("--kubeconfig")
@@ -101,12 +111,7 @@ async fn kubectl_get_create_apply_delete_and_watch() {
     }
     let s = TestServer::builder().replicas(2).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
 
     let ns = k.ok(&["get", "namespaces"]).await;
     assert!(ns.contains("default") && ns.contains("kube-system"), "{ns}");
@@ -239,12 +244,7 @@ async fn kubectl_over_tls_with_token() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
     let out = k
         .ok(&[
             "get",
@@ -322,12 +322,7 @@ async fn one_event_store_and_kubectl_describe_shows_events() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
     let out = k.ok(&["describe", "pod", "web-0"]).await;
     let events = out.split("Events:").nth(1).unwrap_or_default();
     assert!(
@@ -414,12 +409,7 @@ async fn openapi_from_the_specs_and_kubectl_explain() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
     let out = k.ok(&["explain", "pods.spec"]).await;
     assert!(
         out.contains("KIND:") && out.contains("Pod") && out.contains("containers"),
@@ -458,12 +448,7 @@ async fn kubectl_get_prints_the_real_columns() {
                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}})).unwrap();
     s.create(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 7}})).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
     let out = k.ok(&["get", "deployments"]).await;
     assert!(
         out.contains("READY") && out.contains("UP-TO-DATE") && out.contains("0/2"),

@@ -351,15 +351,11 @@ fn essence(code: u16, body: &Value, generated: bool) -> Value {
 
 /// Sends every case through `send` (which must not normalise the path:
 /// `..` and `%2e%2e` are the point) and keeps the essence of each answer.
-async fn run<F, Fut>(send: F) -> BTreeMap<String, Value>
-where
-    F: Fn(&'static str, String, &'static str, Option<Vec<u8>>) -> Fut,
-    Fut: std::future::Future<Output = (u16, Vec<u8>)>,
-{
+async fn run(t: &Target) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for k in cases() {
         let body = k.body.as_ref().map(|b| serde_json::to_vec(b).unwrap());
-        let (code, bytes) = send(k.method, k.path.clone(), k.content_type, body).await;
+        let (code, bytes) = t.send(k.method, k.path.clone(), k.content_type, body).await;
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         out.insert(k.name.to_owned(), essence(code, &body, k.generated));
     }
@@ -462,10 +458,6 @@ async fn curl(
     (code, out[..split].to_vec())
 }
 
-fn golden_path() -> PathBuf {
-    golden("validation.json")
-}
-
 fn golden(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -512,35 +504,7 @@ fn realkube_env() -> Option<BTreeMap<String, String>> {
 
 #[tokio::test]
 async fn answers_as_the_real_kube_apiserver() {
-    let golden: BTreeMap<String, Value> = if let Some(env) = realkube_env() {
-        let server = env["KUBESET_REALKUBE_SERVERS"]
-            .split(',')
-            .next()
-            .unwrap()
-            .to_owned();
-        let (ca, token) = (
-            env["KUBESET_REALKUBE_CA"].clone(),
-            env["KUBESET_REALKUBE_ADMIN_TOKEN"].clone(),
-        );
-        let real =
-            run(|m, p, ct, b| curl(server.clone(), ca.clone(), token.clone(), m, p, ct, b)).await;
-        if std::env::var_os("KUBESET_RECORD_GOLDEN").is_some() {
-            let text = serde_json::to_string_pretty(&real).unwrap() + "\n";
-            std::fs::write(golden_path(), text).expect("write the recording");
-        }
-        let recorded =
-            serde_json::from_str(&std::fs::read_to_string(golden_path()).expect("recording"))
-                .unwrap();
-        compare("real server now", &real, &recorded);
-        real
-    } else {
-        serde_json::from_str(&std::fs::read_to_string(golden_path()).expect("recording")).unwrap()
-    };
-    let s = TestServer::start().await.unwrap();
-    let addr = s.replicas()[0].addr();
-    let ours = run(|m, p, ct, b| raw_http(addr, m, p, ct, b)).await;
-    compare("embedded", &ours, &golden);
-    s.shutdown().await;
+    pinned("validation.json", |t| Box::pin(run(t))).await;
 }
 
 const FNS: &str = "/api/v1/namespaces/kubeset-golden-fields";
@@ -621,17 +585,14 @@ fn field_queries() -> Vec<String> {
     .collect()
 }
 
-async fn run_fields<F, Fut>(send: F) -> BTreeMap<String, Value>
-where
-    F: Fn(&'static str, String, &'static str, Option<Vec<u8>>) -> Fut,
-    Fut: std::future::Future<Output = (u16, Vec<u8>)>,
-{
+async fn run_fields(t: &Target) -> BTreeMap<String, Value> {
     for (path, body) in field_objects() {
-        send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap())).await;
+        t.send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap()))
+            .await;
     }
     let mut out = BTreeMap::new();
     for q in field_queries() {
-        let (code, bytes) = send("GET", q.clone(), JSON, None).await;
+        let (code, bytes) = t.send("GET", q.clone(), JSON, None).await;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let answer = match body["items"].as_array() {
             Some(items) => {
@@ -651,36 +612,7 @@ where
 
 #[tokio::test]
 async fn field_selectors_as_the_real_kube_apiserver() {
-    let path = golden("field_selectors.json");
-    let golden: BTreeMap<String, Value> = if let Some(env) = realkube_env() {
-        let server = env["KUBESET_REALKUBE_SERVERS"]
-            .split(',')
-            .next()
-            .unwrap()
-            .to_owned();
-        let (ca, token) = (
-            env["KUBESET_REALKUBE_CA"].clone(),
-            env["KUBESET_REALKUBE_ADMIN_TOKEN"].clone(),
-        );
-        let real =
-            run_fields(|m, p, ct, b| curl(server.clone(), ca.clone(), token.clone(), m, p, ct, b))
-                .await;
-        if std::env::var_os("KUBESET_RECORD_GOLDEN").is_some() {
-            std::fs::write(&path, serde_json::to_string_pretty(&real).unwrap() + "\n")
-                .expect("write the recording");
-        }
-        let recorded =
-            serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).unwrap();
-        compare("real server now", &real, &recorded);
-        real
-    } else {
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).unwrap()
-    };
-    let s = TestServer::start().await.unwrap();
-    let addr = s.replicas()[0].addr();
-    let ours = run_fields(|m, p, ct, b| raw_http(addr, m, p, ct, b)).await;
-    compare("embedded", &ours, &golden);
-    s.shutdown().await;
+    pinned("field_selectors.json", |t| Box::pin(run_fields(t))).await;
 }
 
 const TNS: &str = "kubeset-golden-tables";
@@ -837,26 +769,24 @@ fn table_essence(code: u16, t: &Value) -> Value {
     json!({"code": code, "columns": defs, "rows": rows})
 }
 
-async fn run_tables<F, Fut>(send: F) -> BTreeMap<String, Value>
-where
-    F: Fn(&'static str, String, &'static str, Option<Vec<u8>>) -> Fut,
-    Fut: std::future::Future<Output = (u16, Vec<u8>)>,
-{
+async fn run_tables(t: &Target) -> BTreeMap<String, Value> {
     for (path, body) in table_objects() {
-        send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap())).await;
+        t.send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap()))
+            .await;
     }
     // The CRD's resource is served a moment after the CRD is created.
     let gadget = json!({"apiVersion": "golden.kubeset.dev/v1", "kind": "Gadget", "metadata": {"name": "g1"},
         "spec": {"size": 3, "color": "red", "parts": [{"name": "bolt"}]}});
     let url = format!("/apis/golden.kubeset.dev/v1/namespaces/{TNS}/gadgets");
     for _ in 0..100 {
-        let (code, _) = send(
-            "POST",
-            url.clone(),
-            JSON,
-            Some(serde_json::to_vec(&gadget).unwrap()),
-        )
-        .await;
+        let (code, _) = t
+            .send(
+                "POST",
+                url.clone(),
+                JSON,
+                Some(serde_json::to_vec(&gadget).unwrap()),
+            )
+            .await;
         if code == 201 || code == 409 {
             break;
         }
@@ -864,13 +794,14 @@ where
     }
     let mut out = BTreeMap::new();
     for q in table_queries() {
-        let (code, bytes) = send(
-            "GET",
-            q.clone(),
-            "application/json;as=Table;v=v1;g=meta.k8s.io",
-            None,
-        )
-        .await;
+        let (code, bytes) = t
+            .send(
+                "GET",
+                q.clone(),
+                "application/json;as=Table;v=v1;g=meta.k8s.io",
+                None,
+            )
+            .await;
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         out.insert(q, table_essence(code, &body));
     }
@@ -879,34 +810,86 @@ where
 
 #[tokio::test]
 async fn tables_as_the_real_kube_apiserver() {
-    let path = golden("tables.json");
-    let golden: BTreeMap<String, Value> = if let Some(env) = realkube_env() {
-        let server = env["KUBESET_REALKUBE_SERVERS"]
-            .split(',')
-            .next()
-            .unwrap()
-            .to_owned();
-        let (ca, token) = (
-            env["KUBESET_REALKUBE_CA"].clone(),
-            env["KUBESET_REALKUBE_ADMIN_TOKEN"].clone(),
-        );
-        let real =
-            run_tables(|m, p, ct, b| curl(server.clone(), ca.clone(), token.clone(), m, p, ct, b))
-                .await;
-        if std::env::var_os("KUBESET_RECORD_GOLDEN").is_some() {
-            std::fs::write(&path, serde_json::to_string_pretty(&real).unwrap() + "\n")
-                .expect("write the recording");
+    pinned("tables.json", |t| Box::pin(run_tables(t))).await;
+}
+
+/// Where the cases go: the real server (curl) or the embedded one (raw
+/// HTTP), neither of which normalises the path.
+enum Target {
+    Real {
+        server: String,
+        ca: String,
+        token: String,
+    },
+    Embedded(std::net::SocketAddr),
+}
+
+impl Target {
+    async fn send(
+        &self,
+        method: &'static str,
+        path: String,
+        ct: &'static str,
+        body: Option<Vec<u8>>,
+    ) -> (u16, Vec<u8>) {
+        match self {
+            Target::Real { server, ca, token } => {
+                curl(
+                    server.clone(),
+                    ca.clone(),
+                    token.clone(),
+                    method,
+                    path,
+                    ct,
+                    body,
+                )
+                .await
+            }
+            Target::Embedded(addr) => raw_http(*addr, method, path, ct, body).await,
         }
-        let recorded =
-            serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).unwrap();
-        compare("real server now", &real, &recorded);
-        real
+    }
+}
+
+type Runner = for<'a> fn(
+    &'a Target,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = BTreeMap<String, Value>> + 'a>,
+>;
+
+/// Runs the cases on the real server when one is configured (comparing
+/// with, or with `KUBESET_RECORD_GOLDEN` rewriting, the recording `file`),
+/// then on the embedded server, which must answer as recorded.
+async fn pinned(file: &str, run: Runner) {
+    let path = golden(file);
+    let read = || -> BTreeMap<String, Value> {
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("recording"))
+            .expect("recording is JSON")
+    };
+    let recorded = if let Some(env) = realkube_env() {
+        let real = Target::Real {
+            server: env["KUBESET_REALKUBE_SERVERS"]
+                .split(',')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            ca: env["KUBESET_REALKUBE_CA"].clone(),
+            token: env["KUBESET_REALKUBE_ADMIN_TOKEN"].clone(),
+        };
+        let answers = run(&real).await;
+        if std::env::var_os("KUBESET_RECORD_GOLDEN").is_some() {
+            std::fs::write(
+                &path,
+                serde_json::to_string_pretty(&answers).unwrap() + "\n",
+            )
+            .expect("write the recording");
+        }
+        compare("real server now", &answers, &read());
+        answers
     } else {
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("recording")).unwrap()
+        read()
     };
     let s = TestServer::start().await.unwrap();
-    let addr = s.replicas()[0].addr();
-    let ours = run_tables(|m, p, ct, b| raw_http(addr, m, p, ct, b)).await;
-    compare("embedded", &ours, &golden);
+    let ours = run(&Target::Embedded(s.replicas()[0].addr())).await;
+    compare("embedded", &ours, &recorded);
     s.shutdown().await;
 }
