@@ -277,6 +277,11 @@ pub struct ServeArgs {
     /// `kubectl explain` works.
     #[arg(long, value_name = "DIR")]
     pub openapi_specs: Option<PathBuf>,
+    /// Run controllers-lite: Deployments make ReplicaSets and Pods, Pods
+    /// turn Running and ready, Jobs complete, owners' dependents are
+    /// garbage-collected (`kubectl rollout status` and `wait` finish).
+    #[arg(long)]
+    pub controllers: bool,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.

@@ -38,6 +38,7 @@
 //!   `/version`, `/openapi/v2|v3`, and Table output for kubectl.
 //! - `fields`, `events`: field-selector labels per kind; one Event store
 //!   for both Event APIs.
+//! - `controllers`: opt-in controllers-lite.
 //! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
 //!   limits and bearer parsing (with their upstream sources).
 //! - `server`: replicas' accept loops; `faults`: per-replica faults;
@@ -46,8 +47,8 @@
 //!
 //! # What it does not do
 //!
-//! No controllers run (Deployments create no Pods, namespaces are deleted
-//! at once with their contents, no garbage collection by owner), no
+//! No controllers run unless [`TestServerBuilder::controllers`] asks for
+//! the lite ones (namespaces are deleted at once with their contents), no
 //! admission or schema validation beyond names and sizes (both as
 //! kube-apiserver 1.35 checks them), no protobuf, no authorization beyond
 //! one optional bearer token. The full list is in the crate README.
@@ -55,6 +56,7 @@
 mod admin;
 mod apply;
 mod auth;
+mod controllers;
 mod discovery;
 mod error;
 mod events;
@@ -119,6 +121,7 @@ pub struct TestServerBuilder {
     admin_port: u16,
     bookmark_interval: Duration,
     openapi_specs: Option<std::path::PathBuf>,
+    controllers: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -133,6 +136,7 @@ impl Default for TestServerBuilder {
             admin_port: 0,
             bookmark_interval: Duration::from_secs(10),
             openapi_specs: None,
+            controllers: false,
         }
     }
 }
@@ -211,6 +215,15 @@ impl TestServerBuilder {
         self
     }
 
+    /// Run controllers-lite (see the crate README): Deployments make
+    /// ReplicaSets and Pods, Pods turn `Running` and ready, Jobs complete,
+    /// objects whose owners are gone are garbage-collected — enough for
+    /// `kubectl rollout status` and `kubectl wait`. Off by default.
+    pub fn controllers(mut self, on: bool) -> Self {
+        self.controllers = on;
+        self
+    }
+
     /// Binds every replica (and the admin endpoint) and starts serving.
     pub async fn start(self) -> Result<TestServer, Error> {
         let tls = if self.tls {
@@ -267,6 +280,12 @@ impl TestServerBuilder {
         });
         let server = TestServer { inner };
         server.seed_system_objects();
+        if self.controllers {
+            tokio::spawn(controllers::run(
+                server.inner.store.clone(),
+                server.inner.root.child_token(),
+            ));
+        }
         if self.admin {
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.admin_port));
             let listener = server::bind(addr)

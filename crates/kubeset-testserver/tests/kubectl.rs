@@ -462,3 +462,110 @@ async fn kubectl_get_prints_the_real_columns() {
     let out = k.ok(&["get", "widgets"]).await;
     assert!(out.contains("SIZE") && out.contains('7'), "{out}");
 }
+
+/// Controllers-lite (issue 19): `kubectl rollout status`, `kubectl wait`,
+/// `scale`, `set image`, Events in `describe`, Job completion and
+/// garbage collection of a deleted Deployment's ReplicaSets and Pods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_rollouts_with_controllers_lite() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::builder()
+        .controllers(true)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    let manifest = write(dir.path(), "deploy.yaml", DEPLOYMENT);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let out = k
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    assert!(out.contains("successfully rolled out"), "{out}");
+    k.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "--timeout=60s",
+    ])
+    .await;
+    let pods = k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).await;
+    assert_eq!(pods.lines().count(), 2, "{pods}");
+    k.ok(&[
+        "wait",
+        "--for=condition=Ready",
+        "pod",
+        "-l",
+        "app=web",
+        "--timeout=60s",
+    ])
+    .await;
+
+    k.ok(&["scale", "deployment/web", "--replicas=3"]).await;
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    let pods = k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).await;
+    assert_eq!(pods.lines().count(), 3, "{pods}");
+
+    k.ok(&["set", "image", "deployment/web", "web=nginx:2"])
+        .await;
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    let images = k
+        .ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(
+        images.split_whitespace().collect::<Vec<_>>(),
+        ["nginx:2"; 3],
+        "{images}"
+    );
+    let sets = k
+        .ok(&[
+            "get",
+            "replicasets",
+            "-o",
+            "jsonpath={range .items[*]}{.spec.replicas} {end}",
+        ])
+        .await;
+    let mut counts: Vec<&str> = sets.split_whitespace().collect();
+    counts.sort_unstable();
+    assert_eq!(counts, ["0", "3"], "{sets}");
+    let described = k.ok(&["describe", "deployment", "web"]).await;
+    assert!(described.contains("ScalingReplicaSet"), "{described}");
+
+    s.create(json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi", "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5"}]}}}})).unwrap();
+    k.ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/pi",
+        "--timeout=60s",
+    ])
+    .await;
+
+    k.ok(&["delete", "deployment", "web"]).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = k
+            .ok(&["get", "replicasets,pods", "-l", "app=web", "-o", "name"])
+            .await;
+        if left.trim().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not collected: {left}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

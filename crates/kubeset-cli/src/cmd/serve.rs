@@ -12,8 +12,8 @@ Use: kubeset serve --kubeconfig-out kc.yaml, then kubectl --kubeconfig kc.yaml g
 (or KUBECONFIG=kc.yaml for a program). The options above under \"Options\" are
 client flags and do not affect the server.
 
-Limits (see crates/kubeset-testserver/README.md): no controllers (Deployments make
-no Pods, no garbage collection), no admission or schema validation beyond object
+Limits (see crates/kubeset-testserver/README.md): no controllers unless --controllers
+(and then one-step rollouts, no scheduling, background garbage collection only), no admission or schema validation beyond object
 names and sizes, no protobuf, no RBAC (one optional token), printer columns for the common kinds
 only; without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
 
@@ -45,6 +45,7 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
         builder = builder.openapi_specs(dir);
     }
     let server = builder
+        .controllers(args.controllers)
         .replicas(args.replicas)
         .base_port(args.port)
         .tls(args.tls)
