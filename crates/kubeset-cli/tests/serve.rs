@@ -287,7 +287,10 @@ async fn serve_tls_writes_a_kubeconfig_kubectl_can_use() {
         .ok();
     assert!(help.contains("Server options:"), "{help}");
     assert!(help.contains("Limits"), "{help}");
-    assert!(help.contains("--controllers") && help.contains("--openapi-specs"), "{help}");
+    assert!(
+        help.contains("--controllers") && help.contains("--openapi-specs"),
+        "{help}"
+    );
     let refused = kubeset(Path::new("/nonexistent"), &["serve", "--tls"])
         .await
         .fails(2);
