@@ -896,6 +896,9 @@ fn defaults_on_create(res: &Resource, obj: &mut Value) {
     if res.group.is_empty() && res.plural == "pods" {
         obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
     }
+    if res.group.is_empty() && res.plural == "secrets" {
+        secret_defaults(obj);
+    }
     if res.group.is_empty()
         && res.plural == "services"
         && obj.pointer("/spec/type").is_none()
@@ -943,4 +946,27 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
     }
     defaults_on_create(res, &mut obj);
     Ok(obj)
+}
+
+/// As the Secret conversion and defaulting do: `stringData` is merged into
+/// `data` (base64) and dropped, `type` defaults to `Opaque`.
+fn secret_defaults(obj: &mut Value) {
+    use base64::Engine;
+    let Some(m) = obj.as_object_mut() else { return };
+    if let Some(Value::Object(strings)) = m.remove("stringData") {
+        let data = m.entry("data").or_insert_with(|| json!({}));
+        if let Some(d) = data.as_object_mut() {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                d.insert(k, Value::String(encoded));
+            }
+        }
+    }
+    if m.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        m.insert("type".into(), json!("Opaque"));
+    }
 }

@@ -569,3 +569,240 @@ async fn kubectl_rollouts_with_controllers_lite() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// The kubectl script of issue 19: each command runs against the embedded
+/// server and, with a realkube instance (`KUBESET_REALKUBE_ENV`), against
+/// the real kube-apiserver; exit code, stdout and stderr must agree (only
+/// commands a server without a kubelet or controllers can answer; ages
+/// are not printed). Without realkube the embedded answers must still
+/// succeed or fail as the script says.
+const SCRIPT: &[(&str, bool)] = &[
+    ("create -f {dir}/ns.yaml", true),
+    ("-n kubeset-script create -f {dir}/cfg.yaml", true),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data.a}",
+        true,
+    ),
+    ("-n kubeset-script apply -f {dir}/deploy.yaml", true),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.replicas}",
+        true,
+    ),
+    ("-n kubeset-script scale deployment web --replicas=3", true),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.replicas}",
+        true,
+    ),
+    (
+        "-n kubeset-script set image deployment/web nginx=nginx:2",
+        true,
+    ),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.template.spec.containers[0].image}",
+        true,
+    ),
+    ("-n kubeset-script label configmap cfg tier=db", true),
+    ("-n kubeset-script get configmaps -l tier=db -o name", true),
+    ("-n kubeset-script annotate configmap cfg note=x", true),
+    (
+        "-n kubeset-script patch configmap cfg --type=merge -p {\"data\":{\"b\":\"2\"}}",
+        true,
+    ),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data.b}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch configmap cfg --type=json -p [{\"op\":\"remove\",\"path\":\"/data/b\"}]",
+        true,
+    ),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data}",
+        true,
+    ),
+    ("-n kubeset-script create -f {dir}/svc.yaml", true),
+    (
+        "-n kubeset-script get service db -o jsonpath={.spec.ports[0].port}",
+        true,
+    ),
+    (
+        "-n kubeset-script apply --server-side -f {dir}/secret.yaml",
+        true,
+    ),
+    ("-n kubeset-script get secret s -o jsonpath={.type}", true),
+    ("-n kubeset-script apply -f {dir}/sa.yaml", true),
+    ("-n kubeset-script get serviceaccount robot -o name", true),
+    (
+        "get namespace kubeset-script -o jsonpath={.status.phase}",
+        true,
+    ),
+    ("-n kubeset-script get configmap missing", false),
+    ("-n kubeset-script create -f {dir}/cfg.yaml", false),
+    ("-n kubeset-script create -f {dir}/upper.yaml", false),
+    (
+        "-n kubeset-script get pods --field-selector spec.nodeName=nowhere",
+        true,
+    ),
+    (
+        "-n kubeset-script get events --field-selector involvedObject.kind=Nothing",
+        true,
+    ),
+    (
+        "-n kubeset-script get pods --field-selector spec.foo=x",
+        false,
+    ),
+    (
+        "-n kubeset-script get configmaps --field-selector metadata.name=cfg -o name",
+        true,
+    ),
+    ("explain pods.spec.nodeName", true),
+    ("explain deployments.spec.replicas", true),
+    ("-n kubeset-script delete configmap cfg", true),
+    ("-n kubeset-script delete deployment web", true),
+    ("-n kubeset-script get configmap cfg", false),
+];
+
+/// The manifests the script creates (kubectl's imperative `create X`
+/// generators send protobuf, which the embedded server does not speak).
+const SCRIPT_FILES: &[(&str, &str)] = &[
+    (
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: kubeset-script}\n",
+    ),
+    (
+        "cfg.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"1\"}\n",
+    ),
+    (
+        "upper.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: UPPER}\n",
+    ),
+    (
+        "svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec: {ports: [{port: 5432}], selector: {app: db}}\n",
+    ),
+    (
+        "secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {k: v}\n",
+    ),
+    (
+        "sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot}\n",
+    ),
+    (
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: nginx, image: \"nginx:1\"}]}\n",
+    ),
+];
+
+fn run_script(
+    kubeconfig: &Path,
+    cache: &Path,
+    files: &Path,
+    ns: &str,
+) -> Vec<(i32, String, String)> {
+    SCRIPT
+        .iter()
+        .map(|(cmd, _)| {
+            let dir = files.to_string_lossy();
+            let args: Vec<String> = cmd
+                .split(' ')
+                .map(|a| a.replace("{dir}", &dir).replace("kubeset-script", ns))
+                .collect();
+            let out = Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .arg("--cache-dir")
+                .arg(cache)
+                .arg("--request-timeout=20s")
+                .args(&args)
+                .env_remove("KUBECONFIG")
+                .stdin(Stdio::null())
+                .output()
+                .expect("run kubectl");
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_script_agrees_with_the_real_server() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let mut builder = TestServer::builder().controllers(true);
+    if let Some(specs) = spec_dir() {
+        builder = builder.openapi_specs(specs);
+    }
+    let s = builder.start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    // A namespace of its own per run: without a namespace controller the
+    // real server never finishes deleting one.
+    let ns = format!("kubeset-script-{}", std::process::id());
+    for (name, text) in SCRIPT_FILES {
+        write(dir.path(), name, &text.replace("kubeset-script", &ns));
+    }
+    let files = dir.path().to_owned();
+    let (kc, cache, f, n) = (
+        k.kubeconfig.clone(),
+        k.cache.clone(),
+        files.clone(),
+        ns.clone(),
+    );
+    let ours = tokio::task::spawn_blocking(move || run_script(&kc, &cache, &f, &n))
+        .await
+        .unwrap();
+    for ((cmd, ok), (code, out, err)) in SCRIPT.iter().zip(&ours) {
+        assert_eq!(*code == 0, *ok, "kubectl {cmd}: {out}{err}");
+    }
+    let Some(real_kc) = std::env::var_os("KUBESET_REALKUBE_ENV")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("export KUBESET_REALKUBE_KUBECONFIG=")
+                    .map(str::to_owned)
+            })
+        })
+    else {
+        eprintln!("## realkube not configured: the script ran against the embedded server only ##");
+        return;
+    };
+    let cache = dir.path().join("real-cache");
+    let real_kc = PathBuf::from(real_kc.trim_matches('\''));
+    let real = tokio::task::spawn_blocking(move || {
+        let r = run_script(&real_kc, &cache, &files, &ns);
+        // The namespace stays Terminating (no namespace controller runs);
+        // its objects are gone.
+        let _ = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&real_kc)
+            .args(["delete", "namespace", &ns, "--wait=false"])
+            .output();
+        r
+    })
+    .await
+    .unwrap();
+    let differ: Vec<String> = SCRIPT
+        .iter()
+        .zip(ours.iter().zip(&real))
+        .filter(|(_, (a, b))| a != b)
+        .map(|((cmd, _), (a, b))| format!("kubectl {cmd}\n  embedded: {a:?}\n  real:     {b:?}"))
+        .collect();
+    eprintln!(
+        "kubectl script: {} of {} commands agree",
+        SCRIPT.len() - differ.len(),
+        SCRIPT.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+}
