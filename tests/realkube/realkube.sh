@@ -124,16 +124,51 @@ cmd_build() {
 
 # ---------------------------------------------------------------- processes
 
+# True when pid $1 runs one of our binaries: its argv[0] is a path under
+# $bindir (guards against a recycled pid). Reads /proc with builtins only.
+pid_runs_ours() {
+  local pid="$1" argv0=""
+  [[ "$pid" =~ ^[0-9]+$ && -r "/proc/$pid/cmdline" ]] || return 1
+  IFS= read -r -d '' argv0 < "/proc/$pid/cmdline" 2>/dev/null || [[ -n "$argv0" ]] || return 1
+  [[ "$argv0" == "$bindir/"* ]]
+}
+
 pidfile_alive() {
   # A pid file names a live process of ours when that process runs one of our
-  # binaries (guards against a recycled pid).
+  # binaries and is not a zombie.
   local f="$1" pid
   [[ -f "$f" ]] || return 1
-  pid="$(cat "$f" 2>/dev/null)" || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  [[ -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$bindir/" || return 1
-  return 0
+  pid="$(<"$f")" 2>/dev/null || return 1
+  pid_runs_ours "$pid" && ! proc_exited "$pid"
+}
+
+# Starts "$@" (our binary and its arguments) detached in a session of its
+# own, output to $2, and writes its pid to $1 once the binary runs.
+#
+# `$!` is the pid of a forked copy of this shell, which then execs setsid(1),
+# which execs the binary (setsid does not fork: a background job of a script
+# is no process-group leader). Until both execs happened, /proc/$!/cmdline is
+# this script's; on a loaded machine that takes a while, so wait for the exec
+# (bounded by $3 seconds) instead of taking "not ours yet" for "exited".
+spawn() {
+  local pidf="$1" logf="$2" deadline=$((SECONDS + $3)) pid
+  shift 3
+  setsid "$@" </dev/null >"$logf" 2>&1 &
+  pid=$!
+  until pid_runs_ours "$pid"; do
+    if proc_exited "$pid"; then
+      log "$(basename "$1") (pid $pid) exited before it ran; last lines of $logf:"
+      tail -n 30 "$logf" >&2 || true
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      log "$(basename "$1") (pid $pid) did not exec within the timeout"
+      kill -KILL "$pid" 2>/dev/null || true
+      return 1
+    fi
+    sleep 0.05
+  done
+  echo "$pid" > "$pidf"
 }
 
 pidfiles() {
@@ -386,7 +421,7 @@ cmd_start() {
 
   # etcd: one member, plain HTTP on loopback.
   local etcd_url="http://127.0.0.1:$etcd_port"
-  setsid "$bindir/etcd" \
+  spawn "$run/etcd.pid" "$run/etcd.log" "$timeout" "$bindir/etcd" \
     --name realkube \
     --data-dir "$run/etcd-data" \
     --listen-client-urls "$etcd_url" \
@@ -395,9 +430,7 @@ cmd_start() {
     --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 1))" \
     --initial-cluster "realkube=http://127.0.0.1:$((etcd_port + 1))" \
     --unsafe-no-fsync \
-    --log-level warn \
-    </dev/null >"$run/etcd.log" 2>&1 &
-  echo $! > "$run/etcd.pid"
+    --log-level warn
   wait_ready etcd "$run/etcd.pid" "$etcd_url/health" "$run/etcd.log" "$timeout"
 
   local servers=() pids=() i addr
@@ -429,10 +462,9 @@ cmd_start() {
     )
     [[ -n "$inflight" ]] && args+=(--max-requests-inflight="$inflight")
     [[ -n "$mutating" ]] && args+=(--max-mutating-requests-inflight="$mutating")
-    setsid "$bindir/kube-apiserver" "${args[@]}" </dev/null >"$run/apiserver-$i.log" 2>&1 &
-    echo $! > "$run/apiserver-$i.pid"
+    spawn "$run/apiserver-$i.pid" "$run/apiserver-$i.log" "$timeout" "$bindir/kube-apiserver" "${args[@]}"
     servers+=("https://$addr:$port")
-    pids+=("$!")
+    pids+=("$(<"$run/apiserver-$i.pid")")
   done
 
   local tls=(--cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key")
@@ -444,13 +476,22 @@ cmd_start() {
 
   # The non-admin test identity (group kubeset:testers) may do everything,
   # but unlike system:masters it is subject to max-in-flight limits and APF.
-  curl -fsS --max-time 20 "${tls[@]}" -H 'Content-Type: application/json' -X POST \
-    "${servers[0]}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" \
-    -d '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",
-         "metadata":{"name":"kubeset-testers-admin"},
-         "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
-         "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"kubeset:testers"}]}' \
-    >/dev/null
+  # On a loaded machine the first write can time out; retry (a retry after a
+  # lost answer finds it created: 409, also fine) until the start timeout.
+  local crb_deadline=$((SECONDS + timeout)) code
+  while :; do
+    code="$(curl -sS -o /dev/null -w '%{http_code}' --max-time 20 "${tls[@]}" \
+      -H 'Content-Type: application/json' -X POST \
+      "${servers[0]}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" \
+      -d '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",
+           "metadata":{"name":"kubeset-testers-admin"},
+           "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
+           "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Group","name":"kubeset:testers"}]}' \
+      2>/dev/null)" || true
+    [[ "$code" == 201 || "$code" == 409 ]] && break
+    ((SECONDS < crb_deadline)) || die "creating the ClusterRoleBinding kubeset-testers-admin failed (HTTP ${code:-none})"
+    sleep 1
+  done
 
   write_kubeconfig "$cache/kubeconfig" "${servers[0]}" "$pki"
   write_kubeconfig "$cache/kubeconfig-embedded" "${servers[0]}" "$pki" embedded

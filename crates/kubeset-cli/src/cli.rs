@@ -242,8 +242,13 @@ pub struct ApiResourcesArgs {
     pub output: Option<String>,
 }
 
-/// `serve` arguments.
+/// `serve` arguments. The global flags (under "Options" in `--help`) are
+/// client flags and do not change the server.
 #[derive(Debug, Args)]
+#[command(
+    next_help_heading = "Server options",
+    after_help = crate::cmd::serve::AFTER_HELP
+)]
 pub struct ServeArgs {
     /// Number of replicas (listeners sharing one store).
     #[arg(long, default_value_t = 1)]
@@ -251,18 +256,32 @@ pub struct ServeArgs {
     /// Port of replica 0; replica i listens on port+i (0: any free ports).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
-    /// Serve HTTPS with a generated CA (the kubeconfig carries it).
+    /// Serve HTTPS with a generated CA; without --require-token a random
+    /// token is generated and required (it and the CA go to
+    /// --kubeconfig-out, which --tls then needs).
     #[arg(long)]
     pub tls: bool,
-    /// Write a kubeconfig for the replicas to this file.
+    /// Write a kubeconfig for the replicas to this file (mode 0600).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
-    /// Also serve the fault-injection admin endpoint.
+    /// Also serve the fault-injection admin endpoint (behind the same
+    /// token as the API).
     #[arg(long)]
     pub admin: bool,
-    /// Require this bearer token.
+    /// Require this bearer token (on the API and the admin endpoint).
     #[arg(long = "require-token", value_name = "TOKEN")]
     pub require_token: Option<String>,
+    /// Serve /openapi/v2 and /openapi/v3 from this Kubernetes spec
+    /// directory (`swagger.json`, `openapi-v3/`; default
+    /// $KUBESET_SPECS/kubernetes/v1.35 when that exists), so that
+    /// `kubectl explain` works.
+    #[arg(long, value_name = "DIR")]
+    pub openapi_specs: Option<PathBuf>,
+    /// Run controllers-lite: Deployments make ReplicaSets and Pods, Pods
+    /// turn Running and ready, Jobs complete, owners' dependents are
+    /// garbage-collected (`kubectl rollout status` and `wait` finish).
+    #[arg(long)]
+    pub controllers: bool,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.

@@ -275,3 +275,64 @@ async fn kubectl_checks(kc: &Path, cache: &Path, dir: &Path) {
     let line = kubeset(kc, &["get", "cm", "kc1"]).await.fails(1);
     assert!(line.contains("NotFound"), "{line}");
 }
+
+/// `serve --tls` writes a kubeconfig kubectl uses as it is (a generated
+/// token beside the CA, mode 0600); without a kubeconfig to put them in it
+/// refuses to start; `--help` puts the server's flags under their own
+/// heading and lists the limits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_tls_writes_a_kubeconfig_kubectl_can_use() {
+    let help = kubeset(Path::new("/nonexistent"), &["serve", "--help"])
+        .await
+        .ok();
+    assert!(help.contains("Server options:"), "{help}");
+    assert!(help.contains("Limits"), "{help}");
+    assert!(
+        help.contains("--controllers") && help.contains("--openapi-specs"),
+        "{help}"
+    );
+    let refused = kubeset(Path::new("/nonexistent"), &["serve", "--tls"])
+        .await
+        .fails(2);
+    assert!(refused.contains("--kubeconfig-out"), "{refused}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    let lines = Lines::spawn(command(&[
+        "serve",
+        "--tls",
+        "--admin",
+        "--kubeconfig-out",
+        kc.to_str().unwrap(),
+    ]));
+    while !lines.next().starts_with("ready:") {}
+    let text = std::fs::read_to_string(&kc).unwrap();
+    assert!(text.contains("token: "), "{text}");
+    assert!(text.contains("certificate-authority-data: "), "{text}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kc).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    let out = kubeset(&kc, &["get", "ns", "-o", "name"]).await.ok();
+    assert!(out.contains("namespace/default"), "{out}");
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    // stdin closed: a kubectl that wanted a user name would fail here.
+    let cache = dir.path().join("kubectl-cache");
+    let mut cmd = kubectl(&kc, &cache, &["get", "ns", "-o", "name"]);
+    cmd.stdin(std::process::Stdio::null());
+    let got = tokio::task::spawn_blocking(move || cmd.output().expect("kubectl"))
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&got.stdout);
+    assert!(
+        got.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    assert!(stdout.contains("namespace/default"), "{stdout}");
+}

@@ -12,6 +12,11 @@
 //! | `POST /replicas/{i}/malformed?count=K` | truncated bodies for the next K requests |
 //! | `POST /replicas/{i}/reset` | up, no latency, no pending faults |
 //! | `GET /kubeconfig` | the kubeconfig YAML |
+//!
+//! With a token ([`crate::TestServerBuilder::token`]) every request but
+//! `GET /healthz` needs the same `Authorization: Bearer` as the API, and
+//! gets the API's `401 Unauthorized` Status without it: the endpoint hands
+//! out the token and can take replicas down.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -26,12 +31,16 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::Faults;
+use crate::auth;
 use crate::http::{Body, Query, full};
+use crate::status::ApiError;
 
 /// What the admin endpoint controls.
 pub(crate) struct AdminState {
     pub(crate) faults: Vec<Faults>,
     pub(crate) kubeconfig: String,
+    /// The API's bearer token; required here too when set.
+    pub(crate) token: Option<String>,
 }
 
 fn reply(code: StatusCode, v: &Value) -> Response<Body> {
@@ -70,6 +79,13 @@ async fn handle(
     let query = Query::parse(req.uri().query());
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = req.method().clone();
+    let public = method == Method::GET && segs.as_slice() == ["healthz"];
+    if let (Some(token), false) = (&st.token, public)
+        && !auth::bearer_ok(req.headers(), token)
+    {
+        let e = ApiError::unauthorized();
+        return Ok(reply(StatusCode::UNAUTHORIZED, &e.to_status()));
+    }
     Ok(match (method, segs.as_slice()) {
         (Method::GET, ["replicas"]) => reply(
             StatusCode::OK,

@@ -302,18 +302,6 @@ pub(crate) fn group_versions(resources: &[Arc<Resource>]) -> Vec<String> {
     out
 }
 
-/// `/openapi/v3`: the index of per-group-version documents.
-pub(crate) fn openapi_index(resources: &[Arc<Resource>]) -> Value {
-    let mut paths = serde_json::Map::new();
-    for gv in group_versions(resources) {
-        paths.insert(
-            gv.clone(),
-            json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash=0")}),
-        );
-    }
-    json!({"paths": paths})
-}
-
 /// `/openapi/v3/<gv>`: a permissive document, one schema per kind that
 /// accepts any fields, so clients that validate against it accept anything.
 pub(crate) fn openapi_doc(resources: &[Arc<Resource>], gv: &str) -> Option<Value> {

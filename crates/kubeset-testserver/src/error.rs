@@ -52,6 +52,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An OpenAPI spec file could not be read or parsed.
+    #[error("reading the OpenAPI spec {path}")]
+    ReadSpecs {
+        /// The file (or directory).
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
     /// The server refused an object (for example an invalid CRD).
     #[error("the server refused the object ({code} {reason}): {message}")]
     Rejected {

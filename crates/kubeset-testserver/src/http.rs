@@ -15,8 +15,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::apply::{self, Scope, Writer};
+use crate::auth;
 use crate::discovery;
 use crate::faults::{FaultState, Verdict};
+use crate::limits;
+use crate::openapi;
 use crate::patch::{self, PatchError};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector, selector_to_string};
@@ -25,18 +28,19 @@ use crate::store::{Store, WriteCtx};
 use crate::subresource::{self, Desired, Sub};
 use crate::table;
 use crate::util;
+use crate::validation;
 use crate::watch::{self, WatchRequest};
 
 /// Response body: whole or streamed.
 pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
-
-const MAX_BODY: usize = 64 << 20;
 
 /// What every replica shares.
 pub(crate) struct Shared {
     pub(crate) store: Arc<Store>,
     pub(crate) token: Option<String>,
     pub(crate) bookmark_interval: Duration,
+    /// OpenAPI specs read at start, if a directory was given.
+    pub(crate) openapi: Option<Arc<openapi::Specs>>,
 }
 
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
@@ -70,13 +74,24 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
     r
 }
 
+/// Decodes a query component (`+` is a space).
 fn percent_decode(s: &str) -> String {
+    decode(s, true)
+}
+
+/// Decodes a URL path as Go's `url.URL.Path` is, before it is split at `/`
+/// (so `%2e%2e` is the name `..`, and `a%2Fb` two segments).
+fn percent_decode_path(s: &str) -> String {
+    decode(s, false)
+}
+
+fn decode(s: &str, plus_is_space: bool) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' if i + 2 < b.len() => {
                 let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
@@ -205,16 +220,10 @@ pub(crate) async fn handle(
     ) || path.starts_with("/healthz/")
         || path.starts_with("/livez/")
         || path.starts_with("/readyz/");
-    if let (Some(token), false) = (&shared.token, public) {
-        let ok = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .is_some_and(|t| t.trim() == token);
-        if !ok {
-            return Ok(error_response(&ApiError::unauthorized()));
-        }
+    if let (Some(token), false) = (&shared.token, public)
+        && !auth::bearer_ok(req.headers(), token)
+    {
+        return Ok(error_response(&ApiError::unauthorized()));
     }
     Ok(match route(req, &shared, &faults, local).await {
         Ok(r) => r,
@@ -226,10 +235,26 @@ async fn read_body(
     req: Request<hyper::body::Incoming>,
 ) -> Result<(http::request::Parts, Bytes), ApiError> {
     let (parts, body) = req.into_parts();
-    let bytes = Limited::new(body, MAX_BODY)
+    // A declared length over the limit is refused unread; otherwise the
+    // body is read up to the limit and no further (never unbounded).
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|s| s.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits::MAX_REQUEST_BODY as u64) {
+        return Err(limits::body_too_large());
+    }
+    let bytes = Limited::new(body, limits::MAX_REQUEST_BODY)
         .collect()
         .await
-        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                limits::body_too_large()
+            } else {
+                ApiError::bad_request(format!("reading the request body: {e}"))
+            }
+        })?
         .to_bytes();
     Ok((parts, bytes))
 }
@@ -260,7 +285,8 @@ async fn route(
     faults: &Arc<FaultState>,
     local: SocketAddr,
 ) -> Result<Response<Body>, ApiError> {
-    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let path = percent_decode_path(req.uri().path());
+    let path = path.trim_end_matches('/').to_owned();
     let path = if path.is_empty() {
         "/".to_owned()
     } else {
@@ -317,15 +343,20 @@ async fn route(
                 .ok_or_else(ApiError::path_not_found);
         }
         ["openapi", "v3"] if get => {
-            return Ok(json_response(
-                200,
-                &discovery::openapi_index(&store.resources()),
-            ));
+            let index = openapi::v3_index(shared.openapi.as_deref(), &store.resources());
+            return Ok(json_response(200, &index));
         }
         ["openapi", "v3", rest @ ..] if get => {
-            return discovery::openapi_doc(&store.resources(), &rest.join("/"))
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found);
+            let doc = openapi::v3_doc(
+                shared.openapi.as_deref(),
+                &store.resources(),
+                &rest.join("/"),
+            );
+            return doc_response(doc, &req, &query);
+        }
+        ["openapi", "v2"] if get => {
+            let doc = openapi::v2(shared.openapi.as_deref(), &store.resources());
+            return doc_response(doc, &req, &query);
         }
         ["api" | "apis", ..] => {}
         _ => return Err(ApiError::path_not_found()),
@@ -339,6 +370,9 @@ async fn route(
         query.0.push(("watch".to_owned(), "true".to_owned()));
     }
     let target = route_resource(store, &segs)?;
+    if let Some(n) = &target.name {
+        validation::check_url_name(n)?;
+    }
     let warning = target.res.deprecation.clone();
     let mut resp = dispatch(req, shared, faults, target, &query, &accept).await?;
     if let Some(w) = warning {
@@ -348,6 +382,45 @@ async fn route(
         }
     }
     Ok(resp)
+}
+
+/// An OpenAPI document with its ETag: `304` for a matching
+/// `If-None-Match`; immutable caching when asked for by `?hash=`.
+fn doc_response(
+    doc: Option<openapi::Doc>,
+    req: &Request<hyper::body::Incoming>,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    let doc = doc.ok_or_else(ApiError::path_not_found)?;
+    let etag = format!("\"{}\"", doc.etag);
+    let unchanged = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| h.split(',').any(|t| t.trim() == etag));
+    let mut r = if unchanged {
+        let mut r = Response::new(full(Bytes::new()));
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        let mut r = Response::new(full(doc.bytes));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
+    };
+    let cache = if query.get("hash").is_some() {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    Ok(r)
 }
 
 fn field_manager(query: &Query, parts_ua: Option<&str>, default: &str) -> String {
@@ -471,7 +544,10 @@ fn patch_kind(ct: &str) -> Result<PatchKind, ApiError> {
 
 fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Result<(), ApiError> {
     match kind {
-        PatchKind::Json => patch::json_patch(target, p).map_err(patch_err),
+        PatchKind::Json => {
+            limits::check_json_patch(p)?;
+            patch::json_patch(target, p).map_err(patch_err)
+        }
         PatchKind::Merge => {
             patch::merge_patch(target, p);
             Ok(())
@@ -514,7 +590,8 @@ async fn dispatch(
     let dry_run = query.get("dryRun") == Some("All");
     let label = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {}", e.0)))?;
-    let field = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
+    let fields = crate::fields::field_set(&res.group, &res.plural);
+    let field = FieldSelector::parse_for(fields, query.get("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
     let ns = t.namespace.clone().unwrap_or_default();
     if res.namespaced && t.namespace.is_none() && t.name.is_some() {
@@ -582,6 +659,7 @@ async fn dispatch(
                 return Ok(json_response(
                     200,
                     &table::table(
+                        &res,
                         &page.items,
                         &page.rv.to_string(),
                         page.continue_token.as_deref(),
@@ -605,7 +683,13 @@ async fn dispatch(
             if wants_table {
                 return Ok(json_response(
                     200,
-                    &table::table(std::slice::from_ref(&obj), rv_of(&obj), None, &include),
+                    &table::table(
+                        &res,
+                        std::slice::from_ref(&obj),
+                        rv_of(&obj),
+                        None,
+                        &include,
+                    ),
                 ));
             }
             return Ok(json_response(200, &obj));
@@ -799,7 +883,11 @@ async fn dispatch(
                     if p.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
                         return Err(ApiError::bad_request("Object 'Kind' is missing in apply configuration"));
                     }
-                    let applied_name = p.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(n);
+                    let Some(applied_name) = p.pointer("/metadata/name").and_then(Value::as_str).filter(|s| !s.is_empty()) else {
+                        return Err(ApiError::bad_request(format!(
+                            "the name of the object ({n} based on URL) was undeterminable: name must be provided"
+                        )));
+                    };
                     if applied_name != n {
                         return Err(ApiError::bad_request(format!(
                             "the name of the object ({applied_name}) does not match the name on the URL ({n})"

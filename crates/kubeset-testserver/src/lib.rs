@@ -34,27 +34,40 @@
 //! - `selectors`, `patch`, `apply`: label/field selectors, JSON / merge /
 //!   strategic merge patch, server-side apply with `managedFields`.
 //! - `watch`: streaming events, resume, bookmarks, `410 Expired`.
-//! - `discovery`, `table`: `/api`, `/apis`, `/version`, `/openapi/v3`,
-//!   and Table output for kubectl.
+//! - `discovery`, `openapi`, `table`, `printers`: `/api`, `/apis`,
+//!   `/version`, `/openapi/v2|v3`, and Table output for kubectl.
+//! - `fields`, `events`: field-selector labels per kind; one Event store
+//!   for both Event APIs.
+//! - `controllers`: opt-in controllers-lite.
+//! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
+//!   limits and bearer parsing (with their upstream sources).
 //! - `server`: replicas' accept loops; `faults`: per-replica faults;
 //!   `admin`: the admin endpoint; `tls`: generated certificates;
 //!   `kubeconfig`: rendering.
 //!
 //! # What it does not do
 //!
-//! No controllers run (Deployments create no Pods, namespaces are deleted
-//! at once with their contents, no garbage collection by owner), no
-//! admission or schema validation beyond names, no protobuf, no
-//! aggregated discovery, no authorization beyond one optional bearer token.
+//! No controllers run unless [`TestServerBuilder::controllers`] asks for
+//! the lite ones (namespaces are deleted at once with their contents), no
+//! admission or schema validation beyond names and sizes (both as
+//! kube-apiserver 1.35 checks them), no protobuf, no authorization beyond
+//! one optional bearer token. The full list is in the crate README.
 
 mod admin;
 mod apply;
+mod auth;
+mod controllers;
 mod discovery;
 mod error;
+mod events;
 mod faults;
+mod fields;
 mod http;
 mod kubeconfig;
+mod limits;
+mod openapi;
 mod patch;
+mod printers;
 mod resources;
 mod selectors;
 mod server;
@@ -64,6 +77,7 @@ mod subresource;
 mod table;
 mod tls;
 mod util;
+mod validation;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -83,6 +97,17 @@ use crate::http::Shared;
 use crate::server::Replica;
 use crate::store::{Store, WriteCtx};
 
+/// A fresh random bearer token (32 hex digits, 128 bits from the OS-seeded
+/// thread RNG), for a server that should not be open to every local user;
+/// `kubeset serve --tls` uses one when no `--require-token` is given.
+pub fn generate_token() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    (0..16)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
+}
+
 /// Configures and starts a [`TestServer`].
 #[derive(Debug, Clone)]
 #[must_use]
@@ -95,6 +120,8 @@ pub struct TestServerBuilder {
     admin: bool,
     admin_port: u16,
     bookmark_interval: Duration,
+    openapi_specs: Option<std::path::PathBuf>,
+    controllers: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -108,6 +135,8 @@ impl Default for TestServerBuilder {
             admin: false,
             admin_port: 0,
             bookmark_interval: Duration::from_secs(10),
+            openapi_specs: None,
+            controllers: false,
         }
     }
 }
@@ -145,7 +174,9 @@ impl TestServerBuilder {
     }
 
     /// Also start the admin endpoint (on `127.0.0.1:port`, 0 for any; see
-    /// [`TestServer::admin_url`]). Plain HTTP, no auth:
+    /// [`TestServer::admin_url`]). Plain HTTP on loopback, behind the same
+    /// bearer token as the API when [`token`](Self::token) is set (401
+    /// otherwise; `GET /healthz` is open):
     ///
     /// | request | effect |
     /// |---|---|
@@ -173,6 +204,26 @@ impl TestServerBuilder {
         self
     }
 
+    /// Serve `/openapi/v2` and `/openapi/v3` from the Kubernetes OpenAPI
+    /// specs in `dir` (a `kubernetes/<version>` directory as upstream
+    /// publishes it: `swagger.json`, `openapi-v3/api/v1.json`,
+    /// `openapi-v3/apis/<group>/<version>.json`), read once at start, plus
+    /// documents built from each CRD's schema. Without it the built-in
+    /// group-versions get permissive stub documents.
+    pub fn openapi_specs(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.openapi_specs = Some(dir.into());
+        self
+    }
+
+    /// Run controllers-lite (see the crate README): Deployments make
+    /// ReplicaSets and Pods, Pods turn `Running` and ready, Jobs complete,
+    /// objects whose owners are gone are garbage-collected — enough for
+    /// `kubectl rollout status` and `kubectl wait`. Off by default.
+    pub fn controllers(mut self, on: bool) -> Self {
+        self.controllers = on;
+        self
+    }
+
     /// Binds every replica (and the admin endpoint) and starts serving.
     pub async fn start(self) -> Result<TestServer, Error> {
         let tls = if self.tls {
@@ -181,10 +232,19 @@ impl TestServerBuilder {
             None
         };
         let store = Arc::new(Store::new(self.history));
+        let openapi = match &self.openapi_specs {
+            Some(dir) => {
+                Some(Arc::new(openapi::load(dir).map_err(|(path, source)| {
+                    Error::ReadSpecs { path, source }
+                })?))
+            }
+            None => None,
+        };
         let shared = Arc::new(Shared {
             store: store.clone(),
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
+            openapi,
         });
         let root = CancellationToken::new();
         let mut replicas = Vec::with_capacity(self.replicas);
@@ -220,6 +280,12 @@ impl TestServerBuilder {
         });
         let server = TestServer { inner };
         server.seed_system_objects();
+        if self.controllers {
+            tokio::spawn(controllers::run(
+                server.inner.store.clone(),
+                server.inner.root.child_token(),
+            ));
+        }
         if self.admin {
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, self.admin_port));
             let listener = server::bind(addr)
@@ -231,6 +297,7 @@ impl TestServerBuilder {
             let st = Arc::new(admin::AdminState {
                 faults: server.all_faults(),
                 kubeconfig: server.kubeconfig_yaml(),
+                token: server.inner.token.clone(),
             });
             let task = tokio::spawn(admin::serve(listener, st, server.inner.root.child_token()));
             if let Ok(mut a) = server.inner.admin.lock() {
@@ -473,12 +540,16 @@ impl TestServer {
         })
     }
 
-    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`.
+    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`, created
+    /// with mode 0600 on Unix (it may hold the token), as kubectl writes
+    /// its own; an existing file is truncated and set to 0600.
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         let path = path.as_ref();
-        std::fs::write(path, self.kubeconfig_yaml()).map_err(|source| Error::WriteKubeconfig {
-            path: path.to_owned(),
-            source,
+        auth::write_private(path, self.kubeconfig_yaml().as_bytes()).map_err(|source| {
+            Error::WriteKubeconfig {
+                path: path.to_owned(),
+                source,
+            }
         })
     }
 

@@ -45,6 +45,10 @@ pub(crate) struct Resource {
     pub(crate) deprecation: Option<String>,
     /// Discovery categories (`all` makes `kubectl get all` list it).
     pub(crate) categories: Vec<String>,
+    /// A CRD version's `schema.openAPIV3Schema`, for `/openapi`.
+    pub(crate) schema: Option<Value>,
+    /// A CRD version's `additionalPrinterColumns`, for Tables.
+    pub(crate) printer_columns: Vec<Value>,
 }
 
 impl Resource {
@@ -76,7 +80,11 @@ impl Resource {
     }
 
     /// Storage key shared by all versions of the resource.
+    /// `events.k8s.io` events share core/v1's store, as on kube-apiserver.
     pub(crate) fn storage_key(&self) -> (String, String) {
+        if crate::events::is_events_v1(self) {
+            return (String::new(), "events".to_owned());
+        }
         (self.group.clone(), self.plural.clone())
     }
 
@@ -109,6 +117,8 @@ impl Resource {
             custom: false,
             deprecation: deprecation(r.group, r.version, r.kind),
             categories: builtin_categories(r.group, r.plural),
+            schema: None,
+            printer_columns: Vec::new(),
         }
     }
 }
@@ -246,6 +256,11 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                 scale,
                 custom: true,
                 deprecation,
+                schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                printer_columns: v["additionalPrinterColumns"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
                 categories: names["categories"]
                     .as_array()
                     .map(|a| {

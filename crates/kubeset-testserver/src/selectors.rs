@@ -5,9 +5,11 @@
 //! comma-separated requirements, each one of `key=value`, `key==value`,
 //! `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key` (exists) and
 //! `!key` (does not exist). Field selectors support `=`, `==` and `!=` on
-//! `metadata.name` and `metadata.namespace`.
+//! the kind's field labels (`fields.rs`).
 
 use serde_json::Value;
+
+use crate::fields::FieldSet;
 
 /// A selector that could not be parsed; the message is shown to the client
 /// in a 400 `BadRequest` Status.
@@ -53,10 +55,12 @@ pub(crate) struct LabelSelector {
     reqs: Vec<Requirement>,
 }
 
-/// A parsed field selector; the empty selector matches everything.
+/// A parsed field selector for one kind's field labels; the empty
+/// selector matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FieldSelector {
     reqs: Vec<Requirement>,
+    fields: FieldSet,
 }
 
 /// Splits on commas that are not inside parentheses.
@@ -234,10 +238,19 @@ pub(crate) fn selector_to_string(sel: &Value) -> String {
 }
 
 impl FieldSelector {
-    /// Parses the `fieldSelector` parameter.
+    /// Parses a `fieldSelector` on `metadata.name`/`metadata.namespace`.
+    #[cfg(test)]
     pub(crate) fn parse(s: &str) -> Result<Self, SelectorError> {
+        Self::parse_for(FieldSet::default(), s)
+    }
+
+    /// Parses the `fieldSelector` parameter for a kind with `fields`.
+    pub(crate) fn parse_for(fields: FieldSet, s: &str) -> Result<Self, SelectorError> {
         if s.trim().is_empty() {
-            return Ok(Self::default());
+            return Ok(Self {
+                reqs: Vec::new(),
+                fields,
+            });
         }
         let mut reqs = Vec::new();
         for part in s.split(',') {
@@ -253,28 +266,22 @@ impl FieldSelector {
                     "invalid selector: '{s}'; can't understand '{p}'"
                 )));
             };
-            let key = key.trim();
-            if !matches!(key, "metadata.name" | "metadata.namespace") {
-                return Err(SelectorError(format!("field label not supported: {key}")));
-            }
+            let key = fields.resolve(key.trim()).map_err(SelectorError)?;
             reqs.push(Requirement {
                 key: key.to_owned(),
                 op,
             });
         }
-        Ok(Self { reqs })
+        Ok(Self { reqs, fields })
     }
 
     /// Whether the object satisfies every requirement.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.reqs.iter().all(|r| {
-            let ptr = match r.key.as_str() {
-                "metadata.namespace" => "/metadata/namespace",
-                _ => "/metadata/name",
-            };
-            // An absent namespace reads as "" for cluster-scoped objects.
-            let v = obj.pointer(ptr).and_then(Value::as_str).unwrap_or("");
-            r.matches(Some(v))
+            // Absent fields read as Go's zero value ("" for a cluster-scoped
+            // object's namespace).
+            let v = self.fields.value(obj, &r.key);
+            r.matches(Some(&v))
         })
     }
 
@@ -285,6 +292,7 @@ impl FieldSelector {
                 key: "metadata.name".to_owned(),
                 op: Op::Eq(name.to_owned()),
             }],
+            fields: FieldSet::default(),
         }
     }
 
@@ -354,6 +362,16 @@ mod tests {
                 .matches(&o)
         );
         assert!(FieldSelector::parse("spec.nodeName=x").is_err());
+        let pods = crate::fields::field_set("", "pods");
+        let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}});
+        let sel =
+            FieldSelector::parse_for(pods, "spec.host=n1,spec.hostNetwork=false,status.phase=")
+                .unwrap();
+        assert!(sel.matches(&pod));
+        assert_eq!(
+            FieldSelector::parse_for(pods, "spec.foo=1").unwrap_err().0,
+            "field label not supported: spec.foo"
+        );
     }
 
     #[test]

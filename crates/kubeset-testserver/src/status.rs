@@ -168,7 +168,10 @@ impl ApiError {
         } else {
             format!("[{}]", texts.join(", "))
         };
-        let mut d = json!({"name": name, "kind": res.kind});
+        let mut d = json!({"kind": res.kind});
+        if !name.is_empty() {
+            d["name"] = json!(name);
+        }
         if !res.group.is_empty() {
             d["group"] = json!(res.group);
         }
@@ -263,6 +266,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Value::Object(m) = &mut v
+        {
+            // kube-apiserver's StatusReasonUnknown is "", left out.
+            m.remove("reason");
+        }
         if let Some(d) = &self.details {
             v["details"] = d.clone();
         }

@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 
 use crate::apply::{self, Scope, Writer};
+use crate::limits;
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::util;
+use crate::validation;
 
 /// Watch event types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,17 +102,6 @@ fn set_meta(v: &mut Value, key: &str, value: Value) {
     }
 }
 
-fn valid_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 253
-        && b.iter().all(|c| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'.' | b':')
-        })
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-}
-
 /// Whether the object changed outside metadata and status.
 fn spec_changed(old: &Value, new: &Value) -> bool {
     let strip = |v: &Value| -> Value {
@@ -127,7 +118,8 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
 
 /// Sets `apiVersion`/`kind` to the resource's version (CRD versions share
 /// storage without conversion, as with the `None` strategy).
-pub(crate) fn as_version(res: &Resource, mut v: Value) -> Value {
+pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
+    let mut v = crate::events::from_storage(res, v);
     if let Value::Object(m) = &mut v {
         m.insert("apiVersion".into(), Value::String(res.api_version()));
         m.insert("kind".into(), Value::String(res.kind.clone()));
@@ -181,6 +173,8 @@ impl State {
         old: Option<Value>,
     ) -> Value {
         let rv = self.bump();
+        obj = crate::events::to_storage(res, obj);
+        let old = old.map(|o| crate::events::to_storage(res, o));
         set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
         let ns = meta_str(&obj, "namespace").to_owned();
         let name = meta_str(&obj, "name").to_owned();
@@ -456,34 +450,11 @@ impl Store {
             m.remove("namespace");
         }
         let mut name = meta_str(&obj, "name").to_owned();
-        if name.is_empty() {
-            let gen_name = meta_str(&obj, "generateName").to_owned();
-            if gen_name.is_empty() {
-                return Err(ApiError::invalid(
-                    res,
-                    "",
-                    &[(
-                        "metadata.name",
-                        "FieldValueRequired",
-                        "Required value: name or generateName is required".into(),
-                    )],
-                ));
-            }
-            name = format!("{gen_name}{}", util::name_suffix());
+        let gen_name = meta_str(&obj, "generateName");
+        if name.is_empty() && !gen_name.is_empty() {
+            name = validation::generate_name(gen_name);
         }
-        if !valid_name(&name) {
-            return Err(ApiError::invalid(
-                res,
-                &name,
-                &[(
-                    "metadata.name",
-                    "FieldValueInvalid",
-                    format!(
-                        "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                    ),
-                )],
-            ));
-        }
+        validation::check_new_name(res, &obj, &name)?;
         let now = util::now_rfc3339();
         obj = as_version(res, obj);
         if let Some(m) = meta_mut(&mut obj) {
@@ -529,10 +500,29 @@ impl Store {
         res: &Resource,
         ns: &str,
         name: &str,
-        mut obj: Value,
+        obj: Value,
         ctx: &WriteCtx,
     ) -> Result<Value, ApiError> {
         let mut st = self.lock();
+        let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
+        let rv = st.rv;
+        drop(st);
+        if !ctx.dry_run {
+            self.notify(rv);
+        }
+        Ok(out)
+    }
+
+    /// Inserts a new object under the caller's lock (so that a check for
+    /// its absence and the insert are one step).
+    fn insert_locked(
+        st: &mut State,
+        res: &Resource,
+        ns: &str,
+        name: &str,
+        mut obj: Value,
+        ctx: &WriteCtx,
+    ) -> Result<Value, ApiError> {
         if res.namespaced && !st.namespace_exists(ns) {
             return Err(ApiError::namespace_not_found(ns));
         }
@@ -555,17 +545,14 @@ impl Store {
                 )],
             ));
         }
+        limits::check_object(res, name, &obj)?;
         if ctx.dry_run {
             return Ok(obj);
         }
         if is_crd {
             st.crd_changed(&mut obj);
         }
-        let out = st.commit(res, EventType::Added, obj, None);
-        let rv = st.rv;
-        drop(st);
-        self.notify(rv);
-        Ok(out)
+        Ok(as_version(res, st.commit(res, EventType::Added, obj, None)))
     }
 
     /// Read-modify-write of one object. `f` gets the live object (or `None`
@@ -583,9 +570,18 @@ impl Store {
         let ns = if res.namespaced { ns } else { "" };
         let mut st = self.lock();
         let Some(live) = st.live(res, ns, name).cloned() else {
-            drop(st);
+            // Still under the lock: two applies creating the same object
+            // cannot both find it missing; the second one updates it, as
+            // kube-apiserver's create-on-update retries as an update.
             let desired = f(None)?;
-            return self.insert_new_from_apply(res, ns, name, desired, ctx);
+            let obj = new_from_apply(res, ns, name, desired)?;
+            let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
+            let rv = st.rv;
+            drop(st);
+            if !ctx.dry_run {
+                self.notify(rv);
+            }
+            return Ok(out);
         };
         let live = as_version(res, live);
         let new = f(Some(&live))?;
@@ -705,6 +701,7 @@ impl Store {
         if new == live_cmp {
             return Ok(live);
         }
+        limits::check_object(res, name, &new)?;
         if ctx.dry_run {
             return Ok(new);
         }
@@ -727,33 +724,7 @@ impl Store {
         let rv = st.rv;
         drop(st);
         self.notify(rv);
-        Ok(out)
-    }
-
-    fn insert_new_from_apply(
-        &self,
-        res: &Resource,
-        ns: &str,
-        name: &str,
-        mut obj: Value,
-        ctx: &WriteCtx,
-    ) -> Result<Value, ApiError> {
-        let now = util::now_rfc3339();
-        obj = as_version(res, obj);
-        if let Some(m) = meta_mut(&mut obj) {
-            m.insert("name".into(), Value::String(name.to_owned()));
-            if res.namespaced {
-                m.insert("namespace".into(), Value::String(ns.to_owned()));
-            }
-            m.insert("uid".into(), Value::String(util::uid()));
-            m.insert("creationTimestamp".into(), Value::String(now));
-            m.remove("resourceVersion");
-        }
-        if wants_generation(res, &obj) {
-            set_meta(&mut obj, "generation", json!(1));
-        }
-        defaults_on_create(res, &mut obj);
-        self.insert_new(res, ns, name, obj, ctx)
+        Ok(as_version(res, out))
     }
 
     /// Side effects of a deletion: namespaces take their objects along,
@@ -925,6 +896,16 @@ fn defaults_on_create(res: &Resource, obj: &mut Value) {
     if res.group.is_empty() && res.plural == "pods" {
         obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
     }
+    if res.group.is_empty() && res.plural == "secrets" {
+        secret_defaults(obj);
+    }
+    if res.group.is_empty()
+        && res.plural == "services"
+        && obj.pointer("/spec/type").is_none()
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("type".into(), json!("ClusterIP"));
+    }
 }
 
 fn encode_token(id: u64, offset: usize) -> String {
@@ -943,4 +924,49 @@ fn decode_token(tok: &str) -> Option<(u64, usize)> {
         v.get("s")?.as_u64()?,
         usize::try_from(v.get("o")?.as_u64()?).ok()?,
     ))
+}
+
+/// The object an apply creates: identity and server-set metadata on the
+/// desired object, the new name validated.
+fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
+    let now = util::now_rfc3339();
+    let mut obj = as_version(res, obj);
+    if let Some(m) = meta_mut(&mut obj) {
+        m.insert("name".into(), Value::String(name.to_owned()));
+        if res.namespaced {
+            m.insert("namespace".into(), Value::String(ns.to_owned()));
+        }
+        m.insert("uid".into(), Value::String(util::uid()));
+        m.insert("creationTimestamp".into(), Value::String(now));
+        m.remove("resourceVersion");
+    }
+    validation::check_new_name(res, &obj, name)?;
+    if wants_generation(res, &obj) {
+        set_meta(&mut obj, "generation", json!(1));
+    }
+    defaults_on_create(res, &mut obj);
+    Ok(obj)
+}
+
+/// As the Secret conversion and defaulting do: `stringData` is merged into
+/// `data` (base64) and dropped, `type` defaults to `Opaque`.
+fn secret_defaults(obj: &mut Value) {
+    use base64::Engine;
+    let Some(m) = obj.as_object_mut() else { return };
+    if let Some(Value::Object(strings)) = m.remove("stringData") {
+        let data = m.entry("data").or_insert_with(|| json!({}));
+        if let Some(d) = data.as_object_mut() {
+            for (k, v) in strings {
+                let text = v.as_str().unwrap_or_default();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                d.insert(k, Value::String(encoded));
+            }
+        }
+    }
+    if m.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        m.insert("type".into(), json!("Opaque"));
+    }
 }

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::util;
+use crate::printers;
+use crate::resources::Resource;
 
 /// Whether the Accept header asks for a Table.
 pub(crate) fn wants_table(accept: &str) -> bool {
@@ -13,15 +14,7 @@ pub(crate) fn wants_table(accept: &str) -> bool {
         .is_some_and(|first| first.contains("as=Table"))
 }
 
-fn row(obj: &Value, include: &str) -> Value {
-    let name = obj
-        .pointer("/metadata/name")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let created = obj
-        .pointer("/metadata/creationTimestamp")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+fn row(obj: &Value, cells: Vec<Value>, include: &str) -> Value {
     let object = match include {
         "None" => Value::Null,
         "Object" => obj.clone(),
@@ -31,11 +24,12 @@ fn row(obj: &Value, include: &str) -> Value {
             "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
         }),
     };
-    json!({"cells": [name, util::age(created)], "object": object})
+    json!({"cells": cells, "object": object})
 }
 
-/// A Table of `items` with Name and Age columns.
+/// A Table of `items` with `res`'s printer columns.
 pub(crate) fn table(
+    res: &Resource,
     items: &[Value],
     rv: &str,
     continue_token: Option<&str>,
@@ -45,14 +39,12 @@ pub(crate) fn table(
     if let Some(c) = continue_token {
         meta["continue"] = json!(c);
     }
+    let (defs, cells) = printers::columns(res);
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "columnDefinitions": [
-            {"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0},
-            {"name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}
-        ],
-        "rows": items.iter().map(|o| row(o, include)).collect::<Vec<_>>(),
+        "columnDefinitions": defs,
+        "rows": items.iter().map(|o| row(o, cells(&crate::events::to_storage(res, o.clone())), include)).collect::<Vec<_>>(),
     })
 }

@@ -39,7 +39,8 @@ pub(crate) struct WatchRequest {
 
 struct Writer {
     tx: mpsc::Sender<Result<Bytes, io::Error>>,
-    table: bool,
+    /// The resource whose printer columns to send, for Table watches.
+    table: Option<Arc<Resource>>,
 }
 
 impl Writer {
@@ -50,8 +51,14 @@ impl Writer {
     }
 
     async fn event(&self, kind: &str, obj: &Value, rv: u64) -> bool {
-        let object = if self.table {
-            table::table(std::slice::from_ref(obj), &rv.to_string(), None, "Object")
+        let object = if let Some(res) = &self.table {
+            table::table(
+                res,
+                std::slice::from_ref(obj),
+                &rv.to_string(),
+                None,
+                "Object",
+            )
         } else {
             obj.clone()
         };
@@ -88,7 +95,7 @@ pub(crate) async fn run(
 ) {
     let w = Writer {
         tx,
-        table: req.table,
+        table: req.table.then(|| req.res.clone()),
     };
     let mut rv_rx = store.subscribe();
     let mut cut = faults.subscribe_cut();

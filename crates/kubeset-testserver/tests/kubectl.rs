@@ -38,6 +38,16 @@ struct Kubectl {
 }
 
 impl Kubectl {
+    /// kubectl with `s`'s kubeconfig and a cache dir, both under `dir`.
+    fn for_server(s: &TestServer, dir: &Path) -> Self {
+        let kubeconfig = dir.join("kubeconfig");
+        s.write_kubeconfig(&kubeconfig).unwrap();
+        Self {
+            kubeconfig,
+            cache: dir.join("cache"),
+        }
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("kubectl");
         c.arg("--kubeconfig")
@@ -101,12 +111,7 @@ async fn kubectl_get_create_apply_delete_and_watch() {
     }
     let s = TestServer::builder().replicas(2).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
 
     let ns = k.ok(&["get", "namespaces"]).await;
     assert!(ns.contains("default") && ns.contains("kube-system"), "{ns}");
@@ -239,12 +244,7 @@ async fn kubectl_over_tls_with_token() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    s.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        kubeconfig,
-        cache: dir.path().join("cache"),
-    };
+    let k = Kubectl::for_server(&s, dir.path());
     let out = k
         .ok(&[
             "get",
@@ -262,5 +262,547 @@ async fn kubectl_over_tls_with_token() {
     assert!(
         err.contains("unauthorized") || err.contains("credentials"),
         "{err}"
+    );
+}
+
+/// One Event store (issue 19): an Event written through core/v1 is served
+/// by events.k8s.io/v1 with the fields renamed, and the other way round;
+/// `kubectl describe` finds a Pod's events through the
+/// `involvedObject.*` field selector.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_store_and_kubectl_describe_shows_events() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let core = format!("{}/api/v1/namespaces/default/events", s.url());
+    let v1 = format!(
+        "{}/apis/events.k8s.io/v1/namespaces/default/events",
+        s.url()
+    );
+    let (code, pod) = post(&c, &format!("{}/api/v1/namespaces/default/pods", s.url()),
+        &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0"}, "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}})).await;
+    assert_eq!(code, 201);
+    let uid = pod["metadata"]["uid"].as_str().unwrap().to_owned();
+    let (code, _) = post(
+        &c,
+        &core,
+        &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web-0.1"},
+        "involvedObject": {"kind": "Pod", "name": "web-0", "namespace": "default", "uid": uid},
+        "reason": "Pulled", "message": "Successfully pulled image nginx:1", "type": "Normal",
+        "source": {"component": "kubelet"}, "count": 1,
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, seen) = get(&c, &format!("{v1}/web-0.1")).await;
+    assert_eq!(code, 200);
+    assert_eq!(seen["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(seen["regarding"]["name"], "web-0");
+    assert_eq!(seen["note"], "Successfully pulled image nginx:1");
+    assert_eq!(seen["deprecatedSource"]["component"], "kubelet");
+    assert_eq!(seen["deprecatedCount"], 1);
+    assert!(seen.get("involvedObject").is_none(), "{seen}");
+    let (code, _) = post(&c, &v1, &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "web-0.2"},
+        "eventTime": "2026-01-01T00:00:01.000000Z", "reportingController": "kubeset.dev/test", "reportingInstance": "i",
+        "action": "Scale", "reason": "Started", "note": "Started container c", "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "web-0", "namespace": "default", "uid": uid}})).await;
+    assert_eq!(code, 201);
+    let (_, back) = get(&c, &format!("{core}/web-0.2")).await;
+    assert_eq!(back["involvedObject"]["uid"], uid.as_str());
+    assert_eq!(back["message"], "Started container c");
+    assert_eq!(back["reportingComponent"], "kubeset.dev/test");
+    let (_, list) = get(
+        &c,
+        &format!("{core}?fieldSelector=involvedObject.uid%3D{uid}"),
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    let out = k.ok(&["describe", "pod", "web-0"]).await;
+    let events = out.split("Events:").nth(1).unwrap_or_default();
+    assert!(
+        events.contains("Pulled") && events.contains("Successfully pulled image nginx:1"),
+        "{out}"
+    );
+    assert!(events.contains("Started container c"), "{out}");
+    assert!(!events.contains("<none>"), "{out}");
+}
+
+/// The spec directory the models were generated from (`$KUBESET_SPECS`
+/// or `../shared/specs` beside the repository).
+fn spec_dir() -> Option<PathBuf> {
+    let root = std::env::var_os("KUBESET_SPECS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/specs"));
+    let version = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs/kubernetes-version"),
+    )
+    .ok()?;
+    let dir = root.join("kubernetes").join(version.trim());
+    dir.is_dir().then_some(dir)
+}
+
+/// `/openapi/v2` and `/openapi/v3` from the specs (issue 19): `kubectl
+/// explain` two levels deep on a built-in kind and on a CRD, ETags that
+/// answer 304, and the CRD's schema in both documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_from_the_specs_and_kubectl_explain() {
+    let Some(specs) = spec_dir() else {
+        eprintln!("## SKIPPED: no spec directory (set KUBESET_SPECS); /openapi was NOT checked ##");
+        return;
+    };
+    let s = TestServer::builder()
+        .openapi_specs(specs)
+        .start()
+        .await
+        .unwrap();
+    s.register_crd(json!({
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "description": "A widget.", "properties": {
+                    "spec": {"type": "object", "description": "What the widget should be.", "properties": {
+                        "size": {"type": "integer", "description": "How big the widget is."}}}}}}}]}
+    })).unwrap();
+    let c = client();
+    let (code, index) = get(&c, &format!("{}/openapi/v3", s.url())).await;
+    assert_eq!(code, 200);
+    let core = index["paths"]["api/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(core.starts_with("/openapi/v3/api/v1?hash="), "{core}");
+    let resp = c.get(format!("{}{core}", s.url())).send().await.unwrap();
+    let etag = resp.headers()["etag"].to_str().unwrap().to_owned();
+    let doc: serde_json::Value = resp.json().await.unwrap();
+    assert!(
+        doc["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+            .is_object()
+    );
+    let again = c
+        .get(format!("{}/openapi/v3/api/v1", s.url()))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 304);
+    let (code, crd_doc) = get(&c, &format!("{}/openapi/v3/apis/example.com/v1", s.url())).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        crd_doc["components"]["schemas"]["com.example.v1.Widget"]["properties"]["spec"]["properties"]
+            ["size"]["type"],
+        "integer"
+    );
+    let (code, v2) = get(&c, &format!("{}/openapi/v2", s.url())).await;
+    assert_eq!(code, 200);
+    assert!(v2["definitions"]["io.k8s.api.apps.v1.Deployment"].is_object());
+    assert!(v2["definitions"]["com.example.v1.Widget"].is_object());
+
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    let out = k.ok(&["explain", "pods.spec"]).await;
+    assert!(
+        out.contains("KIND:") && out.contains("Pod") && out.contains("containers"),
+        "{out}"
+    );
+    let out = k
+        .ok(&["explain", "deployments.spec.template.spec.containers"])
+        .await;
+    assert!(out.contains("image"), "{out}");
+    let out = k.ok(&["explain", "widgets.spec"]).await;
+    assert!(
+        out.contains("What the widget should be.") && out.contains("size"),
+        "{out}"
+    );
+}
+
+/// Tables with kube-apiserver's printer columns (issue 19): `kubectl get`
+/// shows READY/UP-TO-DATE/AVAILABLE for Deployments, the wide pod columns,
+/// and a CRD's additionalPrinterColumns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_prints_the_real_columns() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::start().await.unwrap();
+    s.create(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}})).unwrap();
+    s.create(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "web", "image": "nginx:1"}]}})).unwrap();
+    s.register_crd(json!({"metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}})).unwrap();
+    s.create(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 7}})).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    let out = k.ok(&["get", "deployments"]).await;
+    assert!(
+        out.contains("READY") && out.contains("UP-TO-DATE") && out.contains("0/2"),
+        "{out}"
+    );
+    let out = k.ok(&["get", "pods", "-o", "wide"]).await;
+    assert!(
+        out.contains("NOMINATED NODE") && out.contains("Pending") && out.contains("n1"),
+        "{out}"
+    );
+    let out = k.ok(&["get", "widgets"]).await;
+    assert!(out.contains("SIZE") && out.contains('7'), "{out}");
+}
+
+/// Controllers-lite (issue 19): `kubectl rollout status`, `kubectl wait`,
+/// `scale`, `set image`, Events in `describe`, Job completion and
+/// garbage collection of a deleted Deployment's ReplicaSets and Pods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_rollouts_with_controllers_lite() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let s = TestServer::builder()
+        .controllers(true)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    let manifest = write(dir.path(), "deploy.yaml", DEPLOYMENT);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let out = k
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    assert!(out.contains("successfully rolled out"), "{out}");
+    k.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "--timeout=60s",
+    ])
+    .await;
+    let pods = k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).await;
+    assert_eq!(pods.lines().count(), 2, "{pods}");
+    k.ok(&[
+        "wait",
+        "--for=condition=Ready",
+        "pod",
+        "-l",
+        "app=web",
+        "--timeout=60s",
+    ])
+    .await;
+
+    k.ok(&["scale", "deployment/web", "--replicas=3"]).await;
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    let pods = k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).await;
+    assert_eq!(pods.lines().count(), 3, "{pods}");
+
+    k.ok(&["set", "image", "deployment/web", "web=nginx:2"])
+        .await;
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    let images = k
+        .ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].image}",
+        ])
+        .await;
+    assert_eq!(
+        images.split_whitespace().collect::<Vec<_>>(),
+        ["nginx:2"; 3],
+        "{images}"
+    );
+    let sets = k
+        .ok(&[
+            "get",
+            "replicasets",
+            "-o",
+            "jsonpath={range .items[*]}{.spec.replicas} {end}",
+        ])
+        .await;
+    let mut counts: Vec<&str> = sets.split_whitespace().collect();
+    counts.sort_unstable();
+    assert_eq!(counts, ["0", "3"], "{sets}");
+    let described = k.ok(&["describe", "deployment", "web"]).await;
+    assert!(described.contains("ScalingReplicaSet"), "{described}");
+
+    s.create(json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi", "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5"}]}}}})).unwrap();
+    k.ok(&[
+        "wait",
+        "--for=condition=complete",
+        "job/pi",
+        "--timeout=60s",
+    ])
+    .await;
+
+    k.ok(&["delete", "deployment", "web"]).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = k
+            .ok(&["get", "replicasets,pods", "-l", "app=web", "-o", "name"])
+            .await;
+        if left.trim().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not collected: {left}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The kubectl script of issue 19: each command runs against the embedded
+/// server and, with a realkube instance (`KUBESET_REALKUBE_ENV`), against
+/// the real kube-apiserver; exit code, stdout and stderr must agree (only
+/// commands a server without a kubelet or controllers can answer; ages
+/// are not printed). Without realkube the embedded answers must still
+/// succeed or fail as the script says.
+const SCRIPT: &[(&str, bool)] = &[
+    ("create -f {dir}/ns.yaml", true),
+    ("-n kubeset-script create -f {dir}/cfg.yaml", true),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data.a}",
+        true,
+    ),
+    ("-n kubeset-script apply -f {dir}/deploy.yaml", true),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.replicas}",
+        true,
+    ),
+    ("-n kubeset-script scale deployment web --replicas=3", true),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.replicas}",
+        true,
+    ),
+    (
+        "-n kubeset-script set image deployment/web nginx=nginx:2",
+        true,
+    ),
+    (
+        "-n kubeset-script get deployment web -o jsonpath={.spec.template.spec.containers[0].image}",
+        true,
+    ),
+    ("-n kubeset-script label configmap cfg tier=db", true),
+    ("-n kubeset-script get configmaps -l tier=db -o name", true),
+    ("-n kubeset-script annotate configmap cfg note=x", true),
+    (
+        "-n kubeset-script patch configmap cfg --type=merge -p {\"data\":{\"b\":\"2\"}}",
+        true,
+    ),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data.b}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch configmap cfg --type=json -p [{\"op\":\"remove\",\"path\":\"/data/b\"}]",
+        true,
+    ),
+    (
+        "-n kubeset-script get configmap cfg -o jsonpath={.data}",
+        true,
+    ),
+    ("-n kubeset-script create -f {dir}/svc.yaml", true),
+    (
+        "-n kubeset-script get service db -o jsonpath={.spec.ports[0].port}",
+        true,
+    ),
+    (
+        "-n kubeset-script apply --server-side -f {dir}/secret.yaml",
+        true,
+    ),
+    ("-n kubeset-script get secret s -o jsonpath={.type}", true),
+    ("-n kubeset-script apply -f {dir}/sa.yaml", true),
+    ("-n kubeset-script get serviceaccount robot -o name", true),
+    (
+        "get namespace kubeset-script -o jsonpath={.status.phase}",
+        true,
+    ),
+    ("-n kubeset-script get configmap missing", false),
+    ("-n kubeset-script create -f {dir}/cfg.yaml", false),
+    ("-n kubeset-script create -f {dir}/upper.yaml", false),
+    (
+        "-n kubeset-script get pods --field-selector spec.nodeName=nowhere",
+        true,
+    ),
+    (
+        "-n kubeset-script get events --field-selector involvedObject.kind=Nothing",
+        true,
+    ),
+    (
+        "-n kubeset-script get pods --field-selector spec.foo=x",
+        false,
+    ),
+    (
+        "-n kubeset-script get configmaps --field-selector metadata.name=cfg -o name",
+        true,
+    ),
+    ("explain pods.spec.nodeName", true),
+    ("explain deployments.spec.replicas", true),
+    ("-n kubeset-script delete configmap cfg", true),
+    ("-n kubeset-script delete deployment web", true),
+    ("-n kubeset-script get configmap cfg", false),
+];
+
+/// The manifests the script creates (kubectl's imperative `create X`
+/// generators send protobuf, which the embedded server does not speak).
+const SCRIPT_FILES: &[(&str, &str)] = &[
+    (
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: kubeset-script}\n",
+    ),
+    (
+        "cfg.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: \"1\"}\n",
+    ),
+    (
+        "upper.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: UPPER}\n",
+    ),
+    (
+        "svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec: {ports: [{port: 5432}], selector: {app: db}}\n",
+    ),
+    (
+        "secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {k: v}\n",
+    ),
+    (
+        "sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot}\n",
+    ),
+    (
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: nginx, image: \"nginx:1\"}]}\n",
+    ),
+];
+
+fn run_script(
+    kubeconfig: &Path,
+    cache: &Path,
+    files: &Path,
+    ns: &str,
+) -> Vec<(i32, String, String)> {
+    SCRIPT
+        .iter()
+        .map(|(cmd, _)| {
+            let dir = files.to_string_lossy();
+            let args: Vec<String> = cmd
+                .split(' ')
+                .map(|a| a.replace("{dir}", &dir).replace("kubeset-script", ns))
+                .collect();
+            let out = Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .arg("--cache-dir")
+                .arg(cache)
+                .arg("--request-timeout=20s")
+                .args(&args)
+                .env_remove("KUBECONFIG")
+                .stdin(Stdio::null())
+                .output()
+                .expect("run kubectl");
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_script_agrees_with_the_real_server() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let mut builder = TestServer::builder().controllers(true);
+    if let Some(specs) = spec_dir() {
+        builder = builder.openapi_specs(specs);
+    }
+    let s = builder.start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = Kubectl::for_server(&s, dir.path());
+    // A namespace of its own per run: without a namespace controller the
+    // real server never finishes deleting one.
+    let ns = format!("kubeset-script-{}", std::process::id());
+    for (name, text) in SCRIPT_FILES {
+        write(dir.path(), name, &text.replace("kubeset-script", &ns));
+    }
+    let files = dir.path().to_owned();
+    let (kc, cache, f, n) = (
+        k.kubeconfig.clone(),
+        k.cache.clone(),
+        files.clone(),
+        ns.clone(),
+    );
+    let ours = tokio::task::spawn_blocking(move || run_script(&kc, &cache, &f, &n))
+        .await
+        .unwrap();
+    for ((cmd, ok), (code, out, err)) in SCRIPT.iter().zip(&ours) {
+        assert_eq!(*code == 0, *ok, "kubectl {cmd}: {out}{err}");
+    }
+    let Some(real_kc) = std::env::var_os("KUBESET_REALKUBE_ENV")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("export KUBESET_REALKUBE_KUBECONFIG=")
+                    .map(str::to_owned)
+            })
+        })
+    else {
+        eprintln!("## realkube not configured: the script ran against the embedded server only ##");
+        return;
+    };
+    let cache = dir.path().join("real-cache");
+    let real_kc = PathBuf::from(real_kc.trim_matches('\''));
+    let real = tokio::task::spawn_blocking(move || {
+        let r = run_script(&real_kc, &cache, &files, &ns);
+        // The namespace stays Terminating (no namespace controller runs);
+        // its objects are gone.
+        let _ = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&real_kc)
+            .args(["delete", "namespace", &ns, "--wait=false"])
+            .output();
+        r
+    })
+    .await
+    .unwrap();
+    let differ: Vec<String> = SCRIPT
+        .iter()
+        .zip(ours.iter().zip(&real))
+        .filter(|(_, (a, b))| a != b)
+        .map(|((cmd, _), (a, b))| format!("kubectl {cmd}\n  embedded: {a:?}\n  real:     {b:?}"))
+        .collect();
+    eprintln!(
+        "kubectl script: {} of {} commands agree",
+        SCRIPT.len() - differ.len(),
+        SCRIPT.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} differ:\n{}",
+        differ.len(),
+        differ.join("\n")
     );
 }

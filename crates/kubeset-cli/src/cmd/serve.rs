@@ -6,16 +6,50 @@ use super::print;
 use crate::cli::ServeArgs;
 use crate::error::CliError;
 
+/// The end of `kubeset serve --help`: how to use it, and what it does not do.
+pub const AFTER_HELP: &str = "\
+Use: kubeset serve --kubeconfig-out kc.yaml, then kubectl --kubeconfig kc.yaml get ns
+(or KUBECONFIG=kc.yaml for a program). The options above under \"Options\" are
+client flags and do not affect the server.
+
+Limits (see crates/kubeset-testserver/README.md): no controllers unless --controllers
+(and then one-step rollouts, no scheduling, background garbage collection only), no admission or schema validation beyond object
+names and sizes, no protobuf, no RBAC (one optional token), printer columns for the common kinds
+only; without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
+
 /// Starts the server, prints where it listens, waits for a signal.
 pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
     if args.replicas == 0 {
         return Err(CliError::usage("--replicas must be at least 1"));
     }
-    let server = TestServer::builder()
+    // Over TLS kubectl wants credentials (with none it asks for a user
+    // name): a generated token, handed out only through the 0600 kubeconfig.
+    let token = match (&args.require_token, args.tls) {
+        (Some(t), _) => Some(t.clone()),
+        (None, true) if args.kubeconfig_out.is_none() => {
+            return Err(CliError::usage(
+                "--tls generates a token and a CA that clients need: pass --kubeconfig-out FILE (or --require-token)",
+            ));
+        }
+        (None, true) => Some(kubeset_testserver::generate_token()),
+        (None, false) => None,
+    };
+    let specs = args.openapi_specs.clone().or_else(|| {
+        let dir = std::path::PathBuf::from(std::env::var_os("KUBESET_SPECS")?)
+            .join("kubernetes")
+            .join("v1.35");
+        dir.is_dir().then_some(dir)
+    });
+    let mut builder = TestServer::builder();
+    if let Some(dir) = specs {
+        builder = builder.openapi_specs(dir);
+    }
+    let server = builder
+        .controllers(args.controllers)
         .replicas(args.replicas)
         .base_port(args.port)
         .tls(args.tls)
-        .token(args.require_token.clone())
+        .token(token)
         .admin(args.admin, 0)
         .start()
         .await
