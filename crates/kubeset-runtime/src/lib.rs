@@ -20,7 +20,7 @@
 //! Controller::new(cms, WatcherConfig::default())
 //!     .concurrency(4)
 //!     .graceful_shutdown_on(async { let _ = stop.await; })
-//!     .run(
+//!     .run_until_shutdown(
 //!         |cm: Arc<ConfigMap>, _ctx: Arc<()>| async move {
 //!             println!("reconciling {:?}", cm.metadata.name);
 //!             Ok::<_, std::convert::Infallible>(Action::await_change())
@@ -44,14 +44,22 @@
 
 pub mod backoff;
 pub mod controller;
+#[cfg(feature = "leader")]
 pub mod leader;
 pub mod metadata;
+pub mod metrics;
+pub mod object_ref;
+pub mod predicates;
+mod queue;
 pub mod store;
 pub mod watcher;
 
 pub use backoff::Backoff;
-pub use controller::{Action, Controller, RetryBackoff, WorkQueue};
+pub use controller::{Action, Config, Controller, RetryBackoff, WorkQueue};
+#[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use metadata::PartialObjectMetadata;
+pub use object_ref::ObjectRef;
+pub use predicates::{Predicate, WatchStreamExt};
 pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};
 pub use watcher::{Event, InitialList, WatcherConfig, WatcherError, metadata_watcher, watcher};

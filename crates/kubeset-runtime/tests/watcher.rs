@@ -261,7 +261,7 @@ async fn controller_follows_owned_and_mapped_objects() {
         .graceful_shutdown_on(async move {
             let _ = stopped.await;
         });
-    let task = tokio::spawn(ctl.run(
+    let task = tokio::spawn(ctl.run_until_shutdown(
         |o: Arc<ConfigMap>, log: Arc<Mutex<Vec<String>>>| async move {
             log.lock()
                 .await
@@ -329,12 +329,12 @@ async fn failed_reconciles_are_retried_with_growing_delays() {
         base: Duration::from_millis(100),
         max: Duration::from_secs(10),
     });
-    let task = tokio::spawn(ctl.run(
+    let task = tokio::spawn(ctl.run_until_shutdown(
         |_o: Arc<ConfigMap>, times: Arc<Mutex<Vec<tokio::time::Instant>>>| async move {
             let mut t = times.lock().await;
             t.push(tokio::time::Instant::now());
             if t.len() < 4 {
-                Err("not yet")
+                Err(std::io::Error::other("not yet"))
             } else {
                 Ok(Action::await_change())
             }
