@@ -44,6 +44,7 @@
 
 pub mod backoff;
 pub mod controller;
+pub mod finalizer;
 #[cfg(feature = "leader")]
 pub mod leader;
 pub mod metadata;
@@ -59,6 +60,7 @@ pub use controller::{Action, Config, Controller, RetryBackoff, WorkQueue};
 #[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use metadata::PartialObjectMetadata;
+pub use finalizer::finalizer;
 pub use object_ref::ObjectRef;
 pub use predicates::{Predicate, WatchStreamExt};
 pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};

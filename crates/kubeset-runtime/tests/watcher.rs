@@ -444,3 +444,96 @@ async fn bookmarks_do_not_need_the_kinds_required_fields() {
         ]
     );
 }
+
+/// A Gizmo whose `spec.size` is a string: it does not decode as [`Gizmo`].
+#[tokio::test]
+async fn an_object_that_does_not_decode_is_reported_and_skipped() {
+    let server = TestServer::start().await.expect("server");
+    server
+        .register_crd(serde_json::json!({
+            "metadata": {"name": "gizmos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }))
+        .expect("crd");
+    let c = client(&server.urls());
+    let raw: Api<serde_json::Value> = Api::dynamic(
+        c.clone(),
+        &kubeset_client::dynamic::ApiResource::of::<Gizmo>(),
+        Some("default"),
+    );
+    let put = |name: &'static str, size: serde_json::Value| {
+        let raw = raw.clone();
+        async move {
+            raw.create(
+                &PostParams::default(),
+                &serde_json::json!({"metadata": {"name": name}, "spec": {"size": size}}),
+            )
+            .await
+            .expect("create");
+        }
+    };
+    put("bad-listed", "big".into()).await;
+    put("good-listed", 1.into()).await;
+    let api: Api<Gizmo> = Api::namespaced(c, "default");
+    let store_writer = kubeset_runtime::Writer::<Gizmo>::default();
+    let store = store_writer.store();
+    let mut s = Box::pin(kubeset_runtime::reflector(store_writer, watcher(api, fast())));
+    let mut errors = Vec::new();
+    let mut applied = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut created_later = false;
+    while !applied.contains(&"good-later".to_owned()) {
+        if store.is_ready() && !created_later {
+            created_later = true;
+            put("bad-later", "huge".into()).await;
+            put("good-later", 2.into()).await;
+        }
+        let item = tokio::time::timeout_at(deadline, s.next())
+            .await
+            .expect("events in time: a bad object must not stall the watch")
+            .expect("never ends");
+        match item {
+            Ok(ev) => {
+                if let Some(o) = ev.object() {
+                    applied.push(o.metadata.name.clone().unwrap_or_default());
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    assert_eq!(applied, ["good-listed", "good-later"]);
+    let reports: Vec<_> = errors
+        .iter()
+        .map(|e| match e {
+            WatcherError::Decode {
+                name,
+                namespace,
+                resource_version,
+                path,
+                ..
+            } => {
+                assert!(resource_version.is_some(), "{e}");
+                assert_eq!(namespace.as_deref(), Some("default"));
+                assert!(
+                    e.to_string().contains(name.as_deref().unwrap_or("?")),
+                    "the message names the object: {e}"
+                );
+                let reason = std::error::Error::source(e).map(ToString::to_string);
+                (name.clone().unwrap_or_default(), path.clone(), reason)
+            }
+            other => panic!("unexpected error {other}"),
+        })
+        .collect();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    for ((name, path, reason), want) in reports.iter().zip(["bad-listed", "bad-later"]) {
+        assert_eq!((name.as_str(), path.as_str()), (want, "spec.size"));
+        assert!(
+            reason.as_deref().is_some_and(|r| r.contains("invalid type")),
+            "{reason:?}"
+        );
+    }
+    assert_eq!(store.len(), 2, "the cache holds the good objects only");
+}
