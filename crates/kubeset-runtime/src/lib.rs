@@ -44,6 +44,8 @@
 
 pub mod backoff;
 pub mod controller;
+#[cfg(feature = "events")]
+pub mod events;
 pub mod finalizer;
 #[cfg(feature = "leader")]
 pub mod leader;
