@@ -581,6 +581,7 @@ where
             self.inflight
                 .push(Box::pin(async move { (key, obj, fut.await, started) }));
         }
+        self.metrics.active(self.queue.active_len());
     }
 
     fn trigger(&mut self, key: ObjectKey) {
@@ -615,8 +616,8 @@ where
         &mut self,
         (key, obj, result, started): (ObjectKey, Arc<K>, Result<Action, E>, Instant),
     ) {
-        self.metrics.reconciled(started.elapsed(), result.is_ok());
         let requeued = self.queue.done(&key);
+        self.metrics.active(self.queue.active_len());
         let object = ObjectRef::from_obj(&*obj);
         let action = match &result {
             Ok(action) => *action,
@@ -644,6 +645,13 @@ where
                 }
             }
         }
+        let label = match (&result, action) {
+            (Err(_), _) => "error",
+            (Ok(_), Action::Requeue(_)) => "requeue_after",
+            (Ok(_), Action::Backoff) => "requeue",
+            (Ok(_), Action::AwaitChange) => "success",
+        };
+        self.metrics.reconciled(started.elapsed(), label);
         self.out.push_back(match result {
             Ok(action) => Ok((object, action)),
             Err(source) => {

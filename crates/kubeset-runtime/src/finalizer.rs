@@ -94,11 +94,7 @@ impl FinalizerState {
     pub fn for_object<K: Resource>(obj: &K, name: &str) -> Self {
         let meta = obj.metadata();
         FinalizerState {
-            finalizer_index: meta
-                .finalizers
-                .iter()
-                .flatten()
-                .position(|f| f == name),
+            finalizer_index: meta.finalizers.iter().flatten().position(|f| f == name),
             is_deleting: meta.deletion_timestamp.is_some(),
         }
     }
@@ -175,16 +171,24 @@ where
             let action = reconcile(Event::Cleanup(obj))
                 .await
                 .map_err(|source| Error::CleanupFailed { source })?;
-            api.patch(&object, &PatchParams::default(), &Patch::Json(remove_patch(index, name)))
-                .await
-                .map_err(|source| Error::RemoveFinalizer { source })?;
+            api.patch(
+                &object,
+                &PatchParams::default(),
+                &Patch::Json(remove_patch(index, name)),
+            )
+            .await
+            .map_err(|source| Error::RemoveFinalizer { source })?;
             Ok(action)
         }
         (None, false) => {
             let object = object_name()?;
-            api.patch(&object, &PatchParams::default(), &Patch::Json(add_patch(&*obj, name)))
-                .await
-                .map_err(|source| Error::AddFinalizer { source })?;
+            api.patch(
+                &object,
+                &PatchParams::default(),
+                &Patch::Json(add_patch(&*obj, name)),
+            )
+            .await
+            .map_err(|source| Error::AddFinalizer { source })?;
             // The write is a change: it triggers the reconcile that applies.
             Ok(Action::await_change())
         }
@@ -261,10 +265,12 @@ mod tests {
     #[tokio::test]
     async fn branches_without_writes() {
         let rest = kubeset_client::rest::RestClient::new(
-            kubeset_client::rest::RestConfig::new("http://127.0.0.1:9".to_owned()).with_request_deadline(std::time::Duration::from_secs(2)),
+            kubeset_client::rest::RestConfig::new("http://127.0.0.1:9".to_owned())
+                .with_request_deadline(std::time::Duration::from_secs(2)),
         )
         .expect("client");
-        let api: Api<ConfigMap> = Api::namespaced(kubeset_client::Client::new(rest, "default"), "default");
+        let api: Api<ConfigMap> =
+            Api::namespaced(kubeset_client::Client::new(rest, "default"), "default");
         let seen = std::cell::Cell::new("");
         let run = |obj: ConfigMap, fail: bool| {
             let seen = &seen;
@@ -273,20 +279,43 @@ mod tests {
                     Event::Apply(_) => "apply",
                     Event::Cleanup(_) => "cleanup",
                 });
-                if fail { Err(Boom) } else { Ok(Action::requeue(std::time::Duration::from_secs(7))) }
+                if fail {
+                    Err(Boom)
+                } else {
+                    Ok(Action::requeue(std::time::Duration::from_secs(7)))
+                }
             })
         };
         let applied = run(cm(Some(&[F]), false), false).await.expect("apply");
-        assert_eq!((seen.get(), applied), ("apply", Action::requeue(std::time::Duration::from_secs(7))));
+        assert_eq!(
+            (seen.get(), applied),
+            ("apply", Action::requeue(std::time::Duration::from_secs(7)))
+        );
         seen.set("");
-        assert!(matches!(run(cm(Some(&[F]), false), true).await, Err(Error::ApplyFailed { .. })));
+        assert!(matches!(
+            run(cm(Some(&[F]), false), true).await,
+            Err(Error::ApplyFailed { .. })
+        ));
         seen.set("");
-        assert!(matches!(run(cm(Some(&[F]), true), true).await, Err(Error::CleanupFailed { .. })));
-        assert_eq!(seen.get(), "cleanup", "a failed cleanup keeps the finalizer: no patch sent");
+        assert!(matches!(
+            run(cm(Some(&[F]), true), true).await,
+            Err(Error::CleanupFailed { .. })
+        ));
+        assert_eq!(
+            seen.get(),
+            "cleanup",
+            "a failed cleanup keeps the finalizer: no patch sent"
+        );
         seen.set("");
-        assert_eq!(run(cm(Some(&["other"]), true), false).await.expect("gone"), Action::await_change());
+        assert_eq!(
+            run(cm(Some(&["other"]), true), false).await.expect("gone"),
+            Action::await_change()
+        );
         assert_eq!(seen.get(), "", "cleanup already done: closure not called");
-        assert!(matches!(run(cm(None, false), false).await, Err(Error::AddFinalizer { .. })));
+        assert!(matches!(
+            run(cm(None, false), false).await,
+            Err(Error::AddFinalizer { .. })
+        ));
         assert_eq!(seen.get(), "", "the finalizer is added before any apply");
     }
 }

@@ -54,15 +54,16 @@ pub mod metrics;
 pub mod object_ref;
 pub mod predicates;
 mod queue;
+pub mod status;
 pub mod store;
 pub mod watcher;
 
 pub use backoff::Backoff;
 pub use controller::{Action, Config, Controller, RetryBackoff, WorkQueue};
+pub use finalizer::finalizer;
 #[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use metadata::PartialObjectMetadata;
-pub use finalizer::finalizer;
 pub use object_ref::ObjectRef;
 pub use predicates::{Predicate, WatchStreamExt};
 pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};

@@ -1,9 +1,37 @@
 //! Controller metrics with controller-runtime's names, through
-//! [`prometheus-client`](https://docs.rs/prometheus-client) (feature
-//! `metrics`, `kubeset` feature `runtime-metrics`).
+//! [`prometheus-client`](https://docs.rs/prometheus-client) (the official
+//! Prometheus Rust client: OpenMetrics text, no global registry, no
+//! exporter threads; builds dtoa, itoa, parking_lot and a small derive).
+//! Feature `metrics` of this crate, `metrics` of `kubeset`.
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
+//! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
+//! | `controller_runtime_active_workers` | gauge | `controller` |
+//! | `workqueue_depth` | gauge | `name` |
+//! | `workqueue_adds_total` | counter | `name` |
+//! | `workqueue_retries_total` | counter | `name` |
+//! | `workqueue_queue_duration_seconds` | histogram | `name` |
+//! | `workqueue_work_duration_seconds` | histogram | `name` |
+//! | `kubeset_watch_errors_total` | counter | `controller`, `reason` (`decode`, `list`, `watch`, …) |
+//!
+//! The last has no controller-runtime counterpart: each watcher error
+//! (after which the watch restarts, or, for `decode`, skips an object).
+//! The REST layer's request latency and rate-limiter wait are hooked in
+//! `kubeset-rest`'s `metrics` module.
 //!
 //! Without the feature, [`ControllerMetrics`] is a no-op and nothing of
 //! prometheus-client is built.
+//!
+//! ```ignore
+//! let mut registry = prometheus_client::registry::Registry::default();
+//! let metrics = kubeset_runtime::metrics::Metrics::register(&mut registry);
+//! let controller = Controller::new(api, WatcherConfig::default())
+//!     .with_metrics(metrics.controller("greeter"));
+//! // serve prometheus_client::encoding::text::encode(&mut out, &registry)
+//! ```
 
 use std::time::Duration;
 
@@ -51,10 +79,17 @@ impl ControllerMetrics {
         }
     }
 
-    pub(crate) fn reconciled(&self, _took: Duration, _ok: bool) {
+    pub(crate) fn reconciled(&self, _took: Duration, _result: &'static str) {
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.inner {
-            m.reconciled(_took, _ok);
+            m.reconciled(_took, _result);
+        }
+    }
+
+    pub(crate) fn active(&self, _n: usize) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.active.set(i64::try_from(_n).unwrap_or(i64::MAX));
         }
     }
 
@@ -67,4 +102,179 @@ impl ControllerMetrics {
 }
 
 #[cfg(feature = "metrics")]
-mod imp {}
+pub use imp::Metrics;
+
+#[cfg(feature = "metrics")]
+mod imp {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use prometheus_client::metrics::counter::Counter;
+    use prometheus_client::metrics::family::Family;
+    use prometheus_client::metrics::gauge::Gauge;
+    use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+    use prometheus_client::registry::Registry;
+
+    use super::ControllerMetrics;
+    use crate::watcher::WatcherError;
+
+    type Labels = Vec<(&'static str, String)>;
+    type Hist = Family<Labels, Histogram, fn() -> Histogram>;
+
+    /// controller-runtime's buckets for reconcile time: 5 ms to ~80 s.
+    fn seconds() -> Histogram {
+        Histogram::new(exponential_buckets(0.005, 2.0, 15))
+    }
+
+    /// The metric families, registered once per registry; hand each
+    /// controller its handles with [`Metrics::controller`]. Cheap to clone.
+    #[derive(Debug, Clone)]
+    pub struct Metrics {
+        reconcile_total: Family<Labels, Counter>,
+        reconcile_errors: Family<Labels, Counter>,
+        reconcile_time: Hist,
+        active_workers: Family<Labels, Gauge>,
+        depth: Family<Labels, Gauge>,
+        adds: Family<Labels, Counter>,
+        retries: Family<Labels, Counter>,
+        queue_duration: Hist,
+        work_duration: Hist,
+        watch_errors: Family<Labels, Counter>,
+    }
+
+    impl Metrics {
+        /// Registers every family in `registry`.
+        pub fn register(registry: &mut Registry) -> Self {
+            let m = Metrics {
+                reconcile_total: Family::default(),
+                reconcile_errors: Family::default(),
+                reconcile_time: Family::new_with_constructor(seconds),
+                active_workers: Family::default(),
+                depth: Family::default(),
+                adds: Family::default(),
+                retries: Family::default(),
+                queue_duration: Family::new_with_constructor(seconds),
+                work_duration: Family::new_with_constructor(seconds),
+                watch_errors: Family::default(),
+            };
+            let r = registry;
+            r.register(
+                "controller_runtime_reconcile",
+                "Reconciles per controller and result",
+                m.reconcile_total.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_errors",
+                "Failed reconciles per controller",
+                m.reconcile_errors.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_time_seconds",
+                "Time per reconcile",
+                m.reconcile_time.clone(),
+            );
+            r.register(
+                "controller_runtime_active_workers",
+                "Reconciles running now",
+                m.active_workers.clone(),
+            );
+            r.register(
+                "workqueue_depth",
+                "Keys waiting in the work queue",
+                m.depth.clone(),
+            );
+            r.register(
+                "workqueue_adds",
+                "Keys added to the work queue",
+                m.adds.clone(),
+            );
+            r.register(
+                "workqueue_retries",
+                "Keys requeued after a failure",
+                m.retries.clone(),
+            );
+            r.register(
+                "workqueue_queue_duration_seconds",
+                "Time a key waited ready before being processed",
+                m.queue_duration.clone(),
+            );
+            r.register(
+                "workqueue_work_duration_seconds",
+                "Time a key took to process",
+                m.work_duration.clone(),
+            );
+            r.register(
+                "kubeset_watch_errors",
+                "Watcher errors (each followed by a restart, or a skipped object for decode)",
+                m.watch_errors.clone(),
+            );
+            m
+        }
+
+        /// The handles of the controller `name`.
+        pub fn controller(&self, name: &str) -> ControllerMetrics {
+            let by_controller = vec![("controller", name.to_owned())];
+            let by_name = vec![("name", name.to_owned())];
+            ControllerMetrics {
+                inner: Some(Arc::new(Inner {
+                    name: name.to_owned(),
+                    families: self.clone(),
+                    errors: self.reconcile_errors.get_or_create_owned(&by_controller),
+                    time: self.reconcile_time.get_or_create_owned(&by_controller),
+                    active: self.active_workers.get_or_create_owned(&by_controller),
+                    depth: self.depth.get_or_create_owned(&by_name),
+                    adds: self.adds.get_or_create_owned(&by_name),
+                    retries: self.retries.get_or_create_owned(&by_name),
+                    queue_duration: self.queue_duration.get_or_create_owned(&by_name),
+                    work_duration: self.work_duration.get_or_create_owned(&by_name),
+                })),
+            }
+        }
+    }
+
+    #[derive(Debug)]
+    pub(super) struct Inner {
+        name: String,
+        families: Metrics,
+        errors: Counter,
+        time: Histogram,
+        pub(super) active: Gauge,
+        pub(super) depth: Gauge,
+        pub(super) adds: Counter,
+        pub(super) retries: Counter,
+        pub(super) queue_duration: Histogram,
+        work_duration: Histogram,
+    }
+
+    impl Inner {
+        pub(super) fn reconciled(&self, took: Duration, result: &'static str) {
+            let labels = vec![
+                ("controller", self.name.clone()),
+                ("result", result.to_owned()),
+            ];
+            self.families.reconcile_total.get_or_create(&labels).inc();
+            if result == "error" {
+                self.errors.inc();
+            }
+            self.time.observe(took.as_secs_f64());
+            self.work_duration.observe(took.as_secs_f64());
+        }
+
+        pub(super) fn watch_error(&self, e: &WatcherError) {
+            let reason = match e {
+                WatcherError::Decode { .. } => "decode",
+                WatcherError::InitialList { .. } => "list",
+                WatcherError::WatchOpen { .. } => "watch_open",
+                WatcherError::WatchStream { .. } => "watch_stream",
+                WatcherError::WatchEvent { .. } => "watch_event",
+                WatcherError::WatchClosedEarly => "watch_closed_early",
+                WatcherError::StreamingListIncomplete => "streaming_list_incomplete",
+            };
+            let labels = vec![
+                ("controller", self.name.clone()),
+                ("reason", reason.to_owned()),
+            ];
+            self.families.watch_errors.get_or_create(&labels).inc();
+        }
+    }
+}

@@ -480,7 +480,10 @@ async fn an_object_that_does_not_decode_is_reported_and_skipped() {
     let api: Api<Gizmo> = Api::namespaced(c, "default");
     let store_writer = kubeset_runtime::Writer::<Gizmo>::default();
     let store = store_writer.store();
-    let mut s = Box::pin(kubeset_runtime::reflector(store_writer, watcher(api, fast())));
+    let mut s = Box::pin(kubeset_runtime::reflector(
+        store_writer,
+        watcher(api, fast()),
+    ));
     let mut errors = Vec::new();
     let mut applied = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -531,7 +534,9 @@ async fn an_object_that_does_not_decode_is_reported_and_skipped() {
     for ((name, path, reason), want) in reports.iter().zip(["bad-listed", "bad-later"]) {
         assert_eq!((name.as_str(), path.as_str()), (want, "spec.size"));
         assert!(
-            reason.as_deref().is_some_and(|r| r.contains("invalid type")),
+            reason
+                .as_deref()
+                .is_some_and(|r| r.contains("invalid type")),
             "{reason:?}"
         );
     }

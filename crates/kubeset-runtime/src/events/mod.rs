@@ -208,7 +208,11 @@ impl Recorder {
     /// [`ResourceExt::object_ref`](kubeset_client::ResourceExt::object_ref)
     /// or [`ObjectRef::to_object_reference`](crate::ObjectRef::to_object_reference)).
     /// `Ok` also when the spam filter held the write back.
-    pub async fn publish(&self, ev: &Event, reference: &ObjectReference) -> Result<(), RecorderError> {
+    pub async fn publish(
+        &self,
+        ev: &Event,
+        reference: &ObjectReference,
+    ) -> Result<(), RecorderError> {
         for (field, value) in [("reason", &ev.reason), ("action", &ev.action)] {
             if value.is_empty() || value.chars().count() > FIELD_LIMIT {
                 return Err(RecorderError::Invalid { field });
@@ -227,7 +231,12 @@ impl Recorder {
         // One write at a time: the lock is held across the request.
         let mut state = self.state.lock().await;
         let write = match state.series.observe(&key, &fresh_name, now) {
-            _ if !state.spam.allow(&key.reporting_controller, &key.regarding, now) => Write::Held,
+            _ if !state
+                .spam
+                .allow(&key.reporting_controller, &key.regarding, now) =>
+            {
+                Write::Held
+            }
             Observation::New => Write::Create,
             Observation::Repeat { name, count } => Write::Series { name, count },
         };
@@ -238,13 +247,20 @@ impl Recorder {
             .unwrap_or_else(|| "default".to_owned());
         match write {
             Write::Held => Ok(()),
-            Write::Create => self.create(&mut state, ev, reference, &namespace, &fresh_name, 1).await,
+            Write::Create => {
+                self.create(&mut state, ev, reference, &namespace, &fresh_name, 1)
+                    .await
+            }
             Write::Series { name, count } => {
-                match self.update_series(state.mode, &namespace, &name, count).await {
+                match self
+                    .update_series(state.mode, &namespace, &name, count)
+                    .await
+                {
                     Err(RecorderError::Write { source, .. }) if source.is_not_found() => {
                         // Expired (Events live an hour): start again under
                         // the old name, keeping the count.
-                        self.create(&mut state, ev, reference, &namespace, &name, count).await
+                        self.create(&mut state, ev, reference, &namespace, &name, count)
+                            .await
                     }
                     other => other,
                 }
@@ -333,7 +349,10 @@ impl Recorder {
             metadata: meta(namespace, name),
             action: Some(ev.action.clone()),
             reason: Some(ev.reason.clone()),
-            note: ev.note.as_deref().map(|n| truncate(n, NOTE_LIMIT).to_owned()),
+            note: ev
+                .note
+                .as_deref()
+                .map(|n| truncate(n, NOTE_LIMIT).to_owned()),
             type_: Some(ev.type_.as_str().to_owned()),
             regarding: Some(Box::new(reference.clone())),
             related: ev.secondary.clone().map(Box::new),
@@ -363,7 +382,10 @@ impl Recorder {
             related: ev.secondary.clone().map(Box::new),
             action: Some(ev.action.clone()),
             reason: Some(ev.reason.clone()),
-            message: ev.note.as_deref().map(|n| truncate(n, NOTE_LIMIT).to_owned()),
+            message: ev
+                .note
+                .as_deref()
+                .map(|n| truncate(n, NOTE_LIMIT).to_owned()),
             type_: Some(ev.type_.as_str().to_owned()),
             reporting_component: Some(self.reporter.controller.clone()),
             reporting_instance: Some(self.instance.clone()),

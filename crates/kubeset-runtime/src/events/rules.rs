@@ -153,7 +153,8 @@ impl SpamFilter {
             tokens: SPAM_BURST,
             last_refill: now,
         });
-        let refills = now.saturating_duration_since(b.last_refill).as_secs() / SPAM_REFILL.as_secs();
+        let refills =
+            now.saturating_duration_since(b.last_refill).as_secs() / SPAM_REFILL.as_secs();
         if refills > 0 {
             let refills = u32::try_from(refills).unwrap_or(u32::MAX);
             b.tokens = b.tokens.saturating_add(refills).min(SPAM_BURST);
@@ -206,7 +207,10 @@ mod tests {
         assert_eq!(a.observe(&key("Failed"), "web.1", t), Observation::New);
         assert_eq!(
             a.observe(&key("Failed"), "web.2", t + Duration::from_secs(1)),
-            Observation::Repeat { name: "web.1".into(), count: 2 }
+            Observation::Repeat {
+                name: "web.1".into(),
+                count: 2
+            }
         );
         assert_eq!(a.observe(&key("Other"), "web.3", t), Observation::New);
         let mut at = t + Duration::from_secs(1);
@@ -214,7 +218,10 @@ mod tests {
             at += Duration::from_secs(60);
             assert_eq!(
                 a.observe(&key("Failed"), "x", at),
-                Observation::Repeat { name: "web.1".into(), count }
+                Observation::Repeat {
+                    name: "web.1".into(),
+                    count
+                }
             );
         }
         let idle = at + SERIES_FINISH + Duration::from_secs(1);
@@ -240,7 +247,10 @@ mod tests {
         assert!(!f.allow("ctl", "Pod/ns/web", t + Duration::from_secs(301)));
         let later = t + Duration::from_secs(300 * 100);
         for _ in 0..SPAM_BURST {
-            assert!(f.allow("ctl", "Pod/ns/web", later), "refilled to the burst, not past it");
+            assert!(
+                f.allow("ctl", "Pod/ns/web", later),
+                "refilled to the burst, not past it"
+            );
         }
         assert!(!f.allow("ctl", "Pod/ns/web", later));
     }
