@@ -103,6 +103,9 @@ impl ControllerMetrics {
 
 #[cfg(feature = "metrics")]
 pub use imp::Metrics;
+/// The metrics crate, for the `Registry` and the text encoder.
+#[cfg(feature = "metrics")]
+pub use prometheus_client;
 
 #[cfg(feature = "metrics")]
 mod imp {
