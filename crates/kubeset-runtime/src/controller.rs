@@ -41,6 +41,7 @@ use crate::metrics::ControllerMetrics;
 use crate::object_ref::ObjectRef;
 use crate::predicates::{Predicate, PredicateState};
 pub use crate::queue::{RetryBackoff, WorkQueue};
+use crate::shared::SharedCache;
 use crate::store::{ObjectKey, Store, StoreConfig, Writer, reflector};
 use crate::watcher::{Event, WatcherConfig, WatcherError, metadata_watcher, watcher};
 
@@ -188,6 +189,12 @@ where
         Self::from_parts(futures::stream::empty().boxed(), reader).triggers(
             trigger.filter_map(|r| future::ready(r.ok().map(|o| vec![ObjectKey::of(o.borrow())]))),
         )
+    }
+
+    /// A controller over a shared cache (see [`crate::shared`]): no watch
+    /// of its own; other controllers and tasks read the same store.
+    pub fn for_shared(cache: &SharedCache<K>) -> Self {
+        Self::from_parts(cache.subscribe().map(Ok).boxed(), cache.store())
     }
 
     fn from_parts(primary: Primary<K>, store: Store<K>) -> Self {
