@@ -136,7 +136,7 @@ pub trait ResourceExt: Resource {
 
     /// When the object was created.
     fn creation_timestamp(&self) -> Option<Time> {
-        self.metadata().creation_timestamp.clone()
+        self.metadata().creation_timestamp
     }
 
     /// The labels (empty when unset).

@@ -242,14 +242,14 @@ where
             });
         }
         let ns = meta.namespace.as_deref().filter(|ns| !ns.is_empty());
-        if let (Some(found), Some(expected)) = (ns, self.api.namespace()) {
-            if found != expected {
-                return Err(CommitError::Validate {
-                    field: "metadata.namespace",
-                    expected: Some(expected.to_owned()),
-                    found: Some(found.to_owned()),
-                });
-            }
+        if let (Some(found), Some(expected)) = (ns, self.api.namespace())
+            && found != expected
+        {
+            return Err(CommitError::Validate {
+                field: "metadata.namespace",
+                expected: Some(expected.to_owned()),
+                found: Some(found.to_owned()),
+            });
         }
         Ok(())
     }

@@ -305,6 +305,11 @@ where
         self
     }
 
+    /// Reconciles each object `trigger` names (kube-rs's `reconcile_on`).
+    pub fn reconcile_on(self, trigger: impl Stream<Item = ObjectRef<K>> + Send + 'static) -> Self {
+        self.triggers(trigger.map(|r| vec![r.into_key()]))
+    }
+
     /// Reconciles every cached object each time `trigger` yields (kube-rs's
     /// `reconcile_all_on`; e.g. a config reload, a timer).
     pub fn reconcile_all_on(self, trigger: impl Stream<Item = ()> + Send + 'static) -> Self {
@@ -512,6 +517,9 @@ where
     }
 }
 
+/// One item of [`Controller::run`]'s stream.
+type Report<K, E> = Result<(ObjectRef<K>, Action), Error<E>>;
+
 type Inflight<K, E> =
     Pin<Box<dyn Future<Output = (ObjectKey, Arc<K>, Result<Action, E>, Instant)> + Send>>;
 
@@ -528,7 +536,7 @@ struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
     stopping: bool,
     /// Keys of a relist in progress: queued once the new state is visible.
     init_keys: Vec<ObjectKey>,
-    out: VecDeque<Result<(ObjectRef<K>, Action), Error<E>>>,
+    out: VecDeque<Report<K, E>>,
     reconcile: R,
     error_policy: P,
     ctx: Arc<Ctx>,
@@ -544,7 +552,7 @@ where
     P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action,
 {
     /// Starts what may start, then waits for the next thing to report.
-    async fn next(&mut self) -> Option<Result<(ObjectRef<K>, Action), Error<E>>> {
+    async fn next(&mut self) -> Option<Report<K, E>> {
         loop {
             if let Some(item) = self.out.pop_front() {
                 return Some(item);

@@ -111,7 +111,7 @@ mod tests {
         let mut cs = Vec::new();
         let t0 = Time::from_unix(1_000, 0).unwrap();
         let mut first = condition("Ready", false, "Pending", "waiting", Some(1));
-        first.last_transition_time = t0.clone();
+        first.last_transition_time = t0;
         assert!(set_condition(&mut cs, first));
         assert_eq!(cs[0].last_transition_time, t0, "a given time is kept");
 
@@ -127,7 +127,7 @@ mod tests {
 
         let t1 = Time::from_unix(2_000, 0).unwrap();
         let mut ready = condition("Ready", true, "Done", "ok", Some(2));
-        ready.last_transition_time = t1.clone();
+        ready.last_transition_time = t1;
         assert!(set_condition(&mut cs, ready));
         assert_eq!(
             cs[0].last_transition_time, t1,

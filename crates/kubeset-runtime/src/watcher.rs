@@ -38,6 +38,11 @@ use crate::metadata::{
     PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMetadata,
 };
 
+/// kube-rs's name of [`WatcherConfig`] (`watcher::Config`).
+pub use self::WatcherConfig as Config;
+/// kube-rs's name of [`WatcherError`] (`watcher::Error`).
+pub use self::WatcherError as Error;
+
 /// The annotation on the BOOKMARK that ends a streaming list.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 

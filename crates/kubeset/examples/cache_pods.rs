@@ -91,7 +91,12 @@ async fn cache(url: &str, mode: &str) -> Result<(), Box<dyn std::error::Error>> 
                 let cache = if mode == "shared" {
                     caches.get(api.clone(), config.clone(), StoreConfig::new())
                 } else {
-                    kubeset::runtime::SharedCache::start(api.clone(), config.clone(), StoreConfig::new(), 1024)
+                    kubeset::runtime::SharedCache::start(
+                        api.clone(),
+                        config.clone(),
+                        StoreConfig::new(),
+                        1024,
+                    )
                 };
                 stores.push(cache.store());
                 streams.push(Box::pin(cache.subscribe()));
@@ -99,7 +104,10 @@ async fn cache(url: &str, mode: &str) -> Result<(), Box<dyn std::error::Error>> 
             for store in &stores {
                 store.wait_until_ready().await;
             }
-            println!("{mode}: {} caches running", if mode == "shared" { caches.len() } else { 2 });
+            println!(
+                "{mode}: {} caches running",
+                if mode == "shared" { caches.len() } else { 2 }
+            );
             stores.iter().map(|s| s.len()).sum()
         }
         "metadata" => {

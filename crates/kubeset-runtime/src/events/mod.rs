@@ -358,9 +358,9 @@ impl Recorder {
             related: ev.secondary.clone().map(Box::new),
             reporting_controller: Some(self.reporter.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
-            series: (count > 1).then(|| EventSeries {
+            series: (count > 1).then_some(EventSeries {
                 count,
-                last_observed_time: Some(now.clone()),
+                last_observed_time: Some(now),
             }),
             event_time: Some(now),
             ..EventsV1::default()
@@ -394,7 +394,7 @@ impl Recorder {
                 host: None,
             })),
             count: Some(count),
-            first_timestamp: Some(now.clone()),
+            first_timestamp: Some(now),
             last_timestamp: Some(now),
             series: (count > 1).then(|| CoreSeries {
                 count: Some(count),

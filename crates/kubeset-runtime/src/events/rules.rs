@@ -70,15 +70,15 @@ impl Aggregator {
     /// Records an occurrence of `key` at `now`; `name` is the Event name to
     /// use if it starts a series.
     pub fn observe(&mut self, key: &SeriesKey, name: &str, now: Instant) -> Observation {
-        if let Some(s) = self.series.get_mut(key) {
-            if now.saturating_duration_since(s.last_observed) <= SERIES_FINISH {
-                s.count = s.count.saturating_add(1);
-                s.last_observed = now;
-                return Observation::Repeat {
-                    name: s.name.clone(),
-                    count: s.count,
-                };
-            }
+        if let Some(s) = self.series.get_mut(key)
+            && now.saturating_duration_since(s.last_observed) <= SERIES_FINISH
+        {
+            s.count = s.count.saturating_add(1);
+            s.last_observed = now;
+            return Observation::Repeat {
+                name: s.name.clone(),
+                count: s.count,
+            };
         }
         if self.series.len() >= CACHE_LIMIT && !self.series.contains_key(key) {
             self.evict();
