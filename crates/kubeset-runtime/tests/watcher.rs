@@ -382,13 +382,8 @@ struct GizmoSpec {
     size: u32,
 }
 
-#[tokio::test]
-async fn bookmarks_do_not_need_the_kinds_required_fields() {
-    let server = TestServer::builder()
-        .bookmark_interval(Duration::from_millis(50))
-        .start()
-        .await
-        .expect("server");
+/// Serves Gizmos with an open schema (any spec is stored).
+fn register_gizmos(server: &TestServer) {
     server
         .register_crd(serde_json::json!({
             "metadata": {"name": "gizmos.example.com"},
@@ -398,6 +393,16 @@ async fn bookmarks_do_not_need_the_kinds_required_fields() {
                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
         }))
         .expect("crd");
+}
+
+#[tokio::test]
+async fn bookmarks_do_not_need_the_kinds_required_fields() {
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .expect("server");
+    register_gizmos(&server);
     let api: Api<Gizmo> = Api::namespaced(client(&server.urls()), "default");
     let g = |name: &str, size| Gizmo {
         metadata: ObjectMeta {
@@ -449,15 +454,7 @@ async fn bookmarks_do_not_need_the_kinds_required_fields() {
 #[tokio::test]
 async fn an_object_that_does_not_decode_is_reported_and_skipped() {
     let server = TestServer::start().await.expect("server");
-    server
-        .register_crd(serde_json::json!({
-            "metadata": {"name": "gizmos.example.com"},
-            "spec": {"group": "example.com", "scope": "Namespaced",
-                "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-        }))
-        .expect("crd");
+    register_gizmos(&server);
     let c = client(&server.urls());
     let raw: Api<serde_json::Value> = Api::dynamic(
         c.clone(),

@@ -80,8 +80,8 @@ impl Aggregator {
                 count: s.count,
             };
         }
-        if self.series.len() >= CACHE_LIMIT && !self.series.contains_key(key) {
-            self.evict();
+        if !self.series.contains_key(key) {
+            evict_oldest(&mut self.series, |s| s.last_observed);
         }
         self.series.insert(
             key.clone(),
@@ -108,16 +108,23 @@ impl Aggregator {
     pub fn is_empty(&self) -> bool {
         self.series.is_empty()
     }
+}
 
-    fn evict(&mut self) {
-        let oldest = self
-            .series
-            .iter()
-            .min_by_key(|(_, s)| s.last_observed)
-            .map(|(k, _)| k.clone());
-        if let Some(k) = oldest {
-            self.series.remove(&k);
-        }
+/// Makes room for one more entry when `map` is full: drops the entry
+/// with the oldest `at`.
+fn evict_oldest<K: Clone + Eq + std::hash::Hash, V>(
+    map: &mut HashMap<K, V>,
+    at: impl Fn(&V) -> Instant,
+) {
+    if map.len() < CACHE_LIMIT {
+        return;
+    }
+    let oldest = map
+        .iter()
+        .min_by_key(|(_, v)| at(v))
+        .map(|(k, _)| k.clone());
+    if let Some(k) = oldest {
+        map.remove(&k);
     }
 }
 
@@ -139,15 +146,8 @@ impl SpamFilter {
     /// (takes a token when it may).
     pub fn allow(&mut self, controller: &str, object: &str, now: Instant) -> bool {
         let key = (controller.to_owned(), object.to_owned());
-        if self.buckets.len() >= CACHE_LIMIT && !self.buckets.contains_key(&key) {
-            let oldest = self
-                .buckets
-                .iter()
-                .min_by_key(|(_, b)| b.last_refill)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.buckets.remove(&k);
-            }
+        if !self.buckets.contains_key(&key) {
+            evict_oldest(&mut self.buckets, |b| b.last_refill);
         }
         let b = self.buckets.entry(key).or_insert(Bucket {
             tokens: SPAM_BURST,
