@@ -19,8 +19,18 @@
 //!
 //! The last has no controller-runtime counterpart: each watcher error
 //! (after which the watch restarts, or, for `decode`, skips an object).
-//! The REST layer's request latency and rate-limiter wait are hooked in
-//! `kubeset-rest`'s `metrics` module.
+//!
+//! [`Metrics::rest`] bridges the REST layer's hooks
+//! (`kubeset::rest::metrics::Metrics`, set with
+//! `RestConfig::with_metrics`) into the same registry, with client-go's
+//! (component-base) names:
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `rest_client_request_duration_seconds` | histogram | `verb` |
+//! | `rest_client_rate_limiter_duration_seconds` | histogram | `verb` |
+//! | `rest_client_requests_total` | counter | `code` (`<error>` for a transport failure), `method`, `host` |
+//! | `rest_client_request_retries_total` | counter | `code`, `verb`, `host` |
 //!
 //! Without the feature, [`ControllerMetrics`] is a no-op and nothing of
 //! prometheus-client is built.
@@ -102,7 +112,7 @@ impl ControllerMetrics {
 }
 
 #[cfg(feature = "metrics")]
-pub use imp::Metrics;
+pub use imp::{Metrics, RestMetrics};
 /// The metrics crate, for the `Registry` and the text encoder.
 #[cfg(feature = "metrics")]
 pub use prometheus_client;
@@ -112,6 +122,7 @@ mod imp {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use kubeset_client::rest::Verb;
     use prometheus_client::metrics::counter::Counter;
     use prometheus_client::metrics::family::Family;
     use prometheus_client::metrics::gauge::Gauge;
@@ -143,9 +154,63 @@ mod imp {
         queue_duration: Hist,
         work_duration: Hist,
         watch_errors: Family<Labels, Counter>,
+        rest: RestMetrics,
+    }
+
+    /// The REST layer's hooks into a registry ([`Metrics::rest`]).
+    #[derive(Debug, Clone)]
+    pub struct RestMetrics {
+        latency: Hist,
+        rate_limiter: Hist,
+        requests: Family<Labels, Counter>,
+        retries: Family<Labels, Counter>,
+    }
+
+    fn code_label(code: Option<u16>) -> String {
+        code.map_or_else(|| "<error>".to_owned(), |c| c.to_string())
+    }
+
+    impl kubeset_client::rest::metrics::Metrics for RestMetrics {
+        fn request_latency(&self, verb: Verb, _url_template: &str, latency: Duration) {
+            let labels = vec![("verb", verb.as_str().to_owned())];
+            self.latency
+                .get_or_create(&labels)
+                .observe(latency.as_secs_f64());
+        }
+
+        fn request_result(&self, verb: Verb, host: &str, code: Option<u16>) {
+            let labels = vec![
+                ("code", code_label(code)),
+                ("method", verb.as_str().to_owned()),
+                ("host", host.to_owned()),
+            ];
+            self.requests.get_or_create(&labels).inc();
+        }
+
+        fn request_retry(&self, verb: Verb, host: &str, code: Option<u16>) {
+            let labels = vec![
+                ("code", code_label(code)),
+                ("verb", verb.as_str().to_owned()),
+                ("host", host.to_owned()),
+            ];
+            self.retries.get_or_create(&labels).inc();
+        }
+
+        fn rate_limiter_latency(&self, verb: Verb, _url_template: &str, wait: Duration) {
+            let labels = vec![("verb", verb.as_str().to_owned())];
+            self.rate_limiter
+                .get_or_create(&labels)
+                .observe(wait.as_secs_f64());
+        }
     }
 
     impl Metrics {
+        /// The REST layer's hooks, recording into this registry: pass
+        /// `Arc::new(metrics.rest())` to `RestConfig::with_metrics`.
+        pub fn rest(&self) -> RestMetrics {
+            self.rest.clone()
+        }
+
         /// Registers every family in `registry`.
         pub fn register(registry: &mut Registry) -> Self {
             let m = Metrics {
@@ -159,6 +224,12 @@ mod imp {
                 queue_duration: Family::new_with_constructor(seconds),
                 work_duration: Family::new_with_constructor(seconds),
                 watch_errors: Family::default(),
+                rest: RestMetrics {
+                    latency: Family::new_with_constructor(seconds),
+                    rate_limiter: Family::new_with_constructor(seconds),
+                    requests: Family::default(),
+                    retries: Family::default(),
+                },
             };
             let r = registry;
             r.register(
@@ -205,6 +276,27 @@ mod imp {
                 "workqueue_work_duration_seconds",
                 "Time a key took to process",
                 m.work_duration.clone(),
+            );
+            let rest = &m.rest;
+            r.register(
+                "rest_client_request_duration_seconds",
+                "Request latency per verb",
+                rest.latency.clone(),
+            );
+            r.register(
+                "rest_client_rate_limiter_duration_seconds",
+                "Client-side rate limiter wait per verb",
+                rest.rate_limiter.clone(),
+            );
+            r.register(
+                "rest_client_requests",
+                "Requests per status code, method and host",
+                rest.requests.clone(),
+            );
+            r.register(
+                "rest_client_request_retries",
+                "Retried requests per status code, verb and host",
+                rest.retries.clone(),
             );
             r.register(
                 "kubeset_watch_errors",
@@ -278,6 +370,55 @@ mod imp {
                 ("reason", reason.to_owned()),
             ];
             self.families.watch_errors.get_or_create(&labels).inc();
+        }
+    }
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use std::time::Duration;
+
+    use kubeset_client::rest::Verb;
+    use kubeset_client::rest::metrics::Metrics as _;
+    use prometheus_client::encoding::text::encode;
+    use prometheus_client::registry::Registry;
+
+    use super::Metrics;
+
+    #[test]
+    fn names_and_labels_follow_controller_runtime_and_client_go() {
+        let mut registry = Registry::default();
+        let m = Metrics::register(&mut registry);
+        let c = m.controller("greeter");
+        c.queue_add();
+        c.queue_depth(3);
+        c.reconciled(Duration::from_millis(20), "success");
+        c.reconciled(Duration::from_millis(20), "error");
+        c.retry();
+        let rest = m.rest();
+        rest.request_latency(
+            Verb::Get,
+            "/api/v1/namespaces/{namespace}/pods",
+            Duration::from_millis(3),
+        );
+        rest.request_result(Verb::Get, "10.0.0.1:6443", Some(200));
+        rest.request_result(Verb::Get, "10.0.0.1:6443", None);
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodes");
+        for want in [
+            "controller_runtime_reconcile_total{controller=\"greeter\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"greeter\",result=\"error\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"greeter\"} 1",
+            "controller_runtime_reconcile_time_seconds_count{controller=\"greeter\"} 2",
+            "workqueue_adds_total{name=\"greeter\"} 1",
+            "workqueue_depth{name=\"greeter\"} 3",
+            "workqueue_retries_total{name=\"greeter\"} 1",
+            "workqueue_work_duration_seconds_count{name=\"greeter\"} 2",
+            "rest_client_request_duration_seconds_count{verb=\"GET\"} 1",
+            "rest_client_requests_total{code=\"200\",method=\"GET\",host=\"10.0.0.1:6443\"} 1",
+            "rest_client_requests_total{code=\"<error>\",method=\"GET\",host=\"10.0.0.1:6443\"} 1",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
         }
     }
 }
