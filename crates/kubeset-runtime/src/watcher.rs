@@ -127,8 +127,10 @@ pub enum WatcherError {
     },
     /// An object of a list or watch event did not decode as the watched
     /// kind. The object is skipped (the watch carries on, at once, past
-    /// it), as client-go logs and continues; the cache does not hold it
-    /// until a later version of it decodes.
+    /// it), as client-go logs and continues. A new object is not cached
+    /// until a version of it decodes; a cached one keeps its last
+    /// decodable version until then, and a DELETED event whose object
+    /// does not decode leaves it cached until the next relist.
     #[error(
         "object {}/{} (resourceVersion {}) did not decode as {type_name} at `{path}`; skipped",
         namespace.as_deref().unwrap_or("-"),

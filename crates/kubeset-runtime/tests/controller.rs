@@ -132,3 +132,47 @@ async fn results_errors_and_predicates_reach_the_stream() {
         "one reconcile of ok (the label change) and one of the barrier"
     );
 }
+
+#[tokio::test]
+async fn reconcile_all_on_and_reconcile_on_queue_cached_objects() {
+    let server = TestServer::start().await.expect("server");
+    let api: Api<ConfigMap> = Api::namespaced(client(&server.urls()), "default");
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &cm("default", n, "x"))
+            .await
+            .expect("create");
+    }
+    let (all_tx, all_rx) = futures::channel::mpsc::unbounded::<()>();
+    let (one_tx, one_rx) = futures::channel::mpsc::unbounded::<ObjectRef<ConfigMap>>();
+    let mut results = Box::pin(
+        Controller::new(api, WatcherConfig::default())
+            .reconcile_all_on(all_rx)
+            .reconcile_on(one_rx)
+            .run(
+                |_o: Arc<ConfigMap>, _: Arc<()>| async {
+                    Ok::<_, std::io::Error>(Action::await_change())
+                },
+                |_, _, _| Action::await_change(),
+                Arc::new(()),
+            ),
+    );
+    let mut names = async |n: usize| {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let item = tokio::time::timeout(Duration::from_secs(20), results.next())
+                .await
+                .expect("in time")
+                .expect("runs");
+            out.push(item.expect("reconciled").0.name.clone());
+        }
+        out.sort();
+        out
+    };
+    assert_eq!(names(2).await, ["a", "b"], "the initial list");
+    all_tx.unbounded_send(()).expect("send");
+    assert_eq!(names(2).await, ["a", "b"], "everything again");
+    one_tx
+        .unbounded_send(ObjectRef::new("b").within("default"))
+        .expect("send");
+    assert_eq!(names(1).await, ["b"]);
+}

@@ -154,7 +154,7 @@ async fn greeter_operator_claims_hold_on_a_real_server() {
     })
     .await;
     println!(
-        "hello reconciled {:?} after its creation (leader election included)",
+        "hello reconciled {:?} after its creation",
         created.elapsed()
     );
     let g = greeters.get("hello").await.expect("get hello");
