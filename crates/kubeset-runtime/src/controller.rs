@@ -563,7 +563,7 @@ where
             if self.stopping && self.inflight.is_empty() {
                 return None;
             }
-            self.metrics.queue_depth(self.queue.len());
+            self.metrics.queue_depth(self.queue.ready_len());
             let due = self.queue.next_due();
             tokio::select! {
                 () = &mut self.shutdown, if !self.stopping => self.stopping = true,

@@ -10,7 +10,7 @@
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
-//! | `workqueue_depth` | gauge | `name` |
+//! | `workqueue_depth` | gauge | `name` (keys ready; delayed ones are not counted, as in client-go) |
 //! | `workqueue_adds_total` | counter | `name` |
 //! | `workqueue_retries_total` | counter | `name` |
 //! | `workqueue_queue_duration_seconds` | histogram | `name` |

@@ -120,6 +120,12 @@ impl WorkQueue {
         Some((key, waited))
     }
 
+    /// Keys ready to be processed (client-go's queue depth: delayed keys
+    /// are not counted).
+    pub fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+
     /// Keys being processed now.
     pub fn active_len(&self) -> usize {
         self.active.len()

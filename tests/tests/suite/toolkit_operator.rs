@@ -68,7 +68,14 @@ fn ready(g: &Greeter) -> bool {
 #[tokio::test]
 async fn greeter_operator_claims_hold_on_a_real_server() {
     let ctx = connect!("toolkit-operator");
-    let (client, ns) = (ctx.client.clone(), ctx.ns.clone());
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let config = ctx
+        .kube
+        .config(None, kubeset_tests::Identity::Admin)
+        .expect("config");
+    let client = operator::client_with_metrics(&config, &metrics).expect("client");
+    let ns = ctx.ns.clone();
     ensure_crd(&Api::cluster(client.clone())).await;
 
     // A Greeter whose greeting is a number: stored (the schema is open),
@@ -86,8 +93,6 @@ async fn greeter_operator_claims_hold_on_a_real_server() {
     .await;
 
     // The operator, leader-elected, with metrics.
-    let mut registry = Registry::default();
-    let metrics = Metrics::register(&mut registry);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -295,6 +300,8 @@ async fn greeter_operator_claims_hold_on_a_real_server() {
         "kubeset_watch_errors_total{controller=\"greeter\",reason=\"decode\"} 1",
         "workqueue_retries_total{name=\"greeter\"}",
         "controller_runtime_reconcile_time_seconds_bucket{",
+        "rest_client_requests_total{code=\"200\",method=\"GET\"",
+        "rest_client_request_duration_seconds_count{verb=\"PATCH\"}",
     ] {
         assert!(text.contains(want), "metrics lack {want}:\n{text}");
     }

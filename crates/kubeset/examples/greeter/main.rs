@@ -18,19 +18,21 @@ mod operator;
 
 use std::sync::Arc;
 
+use kubeset::Api;
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubeset::params::PostParams;
 use kubeset::runtime::metrics::Metrics;
 use kubeset::runtime::metrics::prometheus_client::registry::Registry;
 use kubeset::runtime::{LeaseConfig, RetryBackoff, WatcherConfig};
-use kubeset::{Api, Client};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let namespace = args.next().unwrap_or_else(|| "default".to_owned());
     let metrics_addr = args.next().unwrap_or_else(|| "127.0.0.1:9464".to_owned());
-    let client = Client::try_default().await?;
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let client = operator::client_with_metrics(&kubeset::Config::infer().await?, &metrics)?;
 
     let crds: Api<CustomResourceDefinition> = Api::cluster(client.clone());
     match crds.create(&PostParams::default(), &operator::crd()?).await {
@@ -39,8 +41,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => return Err(e.into()),
     }
 
-    let mut registry = Registry::default();
-    let metrics = Metrics::register(&mut registry);
     let listener = tokio::net::TcpListener::bind(&metrics_addr).await?;
     println!("metrics on http://{}/metrics", listener.local_addr()?);
     tokio::spawn(operator::serve_metrics(listener, Arc::new(registry)));

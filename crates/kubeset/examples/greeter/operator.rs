@@ -401,6 +401,19 @@ pub async fn run(
     }
 }
 
+/// A client built from `config` whose requests are measured into
+/// `metrics` (`rest_client_*`).
+pub fn client_with_metrics(
+    config: &kubeset::Config,
+    metrics: &kubeset::runtime::metrics::Metrics,
+) -> Result<Client, Box<dyn std::error::Error>> {
+    let rest = config.rest_config()?.with_metrics(Arc::new(metrics.rest()));
+    Ok(Client::new(
+        kubeset::rest::RestClient::new(rest)?,
+        config.default_namespace.clone(),
+    ))
+}
+
 /// Serves the OpenMetrics text of `registry` to every connection on
 /// `listener` (`GET /metrics`; any path answers the same). A request is
 /// read up to 8 KiB.
