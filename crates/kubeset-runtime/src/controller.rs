@@ -353,8 +353,8 @@ where
 
     /// Stops gracefully on SIGTERM or Ctrl-C (SIGINT), as kube-rs's
     /// `shutdown_on_signal`. Unlike kube-rs, a second signal does not
-    /// abort running reconciles; the process's default handler is
-    /// restored only when the controller ends.
+    /// abort running reconciles; Tokio keeps its handler installed for the
+    /// rest of the process, so a second Ctrl-C does not kill it either.
     pub fn shutdown_on_signal(self) -> Self {
         self.graceful_shutdown_on(async {
             let ctrl_c = tokio::signal::ctrl_c();

@@ -12,7 +12,10 @@
 //!
 //! `two-caches` and `shared` are the caches of two controllers over all
 //! Pods: two watches and stores, or one [`SharedCaches`] cache both read
-//! (the count printed is the sum of both stores' lengths).
+//! (the count printed is the sum of both stores' lengths). Measured (dev
+//! build, 3,000 pods of `gen_podlist.py`, 35 MB of JSON, maximum RSS):
+//! one cache 77 MB, two caches 128 MB, two controllers sharing one cache
+//! 72 MB (the second reader costs a broadcast subscription, not a copy).
 //!
 //! [`SharedCaches`]: kubeset::runtime::SharedCaches
 //!
