@@ -43,5 +43,7 @@ pub mod resources;
 mod serde_util;
 pub mod types;
 
-pub use resource::{ClusterResourceScope, NamespaceResourceScope, Resource, ResourceScope};
+pub use resource::{
+    ClusterResourceScope, NamespaceResourceScope, Resource, ResourceExt, ResourceScope,
+};
 pub use types::{ByteString, List};

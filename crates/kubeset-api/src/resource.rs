@@ -1,6 +1,10 @@
 //! The `Resource` trait: what the typed client needs to know about a kind.
 
-use crate::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+use crate::apimachinery::pkg::apis::meta::v1::{
+    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
+};
 
 mod sealed {
     pub trait Sealed {}
@@ -53,4 +57,250 @@ pub trait Resource {
 
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
+}
+
+static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
+
+/// Helpers over [`Resource::metadata`] with kube-rs's names and shapes
+/// (`kube::ResourceExt` plus `Resource::{meta, object_ref, owner_ref,
+/// controller_owner_ref}`), implemented for every [`Resource`].
+///
+/// Unlike kube-rs, the reference builders take no `&DynamicType` argument:
+/// a kubeset kind knows its group, version and kind at compile time (drop
+/// the `&()` when porting).
+///
+/// ```
+/// # use kubeset_api::{Resource, ResourceExt, apimachinery::pkg::apis::meta::v1::ObjectMeta};
+/// # #[derive(Default)] struct Cm { metadata: ObjectMeta }
+/// # impl Resource for Cm { const GROUP: &'static str = ""; const VERSION: &'static str = "v1";
+/// #   const KIND: &'static str = "ConfigMap"; const PLURAL: &'static str = "configmaps";
+/// #   const API_VERSION: &'static str = "v1"; type Scope = kubeset_api::NamespaceResourceScope;
+/// #   fn metadata(&self) -> &ObjectMeta { &self.metadata }
+/// #   fn metadata_mut(&mut self) -> &mut ObjectMeta { &mut self.metadata } }
+/// let mut cm = Cm::default();
+/// cm.meta_mut().generate_name = Some("web-".into());
+/// assert_eq!(cm.name_any(), "web-");
+/// cm.labels_mut().insert("app".into(), "web".into());
+/// cm.finalizers_mut().push("example.com/cleanup".into());
+/// assert_eq!(cm.labels()["app"], "web");
+/// assert!(cm.owner_references().is_empty());
+/// ```
+pub trait ResourceExt: Resource {
+    /// The metadata (kube-rs's `Resource::meta`).
+    fn meta(&self) -> &ObjectMeta {
+        self.metadata()
+    }
+
+    /// The metadata, mutably (kube-rs's `Resource::meta_mut`).
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.metadata_mut()
+    }
+
+    /// The name.
+    ///
+    /// # Panics
+    ///
+    /// When `metadata.name` is unset (an object that has not been created
+    /// yet may carry only `generateName`). Objects read from the server
+    /// always have one; elsewhere use [`name_any`](Self::name_any).
+    fn name_unchecked(&self) -> String {
+        self.metadata()
+            .name
+            .clone()
+            .expect("metadata.name is unset (use name_any)")
+    }
+
+    /// The name, else `generateName`, else the empty string.
+    fn name_any(&self) -> String {
+        let meta = self.metadata();
+        meta.name
+            .clone()
+            .or_else(|| meta.generate_name.clone())
+            .unwrap_or_default()
+    }
+
+    /// The namespace (`None` for cluster-scoped objects).
+    fn namespace(&self) -> Option<String> {
+        self.metadata().namespace.clone()
+    }
+
+    /// The resourceVersion.
+    fn resource_version(&self) -> Option<String> {
+        self.metadata().resource_version.clone()
+    }
+
+    /// The UID (a new object of the same name has another).
+    fn uid(&self) -> Option<String> {
+        self.metadata().uid.clone()
+    }
+
+    /// When the object was created.
+    fn creation_timestamp(&self) -> Option<Time> {
+        self.metadata().creation_timestamp
+    }
+
+    /// The labels (empty when unset).
+    fn labels(&self) -> &BTreeMap<String, String> {
+        self.metadata().labels.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+
+    /// The labels, mutably (created when unset).
+    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.metadata_mut().labels.get_or_insert_with(BTreeMap::new)
+    }
+
+    /// The annotations (empty when unset).
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        self.metadata().annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+
+    /// The annotations, mutably (created when unset).
+    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.metadata_mut()
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+    }
+
+    /// The owner references (empty when unset).
+    fn owner_references(&self) -> &[OwnerReference] {
+        self.metadata().owner_references.as_deref().unwrap_or(&[])
+    }
+
+    /// The owner references, mutably (created when unset).
+    fn owner_references_mut(&mut self) -> &mut Vec<OwnerReference> {
+        self.metadata_mut()
+            .owner_references
+            .get_or_insert_with(Vec::new)
+    }
+
+    /// The finalizers (empty when unset).
+    fn finalizers(&self) -> &[String] {
+        self.metadata().finalizers.as_deref().unwrap_or(&[])
+    }
+
+    /// The finalizers, mutably (created when unset).
+    fn finalizers_mut(&mut self) -> &mut Vec<String> {
+        self.metadata_mut().finalizers.get_or_insert_with(Vec::new)
+    }
+
+    /// The managed fields (empty when unset).
+    fn managed_fields(&self) -> &[ManagedFieldsEntry] {
+        self.metadata().managed_fields.as_deref().unwrap_or(&[])
+    }
+
+    /// The managed fields, mutably (created when unset).
+    fn managed_fields_mut(&mut self) -> &mut Vec<ManagedFieldsEntry> {
+        self.metadata_mut()
+            .managed_fields
+            .get_or_insert_with(Vec::new)
+    }
+
+    /// An owner reference to this object with `controller: true` and
+    /// `blockOwnerDeletion: true`, for the children it manages. `None`
+    /// when the object has no name or UID yet (it was not read back from
+    /// the server).
+    fn controller_owner_ref(&self) -> Option<OwnerReference> {
+        Some(OwnerReference {
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+            ..self.owner_ref()?
+        })
+    }
+
+    /// A plain owner reference to this object (not the controller).
+    /// `None` when the object has no name or UID yet.
+    fn owner_ref(&self) -> Option<OwnerReference> {
+        let meta = self.metadata();
+        Some(OwnerReference {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone()?,
+            block_owner_deletion: None,
+            controller: None,
+        })
+    }
+
+    /// A `core/v1` `ObjectReference` to this object (the `regarding` of
+    /// an Event, the `involvedObject` of a core Event).
+    #[cfg(feature = "core-v1")]
+    fn object_ref(&self) -> crate::api::core::v1::ObjectReference {
+        let meta = self.metadata();
+        crate::api::core::v1::ObjectReference {
+            api_version: Some(Self::API_VERSION.to_owned()),
+            kind: Some(Self::KIND.to_owned()),
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            resource_version: meta.resource_version.clone(),
+            uid: meta.uid.clone(),
+            field_path: None,
+        }
+    }
+}
+
+impl<K: Resource + ?Sized> ResourceExt for K {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Thing {
+        metadata: ObjectMeta,
+    }
+
+    impl Resource for Thing {
+        const GROUP: &'static str = "example.com";
+        const VERSION: &'static str = "v1";
+        const KIND: &'static str = "Thing";
+        const PLURAL: &'static str = "things";
+        const API_VERSION: &'static str = "example.com/v1";
+        type Scope = NamespaceResourceScope;
+        fn metadata(&self) -> &ObjectMeta {
+            &self.metadata
+        }
+        fn metadata_mut(&mut self) -> &mut ObjectMeta {
+            &mut self.metadata
+        }
+    }
+
+    #[test]
+    fn owner_refs_need_name_and_uid() {
+        let mut t = Thing::default();
+        t.metadata.name = Some("a".into());
+        assert_eq!(t.owner_ref(), None, "no uid yet");
+        t.metadata.uid = Some("u-1".into());
+        let c = t.controller_owner_ref().unwrap();
+        assert_eq!(
+            (
+                c.api_version.as_str(),
+                c.kind.as_str(),
+                c.name.as_str(),
+                c.uid.as_str()
+            ),
+            ("example.com/v1", "Thing", "a", "u-1")
+        );
+        assert_eq!(
+            (c.controller, c.block_owner_deletion),
+            (Some(true), Some(true))
+        );
+        let o = t.owner_ref().unwrap();
+        assert_eq!((o.controller, o.block_owner_deletion), (None, None));
+    }
+
+    #[test]
+    fn accessors_default_to_empty_and_create_on_mut() {
+        let mut t = Thing::default();
+        assert!(t.labels().is_empty() && t.finalizers().is_empty());
+        assert_eq!(t.name_any(), "");
+        t.finalizers_mut().push("f".into());
+        t.annotations_mut().insert("k".into(), "v".into());
+        assert_eq!(
+            t.metadata.finalizers.as_deref(),
+            Some(&["f".to_owned()][..])
+        );
+        assert_eq!(t.annotations()["k"], "v");
+        t.metadata.name = Some("n".into());
+        assert_eq!(t.name_unchecked(), "n");
+    }
 }

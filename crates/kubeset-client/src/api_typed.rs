@@ -207,7 +207,19 @@ where
         self.request(Verb::Get, Some(name)).send_json().await
     }
 
-    /// Reads one object, `None` when it does not exist.
+    /// Reads one object, `None` when it does not exist (404 Not Found;
+    /// every other failure, 403 included, is an `Err`). kube-rs's
+    /// `Api::get_opt`.
+    ///
+    /// ```no_run
+    /// # use kubeset_client::{Api, api::core::v1::ConfigMap};
+    /// # async fn run(cms: Api<ConfigMap>) -> Result<(), kubeset_client::Error> {
+    /// match cms.get_opt("settings").await? {
+    ///     Some(cm) => println!("found {:?}", cm.metadata.resource_version),
+    ///     None => println!("not there"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_opt(&self, name: &str) -> Result<Option<K>, Error> {
         match self.get(name).await {
             Ok(obj) => Ok(Some(obj)),

@@ -32,6 +32,7 @@
 
 mod api_typed;
 mod client;
+mod entry;
 // Generated (`cargo xtask codegen`) and formatted by the generator
 // (prettyplease), not rustfmt; docs carry the spec's prose.
 #[rustfmt::skip]
@@ -46,11 +47,12 @@ mod url;
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
 pub use clientset::Clientset;
+pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
 pub use patch::Patch;
 
 pub use kubeset_api::{
-    ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceScope, api,
-    apiextensions_apiserver, apimachinery, kube_aggregator, resources,
+    ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceExt,
+    ResourceScope, api, apiextensions_apiserver, apimachinery, kube_aggregator, resources,
 };
 pub use kubeset_derive::Resource;
 pub use kubeset_rest as rest;

@@ -1,17 +1,29 @@
-//! The controller: a reconcile function driven by a work queue.
+//! The controller: a reconcile function driven by a work queue, with
+//! kube-rs's `Controller` shape.
 //!
 //! Triggers come from the primary kind (every change of an object queues
 //! its key), from owned kinds (a change of a child queues the owner named
-//! in its `ownerReferences`), and from any mapped watch or key stream. The
-//! queue ([`WorkQueue`]) deduplicates keys, never hands out a key that is
-//! being reconciled (a trigger during a reconcile queues it again once that
-//! reconcile ends), and delays keys whose reconcile failed with per-key
-//! exponential backoff. At most `concurrency` reconciles run at once.
+//! in its `ownerReferences`), from any mapped watch or key stream, and from
+//! [`Controller::reconcile_all_on`]. The queue ([`WorkQueue`]) deduplicates
+//! keys, never hands out a key that is being reconciled (a trigger during a
+//! reconcile queues it again once that reconcile ends), and delays keys
+//! ([`Action::requeue`], [`Config::debounce`], per-key failure backoff). At
+//! most [`Config::concurrency`] reconciles run at once.
+//!
+//! [`Controller::run`] returns a stream of what happened, as kube-rs does:
+//! `Ok((ObjectRef, Action))` after each successful reconcile,
+//! [`Error::ReconcilerFailed`] after each failed one (after `error_policy`
+//! chose what to do), and [`Error::QueueError`] for a watch failure of the
+//! primary kind, including an object that did not decode (which is
+//! skipped; the watch and every other object carry on). Nothing runs
+//! unless the stream is polled.
 //!
 //! The reconcile function receives the object from the primary
-//! [`Store`]; keys whose object is gone (deleted) are dropped.
+//! [`Store`]; keys whose object is gone (deleted) are dropped without a
+//! call (use a [`finalizer`](crate::finalizer()) for cleanup).
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::borrow::Borrow;
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -19,21 +31,32 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::stream::{BoxStream, FuturesUnordered, SelectAll};
-use futures::{Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _, future};
+use kubeset_client::dynamic::DynamicObject;
 use kubeset_client::{Api, Resource, ResourceScope};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+use crate::metrics::ControllerMetrics;
+use crate::object_ref::ObjectRef;
+use crate::predicates::{Predicate, PredicateState};
+pub use crate::queue::{RetryBackoff, WorkQueue};
+use crate::shared::SharedCache;
 use crate::store::{ObjectKey, Store, StoreConfig, Writer, reflector};
-use crate::watcher::{Event, WatcherConfig, metadata_watcher, watcher};
+use crate::watcher::{Event, WatcherConfig, WatcherError, metadata_watcher, watcher};
 
-/// What to do with a key after a successful reconcile.
+/// What to do with a key after a reconcile (returned by the reconcile
+/// function on success and by `error_policy` on failure).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Reconcile again after this long (unless a change comes first).
     Requeue(Duration),
     /// Reconcile again only when something changes.
     AwaitChange,
+    /// Reconcile again after the controller's per-key exponential delay
+    /// ([`RetryBackoff`]: client-go's `AddRateLimited`; kube-rs has no
+    /// equivalent). Counts as a failure in a row even from the reconcile.
+    Backoff,
 }
 
 impl Action {
@@ -46,167 +69,91 @@ impl Action {
     pub fn await_change() -> Self {
         Action::AwaitChange
     }
-}
 
-/// A deduplicating, delaying work queue of keys (client-go's workqueue
-/// semantics: a key is queued at most once, and never handed out while it
-/// is being processed).
-#[derive(Debug, Default)]
-pub struct WorkQueue {
-    ready: VecDeque<ObjectKey>,
-    queued: HashSet<ObjectKey>,
-    delayed: BTreeMap<(Instant, u64), ObjectKey>,
-    delayed_at: HashMap<ObjectKey, (Instant, u64)>,
-    seq: u64,
-    active: HashSet<ObjectKey>,
-    dirty: HashSet<ObjectKey>,
-    failures: HashMap<ObjectKey, u32>,
-}
-
-impl WorkQueue {
-    /// Queues `key` now (no-op if queued; remembered if active).
-    pub fn add(&mut self, key: ObjectKey) {
-        if self.active.contains(&key) {
-            self.dirty.insert(key);
-            return;
-        }
-        if let Some(at) = self.delayed_at.remove(&key) {
-            self.delayed.remove(&at);
-        }
-        if self.queued.insert(key.clone()) {
-            self.ready.push_back(key);
-        }
-    }
-
-    /// Queues `key` at `at` (an earlier schedule or a queued key wins).
-    pub fn add_at(&mut self, key: ObjectKey, at: Instant) {
-        if self.queued.contains(&key) || self.dirty.contains(&key) {
-            return;
-        }
-        if let Some(prev) = self.delayed_at.get(&key) {
-            if prev.0 <= at {
-                return;
-            }
-            let prev = *prev;
-            self.delayed.remove(&prev);
-        }
-        self.seq += 1;
-        let slot = (at, self.seq);
-        self.delayed.insert(slot, key.clone());
-        self.delayed_at.insert(key, slot);
-    }
-
-    /// Moves every key due at `now` to the ready queue.
-    pub fn promote(&mut self, now: Instant) {
-        while let Some(entry) = self.delayed.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let key = entry.remove();
-            self.delayed_at.remove(&key);
-            if self.active.contains(&key) {
-                self.dirty.insert(key);
-            } else if self.queued.insert(key.clone()) {
-                self.ready.push_back(key);
-            }
-        }
-    }
-
-    /// When the next delayed key is due.
-    pub fn next_due(&self) -> Option<Instant> {
-        self.delayed.keys().next().map(|(at, _)| *at)
-    }
-
-    /// Takes the next ready key and marks it active.
-    pub fn pop(&mut self) -> Option<ObjectKey> {
-        let key = self.ready.pop_front()?;
-        self.queued.remove(&key);
-        self.active.insert(key.clone());
-        Some(key)
-    }
-
-    /// Marks `key` no longer active; requeues it if it was triggered
-    /// meanwhile. Returns whether it was requeued.
-    pub fn done(&mut self, key: &ObjectKey) -> bool {
-        self.active.remove(key);
-        if self.dirty.remove(key) {
-            self.add(key.clone());
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Counts a failure of `key` and returns how many in a row.
-    pub fn fail(&mut self, key: &ObjectKey) -> u32 {
-        let n = self.failures.entry(key.clone()).or_insert(0);
-        *n = n.saturating_add(1);
-        *n
-    }
-
-    /// Forgets the failures of `key`.
-    pub fn forget(&mut self, key: &ObjectKey) {
-        self.failures.remove(key);
-    }
-
-    /// Keys waiting (ready or delayed), not counting active ones.
-    pub fn len(&self) -> usize {
-        self.ready.len() + self.delayed.len()
-    }
-
-    /// Whether nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Reconcile again after the per-key exponential backoff.
+    pub fn backoff() -> Self {
+        Action::Backoff
     }
 }
 
-/// Per-key failure backoff: `base · 2^(failures−1)`, capped at `max`
-/// (client-go's item exponential failure rate limiter: 5 ms to 1000 s).
+/// Settings of a controller's runner (kube-rs's `controller::Config`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryBackoff {
-    /// Delay after the first failure.
-    pub base: Duration,
-    /// Largest delay.
-    pub max: Duration,
+#[must_use]
+pub struct Config {
+    /// At most this many reconciles at once (at least 1; default 4).
+    pub concurrency: usize,
+    /// A triggered key waits this long for further triggers before it is
+    /// reconciled; each trigger in the window starts it again (default 0:
+    /// none). Requeues and backoffs are not debounced.
+    pub debounce: Duration,
 }
 
-impl Default for RetryBackoff {
+impl Default for Config {
     fn default() -> Self {
-        RetryBackoff {
-            base: Duration::from_millis(5),
-            max: Duration::from_secs(1000),
+        Config {
+            concurrency: 4,
+            debounce: Duration::ZERO,
         }
     }
 }
 
-impl RetryBackoff {
-    /// The delay after `failures` failures in a row (at least 1).
-    pub fn delay(&self, failures: u32) -> Duration {
-        let exp = failures.saturating_sub(1).min(40);
-        let factor = 1u64 << exp;
-        let nanos = u64::try_from(self.base.as_nanos()).unwrap_or(u64::MAX);
-        Duration::from_nanos(nanos.saturating_mul(factor)).min(self.max)
+impl Config {
+    /// Sets the concurrency (at least 1).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
     }
+
+    /// Sets the debounce window.
+    pub fn debounce(mut self, window: Duration) -> Self {
+        self.debounce = window;
+        self
+    }
+}
+
+/// What the stream of [`Controller::run`] reports as a failure.
+#[derive(Debug, thiserror::Error)]
+pub enum Error<E: std::error::Error + 'static> {
+    /// The reconcile function failed for `object`; `error_policy` decided
+    /// when to retry.
+    #[error("reconciling {object} failed")]
+    ReconcilerFailed {
+        /// The object.
+        object: ObjectRef<DynamicObject>,
+        /// The reconcile function's error.
+        #[source]
+        source: E,
+    },
+    /// The watch of the primary kind failed (it carries on by itself), or
+    /// one of its objects did not decode and was skipped.
+    #[error("the primary watch failed")]
+    QueueError {
+        /// The watcher's error.
+        #[source]
+        source: WatcherError,
+    },
 }
 
 type ShutdownFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Primary<K> = BoxStream<'static, Result<Event<Arc<K>>, WatcherError>>;
 
 /// A controller for kind `K`: see the module docs.
 #[must_use]
 pub struct Controller<K> {
-    primary: BoxStream<'static, Event<ObjectKey>>,
+    primary: Primary<K>,
     store: Store<K>,
     triggers: SelectAll<BoxStream<'static, Vec<ObjectKey>>>,
-    concurrency: usize,
+    config: Config,
     retry: RetryBackoff,
     shutdown: Option<ShutdownFuture>,
+    metrics: ControllerMetrics,
 }
 
 impl<K> fmt::Debug for Controller<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Controller")
             .field("store", &self.store)
-            .field("concurrency", &self.concurrency)
+            .field("config", &self.config)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
@@ -226,24 +173,39 @@ where
     pub fn with_store(api: Api<K>, config: WatcherConfig, store_config: StoreConfig<K>) -> Self {
         let writer = Writer::new(store_config);
         let store = writer.store();
-        let primary = reflector(writer, watcher(api, config))
-            .filter_map(|ev| async move {
-                match ev {
-                    Ok(ev) => Some(ev.map(|o| ObjectKey::of(&*o))),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "primary watch failed");
-                        None
-                    }
-                }
-            })
-            .boxed();
+        Self::from_parts(reflector(writer, watcher(api, config)).boxed(), store)
+    }
+
+    /// A controller fed by `trigger` (objects, e.g. a predicate-filtered
+    /// watcher) that reads objects from `reader` (kube-rs's `for_stream`;
+    /// the store must be fed by a reflector of the same kind).
+    pub fn for_stream<T>(
+        trigger: impl Stream<Item = Result<T, WatcherError>> + Send + 'static,
+        reader: Store<K>,
+    ) -> Self
+    where
+        T: Borrow<K> + Send + 'static,
+    {
+        Self::from_parts(futures::stream::empty().boxed(), reader).triggers(
+            trigger.filter_map(|r| future::ready(r.ok().map(|o| vec![ObjectKey::of(o.borrow())]))),
+        )
+    }
+
+    /// A controller over a shared cache (see [`crate::shared`]): no watch
+    /// of its own; other controllers and tasks read the same store.
+    pub fn for_shared(cache: &SharedCache<K>) -> Self {
+        Self::from_parts(cache.subscribe().map(Ok).boxed(), cache.store())
+    }
+
+    fn from_parts(primary: Primary<K>, store: Store<K>) -> Self {
         Controller {
             primary,
             store,
             triggers: SelectAll::new(),
-            concurrency: 4,
+            config: Config::default(),
             retry: RetryBackoff::default(),
             shutdown: None,
+            metrics: ControllerMetrics::disabled(),
         }
     }
 
@@ -252,56 +214,88 @@ where
         self.store.clone()
     }
 
+    /// Only changes of the primary kind whose `predicate` value changed
+    /// trigger a reconcile (the cache still sees every change; deletions
+    /// always pass). E.g. [`predicates::generation`](crate::predicates::generation)
+    /// ignores status-only writes.
+    pub fn with_predicate<P>(mut self, predicate: P) -> Self
+    where
+        P: Predicate<K> + Send + 'static,
+    {
+        let mut state = PredicateState::<K, P>::new(predicate);
+        self.primary = self
+            .primary
+            .filter(move |r| {
+                future::ready(match r {
+                    Ok(ev) => state.admit_event(ev),
+                    Err(_) => true,
+                })
+            })
+            .boxed();
+        self
+    }
+
     /// Reconciles the owner (of kind `K`) of every changed object of
     /// `api`, found in its `ownerReferences`. Only metadata is watched.
     pub fn owns<C>(self, api: Api<C>, config: WatcherConfig) -> Self
     where
         C: Resource + Send + 'static,
     {
-        let namespaced = <K::Scope as ResourceScope>::NAMESPACED;
-        let keys = metadata_watcher(api, config).filter_map(move |ev| async move {
-            let ev = ev.ok()?;
-            let child = ev.object()?;
-            let meta = &child.metadata;
-            let owners: Vec<ObjectKey> = meta
-                .owner_references
-                .iter()
-                .flatten()
-                .filter(|o| o.kind == K::KIND && o.api_version == K::API_VERSION)
-                .map(|o| ObjectKey {
-                    namespace: if namespaced {
-                        meta.namespace.clone()
-                    } else {
-                        None
-                    },
-                    name: o.name.clone(),
-                })
-                .collect();
-            (!owners.is_empty()).then_some(owners)
-        });
-        self.triggers(keys)
+        self.owns_stream(metadata_watcher(api, config).touched_objects_ok())
     }
 
-    /// Reconciles the keys `mapper` returns for every changed object of `api`.
-    pub fn watches<O>(
+    /// Reconciles the owner (of kind `K`) of every object `trigger` yields
+    /// (kube-rs's `owns_stream`).
+    pub fn owns_stream<C: Resource>(
+        self,
+        trigger: impl Stream<Item = Result<C, WatcherError>> + Send + 'static,
+    ) -> Self {
+        self.triggers(trigger.filter_map(|child| {
+            future::ready(
+                child
+                    .ok()
+                    .map(|c| owners_of::<K, C>(&c))
+                    .filter(|o| !o.is_empty()),
+            )
+        }))
+    }
+
+    /// Reconciles the keys `mapper` returns for every changed object of
+    /// `api` (anything that converts into a key: [`ObjectRef<K>`],
+    /// [`ObjectKey`]).
+    pub fn watches<O, I>(
         self,
         api: Api<O>,
         config: WatcherConfig,
-        mapper: impl Fn(&O) -> Vec<ObjectKey> + Send + Sync + 'static,
+        mapper: impl Fn(&O) -> I + Send + Sync + 'static,
     ) -> Self
     where
         O: Resource + DeserializeOwned + Send + 'static,
+        I: IntoIterator,
+        I::Item: Into<ObjectKey>,
     {
-        let mapper = Arc::new(mapper);
-        let keys = watcher(api, config).filter_map(move |ev| {
-            let mapper = mapper.clone();
-            async move {
-                let ev = ev.ok()?;
-                let keys = mapper(ev.object()?);
-                (!keys.is_empty()).then_some(keys)
-            }
-        });
-        self.triggers(keys)
+        self.watches_stream(watcher(api, config).touched_objects_ok(), mapper)
+    }
+
+    /// Reconciles the keys `mapper` returns for every object `trigger`
+    /// yields (kube-rs's `watches_stream`).
+    pub fn watches_stream<O, I>(
+        self,
+        trigger: impl Stream<Item = Result<O, WatcherError>> + Send + 'static,
+        mapper: impl Fn(&O) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        O: Send + 'static,
+        I: IntoIterator,
+        I::Item: Into<ObjectKey>,
+    {
+        self.triggers(trigger.filter_map(move |o| {
+            let keys: Vec<ObjectKey> = match o {
+                Ok(o) => mapper(&o).into_iter().map(Into::into).collect(),
+                Err(_) => Vec::new(),
+            };
+            future::ready((!keys.is_empty()).then_some(keys))
+        }))
     }
 
     /// Reconciles every batch of keys `stream` yields (any other trigger:
@@ -311,20 +305,44 @@ where
         self
     }
 
-    /// At most `n` reconciles at once (at least 1; default 4).
-    pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n.max(1);
+    /// Reconciles each object `trigger` names (kube-rs's `reconcile_on`).
+    pub fn reconcile_on(self, trigger: impl Stream<Item = ObjectRef<K>> + Send + 'static) -> Self {
+        self.triggers(trigger.map(|r| vec![r.into_key()]))
+    }
+
+    /// Reconciles every cached object each time `trigger` yields (kube-rs's
+    /// `reconcile_all_on`; e.g. a config reload, a timer).
+    pub fn reconcile_all_on(self, trigger: impl Stream<Item = ()> + Send + 'static) -> Self {
+        let store = self.store.clone();
+        self.triggers(trigger.map(move |()| store.keys()))
+    }
+
+    /// Sets the runner's settings (kube-rs's `with_config`).
+    pub fn with_config(mut self, config: Config) -> Self {
+        self.config = config;
         self
     }
 
-    /// Sets the per-key backoff after failed reconciles.
+    /// At most `n` reconciles at once (at least 1; default 4).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.config = self.config.concurrency(n);
+        self
+    }
+
+    /// Sets the per-key backoff after failed reconciles ([`Action::Backoff`]).
     pub fn retry_backoff(mut self, retry: RetryBackoff) -> Self {
         self.retry = retry;
         self
     }
 
+    /// Records this controller's metrics (see [`crate::metrics`]).
+    pub fn with_metrics(mut self, metrics: ControllerMetrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// Stops when `signal` completes: no new reconciles start, running ones
-    /// finish, then [`run`](Self::run) returns.
+    /// finish, then the stream of [`run`](Self::run) ends.
     pub fn graceful_shutdown_on(
         mut self,
         signal: impl Future<Output = ()> + Send + 'static,
@@ -333,86 +351,332 @@ where
         self
     }
 
-    /// Runs until shutdown. `reconcile` gets the cached object and the
-    /// shared context; an `Err` requeues the key with backoff (and is logged).
-    pub async fn run<Ctx, E, F, Fut>(self, reconcile: F, ctx: Arc<Ctx>)
+    /// Stops gracefully on SIGTERM or Ctrl-C (SIGINT), as kube-rs's
+    /// `shutdown_on_signal`. Unlike kube-rs, a second signal does not
+    /// abort running reconciles; Tokio keeps its handler installed for the
+    /// rest of the process, so a second Ctrl-C does not kill it either.
+    pub fn shutdown_on_signal(self) -> Self {
+        self.graceful_shutdown_on(async {
+            let ctrl_c = tokio::signal::ctrl_c();
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{SignalKind, signal};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = ctrl_c => {}
+                            _ = term.recv() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = ctrl_c.await;
+            }
+        })
+    }
+
+    /// Runs the controller as a stream (see the module docs): `reconcile`
+    /// gets the cached object and the shared context and returns the next
+    /// [`Action`]; on `Err`, `error_policy` gets the object, the error and
+    /// the context and returns the [`Action`] (kube-rs's signature;
+    /// [`Action::backoff`] gives client-go's per-key exponential retry).
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use futures::StreamExt as _;
+    /// use kubeset_client::{Api, api::core::v1::ConfigMap};
+    /// use kubeset_runtime::{Action, Controller, WatcherConfig};
+    ///
+    /// #[derive(Debug, thiserror::Error)]
+    /// #[error("failed")]
+    /// struct Failed;
+    ///
+    /// # async fn run(cms: Api<ConfigMap>) {
+    /// Controller::new(cms, WatcherConfig::default())
+    ///     .shutdown_on_signal()
+    ///     .run(
+    ///         |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async { Ok::<_, Failed>(Action::await_change()) },
+    ///         |_cm, _err: &Failed, _ctx| Action::backoff(),
+    ///         Arc::new(()),
+    ///     )
+    ///     .for_each(|res| async move {
+    ///         match res {
+    ///             Ok((obj, _action)) => println!("reconciled {obj}"),
+    ///             Err(e) => eprintln!("{e}: {:?}", std::error::Error::source(&e)),
+    ///         }
+    ///     })
+    ///     .await;
+    /// # }
+    /// ```
+    pub fn run<Ctx, E, R, Fut, P>(
+        self,
+        reconcile: R,
+        error_policy: P,
+        ctx: Arc<Ctx>,
+    ) -> impl Stream<Item = Result<(ObjectRef<K>, Action), Error<E>>> + Send
     where
         Ctx: Send + Sync + 'static,
-        E: fmt::Display + Send + 'static,
-        F: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+        E: std::error::Error + Send + 'static,
+        R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + 'static,
+    {
+        let runner = Runner {
+            shutdown: self
+                .shutdown
+                .unwrap_or_else(|| Box::pin(std::future::pending())),
+            primary: self.primary,
+            store: self.store,
+            triggers: self.triggers,
+            config: self.config,
+            retry: self.retry,
+            metrics: self.metrics,
+            queue: WorkQueue::default(),
+            inflight: FuturesUnordered::new(),
+            stopping: false,
+            init_keys: Vec::new(),
+            out: VecDeque::new(),
+            reconcile,
+            error_policy,
+            ctx,
+        };
+        futures::stream::unfold(runner, |mut r| async move {
+            let item = r.next().await?;
+            Some((item, r))
+        })
+    }
+}
+
+impl<K> Controller<K>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    /// Today's simpler style, kept beside kube-rs's: runs until shutdown
+    /// and drops the result stream; a failed reconcile is logged (WARN)
+    /// and retried with the per-key backoff ([`Action::backoff`]). Use
+    /// [`run`](Self::run) to see the results.
+    pub async fn run_until_shutdown<Ctx, E, R, Fut>(self, reconcile: R, ctx: Arc<Ctx>)
+    where
+        Ctx: Send + Sync + 'static,
+        E: std::error::Error + Send + 'static,
+        R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
     {
-        let Controller {
-            mut primary,
-            store,
-            mut triggers,
-            concurrency,
-            retry,
-            shutdown,
-        } = self;
-        let mut shutdown = shutdown.unwrap_or_else(|| Box::pin(std::future::pending()));
-        let mut queue = WorkQueue::default();
-        let mut inflight = FuturesUnordered::new();
-        let mut stopping = false;
-        // Keys of a relist in progress: queued once the new state is visible.
-        let mut init_keys: Vec<ObjectKey> = Vec::new();
+        self.run(reconcile, |_, _: &E, _| Action::backoff(), ctx)
+            .for_each(|_| future::ready(()))
+            .await;
+    }
+}
+
+/// The owners of kind `K` named in `child`'s ownerReferences.
+fn owners_of<K: Resource, C: Resource>(child: &C) -> Vec<ObjectKey> {
+    let namespaced = <K::Scope as ResourceScope>::NAMESPACED;
+    let meta = child.metadata();
+    meta.owner_references
+        .iter()
+        .flatten()
+        .filter(|o| o.kind == K::KIND && o.api_version == K::API_VERSION)
+        .map(|o| ObjectKey {
+            namespace: if namespaced {
+                meta.namespace.clone()
+            } else {
+                None
+            },
+            name: o.name.clone(),
+        })
+        .collect()
+}
+
+/// Objects of any event, errors dropped (trigger streams log nothing the
+/// primary would not: a child's watch failure only delays a trigger).
+trait TouchedOk<T> {
+    fn touched_objects_ok(self) -> impl Stream<Item = Result<T, WatcherError>> + Send + 'static;
+}
+
+impl<T, S> TouchedOk<T> for S
+where
+    T: Send + 'static,
+    S: Stream<Item = Result<Event<T>, WatcherError>> + Send + 'static,
+{
+    fn touched_objects_ok(self) -> impl Stream<Item = Result<T, WatcherError>> + Send + 'static {
+        self.filter_map(|ev| {
+            future::ready(match ev {
+                Ok(Event::Apply(o) | Event::InitApply(o) | Event::Delete(o)) => Some(Ok(o)),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "trigger watch failed");
+                    None
+                }
+            })
+        })
+    }
+}
+
+/// One item of [`Controller::run`]'s stream.
+type Report<K, E> = Result<(ObjectRef<K>, Action), Error<E>>;
+
+type Inflight<K, E> =
+    Pin<Box<dyn Future<Output = (ObjectKey, Arc<K>, Result<Action, E>, Instant)> + Send>>;
+
+struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
+    primary: Primary<K>,
+    store: Store<K>,
+    triggers: SelectAll<BoxStream<'static, Vec<ObjectKey>>>,
+    config: Config,
+    retry: RetryBackoff,
+    metrics: ControllerMetrics,
+    shutdown: ShutdownFuture,
+    queue: WorkQueue,
+    inflight: FuturesUnordered<Inflight<K, E>>,
+    stopping: bool,
+    /// Keys of a relist in progress: queued once the new state is visible.
+    init_keys: Vec<ObjectKey>,
+    out: VecDeque<Report<K, E>>,
+    reconcile: R,
+    error_policy: P,
+    ctx: Arc<Ctx>,
+}
+
+impl<K, Ctx, E, R, Fut, P> Runner<K, Ctx, E, R, P>
+where
+    K: Resource + Send + Sync + 'static,
+    Ctx: Send + Sync + 'static,
+    E: std::error::Error + Send + 'static,
+    R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
+    Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    P: Fn(Arc<K>, &E, Arc<Ctx>) -> Action,
+{
+    /// Starts what may start, then waits for the next thing to report.
+    async fn next(&mut self) -> Option<Report<K, E>> {
         loop {
-            if !stopping {
-                queue.promote(Instant::now());
-                while inflight.len() < concurrency {
-                    let Some(key) = queue.pop() else { break };
-                    let Some(obj) = store.get(&key) else {
-                        queue.done(&key);
-                        queue.forget(&key);
-                        continue;
-                    };
-                    let fut = reconcile(obj, ctx.clone());
-                    inflight.push(async move { (key, fut.await) });
-                }
+            if let Some(item) = self.out.pop_front() {
+                return Some(item);
             }
-            if stopping && inflight.is_empty() {
-                return;
+            if !self.stopping {
+                self.start_ready();
             }
-            let due = queue.next_due();
+            if self.stopping && self.inflight.is_empty() {
+                return None;
+            }
+            self.metrics.queue_depth(self.queue.ready_len());
+            let due = self.queue.next_due();
             tokio::select! {
-                () = &mut shutdown, if !stopping => stopping = true,
-                Some((key, result)) = inflight.next(), if !inflight.is_empty() => {
-                    let requeued = queue.done(&key);
-                    match result {
-                        Ok(action) => {
-                            queue.forget(&key);
-                            if let (Action::Requeue(after), false) = (action, requeued) {
-                                queue.add_at(key, Instant::now() + after);
-                            }
-                        }
-                        Err(e) => {
-                            let n = queue.fail(&key);
-                            let after = retry.delay(n);
-                            tracing::warn!(%key, error = %e, failures = n, ?after, "reconcile failed");
-                            if !requeued {
-                                queue.add_at(key, Instant::now() + after);
-                            }
-                        }
-                    }
-                }
-                Some(ev) = primary.next(), if !stopping => match ev {
-                    Event::Init => init_keys.clear(),
-                    Event::InitApply(key) => init_keys.push(key),
-                    Event::InitDone => {
-                        for key in init_keys.drain(..) {
-                            queue.add(key);
-                        }
-                    }
-                    Event::Apply(key) | Event::Delete(key) => queue.add(key),
-                },
-                Some(keys) = triggers.next(), if !stopping && !triggers.is_empty() => {
+                () = &mut self.shutdown, if !self.stopping => self.stopping = true,
+                Some(done) = self.inflight.next(), if !self.inflight.is_empty() => self.finish(done),
+                Some(ev) = self.primary.next(), if !self.stopping => self.primary_event(ev),
+                Some(keys) = self.triggers.next(), if !self.stopping && !self.triggers.is_empty() => {
                     for key in keys {
-                        queue.add(key);
+                        self.trigger(key);
                     }
                 }
-                () = sleep_until(due), if !stopping && due.is_some() => {}
+                () = sleep_until(due), if !self.stopping && due.is_some() => {}
             }
         }
+    }
+
+    fn start_ready(&mut self) {
+        self.queue.promote(Instant::now());
+        while self.inflight.len() < self.config.concurrency {
+            let Some((key, waited)) = self.queue.pop_with_wait() else {
+                break;
+            };
+            self.metrics.queue_wait(waited);
+            let Some(obj) = self.store.get(&key) else {
+                self.queue.done(&key);
+                self.queue.forget(&key);
+                continue;
+            };
+            let fut = (self.reconcile)(obj.clone(), self.ctx.clone());
+            let started = Instant::now();
+            self.inflight
+                .push(Box::pin(async move { (key, obj, fut.await, started) }));
+        }
+        self.metrics.active(self.queue.active_len());
+    }
+
+    fn trigger(&mut self, key: ObjectKey) {
+        self.metrics.queue_add();
+        if self.config.debounce.is_zero() {
+            self.queue.add(key);
+        } else {
+            self.queue
+                .add_debounced(key, Instant::now() + self.config.debounce);
+        }
+    }
+
+    fn primary_event(&mut self, ev: Result<Event<Arc<K>>, WatcherError>) {
+        match ev {
+            Ok(Event::Init) => self.init_keys.clear(),
+            Ok(Event::InitApply(obj)) => self.init_keys.push(ObjectKey::of(&*obj)),
+            Ok(Event::InitDone) => {
+                for key in std::mem::take(&mut self.init_keys) {
+                    self.trigger(key);
+                }
+            }
+            Ok(Event::Apply(obj) | Event::Delete(obj)) => self.trigger(ObjectKey::of(&*obj)),
+            Err(source) => {
+                self.metrics.watch_error(&source);
+                tracing::warn!(error = %source, details = ?std::error::Error::source(&source), "primary watch failed");
+                self.out.push_back(Err(Error::QueueError { source }));
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        (key, obj, result, started): (ObjectKey, Arc<K>, Result<Action, E>, Instant),
+    ) {
+        let requeued = self.queue.done(&key);
+        self.metrics.active(self.queue.active_len());
+        let object = ObjectRef::from_obj(&*obj);
+        let action = match &result {
+            Ok(action) => *action,
+            Err(e) => (self.error_policy)(obj, e, self.ctx.clone()),
+        };
+        match action {
+            Action::Backoff => {
+                let n = self.queue.fail(&key);
+                self.metrics.retry();
+                if !requeued {
+                    self.queue.add_at(key, Instant::now() + self.retry.delay(n));
+                }
+            }
+            Action::Requeue(after) => {
+                if result.is_ok() {
+                    self.queue.forget(&key);
+                }
+                if !requeued {
+                    self.queue.add_at(key, Instant::now() + after);
+                }
+            }
+            Action::AwaitChange => {
+                if result.is_ok() {
+                    self.queue.forget(&key);
+                }
+            }
+        }
+        let label = match (&result, action) {
+            (Err(_), _) => "error",
+            (Ok(_), Action::Requeue(_)) => "requeue_after",
+            (Ok(_), Action::Backoff) => "requeue",
+            (Ok(_), Action::AwaitChange) => "success",
+        };
+        self.metrics.reconciled(started.elapsed(), label);
+        self.out.push_back(match result {
+            Ok(action) => Ok((object, action)),
+            Err(source) => {
+                tracing::warn!(object = %object, error = %source, ?action, "reconcile failed");
+                Err(Error::ReconcilerFailed {
+                    object: object.erase(),
+                    source,
+                })
+            }
+        });
     }
 }
 
@@ -420,72 +684,5 @@ async fn sleep_until(due: Option<Instant>) {
     match due {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn k(n: &str) -> ObjectKey {
-        ObjectKey::namespaced("ns", n)
-    }
-
-    #[test]
-    fn queue_dedups_and_never_hands_out_an_active_key() {
-        let mut q = WorkQueue::default();
-        q.add(k("a"));
-        q.add(k("b"));
-        q.add(k("a"));
-        assert_eq!(q.len(), 2);
-        let a = q.pop().unwrap();
-        assert_eq!(a, k("a"));
-        q.add(k("a"));
-        q.add(k("a"));
-        assert_eq!(q.pop(), Some(k("b")));
-        assert_eq!(q.pop(), None, "a is active, its new trigger waits");
-        assert!(
-            q.done(&k("a")),
-            "triggered while active: queued again, once"
-        );
-        assert_eq!(q.pop(), Some(k("a")));
-        assert_eq!(q.pop(), None);
-        assert!(!q.done(&k("a")));
-        assert!(!q.done(&k("b")));
-        assert!(q.is_empty());
-    }
-
-    #[test]
-    fn delayed_keys_keep_the_earliest_schedule_and_yield_to_immediate_adds() {
-        let mut q = WorkQueue::default();
-        let t = Instant::now();
-        q.add_at(k("a"), t + Duration::from_secs(10));
-        q.add_at(k("a"), t + Duration::from_secs(5));
-        q.add_at(k("a"), t + Duration::from_secs(20));
-        assert_eq!(q.next_due(), Some(t + Duration::from_secs(5)));
-        q.promote(t + Duration::from_secs(4));
-        assert_eq!(q.pop(), None);
-        q.promote(t + Duration::from_secs(5));
-        assert_eq!(q.pop(), Some(k("a")));
-        q.done(&k("a"));
-        q.add_at(k("b"), t + Duration::from_secs(30));
-        q.add(k("b"));
-        assert_eq!(q.next_due(), None, "an immediate add cancels the delay");
-        assert_eq!(q.pop(), Some(k("b")));
-    }
-
-    #[test]
-    fn retry_backoff_doubles_to_the_cap() {
-        let r = RetryBackoff::default();
-        assert_eq!(r.delay(1), Duration::from_millis(5));
-        assert_eq!(r.delay(2), Duration::from_millis(10));
-        assert_eq!(r.delay(11), Duration::from_millis(5120));
-        assert_eq!(r.delay(30), Duration::from_secs(1000));
-        assert_eq!(r.delay(u32::MAX), Duration::from_secs(1000));
-        let mut q = WorkQueue::default();
-        assert_eq!(q.fail(&k("a")), 1);
-        assert_eq!(q.fail(&k("a")), 2);
-        q.forget(&k("a"));
-        assert_eq!(q.fail(&k("a")), 1);
     }
 }

@@ -1,13 +1,64 @@
 //! Controller runtime for kubeset: what a controller needs beyond CRUD.
 //!
 //! - [`watcher()`]: a stream of [`Event`]s that never loses a change across
-//!   disconnects, expired versions (410) and server restarts.
+//!   disconnects, expired versions (410) and server restarts; an object that
+//!   does not decode is reported ([`WatcherError::Decode`]: namespace, name,
+//!   resourceVersion, serde path and reason) and skipped, never a stall.
 //! - [`store`]: a cache of `Arc<K>` keyed by namespace/name with indexers,
 //!   fed by a [`reflector`](store::reflector); swaps whole states atomically.
+//!   [`shared`]: one watch and store per kind and selectors for many users.
 //! - [`controller`]: reconcile over a deduplicating work queue with
-//!   per-key backoff, bounded concurrency and graceful shutdown.
-//! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease with
-//!   client-go's semantics.
+//!   per-key backoff, bounded concurrency, debounce, predicates and
+//!   graceful shutdown; [`Controller::run`] is a stream of results.
+//! - [`finalizer()`], [`events`] (feature `events`), [`status`]
+//!   (conditions), [`ObjectRef`], [`predicates`], [`metrics`] (feature
+//!   `metrics`).
+//! - [`leader`] (feature `leader`): leader election on a
+//!   `coordination.k8s.io/v1` Lease with client-go's semantics.
+//!
+//! # Features
+//!
+//! None is on by default, and the runtime turns on no group-version of
+//! the models: `kubeset` with `default-features = false, features =
+//! ["runtime", "core-v1"]` builds only `core/v1` (and what it needs).
+//! The features of this crate have the same names as the `kubeset`
+//! features that turn them on, so rustc's "item is gated behind the `X`
+//! feature" note names the `kubeset` feature to enable:
+//!
+//! | `kubeset` feature | gives | turns on |
+//! |---|---|---|
+//! | `runtime` | this crate without the items below | nothing |
+//! | `leader` | [`leader`], [`LeaderElector`] | `coordination-v1` |
+//! | `events` | [`events`] | `events-v1`, `core-v1` |
+//! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
+//!
+//! # Porting from kube-rs
+//!
+//! Names and shapes follow kube-rs (`kube` 5, `kube-runtime`), so that a
+//! kube-rs operator ports mostly by changing `kube::` to `kubeset::`.
+//! Where client-go's behaviour is better, kubeset follows client-go and the
+//! table says so.
+//!
+//! | kube-rs | kubeset | difference |
+//! |---|---|---|
+//! | `kube::ResourceExt` (`name_any`, `name_unchecked`, `namespace`, `resource_version`, `uid`, `labels(_mut)`, `annotations(_mut)`, `finalizers(_mut)`, `owner_references(_mut)`, `managed_fields(_mut)`, `creation_timestamp`) | `kubeset::ResourceExt` | same |
+//! | `Resource::{meta, meta_mut, object_ref(&()), controller_owner_ref(&()), owner_ref(&())}` | `ResourceExt::{meta, meta_mut, object_ref(), controller_owner_ref(), owner_ref()}` | no `&DynamicType` argument (kinds are static); `object_ref` needs `core-v1` |
+//! | `Api::get_opt`, `Api::entry`, `api::entry::{Entry, OccupiedEntry, VacantEntry, CommitError}` | `Api::get_opt`, `Api::entry`, `kubeset::{Entry, …, CommitError}` | plus `Api::modify`: client-go's `RetryOnConflict` around get/mutate/replace |
+//! | `runtime::watcher(api, watcher::Config)`, `watcher::Event::{Init, InitApply, InitDone, Apply, Delete}`, `watcher::Error` | [`watcher()`], [`watcher::Config`] (= [`WatcherConfig`]), [`Event`], [`watcher::Error`] (= [`WatcherError`]) | undecodable objects are skipped and reported (client-go's behaviour), not a stream error that restarts the watch |
+//! | `runtime::metadata_watcher` | [`metadata_watcher`] | same |
+//! | `runtime::reflector::{reflector, Store, ObjectRef, store::Writer}` | [`reflector::{reflector, Store, ObjectRef, store::Writer}`](mod@reflector) | `ObjectRef` derefs to an [`ObjectKey`] (`r.name`, `r.namespace`); `Store::get` takes either |
+//! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`] | same; also [`Controller::with_predicate`] on the primary kind |
+//! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return anything `Into<ObjectKey>`; plus [`Controller::for_shared`] |
+//! | `Controller::run(reconcile, error_policy, ctx) -> Stream<Result<(ObjectRef, Action), controller::Error>>` | [`Controller::run`] | same shape; [`controller::Error`] has named fields (`ReconcilerFailed { object, source }`, `QueueError { source }`); deleted objects' keys are dropped, not reported as `ObjectNotFound` |
+//! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s) |
+//! | `controller::Config::{concurrency, debounce}` | [`Config`] | same |
+//! | `runtime::finalizer::{finalizer, Event::{Apply, Cleanup}, Error}` | [`finalizer::{finalizer, Event, Error}`](mod@finalizer) | same state machine and `test`-guarded JSON patches; errors have named fields |
+//! | `runtime::events::{Recorder, Reporter, Event, EventType}`, `Recorder::publish(&ev, &reference)` | [`events`] | client-go's series key, 6-minute series window and per-object spam filter (25, then 1 per 5 min); core/v1 fallback |
+//! | `runtime::wait::{await_condition, conditions}` | `wait` module (issue 16) | — |
+//! | (none; controller-runtime's `meta.SetStatusCondition`) | [`status::{set_condition, find_condition, is_condition_true, remove_condition}`](status) | apimachinery's rules |
+//! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
+//! | (none; controller-runtime's metrics) | [`metrics`] | controller-runtime's metric names |
+//! | (none) | [`leader`] | client-go's `leaderelection` |
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -20,7 +71,7 @@
 //! Controller::new(cms, WatcherConfig::default())
 //!     .concurrency(4)
 //!     .graceful_shutdown_on(async { let _ = stop.await; })
-//!     .run(
+//!     .run_until_shutdown(
 //!         |cm: Arc<ConfigMap>, _ctx: Arc<()>| async move {
 //!             println!("reconciling {:?}", cm.metadata.name);
 //!             Ok::<_, std::convert::Infallible>(Action::await_change())
@@ -44,14 +95,35 @@
 
 pub mod backoff;
 pub mod controller;
+#[cfg(feature = "events")]
+pub mod events;
+pub mod finalizer;
+#[cfg(feature = "leader")]
 pub mod leader;
 pub mod metadata;
+pub mod metrics;
+pub mod object_ref;
+pub mod predicates;
+mod queue;
+pub mod shared;
+pub mod status;
 pub mod store;
 pub mod watcher;
 
+/// kube-rs's `kube::runtime::reflector` paths.
+pub mod reflector {
+    pub use crate::object_ref::{Extra, ObjectRef};
+    pub use crate::store::{self, Store, reflector};
+}
+
 pub use backoff::Backoff;
-pub use controller::{Action, Controller, RetryBackoff, WorkQueue};
+pub use controller::{Action, Config, Controller, RetryBackoff, WorkQueue};
+pub use finalizer::finalizer;
+#[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
 pub use metadata::PartialObjectMetadata;
+pub use object_ref::ObjectRef;
+pub use predicates::{Predicate, WatchStreamExt};
+pub use shared::{SharedCache, SharedCaches};
 pub use store::{ObjectKey, Store, StoreConfig, Writer, reflector};
 pub use watcher::{Event, InitialList, WatcherConfig, WatcherError, metadata_watcher, watcher};

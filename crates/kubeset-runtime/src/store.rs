@@ -156,9 +156,10 @@ impl<K> Store<K> {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The object at `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        self.read().objects.get(key).cloned()
+    /// The object at `key` (an [`ObjectKey`] or an
+    /// [`ObjectRef`](crate::ObjectRef), as kube-rs's `Store::get`).
+    pub fn get(&self, key: &(impl AsRef<ObjectKey> + ?Sized)) -> Option<Arc<K>> {
+        self.read().objects.get(key.as_ref()).cloned()
     }
 
     /// Every cached object, in no particular order.

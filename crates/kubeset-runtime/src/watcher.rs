@@ -38,6 +38,11 @@ use crate::metadata::{
     PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMetadata,
 };
 
+/// kube-rs's name of [`WatcherConfig`] (`watcher::Config`).
+pub use self::WatcherConfig as Config;
+/// kube-rs's name of [`WatcherError`] (`watcher::Error`).
+pub use self::WatcherError as Error;
+
 /// The annotation on the BOOKMARK that ends a streaming list.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
@@ -120,12 +125,31 @@ pub enum WatcherError {
         #[source]
         source: ApiError,
     },
-    /// An object in a watch event did not decode as the watched kind.
-    #[error("a watch event's object did not decode as {type_name}")]
+    /// An object of a list or watch event did not decode as the watched
+    /// kind. The object is skipped (the watch carries on, at once, past
+    /// it), as client-go logs and continues. A new object is not cached
+    /// until a version of it decodes; a cached one keeps its last
+    /// decodable version until then, and a DELETED event whose object
+    /// does not decode leaves it cached until the next relist.
+    #[error(
+        "object {}/{} (resourceVersion {}) did not decode as {type_name} at `{path}`; skipped",
+        namespace.as_deref().unwrap_or("-"),
+        name.as_deref().unwrap_or("-"),
+        resource_version.as_deref().unwrap_or("-")
+    )]
     Decode {
         /// The Rust type.
         type_name: &'static str,
-        /// The decoder's error.
+        /// The object's namespace, when its metadata could be read.
+        namespace: Option<String>,
+        /// The object's name, when its metadata could be read.
+        name: Option<String>,
+        /// The object's resourceVersion, when its metadata could be read.
+        resource_version: Option<String>,
+        /// Where in the object decoding failed (`spec.replicas`, `.` for
+        /// the top level).
+        path: String,
+        /// The decoder's error (the reason, with line and column).
         #[source]
         source: serde_json::Error,
     },
@@ -308,9 +332,14 @@ enum Phase {
     Watch(Option<WatchStream<Raw>>),
 }
 
-/// What a BOOKMARK says.
+/// What a BOOKMARK says, and what identifies an object that did not
+/// decode.
 #[derive(Deserialize, Default)]
 struct BookmarkMeta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
     #[serde(rename = "resourceVersion", default)]
     resource_version: Option<String>,
     #[serde(default)]
@@ -329,11 +358,35 @@ fn bookmark(raw: &RawValue) -> BookmarkMeta {
         .unwrap_or_default()
 }
 
+/// Decodes an object; on failure decodes again tracking the path, and
+/// reads just its metadata, for the report.
 fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, WatcherError> {
-    serde_json::from_str(raw.get()).map_err(|source| WatcherError::Decode {
-        type_name: std::any::type_name::<T>(),
-        source,
+    serde_json::from_str(raw.get()).map_err(|first| {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        let (path, source) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+            Err(e) => (e.path().to_string(), e.into_inner()),
+            Ok(_) => (String::from("."), first),
+        };
+        let meta = bookmark(raw);
+        WatcherError::Decode {
+            type_name: std::any::type_name::<T>(),
+            namespace: meta.namespace,
+            name: meta.name,
+            resource_version: meta.resource_version,
+            path,
+            source,
+        }
     })
+}
+
+/// The resourceVersion of an object that did not decode.
+fn skipped_version(err: &WatcherError) -> Option<String> {
+    match err {
+        WatcherError::Decode {
+            resource_version, ..
+        } => resource_version.clone().filter(|rv| !rv.is_empty()),
+        _ => None,
+    }
 }
 
 struct State<T> {
@@ -389,6 +442,15 @@ where
         Err(err)
     }
 
+    /// Reports an object that did not decode and moves past it: the watch
+    /// stays open, no backoff, the next version comes after it.
+    fn skip(&mut self, err: WatcherError) -> Result<Event<T>, WatcherError> {
+        if let Some(rv) = skipped_version(&err) {
+            self.resource_version = rv;
+        }
+        Err(err)
+    }
+
     fn request(&self, accept: &'static str) -> Request {
         let req = self.api.request(Verb::Get, None);
         if self.metadata_only {
@@ -440,17 +502,9 @@ where
         loop {
             // A page's items come before what follows them (`InitDone`).
             if let Some(raw) = self.page.pop_front() {
-                return match decode::<T>(&raw) {
-                    Ok(obj) => Ok(Event::InitApply(obj)),
-                    Err(e) => {
-                        // The consumer must not see an `InitDone` for an
-                        // incomplete state: list again from the start.
-                        self.page = VecDeque::new();
-                        self.pending.clear();
-                        self.phase = Phase::Start;
-                        self.fail(e)
-                    }
-                };
+                // An object that does not decode is reported and left out
+                // of the state; listing again would only meet it again.
+                return decode::<T>(&raw).map(Event::InitApply);
             }
             if let Some(ev) = self.pending.pop_front() {
                 return Ok(ev);
@@ -514,13 +568,8 @@ where
                 Phase::InitStream(mut stream) => {
                     match next_line(self.config.idle_timeout, &mut stream).await {
                         Next::Line(Ok(WatchEvent::Added(raw))) => {
-                            return match decode::<T>(&raw) {
-                                Ok(obj) => {
-                                    self.phase = Phase::InitStream(stream);
-                                    Ok(Event::InitApply(obj))
-                                }
-                                Err(e) => self.fail(e),
-                            };
+                            self.phase = Phase::InitStream(stream);
+                            return decode::<T>(&raw).map(Event::InitApply);
                         }
                         Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
                             let meta = bookmark(&raw);
@@ -602,10 +651,7 @@ where
                                             let rv = resource_version(&obj).map(str::to_owned);
                                             (Some(Event::Apply(obj)), rv)
                                         }
-                                        Err(e) => {
-                                            self.phase = Phase::Watch(None);
-                                            return self.fail(e);
-                                        }
+                                        Err(e) => return self.skip(e),
                                     }
                                 }
                                 WatchEvent::Deleted(raw) => match decode::<T>(&raw) {
@@ -613,10 +659,7 @@ where
                                         let rv = resource_version(&obj).map(str::to_owned);
                                         (Some(Event::Delete(obj)), rv)
                                     }
-                                    Err(e) => {
-                                        self.phase = Phase::Watch(None);
-                                        return self.fail(e);
-                                    }
+                                    Err(e) => return self.skip(e),
                                 },
                                 WatchEvent::Bookmark(raw) => {
                                     (None, bookmark(&raw).resource_version)

@@ -147,7 +147,7 @@ async fn caches_and_controller_converge_after_faults() {
     let controller = controller.graceful_shutdown_on(async move {
         let _ = stop_rx.await;
     });
-    let ctrl = tokio::spawn(controller.run(
+    let ctrl = tokio::spawn(controller.run_until_shutdown(
         |obj: Arc<ConfigMap>, seen: Arc<Seen>| async move {
             let key = ObjectKey::of(&*obj);
             if !seen.active.lock().unwrap().insert(key.clone()) {

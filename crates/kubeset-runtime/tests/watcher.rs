@@ -261,7 +261,7 @@ async fn controller_follows_owned_and_mapped_objects() {
         .graceful_shutdown_on(async move {
             let _ = stopped.await;
         });
-    let task = tokio::spawn(ctl.run(
+    let task = tokio::spawn(ctl.run_until_shutdown(
         |o: Arc<ConfigMap>, log: Arc<Mutex<Vec<String>>>| async move {
             log.lock()
                 .await
@@ -329,12 +329,12 @@ async fn failed_reconciles_are_retried_with_growing_delays() {
         base: Duration::from_millis(100),
         max: Duration::from_secs(10),
     });
-    let task = tokio::spawn(ctl.run(
+    let task = tokio::spawn(ctl.run_until_shutdown(
         |_o: Arc<ConfigMap>, times: Arc<Mutex<Vec<tokio::time::Instant>>>| async move {
             let mut t = times.lock().await;
             t.push(tokio::time::Instant::now());
             if t.len() < 4 {
-                Err("not yet")
+                Err(std::io::Error::other("not yet"))
             } else {
                 Ok(Action::await_change())
             }
@@ -382,13 +382,8 @@ struct GizmoSpec {
     size: u32,
 }
 
-#[tokio::test]
-async fn bookmarks_do_not_need_the_kinds_required_fields() {
-    let server = TestServer::builder()
-        .bookmark_interval(Duration::from_millis(50))
-        .start()
-        .await
-        .expect("server");
+/// Serves Gizmos with an open schema (any spec is stored).
+fn register_gizmos(server: &TestServer) {
     server
         .register_crd(serde_json::json!({
             "metadata": {"name": "gizmos.example.com"},
@@ -398,6 +393,16 @@ async fn bookmarks_do_not_need_the_kinds_required_fields() {
                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
         }))
         .expect("crd");
+}
+
+#[tokio::test]
+async fn bookmarks_do_not_need_the_kinds_required_fields() {
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .expect("server");
+    register_gizmos(&server);
     let api: Api<Gizmo> = Api::namespaced(client(&server.urls()), "default");
     let g = |name: &str, size| Gizmo {
         metadata: ObjectMeta {
@@ -443,4 +448,94 @@ async fn bookmarks_do_not_need_the_kinds_required_fields() {
             Event::Apply(("b".to_owned(), 2)),
         ]
     );
+}
+
+/// A Gizmo whose `spec.size` is a string: it does not decode as [`Gizmo`].
+#[tokio::test]
+async fn an_object_that_does_not_decode_is_reported_and_skipped() {
+    let server = TestServer::start().await.expect("server");
+    register_gizmos(&server);
+    let c = client(&server.urls());
+    let raw: Api<serde_json::Value> = Api::dynamic(
+        c.clone(),
+        &kubeset_client::dynamic::ApiResource::of::<Gizmo>(),
+        Some("default"),
+    );
+    let put = |name: &'static str, size: serde_json::Value| {
+        let raw = raw.clone();
+        async move {
+            raw.create(
+                &PostParams::default(),
+                &serde_json::json!({"metadata": {"name": name}, "spec": {"size": size}}),
+            )
+            .await
+            .expect("create");
+        }
+    };
+    put("bad-listed", "big".into()).await;
+    put("good-listed", 1.into()).await;
+    let api: Api<Gizmo> = Api::namespaced(c, "default");
+    let store_writer = kubeset_runtime::Writer::<Gizmo>::default();
+    let store = store_writer.store();
+    let mut s = Box::pin(kubeset_runtime::reflector(
+        store_writer,
+        watcher(api, fast()),
+    ));
+    let mut errors = Vec::new();
+    let mut applied = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut created_later = false;
+    while !applied.contains(&"good-later".to_owned()) {
+        if store.is_ready() && !created_later {
+            created_later = true;
+            put("bad-later", "huge".into()).await;
+            put("good-later", 2.into()).await;
+        }
+        let item = tokio::time::timeout_at(deadline, s.next())
+            .await
+            .expect("events in time: a bad object must not stall the watch")
+            .expect("never ends");
+        match item {
+            Ok(ev) => {
+                if let Some(o) = ev.object() {
+                    applied.push(o.metadata.name.clone().unwrap_or_default());
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    assert_eq!(applied, ["good-listed", "good-later"]);
+    let reports: Vec<_> = errors
+        .iter()
+        .map(|e| match e {
+            WatcherError::Decode {
+                name,
+                namespace,
+                resource_version,
+                path,
+                ..
+            } => {
+                assert!(resource_version.is_some(), "{e}");
+                assert_eq!(namespace.as_deref(), Some("default"));
+                assert!(
+                    e.to_string().contains(name.as_deref().unwrap_or("?")),
+                    "the message names the object: {e}"
+                );
+                let reason = std::error::Error::source(e).map(ToString::to_string);
+                (name.clone().unwrap_or_default(), path.clone(), reason)
+            }
+            other => panic!("unexpected error {other}"),
+        })
+        .collect();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    for ((name, path, reason), want) in reports.iter().zip(["bad-listed", "bad-later"]) {
+        assert_eq!((name.as_str(), path.as_str()), (want, "spec.size"));
+        assert!(
+            reason
+                .as_deref()
+                .is_some_and(|r| r.contains("invalid type")),
+            "{reason:?}"
+        );
+    }
+    assert_eq!(store.len(), 2, "the cache holds the good objects only");
 }

@@ -160,7 +160,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .graceful_shutdown_on(async move {
             let _ = stopped.await;
         });
-    let running = tokio::spawn(controller.run(
+    let running = tokio::spawn(controller.run_until_shutdown(
         reconcile,
         Arc::new(Ctx {
             client: client.clone(),

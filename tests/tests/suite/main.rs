@@ -17,4 +17,6 @@ mod runtime;
 mod runtime_leader;
 mod subresources;
 mod throttle;
+mod toolkit;
+mod toolkit_operator;
 mod watch;

@@ -268,7 +268,7 @@ async fn store_and_controller_equal_the_server_after_kills_410s_and_failover() {
     let controller = controller.graceful_shutdown_on(async move {
         let _ = stop_rx.await;
     });
-    let ctrl = tokio::spawn(controller.run(
+    let ctrl = tokio::spawn(controller.run_until_shutdown(
         |cm: Arc<ConfigMap>, seen: Arc<Mutex<HashMap<String, String>>>| async move {
             if let Ok(mut seen) = seen.lock() {
                 seen.insert(

@@ -1,0 +1,424 @@
+//! Controller metrics with controller-runtime's names, through
+//! [`prometheus-client`](https://docs.rs/prometheus-client) (the official
+//! Prometheus Rust client: OpenMetrics text, no global registry, no
+//! exporter threads; builds dtoa, itoa, parking_lot and a small derive).
+//! Feature `metrics` of this crate, `metrics` of `kubeset`.
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
+//! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
+//! | `controller_runtime_active_workers` | gauge | `controller` |
+//! | `workqueue_depth` | gauge | `name` (keys ready; delayed ones are not counted, as in client-go) |
+//! | `workqueue_adds_total` | counter | `name` |
+//! | `workqueue_retries_total` | counter | `name` |
+//! | `workqueue_queue_duration_seconds` | histogram | `name` |
+//! | `workqueue_work_duration_seconds` | histogram | `name` |
+//! | `kubeset_watch_errors_total` | counter | `controller`, `reason` (`decode`, `list`, `watch`, …) |
+//!
+//! The last has no controller-runtime counterpart: each watcher error
+//! (after which the watch restarts, or, for `decode`, skips an object).
+//!
+//! [`Metrics::rest`] bridges the REST layer's hooks
+//! (`kubeset::rest::metrics::Metrics`, set with
+//! `RestConfig::with_metrics`) into the same registry, with client-go's
+//! (component-base) names:
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `rest_client_request_duration_seconds` | histogram | `verb` |
+//! | `rest_client_rate_limiter_duration_seconds` | histogram | `verb` |
+//! | `rest_client_requests_total` | counter | `code` (`<error>` for a transport failure), `method`, `host` |
+//! | `rest_client_request_retries_total` | counter | `code`, `verb`, `host` |
+//!
+//! Without the feature, [`ControllerMetrics`] is a no-op and nothing of
+//! prometheus-client is built.
+//!
+//! ```ignore
+//! let mut registry = prometheus_client::registry::Registry::default();
+//! let metrics = kubeset_runtime::metrics::Metrics::register(&mut registry);
+//! let controller = Controller::new(api, WatcherConfig::default())
+//!     .with_metrics(metrics.controller("greeter"));
+//! // serve prometheus_client::encoding::text::encode(&mut out, &registry)
+//! ```
+
+use std::time::Duration;
+
+use crate::watcher::WatcherError;
+
+/// The metrics one controller records; cheap to clone. Without the
+/// `metrics` feature every method is a no-op.
+#[derive(Debug, Clone, Default)]
+pub struct ControllerMetrics {
+    #[cfg(feature = "metrics")]
+    inner: Option<std::sync::Arc<imp::Inner>>,
+}
+
+impl ControllerMetrics {
+    /// Records nothing.
+    pub fn disabled() -> Self {
+        ControllerMetrics::default()
+    }
+
+    pub(crate) fn queue_depth(&self, _n: usize) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.depth.set(i64::try_from(_n).unwrap_or(i64::MAX));
+        }
+    }
+
+    pub(crate) fn queue_add(&self) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.adds.inc();
+        }
+    }
+
+    pub(crate) fn queue_wait(&self, _waited: Duration) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.queue_duration.observe(_waited.as_secs_f64());
+        }
+    }
+
+    pub(crate) fn retry(&self) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.retries.inc();
+        }
+    }
+
+    pub(crate) fn reconciled(&self, _took: Duration, _result: &'static str) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.reconciled(_took, _result);
+        }
+    }
+
+    pub(crate) fn active(&self, _n: usize) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.active.set(i64::try_from(_n).unwrap_or(i64::MAX));
+        }
+    }
+
+    pub(crate) fn watch_error(&self, _e: &WatcherError) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.watch_error(_e);
+        }
+    }
+}
+
+#[cfg(feature = "metrics")]
+pub use imp::{Metrics, RestMetrics};
+/// The metrics crate, for the `Registry` and the text encoder.
+#[cfg(feature = "metrics")]
+pub use prometheus_client;
+
+#[cfg(feature = "metrics")]
+mod imp {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use kubeset_client::rest::Verb;
+    use prometheus_client::metrics::counter::Counter;
+    use prometheus_client::metrics::family::Family;
+    use prometheus_client::metrics::gauge::Gauge;
+    use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+    use prometheus_client::registry::Registry;
+
+    use super::ControllerMetrics;
+    use crate::watcher::WatcherError;
+
+    type Labels = Vec<(&'static str, String)>;
+    type Hist = Family<Labels, Histogram, fn() -> Histogram>;
+
+    /// controller-runtime's buckets for reconcile time: 5 ms to ~80 s.
+    fn seconds() -> Histogram {
+        Histogram::new(exponential_buckets(0.005, 2.0, 15))
+    }
+
+    /// The metric families, registered once per registry; hand each
+    /// controller its handles with [`Metrics::controller`]. Cheap to clone.
+    #[derive(Debug, Clone)]
+    pub struct Metrics {
+        reconcile_total: Family<Labels, Counter>,
+        reconcile_errors: Family<Labels, Counter>,
+        reconcile_time: Hist,
+        active_workers: Family<Labels, Gauge>,
+        depth: Family<Labels, Gauge>,
+        adds: Family<Labels, Counter>,
+        retries: Family<Labels, Counter>,
+        queue_duration: Hist,
+        work_duration: Hist,
+        watch_errors: Family<Labels, Counter>,
+        rest: RestMetrics,
+    }
+
+    /// The REST layer's hooks into a registry ([`Metrics::rest`]).
+    #[derive(Debug, Clone)]
+    pub struct RestMetrics {
+        latency: Hist,
+        rate_limiter: Hist,
+        requests: Family<Labels, Counter>,
+        retries: Family<Labels, Counter>,
+    }
+
+    fn code_label(code: Option<u16>) -> String {
+        code.map_or_else(|| "<error>".to_owned(), |c| c.to_string())
+    }
+
+    impl kubeset_client::rest::metrics::Metrics for RestMetrics {
+        fn request_latency(&self, verb: Verb, _url_template: &str, latency: Duration) {
+            let labels = vec![("verb", verb.as_str().to_owned())];
+            self.latency
+                .get_or_create(&labels)
+                .observe(latency.as_secs_f64());
+        }
+
+        fn request_result(&self, verb: Verb, host: &str, code: Option<u16>) {
+            let labels = vec![
+                ("code", code_label(code)),
+                ("method", verb.as_str().to_owned()),
+                ("host", host.to_owned()),
+            ];
+            self.requests.get_or_create(&labels).inc();
+        }
+
+        fn request_retry(&self, verb: Verb, host: &str, code: Option<u16>) {
+            let labels = vec![
+                ("code", code_label(code)),
+                ("verb", verb.as_str().to_owned()),
+                ("host", host.to_owned()),
+            ];
+            self.retries.get_or_create(&labels).inc();
+        }
+
+        fn rate_limiter_latency(&self, verb: Verb, _url_template: &str, wait: Duration) {
+            let labels = vec![("verb", verb.as_str().to_owned())];
+            self.rate_limiter
+                .get_or_create(&labels)
+                .observe(wait.as_secs_f64());
+        }
+    }
+
+    impl Metrics {
+        /// The REST layer's hooks, recording into this registry: pass
+        /// `Arc::new(metrics.rest())` to `RestConfig::with_metrics`.
+        pub fn rest(&self) -> RestMetrics {
+            self.rest.clone()
+        }
+
+        /// Registers every family in `registry`.
+        pub fn register(registry: &mut Registry) -> Self {
+            let m = Metrics {
+                reconcile_total: Family::default(),
+                reconcile_errors: Family::default(),
+                reconcile_time: Family::new_with_constructor(seconds),
+                active_workers: Family::default(),
+                depth: Family::default(),
+                adds: Family::default(),
+                retries: Family::default(),
+                queue_duration: Family::new_with_constructor(seconds),
+                work_duration: Family::new_with_constructor(seconds),
+                watch_errors: Family::default(),
+                rest: RestMetrics {
+                    latency: Family::new_with_constructor(seconds),
+                    rate_limiter: Family::new_with_constructor(seconds),
+                    requests: Family::default(),
+                    retries: Family::default(),
+                },
+            };
+            let r = registry;
+            r.register(
+                "controller_runtime_reconcile",
+                "Reconciles per controller and result",
+                m.reconcile_total.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_errors",
+                "Failed reconciles per controller",
+                m.reconcile_errors.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_time_seconds",
+                "Time per reconcile",
+                m.reconcile_time.clone(),
+            );
+            r.register(
+                "controller_runtime_active_workers",
+                "Reconciles running now",
+                m.active_workers.clone(),
+            );
+            r.register(
+                "workqueue_depth",
+                "Keys waiting in the work queue",
+                m.depth.clone(),
+            );
+            r.register(
+                "workqueue_adds",
+                "Keys added to the work queue",
+                m.adds.clone(),
+            );
+            r.register(
+                "workqueue_retries",
+                "Keys requeued after a failure",
+                m.retries.clone(),
+            );
+            r.register(
+                "workqueue_queue_duration_seconds",
+                "Time a key waited ready before being processed",
+                m.queue_duration.clone(),
+            );
+            r.register(
+                "workqueue_work_duration_seconds",
+                "Time a key took to process",
+                m.work_duration.clone(),
+            );
+            let rest = &m.rest;
+            r.register(
+                "rest_client_request_duration_seconds",
+                "Request latency per verb",
+                rest.latency.clone(),
+            );
+            r.register(
+                "rest_client_rate_limiter_duration_seconds",
+                "Client-side rate limiter wait per verb",
+                rest.rate_limiter.clone(),
+            );
+            r.register(
+                "rest_client_requests",
+                "Requests per status code, method and host",
+                rest.requests.clone(),
+            );
+            r.register(
+                "rest_client_request_retries",
+                "Retried requests per status code, verb and host",
+                rest.retries.clone(),
+            );
+            r.register(
+                "kubeset_watch_errors",
+                "Watcher errors (each followed by a restart, or a skipped object for decode)",
+                m.watch_errors.clone(),
+            );
+            m
+        }
+
+        /// The handles of the controller `name`.
+        pub fn controller(&self, name: &str) -> ControllerMetrics {
+            let by_controller = vec![("controller", name.to_owned())];
+            let by_name = vec![("name", name.to_owned())];
+            ControllerMetrics {
+                inner: Some(Arc::new(Inner {
+                    name: name.to_owned(),
+                    families: self.clone(),
+                    errors: self.reconcile_errors.get_or_create_owned(&by_controller),
+                    time: self.reconcile_time.get_or_create_owned(&by_controller),
+                    active: self.active_workers.get_or_create_owned(&by_controller),
+                    depth: self.depth.get_or_create_owned(&by_name),
+                    adds: self.adds.get_or_create_owned(&by_name),
+                    retries: self.retries.get_or_create_owned(&by_name),
+                    queue_duration: self.queue_duration.get_or_create_owned(&by_name),
+                    work_duration: self.work_duration.get_or_create_owned(&by_name),
+                })),
+            }
+        }
+    }
+
+    #[derive(Debug)]
+    pub(super) struct Inner {
+        name: String,
+        families: Metrics,
+        errors: Counter,
+        time: Histogram,
+        pub(super) active: Gauge,
+        pub(super) depth: Gauge,
+        pub(super) adds: Counter,
+        pub(super) retries: Counter,
+        pub(super) queue_duration: Histogram,
+        work_duration: Histogram,
+    }
+
+    impl Inner {
+        pub(super) fn reconciled(&self, took: Duration, result: &'static str) {
+            let labels = vec![
+                ("controller", self.name.clone()),
+                ("result", result.to_owned()),
+            ];
+            self.families.reconcile_total.get_or_create(&labels).inc();
+            if result == "error" {
+                self.errors.inc();
+            }
+            self.time.observe(took.as_secs_f64());
+            self.work_duration.observe(took.as_secs_f64());
+        }
+
+        pub(super) fn watch_error(&self, e: &WatcherError) {
+            let reason = match e {
+                WatcherError::Decode { .. } => "decode",
+                WatcherError::InitialList { .. } => "list",
+                WatcherError::WatchOpen { .. } => "watch_open",
+                WatcherError::WatchStream { .. } => "watch_stream",
+                WatcherError::WatchEvent { .. } => "watch_event",
+                WatcherError::WatchClosedEarly => "watch_closed_early",
+                WatcherError::StreamingListIncomplete => "streaming_list_incomplete",
+            };
+            let labels = vec![
+                ("controller", self.name.clone()),
+                ("reason", reason.to_owned()),
+            ];
+            self.families.watch_errors.get_or_create(&labels).inc();
+        }
+    }
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use std::time::Duration;
+
+    use kubeset_client::rest::Verb;
+    use kubeset_client::rest::metrics::Metrics as _;
+    use prometheus_client::encoding::text::encode;
+    use prometheus_client::registry::Registry;
+
+    use super::Metrics;
+
+    #[test]
+    fn names_and_labels_follow_controller_runtime_and_client_go() {
+        let mut registry = Registry::default();
+        let m = Metrics::register(&mut registry);
+        let c = m.controller("greeter");
+        c.queue_add();
+        c.queue_depth(3);
+        c.reconciled(Duration::from_millis(20), "success");
+        c.reconciled(Duration::from_millis(20), "error");
+        c.retry();
+        let rest = m.rest();
+        rest.request_latency(
+            Verb::Get,
+            "/api/v1/namespaces/{namespace}/pods",
+            Duration::from_millis(3),
+        );
+        rest.request_result(Verb::Get, "10.0.0.1:6443", Some(200));
+        rest.request_result(Verb::Get, "10.0.0.1:6443", None);
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodes");
+        for want in [
+            "controller_runtime_reconcile_total{controller=\"greeter\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"greeter\",result=\"error\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"greeter\"} 1",
+            "controller_runtime_reconcile_time_seconds_count{controller=\"greeter\"} 2",
+            "workqueue_adds_total{name=\"greeter\"} 1",
+            "workqueue_depth{name=\"greeter\"} 3",
+            "workqueue_retries_total{name=\"greeter\"} 1",
+            "workqueue_work_duration_seconds_count{name=\"greeter\"} 2",
+            "rest_client_request_duration_seconds_count{verb=\"GET\"} 1",
+            "rest_client_requests_total{code=\"200\",method=\"GET\",host=\"10.0.0.1:6443\"} 1",
+            "rest_client_requests_total{code=\"<error>\",method=\"GET\",host=\"10.0.0.1:6443\"} 1",
+        ] {
+            assert!(text.contains(want), "missing {want} in\n{text}");
+        }
+    }
+}
