@@ -5,12 +5,15 @@ use kubeset::dynamic::{ApiResource, DynamicObject};
 use kubeset::params::ListParams;
 
 use super::{describe, dynamic_api, namespace, print, resolve};
-use crate::cli::{GetArgs, Global, OutputFormat, WatchArgs};
+use crate::cli::{EventPrint, GetArgs, Global, OutputFormat, WatchArgs};
 use crate::error::CliError;
 use crate::output;
 
 /// Lists or reads objects and prints them.
 pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(), CliError> {
+    if args.resource == "all" {
+        return super::get_all::run(global, client, args).await;
+    }
     let resource = resolve(client, &args.resource).await?;
     if args.all_namespaces && args.name.is_some() {
         return Err(CliError::usage(
@@ -53,7 +56,12 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             (list.items, false)
         }
     };
-    show(args, &resource, &ns, &objects, single)?;
+    // As kubectl: with -w an empty list prints nothing, the header comes
+    // with the first change.
+    let table_printed = !objects.is_empty();
+    if !(args.watch && objects.is_empty()) {
+        show(args, &resource, &ns, &objects, single)?;
+    }
     if args.watch {
         let watch = WatchArgs {
             resource: args.resource.clone(),
@@ -62,6 +70,17 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             field_selector: args.field_selector.clone(),
             resource_version: Some(list_rv),
             timeout: None,
+            print: match &args.output {
+                None => EventPrint::Rows {
+                    wide: false,
+                    header_printed: table_printed,
+                },
+                Some(OutputFormat::Wide) => EventPrint::Rows {
+                    wide: true,
+                    header_printed: table_printed,
+                },
+                Some(_) => EventPrint::Lines,
+            },
         };
         return super::watch::run(global, client, &watch).await;
     }
@@ -75,7 +94,7 @@ fn show(
     objects: &[DynamicObject],
     single: bool,
 ) -> Result<(), CliError> {
-    match args.output {
+    match &args.output {
         None | Some(OutputFormat::Wide) if objects.is_empty() => {
             if resource.namespaced && !args.all_namespaces {
                 eprintln!("No resources found in {ns} namespace.");

@@ -12,6 +12,9 @@ use crate::error::CliError;
 /// Streams the pod's log to stdout.
 pub async fn run(global: &Global, client: &Client, args: &LogsArgs) -> Result<(), CliError> {
     let ns = namespace(global, client);
+    if let Some(c) = &args.container {
+        super::container::check(client, &ns, &args.pod, c).await?;
+    }
     let action = format!("reading the log of pod {:?}", args.pod);
     let mut req = client
         .rest()
