@@ -3,7 +3,7 @@
 //! - [`watcher()`]: a stream of [`Event`]s that never loses a change across
 //!   disconnects, expired versions (410) and server restarts.
 //! - [`store`]: a cache of `Arc<K>` keyed by namespace/name with indexers,
-//!   fed by a [`reflector`](store::reflector); swaps whole states atomically.
+//!   fed by a [`reflector`]; swaps whole states atomically.
 //! - [`controller`]: reconcile over a deduplicating work queue with
 //!   per-key backoff, bounded concurrency and graceful shutdown.
 //! - [`leader`]: leader election on a `coordination.k8s.io/v1` Lease with
