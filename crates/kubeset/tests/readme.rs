@@ -5,13 +5,11 @@
 //! `tests/tests/suite/readme.rs`; the crate docs include the README, so
 //! `cargo test --doc -p kubeset` compiles every block).
 
-#[path = "../examples/quickstart.rs"]
-#[allow(dead_code)]
+#[path = "common/quickstart.rs"]
 mod quickstart;
 
-use kubeset::api::core::v1::ConfigMap;
+use kubeset::Client;
 use kubeset::rest::{RestClient, RestConfig};
-use kubeset::{Api, Client};
 use kubeset_testserver::TestServer;
 
 const README: &str = include_str!("../README.md");
@@ -92,27 +90,6 @@ fn toml_block_names_every_crate_the_rust_blocks_use() {
 async fn quick_start_runs_twice_on_the_embedded_server() {
     let server = TestServer::start().await.expect("test server starts");
     let rest = RestClient::new(RestConfig::new(server.url())).expect("client builds");
-    let client = Client::new(rest, "default");
-    for run in 1..=2 {
-        if let Err(e) = quickstart::greet(client.clone()).await {
-            panic!("run {run} of the quick start failed: {e}");
-        }
-    }
-    let cm = Api::<ConfigMap>::default_namespaced(client)
-        .get("greeting")
-        .await
-        .expect("greeting exists");
-    let data = cm.data.unwrap_or_default();
-    assert_eq!(data.get("hello").map(String::as_str), Some("kubeset"));
-    let managers: Vec<String> = cm
-        .metadata
-        .managed_fields
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|m| m.manager)
-        .collect();
-    assert!(
-        managers.iter().any(|m| m == "my-controller"),
-        "{managers:?}"
-    );
+    quickstart::run_twice(Client::new(rest, "default")).await;
+    server.shutdown().await;
 }
