@@ -598,10 +598,14 @@ fn demo_runs_to_completion() {
         "nothing lost and nothing repeated",
         "The watch resumed by itself on",
         "All steps checked out.",
+        "Next: `kubeset serve --kubeconfig-out",
     ] {
         assert!(
             stdout.contains(needle),
             "{needle:?} missing from:\n{stdout}"
         );
     }
+    // The last line says where to go next.
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.starts_with("Next: "), "{last}");
 }
