@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask test`: the whole suite as CI runs it (realkube, workspace
 //!   tests, every group-version's round trips, codegen-compat); see
-//!   [`test`].
+//!   [`mod@test`].
 //! - `cargo xtask codegen [--check] [--specs DIR]`: regenerate `kubeset-api`
 //!   from the Kubernetes version pinned in `specs/kubernetes-version`.
 //! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.33 (v3
@@ -16,11 +16,14 @@
 //!   pinned specs from upstream and check their sha256.
 //! - `cargo xtask bench [--quick] [--only ROWS]`: kubeset vs
 //!   kube-rs/k8s-openapi and client-go, written to `docs/benchmarks.md`
-//!   (a partial `--only` run writes beside its data instead); see [`bench`].
+//!   (a partial `--only` run writes beside its data instead); see [`mod@bench`].
+//! - `cargo xtask public-api [--bless]`: the facade's public API against
+//!   `crates/kubeset/public-api.txt`; see [`public_api`].
 
 mod bench;
 mod codegen;
 mod fetch;
+mod public_api;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -46,7 +49,8 @@ fn usage() -> ExitCode {
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
-         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]"
+         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]\n       \
+         cargo xtask public-api [--bless]"
     );
     ExitCode::from(2)
 }
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut check = false;
     let mut quick = false;
+    let mut bless = false;
     let mut specs = None;
     let mut dest = None;
     let mut positional = Vec::new();
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--check" => check = true,
             "--quick" => quick = true,
+            "--bless" => bless = true,
             "--specs" => match it.next() {
                 Some(v) => specs = Some(PathBuf::from(v)),
                 None => return usage(),
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("test") => test::run_all(&specs_root(specs)),
         Some("bench") => bench::run(quick),
+        Some("public-api") => public_api::run(bless),
         Some("pin-specs") => match positional.get(1) {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),

@@ -53,17 +53,9 @@ pub struct Global {
     /// Give up on a request after this long (`500ms`, `1s`, `2m`; `0` for never).
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
-    /// Log verbosity on stderr: `-v=1` warnings, `-v` or `-v=2` info, `-v=4`
-    /// debug, `-v=6` trace (default: errors only).
-    #[arg(
-        short = 'v',
-        long = "v",
-        global = true,
-        value_name = "LEVEL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "2"
-    )]
+    /// Log verbosity on stderr, as kubectl's `-v`: `-v 1` (or `-v=1`)
+    /// warnings, `2` info, `4` debug, `6` trace (default: errors only).
+    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL")]
     pub verbosity: Option<u8>,
 }
 
@@ -72,8 +64,9 @@ pub struct Global {
 pub enum Command {
     /// List objects of a resource type, or show one.
     Get(GetArgs),
-    /// Create objects from a manifest file (YAML, multi-document, or JSON).
-    Create(FileArgs),
+    /// Create objects from a manifest file (YAML, multi-document, or JSON),
+    /// or a namespace or ConfigMap from the command line.
+    Create(CreateArgs),
     /// Server-side apply objects from a manifest file.
     Apply(ApplyArgs),
     /// Patch one object.
@@ -91,10 +84,126 @@ pub enum Command {
     /// Start an embedded 3-replica server and walk through what a
     /// controller does, checking every step.
     Demo,
+    /// Print a shell completion script (`source <(kubeset completion bash)`).
+    Completion(CompletionArgs),
+}
+
+/// `completion` arguments.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+/// Shells `completion` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// bash (needs the bash-completion package).
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+/// `--dry-run`, as kubectl's: `server` sends the request with
+/// `dryRun=All` (validated, admitted and defaulted, never stored).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum DryRun {
+    /// A real request (the default).
+    #[default]
+    None,
+    /// `dryRun=All`: the server answers what it would store.
+    Server,
+}
+
+impl DryRun {
+    /// kubectl's suffix of the result line: ` (server dry run)`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            DryRun::None => "",
+            DryRun::Server => " (server dry run)",
+        }
+    }
+}
+
+/// The `--dry-run` flag of the writing commands.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct DryRunArg {
+    /// `server`: submit with `dryRun=All`, nothing is stored; `none`: a
+    /// real request. (kubectl's `client` needs no server; it is not offered.)
+    #[arg(
+        long = "dry-run",
+        value_enum,
+        value_name = "STRATEGY",
+        default_value = "none"
+    )]
+    pub dry_run: DryRun,
+}
+
+impl DryRunArg {
+    /// Whether the request is a dry run.
+    pub fn on(self) -> bool {
+        self.dry_run == DryRun::Server
+    }
+}
+
+/// `create` arguments: a manifest, or one of the subcommands.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct CreateArgs {
+    /// Create this instead of reading a manifest.
+    #[command(subcommand)]
+    pub what: Option<CreateWhat>,
+    /// Manifest file, or `-` for stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    pub file: Option<String>,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
+}
+
+/// What `create` makes from flags.
+#[derive(Debug, Subcommand)]
+pub enum CreateWhat {
+    /// A namespace.
+    #[command(alias = "ns")]
+    Namespace(CreateNamespaceArgs),
+    /// A ConfigMap from literals and files.
+    #[command(alias = "cm")]
+    Configmap(CreateConfigMapArgs),
+}
+
+/// `create namespace` arguments.
+#[derive(Debug, Args)]
+pub struct CreateNamespaceArgs {
+    /// The namespace's name.
+    pub name: String,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
+}
+
+/// `create configmap` arguments.
+#[derive(Debug, Args)]
+pub struct CreateConfigMapArgs {
+    /// The ConfigMap's name.
+    pub name: String,
+    /// `key=value`, repeatable.
+    #[arg(long = "from-literal", value_name = "KEY=VALUE")]
+    pub from_literal: Vec<String>,
+    /// `[key=]path`: the file's content under its base name (or `key`),
+    /// repeatable; binary files go to `binaryData`.
+    #[arg(long = "from-file", value_name = "[KEY=]PATH")]
+    pub from_file: Vec<String>,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
 }
 
 /// Output formats of `get`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputFormat {
     /// The object(s) as JSON.
     Json,
@@ -104,6 +213,27 @@ pub enum OutputFormat {
     Name,
     /// The table with more columns.
     Wide,
+    /// `jsonpath=TEMPLATE`: kubectl's JSONPath template (`{.metadata.name}`,
+    /// `{range .items[*]}…{end}`), checked when parsed.
+    JsonPath(crate::jsonpath::Template),
+}
+
+/// Parses `-o`: `json`, `yaml`, `name`, `wide`, `jsonpath=TEMPLATE`.
+pub fn parse_output(text: &str) -> Result<OutputFormat, String> {
+    match text {
+        "json" => Ok(OutputFormat::Json),
+        "yaml" => Ok(OutputFormat::Yaml),
+        "name" => Ok(OutputFormat::Name),
+        "wide" => Ok(OutputFormat::Wide),
+        _ => match text.split_once('=') {
+            Some(("jsonpath", template)) => crate::jsonpath::Template::parse(template)
+                .map(OutputFormat::JsonPath)
+                .map_err(|e| e.to_string()),
+            _ => Err(format!(
+                "unknown output format {text:?} (json, yaml, name, wide, jsonpath=TEMPLATE)"
+            )),
+        },
+    }
 }
 
 /// `get` arguments.
@@ -123,10 +253,11 @@ pub struct GetArgs {
     /// Field selector (`metadata.name=x`).
     #[arg(long, value_name = "SELECTOR")]
     pub field_selector: Option<String>,
-    /// Output format (a table when absent).
-    #[arg(short = 'o', long, value_enum)]
+    /// Output format: json, yaml, name, wide, jsonpath=TEMPLATE (a table
+    /// when absent).
+    #[arg(short = 'o', long, value_parser = parse_output, value_name = "FORMAT")]
     pub output: Option<OutputFormat>,
-    /// After listing, watch for changes: `kubeset watch` lines (from the
+    /// After listing, watch for changes: one table row per change (from the
     /// list's resourceVersion, so nothing is missed or repeated).
     #[arg(short = 'w', long)]
     pub watch: bool,
@@ -155,6 +286,9 @@ pub struct ApplyArgs {
     /// Accepted for kubectl compatibility; apply is always server-side.
     #[arg(long, hide = true)]
     pub server_side: bool,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
 }
 
 /// Patch flavours.
@@ -181,6 +315,9 @@ pub struct PatchArgs {
     /// The patch, as JSON (or YAML).
     #[arg(short = 'p', long, value_name = "PATCH")]
     pub patch: String,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
 }
 
 /// `delete` arguments.
@@ -194,6 +331,9 @@ pub struct DeleteArgs {
     /// Succeed when the object does not exist.
     #[arg(long)]
     pub ignore_not_found: bool,
+    /// Dry run.
+    #[command(flatten)]
+    pub dry_run: DryRunArg,
 }
 
 /// `watch` arguments.
@@ -219,6 +359,25 @@ pub struct WatchArgs {
     /// whenever its server closes it or dies (on the next --server).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u32>,
+    /// How events print (`get -w` asks for table rows).
+    #[arg(skip)]
+    pub print: EventPrint,
+}
+
+/// How `watch` prints an event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EventPrint {
+    /// `ADDED configmap/x rv=12`.
+    #[default]
+    Lines,
+    /// The object's table row, as `kubectl get -w`; the header first
+    /// unless the list before the watch printed it.
+    Rows {
+        /// `-o wide` columns.
+        wide: bool,
+        /// Whether the header is already on the screen.
+        header_printed: bool,
+    },
 }
 
 /// `logs` arguments.
@@ -490,9 +649,38 @@ mod tests {
             Cli::try_parse_from(all).unwrap().global.verbosity
         };
         assert_eq!(v(&[]), None);
-        assert_eq!(v(&["-v"]), Some(2));
+        assert_eq!(v(&["-v", "9"]), Some(9));
         assert_eq!(v(&["-v=6"]), Some(6));
+        assert_eq!(v(&["-v3"]), Some(3));
         assert_eq!(v(&["--v=4"]), Some(4));
+        assert_eq!(v(&["--v", "5"]), Some(5));
+        // kubectl: "flag needs an argument".
+        assert!(Cli::try_parse_from(["kubeset", "-v"]).is_err());
+    }
+
+    #[test]
+    fn output_formats() {
+        assert_eq!(parse_output("yaml"), Ok(OutputFormat::Yaml));
+        assert!(matches!(
+            parse_output("jsonpath={.metadata.name}"),
+            Ok(OutputFormat::JsonPath(_))
+        ));
+        assert!(parse_output("jsonpath={.a").is_err());
+        assert!(parse_output("table").is_err());
+    }
+
+    #[test]
+    fn create_takes_a_file_or_a_subcommand() {
+        let create = |args: &[&str]| {
+            let mut all = vec!["kubeset", "create"];
+            all.extend_from_slice(args);
+            Cli::try_parse_from(all)
+        };
+        assert!(create(&["-f", "m.yaml"]).is_ok());
+        assert!(create(&["ns", "x", "--dry-run=server"]).is_ok());
+        assert!(create(&["configmap", "c", "--from-literal", "a=b"]).is_ok());
+        assert!(create(&[]).is_err());
+        assert!(create(&["ns", "x", "--dry-run=client"]).is_err());
     }
 
     #[test]

@@ -55,6 +55,15 @@ pub enum CliError {
         /// What is missing.
         message: String,
     },
+    /// `logs -c` named a container the pod does not have (exit 1; kubectl's
+    /// words).
+    #[error("container {container} is not valid for pod {pod}")]
+    InvalidContainer {
+        /// The pod.
+        pod: String,
+        /// The container asked for.
+        container: String,
+    },
     /// Some of several operations failed; each was already reported (exit 1).
     #[error("{failed} of {total} objects failed")]
     Partial {

@@ -7,6 +7,7 @@
 mod cli;
 mod cmd;
 mod error;
+mod jsonpath;
 mod output;
 
 use std::process::ExitCode;
@@ -110,12 +111,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Serve(args) => cmd::serve::run(args).await,
         Command::Demo => cmd::demo::run().await,
         Command::Get(args) => cmd::get::run(g, &g.client()?, args).await,
-        Command::Create(args) => cmd::apply::create(g, &g.client()?, args).await,
+        Command::Create(args) => cmd::create::run(g, args).await,
         Command::Apply(args) => cmd::apply::apply(g, &g.client()?, args).await,
         Command::Patch(args) => cmd::patch::run(g, &g.client()?, args).await,
         Command::Delete(args) => cmd::delete::run(g, &g.client()?, args).await,
         Command::Watch(args) => cmd::watch::run(g, &g.client()?, args).await,
         Command::Logs(args) => cmd::logs::run(g, &g.client()?, args).await,
         Command::ApiResources(args) => cmd::api_resources::run(&g.client()?, args).await,
+        Command::Completion(args) => cmd::completion::run(args),
     }
 }

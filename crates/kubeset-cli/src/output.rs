@@ -39,7 +39,7 @@ pub fn with_type(resource: &ApiResource, obj: &DynamicObject) -> Value {
 /// Renders objects in a machine format; one object alone when `single`,
 /// else a `List` as kubectl prints it.
 pub fn render(
-    format: OutputFormat,
+    format: &OutputFormat,
     resource: &ApiResource,
     objects: &[DynamicObject],
     single: bool,
@@ -47,24 +47,39 @@ pub fn render(
     let values: Vec<Value> = objects.iter().map(|o| with_type(resource, o)).collect();
     let doc = match (single, values.first()) {
         (true, Some(v)) => v.clone(),
-        _ => json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": values,
-            "metadata": {"resourceVersion": ""},
-        }),
+        _ => list_doc(values),
     };
     match format {
-        OutputFormat::Json => serde_json::to_string_pretty(&doc)
-            .map(|s| s + "\n")
-            .map_err(|e| CliError::io("encoding JSON", std::io::Error::other(e))),
-        OutputFormat::Yaml => serde_norway::to_string(&doc)
-            .map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e))),
         OutputFormat::Name => Ok(objects
             .iter()
             .map(|o| object_ref(resource, o.name()) + "\n")
             .collect()),
         OutputFormat::Wide => Ok(table(resource, objects, false, true)),
+        _ => encode(format, &doc),
+    }
+}
+
+/// A `List` of already typed items, as kubectl prints several objects.
+pub fn list_doc(items: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": items,
+        "metadata": {"resourceVersion": ""},
+    })
+}
+
+/// `doc` as JSON, YAML or through a JSONPath template (the table formats
+/// and `name` answer an empty string: they need the objects, not a doc).
+pub fn encode(format: &OutputFormat, doc: &Value) -> Result<String, CliError> {
+    match format {
+        OutputFormat::Json => serde_json::to_string_pretty(doc)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::io("encoding JSON", std::io::Error::other(e))),
+        OutputFormat::Yaml => serde_norway::to_string(doc)
+            .map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e))),
+        OutputFormat::JsonPath(template) => Ok(template.render(doc)),
+        OutputFormat::Name | OutputFormat::Wide => Ok(String::new()),
     }
 }
 
@@ -396,6 +411,52 @@ pub fn table(
     all_namespaces: bool,
     wide: bool,
 ) -> String {
+    align(&table_rows(resource, objects, all_namespaces, wide, false))
+}
+
+/// The table of `kubectl get all`: names as `kind/name` (`pod/web-0`).
+pub fn table_with_kinds(
+    resource: &ApiResource,
+    objects: &[DynamicObject],
+    all_namespaces: bool,
+    wide: bool,
+) -> String {
+    align(&table_rows(resource, objects, all_namespaces, wide, true))
+}
+
+/// One object's row as `kubectl get -w` prints a change: aligned with the
+/// header, and the header line too when `with_header`.
+pub fn watch_row(
+    resource: &ApiResource,
+    obj: &DynamicObject,
+    all_namespaces: bool,
+    wide: bool,
+    with_header: bool,
+) -> String {
+    let rows = table_rows(
+        resource,
+        std::slice::from_ref(obj),
+        all_namespaces,
+        wide,
+        false,
+    );
+    let text = align(&rows);
+    if with_header {
+        return text;
+    }
+    text.split_once('\n')
+        .map(|(_, row)| row.to_owned())
+        .unwrap_or_default()
+}
+
+/// The header and one row per object.
+fn table_rows(
+    resource: &ApiResource,
+    objects: &[DynamicObject],
+    all_namespaces: bool,
+    wide: bool,
+    kind_names: bool,
+) -> Vec<Vec<String>> {
     let (mid, extra) = columns(resource);
     let mut headers: Vec<&str> = Vec::new();
     if all_namespaces && resource.namespaced {
@@ -415,7 +476,11 @@ pub fn table(
         if all_namespaces && resource.namespaced {
             row.push(obj.namespace().unwrap_or_default().to_owned());
         }
-        row.push(obj.name().to_owned());
+        row.push(if kind_names {
+            object_ref(resource, obj.name())
+        } else {
+            obj.name().to_owned()
+        });
         row.extend(mid.iter().map(|c| (c.cell)(&value)));
         row.push(match &obj.metadata.creation_timestamp {
             Some(t) => human_age(now - t.unix_seconds()),
@@ -426,7 +491,7 @@ pub fn table(
         }
         rows.push(row);
     }
-    align(&rows)
+    rows
 }
 
 /// Left-aligned columns separated by three spaces, as kubectl's printer.
@@ -634,18 +699,18 @@ mod tests {
         assert_eq!(lines[0], "NAMESPACE   NAME   DATA   AGE");
         assert!(lines[1].starts_with("ns1         demo   2      "), "{t}");
 
-        let out = render(OutputFormat::Name, &cm(), &[o.clone()], false).unwrap();
+        let out = render(&OutputFormat::Name, &cm(), &[o.clone()], false).unwrap();
         assert_eq!(out, "configmap/demo\n");
         let mut item = o.clone();
         item.api_version.clear();
         item.kind.clear();
         let list: Value =
-            serde_json::from_str(&render(OutputFormat::Json, &cm(), &[item], false).unwrap())
+            serde_json::from_str(&render(&OutputFormat::Json, &cm(), &[item], false).unwrap())
                 .unwrap();
         assert_eq!(list["kind"], "List");
         assert_eq!(list["items"][0]["kind"], "ConfigMap");
         assert_eq!(list["items"][0]["apiVersion"], "v1");
-        let yaml = render(OutputFormat::Yaml, &cm(), &[o], true).unwrap();
+        let yaml = render(&OutputFormat::Yaml, &cm(), &[o], true).unwrap();
         assert!(
             yaml.contains("kind: ConfigMap") && yaml.contains("name: demo"),
             "{yaml}"

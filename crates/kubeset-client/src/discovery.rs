@@ -33,6 +33,8 @@ pub struct DiscoveredResource {
     pub subresources: Vec<String>,
     /// Whether this group-version is the group's preferred one.
     pub preferred: bool,
+    /// Categories (`all` is what `kubectl get all` lists).
+    pub categories: Vec<String>,
 }
 
 /// The result of discovery: every resource of every served group-version.
@@ -86,6 +88,17 @@ impl Discovery {
     /// The resource serving `kind` in `group` (preferred version first).
     pub fn resolve_kind(&self, group: &str, kind: &str) -> Option<&DiscoveredResource> {
         self.best(|r| r.resource.group == group && r.resource.kind == kind)
+    }
+
+    /// The preferred-version resources of a category, in discovery order
+    /// (`category("all")`: what `kubectl get all` lists).
+    pub fn category<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a DiscoveredResource> + 'a {
+        self.resources
+            .iter()
+            .filter(move |r| r.preferred && r.categories.iter().any(|c| c == name))
     }
 
     /// Resolves what a user typed, as kubectl does: a plural, singular or
@@ -161,6 +174,7 @@ fn push_legacy(
             verbs: r.verbs,
             subresources: subs,
             preferred,
+            categories: r.categories.unwrap_or_default(),
         });
     }
 }
@@ -206,6 +220,7 @@ async fn aggregated(
                     subresources: r.subresources.into_iter().map(|s| s.subresource).collect(),
                     // Versions are listed in preference order.
                     preferred: i == 0,
+                    categories: r.categories,
                 });
             }
         }
@@ -260,6 +275,8 @@ struct ResourceDiscovery {
     verbs: Vec<String>,
     #[serde(default)]
     subresources: Vec<SubresourceDiscovery>,
+    #[serde(default)]
+    categories: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -1,4 +1,4 @@
-//! The README's quick start, compiled so that it stays true.
+//! The README's quick start: create-or-get, then a server-side apply.
 
 use kubeset::api::core::v1::ConfigMap;
 use kubeset::params::{ListParams, PatchParams, PostParams};
@@ -8,16 +8,30 @@ use kubeset::{Api, Client, Patch};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // kubeconfig (KUBECONFIG or ~/.kube/config), else in-cluster.
     let client = Client::try_default().await?;
+    greet(client).await
+}
+
+/// Safe to run again and again, like a controller's reconcile.
+pub async fn greet(client: Client) -> Result<(), Box<dyn std::error::Error>> {
     let cms: Api<ConfigMap> = Api::default_namespaced(client);
 
+    // Create-or-get: a second run finds the object already there.
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("greeting".into());
     cm.data = Some([("hello".to_owned(), "world".to_owned())].into());
-    cms.create(&PostParams::default(), &cm).await?;
+    match cms.create(&PostParams::default(), &cm).await {
+        Ok(_) => println!("created greeting"),
+        Err(e) if e.is_already_exists() => println!("greeting exists"),
+        Err(e) => return Err(e.into()),
+    }
 
+    // Server-side apply as field manager "my-controller". The create above
+    // made manager "kubeset" the owner of .data.hello, so without `force`
+    // the server answers 409 Conflict; `force` takes the field over, which
+    // is what a controller wants for fields it is the source of truth for.
     let intent = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "greeting"}, "data": {"hello": "kubeset"}});
-    let apply = PatchParams::apply("my-controller");
+    let apply = PatchParams::apply("my-controller").force();
     cms.patch("greeting", &apply, &Patch::Apply(&intent))
         .await?;
 

@@ -5,10 +5,17 @@
 //! - [`Api<K>`]: the typed verbs for any kind `K` implementing [`Resource`]
 //!   — the generated models in [`api`], [`apimachinery`],
 //!   [`apiextensions_apiserver`], [`kube_aggregator`], or your own
-//!   `#[derive(Resource)]` structs. Scope is checked by the type system:
-//!   [`Api::namespaced`] only compiles for namespaced kinds.
+//!   [`#[derive(Resource)]`](#deriveresource) structs. Scope is checked by
+//!   the type system: [`Api::namespaced`] only compiles for namespaced
+//!   kinds.
+//! - [`Clientset`]: client-go's typed clientset (`cs.apps_v1().deployments("ns")`),
+//!   with subresources as typed methods ([`clientset`]).
 //! - [`dynamic`]: the same verbs on untyped objects addressed by
 //!   group/version/resource, and [`discovery`] of what a server serves.
+//! - [`params`]: the options of each verb (`ListParams`, `PatchParams`, …),
+//!   [`Patch`] the patch flavours, [`Error`] / [`ApiError`] the errors.
+//! - [`rest`]: the REST layer (request builder, retries, rate limiting,
+//!   watch streams, failover, kubeconfig in [`rest::config`]).
 //! - `runtime` (feature `runtime`): watcher, cached store with indexers,
 //!   work-queue controller and leader election (the `kubeset-runtime`
 //!   crate).
@@ -24,12 +31,103 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Errors are typed: `err.is_not_found()`, `err.is_conflict()`,
+//! `err.is_already_exists()`, and `err.api_error()` gives the server's
+//! `Status` reason, code and message:
+//!
+//! ```no_run
+//! # use kubeset::{Api, api::core::v1::ConfigMap};
+//! # async fn run(cms: Api<ConfigMap>) -> Result<(), kubeset::Error> {
+//! match cms.get("maybe").await {
+//!     Ok(cm) => println!("found {:?}", cm.metadata.name),
+//!     Err(e) if e.is_not_found() => println!("not there"),
+//!     Err(e) => return Err(e),
+//! }
+//! // Or: `get_opt` answers `None` for a 404.
+//! let _maybe: Option<ConfigMap> = cms.get_opt("maybe").await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `api-default` | yes | the group-versions `core-v1`, `apps-v1`, `batch-v1`, `coordination-v1`, `discovery-v1`, `rbac-v1`, `networking-v1`, `policy-v1`, `apiextensions-v1` |
+//! | `core-v1`, `apps-v1`, … | some | one feature per API group-version: its models in [`api`] and its [`Clientset`] accessors |
+//! | `all` | no | every group-version the Kubernetes specs have |
+//! | `http2` | yes | HTTP/2 to the API server (ALPN `h2`, keepalive pings), as client-go; without it HTTP/1.1 only, as kube-rs by default, and no `h2` crate in the build |
+//! | `runtime` | no | `kubeset::runtime`: watcher, store, controller, leader election |
+//!
+//! A controller that needs few kinds builds fastest with
+//! `default-features = false, features = ["core-v1", "runtime"]`.
+//!
+//! # `#[derive(Resource)]`
+//!
+//! Makes your own struct a kind that [`Api<K>`] serves (a custom resource,
+//! or a slimmer view of a built-in kind). Keys of `#[resource(...)]`:
+//!
+//! | key | required | meaning |
+//! |---|---|---|
+//! | `group = "example.com"` | yes | the API group; `""` for the core group |
+//! | `version = "v1"` | yes | the API version |
+//! | `kind = "Widget"` | yes | the kind, as in `kind:` of a manifest |
+//! | `plural = "widgets"` | yes | the lowercase plural of the URLs (`/apis/example.com/v1/namespaces/x/widgets`) |
+//! | `namespaced` or `cluster` | exactly one | the scope: [`Api::namespaced`] compiles only for `namespaced`, [`Api::all`] for both |
+//! | `crate = "path"` | no | the crate that exports `Resource`, the scope markers and `apimachinery` (default `::kubeset`; `kubeset_client` inside this workspace) |
+//!
+//! The struct needs a field `metadata` of type
+//! [`ObjectMeta`](apimachinery::pkg::apis::meta::v1::ObjectMeta); with
+//! serde's derives it goes over the wire as is. `apiVersion` and `kind` are
+//! filled in from the keys ([`Resource::API_VERSION`], [`Resource::KIND`]).
+//! Bad keys are compile errors naming the key.
+//!
+//! ```
+//! use kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+//! use kubeset::{Api, Client, Resource};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Clone, Default, Serialize, Deserialize, Resource)]
+//! #[resource(group = "example.com", version = "v1", kind = "Widget", plural = "widgets", namespaced)]
+//! struct Widget {
+//!     metadata: ObjectMeta,
+//!     spec: WidgetSpec,
+//! }
+//!
+//! #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+//! struct WidgetSpec {
+//!     size: u32,
+//! }
+//!
+//! assert_eq!(Widget::API_VERSION, "example.com/v1");
+//! assert_eq!(Widget::PLURAL, "widgets");
+//! # fn typed(client: Client) {
+//! let widgets: Api<Widget> = Api::namespaced(client, "default");
+//! # let _ = widgets; }
+//! ```
+//!
+//! The CRD itself is an ordinary object
+//! ([`CustomResourceDefinition`](apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition));
+//! `crates/kubeset/examples/configmap_owner.rs` registers one and runs a
+//! controller for it.
+//!
+//! # Where things come from
+//!
 //! The crate only re-exports: the client layer lives in `kubeset-client`,
 //! the models in `kubeset-api`, the REST layer in `kubeset-rest` (also as
-//! [`rest`]).
+//! [`rest`]), the runtime in `kubeset-runtime`. Depend on `kubeset` alone;
+//! the others are its implementation and follow its version.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use kubeset_client::*;
 
 #[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 #[doc(inline)]
 pub use kubeset_runtime as runtime;
+
+/// The README's Rust blocks, compiled by `cargo test --doc -p kubeset`
+/// (blocks that need a server are `no_run`; `tests/readme.rs` runs the
+/// Quick start against servers).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -13,6 +13,7 @@ mod failover;
 mod list;
 mod openapi;
 mod patch;
+mod readme;
 mod runtime;
 mod runtime_leader;
 mod subresources;

@@ -5,7 +5,7 @@ use kubeset::{Client, Patch};
 
 use super::manifest::{self, Item};
 use super::{describe, discover, dynamic_api, namespace, print};
-use crate::cli::{ApplyArgs, FileArgs, Global};
+use crate::cli::{ApplyArgs, DryRunArg, Global};
 use crate::error::CliError;
 use crate::output::object_ref;
 
@@ -57,18 +57,25 @@ impl Failures {
 
 /// Creates every object of the manifest; the others are still tried when
 /// one fails.
-pub async fn create(global: &Global, client: &Client, args: &FileArgs) -> Result<(), CliError> {
-    let items = load(global, client, &args.file).await?;
+pub async fn create(
+    global: &Global,
+    client: &Client,
+    file: &str,
+    dry_run: DryRunArg,
+) -> Result<(), CliError> {
+    let items = load(global, client, file).await?;
     let mut failures = Failures::new(items.len());
     for item in items {
         let api = dynamic_api(client, &item.resource, item.object.namespace());
         // kubectl records creates as "kubectl-create"; the same split keeps
         // a later `apply` (manager "kubeset") from owning these fields silently.
-        let params = PostParams::default().field_manager("kubeset-create");
+        let mut params = PostParams::default().field_manager("kubeset-create");
+        params.dry_run = dry_run.on();
         match api.create(&params, &item.object).await {
             Ok(created) => print(&format!(
-                "{} created\n",
-                object_ref(&item.resource, created.name())
+                "{} created{}\n",
+                object_ref(&item.resource, created.name()),
+                dry_run.dry_run.suffix()
             ))?,
             Err(e) => failures.add(CliError::api(
                 format!("creating {}", describe(&item.resource, item.object.name())),
@@ -87,6 +94,7 @@ pub async fn apply(global: &Global, client: &Client, args: &ApplyArgs) -> Result
     if args.force_conflicts {
         params = params.force();
     }
+    params.dry_run = args.dry_run.on();
     for item in items {
         let name = item.object.name().to_owned();
         if name.is_empty() {
@@ -99,8 +107,9 @@ pub async fn apply(global: &Global, client: &Client, args: &ApplyArgs) -> Result
         let api = dynamic_api(client, &item.resource, item.object.namespace());
         match api.patch(&name, &params, &Patch::Apply(&item.object)).await {
             Ok(_) => print(&format!(
-                "{} serverside-applied\n",
-                object_ref(&item.resource, &name)
+                "{} serverside-applied{}\n",
+                object_ref(&item.resource, &name),
+                args.dry_run.dry_run.suffix()
             ))?,
             Err(e) => failures.add(CliError::api(
                 format!("applying {}", describe(&item.resource, &name)),

@@ -18,8 +18,13 @@ pub async fn run(global: &Global, client: &Client, args: &DeleteArgs) -> Result<
     } else {
         format!("{kind}.{}", resource.group)
     };
+    let params = DeleteParams {
+        dry_run: args.dry_run.on(),
+        ..DeleteParams::default()
+    };
+    let dry = args.dry_run.dry_run.suffix();
     for name in &args.names {
-        match api.delete(name, &DeleteParams::default()).await {
+        match api.delete(name, &params).await {
             // Servers answer the deleted object or a Status; either way it
             // is gone unless finalizers hold it.
             Ok(Deleted::Pending(obj))
@@ -31,10 +36,10 @@ pub async fn run(global: &Global, client: &Client, args: &DeleteArgs) -> Result<
                         .is_some_and(|f| !f.is_empty()) =>
             {
                 print(&format!(
-                    "{kind} {name:?} deleted (waiting for finalizers)\n"
+                    "{kind} {name:?} deleted (waiting for finalizers){dry}\n"
                 ))?;
             }
-            Ok(_) => print(&format!("{kind} {name:?} deleted\n"))?,
+            Ok(_) => print(&format!("{kind} {name:?} deleted{dry}\n"))?,
             Err(e) if args.ignore_not_found && e.is_not_found() => {}
             Err(e) => {
                 return Err(CliError::api(

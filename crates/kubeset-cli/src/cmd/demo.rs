@@ -205,8 +205,15 @@ pub async fn run() -> Result<(), CliError> {
     let result = walk(&server, &urls).await;
     server.shutdown().await;
     result?;
-    say("All steps checked out. The demo server is stopped.")
+    say("All steps checked out. The demo server is stopped.")?;
+    say(NEXT)
 }
+
+/// The demo's last words: what to try next.
+const NEXT: &str = "Next: `kubeset serve --kubeconfig-out /tmp/kc`, then in another shell \
+`kubeset --kubeconfig /tmp/kc get all` (or kubectl with the same kubeconfig), \
+and `KUBECONFIG=/tmp/kc cargo run -p kubeset --example quickstart`; \
+the README's Quick start and porting tables are the way in.";
 
 async fn walk(server: &TestServer, urls: &[String]) -> Result<(), CliError> {
     let (Some(url0), Some(_)) = (urls.first(), urls.get(2)) else {

@@ -9,12 +9,15 @@ use kubeset::{Api, Client};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{describe, dynamic_api, namespace, print, resolve};
-use crate::cli::{GetArgs, Global, OutputFormat, WatchArgs};
+use crate::cli::{EventPrint, GetArgs, Global, OutputFormat, WatchArgs};
 use crate::error::CliError;
 use crate::output;
 
 /// Lists or reads objects and prints them.
 pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(), CliError> {
+    if args.resource == "all" {
+        return super::get_all::run(global, client, args).await;
+    }
     let resource = resolve(client, &args.resource).await?;
     if args.all_namespaces && args.name.is_some() {
         return Err(CliError::usage(
@@ -59,7 +62,11 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             (list.items, false)
         }
     };
-    if !machine || single {
+    // As kubectl: with -w an empty list prints nothing, the header comes
+    // with the first change. A streamed list (-o json|yaml|name) has
+    // printed itself already.
+    let table_printed = !objects.is_empty();
+    if (!machine || single) && !(args.watch && objects.is_empty()) {
         show(args, &resource, &ns, &objects, single)?;
     }
     if args.watch {
@@ -70,6 +77,17 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             field_selector: args.field_selector.clone(),
             resource_version: Some(list_rv),
             timeout: None,
+            print: match &args.output {
+                None => EventPrint::Rows {
+                    wide: false,
+                    header_printed: table_printed,
+                },
+                Some(OutputFormat::Wide) => EventPrint::Rows {
+                    wide: true,
+                    header_printed: table_printed,
+                },
+                Some(_) => EventPrint::Lines,
+            },
         };
         return super::watch::run(global, client, &watch).await;
     }
@@ -220,7 +238,7 @@ fn show(
     objects: &[DynamicObject],
     single: bool,
 ) -> Result<(), CliError> {
-    match args.output {
+    match &args.output {
         None | Some(OutputFormat::Wide) if objects.is_empty() => {
             if resource.namespaced && !args.all_namespaces {
                 eprintln!("No resources found in {ns} namespace.");

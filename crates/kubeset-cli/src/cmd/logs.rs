@@ -14,6 +14,9 @@ use crate::error::CliError;
 /// covers the body): a log still streaming then is an error.
 pub async fn run(global: &Global, client: &Client, args: &LogsArgs) -> Result<(), CliError> {
     let ns = namespace(global, client);
+    if let Some(c) = &args.container {
+        super::container::check(client, &ns, &args.pod, c).await?;
+    }
     // A followed log may be quiet for hours: no read timeout, only
     // `--request-timeout` (below).
     let follow_client;

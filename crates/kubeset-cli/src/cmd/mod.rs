@@ -3,9 +3,13 @@
 
 pub mod api_resources;
 pub mod apply;
+pub mod completion;
+pub mod container;
+pub mod create;
 pub mod delete;
 pub mod demo;
 pub mod get;
+pub mod get_all;
 pub mod logs;
 pub mod manifest;
 pub mod patch;

@@ -42,12 +42,17 @@ pub async fn run(global: &Global, client: &Client, args: &PatchArgs) -> Result<(
     };
     let params = PatchParams {
         field_manager: Some("kubeset-patch".to_owned()),
+        dry_run: args.dry_run.on(),
         ..PatchParams::default()
     };
     api.patch(&args.name, &params, &patch)
         .await
         .map_err(|e| CliError::api(format!("patching {}", describe(&resource, &args.name)), e))?;
-    print(&format!("{} patched\n", object_ref(&resource, &args.name)))
+    print(&format!(
+        "{} patched{}\n",
+        object_ref(&resource, &args.name),
+        args.dry_run.dry_run.suffix()
+    ))
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use kubeset::rest::{ResumableWatch, Verb};
 use kubeset::{Client, WatchEvent};
 
 use super::{dynamic_api, namespace, print, resolve};
-use crate::cli::{Global, WatchArgs};
+use crate::cli::{EventPrint, Global, WatchArgs};
 use crate::error::CliError;
-use crate::output::object_ref;
+use crate::output::{object_ref, watch_row};
 
 /// `ADDED configmap/x rv=12` (with the namespace, `ns/`, across namespaces).
 pub fn event_line(
@@ -73,7 +73,7 @@ pub async fn run(global: &Global, client: &Client, args: &WatchArgs) -> Result<(
             .watch(&params.timeout(t), &rv)
             .await
             .map_err(|e| CliError::api(action(), e))?;
-        return follow(&resource, args.all_namespaces, stream, action).await;
+        return follow(&resource, args, stream, action).await;
     }
     let mut pairs = Vec::new();
     params.watch_pairs(&rv, &mut pairs);
@@ -85,20 +85,21 @@ pub async fn run(global: &Global, client: &Client, args: &WatchArgs) -> Result<(
         .watch_resumable()
         .await
         .map_err(|e| CliError::api(action(), e))?;
-    follow(&resource, args.all_namespaces, stream, action).await
+    follow(&resource, args, stream, action).await
 }
 
 /// Prints every event of `stream` until it ends; an error event or a
 /// failed stream is the command's error.
 async fn follow<S>(
     resource: &ApiResource,
-    all_namespaces: bool,
+    args: &WatchArgs,
     mut stream: S,
     action: impl Fn() -> String,
 ) -> Result<(), CliError>
 where
     S: futures::Stream<Item = Result<WatchEvent<DynamicObject>, kubeset::Error>> + Unpin,
 {
+    let mut print_as = args.print;
     while let Some(event) = stream.next().await {
         let event = event.map_err(|e| CliError::api(action(), e))?;
         let (kind, obj) = match event {
@@ -110,7 +111,18 @@ where
                 return Err(CliError::api(action(), kubeset::Error::from(e)));
             }
         };
-        print(&event_line(resource, kind, &obj, all_namespaces))?;
+        let line = match &mut print_as {
+            EventPrint::Lines => event_line(resource, kind, &obj, args.all_namespaces),
+            EventPrint::Rows {
+                wide,
+                header_printed,
+            } => {
+                let row = watch_row(resource, &obj, args.all_namespaces, *wide, !*header_printed);
+                *header_printed = true;
+                row
+            }
+        };
+        print(&line)?;
     }
     Ok(())
 }
