@@ -32,6 +32,8 @@
 
 mod api_typed;
 mod client;
+#[cfg(feature = "apiextensions-v1")]
+pub mod crd;
 // Generated (`cargo xtask codegen`) and formatted by the generator
 // (prettyplease), not rustfmt; docs carry the spec's prose.
 #[rustfmt::skip]
@@ -46,13 +48,17 @@ mod url;
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
 pub use clientset::Clientset;
+#[cfg(feature = "apiextensions-v1")]
+pub use crd::{CustomResourceExt, merge_crds};
 pub use patch::Patch;
 
+#[cfg(feature = "apiextensions-v1")]
+pub use kubeset_api::schema::{self, JsonSchema};
 pub use kubeset_api::{
     ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceScope, api,
     apiextensions_apiserver, apimachinery, kube_aggregator, resources,
 };
-pub use kubeset_derive::Resource;
+pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 pub use kubeset_rest as rest;
 pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
 pub use kubeset_rest::{ApiError, Error, ResumableWatch, StatusReason, WatchEvent, WatchStream};

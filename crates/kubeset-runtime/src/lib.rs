@@ -47,6 +47,7 @@ pub mod controller;
 pub mod leader;
 pub mod metadata;
 pub mod store;
+pub mod wait;
 pub mod watcher;
 
 pub use backoff::Backoff;
