@@ -40,6 +40,11 @@ use crate::types::{ByteString, IntOrString, MicroTime, Quantity, Time};
 
 /// A type with an OpenAPI v3 structural schema. Derive it with
 /// `#[derive(JsonSchema)]`; see the module docs for what is covered.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no structural schema (`JsonSchema`)",
+    label = "no schema for this type",
+    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`"
+)]
 pub trait JsonSchema {
     /// Whether a struct field of this type may be absent (`Option<T>`):
     /// such fields are not `required`.

@@ -172,7 +172,7 @@ fn rename_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<RenameRule> {
 }
 
 /// Skips the value of a serde key we do not need.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         let _: Expr = meta.value()?.parse()?;
     } else if meta.input.peek(syn::token::Paren) {
@@ -355,7 +355,7 @@ fn cel(meta: &ParseNestedMeta<'_>, krate: &Path) -> syn::Result<TokenStream> {
 /// Reads `#[schema(...)]`.
 pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttrs> {
     let mut out = SchemaAttrs::default();
-    let mut int_or_string = false;
+    let mut int_or_string: Option<proc_macro2::Span> = None;
     let mut typed_edit = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("schema")) {
         attr.parse_nested_meta(|meta| {
@@ -417,7 +417,7 @@ pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttr
                 }
                 "embedded_resource" => quote!(s.x_kubernetes_embedded_resource = Some(true);),
                 "int_or_string" => {
-                    int_or_string = true;
+                    int_or_string = Some(meta.path.span());
                     quote!(s = #krate::schema::int_or_string();)
                 }
                 "map_keys" => {
@@ -447,9 +447,9 @@ pub fn schema_attrs(attrs: &[Attribute], krate: &Path) -> syn::Result<SchemaAttr
             Ok(())
         })?;
     }
-    if int_or_string && (typed_edit || out.with.is_some()) {
+    if let Some(span) = int_or_string.filter(|_| typed_edit || out.with.is_some()) {
         return Err(syn::Error::new(
-            proc_macro2::Span::call_site(),
+            span,
             "conflicting attributes: `int_or_string` replaces the schema; \
              `with`, `pattern`, `format` and `minimum`/`maximum` do not apply to it",
         ));

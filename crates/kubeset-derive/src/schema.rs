@@ -22,6 +22,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let krate = attrs::schema_crate(&input.attrs)?;
     let container = attrs::serde_container(&input.attrs)?;
     let own = attrs::schema_attrs(&input.attrs, &krate)?;
+    reject_recursion(&input)?;
     let (body, optional) = match &input.data {
         Data::Struct(data) => struct_body(&input, &data.fields, &container, &krate)?,
         Data::Enum(data) => (enum_body(&input, data, &container, &krate)?, None),
@@ -303,4 +304,47 @@ fn enum_body(
     }
     let exclusive = !matches!(repr, Repr::Untagged);
     Ok(quote!(#s::union(vec![#(#variants),*], #exclusive)))
+}
+
+/// Whether `tokens` mention `ident` (at any depth).
+fn mentions(tokens: TokenStream, ident: &syn::Ident) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == *ident || i == "Self",
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), ident),
+        _ => false,
+    })
+}
+
+/// A type that contains itself has an infinite structural schema (a CRD
+/// schema has no `$ref`): ask for `#[schema(with = ...)]` on that field.
+fn reject_recursion(input: &DeriveInput) -> syn::Result<()> {
+    let fields: Vec<&syn::Field> = match &input.data {
+        Data::Struct(s) => s.fields.iter().collect(),
+        Data::Enum(e) => e.variants.iter().flat_map(|v| v.fields.iter()).collect(),
+        Data::Union(_) => Vec::new(),
+    };
+    for field in fields {
+        let ty = &field.ty;
+        let has_with = field.attrs.iter().any(|a| {
+            a.path().is_ident("schema") && mentions_with(a)
+        });
+        if !has_with && mentions(quote!(#ty), &input.ident) {
+            return Err(syn::Error::new(
+                ty.span(),
+                "unsupported: a recursive type (a CRD schema has no `$ref`, so its schema would be \
+                 infinite); give this field `#[schema(with = \"path::to::fn\")]`, e.g. \
+                 `kubeset::schema::any_value`",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn mentions_with(attr: &syn::Attribute) -> bool {
+    let mut found = false;
+    let _ = attr.parse_nested_meta(|meta| {
+        found |= meta.path.is_ident("with");
+        attrs::skip_value(&meta)
+    });
+    found
 }
