@@ -7,6 +7,12 @@
 //!   [`apiextensions_apiserver`], [`kube_aggregator`], or your own
 //!   `#[derive(Resource)]` structs. Scope is checked by the type system:
 //!   [`Api::namespaced`] only compiles for namespaced kinds.
+//! - Custom resources: `#[derive(CustomResource, JsonSchema)]` on a spec
+//!   struct (kube-rs's `#[kube(...)]` keys) generates the kind, its
+//!   structural schema ([`schema`]) and [`CustomResourceExt::crd`]; several
+//!   versions merge with [`merge_crds`]; `runtime::wait` waits for
+//!   `Established` (example `crd_print`; attribute tables and the shapes
+//!   checked against a real API server in the `kubeset-derive` README).
 //! - [`dynamic`]: the same verbs on untyped objects addressed by
 //!   group/version/resource, and [`discovery`] of what a server serves.
 //! - `runtime` (feature `runtime`): watcher, cached store with indexers,
