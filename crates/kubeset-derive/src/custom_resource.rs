@@ -7,6 +7,7 @@ use quote::{format_ident, quote};
 use syn::meta::ParseNestedMeta;
 use syn::{Data, DeriveInput, Ident, LitBool, LitStr, Path};
 
+use crate::json::{Scalar, flat_object};
 use crate::plural::plural;
 
 /// A printer column as the CRD holds it.
@@ -80,6 +81,11 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>) -> syn::Re
     Ok(())
 }
 
+fn push<T>(list: &mut Vec<T>, item: T) -> syn::Result<()> {
+    list.push(item);
+    Ok(())
+}
+
 /// `name("key", "value")`.
 fn pair(meta: &ParseNestedMeta<'_>) -> syn::Result<(String, String)> {
     let content;
@@ -90,44 +96,58 @@ fn pair(meta: &ParseNestedMeta<'_>) -> syn::Result<(String, String)> {
     Ok((k.value(), v.value()))
 }
 
+/// A JSON attribute's keys (`allowed`), checked at compile time.
+fn json_attr(lit: &LitStr, what: &str, allowed: &[&str]) -> syn::Result<Vec<(String, Scalar)>> {
+    let err = |msg: String| syn::Error::new(lit.span(), format!("{what}: {msg}"));
+    let fields =
+        flat_object(&lit.value()).map_err(|e| err(format!("not a flat JSON object: {e}")))?;
+    if let Some((k, _)) = fields.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        return Err(err(format!("unknown key {k:?}")));
+    }
+    Ok(fields)
+}
+
+fn text(fields: &[(String, Scalar)], key: &str) -> Option<String> {
+    fields.iter().find_map(|(k, v)| match v {
+        Scalar::Str(s) if k == key => Some(s.clone()),
+        _ => None,
+    })
+}
+
 /// kube-rs's JSON form of a printer column.
 fn column_json(lit: &LitStr) -> syn::Result<Column> {
-    let err = |msg: String| syn::Error::new(lit.span(), msg);
-    let value: serde_json::Value = serde_json::from_str(&lit.value())
-        .map_err(|e| err(format!("printcolumn is not JSON: {e}")))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| err("printcolumn must be a JSON object".to_owned()))?;
-    let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-    for k in obj.keys() {
-        if ![
-            "name",
-            "type",
-            "jsonPath",
-            "description",
-            "format",
-            "priority",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(err(format!("printcolumn: unknown key {k:?}")));
-        }
-    }
-    let priority = match obj.get("priority") {
-        None => None,
-        Some(p) => Some(
-            p.as_i64()
-                .and_then(|p| i32::try_from(p).ok())
-                .ok_or_else(|| err("printcolumn: `priority` must be an integer".to_owned()))?,
-        ),
+    let keys = [
+        "name",
+        "type",
+        "jsonPath",
+        "description",
+        "format",
+        "priority",
+    ];
+    let fields = json_attr(lit, "printcolumn", &keys)?;
+    let need = |k: &str| {
+        text(&fields, k)
+            .ok_or_else(|| syn::Error::new(lit.span(), format!("printcolumn needs {k:?}")))
     };
+    let priority =
+        match fields.iter().find(|(k, _)| k == "priority") {
+            None => None,
+            Some((_, Scalar::Int(p))) => Some(i32::try_from(*p).map_err(|_| {
+                syn::Error::new(lit.span(), "printcolumn: `priority` is out of range")
+            })?),
+            Some(_) => {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "printcolumn: `priority` must be an integer",
+                ));
+            }
+        };
     Ok(Column {
-        name: text("name").ok_or_else(|| err("printcolumn needs \"name\"".to_owned()))?,
-        type_: text("type").ok_or_else(|| err("printcolumn needs \"type\"".to_owned()))?,
-        json_path: text("jsonPath")
-            .ok_or_else(|| err("printcolumn needs \"jsonPath\"".to_owned()))?,
-        description: text("description"),
-        format: text("format"),
+        name: need("name")?,
+        type_: need("type")?,
+        json_path: need("jsonPath")?,
+        description: text(&fields, "description"),
+        format: text(&fields, "format"),
         priority,
     })
 }
@@ -166,15 +186,19 @@ fn column_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Column> {
 }
 
 fn scale_json(lit: &LitStr) -> syn::Result<Scale> {
-    let err = |msg: &str| syn::Error::new(lit.span(), msg);
-    let value: serde_json::Value =
-        serde_json::from_str(&lit.value()).map_err(|_| err("scale is not JSON"))?;
-    let text = |k: &str| value.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+    let keys = [
+        "specReplicasPath",
+        "statusReplicasPath",
+        "labelSelectorPath",
+    ];
+    let fields = json_attr(lit, "scale", &keys)?;
+    let need = |k: &str| {
+        text(&fields, k).ok_or_else(|| syn::Error::new(lit.span(), format!("scale needs {k:?}")))
+    };
     Ok(Scale {
-        spec: text("specReplicasPath").ok_or_else(|| err("scale needs \"specReplicasPath\""))?,
-        status: text("statusReplicasPath")
-            .ok_or_else(|| err("scale needs \"statusReplicasPath\""))?,
-        selector: text("labelSelectorPath"),
+        spec: need("specReplicasPath")?,
+        status: need("statusReplicasPath")?,
+        selector: text(&fields, "labelSelectorPath"),
     })
 }
 
@@ -261,12 +285,12 @@ fn one(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
             a.derives.push(lit.parse()?);
             Ok(())
         }
-        "shortname" => Ok(a.short_names.push(str_value(meta)?)),
-        "category" => Ok(a.categories.push(str_value(meta)?)),
-        "selectable" => Ok(a.selectable.push(str_value(meta)?)),
-        "validation" => Ok(a.validations.push(str_value(meta)?)),
-        "label" => Ok(a.labels.push(pair(meta)?)),
-        "annotation" => Ok(a.annotations.push(pair(meta)?)),
+        "shortname" => push(&mut a.short_names, str_value(meta)?),
+        "category" => push(&mut a.categories, str_value(meta)?),
+        "selectable" => push(&mut a.selectable, str_value(meta)?),
+        "validation" => push(&mut a.validations, str_value(meta)?),
+        "label" => push(&mut a.labels, pair(meta)?),
+        "annotation" => push(&mut a.annotations, pair(meta)?),
         "printcolumn" => {
             let c = if meta.input.peek(syn::Token![=]) {
                 column_json(&meta.value()?.parse()?)?

@@ -33,6 +33,7 @@
 
 mod attrs;
 mod custom_resource;
+mod json;
 mod plural;
 mod resource;
 mod schema;

@@ -325,9 +325,10 @@ fn reject_recursion(input: &DeriveInput) -> syn::Result<()> {
     };
     for field in fields {
         let ty = &field.ty;
-        let has_with = field.attrs.iter().any(|a| {
-            a.path().is_ident("schema") && mentions_with(a)
-        });
+        let has_with = field
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("schema") && mentions_with(a));
         if !has_with && mentions(quote!(#ty), &input.ident) {
             return Err(syn::Error::new(
                 ty.span(),
