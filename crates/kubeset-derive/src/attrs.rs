@@ -474,3 +474,38 @@ pub fn schema_crate(attrs: &[Attribute]) -> syn::Result<Path> {
     }
     Ok(krate.unwrap_or_else(|| syn::parse_quote!(::kubeset)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RenameRule::*;
+
+    #[test]
+    fn serde_rename_rules() {
+        let fields = [
+            (Lower, "max_count"),
+            (Upper, "MAX_COUNT"),
+            (Pascal, "MaxCount"),
+            (Camel, "maxCount"),
+            (Snake, "max_count"),
+            (ScreamingSnake, "MAX_COUNT"),
+            (Kebab, "max-count"),
+            (ScreamingKebab, "MAX-COUNT"),
+        ];
+        for (rule, want) in fields {
+            assert_eq!(rule.field("max_count"), want, "{rule:?}");
+        }
+        let variants = [
+            (Lower, "deepblue"),
+            (Upper, "DEEPBLUE"),
+            (Pascal, "DeepBlue"),
+            (Camel, "deepBlue"),
+            (Snake, "deep_blue"),
+            (ScreamingSnake, "DEEP_BLUE"),
+            (Kebab, "deep-blue"),
+            (ScreamingKebab, "DEEP-BLUE"),
+        ];
+        for (rule, want) in variants {
+            assert_eq!(rule.variant("DeepBlue"), want, "{rule:?}");
+        }
+    }
+}

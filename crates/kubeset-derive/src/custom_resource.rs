@@ -441,7 +441,6 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         plural,
         ..
     } = n;
-    let api_version = format!("{group}/{version}");
     let crd_name = format!("{plural}.{group}");
     let derives = &a.derives;
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
@@ -461,11 +460,6 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             quote!(.property("status", <Option<#status> as #sch::JsonSchema>::json_schema(), false)),
         ),
         None => (quote!(), quote!(), quote!()),
-    };
-    let scope = if a.namespaced {
-        quote!(#krate::NamespaceResourceScope)
-    } else {
-        quote!(#krate::ClusterResourceScope)
     };
     let validations = &a.validations;
     let schema_impl = match a.schema.as_deref() {
@@ -498,6 +492,18 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         },
     };
     let crd_parts = crd_parts(a, n, &krate, &root);
+    let resource_impl = crate::resource::resource_impl(
+        &krate,
+        &root,
+        &syn::Generics::default(),
+        &crate::resource::Facts {
+            group,
+            version,
+            kind,
+            plural,
+            namespaced: a.namespaced,
+        },
+    );
     let short_names = &a.short_names;
     let namespaced = a.namespaced;
     quote! {
@@ -527,20 +533,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             }
         }
 
-        impl #krate::Resource for #root {
-            const GROUP: &'static str = #group;
-            const VERSION: &'static str = #version;
-            const KIND: &'static str = #kind;
-            const PLURAL: &'static str = #plural;
-            const API_VERSION: &'static str = #api_version;
-            type Scope = #scope;
-            fn metadata(&self) -> &#meta {
-                &self.metadata
-            }
-            fn metadata_mut(&mut self) -> &mut #meta {
-                &mut self.metadata
-            }
-        }
+        #resource_impl
 
         #schema_impl
 

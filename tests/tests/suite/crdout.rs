@@ -877,9 +877,23 @@ async fn cluster_scoped(crds: &Api<CustomResourceDefinition>, client: &kubeset::
             region: "eu".into(),
         },
     );
-    let verdict = round_trip(&api, &obj, false).await;
-    let _ = api.delete(&name, &DeleteParams::default()).await;
-    verdict
+    round_trip(&api, &obj, false).await?;
+    // is_deleted through await_condition: the watch sees the deletion.
+    let uid = api
+        .get(&name)
+        .await
+        .map_err(|e| chain(&e))?
+        .metadata
+        .uid
+        .unwrap_or_default();
+    api.delete(&name, &DeleteParams::default())
+        .await
+        .map_err(|e| format!("delete: {}", chain(&e)))?;
+    let gone = await_condition(api, &name, conditions::is_deleted::<Wide>(&uid));
+    match tokio::time::timeout(Duration::from_secs(60), gone).await {
+        Ok(Ok(None)) => Ok(()),
+        other => Err(format!("waiting for the deletion: {other:?}")),
+    }
 }
 
 async fn two_versions(
