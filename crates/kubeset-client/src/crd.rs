@@ -31,6 +31,11 @@
 //! assert_eq!(crd.spec.names.short_names, Some(vec!["wd".to_owned()]));
 //! let w = Widget::new("w1", WidgetSpec { size: 3 });
 //! assert_eq!(w.metadata.name.as_deref(), Some("w1"));
+//! // Written whole, as the generated models are: apiVersion and kind first.
+//! let json = serde_json::to_value(&w).unwrap();
+//! assert_eq!(json["apiVersion"], "example.com/v1");
+//! assert_eq!(json["kind"], "Widget");
+//! assert!(json.get("status").is_none());
 //! ```
 
 use std::collections::BTreeMap;

@@ -453,7 +453,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         Some(status) => (
             quote! {
                 /// The observed state.
-                #[serde(default, skip_serializing_if = "Option::is_none")]
+                #[serde(default)]
                 pub status: Option<#status>,
             },
             quote!(status: None,),
@@ -491,6 +491,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             }
         },
     };
+    let serialize_impl = serialize_impl(&serde, &root, n, a.status.is_some());
     let crd_parts = crd_parts(a, n, &krate, &root);
     let resource_impl = crate::resource::resource_impl(
         &krate,
@@ -508,7 +509,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
     let namespaced = a.namespaced;
     quote! {
         #[doc = #doc]
-        #[derive(#serde::Serialize, #serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
+        #[derive(#serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
         #[serde(crate = #serde_str)]
         #vis struct #root {
             /// Standard object metadata.
@@ -533,6 +534,8 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             }
         }
 
+        #serialize_impl
+
         #resource_impl
 
         #schema_impl
@@ -555,6 +558,42 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             }
             fn shortnames() -> &'static [&'static str] {
                 &[#(#short_names),*]
+            }
+        }
+    }
+}
+
+/// `Serialize` writing `apiVersion` and `kind` first, as the generated
+/// models and kube-rs's root types do (so `serde_json::to_string(&obj)` is a
+/// complete object for `kubectl apply`); `status` only when set.
+fn serialize_impl(serde: &Path, root: &Ident, n: &Names, has_status: bool) -> TokenStream {
+    let api_version = format!("{}/{}", n.group, n.version);
+    let kind = &n.kind;
+    let name = root.to_string();
+    let (count, status) = if has_status {
+        (
+            quote!(4 + usize::from(self.status.is_some())),
+            quote! {
+                match &self.status {
+                    Some(status) => s.serialize_field("status", status)?,
+                    None => s.skip_field("status")?,
+                }
+            },
+        )
+    } else {
+        (quote!(4), quote!())
+    };
+    quote! {
+        impl #serde::Serialize for #root {
+            fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                use #serde::ser::SerializeStruct as _;
+                let mut s = serializer.serialize_struct(#name, #count)?;
+                s.serialize_field("apiVersion", #api_version)?;
+                s.serialize_field("kind", #kind)?;
+                s.serialize_field("metadata", &self.metadata)?;
+                s.serialize_field("spec", &self.spec)?;
+                #status
+                s.end()
             }
         }
     }

@@ -37,10 +37,11 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         Some(f) => quote!(#f()),
         None => body,
     };
-    let doc = own
-        .description
-        .clone()
-        .unwrap_or_else(|| attrs::docs(&input.attrs));
+    let doc = match (&own.description, &input.data) {
+        (Some(d), _) => d.clone(),
+        (None, Data::Enum(e)) => attrs::docs(&input.attrs) + &variant_docs(e, &container)?,
+        (None, _) => attrs::docs(&input.attrs),
+    };
     let edits = &own.edits;
     let name = &input.ident;
     let mut generics = input.generics.clone();
@@ -192,6 +193,33 @@ fn object(
         chain = quote!(#chain.property(#name, #schema, #required));
     }
     Ok(chain)
+}
+
+/// The variants' doc comments as a list after the enum's own: the merged
+/// schema has no per-variant node that could carry them (branches of
+/// `oneOf` may not have a `description`).
+fn variant_docs(data: &DataEnum, container: &SerdeContainer) -> syn::Result<String> {
+    let mut out = String::new();
+    for variant in &data.variants {
+        let serde = attrs::serde_item(&variant.attrs)?;
+        let doc = attrs::docs(&variant.attrs);
+        if serde.skip || doc.trim().is_empty() {
+            continue;
+        }
+        let ident = variant.ident.to_string();
+        let name = serde.rename.unwrap_or_else(|| {
+            container
+                .rename_all
+                .map_or(ident.clone(), |r| r.variant(&ident))
+        });
+        let doc = doc.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        out.push_str(&format!("\n- `{name}`: {}", doc.trim()));
+    }
+    Ok(if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    })
 }
 
 fn repr(container: &SerdeContainer) -> Repr<'_> {

@@ -303,7 +303,11 @@ struct ExternalMixedSpec {
 #[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "PascalCase")]
 enum Action {
-    Scale { replicas: i32 },
+    /// Set the replica count.
+    Scale {
+        replicas: i32,
+    },
+    /// Restart everything.
     Restart,
     Run(Inner),
 }
@@ -1041,4 +1045,20 @@ fn crd_facts() {
         ]
     );
     assert_eq!(Wide::crd().spec.scope, "Cluster");
+    // Variant docs join the enum's description (oneOf branches carry none).
+    let spec = &Internal::json_schema().properties.unwrap_or_default()["spec"];
+    let actions = &spec.properties.as_ref().unwrap()["actions"];
+    let Some(kubeset::schema::JSONSchemaPropsOrArray::Schema(items)) = &actions.items else {
+        panic!("actions: {actions:?}")
+    };
+    assert_eq!(
+        items.description.as_deref(),
+        Some(
+            "Internally tagged.\n\n- `Scale`: Set the replica count.\n- `Restart`: Restart everything."
+        )
+    );
+    // The root writes apiVersion and kind, as the generated models do.
+    let json = serde_json::to_value(Policy::new("p", PolicySpec { rules: vec![] })).unwrap();
+    assert_eq!(json["apiVersion"], "crdout.kubeset.dev/v1");
+    assert_eq!(json["kind"], "Policy");
 }
