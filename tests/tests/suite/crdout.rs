@@ -1020,6 +1020,113 @@ async fn selectable_and_scale(client: &kubeset::Client, ns: &str) -> Verdict {
     Ok(())
 }
 
+/// The CRDs of the round-tripped shapes, in this group.
+fn all_crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        Scalars::crd(),
+        Optionals::crd(),
+        Lists::crd(),
+        Maps::crd(),
+        UnitEnum::crd(),
+        External::crd(),
+        ExternalMixed::crd(),
+        Internal::crd(),
+        Adjacent::crd(),
+        UntaggedObjects::crd(),
+        UntaggedScalars::crd(),
+        Flatten::crd(),
+        FlattenMap::crd(),
+        FlattenEnum::crd(),
+        SerdeAttrs::crd(),
+        Quantities::crd(),
+        Times::crd(),
+        EmbeddedMeta::crd(),
+        Selectors::crd(),
+        Conditioned::crd(),
+        Cel::crd(),
+        Validated::crd(),
+        ListTypes::crd(),
+        Printed::crd(),
+        Scaled::crd(),
+        Policy::crd(),
+        Templated::crd(),
+        Wide::crd(),
+    ]
+}
+
+/// The issue's last check: the server's `/openapi/v3` for the group
+/// regenerates through kubeset-codegen. Ignored until the generator reads
+/// inline CRD schemas (issue 15, helper `crdin`): on main it refuses
+/// "inline object with properties". After that merge, un-ignore it and add
+/// the compile-and-decode step.
+#[tokio::test]
+#[ignore = "needs kubeset-codegen's CRD support (issue 15); run after that merge"]
+async fn crdout_openapi_v3_regenerates() {
+    let ctx = connect!("crdout-openapi");
+    let crds: Api<CustomResourceDefinition> = Api::cluster(ctx.client.clone());
+    let all = all_crds();
+    for crd in &all {
+        if let Err(e) = install(&crds, crd).await {
+            panic!("{:?}: {e}", crd.metadata.name);
+        }
+    }
+    let kinds: Vec<&str> = all.iter().map(|c| c.spec.names.kind.as_str()).collect();
+    if let Err(e) = openapi_generates(&ctx.client, &kinds).await {
+        panic!("{e}");
+    }
+}
+
+/// The server publishes every CRD of the group in `/openapi/v3`; the
+/// generator reads those documents and writes a type per kind. (Compiling
+/// them and decoding the objects through them needs the generator's CRD
+/// support, issue 15.)
+async fn openapi_generates(client: &kubeset::Client, kinds: &[&str]) -> Verdict {
+    let index_has =
+        |index: &Value, v: &str| index["paths"].get(format!("apis/{GROUP}/{v}")).is_some();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let index: Value = client
+            .rest()
+            .get()
+            .abs_path(["openapi", "v3"])
+            .send_json()
+            .await
+            .map_err(|e| format!("GET /openapi/v3: {}", chain(&e)))?;
+        if index_has(&index, "v1") {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("{GROUP} not in /openapi/v3 within 60 s"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    crate::openapi::fetch_openapi_v3(client, dir.path(), false, Some(GROUP)).await;
+    let generated = crate::openapi::generate(dir.path()).await.map_err(|e| {
+        format!(
+            "the generator refused it: {}",
+            kubeset_tests::error_chain(&e)
+        )
+    })?;
+    let module = GROUP.replace(['.', '-'], "_");
+    let missing: Vec<_> = kinds
+        .iter()
+        .filter(|kind| {
+            let want = format!("pub struct {kind} ");
+            let prefix = format!("src/api/{module}/v1/");
+            !generated
+                .files
+                .iter()
+                .any(|(path, text)| path.starts_with(&prefix) && text.contains(&want))
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no type generated for {missing:?}"))
+    }
+}
+
 /// The CRD's facts, without a server.
 #[test]
 fn crd_facts() {
