@@ -149,7 +149,8 @@ pub mod conditions {
     use kubeset_client::Resource;
     use kubeset_client::api::apps::v1::Deployment;
     use kubeset_client::api::batch::v1::Job;
-    use kubeset_client::api::core::v1::Pod;
+    use kubeset_client::api::core::v1::{Pod, Service};
+    use kubeset_client::api::networking::v1::Ingress;
     use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
     use super::Condition;
@@ -213,6 +214,40 @@ pub mod conditions {
         }
     }
 
+    /// A `LoadBalancer` service has an address (an IP or a hostname on every
+    /// ingress point); services of other types match at once.
+    #[must_use]
+    pub fn is_service_loadbalancer_provisioned() -> impl Condition<Service> {
+        |obj: Option<&Service>| {
+            let Some(svc) = obj else { return false };
+            let lb = svc.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("LoadBalancer");
+            if !lb {
+                return true;
+            }
+            svc.status
+                .as_ref()
+                .and_then(|s| s.load_balancer.as_ref())
+                .and_then(|lb| lb.ingress.as_ref())
+                .is_some_and(|ing| {
+                    !ing.is_empty() && ing.iter().all(|i| i.ip.is_some() || i.hostname.is_some())
+                })
+        }
+    }
+
+    /// The ingress has an address (an IP or a hostname on every ingress
+    /// point).
+    #[must_use]
+    pub fn is_ingress_provisioned() -> impl Condition<Ingress> {
+        |obj: Option<&Ingress>| {
+            obj.and_then(|i| i.status.as_ref())
+                .and_then(|s| s.load_balancer.as_ref())
+                .and_then(|lb| lb.ingress.as_ref())
+                .is_some_and(|ing| {
+                    !ing.is_empty() && ing.iter().all(|i| i.ip.is_some() || i.hostname.is_some())
+                })
+        }
+    }
+
     /// See [`Condition::not`].
     #[derive(Debug, Clone, Copy)]
     pub struct Not<A>(pub(super) A);
@@ -264,6 +299,37 @@ mod tests {
             })),
             ..Pod::default()
         }
+    }
+
+    #[test]
+    fn service_and_ingress_conditions() {
+        use kubeset_client::api::core::v1::{
+            LoadBalancerIngress, LoadBalancerStatus, Service, ServiceSpec, ServiceStatus,
+        };
+        let svc = |type_: &str, ip: Option<&str>| Service {
+            spec: Some(Box::new(ServiceSpec {
+                type_: Some(type_.to_owned()),
+                ..ServiceSpec::default()
+            })),
+            status: ip.map(|ip| {
+                Box::new(ServiceStatus {
+                    load_balancer: Some(LoadBalancerStatus {
+                        ingress: Some(vec![LoadBalancerIngress {
+                            ip: Some(ip.to_owned()),
+                            ..LoadBalancerIngress::default()
+                        }]),
+                    }),
+                    ..ServiceStatus::default()
+                })
+            }),
+            ..Service::default()
+        };
+        let c = is_service_loadbalancer_provisioned();
+        assert!(c.matches_object(Some(&svc("ClusterIP", None))));
+        assert!(!c.matches_object(Some(&svc("LoadBalancer", None))));
+        assert!(c.matches_object(Some(&svc("LoadBalancer", Some("10.0.0.1")))));
+        assert!(!c.matches_object(None));
+        assert!(!is_ingress_provisioned().matches_object(None));
     }
 
     #[test]
