@@ -697,6 +697,20 @@ struct TemplatedSpec {
     raw: Value,
 }
 
+/// `schema = "disabled"` (the root keeps any fields) and `root = "..."`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Untyped",
+    namespaced
+)]
+#[kube(schema = "disabled", root = "UntypedRoot", plural = "untypeds")]
+struct UntypedSpec {
+    anything: Value,
+}
+
 /// Two versions of one kind.
 mod v1 {
     use super::*;
@@ -810,6 +824,8 @@ async fn crdout_shapes_against_the_real_server() {
         "status and scale subresources (with label selector path)" => Scaled {
             status: Some(ScaledStatus { replicas: 1, selector: "app=x".into() }),
             ..Scaled::new("sc", ScaledSpec { replicas: 1 }) },
+        "schema = \"disabled\" (root keeps unknown fields), root = \"UntypedRoot\", plural override" =>
+            UntypedRoot::new("ut", UntypedSpec { anything: json!({"x": [1, {"y": null}]}) }),
         "plural inferred: Policy -> policies" => Policy::new("po", PolicySpec { rules: vec!["r".into()] }),
         "generated model via #[schema(with)], preserve-unknown map, serde_json::Value" => Templated::new("tp", TemplatedSpec {
             template: serde_json::from_value(json!({"metadata": {"labels": {"a": "b"}},
