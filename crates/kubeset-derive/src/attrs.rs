@@ -331,13 +331,21 @@ fn cel(meta: &ParseNestedMeta<'_>, krate: &Path) -> syn::Result<TokenStream> {
         let rule: LitStr = meta.value()?.parse()?;
         return Ok(quote!(#krate::schema::validate(&mut s, #rule, None);));
     }
-    let (mut rule, mut message): (Option<LitStr>, Option<LitStr>) = (None, None);
+    let mut rule: Option<LitStr> = None;
+    let mut others: Vec<(syn::Ident, LitStr)> = Vec::new();
     meta.parse_nested_meta(|inner| {
         let lit: LitStr = inner.value()?.parse()?;
-        match key(&inner).as_str() {
+        let k = key(&inner);
+        match k.as_str() {
             "rule" => rule = Some(lit),
-            "message" => message = Some(lit),
-            _ => return Err(inner.error("expected `rule` or `message`")),
+            "message" | "message_expression" | "reason" | "field_path" => {
+                others.push((syn::Ident::new(&k, inner.path.span()), lit));
+            }
+            _ => {
+                return Err(inner.error(
+                    "expected `rule`, `message`, `message_expression`, `reason` or `field_path`",
+                ));
+            }
         }
         Ok(())
     })?;
@@ -345,11 +353,14 @@ fn cel(meta: &ParseNestedMeta<'_>, krate: &Path) -> syn::Result<TokenStream> {
     if rule.value().trim().is_empty() {
         return Err(syn::Error::new(rule.span(), "an empty CEL rule"));
     }
-    let message = match message {
-        Some(m) => quote!(Some(#m)),
-        None => quote!(None),
-    };
-    Ok(quote!(#krate::schema::validate(&mut s, #rule, #message);))
+    let fields = others.iter().map(|(k, v)| quote!(#k: Some(#v.to_owned()),));
+    Ok(quote! {
+        s.x_kubernetes_validations.get_or_insert_with(Vec::new).push(#krate::schema::ValidationRule {
+            rule: #rule.to_owned(),
+            #(#fields)*
+            ..::core::default::Default::default()
+        });
+    })
 }
 
 /// Reads `#[schema(...)]`.

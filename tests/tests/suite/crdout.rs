@@ -550,7 +550,12 @@ struct ConditionedStatus {
 #[kube(derive = "PartialEq")]
 #[kube(group = "crdout.kubeset.dev", version = "v1", kind = "Cel", namespaced)]
 #[kube(validation = "self.spec.min <= self.spec.max")]
-#[schema(validation(rule = "self.min <= self.max", message = "min must not exceed max"))]
+#[schema(validation(
+    rule = "self.min <= self.max",
+    message = "min must not exceed max",
+    reason = "FieldValueInvalid",
+    field_path = ".min"
+))]
 struct CelSpec {
     min: i32,
     max: i32,
@@ -976,7 +981,11 @@ async fn rejections(client: &kubeset::Client, ns: &str) -> Verdict {
         Ok(_) => return Err("a CEL violation was accepted".to_owned()),
         Err(e) if e.is_invalid() => {
             let msg = e.to_string();
-            for want in ["min must not exceed max", "a version starts with v"] {
+            for want in [
+                "spec.min: Invalid value",
+                "min must not exceed max",
+                "a version starts with v",
+            ] {
                 if !msg.contains(want) {
                     return Err(format!("the rejection lacks {want:?}: {msg}"));
                 }
