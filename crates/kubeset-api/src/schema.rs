@@ -178,8 +178,30 @@ impl ObjectSchema {
             for name in child.required.unwrap_or_default() {
                 push_required(s, &name);
             }
-            extend(&mut s.one_of, child.one_of);
-            extend(&mut s.any_of, child.any_of);
+            // Two flattened enums are two independent choices: the second
+            // one's branches go into `allOf`, not into the first's `oneOf`.
+            for (branches, exclusive) in [(child.one_of, true), (child.any_of, false)] {
+                let Some(branches) = branches else { continue };
+                let slot = if exclusive {
+                    &mut s.one_of
+                } else {
+                    &mut s.any_of
+                };
+                if slot.is_none() {
+                    *slot = Some(branches);
+                } else {
+                    let (one_of, any_of) = if exclusive {
+                        (Some(branches), None)
+                    } else {
+                        (None, Some(branches))
+                    };
+                    s.all_of.get_or_insert_with(Vec::new).push(JSONSchemaProps {
+                        one_of,
+                        any_of,
+                        ..JSONSchemaProps::default()
+                    });
+                }
+            }
         }
         extend(
             &mut s.x_kubernetes_validations,
@@ -670,6 +692,26 @@ mod tests {
             .build();
         assert_eq!(o.required, Some(vec!["a".to_owned()]));
         assert_eq!(o.properties.unwrap().len(), 2);
+        let choice = |tag: &str| {
+            union(
+                vec![
+                    ObjectSchema::new()
+                        .property(tag, string_enum(&["A"]), true)
+                        .build(),
+                    ObjectSchema::new()
+                        .property(tag, string_enum(&["B"]), true)
+                        .build(),
+                ],
+                true,
+            )
+        };
+        let two = ObjectSchema::new()
+            .flatten(choice("x"), false)
+            .flatten(choice("y"), false)
+            .build();
+        assert_eq!(two.one_of.as_ref().map(Vec::len), Some(2));
+        let all_of = two.all_of.expect("the second choice in allOf");
+        assert_eq!(all_of[0].one_of.as_ref().map(Vec::len), Some(2));
         let o = ObjectSchema::new().flatten(inner, true).build();
         assert_eq!(
             o.required, None,

@@ -446,6 +446,36 @@ struct FlattenEnumSpec {
     action: Action,
 }
 
+/// Two independent choices, flattened side by side.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+enum Storage {
+    Disk { size: i32 },
+    Memory { limit: i32 },
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+enum Network {
+    Host(bool),
+    Bridge { name: String },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "FlattenTwo",
+    namespaced
+)]
+struct FlattenTwoSpec {
+    #[serde(flatten)]
+    storage: Storage,
+    #[serde(flatten)]
+    network: Network,
+}
+
 #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[kube(derive = "PartialEq")]
 #[kube(
@@ -799,6 +829,8 @@ async fn crdout_shapes_against_the_real_server() {
             known: "k".into(), extra: [("other".into(), json!({"deep": [1, "two"]}))].into() }),
         "#[serde(flatten)] internally tagged enum" => FlattenEnum::new("fe", FlattenEnumSpec {
             name: "n".into(), action: Action::Scale { replicas: 1 } }),
+        "two flattened externally tagged enums (oneOf + allOf)" => FlattenTwo::new("f2", FlattenTwoSpec {
+            storage: Storage::Memory { limit: 3 }, network: Network::Bridge { name: "br0".into() } }),
         "serde rename, rename_all, default, skip, raw identifier" => SerdeAttrs::new("sa", SerdeAttrsSpec {
             original: "o".into(), snake_case_name: "s".into(), defaulted: vec![], skipped: 0, r#type: "t".into() }),
         "Quantity, IntOrString (int and string)" => Quantities::new("q", QuantitiesSpec {
@@ -991,6 +1023,14 @@ async fn rejections(client: &kubeset::Client, ns: &str) -> Verdict {
                 }
             }
         }
+        Err(e) => return Err(format!("unexpected error: {}", chain(&e))),
+    }
+    // Two flattened choices: one variant of each; a second of one is refused.
+    let two: Api<FlattenTwo> = Api::namespaced(client.clone(), ns);
+    let both = Patch::Merge(json!({"spec": {"disk": {"size": 1}}}));
+    match two.patch("f2", &PatchParams::default(), &both).await {
+        Ok(_) => return Err("two variants of one flattened enum were accepted".to_owned()),
+        Err(e) if e.is_invalid() => {}
         Err(e) => return Err(format!("unexpected error: {}", chain(&e))),
     }
     let validated: Api<Validated> = Api::namespaced(client.clone(), ns);
