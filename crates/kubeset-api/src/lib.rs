@@ -45,6 +45,8 @@ pub mod kube_aggregator;
 mod layout;
 mod resource;
 pub mod resources;
+#[cfg(feature = "apiextensions-v1")]
+pub mod schema;
 mod serde_util;
 pub mod types;
 

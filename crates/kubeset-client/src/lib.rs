@@ -33,6 +33,8 @@
 mod api_typed;
 mod client;
 mod entry;
+#[cfg(feature = "apiextensions-v1")]
+pub mod crd;
 // Generated (`cargo xtask codegen`) and formatted by the generator
 // (prettyplease), not rustfmt; docs carry the spec's prose.
 #[rustfmt::skip]
@@ -48,13 +50,17 @@ pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
 pub use clientset::Clientset;
 pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
+#[cfg(feature = "apiextensions-v1")]
+pub use crd::{CustomResourceExt, merge_crds};
 pub use patch::Patch;
 
+#[cfg(feature = "apiextensions-v1")]
+pub use kubeset_api::schema::{self, JsonSchema};
 pub use kubeset_api::{
     ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceExt,
     ResourceScope, api, apiextensions_apiserver, apimachinery, kube_aggregator, resources,
 };
-pub use kubeset_derive::Resource;
+pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 pub use kubeset_rest as rest;
 pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
 pub use kubeset_rest::{ApiError, Error, ResumableWatch, StatusReason, WatchEvent, WatchStream};

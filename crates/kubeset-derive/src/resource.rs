@@ -154,19 +154,53 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         plural,
         scope,
     } = attrs;
+    let facts = Facts {
+        group: &group,
+        version: &version,
+        kind: &kind,
+        plural: &plural,
+        namespaced: scope == Scope::Namespaced,
+    };
+    Ok(resource_impl(&krate, &input.ident, &input.generics, &facts))
+}
+
+/// What a `Resource` impl states.
+pub struct Facts<'a> {
+    pub group: &'a str,
+    pub version: &'a str,
+    pub kind: &'a str,
+    pub plural: &'a str,
+    pub namespaced: bool,
+}
+
+/// `impl Resource for name` (with `metadata` as the field), shared by
+/// `#[derive(Resource)]` and `#[derive(CustomResource)]`.
+pub fn resource_impl(
+    krate: &Path,
+    name: &syn::Ident,
+    generics: &syn::Generics,
+    facts: &Facts<'_>,
+) -> TokenStream {
+    let Facts {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced,
+    } = facts;
     let api_version = if group.is_empty() {
-        version.clone()
+        (*version).to_owned()
     } else {
         format!("{group}/{version}")
     };
-    let scope = match scope {
-        Scope::Namespaced => quote!(#krate::NamespaceResourceScope),
-        Scope::Cluster => quote!(#krate::ClusterResourceScope),
+    let scope = if *namespaced {
+        quote!(#krate::NamespaceResourceScope)
+    } else {
+        quote!(#krate::ClusterResourceScope)
     };
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
-    Ok(quote! {
+    quote! {
         impl #impl_generics #krate::Resource for #name #ty_generics #where_clause {
             const GROUP: &'static str = #group;
             const VERSION: &'static str = #version;
@@ -181,7 +215,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
                 &mut self.metadata
             }
         }
-    })
+    }
 }
 
 #[cfg(test)]

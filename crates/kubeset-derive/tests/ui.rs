@@ -1,4 +1,5 @@
-//! Compile errors of bad `#[resource]` attributes, pinned with trybuild.
+//! Compile errors of bad `#[resource]`, `#[kube]` and `#[schema]`
+//! attributes and unsupported types, pinned with trybuild.
 
 #[test]
 fn ui() {

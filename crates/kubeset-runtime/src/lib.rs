@@ -108,6 +108,7 @@ mod queue;
 pub mod shared;
 pub mod status;
 pub mod store;
+pub mod wait;
 pub mod watcher;
 
 /// kube-rs's `kube::runtime::reflector` paths.

@@ -8,6 +8,7 @@
 mod clientset;
 mod common;
 mod crd;
+mod crdout;
 mod crud;
 mod failover;
 mod list;

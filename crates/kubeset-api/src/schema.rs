@@ -1,0 +1,749 @@
+//! OpenAPI v3 **structural** schemas from Rust types, for the schemas of
+//! CustomResourceDefinitions.
+//!
+//! [`JsonSchema`] gives a type's schema as the [`JSONSchemaProps`] model the
+//! API server reads; `#[derive(JsonSchema)]` (crate `kubeset-derive`,
+//! re-exported by `kubeset`) writes it from a struct or enum and its serde
+//! attributes. The output follows the API server's structural-schema rules
+//! (every node typed, `properties` and `additionalProperties` never
+//! together, `oneOf`/`anyOf` branches carrying only `required` and
+//! discriminating `enum`s, the properties they name hoisted to the node
+//! itself), so a CRD built from it is accepted and nothing written through
+//! the type is pruned.
+//!
+//! Where serde writes values of different JSON types at one place (an
+//! externally tagged enum with both unit and data variants, an untagged
+//! enum of a string and an object) no structural schema can describe it:
+//! [`union`] then gives a node with `x-kubernetes-preserve-unknown-fields`
+//! and no type, which the server accepts and does not prune, but does not
+//! validate. `i64`-or-`String` unions become `x-kubernetes-int-or-string`.
+//!
+//! The impls here cover Rust's scalars, `String`, `Option` (not required,
+//! `nullable`), `Vec`/sets, `BTreeMap`/`HashMap` with `String` keys,
+//! `serde_json::Value`, and kubeset's own types: `Quantity`, `IntOrString`,
+//! `Time`, `MicroTime`, `ByteString`, `ObjectMeta`, `OwnerReference`,
+//! `LabelSelector`, `LabelSelectorRequirement`, `Condition`. Other
+//! generated models have no impl yet (the generator has every fact one
+//! needs: the field names, types and `required` list it already emits).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde_json::Value;
+
+pub use crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
+};
+use crate::apimachinery::pkg::apis::meta::v1::{
+    Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
+};
+use crate::types::{ByteString, IntOrString, MicroTime, Quantity, Time};
+
+/// A type with an OpenAPI v3 structural schema. Derive it with
+/// `#[derive(JsonSchema)]`; see the module docs for what is covered.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no structural schema (`JsonSchema`)",
+    label = "no schema for this type",
+    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`"
+)]
+pub trait JsonSchema {
+    /// Whether a struct field of this type may be absent (`Option<T>`):
+    /// such fields are not `required`.
+    const OPTIONAL: bool = false;
+
+    /// The schema of a value of this type.
+    fn json_schema() -> JSONSchemaProps;
+}
+
+/// A node of the given `type`.
+pub fn typed(type_: &str) -> JSONSchemaProps {
+    JSONSchemaProps {
+        type_: Some(type_.to_owned()),
+        ..JSONSchemaProps::default()
+    }
+}
+
+/// A node of the given `type` and `format`.
+pub fn formatted(type_: &str, format: &str) -> JSONSchemaProps {
+    JSONSchemaProps {
+        format: Some(format.to_owned()),
+        ..typed(type_)
+    }
+}
+
+/// A JSON value for `enum` and `default` (`value("a")`, `value(3)`).
+pub fn value(v: impl Into<Value>) -> JSON {
+    JSON(v.into())
+}
+
+/// A string node that takes only `values`.
+pub fn string_enum(values: &[&str]) -> JSONSchemaProps {
+    JSONSchemaProps {
+        enum_: Some(
+            values
+                .iter()
+                .map(|v| JSON(Value::String((*v).to_owned())))
+                .collect(),
+        ),
+        ..typed("string")
+    }
+}
+
+/// A node that takes any value and keeps it (no type,
+/// `x-kubernetes-preserve-unknown-fields`).
+pub fn any_value() -> JSONSchemaProps {
+    JSONSchemaProps {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..JSONSchemaProps::default()
+    }
+}
+
+/// An integer or a string (`x-kubernetes-int-or-string`).
+pub fn int_or_string() -> JSONSchemaProps {
+    JSONSchemaProps {
+        x_kubernetes_int_or_string: Some(true),
+        ..JSONSchemaProps::default()
+    }
+}
+
+/// An array of `items`.
+pub fn array(items: JSONSchemaProps) -> JSONSchemaProps {
+    JSONSchemaProps {
+        items: Some(JSONSchemaPropsOrArray::Schema(Box::new(items))),
+        ..typed("array")
+    }
+}
+
+/// An object with any keys whose values are `values`.
+pub fn map(values: JSONSchemaProps) -> JSONSchemaProps {
+    JSONSchemaProps {
+        additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(values))),
+        ..typed("object")
+    }
+}
+
+/// Builds an object node property by property (what `#[derive(JsonSchema)]`
+/// writes for a struct).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ObjectSchema {
+    schema: JSONSchemaProps,
+}
+
+impl Default for ObjectSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ObjectSchema {
+    /// An object with no properties yet.
+    pub fn new() -> Self {
+        Self {
+            schema: typed("object"),
+        }
+    }
+
+    /// Adds property `name`; `required` puts it in the `required` list.
+    pub fn property(mut self, name: &str, schema: JSONSchemaProps, required: bool) -> Self {
+        self.schema
+            .properties
+            .get_or_insert_with(BTreeMap::new)
+            .insert(name.to_owned(), schema);
+        if required {
+            push_required(&mut self.schema, name);
+        }
+        self
+    }
+
+    /// Merges the schema of a `#[serde(flatten)]` field: its properties,
+    /// `required`, branches and validations join this object's; a map
+    /// (`additionalProperties`) or a node that keeps unknown fields makes
+    /// this object keep unknown fields (serde puts every other key there).
+    /// An optional flattened field (`optional`) adds nothing to `required`.
+    pub fn flatten(mut self, child: JSONSchemaProps, optional: bool) -> Self {
+        let s = &mut self.schema;
+        if child.additional_properties.is_some()
+            || child.x_kubernetes_preserve_unknown_fields == Some(true)
+            || child.type_.as_deref() != Some("object")
+        {
+            s.x_kubernetes_preserve_unknown_fields = Some(true);
+        }
+        for (name, prop) in child.properties.unwrap_or_default() {
+            s.properties
+                .get_or_insert_with(BTreeMap::new)
+                .entry(name)
+                .or_insert(prop);
+        }
+        if !optional {
+            for name in child.required.unwrap_or_default() {
+                push_required(s, &name);
+            }
+            // Two flattened enums are two independent choices: the second
+            // one's branches go into `allOf`, not into the first's `oneOf`.
+            for (branches, exclusive) in [(child.one_of, true), (child.any_of, false)] {
+                let Some(branches) = branches else { continue };
+                let slot = if exclusive {
+                    &mut s.one_of
+                } else {
+                    &mut s.any_of
+                };
+                if slot.is_none() {
+                    *slot = Some(branches);
+                } else {
+                    let (one_of, any_of) = if exclusive {
+                        (Some(branches), None)
+                    } else {
+                        (None, Some(branches))
+                    };
+                    s.all_of.get_or_insert_with(Vec::new).push(JSONSchemaProps {
+                        one_of,
+                        any_of,
+                        ..JSONSchemaProps::default()
+                    });
+                }
+            }
+        }
+        extend(
+            &mut s.x_kubernetes_validations,
+            child.x_kubernetes_validations,
+        );
+        self
+    }
+
+    /// The object node.
+    pub fn build(self) -> JSONSchemaProps {
+        self.schema
+    }
+}
+
+fn push_required(schema: &mut JSONSchemaProps, name: &str) {
+    let required = schema.required.get_or_insert_with(Vec::new);
+    if !required.iter().any(|r| r == name) {
+        required.push(name.to_owned());
+    }
+}
+
+fn extend<T>(into: &mut Option<Vec<T>>, from: Option<Vec<T>>) {
+    if let Some(from) = from {
+        into.get_or_insert_with(Vec::new).extend(from);
+    }
+}
+
+/// Sets `description` from a doc comment (trimmed lines joined; empty
+/// docs leave it unset).
+pub fn describe(schema: &mut JSONSchemaProps, doc: &str) {
+    let text = doc
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_owned();
+    if !text.is_empty() {
+        schema.description = Some(text);
+    }
+}
+
+/// Adds a CEL rule (`x-kubernetes-validations`), with its message when
+/// given.
+pub fn validate(schema: &mut JSONSchemaProps, rule: &str, message: Option<&str>) {
+    schema
+        .x_kubernetes_validations
+        .get_or_insert_with(Vec::new)
+        .push(ValidationRule {
+            rule: rule.to_owned(),
+            message: message.map(str::to_owned),
+            ..ValidationRule::default()
+        });
+}
+
+/// One schema for values that are any of `variants` (an enum's variants,
+/// each as serde writes it).
+///
+/// Objects merge: every property of every variant is hoisted to the node
+/// (properties of one name merged the same way), `required` keeps what all
+/// variants require, and each variant becomes a branch of `oneOf`
+/// (`exclusive`, tagged enums) or `anyOf` (untagged) holding its own
+/// `required` list and the single-value `enum` of its discriminator (the
+/// tag). Strings merge their `enum`s; arrays merge their items; integers
+/// and numbers give numbers; integers and strings give
+/// `x-kubernetes-int-or-string`; anything else mixed gives [`any_value`].
+pub fn union(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaProps {
+    let Some(first) = variants.first() else {
+        return any_value();
+    };
+    if variants.iter().all(|v| v == first) {
+        return variants.into_iter().next().unwrap_or_default();
+    }
+    let nullable = variants.iter().any(|v| v.nullable == Some(true));
+    let mut merged = merge_typed(variants, exclusive);
+    if nullable {
+        merged.nullable = Some(true);
+    }
+    merged
+}
+
+fn merge_typed(mut variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaProps {
+    if variants
+        .iter()
+        .all(|v| v.x_kubernetes_int_or_string == Some(true))
+    {
+        return int_or_string();
+    }
+    let types: BTreeSet<Option<&str>> = variants.iter().map(|v| v.type_.as_deref()).collect();
+    let types: Vec<Option<&str>> = types.into_iter().collect();
+    match types.as_slice() {
+        [Some("object")] => merge_objects(variants, exclusive),
+        [Some("array")] => {
+            let items = variants
+                .iter_mut()
+                .map(|v| match v.items.take() {
+                    Some(JSONSchemaPropsOrArray::Schema(s)) => *s,
+                    _ => any_value(),
+                })
+                .collect();
+            array(union(items, false))
+        }
+        [Some(t)] => merge_scalars(t, &variants),
+        [Some("integer"), Some("number")] => typed("number"),
+        [Some("integer"), Some("string")] => int_or_string(),
+        _ if variants.iter().all(|v| {
+            v.type_.as_deref() == Some("integer")
+                || v.type_.as_deref() == Some("string")
+                || v.x_kubernetes_int_or_string == Some(true)
+        }) =>
+        {
+            int_or_string()
+        }
+        _ => any_value(),
+    }
+}
+
+fn merge_scalars(type_: &str, variants: &[JSONSchemaProps]) -> JSONSchemaProps {
+    let mut out = typed(type_);
+    if variants.iter().all(|v| v.enum_.is_some()) {
+        let mut values: Vec<JSON> = Vec::new();
+        for v in variants.iter().flat_map(|v| v.enum_.iter().flatten()) {
+            if !values.contains(v) {
+                values.push(v.clone());
+            }
+        }
+        out.enum_ = Some(values);
+    }
+    let format = variants[0].format.clone();
+    if variants.iter().all(|v| v.format == format) {
+        out.format = format;
+    }
+    out
+}
+
+fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaProps {
+    let maps = variants
+        .iter()
+        .filter(|v| v.additional_properties.is_some())
+        .count();
+    if maps == variants.len() {
+        let values = variants
+            .into_iter()
+            .map(|v| match v.additional_properties {
+                Some(JSONSchemaPropsOrBool::Schema(s)) => *s,
+                _ => any_value(),
+            })
+            .collect();
+        return map(union(values, false));
+    }
+    if maps > 0 {
+        return JSONSchemaProps {
+            x_kubernetes_preserve_unknown_fields: Some(true),
+            ..typed("object")
+        };
+    }
+    let mut by_name: BTreeMap<String, Vec<JSONSchemaProps>> = BTreeMap::new();
+    let mut branches = Vec::with_capacity(variants.len());
+    let mut common: Option<Vec<String>> = None;
+    let mut preserve = false;
+    for v in variants {
+        preserve |= v.x_kubernetes_preserve_unknown_fields == Some(true);
+        let required = v.required.unwrap_or_default();
+        common = Some(match common {
+            None => required.clone(),
+            Some(c) => c.into_iter().filter(|r| required.contains(r)).collect(),
+        });
+        let mut branch = JSONSchemaProps::default();
+        for (name, prop) in v.properties.unwrap_or_default() {
+            if let Some(values) = prop.enum_.as_ref().filter(|e| e.len() == 1) {
+                let discriminator = JSONSchemaProps {
+                    enum_: Some(values.clone()),
+                    ..JSONSchemaProps::default()
+                };
+                branch
+                    .properties
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert(name.clone(), discriminator);
+            }
+            by_name.entry(name).or_default().push(prop);
+        }
+        if !required.is_empty() {
+            branch.required = Some(required);
+        }
+        branches.push(branch);
+    }
+    let mut out = typed("object");
+    out.properties = Some(
+        by_name
+            .into_iter()
+            .map(|(name, props)| (name, union(props, false)))
+            .collect(),
+    );
+    out.required = common.filter(|c| !c.is_empty());
+    if preserve {
+        out.x_kubernetes_preserve_unknown_fields = Some(true);
+    }
+    let distinct = branches.iter().all(|b| *b != JSONSchemaProps::default());
+    if distinct && branches.len() > 1 {
+        if exclusive {
+            out.one_of = Some(branches);
+        } else {
+            out.any_of = Some(branches);
+        }
+    }
+    out
+}
+
+macro_rules! scalar {
+    ($($t:ty => $type_:literal, $format:expr, $min:expr;)*) => {$(
+        impl JsonSchema for $t {
+            fn json_schema() -> JSONSchemaProps {
+                let format: Option<&str> = $format;
+                JSONSchemaProps {
+                    format: format.map(str::to_owned),
+                    minimum: $min,
+                    ..typed($type_)
+                }
+            }
+        }
+    )*};
+}
+
+scalar! {
+    bool => "boolean", None, None;
+    String => "string", None, None;
+    i8 => "integer", Some("int32"), None;
+    i16 => "integer", Some("int32"), None;
+    i32 => "integer", Some("int32"), None;
+    i64 => "integer", Some("int64"), None;
+    isize => "integer", Some("int64"), None;
+    u8 => "integer", Some("int32"), Some(0.0);
+    u16 => "integer", Some("int32"), Some(0.0);
+    u32 => "integer", Some("int64"), Some(0.0);
+    u64 => "integer", Some("int64"), Some(0.0);
+    usize => "integer", Some("int64"), Some(0.0);
+    f32 => "number", Some("float"), None;
+    f64 => "number", Some("double"), None;
+    Time => "string", Some("date-time"), None;
+    MicroTime => "string", Some("date-time"), None;
+    ByteString => "string", Some("byte"), None;
+}
+
+impl<T: JsonSchema> JsonSchema for Option<T> {
+    const OPTIONAL: bool = true;
+
+    /// `T`'s schema, `nullable`. An `enum` moves into `anyOf: [{enum},
+    /// {enum: [null]}]`: the server checks a node's own `enum` even for
+    /// `null` and never matches `null` there (measured on v1.35), while
+    /// the `anyOf` form takes `null` and still rejects other values.
+    fn json_schema() -> JSONSchemaProps {
+        let mut s = T::json_schema();
+        s.nullable = Some(true);
+        if let Some(values) = s.enum_.take() {
+            let branches = vec![
+                JSONSchemaProps {
+                    enum_: Some(values),
+                    ..JSONSchemaProps::default()
+                },
+                JSONSchemaProps {
+                    enum_: Some(vec![JSON(Value::Null)]),
+                    ..JSONSchemaProps::default()
+                },
+            ];
+            match s.any_of {
+                None => s.any_of = Some(branches),
+                Some(_) => s.all_of.get_or_insert_with(Vec::new).push(JSONSchemaProps {
+                    any_of: Some(branches),
+                    ..JSONSchemaProps::default()
+                }),
+            }
+        }
+        s
+    }
+}
+
+impl<T: JsonSchema + ?Sized> JsonSchema for Box<T> {
+    const OPTIONAL: bool = T::OPTIONAL;
+    fn json_schema() -> JSONSchemaProps {
+        T::json_schema()
+    }
+}
+
+impl<T: JsonSchema + ?Sized> JsonSchema for std::sync::Arc<T> {
+    const OPTIONAL: bool = T::OPTIONAL;
+    fn json_schema() -> JSONSchemaProps {
+        T::json_schema()
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Vec<T> {
+    fn json_schema() -> JSONSchemaProps {
+        array(T::json_schema())
+    }
+}
+
+/// Sets are lists of unique scalars: `x-kubernetes-list-type: set`.
+impl<T: JsonSchema> JsonSchema for BTreeSet<T> {
+    fn json_schema() -> JSONSchemaProps {
+        JSONSchemaProps {
+            x_kubernetes_list_type: Some("set".to_owned()),
+            ..array(T::json_schema())
+        }
+    }
+}
+
+/// As `BTreeSet`.
+impl<T: JsonSchema, S> JsonSchema for HashSet<T, S> {
+    fn json_schema() -> JSONSchemaProps {
+        BTreeSet::<T>::json_schema()
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for BTreeMap<String, T> {
+    fn json_schema() -> JSONSchemaProps {
+        map(T::json_schema())
+    }
+}
+
+impl<T: JsonSchema, S> JsonSchema for HashMap<String, T, S> {
+    fn json_schema() -> JSONSchemaProps {
+        map(T::json_schema())
+    }
+}
+
+/// Any JSON: kept as written (`x-kubernetes-preserve-unknown-fields`).
+impl JsonSchema for Value {
+    fn json_schema() -> JSONSchemaProps {
+        any_value()
+    }
+}
+
+/// Any object: kept as written.
+impl JsonSchema for serde_json::Map<String, Value> {
+    fn json_schema() -> JSONSchemaProps {
+        JSONSchemaProps {
+            x_kubernetes_preserve_unknown_fields: Some(true),
+            ..typed("object")
+        }
+    }
+}
+
+impl JsonSchema for IntOrString {
+    fn json_schema() -> JSONSchemaProps {
+        int_or_string()
+    }
+}
+
+/// `x-kubernetes-int-or-string`, as the API server's own schema for
+/// quantities (a number or `"500m"`).
+impl JsonSchema for Quantity {
+    fn json_schema() -> JSONSchemaProps {
+        int_or_string()
+    }
+}
+
+/// The object of a generated model, field by field: `(json name, Rust
+/// type)`; required unless the type is an `Option`.
+macro_rules! model {
+    ($ty:ty, $doc:literal, { $($name:literal: $field:ty),* $(,)? } $(, $extra:ident = $value:expr)?) => {
+        impl JsonSchema for $ty {
+            fn json_schema() -> JSONSchemaProps {
+                let s = ObjectSchema::new()
+                    $(.property($name, <$field>::json_schema(), !<$field as JsonSchema>::OPTIONAL))*;
+                let mut s = s.build();
+                describe(&mut s, $doc);
+                $(s.$extra = $value;)?
+                s
+            }
+        }
+    };
+}
+
+model!(OwnerReference, "OwnerReference contains enough information to let you identify an owning object.", {
+    "apiVersion": String, "kind": String, "name": String, "uid": String,
+    "controller": Option<bool>, "blockOwnerDeletion": Option<bool>,
+}, x_kubernetes_map_type = Some("atomic".to_owned()));
+
+model!(ObjectMeta, "Standard object's metadata (embedded; for the root `metadata` the CRD holds only `type: object`).", {
+    "name": Option<String>, "generateName": Option<String>, "namespace": Option<String>,
+    "uid": Option<String>, "resourceVersion": Option<String>, "generation": Option<i64>,
+    "selfLink": Option<String>,
+    "creationTimestamp": Option<Time>, "deletionTimestamp": Option<Time>,
+    "deletionGracePeriodSeconds": Option<i64>,
+    "labels": Option<BTreeMap<String, String>>, "annotations": Option<BTreeMap<String, String>>,
+    "finalizers": Option<Vec<String>>, "ownerReferences": Option<Vec<OwnerReference>>,
+    "managedFields": Option<Vec<serde_json::Map<String, Value>>>,
+});
+
+model!(LabelSelectorRequirement, "A selector that contains values, a key, and an operator that relates the key and values.", {
+    "key": String, "operator": String, "values": Option<Vec<String>>,
+});
+
+model!(LabelSelector, "A label query over a set of resources.", {
+    "matchLabels": Option<BTreeMap<String, String>>,
+    "matchExpressions": Option<Vec<LabelSelectorRequirement>>,
+}, x_kubernetes_map_type = Some("atomic".to_owned()));
+
+model!(Condition, "Condition contains details for one aspect of the current state of this API Resource.", {
+    "type": String, "status": String, "observedGeneration": Option<i64>,
+    "lastTransitionTime": Time, "reason": String, "message": String,
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> JSON {
+        JSON(Value::String(v.to_owned()))
+    }
+
+    #[test]
+    fn strings_merge_their_enums() {
+        let u = union(vec![string_enum(&["A"]), string_enum(&["B"])], true);
+        assert_eq!(u.type_.as_deref(), Some("string"));
+        assert_eq!(u.enum_, Some(vec![s("A"), s("B")]));
+        assert_eq!(u.one_of, None);
+    }
+
+    #[test]
+    fn objects_hoist_properties_and_branch_on_required_and_tag() {
+        let a = ObjectSchema::new()
+            .property("kind", string_enum(&["A"]), true)
+            .property("x", typed("string"), true)
+            .build();
+        let b = ObjectSchema::new()
+            .property("kind", string_enum(&["B"]), true)
+            .property("y", typed("integer"), false)
+            .build();
+        let u = union(vec![a, b], true);
+        let props = u.properties.as_ref().unwrap();
+        assert_eq!(
+            props.keys().collect::<Vec<_>>(),
+            vec!["kind", "x", "y"],
+            "every variant's properties are hoisted"
+        );
+        assert_eq!(props["kind"].enum_, Some(vec![s("A"), s("B")]));
+        assert_eq!(u.required, Some(vec!["kind".to_owned()]));
+        let one_of = u.one_of.unwrap();
+        assert_eq!(one_of.len(), 2);
+        assert_eq!(
+            one_of[0].required,
+            Some(vec!["kind".to_owned(), "x".to_owned()])
+        );
+        assert_eq!(
+            one_of[1].properties.as_ref().unwrap()["kind"].enum_,
+            Some(vec![s("B")])
+        );
+        assert_eq!(one_of[1].type_, None, "branches carry no type");
+    }
+
+    #[test]
+    fn mixed_types_become_int_or_string_or_any() {
+        let u = union(vec![typed("integer"), typed("string")], false);
+        assert_eq!(u.x_kubernetes_int_or_string, Some(true));
+        let u = union(vec![typed("string"), typed("object")], false);
+        assert_eq!(u, any_value());
+        let u = union(vec![typed("integer"), typed("number")], false);
+        assert_eq!(u.type_.as_deref(), Some("number"));
+    }
+
+    #[test]
+    fn option_is_optional_nullable_and_enum_takes_null() {
+        const { assert!(<Option<String> as JsonSchema>::OPTIONAL) };
+        const { assert!(!<String as JsonSchema>::OPTIONAL) };
+        struct E;
+        impl JsonSchema for E {
+            fn json_schema() -> JSONSchemaProps {
+                string_enum(&["A"])
+            }
+        }
+        let o = Option::<E>::json_schema();
+        assert_eq!(o.nullable, Some(true));
+        assert_eq!(o.enum_, None);
+        let any_of = o.any_of.unwrap();
+        assert_eq!(any_of[0].enum_, Some(vec![s("A")]));
+        assert_eq!(any_of[1].enum_, Some(vec![JSON(Value::Null)]));
+    }
+
+    #[test]
+    fn flatten_merges_properties_and_maps_keep_unknown_fields() {
+        let inner = ObjectSchema::new()
+            .property("a", typed("string"), true)
+            .build();
+        let o = ObjectSchema::new()
+            .property("b", typed("string"), false)
+            .flatten(inner.clone(), false)
+            .build();
+        assert_eq!(o.required, Some(vec!["a".to_owned()]));
+        assert_eq!(o.properties.unwrap().len(), 2);
+        let choice = |tag: &str| {
+            union(
+                vec![
+                    ObjectSchema::new()
+                        .property(tag, string_enum(&["A"]), true)
+                        .build(),
+                    ObjectSchema::new()
+                        .property(tag, string_enum(&["B"]), true)
+                        .build(),
+                ],
+                true,
+            )
+        };
+        let two = ObjectSchema::new()
+            .flatten(choice("x"), false)
+            .flatten(choice("y"), false)
+            .build();
+        assert_eq!(two.one_of.as_ref().map(Vec::len), Some(2));
+        let all_of = two.all_of.expect("the second choice in allOf");
+        assert_eq!(all_of[0].one_of.as_ref().map(Vec::len), Some(2));
+        let o = ObjectSchema::new().flatten(inner, true).build();
+        assert_eq!(
+            o.required, None,
+            "an optional flattened field requires nothing"
+        );
+        let o = ObjectSchema::new()
+            .flatten(BTreeMap::<String, String>::json_schema(), false)
+            .build();
+        assert_eq!(o.x_kubernetes_preserve_unknown_fields, Some(true));
+    }
+
+    #[test]
+    fn kubeset_types() {
+        let c = Condition::json_schema();
+        assert_eq!(
+            c.required,
+            Some(
+                ["type", "status", "lastTransitionTime", "reason", "message"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+        assert_eq!(
+            c.properties.unwrap()["lastTransitionTime"]
+                .format
+                .as_deref(),
+            Some("date-time")
+        );
+        assert_eq!(
+            Quantity::json_schema().x_kubernetes_int_or_string,
+            Some(true)
+        );
+        assert_eq!(u32::json_schema().minimum, Some(0.0));
+    }
+}

@@ -1,0 +1,1236 @@
+//! CRDs out: Rust types → `#[derive(CustomResource, JsonSchema)]` →
+//! `Kind::crd()` → the real kube-apiserver. For each shape of the table the
+//! CRD is created (or replaced), reaches `Established` through
+//! `await_condition`, and an object written through the typed `Api` reads
+//! back equal: nothing pruned, nothing rejected. A shape the server
+//! rejects fails the test with the server's message. The table (shape,
+//! verdict) is printed; run with `--nocapture` to see it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::time::Duration;
+
+use kubeset::api::core::v1::PodTemplateSpec;
+use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kubeset::apimachinery::pkg::api::resource::Quantity;
+use kubeset::apimachinery::pkg::apis::meta::v1::{
+    Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, Time,
+};
+use kubeset::apimachinery::pkg::util::intstr::IntOrString;
+use kubeset::params::{DeleteParams, ListParams, PatchParams, PostParams};
+use kubeset::runtime::wait::{await_condition, conditions};
+use kubeset::{Api, CustomResource, CustomResourceExt, JsonSchema, Patch, Resource, merge_crds};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::common::connect;
+
+/// The group of every kind of this module.
+const GROUP: &str = "crdout.kubeset.dev";
+
+/// One shape's verdict: `Ok`, or the step and the server's message.
+type Verdict = Result<(), String>;
+
+fn chain(e: &kubeset::Error) -> String {
+    kubeset_tests::error_chain(e)
+}
+
+/// Creates `crd`, or replaces the one a previous run left (its schema may
+/// have changed since), and waits for `Established`.
+async fn install(crds: &Api<CustomResourceDefinition>, crd: &CustomResourceDefinition) -> Verdict {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    match crds.create(&PostParams::default(), crd).await {
+        Ok(_) => {}
+        Err(e) if e.is_already_exists() => {
+            let have = crds
+                .get(&name)
+                .await
+                .map_err(|e| format!("get CRD: {}", chain(&e)))?;
+            let mut want = crd.clone();
+            want.metadata.resource_version = have.metadata.resource_version;
+            crds.replace(&name, &PostParams::default(), &want)
+                .await
+                .map_err(|e| format!("replace CRD: {}", chain(&e)))?;
+        }
+        Err(e) => return Err(format!("create CRD: {}", chain(&e))),
+    }
+    let established = await_condition(crds.clone(), &name, conditions::is_crd_established());
+    match tokio::time::timeout(Duration::from_secs(90), established).await {
+        Ok(Ok(Some(_))) => Ok(()),
+        Ok(Ok(None)) => Err("the CRD disappeared".to_owned()),
+        Ok(Err(e)) => Err(format!(
+            "waiting for Established: {}",
+            kubeset_tests::error_chain(&e)
+        )),
+        Err(_) => Err("not Established within 90 s".to_owned()),
+    }
+}
+
+/// The object without `metadata` (what must read back unchanged).
+fn body<K: Serialize>(obj: &K) -> Value {
+    let mut v = serde_json::to_value(obj).unwrap_or(Value::Null);
+    if let Some(map) = v.as_object_mut() {
+        map.remove("metadata");
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    v
+}
+
+/// Writes `obj` (create, then its status through the status subresource
+/// when the CRD has one), reads it back and compares: the JSON (nothing
+/// pruned) and the typed value (it decodes to what was written).
+async fn round_trip<K>(api: &Api<K>, obj: &K, status_subresource: bool) -> Verdict
+where
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
+{
+    let name = obj.metadata().name.clone().unwrap_or_default();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    // A new resource may take a moment to be served after Established.
+    let created = loop {
+        match api.create(&PostParams::default(), obj).await {
+            Ok(c) => break c,
+            Err(e) if e.is_not_found() && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(format!("create: {}", chain(&e))),
+        }
+    };
+    let want = body(obj);
+    if status_subresource && want.get("status").is_some() {
+        let patch = json!({"status": want["status"]});
+        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(|e| format!("patch status: {}", chain(&e)))?;
+    }
+    let got = api
+        .get(&name)
+        .await
+        .map_err(|e| format!("get: {}", chain(&e)))?;
+    if body(&got) != want {
+        return Err(format!(
+            "read back differs (pruned or defaulted):\n wrote {want}\n  read {}",
+            body(&got)
+        ));
+    }
+    let mut same = got.clone();
+    *same.metadata_mut() = obj.metadata().clone();
+    if same != *obj {
+        return Err(format!("decoded differently: wrote {obj:?}, read {got:?}"));
+    }
+    let _ = created;
+    Ok(())
+}
+
+/// Installs `K`'s CRD and round-trips `obj` in namespace `ns`.
+async fn check<K>(
+    crds: &Api<CustomResourceDefinition>,
+    client: &kubeset::Client,
+    ns: &str,
+    obj: K,
+) -> Verdict
+where
+    K: CustomResourceExt<Scope = kubeset::NamespaceResourceScope>
+        + Serialize
+        + DeserializeOwned
+        + Clone
+        + Debug
+        + PartialEq,
+{
+    let crd = K::crd();
+    install(crds, &crd).await?;
+    let status = crd.spec.versions[0]
+        .subresources
+        .as_ref()
+        .is_some_and(|s| s.status.is_some());
+    round_trip(&Api::<K>::namespaced(client.clone(), ns), &obj, status).await
+}
+
+fn now() -> Time {
+    Time::parse("2026-12-01T10:00:00Z").unwrap_or_else(|_| Time::now())
+}
+
+// ---- the shapes -----------------------------------------------------------
+
+/// Scalars with formats.
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Scalars",
+    namespaced
+)]
+#[serde(rename_all = "camelCase")]
+struct ScalarsSpec {
+    /// A name.
+    name: String,
+    flag: bool,
+    small: i32,
+    big: i64,
+    count: u32,
+    ratio: f64,
+    fraction: f32,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Optionals",
+    namespaced
+)]
+struct OptionalsSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    absent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    present: Option<i64>,
+    /// Written as `null` (no skip_serializing_if): nullable.
+    null_written: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nested: Option<Option<Inner>>,
+}
+
+/// A nested struct.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+struct Inner {
+    a: String,
+    #[serde(default)]
+    b: i32,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Lists",
+    namespaced
+)]
+struct ListsSpec {
+    names: Vec<String>,
+    items: Vec<Inner>,
+    matrix: Vec<Vec<i32>>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Maps",
+    namespaced
+)]
+struct MapsSpec {
+    labels: BTreeMap<String, String>,
+    counts: HashMap<String, i64>,
+    /// A map of structs.
+    by_name: BTreeMap<String, Inner>,
+    of_lists: BTreeMap<String, Vec<String>>,
+}
+
+/// A unit enum: strings.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Colour {
+    Red,
+    Green,
+    #[serde(rename = "deep-blue")]
+    Blue,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "UnitEnum",
+    namespaced
+)]
+struct UnitEnumSpec {
+    colour: Colour,
+    all: Vec<Colour>,
+    /// Optional, written as null: the enum takes null.
+    maybe: Option<Colour>,
+}
+
+/// Externally tagged, data variants only.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+enum Source {
+    Git {
+        url: String,
+        revision: Option<String>,
+    },
+    Image(String),
+    Inline(Inner),
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "External",
+    namespaced
+)]
+struct ExternalSpec {
+    sources: Vec<Source>,
+}
+
+/// Externally tagged, unit and data variants: a string or an object.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+enum Mixed {
+    Nothing,
+    Some { value: i32 },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "ExternalMixed",
+    namespaced
+)]
+struct ExternalMixedSpec {
+    values: Vec<Mixed>,
+}
+
+/// Internally tagged.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "PascalCase")]
+enum Action {
+    /// Set the replica count.
+    Scale {
+        replicas: i32,
+    },
+    /// Restart everything.
+    Restart,
+    Run(Inner),
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Internal",
+    namespaced
+)]
+struct InternalSpec {
+    actions: Vec<Action>,
+}
+
+/// Adjacently tagged, contents of different types.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", content = "value")]
+enum Setting {
+    Text(String),
+    Number(i64),
+    Pair { left: String, right: String },
+    Off,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Adjacent",
+    namespaced
+)]
+struct AdjacentSpec {
+    settings: Vec<Setting>,
+}
+
+/// Untagged, objects of different fields.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+enum Endpoint {
+    Host { host: String, port: u16 },
+    Url { url: String },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "UntaggedObjects",
+    namespaced
+)]
+struct UntaggedObjectsSpec {
+    endpoints: Vec<Endpoint>,
+}
+
+/// Untagged, number or string: int-or-string.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+enum Port {
+    Number(i64),
+    Name(String),
+}
+
+/// Untagged, string or object: kept unvalidated.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+enum Ref {
+    Name(String),
+    Full { name: String, namespace: String },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "UntaggedScalars",
+    namespaced
+)]
+struct UntaggedScalarsSpec {
+    ports: Vec<Port>,
+    refs: Vec<Ref>,
+}
+
+/// Flattened struct.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Common {
+    owner: String,
+    #[serde(default)]
+    tier: i32,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Flatten",
+    namespaced
+)]
+struct FlattenSpec {
+    #[serde(flatten)]
+    common: Common,
+    own: String,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "FlattenMap",
+    namespaced
+)]
+struct FlattenMapSpec {
+    known: String,
+    /// Every other key.
+    #[serde(flatten)]
+    extra: BTreeMap<String, Value>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "FlattenEnum",
+    namespaced
+)]
+struct FlattenEnumSpec {
+    name: String,
+    #[serde(flatten)]
+    action: Action,
+}
+
+/// Two independent choices, flattened side by side.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+enum Storage {
+    Disk { size: i32 },
+    Memory { limit: i32 },
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+enum Network {
+    Host(bool),
+    Bridge { name: String },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "FlattenTwo",
+    namespaced
+)]
+struct FlattenTwoSpec {
+    #[serde(flatten)]
+    storage: Storage,
+    #[serde(flatten)]
+    network: Network,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "SerdeAttrs",
+    namespaced
+)]
+#[serde(rename_all = "camelCase")]
+struct SerdeAttrsSpec {
+    #[serde(rename = "renamedField")]
+    original: String,
+    snake_case_name: String,
+    #[serde(default)]
+    defaulted: Vec<String>,
+    #[serde(skip)]
+    skipped: i32,
+    r#type: String,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Quantities",
+    namespaced
+)]
+struct QuantitiesSpec {
+    cpu: Quantity,
+    limits: BTreeMap<String, Quantity>,
+    port: IntOrString,
+    target: IntOrString,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Times",
+    namespaced
+)]
+struct TimesSpec {
+    at: Time,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<Time>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "EmbeddedMeta",
+    namespaced
+)]
+struct EmbeddedMetaSpec {
+    /// A template's metadata, kept whole.
+    template: ObjectMeta,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Selectors",
+    namespaced
+)]
+#[serde(rename_all = "camelCase")]
+struct SelectorsSpec {
+    selector: LabelSelector,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace_selector: Option<LabelSelector>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Conditioned",
+    namespaced
+)]
+#[kube(status = "ConditionedStatus")]
+struct ConditionedSpec {
+    want: String,
+}
+
+/// Conditions in the status subresource.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct ConditionedStatus {
+    #[schema(list_type = "map", map_keys = ["type"])]
+    conditions: Vec<Condition>,
+    observed_generation: i64,
+}
+
+/// CEL rules, with messages.
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(group = "crdout.kubeset.dev", version = "v1", kind = "Cel", namespaced)]
+#[kube(validation = "self.spec.min <= self.spec.max")]
+#[schema(validation(
+    rule = "self.min <= self.max",
+    message = "min must not exceed max",
+    reason = "FieldValueInvalid",
+    field_path = ".min"
+))]
+struct CelSpec {
+    min: i32,
+    max: i32,
+    #[schema(validation(rule = "self.startsWith('v')", message = "a version starts with v"))]
+    version: String,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Validated",
+    namespaced
+)]
+struct ValidatedSpec {
+    #[schema(pattern = "^[a-z]+$", min_length = 1, max_length = 10)]
+    word: String,
+    #[schema(minimum = 1, maximum = 5)]
+    level: i32,
+    #[schema(enum = ["a", "b"])]
+    choice: String,
+    #[schema(min_items = 1, max_items = 3)]
+    few: Vec<i32>,
+    #[schema(minimum = -1.5, exclusive_maximum, maximum = 2.5, multiple_of = 0.5)]
+    scaled: f64,
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+struct Port2 {
+    name: String,
+    port: i32,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "ListTypes",
+    namespaced
+)]
+struct ListTypesSpec {
+    #[schema(list_type = "map", map_keys = ["name"])]
+    ports: Vec<Port2>,
+    tags: std::collections::BTreeSet<String>,
+    #[schema(list_type = "atomic")]
+    args: Vec<String>,
+    #[schema(map_type = "atomic")]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Printed",
+    namespaced
+)]
+#[kube(
+    shortname = "prt",
+    shortname = "prts",
+    category = "crdout",
+    singular = "printed"
+)]
+#[kube(
+    printcolumn = r#"{"name":"Colour","type":"string","jsonPath":".spec.colour","description":"the colour"}"#
+)]
+#[kube(printcolumn(
+    name = "Size",
+    type_ = "integer",
+    json_path = ".spec.size",
+    priority = 1
+))]
+#[kube(selectable = ".spec.colour")]
+#[kube(
+    label("app.kubernetes.io/part-of", "crdout"),
+    annotation("crdout.kubeset.dev/note", "printed")
+)]
+struct PrintedSpec {
+    colour: String,
+    size: i32,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Scaled",
+    namespaced
+)]
+#[kube(status = "ScaledStatus")]
+#[kube(
+    scale = r#"{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"}"#
+)]
+struct ScaledSpec {
+    replicas: i32,
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+struct ScaledStatus {
+    replicas: i32,
+    #[serde(default)]
+    selector: String,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Policy",
+    namespaced
+)]
+struct PolicySpec {
+    /// `Policy` → `policies`.
+    rules: Vec<String>,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(group = "crdout.kubeset.dev", version = "v1", kind = "Wide")]
+struct WideSpec {
+    /// A cluster-scoped kind.
+    region: String,
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Templated",
+    namespaced
+)]
+struct TemplatedSpec {
+    /// A generated model with its own schema in the field: preserved whole.
+    #[schema(with = "kubeset::schema::any_value")]
+    template: PodTemplateSpec,
+    #[schema(preserve_unknown_fields)]
+    free: BTreeMap<String, Value>,
+    raw: Value,
+}
+
+/// `schema = "disabled"` (the root keeps any fields) and `root = "..."`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Untyped",
+    namespaced
+)]
+#[kube(schema = "disabled", root = "UntypedRoot", plural = "untypeds")]
+struct UntypedSpec {
+    anything: Value,
+}
+
+/// Two versions of one kind.
+mod v1 {
+    use super::*;
+
+    #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[kube(derive = "PartialEq")]
+    #[kube(
+        group = "crdout.kubeset.dev",
+        version = "v1",
+        kind = "Versioned",
+        namespaced
+    )]
+    #[kube(deprecated = "crdout.kubeset.dev/v1 Versioned is deprecated; use v2")]
+    pub struct VersionedSpec {
+        pub name: String,
+    }
+}
+
+mod v2 {
+    use super::*;
+
+    #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+    #[kube(derive = "PartialEq")]
+    #[kube(
+        group = "crdout.kubeset.dev",
+        version = "v2",
+        kind = "Versioned",
+        namespaced
+    )]
+    pub struct VersionedSpec {
+        pub name: String,
+        #[serde(default)]
+        pub replicas: i32,
+    }
+}
+
+macro_rules! shapes {
+    ($crds:expr, $client:expr, $ns:expr; $($label:literal => $obj:expr),* $(,)?) => {
+        vec![$(($label, Box::pin(check($crds, $client, $ns, $obj)) as std::pin::Pin<Box<dyn std::future::Future<Output = Verdict> + Send + '_>>)),*]
+    };
+}
+
+#[tokio::test]
+async fn crdout_shapes_against_the_real_server() {
+    let ctx = connect!("crdout");
+    let crds: Api<CustomResourceDefinition> = Api::cluster(ctx.client.clone());
+    let (crds, client, ns) = (&crds, &ctx.client, ctx.ns.as_str());
+    let inner = || Inner {
+        a: "x".into(),
+        b: 2,
+    };
+    let mut table = shapes![crds, client, ns;
+        "scalars with formats (String, bool, i32, i64, u32, f64, f32)" => Scalars::new("s", ScalarsSpec {
+            name: "n".into(), flag: true, small: -3, big: 1 << 40, count: 7, ratio: 0.25, fraction: 1.5 }),
+        "Option: absent, present, null written, Option<Option<struct>>" => Optionals::new("o", OptionalsSpec {
+            absent: None, present: Some(5), null_written: None, nested: Some(Some(inner())) }),
+        "Vec of strings, of structs, of Vec" => Lists::new("l", ListsSpec {
+            names: vec!["a".into()], items: vec![inner(), inner()], matrix: vec![vec![1, 2], vec![]] }),
+        "BTreeMap/HashMap<String, _>, map of structs, map of lists" => Maps::new("m", MapsSpec {
+            labels: [("k".into(), "v".into())].into(), counts: [("c".into(), 9)].into(),
+            by_name: [("one".into(), inner())].into(), of_lists: [("l".into(), vec!["x".into()])].into() }),
+        "unit enum (rename_all, rename), Vec of it, Option of it written as null" => UnitEnum::new("u", UnitEnumSpec {
+            colour: Colour::Blue, all: vec![Colour::Red, Colour::Green], maybe: None }),
+        "externally tagged enum, data variants (struct, newtype String, newtype struct)" => External::new("e", ExternalSpec {
+            sources: vec![Source::Git { url: "u".into(), revision: None }, Source::Image("i".into()), Source::Inline(inner())] }),
+        "externally tagged enum, unit and data variants (string or object)" => ExternalMixed::new("em", ExternalMixedSpec {
+            values: vec![Mixed::Nothing, Mixed::Some { value: 3 }] }),
+        "internally tagged enum (struct, unit, newtype variants)" => Internal::new("i", InternalSpec {
+            actions: vec![Action::Scale { replicas: 2 }, Action::Restart, Action::Run(inner())] }),
+        "adjacently tagged enum (string, integer, struct, unit contents)" => Adjacent::new("a", AdjacentSpec {
+            settings: vec![Setting::Text("t".into()), Setting::Number(4),
+                Setting::Pair { left: "l".into(), right: "r".into() }, Setting::Off] }),
+        "untagged enum of objects" => UntaggedObjects::new("uo", UntaggedObjectsSpec {
+            endpoints: vec![Endpoint::Host { host: "h".into(), port: 80 }, Endpoint::Url { url: "u".into() }] }),
+        "untagged enums: integer or string, string or object" => UntaggedScalars::new("us", UntaggedScalarsSpec {
+            ports: vec![Port::Number(80), Port::Name("http".into())],
+            refs: vec![Ref::Name("a".into()), Ref::Full { name: "b".into(), namespace: "c".into() }] }),
+        "#[serde(flatten)] struct" => Flatten::new("f", FlattenSpec {
+            common: Common { owner: "me".into(), tier: 1 }, own: "o".into() }),
+        "#[serde(flatten)] map (catch-all keys)" => FlattenMap::new("fm", FlattenMapSpec {
+            known: "k".into(), extra: [("other".into(), json!({"deep": [1, "two"]}))].into() }),
+        "#[serde(flatten)] internally tagged enum" => FlattenEnum::new("fe", FlattenEnumSpec {
+            name: "n".into(), action: Action::Scale { replicas: 1 } }),
+        "two flattened externally tagged enums (oneOf + allOf)" => FlattenTwo::new("f2", FlattenTwoSpec {
+            storage: Storage::Memory { limit: 3 }, network: Network::Bridge { name: "br0".into() } }),
+        "serde rename, rename_all, default, skip, raw identifier" => SerdeAttrs::new("sa", SerdeAttrsSpec {
+            original: "o".into(), snake_case_name: "s".into(), defaulted: vec![], skipped: 0, r#type: "t".into() }),
+        "Quantity, IntOrString (int and string)" => Quantities::new("q", QuantitiesSpec {
+            cpu: Quantity("500m".into()), limits: [("memory".into(), Quantity("1Gi".into()))].into(),
+            port: IntOrString::Int(8080), target: IntOrString::String("50%".into()) }),
+        "Time, Option<Time>" => Times::new("t", TimesSpec { at: now(), until: Some(now()) }),
+        "embedded ObjectMeta" => EmbeddedMeta::new("em2", EmbeddedMetaSpec { template: ObjectMeta {
+            name: Some("tpl".into()), labels: Some([("a".into(), "b".into())].into()),
+            annotations: Some([("x".into(), "y".into())].into()), ..ObjectMeta::default() } }),
+        "LabelSelector (labels, expressions), Option<LabelSelector>" => Selectors::new("sel", SelectorsSpec {
+            selector: LabelSelector { match_labels: Some([("app".into(), "web".into())].into()),
+                match_expressions: Some(vec![LabelSelectorRequirement { key: "tier".into(), operator: "In".into(),
+                    values: Some(vec!["a".into()]) }]) },
+            namespace_selector: Some(LabelSelector::default()) }),
+        "status subresource with Vec<Condition> (list-type map)" => Conditioned {
+            status: Some(ConditionedStatus { conditions: vec![Condition { type_: "Ready".into(), status: "True".into(),
+                observed_generation: Some(1), last_transition_time: now(), reason: "Done".into(), message: "ok".into() }],
+                observed_generation: 1 }),
+            ..Conditioned::new("c", ConditionedSpec { want: "w".into() }) },
+        "CEL rules with messages (root, struct, field)" => Cel::new("cel", CelSpec { min: 1, max: 2, version: "v1".into() }),
+        "pattern, min/max length, minimum/maximum, enum, items bounds, multipleOf" => Validated::new("v", ValidatedSpec {
+            word: "abc".into(), level: 3, choice: "b".into(), few: vec![1, 2], scaled: 1.5 }),
+        "x-kubernetes-list-type map/set/atomic, map-type atomic" => ListTypes::new("lt", ListTypesSpec {
+            ports: vec![Port2 { name: "http".into(), port: 80 }], tags: ["a".into(), "b".into()].into(),
+            args: vec!["x".into(), "x".into()], env: [("K".into(), "V".into())].into() }),
+        "printer columns, selectable field, short names, category, singular, labels" => Printed::new("p", PrintedSpec {
+            colour: "red".into(), size: 2 }),
+        "status and scale subresources (with label selector path)" => Scaled {
+            status: Some(ScaledStatus { replicas: 1, selector: "app=x".into() }),
+            ..Scaled::new("sc", ScaledSpec { replicas: 1 }) },
+        "schema = \"disabled\" (root keeps unknown fields), root = \"UntypedRoot\", plural override" =>
+            UntypedRoot::new("ut", UntypedSpec { anything: json!({"x": [1, {"y": null}]}) }),
+        "plural inferred: Policy -> policies" => Policy::new("po", PolicySpec { rules: vec!["r".into()] }),
+        "generated model via #[schema(with)], preserve-unknown map, serde_json::Value" => Templated::new("tp", TemplatedSpec {
+            template: serde_json::from_value(json!({"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}})).unwrap_or_default(),
+            free: [("any".into(), json!({"x": [null, 1]}))].into(), raw: json!(["a", {"b": 1}]) }),
+    ];
+    let labels: Vec<&str> = table.iter().map(|(l, _)| *l).collect();
+    let results = futures::future::join_all(table.drain(..).map(|(_, f)| f)).await;
+    const ROUND_TRIP: &str = "accepted, Established, read back equal";
+    let mut verdicts: Vec<(String, Verdict, &str)> = labels
+        .iter()
+        .zip(results)
+        .map(|(l, v)| ((*l).to_owned(), v, ROUND_TRIP))
+        .collect();
+
+    verdicts.push((
+        "cluster-scoped kind".to_owned(),
+        cluster_scoped(crds, client).await,
+        ROUND_TRIP,
+    ));
+    verdicts.push((
+        "two versions merged (v1 deprecated with warning, v2 storage)".to_owned(),
+        two_versions(crds, client, ns).await,
+        "accepted, both versions read back equal, v2 stored",
+    ));
+    verdicts.push((
+        "CEL and schema violations are rejected with the rule's message".to_owned(),
+        rejections(client, ns).await,
+        "rejected (422) with each rule's message and each field named",
+    ));
+    verdicts.push((
+        "selectable field works as a field selector; scale subresource reads the paths".to_owned(),
+        selectable_and_scale(client, ns).await,
+        "field selector finds the object; /scale shows replicas and selector",
+    ));
+
+    println!("| # | shape | server's verdict |\n|---|---|---|");
+    for (i, (label, verdict, ok)) in verdicts.iter().enumerate() {
+        let v = match verdict {
+            Ok(()) => (*ok).to_owned(),
+            Err(e) => format!("FAILED: {}", e.replace('\n', " ")),
+        };
+        println!("| {} | {label} | {v} |", i + 1);
+    }
+    let failed: Vec<_> = verdicts
+        .iter()
+        .filter_map(|(l, v, _)| v.as_ref().err().map(|e| format!("{l}: {e}")))
+        .collect();
+    assert!(
+        verdicts.len() >= 25,
+        "the table has {} shapes",
+        verdicts.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} shapes failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+async fn cluster_scoped(crds: &Api<CustomResourceDefinition>, client: &kubeset::Client) -> Verdict {
+    install(crds, &Wide::crd()).await?;
+    let api: Api<Wide> = Api::cluster(client.clone());
+    let name = kubeset_tests::unique_name("wide");
+    let obj = Wide::new(
+        &name,
+        WideSpec {
+            region: "eu".into(),
+        },
+    );
+    round_trip(&api, &obj, false).await?;
+    // is_deleted through await_condition: the watch sees the deletion.
+    let uid = api
+        .get(&name)
+        .await
+        .map_err(|e| chain(&e))?
+        .metadata
+        .uid
+        .unwrap_or_default();
+    api.delete(&name, &DeleteParams::default())
+        .await
+        .map_err(|e| format!("delete: {}", chain(&e)))?;
+    let gone = await_condition(api, &name, conditions::is_deleted::<Wide>(&uid));
+    match tokio::time::timeout(Duration::from_secs(60), gone).await {
+        Ok(Ok(None)) => Ok(()),
+        other => Err(format!("waiting for the deletion: {other:?}")),
+    }
+}
+
+async fn two_versions(
+    crds: &Api<CustomResourceDefinition>,
+    client: &kubeset::Client,
+    ns: &str,
+) -> Verdict {
+    let crd = merge_crds(vec![v1::Versioned::crd(), v2::Versioned::crd()], "v2")
+        .map_err(|e| format!("merge_crds: {e}"))?;
+    install(crds, &crd).await?;
+    let old: Api<v1::Versioned> = Api::namespaced(client.clone(), ns);
+    round_trip(
+        &old,
+        &v1::Versioned::new("old", v1::VersionedSpec { name: "a".into() }),
+        false,
+    )
+    .await?;
+    let new: Api<v2::Versioned> = Api::namespaced(client.clone(), ns);
+    round_trip(
+        &new,
+        &v2::Versioned::new(
+            "new",
+            v2::VersionedSpec {
+                name: "b".into(),
+                replicas: 3,
+            },
+        ),
+        false,
+    )
+    .await?;
+    let stored = crds
+        .get(v2::Versioned::crd_name())
+        .await
+        .map_err(|e| chain(&e))?;
+    let versions: Vec<_> = stored
+        .spec
+        .versions
+        .iter()
+        .map(|v| (v.name.as_str(), v.storage, v.deprecated))
+        .collect();
+    if versions != [("v1", false, Some(true)), ("v2", true, None)] {
+        return Err(format!("versions as stored: {versions:?}"));
+    }
+    Ok(())
+}
+
+/// The validations are real: the server rejects what they forbid, with the
+/// rule's message.
+async fn rejections(client: &kubeset::Client, ns: &str) -> Verdict {
+    let cel: Api<Cel> = Api::namespaced(client.clone(), ns);
+    let bad = Cel::new(
+        "bad",
+        CelSpec {
+            min: 3,
+            max: 1,
+            version: "x".into(),
+        },
+    );
+    match cel.create(&PostParams::default(), &bad).await {
+        Ok(_) => return Err("a CEL violation was accepted".to_owned()),
+        Err(e) if e.is_invalid() => {
+            let msg = e.to_string();
+            for want in [
+                "spec.min: Invalid value",
+                "min must not exceed max",
+                "a version starts with v",
+            ] {
+                if !msg.contains(want) {
+                    return Err(format!("the rejection lacks {want:?}: {msg}"));
+                }
+            }
+        }
+        Err(e) => return Err(format!("unexpected error: {}", chain(&e))),
+    }
+    // Two flattened choices: one variant of each; a second of one is refused.
+    let two: Api<FlattenTwo> = Api::namespaced(client.clone(), ns);
+    let both = Patch::Merge(json!({"spec": {"disk": {"size": 1}}}));
+    match two.patch("f2", &PatchParams::default(), &both).await {
+        Ok(_) => return Err("two variants of one flattened enum were accepted".to_owned()),
+        Err(e) if e.is_invalid() => {}
+        Err(e) => return Err(format!("unexpected error: {}", chain(&e))),
+    }
+    let validated: Api<Validated> = Api::namespaced(client.clone(), ns);
+    let bad = Validated::new(
+        "bad",
+        ValidatedSpec {
+            word: "ABC".into(),
+            level: 9,
+            choice: "z".into(),
+            few: vec![],
+            scaled: 2.5,
+        },
+    );
+    match validated.create(&PostParams::default(), &bad).await {
+        Ok(_) => Err("a schema violation was accepted".to_owned()),
+        Err(e) if e.is_invalid() => {
+            let msg = e.to_string();
+            for want in [
+                "spec.word",
+                "spec.level",
+                "spec.choice",
+                "spec.few",
+                "spec.scaled",
+            ] {
+                if !msg.contains(want) {
+                    return Err(format!("the rejection does not name {want}: {msg}"));
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("unexpected error: {}", chain(&e))),
+    }
+}
+
+async fn selectable_and_scale(client: &kubeset::Client, ns: &str) -> Verdict {
+    let printed: Api<Printed> = Api::namespaced(client.clone(), ns);
+    let list = printed
+        .list(&ListParams::default().fields("spec.colour=red"))
+        .await
+        .map_err(|e| format!("field selector on .spec.colour: {}", chain(&e)))?;
+    if list.items.len() != 1 {
+        return Err(format!("field selector found {} objects", list.items.len()));
+    }
+    let scaled: Api<Scaled> = Api::namespaced(client.clone(), ns);
+    let scale: Value = scaled
+        .get_subresource("scale", "sc")
+        .await
+        .map_err(|e| format!("get scale: {}", chain(&e)))?;
+    if scale["spec"]["replicas"] != 1 || scale["status"]["selector"] != "app=x" {
+        return Err(format!("scale: {scale}"));
+    }
+    Ok(())
+}
+
+/// The CRDs of the round-tripped shapes, in this group.
+fn all_crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        Scalars::crd(),
+        Optionals::crd(),
+        Lists::crd(),
+        Maps::crd(),
+        UnitEnum::crd(),
+        External::crd(),
+        ExternalMixed::crd(),
+        Internal::crd(),
+        Adjacent::crd(),
+        UntaggedObjects::crd(),
+        UntaggedScalars::crd(),
+        Flatten::crd(),
+        FlattenMap::crd(),
+        FlattenEnum::crd(),
+        SerdeAttrs::crd(),
+        Quantities::crd(),
+        Times::crd(),
+        EmbeddedMeta::crd(),
+        Selectors::crd(),
+        Conditioned::crd(),
+        Cel::crd(),
+        Validated::crd(),
+        ListTypes::crd(),
+        Printed::crd(),
+        Scaled::crd(),
+        Policy::crd(),
+        Templated::crd(),
+        Wide::crd(),
+    ]
+}
+
+/// The issue's last check: the server's `/openapi/v3` for the group
+/// regenerates through kubeset-codegen. Ignored until the generator reads
+/// inline CRD schemas (issue 15, helper `crdin`): on main it refuses
+/// "inline object with properties". After that merge, un-ignore it and add
+/// the compile-and-decode step.
+#[tokio::test]
+#[ignore = "needs kubeset-codegen's CRD support (issue 15); run after that merge"]
+async fn crdout_openapi_v3_regenerates() {
+    let ctx = connect!("crdout-openapi");
+    let crds: Api<CustomResourceDefinition> = Api::cluster(ctx.client.clone());
+    let all = all_crds();
+    for crd in &all {
+        if let Err(e) = install(&crds, crd).await {
+            panic!("{:?}: {e}", crd.metadata.name);
+        }
+    }
+    let kinds: Vec<&str> = all.iter().map(|c| c.spec.names.kind.as_str()).collect();
+    if let Err(e) = openapi_generates(&ctx.client, &kinds).await {
+        panic!("{e}");
+    }
+}
+
+/// The server publishes every CRD of the group in `/openapi/v3`; the
+/// generator reads those documents and writes a type per kind. (Compiling
+/// them and decoding the objects through them needs the generator's CRD
+/// support, issue 15.)
+async fn openapi_generates(client: &kubeset::Client, kinds: &[&str]) -> Verdict {
+    let index_has =
+        |index: &Value, v: &str| index["paths"].get(format!("apis/{GROUP}/{v}")).is_some();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let index: Value = client
+            .rest()
+            .get()
+            .abs_path(["openapi", "v3"])
+            .send_json()
+            .await
+            .map_err(|e| format!("GET /openapi/v3: {}", chain(&e)))?;
+        if index_has(&index, "v1") {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("{GROUP} not in /openapi/v3 within 60 s"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    crate::openapi::fetch_openapi_v3(client, dir.path(), false, Some(GROUP)).await;
+    let generated = crate::openapi::generate(dir.path()).await.map_err(|e| {
+        format!(
+            "the generator refused it: {}",
+            kubeset_tests::error_chain(&e)
+        )
+    })?;
+    let module = GROUP.replace(['.', '-'], "_");
+    let missing: Vec<_> = kinds
+        .iter()
+        .filter(|kind| {
+            let want = format!("pub struct {kind} ");
+            let prefix = format!("src/api/{module}/v1/");
+            !generated
+                .files
+                .iter()
+                .any(|(path, text)| path.starts_with(&prefix) && text.contains(&want))
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no type generated for {missing:?}"))
+    }
+}
+
+/// The CRD's facts, without a server.
+#[test]
+fn crd_facts() {
+    let crd = Printed::crd();
+    assert_eq!(Printed::crd_name(), "printeds.crdout.kubeset.dev");
+    assert_eq!(crd.spec.names.singular.as_deref(), Some("printed"));
+    assert_eq!(Printed::shortnames(), ["prt", "prts"]);
+    assert_eq!(Policy::PLURAL, "policies");
+    assert_eq!(Policy::api_resource().plural, "policies");
+    assert_eq!(GROUP, Policy::GROUP);
+    let v = &crd.spec.versions[0];
+    let columns: Vec<_> = v
+        .additional_printer_columns
+        .iter()
+        .flatten()
+        .map(|c| (c.name.as_str(), c.json_path.as_str(), c.priority))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            ("Colour", ".spec.colour", None),
+            ("Size", ".spec.size", Some(1))
+        ]
+    );
+    assert_eq!(Wide::crd().spec.scope, "Cluster");
+    // Variant docs join the enum's description (oneOf branches carry none).
+    let spec = &Internal::json_schema().properties.unwrap_or_default()["spec"];
+    let actions = &spec.properties.as_ref().unwrap()["actions"];
+    let Some(kubeset::schema::JSONSchemaPropsOrArray::Schema(items)) = &actions.items else {
+        panic!("actions: {actions:?}")
+    };
+    assert_eq!(
+        items.description.as_deref(),
+        Some(
+            "Internally tagged.\n\n- `Scale`: Set the replica count.\n- `Restart`: Restart everything."
+        )
+    );
+    // The root writes apiVersion and kind, as the generated models do.
+    let json = serde_json::to_value(Policy::new("p", PolicySpec { rules: vec![] })).unwrap();
+    assert_eq!(json["apiVersion"], "crdout.kubeset.dev/v1");
+    assert_eq!(json["kind"], "Policy");
+}
