@@ -70,7 +70,7 @@ impl Output {
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
 const LAYOUT_FILE: &str = "src/layout/generated.rs";
 
-fn ident(name: &str) -> Ident {
+pub(crate) fn ident(name: &str) -> Ident {
     match name {
         "self" | "super" | "crate" | "Self" => format_ident!("{}_", name),
         _ => syn::parse_str::<Ident>(name)
@@ -112,7 +112,7 @@ fn rust_ty(ir: &Ir, ty: &Ty) -> TokenStream {
 }
 
 /// Doc attributes, one per line, so that prettyplease prints `///` lines.
-fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
+pub(crate) fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
     let text = text
         .map(str::trim)
         .filter(|t| !t.is_empty())
@@ -161,6 +161,20 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
             #[serde(transparent)]
             pub struct #name(pub serde_json::Map<String, serde_json::Value>);
         }),
+        // CRD-only kinds (the CRD emitter writes them in full); the
+        // built-in path never creates them, this keeps the emitter total.
+        TypeKind::Enum { .. } => Some(quote! {
+            #doc
+            #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[serde(transparent)]
+            pub struct #name(pub String);
+        }),
+        TypeKind::Untagged { .. } => Some(quote! {
+            #doc
+            #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[serde(transparent)]
+            pub struct #name(pub serde_json::Value);
+        }),
         TypeKind::Struct { fields } => {
             let field_tokens = fields.iter().map(|f| field_tokens(ir, f));
             let (resource_derive, resource_attr) = match (&t.resource, &t.gvk) {
@@ -192,7 +206,11 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
     }
 }
 
-fn format(file: &str, tokens: TokenStream, preamble: &str) -> Result<String, CodegenError> {
+pub(crate) fn format(
+    file: &str,
+    tokens: TokenStream,
+    preamble: &str,
+) -> Result<String, CodegenError> {
     let parsed: syn::File = syn::parse2(tokens).map_err(|source| CodegenError::InvalidOutput {
         file: file.to_owned(),
         source,

@@ -14,11 +14,13 @@
 
 pub mod emit;
 pub mod emit_client;
+pub mod crd;
 pub mod error;
 pub mod examples;
 pub mod ir;
 pub mod layout;
 pub mod names;
+pub mod schema;
 pub mod spec;
 
 use std::path::{Path, PathBuf};

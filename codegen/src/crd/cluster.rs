@@ -1,0 +1,92 @@
+//! `--from-cluster`: the CRDs of a live server, read through kubeset's own
+//! client (cargo feature `cluster`).
+
+use std::path::{Path, PathBuf};
+
+use kubeset::dynamic::ApiResource;
+use kubeset::params::ListParams;
+use kubeset::{Api, Client, Config, KubeConfigOptions};
+use serde_json::Value;
+
+use super::{CustomResourceDefinition, collect_objects};
+use crate::error::CodegenError;
+
+/// Where `--from-cluster` connects.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct ClusterOptions {
+    /// Kubeconfig file (`--kubeconfig`); else `$KUBECONFIG` / `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// Context (`--context`); else the current one.
+    pub context: Option<String>,
+    /// Only CRDs of these API groups; all when empty.
+    pub groups: Vec<String>,
+}
+
+/// Why the CRDs of a cluster could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// The kubeconfig could not be loaded or resolved.
+    #[error("kubeconfig")]
+    Config(#[from] kubeset::ConfigError),
+    /// The client could not be built.
+    #[error("client")]
+    Client(#[from] kubeset::ClientError),
+    /// The list request failed.
+    #[error("listing customresourcedefinitions")]
+    List(#[from] kubeset::Error),
+    /// A returned object is not a valid CRD.
+    #[error("decoding a CustomResourceDefinition")]
+    Decode(#[from] CodegenError),
+}
+
+fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
+        namespaced: false,
+    }
+}
+
+/// Builds a client from `options`.
+pub fn client(options: &ClusterOptions) -> Result<Client, ClusterError> {
+    let mut kc = KubeConfigOptions::default();
+    if let Some(c) = &options.context {
+        kc = kc.with_context(c.clone());
+    }
+    let config = match &options.kubeconfig {
+        Some(path) => Config::from_custom_kubeconfig(
+            kubeset::rest::config::Kubeconfig::read_from(path)?,
+            &kc,
+        )?,
+        None => Config::from_kubeconfig(&kc)?,
+    };
+    Ok(Client::try_from_config(&config)?)
+}
+
+/// Lists the CRDs (of `groups`, or all) in name order, as the same
+/// objects reading their manifests gives.
+pub async fn read_cluster(
+    client: Client,
+    groups: &[String],
+) -> Result<Vec<CustomResourceDefinition>, ClusterError> {
+    let resource = crd_resource();
+    let api: Api<kubeset::dynamic::DynamicObject> = Api::dynamic(client, &resource, None);
+    let list = api.list(&ListParams::default()).await?;
+    let mut crds = Vec::new();
+    let mut notes = Vec::new();
+    for item in list.items {
+        let mut value = serde_json::to_value(&item).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.insert("apiVersion".into(), Value::String(resource.api_version()));
+            map.insert("kind".into(), Value::String(resource.kind.clone()));
+        }
+        collect_objects(value, Path::new("cluster"), &mut crds, &mut notes)?;
+    }
+    crds.retain(|c| groups.is_empty() || groups.contains(&c.spec.group));
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok(crds)
+}
