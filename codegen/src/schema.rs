@@ -88,16 +88,22 @@ pub struct Lowerer<'a> {
     pub warnings: Vec<Warning>,
 }
 
-/// The JSON kind of a lowered alternative, to tell `oneOf` branches apart.
-fn json_kind(ty: &Ty) -> &'static str {
-    match ty {
-        Ty::String | Ty::Bytes => "string",
-        Ty::Bool => "boolean",
-        Ty::I32 | Ty::I64 => "integer",
-        Ty::F64 => "number",
-        Ty::Vec(_) => "array",
-        Ty::Map(_) | Ty::Ref(_) => "object",
-        Ty::Value => "any",
+/// The JSON kind of a `oneOf` alternative, to tell them apart.
+fn schema_kind(schema: &Schema) -> &'static str {
+    if schema.int_or_string {
+        return "any";
+    }
+    if schema.reference.is_some() || !schema.properties.is_empty() {
+        return "object";
+    }
+    match schema.ty.as_deref() {
+        Some("string") => "string",
+        Some("boolean") => "boolean",
+        Some("integer") => "integer",
+        Some("number") => "number",
+        Some("array") => "array",
+        Some("object") => "object",
+        _ => "any",
     }
 }
 
@@ -405,17 +411,21 @@ impl<'a> Lowerer<'a> {
         path: &str,
         name: &str,
     ) -> Result<Ty, CodegenError> {
-        let mut variants = Vec::new();
+        // Distinguishable before lowering, so that a refusal leaves no
+        // half-made types behind.
         let mut kinds = BTreeSet::new();
-        for (i, alt) in alternatives.iter().enumerate() {
-            let ty = self.ty(alt, &format!("{path}<{i}>"), &format!("{name}{}", i + 1))?;
-            let kind = json_kind(&ty);
+        for alt in alternatives {
+            let kind = schema_kind(alt);
             if kind == "any" || !kinds.insert(kind) {
                 return self.unsupported(
                     path,
                     "oneOf/anyOf alternatives that are not distinguishable by JSON type",
                 );
             }
+        }
+        let mut variants = Vec::new();
+        for (i, alt) in alternatives.iter().enumerate() {
+            let ty = self.ty(alt, &format!("{path}<{i}>"), &format!("{name}{}", i + 1))?;
             let variant = match &ty {
                 Ty::String | Ty::Bytes => "String".to_owned(),
                 Ty::Bool => "Bool".to_owned(),

@@ -60,15 +60,39 @@ fn rust_ty(ir: &Ir, ty: &Ty) -> TokenStream {
     }
 }
 
+/// A schema description made safe for rustdoc in a user's crate: fenced
+/// blocks become `text` blocks and indented lines lose their indentation,
+/// so that no description turns into a doctest.
+pub fn safe_doc(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            out.push(if fenced { "```" } else { "```text" }.to_owned());
+            fenced = !fenced;
+        } else if fenced {
+            out.push(line.to_owned());
+        } else {
+            out.push(trimmed.to_owned());
+        }
+    }
+    if fenced {
+        out.push("```".into());
+    }
+    out.join("\n")
+}
+
 /// The description followed by the notes, as doc attributes.
 fn doc_with_notes(description: Option<&str>, notes: &[String], fallback: &str) -> TokenStream {
-    let mut text = description
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .unwrap_or(fallback)
-        .to_owned();
+    let mut text = safe_doc(
+        description
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(fallback),
+    );
     if !notes.is_empty() {
-        text.push_str("\n");
+        text.push('\n');
         for n in notes {
             text.push_str("\n- ");
             text.push_str(&n.replace('\n', " "));
@@ -335,7 +359,7 @@ fn enum_tokens(t: &TypeDef, variants: &[Variant], other: &str, doc: TokenStream)
     let name = ident(&t.name);
     let other = ident(other);
     let decls = variants.iter().map(|v| {
-        let (n, d) = (ident(&v.rust), format!(" `{}`.", v.json));
+        let (n, d) = (ident(&v.rust), format!(" `{:?}`.", v.json));
         quote!(#[doc = #d] #n,)
     });
     let to_str = variants.iter().map(|v| {
