@@ -8,7 +8,7 @@ use kubeset::params::ListParams;
 use kubeset::{Api, Client, Config, KubeConfigOptions};
 use serde_json::Value;
 
-use super::{CustomResourceDefinition, collect_objects};
+use super::{CustomResourceDefinition, decode};
 use crate::error::CodegenError;
 
 /// Where `--from-cluster` connects.
@@ -77,14 +77,13 @@ pub async fn read_cluster(
     let api: Api<kubeset::dynamic::DynamicObject> = Api::dynamic(client, &resource, None);
     let list = api.list(&ListParams::default()).await?;
     let mut crds = Vec::new();
-    let mut notes = Vec::new();
     for item in list.items {
         let mut value = serde_json::to_value(&item).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value {
             map.insert("apiVersion".into(), Value::String(resource.api_version()));
             map.insert("kind".into(), Value::String(resource.kind.clone()));
         }
-        collect_objects(value, Path::new("cluster"), &mut crds, &mut notes)?;
+        crds.push(decode(value, Path::new("cluster"))?);
     }
     crds.retain(|c| groups.is_empty() || groups.contains(&c.spec.group));
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));

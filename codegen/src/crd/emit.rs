@@ -559,6 +559,8 @@ pub fn emit(
     });
     let tokens = quote! {
         #![doc = " Custom resource types generated from CustomResourceDefinitions."]
+        // A binary crate uses a few of the generated items only.
+        #![allow(dead_code, unused_imports)]
         #(#mods)*
     };
     let pre = format!("{mark}// CustomResourceDefinitions: {}.\n", names_list.join(", "));

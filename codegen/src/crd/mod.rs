@@ -281,13 +281,10 @@ fn manifest_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CodegenError
     Ok(())
 }
 
-/// Parses a YAML or JSON text (`path` names it in errors and notes): every
-/// document of the stream, the items of `List`s. Returns the CRDs and a
-/// note for each other object.
-pub fn parse_manifests(
-    text: &str,
-    path: &Path,
-) -> Result<(Vec<CustomResourceDefinition>, Vec<String>), CodegenError> {
+/// The CRD objects of a YAML or JSON text as they are (`path` names it in
+/// errors and notes): every document of the stream, the items of `List`s.
+/// Returns them with a note for each other object.
+pub fn manifest_values(text: &str, path: &Path) -> Result<(Vec<Value>, Vec<String>), CodegenError> {
     let mut crds = Vec::new();
     let mut notes = Vec::new();
     for doc in serde_norway::Deserializer::from_str(text) {
@@ -295,20 +292,43 @@ pub fn parse_manifests(
             path: path.to_owned(),
             source,
         })?;
-        collect_objects(value, path, &mut crds, &mut notes)?;
+        collect_objects(value, path, &mut crds, &mut notes);
     }
     Ok((crds, notes))
 }
 
-/// Sorts one decoded object into CRDs and notes; `List`s are opened.
-pub fn collect_objects(
-    value: Value,
+/// [`manifest_values`], decoded.
+pub fn parse_manifests(
+    text: &str,
     path: &Path,
-    crds: &mut Vec<CustomResourceDefinition>,
-    notes: &mut Vec<String>,
-) -> Result<(), CodegenError> {
+) -> Result<(Vec<CustomResourceDefinition>, Vec<String>), CodegenError> {
+    let (values, notes) = manifest_values(text, path)?;
+    let crds = values
+        .into_iter()
+        .map(|v| decode(v, path))
+        .collect::<Result<_, _>>()?;
+    Ok((crds, notes))
+}
+
+/// Decodes one CRD object.
+pub fn decode(value: Value, path: &Path) -> Result<CustomResourceDefinition, CodegenError> {
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    serde_json::from_value(value).map_err(|source| CodegenError::Manifest {
+        path: path.to_owned(),
+        name,
+        source,
+    })
+}
+
+/// Sorts one decoded object into CRDs (`apiextensions.k8s.io/v1`) and
+/// notes; `List`s are opened.
+pub fn collect_objects(value: Value, path: &Path, crds: &mut Vec<Value>, notes: &mut Vec<String>) {
     if value.is_null() {
-        return Ok(());
+        return;
     }
     let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (text("apiVersion").to_owned(), text("kind").to_owned());
@@ -320,32 +340,24 @@ pub fn collect_objects(
     if kind == "List" || (kind.ends_with("List") && value.get("items").is_some()) {
         if let Some(Value::Array(items)) = value.get("items").cloned() {
             for item in items {
-                collect_objects(item, path, crds, notes)?;
+                collect_objects(item, path, crds, notes);
             }
         }
-        return Ok(());
+        return;
     }
     if kind != "CustomResourceDefinition" {
         notes.push(format!(
             "{}: skipped {kind} {name:?} (not a CustomResourceDefinition)",
             path.display()
         ));
-        return Ok(());
-    }
-    if api_version != "apiextensions.k8s.io/v1" {
+    } else if api_version != "apiextensions.k8s.io/v1" {
         notes.push(format!(
             "{}: skipped CustomResourceDefinition {name:?} of {api_version} (only apiextensions.k8s.io/v1 is read)",
             path.display()
         ));
-        return Ok(());
+    } else {
+        crds.push(value);
     }
-    let crd = serde_json::from_value(value).map_err(|source| CodegenError::Manifest {
-        path: path.to_owned(),
-        name,
-        source,
-    })?;
-    crds.push(crd);
-    Ok(())
 }
 
 /// Lowers then emits: the module tree of `crds`.

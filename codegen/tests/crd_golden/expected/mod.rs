@@ -2,6 +2,7 @@
 // CustomResourceDefinitions: backends.golden.x-k8s.io, gadgets.golden.example.com, policies.golden.example.com, routes.golden.example.com, sprockets.golden.example.com, widgets.golden.example.com.
 
 //! Custom resource types generated from CustomResourceDefinitions.
+#![allow(dead_code, unused_imports)]
 /// API group `golden.example.com`.
 pub mod golden_example_com;
 /// API group `golden.x-k8s.io`.
