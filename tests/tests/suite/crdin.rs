@@ -277,3 +277,53 @@ async fn from_cluster_generates_the_same_files_as_the_manifests() {
         assert_eq!(text, &b.files[path], "{path} differs between the files and the cluster");
     }
 }
+
+#[tokio::test]
+async fn live_openapi_v3_with_real_crds_goes_through_both_generators() {
+    let ctx = connect!("crdin-openapi");
+    install(&ctx.client).await;
+    // The server publishes the CRDs' schemas once they are established.
+    let rest = ctx.client.rest();
+    let doc: Value = eventually(Duration::from_secs(60), "cert-manager.io/v1 in /openapi/v3", || async {
+        let index: Value = ok("GET /openapi/v3", rest.get().abs_path(["openapi", "v3"]).send_json().await);
+        index["paths"].get("apis/cert-manager.io/v1")?;
+        ["gateway.networking.k8s.io/v1", "keda.sh/v1alpha1"]
+            .iter()
+            .all(|gv| index["paths"].get(format!("apis/{gv}")).is_some())
+            .then_some(())?;
+        rest.get()
+            .abs_path(["openapi", "v3", "apis", "cert-manager.io", "v1"])
+            .send_json()
+            .await
+            .ok()
+    })
+    .await;
+
+    // A group-version document → the CRD generator (the entry point a
+    // derive's CRD round trip uses).
+    let doc: kubeset_codegen::spec::OpenApiV3 = serde_json::from_value(doc).expect("an OpenAPI v3 document");
+    let out = crd::from_openapi_v3(&doc, &crd::Options::default()).expect("generates");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    let cert = &out.files["cert_manager_io/v1/certificate.rs"];
+    assert!(cert.contains("impl kubeset::Resource for Certificate"), "{cert}");
+    assert!(cert.contains("type Scope = kubeset::NamespaceResourceScope;"), "{cert}");
+    let key = &out.files["cert_manager_io/v1/certificate_spec_private_key_algorithm.rs"];
+    assert!(key.contains("pub enum CertificateSpecPrivateKeyAlgorithm"), "{key}");
+
+    // The whole live /openapi/v3 → the built-in generator: the real CRDs'
+    // inline objects become structs by path (no `inline object with
+    // properties` refusal) and `.k8s.io` groups map to a module.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    crate::openapi::fetch_openapi_v3(&ctx.client, dir.path(), false, None).await;
+    let generated = crate::openapi::generate(dir.path()).await.unwrap_or_else(|e| {
+        panic!("the built-in generator refused the real CRDs: {}", kubeset_tests::error_chain(&e))
+    });
+    for (file, ty) in [
+        ("src/api/cert_manager_io/v1/certificate_spec_private_key.rs", "pub struct CertificateSpecPrivateKey {"),
+        ("src/api/gateway_networking_k8s_io/v1/gateway_class_spec.rs", "pub struct GatewayClassSpec {"),
+        ("src/api/keda_sh/v1alpha1/scaled_object_spec_triggers.rs", "pub struct ScaledObjectSpecTriggers {"),
+    ] {
+        let text = generated.files.get(file).unwrap_or_else(|| panic!("no {file} generated"));
+        assert!(text.contains(ty), "{file} lacks `{ty}`");
+    }
+}

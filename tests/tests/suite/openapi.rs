@@ -24,7 +24,7 @@ fn is_group_version(key: &str) -> bool {
 /// are left out, except the group `own_group` when given; with
 /// `built_in_only`, documents with schemas outside `io.k8s.` are left out
 /// too. Answers how many were written.
-async fn fetch_openapi_v3(
+pub(crate) async fn fetch_openapi_v3(
     client: &kubeset::Client,
     dir: &Path,
     built_in_only: bool,
@@ -78,7 +78,7 @@ async fn fetch_openapi_v3(
     fetched
 }
 
-async fn generate(dir: &Path) -> Result<kubeset_codegen::Output, kubeset_codegen::CodegenError> {
+pub(crate) async fn generate(dir: &Path) -> Result<kubeset_codegen::Output, kubeset_codegen::CodegenError> {
     let dir = dir.to_owned();
     tokio::task::spawn_blocking(move || {
         let input = kubeset_codegen::load(&dir, InputFormat::V3)?;
