@@ -499,7 +499,9 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
 
 /// The Rust path (modules, name) of every definition; two definitions
 /// whose files would collide are an error.
-fn definition_paths(input: &Input) -> Result<BTreeMap<String, (Vec<String>, String)>, CodegenError> {
+fn definition_paths(
+    input: &Input,
+) -> Result<BTreeMap<String, (Vec<String>, String)>, CodegenError> {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut out = BTreeMap::new();
     for (definition, schema) in &input.definitions {

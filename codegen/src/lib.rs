@@ -12,9 +12,9 @@
 //!
 //! [`generate`] runs them all; `cargo xtask codegen` is a thin front end.
 
+pub mod crd;
 pub mod emit;
 pub mod emit_client;
-pub mod crd;
 pub mod error;
 pub mod examples;
 pub mod ir;

@@ -146,7 +146,10 @@ impl<'a> Lowerer<'a> {
                 format!("{want}{n}")
             };
             // One file per type: compare the file names.
-            if self.taken.insert((modules.clone(), names::snake_case(&name))) {
+            if self
+                .taken
+                .insert((modules.clone(), names::snake_case(&name)))
+            {
                 return name;
             }
             n += 1;
@@ -172,10 +175,13 @@ impl<'a> Lowerer<'a> {
     }
 
     fn reference(&mut self, schema: &Schema, path: &str) -> Option<Result<Ty, CodegenError>> {
-        let reference = schema.reference.as_deref().or(match schema.all_of.as_slice() {
-            [one] => one.reference.as_deref(),
-            _ => None,
-        })?;
+        let reference = schema
+            .reference
+            .as_deref()
+            .or(match schema.all_of.as_slice() {
+                [one] => one.reference.as_deref(),
+                _ => None,
+            })?;
         let unresolved = || CodegenError::UnresolvedRef {
             definition: self.scope.definition.clone(),
             reference: reference.to_owned(),
@@ -208,8 +214,7 @@ impl<'a> Lowerer<'a> {
         } else {
             &schema.one_of
         };
-        if crd && schema.ty.is_none() && schema.properties.is_empty() && !alternatives.is_empty()
-        {
+        if crd && schema.ty.is_none() && schema.properties.is_empty() && !alternatives.is_empty() {
             return self.untagged(alternatives, path, name);
         }
         Ok(match schema.ty.as_deref() {
@@ -300,15 +305,19 @@ impl<'a> Lowerer<'a> {
             }
             let child_path = format!("{path}.{json}");
             let child_name = format!("{type_name}{}", names::upper_camel(json));
-            let ty = if crd && json == "metadata" && path.is_empty() {
-                Ty::Ref(OBJECT_META.into())
-            } else if crd && json == "metadata" && schema.embedded_resource {
+            // A kind's and an embedded object's metadata is ObjectMeta.
+            let meta = json == "metadata" && (path.is_empty() || schema.embedded_resource);
+            let ty = if crd && meta {
                 Ty::Ref(OBJECT_META.into())
             } else {
                 self.ty(prop, &child_path, &child_name)?
             };
             let required = schema.required.iter().any(|r| r == json);
-            let default = if crd { self.usable_default(prop, &ty) } else { None };
+            let default = if crd {
+                self.usable_default(prop, &ty)
+            } else {
+                None
+            };
             fields.push(Field {
                 json: json.clone(),
                 rust: rust_names[json.as_str()].clone(),
@@ -517,7 +526,7 @@ pub fn rust_field_names<'n>(json: impl Iterator<Item = &'n str>) -> BTreeMap<&'n
 }
 
 /// A Rust variant name for an enum value: `PathPrefix` stays,
-/// `RSA` → `Rsa`, `HTTP/1.1` → `Http11`, `""` → `Empty`, `3DES` → `V3des`.
+/// `RSA` → `Rsa`, `HTTP/1.1` → `Http11`, `""` → `Empty`, `3DES` → `V3Des`.
 pub fn variant_name(value: &str) -> String {
     let mut out = String::new();
     for word in value.split(|c: char| !c.is_ascii_alphanumeric()) {
@@ -560,13 +569,20 @@ pub fn notes(schema: &Schema) -> Vec<String> {
     if schema.nullable {
         out.push("Nullable: `null` is a valid value.".into());
     }
-    if let Some(f) = &schema.format {
-        if !matches!(f.as_str(), "int32" | "int64" | "date-time" | "byte" | "double") {
-            out.push(format!("Format: `{f}`."));
-        }
+    let typed_formats = ["int32", "int64", "date-time", "byte", "double"];
+    if let Some(f) = schema
+        .format
+        .as_ref()
+        .filter(|f| !typed_formats.contains(&f.as_str()))
+    {
+        out.push(format!("Format: `{f}`."));
     }
     if !schema.enum_values.is_empty() {
-        let values: Vec<String> = schema.enum_values.iter().map(|v| format!("`{v}`")).collect();
+        let values: Vec<String> = schema
+            .enum_values
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect();
         out.push(format!("Allowed values: {}.", values.join(", ")));
     }
     if let Some(p) = &schema.pattern {
@@ -609,7 +625,10 @@ pub fn notes(schema: &Schema) -> Vec<String> {
     if let Some(t) = &schema.map_type {
         out.push(format!("Map type `{t}`."));
     }
-    for (word, alternatives) in [("Exactly one", &schema.one_of), ("At least one", &schema.any_of)] {
+    for (word, alternatives) in [
+        ("Exactly one", &schema.one_of),
+        ("At least one", &schema.any_of),
+    ] {
         let sets: Vec<String> = alternatives
             .iter()
             .filter(|a| !a.required.is_empty())
@@ -627,11 +646,138 @@ pub fn notes(schema: &Schema) -> Vec<String> {
     }
     for rule in &schema.validations {
         let mut line = format!("Validation: `{}`", rule.rule.trim());
-        if let Some(m) = rule.message.as_deref().or(rule.message_expression.as_deref()) {
+        if let Some(m) = rule
+            .message
+            .as_deref()
+            .or(rule.message_expression.as_deref())
+        {
             line.push_str(&format!(" ({})", m.trim()));
         }
         line.push('.');
         out.push(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_case_collisions_rename_deterministically() {
+        let names = rust_field_names(["mirror_percent", "mirrorPercent", "type", "a"].into_iter());
+        assert_eq!(names["mirror_percent"], "mirror_percent");
+        assert_eq!(names["mirrorPercent"], "mirror_percent_2");
+        assert_eq!(names["type"], "type_");
+        // Without an exact spelling, the first in byte order keeps the name.
+        let names = rust_field_names(["fooBar", "foo-bar"].into_iter());
+        assert_eq!(names["foo-bar"], "foo_bar");
+        assert_eq!(names["fooBar"], "foo_bar_2");
+        // A suffix already in use is skipped.
+        let names = rust_field_names(["xY", "x_y", "x_y_2"].into_iter());
+        assert_eq!(names["xY"], "x_y_3");
+    }
+
+    #[test]
+    fn enum_values_make_variant_names() {
+        for (value, want) in [
+            ("PathPrefix", "PathPrefix"),
+            ("RSA", "Rsa"),
+            ("HTTP/1.1", "Http11"),
+            ("", "Empty"),
+            ("3DES", "V3Des"),
+            ("digital signature", "DigitalSignature"),
+            ("*", "Symbol"),
+            ("Self", "Self_"),
+        ] {
+            assert_eq!(variant_name(value), want, "{value:?}");
+        }
+    }
+
+    fn object(props: &[(&str, Schema)]) -> Schema {
+        Schema {
+            ty: Some("object".into()),
+            properties: props
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            ..Schema::default()
+        }
+    }
+
+    fn string() -> Schema {
+        Schema {
+            ty: Some("string".into()),
+            ..Schema::default()
+        }
+    }
+
+    #[test]
+    fn nested_objects_are_named_by_path_and_collisions_get_suffixes() {
+        let defs = BTreeMap::new();
+        let mut l = Lowerer::new(Mode::BuiltIn, &defs, BTreeSet::new());
+        l.set_scope(Scope {
+            definition: "d".into(),
+            modules: vec!["m".into()],
+            ..Scope::default()
+        });
+        let schema = object(&[
+            ("foo", object(&[("bar", object(&[("y", string())]))])),
+            ("fooBar", object(&[("x", string())])),
+        ]);
+        let ty = l.ty(&schema, ".spec", "KindSpec").expect("lowers");
+        assert_eq!(ty, Ty::Ref("d#.spec".into()));
+        let names: BTreeMap<&str, &str> = l
+            .types
+            .iter()
+            .map(|(k, t)| (k.as_str(), t.name.as_str()))
+            .collect();
+        assert_eq!(names["d#.spec"], "KindSpec");
+        assert_eq!(names["d#.spec.foo"], "KindSpecFoo");
+        assert_eq!(names["d#.spec.foo.bar"], "KindSpecFooBar");
+        assert_eq!(names["d#.spec.fooBar"], "KindSpecFooBar2");
+        // The built-in mode keeps enums as strings and refuses what it cannot express.
+        let e = Schema {
+            enum_values: vec!["A".into()],
+            ..string()
+        };
+        assert_eq!(l.ty(&e, ".e", "E").expect("lowers"), Ty::String);
+        let bad = Schema {
+            ty: Some("array".into()),
+            ..Schema::default()
+        };
+        assert!(matches!(
+            l.ty(&bad, ".bad", "Bad"),
+            Err(CodegenError::UnsupportedSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn crd_mode_warns_and_falls_back_instead_of_failing() {
+        let defs = BTreeMap::new();
+        let mut l = Lowerer::new(Mode::Crd, &defs, BTreeSet::new());
+        l.set_scope(Scope {
+            definition: "d".into(),
+            modules: vec!["m".into()],
+            origin: "CRD x version v1".into(),
+            ..Scope::default()
+        });
+        let bad = Schema {
+            ty: Some("tuple".into()),
+            ..Schema::default()
+        };
+        assert_eq!(l.ty(&bad, ".spec.t", "T").expect("falls back"), Ty::Value);
+        assert_eq!(
+            l.warnings[0].to_string(),
+            "CRD x version v1 at .spec.t: type \"tuple\"; kept as serde_json::Value"
+        );
+        let time = Schema {
+            format: Some("date-time".into()),
+            ..string()
+        };
+        assert_eq!(
+            l.ty(&time, ".t", "T").expect("lowers"),
+            Ty::Ref(TIME.into())
+        );
+    }
 }

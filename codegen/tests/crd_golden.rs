@@ -57,8 +57,10 @@ fn golden_crds_match_expected() {
     let warnings: Vec<String> = out.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         warnings,
-        ["CRD routes.golden.example.com version v1 at .spec.ambiguous: oneOf/anyOf alternatives \
-          that are not distinguishable by JSON type; kept as serde_json::Value"]
+        [
+            "CRD routes.golden.example.com version v1 at .spec.ambiguous: oneOf/anyOf alternatives \
+          that are not distinguishable by JSON type; kept as serde_json::Value"
+        ]
     );
     let expected_dir = golden_dir().join("expected");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -67,9 +69,16 @@ fn golden_crds_match_expected() {
     let mut expected = BTreeMap::new();
     read_tree(&expected_dir, &expected_dir, &mut expected);
     let names = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(names(&out.files), names(&expected), "file set differs (UPDATE_GOLDEN=1 rewrites)");
+    assert_eq!(
+        names(&out.files),
+        names(&expected),
+        "file set differs (UPDATE_GOLDEN=1 rewrites)"
+    );
     for (path, text) in &out.files {
-        assert_eq!(text, &expected[path], "{path} differs (UPDATE_GOLDEN=1 rewrites)");
+        assert_eq!(
+            text, &expected[path],
+            "{path} differs (UPDATE_GOLDEN=1 rewrites)"
+        );
     }
     // Deterministic: a second run gives the same bytes.
     assert_eq!(generated().0.files, out.files);
@@ -79,7 +88,10 @@ fn golden_crds_match_expected() {
 fn golden_output_compiles_and_round_trips_in_a_user_crate() {
     let (out, _) = generated();
     let mut files = common::under_src_crds(&out.files);
-    files.insert("src/lib.rs".into(), "#![deny(warnings)]\n//! Golden CRD types.\npub mod crds;\n".into());
+    files.insert(
+        "src/lib.rs".into(),
+        "#![deny(warnings)]\n//! Golden CRD types.\npub mod crds;\n".into(),
+    );
     files.insert(
         "tests/roundtrip.rs".into(),
         std::fs::read_to_string(golden_dir().join("roundtrip.rs")).expect("roundtrip.rs"),

@@ -44,8 +44,14 @@ fn roundtrip_source(crds: &[CustomResourceDefinition]) -> String {
             "    let objects: Vec<Value> = serde_json::from_str(include_str!(\"../objects/{}.json\")).expect(\"objects\");",
             c.metadata.name
         );
-        let _ = writeln!(s, "    assert!(!objects.is_empty());\n    for o in objects {{");
-        let _ = writeln!(s, "        match (o[\"apiVersion\"].as_str().unwrap_or_default(), o[\"kind\"].as_str().unwrap_or_default()) {{");
+        let _ = writeln!(
+            s,
+            "    assert!(!objects.is_empty());\n    for o in objects {{"
+        );
+        let _ = writeln!(
+            s,
+            "        match (o[\"apiVersion\"].as_str().unwrap_or_default(), o[\"kind\"].as_str().unwrap_or_default()) {{"
+        );
         for v in c.spec.versions.iter().filter(|v| v.served) {
             let _ = writeln!(
                 s,
@@ -55,7 +61,10 @@ fn roundtrip_source(crds: &[CustomResourceDefinition]) -> String {
                 type_path(c, &v.name)
             );
         }
-        let _ = writeln!(s, "            other => panic!(\"no type for {{other:?}}\"),\n        }}\n    }}\n}}\n");
+        let _ = writeln!(
+            s,
+            "            other => panic!(\"no type for {{other:?}}\"),\n        }}\n    }}\n}}\n"
+        );
     }
     s
 }
@@ -68,19 +77,39 @@ fn every_shared_crd_generates_compiles_and_round_trips() {
     let mut report = String::from("CRD: files, KB\n");
     for c in &crds {
         let out = crd::generate(std::slice::from_ref(c), &Options::default()).expect("generates");
-        assert!(out.warnings.is_empty(), "{}: {:?}", c.metadata.name, out.warnings);
-        let kb = out.files.values().map(String::len).sum::<usize>() as f64 / 1024.0;
-        let _ = writeln!(report, "{}: {} files, {kb:.1} KB", c.metadata.name, out.files.len());
         assert!(
-            objects_dir().join(format!("{}.json", c.metadata.name)).is_file(),
+            out.warnings.is_empty(),
+            "{}: {:?}",
+            c.metadata.name,
+            out.warnings
+        );
+        let kb = out.files.values().map(String::len).sum::<usize>() as f64 / 1024.0;
+        let _ = writeln!(
+            report,
+            "{}: {} files, {kb:.1} KB",
+            c.metadata.name,
+            out.files.len()
+        );
+        assert!(
+            objects_dir()
+                .join(format!("{}.json", c.metadata.name))
+                .is_file(),
             "no round-trip objects for {}",
             c.metadata.name
         );
     }
     let out = crd::generate(&crds, &Options::default()).expect("generates");
-    assert_eq!(crd::generate(&crds, &Options::default()).expect("again").files, out.files);
+    assert_eq!(
+        crd::generate(&crds, &Options::default())
+            .expect("again")
+            .files,
+        out.files
+    );
     let mut files = common::under_src_crds(&out.files);
-    files.insert("src/lib.rs".into(), "#![deny(warnings)]\n//! Types of ../shared/crds.\npub mod crds;\n".into());
+    files.insert(
+        "src/lib.rs".into(),
+        "#![deny(warnings)]\n//! Types of ../shared/crds.\npub mod crds;\n".into(),
+    );
     files.insert("tests/roundtrip.rs".into(), roundtrip_source(&crds));
     for c in &crds {
         let name = format!("{}.json", c.metadata.name);
@@ -88,7 +117,15 @@ fn every_shared_crd_generates_compiles_and_round_trips() {
         files.insert(format!("objects/{name}"), text);
     }
     let run = common::cargo_in_user_crate("crd-shared", &files, &["test", "--quiet"]);
-    eprintln!("{report}all: {} files; cargo test in the user crate: {:?}", out.files.len(), run.elapsed);
+    eprintln!(
+        "{report}all: {} files; cargo test in the user crate: {:?}",
+        out.files.len(),
+        run.elapsed
+    );
     assert!(run.ok, "the user crate failed:\n{}", run.output);
-    assert!(run.output.contains(&format!("{} passed", crds.len())), "{}", run.output);
+    assert!(
+        run.output.contains(&format!("{} passed", crds.len())),
+        "{}",
+        run.output
+    );
 }

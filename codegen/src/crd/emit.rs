@@ -142,7 +142,10 @@ fn default_expr(ir: &Ir, f: &Field, value: &Value) -> TokenStream {
         (Ty::String, Value::String(s)) => quote!(String::from(#s)),
         (Ty::Bool, Value::Bool(b)) => quote!(#b),
         (Ty::I32, Value::Number(n)) => {
-            let v = n.as_i64().and_then(|v| i32::try_from(v).ok()).unwrap_or_default();
+            let v = n
+                .as_i64()
+                .and_then(|v| i32::try_from(v).ok())
+                .unwrap_or_default();
             quote!(#v)
         }
         (Ty::I64, Value::Number(n)) => {
@@ -281,10 +284,12 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
     let constructor = spec.map(|f| {
         let ty = rust_ty(ir, &f.ty);
         let value = if is_option(f) {
-            quote!(Some(spec))
+            quote!(spec: Some(spec),)
         } else {
-            quote!(spec)
+            quote!(spec,)
         };
+        // `..Default::default()` only when something is left to fill.
+        let rest = (fields.len() > 2 || t.unknown_fields.is_some()).then(|| quote!(..Default::default()));
         quote! {
             /// An object named `name` with `spec`, everything else default.
             pub fn new(name: &str, spec: #ty) -> Self {
@@ -293,8 +298,8 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
                         name: Some(name.to_owned()),
                         ..Default::default()
                     },
-                    spec: #value,
-                    ..Default::default()
+                    #value
+                    #rest
                 }
             }
         }
@@ -427,10 +432,19 @@ fn enum_tokens(t: &TypeDef, variants: &[Variant], other: &str, doc: TokenStream)
     }
 }
 
-fn untagged_tokens(ir: &Ir, t: &TypeDef, variants: &[(String, Ty)], doc: TokenStream) -> TokenStream {
+fn untagged_tokens(
+    ir: &Ir,
+    t: &TypeDef,
+    variants: &[(String, Ty)],
+    doc: TokenStream,
+) -> TokenStream {
     let name = ident(&t.name);
     // serde tries untagged variants in order: integers before numbers.
-    let rank = |v: &str| ["Bool", "Int", "Number", "String", "List", "Object"].iter().position(|r| *r == v);
+    let rank = |v: &str| {
+        ["Bool", "Int", "Number", "String", "List", "Object"]
+            .iter()
+            .position(|r| *r == v)
+    };
     let mut sorted: Vec<&(String, Ty)> = variants.iter().collect();
     sorted.sort_by_key(|(v, _)| rank(v));
     let decls = sorted.iter().map(|(v, ty)| {
@@ -464,7 +478,10 @@ fn type_tokens(ir: &Ir, t: &TypeDef) -> TokenStream {
     let doc = doc_with_notes(
         t.description.as_deref(),
         &t.notes,
-        &format!("`{}` (no description in the schema).", t.definition.split('#').next_back().unwrap_or_default()),
+        &format!(
+            "`{}` (no description in the schema).",
+            t.definition.split('#').next_back().unwrap_or_default()
+        ),
     );
     match &t.kind {
         TypeKind::Struct { fields } => struct_tokens(ir, t, fields, doc),
@@ -495,7 +512,11 @@ pub fn emit(
         let [group, version] = t.modules.as_slice() else {
             continue;
         };
-        tree.entry(group).or_default().entry(version).or_default().push(t);
+        tree.entry(group)
+            .or_default()
+            .entry(version)
+            .or_default()
+            .push(t);
         let file = format!("{group}/{version}/{}.rs", names::snake_case(&t.name));
         let path_note = t
             .definition
@@ -559,11 +580,24 @@ pub fn emit(
     });
     let tokens = quote! {
         #![doc = " Custom resource types generated from CustomResourceDefinitions."]
-        // A binary crate uses a few of the generated items only.
-        #![allow(dead_code, unused_imports)]
+        #![allow(
+            dead_code,
+            unused_imports,
+            clippy::doc_lazy_continuation,
+            clippy::doc_overindented_list_items,
+            clippy::doc_markdown,
+            clippy::tabs_in_doc_comments,
+            rustdoc::bare_urls,
+            rustdoc::broken_intra_doc_links,
+            rustdoc::invalid_html_tags,
+            rustdoc::invalid_rust_codeblocks
+        )]
         #(#mods)*
     };
-    let pre = format!("{mark}// CustomResourceDefinitions: {}.\n", names_list.join(", "));
+    let pre = format!(
+        "{mark}// CustomResourceDefinitions: {}.\n",
+        names_list.join(", ")
+    );
     files.insert("mod.rs".into(), format("mod.rs", tokens, &pre)?);
     Ok(files)
 }

@@ -186,8 +186,8 @@ impl Generated {
         collect_files(dir, dir, &mut stale);
         for rel in stale {
             let path = dir.join(&rel);
-            let ours = std::fs::read_to_string(&path)
-                .is_ok_and(|t| t.starts_with(emit::MARKER_START));
+            let ours =
+                std::fs::read_to_string(&path).is_ok_and(|t| t.starts_with(emit::MARKER_START));
             if ours && !self.files.contains_key(&rel) {
                 std::fs::remove_file(&path).map_err(write_err(&path))?;
             }
@@ -213,10 +213,11 @@ fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>) {
         let path = entry.path();
         if path.is_dir() {
             collect_files(&path, base, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            if let Ok(rel) = path.strip_prefix(base) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
+        } else if let (true, Ok(rel)) = (
+            path.extension().is_some_and(|e| e == "rs"),
+            path.strip_prefix(base),
+        ) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
 }
@@ -549,9 +550,10 @@ pub fn crds_from_openapi_v3(doc: &OpenApiV3) -> Vec<CustomResourceDefinition> {
         let [gvk] = schema.gvk.as_slice() else {
             continue;
         };
-        let Some(r) = resources.iter().find(|r| {
-            r.group == gvk.group && r.version == gvk.version && r.kind == gvk.kind
-        }) else {
+        let Some(r) = resources
+            .iter()
+            .find(|r| r.group == gvk.group && r.version == gvk.version && r.kind == gvk.kind)
+        else {
             continue;
         };
         if name != gvk.kind {
@@ -579,7 +581,12 @@ pub fn crds_from_openapi_v3(doc: &OpenApiV3) -> Vec<CustomResourceDefinition> {
                         singular: None,
                         short_names: Vec::new(),
                     },
-                    scope: if r.namespaced { "Namespaced" } else { "Cluster" }.into(),
+                    scope: if r.namespaced {
+                        "Namespaced"
+                    } else {
+                        "Cluster"
+                    }
+                    .into(),
                     versions: Vec::new(),
                 },
             });
@@ -590,8 +597,14 @@ pub fn crds_from_openapi_v3(doc: &OpenApiV3) -> Vec<CustomResourceDefinition> {
                 open_api_v3_schema: Some(schema),
             }),
             subresources: Some(CrdSubresources {
-                status: r.subresources.contains_key("status").then(|| Value::Object(Default::default())),
-                scale: r.subresources.contains_key("scale").then(|| Value::Object(Default::default())),
+                status: r
+                    .subresources
+                    .contains_key("status")
+                    .then(|| Value::Object(Default::default())),
+                scale: r
+                    .subresources
+                    .contains_key("scale")
+                    .then(|| Value::Object(Default::default())),
             }),
         });
     }

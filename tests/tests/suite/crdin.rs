@@ -37,9 +37,7 @@ fn crd_files() -> Vec<PathBuf> {
     let dir = std::env::var_os("KUBESET_SPECS")
         .map(|s| PathBuf::from(s).join("../crds"))
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/crds"));
-    CRDS.iter()
-        .map(|n| dir.join(format!("{n}.yaml")))
-        .collect()
+    CRDS.iter().map(|n| dir.join(format!("{n}.yaml"))).collect()
 }
 
 fn established(c: &CustomResourceDefinition) -> bool {
@@ -65,7 +63,11 @@ async fn install(client: &Client) {
             match dynamic.create(&PostParams::default(), &obj).await {
                 Ok(_) => {}
                 Err(e) if e.is_already_exists() => {}
-                Err(e) => panic!("creating {}: {}", obj.name(), kubeset_tests::error_chain(&e)),
+                Err(e) => panic!(
+                    "creating {}: {}",
+                    obj.name(),
+                    kubeset_tests::error_chain(&e)
+                ),
             }
         }
     }
@@ -84,13 +86,17 @@ async fn create<K>(api: &Api<K>, obj: &K) -> K
 where
     K: Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    eventually(Duration::from_secs(60), "the custom resource to be served", || async {
-        match api.create(&PostParams::default(), obj).await {
-            Ok(c) => Some(c),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => panic!("create {}: {}", K::KIND, kubeset_tests::error_chain(&e)),
-        }
-    })
+    eventually(
+        Duration::from_secs(60),
+        "the custom resource to be served",
+        || async {
+            match api.create(&PostParams::default(), obj).await {
+                Ok(c) => Some(c),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => panic!("create {}: {}", K::KIND, kubeset_tests::error_chain(&e)),
+            }
+        },
+    )
     .await
 }
 
@@ -143,10 +149,15 @@ async fn generated_crd_types_create_read_watch_and_patch_status() {
     assert_eq!(created.spec, sent.spec, "the server kept the spec as sent");
     assert_eq!(ok("get", certs.get("web").await), created);
     let listed = ok("list", certs.list(&ListParams::default()).await);
-    assert_eq!(listed.items, [created.clone()]);
+    assert_eq!(listed.items, std::slice::from_ref(&created));
     let rv = listed.metadata.resource_version.clone().unwrap_or_default();
     let mut stream = ok("watch", certs.watch(&WatchParams::default(), &rv).await);
-    let second = ok("create", certs.create(&PostParams::default(), &certificate("api")).await);
+    let second = ok(
+        "create",
+        certs
+            .create(&PostParams::default(), &certificate("api"))
+            .await,
+    );
     match next(&mut stream).await {
         WatchEvent::Added(c) => assert_eq!(c, second),
         other => panic!("expected ADDED, got {other:?}"),
@@ -197,9 +208,18 @@ async fn generated_crd_types_create_read_watch_and_patch_status() {
     let created = create(&classes, &class).await;
     assert_eq!(created.spec, class.spec);
     let conditions = created.status.as_ref().and_then(|s| s.conditions.clone());
-    let pending = conditions.as_deref().and_then(|c| c.first()).expect("defaulted condition");
-    assert_eq!((pending.type_.as_str(), pending.reason.as_str()), ("Accepted", "Pending"));
-    assert_eq!(pending.status, gw::GatewayClassStatusConditionsStatus::Unknown);
+    let pending = conditions
+        .as_deref()
+        .and_then(|c| c.first())
+        .expect("defaulted condition");
+    assert_eq!(
+        (pending.type_.as_str(), pending.reason.as_str()),
+        ("Accepted", "Pending")
+    );
+    assert_eq!(
+        pending.status,
+        gw::GatewayClassStatusConditionsStatus::Unknown
+    );
     let beta: Api<gw_beta::GatewayClass> = Api::cluster(ctx.client.clone());
     let as_beta = eventually(Duration::from_secs(60), "v1beta1 to be served", || async {
         beta.get(&name).await.ok()
@@ -220,7 +240,10 @@ async fn generated_crd_types_create_read_watch_and_patch_status() {
             )
             .await,
     );
-    let cond = &accepted.status.and_then(|s| s.conditions).unwrap_or_default()[0];
+    let cond = &accepted
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()[0];
     assert_eq!(cond.status, gw::GatewayClassStatusConditionsStatus::True);
     ok("delete", classes.delete(&name, &Default::default()).await);
 
@@ -248,7 +271,10 @@ async fn generated_crd_types_create_read_watch_and_patch_status() {
     let made = create(&scaled, &so).await;
     assert_eq!(made.spec, so.spec);
     let back: Value = serde_json::to_value(ok("get", scaled.get("worker").await)).expect("encodes");
-    assert_eq!(back["spec"]["triggers"][0]["metadata"], json!({"value": "60"}));
+    assert_eq!(
+        back["spec"]["triggers"][0]["metadata"],
+        json!({"value": "60"})
+    );
 }
 
 #[tokio::test]
@@ -272,9 +298,15 @@ async fn from_cluster_generates_the_same_files_as_the_manifests() {
     let options = crd::Options::default();
     let a = crd::generate(&from_files, &options).expect("from files");
     let b = crd::generate(&ours, &options).expect("from cluster");
-    assert_eq!(a.files.keys().collect::<Vec<_>>(), b.files.keys().collect::<Vec<_>>());
+    assert_eq!(
+        a.files.keys().collect::<Vec<_>>(),
+        b.files.keys().collect::<Vec<_>>()
+    );
     for (path, text) in &a.files {
-        assert_eq!(text, &b.files[path], "{path} differs between the files and the cluster");
+        assert_eq!(
+            text, &b.files[path],
+            "{path} differs between the files and the cluster"
+        );
     }
 }
 
@@ -284,46 +316,80 @@ async fn live_openapi_v3_with_real_crds_goes_through_both_generators() {
     install(&ctx.client).await;
     // The server publishes the CRDs' schemas once they are established.
     let rest = ctx.client.rest();
-    let doc: Value = eventually(Duration::from_secs(60), "cert-manager.io/v1 in /openapi/v3", || async {
-        let index: Value = ok("GET /openapi/v3", rest.get().abs_path(["openapi", "v3"]).send_json().await);
-        index["paths"].get("apis/cert-manager.io/v1")?;
-        ["gateway.networking.k8s.io/v1", "keda.sh/v1alpha1"]
-            .iter()
-            .all(|gv| index["paths"].get(format!("apis/{gv}")).is_some())
-            .then_some(())?;
-        rest.get()
-            .abs_path(["openapi", "v3", "apis", "cert-manager.io", "v1"])
-            .send_json()
-            .await
-            .ok()
-    })
+    let doc: Value = eventually(
+        Duration::from_secs(60),
+        "cert-manager.io/v1 in /openapi/v3",
+        || async {
+            let index: Value = ok(
+                "GET /openapi/v3",
+                rest.get().abs_path(["openapi", "v3"]).send_json().await,
+            );
+            index["paths"].get("apis/cert-manager.io/v1")?;
+            ["gateway.networking.k8s.io/v1", "keda.sh/v1alpha1"]
+                .iter()
+                .all(|gv| index["paths"].get(format!("apis/{gv}")).is_some())
+                .then_some(())?;
+            rest.get()
+                .abs_path(["openapi", "v3", "apis", "cert-manager.io", "v1"])
+                .send_json()
+                .await
+                .ok()
+        },
+    )
     .await;
 
     // A group-version document → the CRD generator (the entry point a
     // derive's CRD round trip uses).
-    let doc: kubeset_codegen::spec::OpenApiV3 = serde_json::from_value(doc).expect("an OpenAPI v3 document");
+    let doc: kubeset_codegen::spec::OpenApiV3 =
+        serde_json::from_value(doc).expect("an OpenAPI v3 document");
     let out = crd::from_openapi_v3(&doc, &crd::Options::default()).expect("generates");
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     let cert = &out.files["cert_manager_io/v1/certificate.rs"];
-    assert!(cert.contains("impl kubeset::Resource for Certificate"), "{cert}");
-    assert!(cert.contains("type Scope = kubeset::NamespaceResourceScope;"), "{cert}");
+    assert!(
+        cert.contains("impl kubeset::Resource for Certificate"),
+        "{cert}"
+    );
+    assert!(
+        cert.contains("type Scope = kubeset::NamespaceResourceScope;"),
+        "{cert}"
+    );
     let key = &out.files["cert_manager_io/v1/certificate_spec_private_key_algorithm.rs"];
-    assert!(key.contains("pub enum CertificateSpecPrivateKeyAlgorithm"), "{key}");
+    assert!(
+        key.contains("pub enum CertificateSpecPrivateKeyAlgorithm"),
+        "{key}"
+    );
 
     // The whole live /openapi/v3 → the built-in generator: the real CRDs'
     // inline objects become structs by path (no `inline object with
     // properties` refusal) and `.k8s.io` groups map to a module.
     let dir = tempfile::tempdir().expect("a temporary directory");
     crate::openapi::fetch_openapi_v3(&ctx.client, dir.path(), false, None).await;
-    let generated = crate::openapi::generate(dir.path()).await.unwrap_or_else(|e| {
-        panic!("the built-in generator refused the real CRDs: {}", kubeset_tests::error_chain(&e))
-    });
+    let generated = crate::openapi::generate(dir.path())
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "the built-in generator refused the real CRDs: {}",
+                kubeset_tests::error_chain(&e)
+            )
+        });
     for (file, ty) in [
-        ("src/api/cert_manager_io/v1/certificate_spec_private_key.rs", "pub struct CertificateSpecPrivateKey {"),
-        ("src/api/gateway_networking_k8s_io/v1/gateway_class_spec.rs", "pub struct GatewayClassSpec {"),
-        ("src/api/keda_sh/v1alpha1/scaled_object_spec_triggers.rs", "pub struct ScaledObjectSpecTriggers {"),
+        (
+            "src/api/cert_manager_io/v1/certificate_spec_private_key.rs",
+            "pub struct CertificateSpecPrivateKey {",
+        ),
+        (
+            "src/api/gateway_networking_k8s_io/v1/gateway_class_spec.rs",
+            "pub struct GatewayClassSpec {",
+        ),
+        (
+            "src/api/keda_sh/v1alpha1/scaled_object_spec_triggers.rs",
+            "pub struct ScaledObjectSpecTriggers {",
+        ),
     ] {
-        let text = generated.files.get(file).unwrap_or_else(|| panic!("no {file} generated"));
+        let text = generated
+            .files
+            .get(file)
+            .unwrap_or_else(|| panic!("no {file} generated"));
         assert!(text.contains(ty), "{file} lacks `{ty}`");
     }
 }

@@ -78,7 +78,9 @@ pub(crate) async fn fetch_openapi_v3(
     fetched
 }
 
-pub(crate) async fn generate(dir: &Path) -> Result<kubeset_codegen::Output, kubeset_codegen::CodegenError> {
+pub(crate) async fn generate(
+    dir: &Path,
+) -> Result<kubeset_codegen::Output, kubeset_codegen::CodegenError> {
     let dir = dir.to_owned();
     tokio::task::spawn_blocking(move || {
         let input = kubeset_codegen::load(&dir, InputFormat::V3)?;

@@ -2,7 +2,18 @@
 // CustomResourceDefinitions: backends.golden.x-k8s.io, gadgets.golden.example.com, policies.golden.example.com, routes.golden.example.com, sprockets.golden.example.com, widgets.golden.example.com.
 
 //! Custom resource types generated from CustomResourceDefinitions.
-#![allow(dead_code, unused_imports)]
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::doc_lazy_continuation,
+    clippy::doc_overindented_list_items,
+    clippy::doc_markdown,
+    clippy::tabs_in_doc_comments,
+    rustdoc::bare_urls,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::invalid_rust_codeblocks
+)]
 /// API group `golden.example.com`.
 pub mod golden_example_com;
 /// API group `golden.x-k8s.io`.

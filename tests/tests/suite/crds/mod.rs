@@ -2,7 +2,18 @@
 // CustomResourceDefinitions: certificates.cert-manager.io, gatewayclasses.gateway.networking.k8s.io, referencegrants.gateway.networking.k8s.io, scaledobjects.keda.sh.
 
 //! Custom resource types generated from CustomResourceDefinitions.
-#![allow(dead_code, unused_imports)]
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::doc_lazy_continuation,
+    clippy::doc_overindented_list_items,
+    clippy::doc_markdown,
+    clippy::tabs_in_doc_comments,
+    rustdoc::bare_urls,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::invalid_rust_codeblocks
+)]
 /// API group `cert-manager.io`.
 pub mod cert_manager_io;
 /// API group `gateway.networking.k8s.io`.

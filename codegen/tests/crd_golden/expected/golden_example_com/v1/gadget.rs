@@ -72,7 +72,6 @@ impl Gadget {
                 ..Default::default()
             },
             spec: Some(spec),
-            ..Default::default()
         }
     }
 }

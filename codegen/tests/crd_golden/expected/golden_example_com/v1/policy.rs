@@ -74,7 +74,6 @@ impl Policy {
                 ..Default::default()
             },
             spec: Some(spec),
-            ..Default::default()
         }
     }
 }

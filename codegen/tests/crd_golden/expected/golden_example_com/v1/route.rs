@@ -74,7 +74,6 @@ impl Route {
                 ..Default::default()
             },
             spec: Some(spec),
-            ..Default::default()
         }
     }
 }

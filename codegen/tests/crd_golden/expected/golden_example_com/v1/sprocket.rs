@@ -72,7 +72,6 @@ impl Sprocket {
                 ..Default::default()
             },
             spec: Some(spec),
-            ..Default::default()
         }
     }
 }

@@ -95,7 +95,7 @@ impl GatewayClass {
                 name: Some(name.to_owned()),
                 ..Default::default()
             },
-            spec: spec,
+            spec,
             ..Default::default()
         }
     }

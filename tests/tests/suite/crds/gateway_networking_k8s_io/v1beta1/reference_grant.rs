@@ -83,8 +83,7 @@ impl ReferenceGrant {
                 name: Some(name.to_owned()),
                 ..Default::default()
             },
-            spec: spec,
-            ..Default::default()
+            spec,
         }
     }
 }

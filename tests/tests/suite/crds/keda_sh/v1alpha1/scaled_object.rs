@@ -76,7 +76,7 @@ impl ScaledObject {
                 name: Some(name.to_owned()),
                 ..Default::default()
             },
-            spec: spec,
+            spec,
             ..Default::default()
         }
     }
