@@ -96,7 +96,7 @@ fn golden_output_compiles_and_round_trips_in_a_user_crate() {
         "tests/roundtrip.rs".into(),
         std::fs::read_to_string(golden_dir().join("roundtrip.rs")).expect("roundtrip.rs"),
     );
-    let run = common::cargo_in_user_crate("crd-golden", &files, &["test", "--quiet"]);
+    let run = common::cargo_in_user_crate("crd-golden", &files, &["test", "--quiet"], true);
     assert!(run.ok, "the golden user crate failed:\n{}", run.output);
     // The five tests of roundtrip.rs ran (and no description became a doctest).
     assert!(run.output.contains("5 passed"), "{}", run.output);

@@ -116,7 +116,7 @@ fn every_shared_crd_generates_compiles_and_round_trips() {
         let text = std::fs::read_to_string(objects_dir().join(&name)).expect("objects");
         files.insert(format!("objects/{name}"), text);
     }
-    let run = common::cargo_in_user_crate("crd-shared", &files, &["test", "--quiet"]);
+    let run = common::cargo_in_user_crate("crd-shared", &files, &["test", "--quiet"], false);
     eprintln!(
         "{report}all: {} files; cargo test in the user crate: {:?}",
         out.files.len(),

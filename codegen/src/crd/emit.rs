@@ -289,7 +289,8 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
             quote!(spec,)
         };
         // `..Default::default()` only when something is left to fill.
-        let rest = (fields.len() > 2 || t.unknown_fields.is_some()).then(|| quote!(..Default::default()));
+        let rest =
+            (fields.len() > 2 || t.unknown_fields.is_some()).then(|| quote!(..Default::default()));
         quote! {
             /// An object named `name` with `spec`, everything else default.
             pub fn new(name: &str, spec: #ty) -> Self {

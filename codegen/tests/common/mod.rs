@@ -43,13 +43,20 @@ pub struct Run {
 
 /// Writes a crate named `name` with `files` (paths relative to the crate
 /// root) into a new temp dir, runs `cargo <args>` in it and returns the
-/// outcome. The workspace's `Cargo.lock` is used, offline.
-pub fn cargo_in_user_crate(name: &str, files: &BTreeMap<String, String>, args: &[&str]) -> Run {
+/// outcome. The workspace's `Cargo.lock` is used, offline. With `doctests`
+/// false, rustdoc does not scan the library (the largest share of the cost
+/// for a big generated tree); the library has no unit tests either way.
+pub fn cargo_in_user_crate(
+    name: &str,
+    files: &BTreeMap<String, String>,
+    args: &[&str],
+    doctests: bool,
+) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = workspace();
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [workspace]\n\n[dependencies]\n\
+         [lib]\ntest = false\ndoctest = {doctests}\n\n[workspace]\n\n[dependencies]\n\
          kubeset = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nserde_json = \"1\"\n",
         root.join("crates/kubeset").to_string_lossy()
     );
