@@ -28,17 +28,33 @@ pub struct ClusterOptions {
 #[non_exhaustive]
 pub enum ClusterError {
     /// The kubeconfig could not be loaded or resolved.
-    #[error("kubeconfig")]
-    Config(#[from] kubeset::ConfigError),
+    #[error("loading the kubeconfig")]
+    Config {
+        /// The config error.
+        #[source]
+        source: kubeset::ConfigError,
+    },
     /// The client could not be built.
-    #[error("client")]
-    Client(#[from] kubeset::ClientError),
+    #[error("building the client")]
+    Client {
+        /// The client error.
+        #[source]
+        source: kubeset::ClientError,
+    },
     /// The list request failed.
     #[error("listing customresourcedefinitions")]
-    List(#[from] kubeset::Error),
+    List {
+        /// The request error.
+        #[source]
+        source: kubeset::Error,
+    },
     /// A returned object is not a valid CRD.
-    #[error("decoding a CustomResourceDefinition")]
-    Decode(#[from] CodegenError),
+    #[error("decoding a CustomResourceDefinition of the cluster")]
+    Decode {
+        /// The decode error.
+        #[source]
+        source: CodegenError,
+    },
 }
 
 fn crd_resource() -> ApiResource {
@@ -58,13 +74,12 @@ pub fn client(options: &ClusterOptions) -> Result<Client, ClusterError> {
         kc = kc.with_context(c.clone());
     }
     let config = match &options.kubeconfig {
-        Some(path) => Config::from_custom_kubeconfig(
-            kubeset::rest::config::Kubeconfig::read_from(path)?,
-            &kc,
-        )?,
-        None => Config::from_kubeconfig(&kc)?,
-    };
-    Ok(Client::try_from_config(&config)?)
+        Some(path) => kubeset::rest::config::Kubeconfig::read_from(path)
+            .and_then(|k| Config::from_custom_kubeconfig(k, &kc)),
+        None => Config::from_kubeconfig(&kc),
+    }
+    .map_err(|source| ClusterError::Config { source })?;
+    Client::try_from_config(&config).map_err(|source| ClusterError::Client { source })
 }
 
 /// Lists the CRDs (of `groups`, or all) in name order, as the same
@@ -75,7 +90,10 @@ pub async fn read_cluster(
 ) -> Result<Vec<CustomResourceDefinition>, ClusterError> {
     let resource = crd_resource();
     let api: Api<kubeset::dynamic::DynamicObject> = Api::dynamic(client, &resource, None);
-    let list = api.list(&ListParams::default()).await?;
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .map_err(|source| ClusterError::List { source })?;
     let mut crds = Vec::new();
     for item in list.items {
         let mut value = serde_json::to_value(&item).unwrap_or(Value::Null);
@@ -83,7 +101,10 @@ pub async fn read_cluster(
             map.insert("apiVersion".into(), Value::String(resource.api_version()));
             map.insert("kind".into(), Value::String(resource.kind.clone()));
         }
-        crds.push(decode(value, Path::new("cluster"))?);
+        crds.push(
+            decode(value, Path::new("cluster"))
+                .map_err(|source| ClusterError::Decode { source })?,
+        );
     }
     crds.retain(|c| groups.is_empty() || groups.contains(&c.spec.group));
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
