@@ -88,10 +88,14 @@ fn golden_crds_match_expected() {
 fn golden_output_compiles_and_round_trips_in_a_user_crate() {
     let (out, _) = generated();
     let mut files = common::under_src_crds(&out.files);
+    // The tree, and the same as one file the way a build.rs includes it.
     files.insert(
         "src/lib.rs".into(),
-        "#![deny(warnings)]\n//! Golden CRD types.\npub mod crds;\n".into(),
+        "#![deny(warnings)]\n//! Golden CRD types.\npub mod crds;\n\
+         /// The single-file form.\npub mod single {\n    include!(\"single.rs\");\n}\n"
+            .into(),
     );
+    files.insert("src/single.rs".into(), out.single_file().expect("one file"));
     files.insert(
         "tests/roundtrip.rs".into(),
         std::fs::read_to_string(golden_dir().join("roundtrip.rs")).expect("roundtrip.rs"),

@@ -29,14 +29,17 @@
 //!     for warning in &out.warnings {
 //!         println!("cargo::warning={warning}");
 //!     }
-//!     let dir = Path::new(&std::env::var("OUT_DIR")?).join("crds");
-//!     out.write_to(&dir)?;
+//!     let file = Path::new(&std::env::var("OUT_DIR")?).join("crds.rs");
+//!     std::fs::write(file, out.single_file()?)?;
 //!     Ok(())
 //! }
 //! ```
 //!
-//! and in the crate: `#[path = concat!(env!("OUT_DIR"), "/crds/mod.rs")] mod crds;`
-//! (or generate into `src/crds/` once with the command and commit it).
+//! For `OUT_DIR`, write [`Generated::single_file`] instead of the tree
+//! (`mod x;` cannot find files there) and include it:
+//! `mod crds { include!(concat!(env!("OUT_DIR"), "/crds.rs")); }`. Or generate
+//! into `src/crds/` once with the command, commit it and declare it
+//! `#[rustfmt::skip] mod crds;`.
 
 #[cfg(feature = "cluster")]
 pub mod cluster;
@@ -202,6 +205,75 @@ impl Generated {
             }
         }
         Ok(())
+    }
+}
+
+impl Generated {
+    /// The whole tree as one file (every `mod x;` replaced by its content),
+    /// for `include!` from `OUT_DIR` in a `build.rs` setup, where `mod x;`
+    /// could not find the files.
+    pub fn single_file(&self) -> Result<String, CodegenError> {
+        let mut root = self.inline_module("", "mod.rs")?;
+        // `include!` takes no inner attributes: the lint allowances move to
+        // each group module, the module doc is left to the includer.
+        let allows: Vec<syn::Attribute> = std::mem::take(&mut root.attrs)
+            .into_iter()
+            .filter(|a| a.path().is_ident("allow"))
+            .map(|mut a| {
+                a.style = syn::AttrStyle::Outer;
+                a
+            })
+            .collect();
+        for item in &mut root.items {
+            if let syn::Item::Mod(m) = item {
+                m.attrs.extend(allows.iter().cloned());
+            }
+        }
+        let first = self
+            .files
+            .get("mod.rs")
+            .map(String::as_str)
+            .unwrap_or_default();
+        let preamble: String = first
+            .lines()
+            .take_while(|l| l.starts_with("//") && !l.starts_with("//!"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        Ok(format!("{preamble}\n{}", prettyplease::unparse(&root)))
+    }
+
+    fn inline_module(&self, dir: &str, file: &str) -> Result<syn::File, CodegenError> {
+        let path = format!("{dir}{file}");
+        let text = self
+            .files
+            .get(&path)
+            .map(String::as_str)
+            .unwrap_or_default();
+        let mut parsed: syn::File =
+            syn::parse_file(text).map_err(|source| CodegenError::InvalidOutput {
+                file: path.clone(),
+                source,
+            })?;
+        for item in &mut parsed.items {
+            let syn::Item::Mod(m) = item else { continue };
+            if m.content.is_some() {
+                continue;
+            }
+            let name = m.ident.to_string();
+            let (sub_dir, sub_file) = if self.files.contains_key(&format!("{dir}{name}/mod.rs")) {
+                (format!("{dir}{name}/"), "mod.rs".to_owned())
+            } else {
+                (dir.to_owned(), format!("{name}.rs"))
+            };
+            let inner = self.inline_module(&sub_dir, &sub_file)?;
+            for mut attr in inner.attrs {
+                attr.style = syn::AttrStyle::Outer;
+                m.attrs.push(attr);
+            }
+            m.content = Some((Default::default(), inner.items));
+            m.semi = None;
+        }
+        Ok(parsed)
     }
 }
 

@@ -94,6 +94,12 @@ fn resource_constants_follow_the_crd() {
     assert_eq!(v1::Backend::RESOURCE_INFO.subresources, ["scale", "status"]);
     assert_eq!(v1::Backend::SHORT_NAMES, ["be", "bes"]);
     assert_eq!(cluster::<v1beta1::Backend>().0, "golden.x-k8s.io/v1beta1");
+    // The single-file form (for build.rs) has the same types.
+    use crd_golden::single::golden_example_com::v1 as single;
+    assert_eq!(namespaced::<single::Widget>(), namespaced::<Widget>());
+    let w: single::Widget = serde_json::from_value(json!({"metadata": {"name": "s"}, "spec": {"size": 2}}))
+        .expect("decodes");
+    assert_eq!(w.spec.map(|s| s.size), Some(2));
 }
 
 #[test]

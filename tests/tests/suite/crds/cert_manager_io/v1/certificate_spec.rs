@@ -10,11 +10,10 @@ pub struct CertificateSpec {
     /// to be written to this Certificate's target Secret.
     ///
     /// - List type `atomic`.
-    #[serde(
-        rename = "additionalOutputFormats",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub additional_output_formats: Option<Vec<super::CertificateSpecAdditionalOutputFormats>>,
+    #[serde(rename = "additionalOutputFormats", skip_serializing_if = "Option::is_none")]
+    pub additional_output_formats: Option<
+        Vec<super::CertificateSpecAdditionalOutputFormats>,
+    >,
     /// Requested common name X509 certificate subject attribute.
     /// More info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.1.2.6
     /// NOTE: TLS clients will ignore this value when any subject alternative name is
@@ -47,10 +46,7 @@ pub struct CertificateSpec {
     ///
     /// This option defaults to true, and should only be disabled if the target
     /// issuer does not support CSRs with these X509 KeyUsage/ ExtKeyUsage extensions.
-    #[serde(
-        rename = "encodeUsagesInRequest",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "encodeUsagesInRequest", skip_serializing_if = "Option::is_none")]
     pub encode_usages_in_request: Option<bool>,
     /// Requested IP address subject alternative names.
     ///
@@ -139,10 +135,7 @@ pub struct CertificateSpec {
     /// `renewBefore` derived from the `renewBeforePercentage` and `duration` fields is 5
     /// minutes.
     /// Cannot be set if the `renewBefore` field is set.
-    #[serde(
-        rename = "renewBeforePercentage",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "renewBeforePercentage", skip_serializing_if = "Option::is_none")]
     pub renew_before_percentage: Option<i32>,
     /// `renewal` allows configuration of how your certificate is renewed. If the policy mentioned is
     /// `RenewBefore` then the controller respects `renewBefore` and `renewBeforePercentage`.
@@ -156,10 +149,7 @@ pub struct CertificateSpec {
     ///
     /// If set, revisionHistoryLimit must be a value of `1` or greater.
     /// Default value is `1`.
-    #[serde(
-        rename = "revisionHistoryLimit",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// Name of the Secret resource that will be automatically created and
     /// managed by this Certificate resource. It will be populated with a

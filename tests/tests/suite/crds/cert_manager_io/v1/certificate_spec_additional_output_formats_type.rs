@@ -42,7 +42,9 @@ impl serde::Serialize for CertificateSpecAdditionalOutputFormatsType {
     }
 }
 impl<'de> serde::Deserialize<'de> for CertificateSpecAdditionalOutputFormatsType {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

@@ -50,7 +50,9 @@ impl serde::Serialize for CertificateSpecKeystoresPkcs12Profile {
     }
 }
 impl<'de> serde::Deserialize<'de> for CertificateSpecKeystoresPkcs12Profile {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

@@ -46,7 +46,9 @@ impl serde::Serialize for CertificateSpecPrivateKeyAlgorithm {
     }
 }
 impl<'de> serde::Deserialize<'de> for CertificateSpecPrivateKeyAlgorithm {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

@@ -62,7 +62,9 @@ impl serde::Serialize for CertificateSpecSignatureAlgorithm {
     }
 }
 impl<'de> serde::Deserialize<'de> for CertificateSpecSignatureAlgorithm {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

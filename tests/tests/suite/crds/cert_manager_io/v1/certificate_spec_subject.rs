@@ -22,10 +22,7 @@ pub struct CertificateSpecSubject {
     /// Organizational Units to be used on the Certificate.
     ///
     /// - List type `atomic`.
-    #[serde(
-        rename = "organizationalUnits",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "organizationalUnits", skip_serializing_if = "Option::is_none")]
     pub organizational_units: Option<Vec<String>>,
     /// Organizations to be used on the Certificate.
     ///

@@ -126,7 +126,9 @@ impl serde::Serialize for CertificateSpecUsages {
     }
 }
 impl<'de> serde::Deserialize<'de> for CertificateSpecUsages {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

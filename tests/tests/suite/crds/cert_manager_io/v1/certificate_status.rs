@@ -22,10 +22,7 @@ pub struct CertificateStatus {
     /// 1 if unset and an issuance has failed. If an issuance has failed, the
     /// delay till the next issuance will be calculated using formula
     /// time.Hour * 2 ^ (failedIssuanceAttempts - 1).
-    #[serde(
-        rename = "failedIssuanceAttempts",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "failedIssuanceAttempts", skip_serializing_if = "Option::is_none")]
     pub failed_issuance_attempts: Option<i64>,
     /// LastFailureTime is set only if the latest issuance for this
     /// Certificate failed and contains the time of the failure. If an

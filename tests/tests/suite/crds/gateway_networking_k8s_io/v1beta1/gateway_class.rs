@@ -58,7 +58,9 @@ impl kubeset::Resource for GatewayClass {
     fn metadata(&self) -> &kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &self.metadata
     }
-    fn metadata_mut(&mut self) -> &mut kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+    fn metadata_mut(
+        &mut self,
+    ) -> &mut kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
     }
 }

@@ -46,7 +46,9 @@ impl serde::Serialize for GatewayClassStatusConditionsStatus {
     }
 }
 impl<'de> serde::Deserialize<'de> for GatewayClassStatusConditionsStatus {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

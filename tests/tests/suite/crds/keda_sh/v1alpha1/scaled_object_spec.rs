@@ -26,10 +26,7 @@ pub struct ScaledObjectSpec {
     /// `initialCooldownPeriod` (no description in the schema).
     ///
     /// - Value >= 0.
-    #[serde(
-        rename = "initialCooldownPeriod",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "initialCooldownPeriod", skip_serializing_if = "Option::is_none")]
     pub initial_cooldown_period: Option<i32>,
     /// `maxReplicaCount` (no description in the schema).
     ///

@@ -10,8 +10,9 @@ pub struct ScaledObjectSpecAdvanced {
         rename = "horizontalPodAutoscalerConfig",
         skip_serializing_if = "Option::is_none"
     )]
-    pub horizontal_pod_autoscaler_config:
-        Option<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfig>,
+    pub horizontal_pod_autoscaler_config: Option<
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfig,
+    >,
     /// `restoreToOriginalReplicaCount` (no description in the schema).
     #[serde(
         rename = "restoreToOriginalReplicaCount",

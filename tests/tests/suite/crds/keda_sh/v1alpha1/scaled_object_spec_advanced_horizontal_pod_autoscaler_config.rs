@@ -8,7 +8,9 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfig {
     /// HorizontalPodAutoscalerBehavior configures the scaling behavior of the target
     /// in both Up and Down directions (scaleUp and scaleDown fields respectively).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub behavior: Option<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior>,
+    pub behavior: Option<
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior,
+    >,
     /// `name` (no description in the schema).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,

@@ -11,14 +11,16 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior {
     /// 300 second stabilization window (i.e., the highest recommendation for
     /// the last 300sec is used).
     #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
-    pub scale_down:
-        Option<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDown>,
+    pub scale_down: Option<
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDown,
+    >,
     /// scaleUp is scaling policy for scaling Up.
     /// If not set, the default value is the higher of:
     /// * increase no more than 4 pods per 60 seconds
     /// * double the number of pods per 60 seconds
     /// No stabilization is used.
     #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
-    pub scale_up:
-        Option<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp>,
+    pub scale_up: Option<
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp,
+    >,
 }

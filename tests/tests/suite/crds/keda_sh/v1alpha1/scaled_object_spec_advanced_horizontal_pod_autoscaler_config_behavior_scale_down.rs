@@ -16,7 +16,9 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDow
     /// - List type `atomic`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policies: Option<
-        Vec<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDownPolicies>,
+        Vec<
+            super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDownPolicies,
+        >,
     >,
     /// selectPolicy is used to specify which policy should be used.
     /// If not set, the default value Max is used.

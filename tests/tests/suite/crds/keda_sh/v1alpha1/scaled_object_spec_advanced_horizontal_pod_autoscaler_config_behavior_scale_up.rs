@@ -17,7 +17,9 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp 
     /// - List type `atomic`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policies: Option<
-        Vec<super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUpPolicies>,
+        Vec<
+            super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUpPolicies,
+        >,
     >,
     /// selectPolicy is used to specify which policy should be used.
     /// If not set, the default value Max is used.

@@ -41,8 +41,11 @@ impl serde::Serialize for ScaledObjectSpecAdvancedScalingModifiersMetricType {
         serializer.serialize_str(self.as_str())
     }
 }
-impl<'de> serde::Deserialize<'de> for ScaledObjectSpecAdvancedScalingModifiersMetricType {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+impl<'de> serde::Deserialize<'de>
+for ScaledObjectSpecAdvancedScalingModifiersMetricType {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

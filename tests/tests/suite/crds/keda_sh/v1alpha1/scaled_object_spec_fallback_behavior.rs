@@ -54,7 +54,9 @@ impl serde::Serialize for ScaledObjectSpecFallbackBehavior {
     }
 }
 impl<'de> serde::Deserialize<'de> for ScaledObjectSpecFallbackBehavior {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
         Ok(Self::from(s.as_str()))
     }

@@ -9,10 +9,7 @@ pub struct ScaledObjectSpecScaleTargetRef {
     #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `envSourceContainerName` (no description in the schema).
-    #[serde(
-        rename = "envSourceContainerName",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "envSourceContainerName", skip_serializing_if = "Option::is_none")]
     pub env_source_container_name: Option<String>,
     /// `kind` (no description in the schema).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,29 +6,22 @@
 #[serde(default)]
 pub struct ScaledObjectStatus {
     /// `authenticationsTypes` (no description in the schema).
-    #[serde(
-        rename = "authenticationsTypes",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authenticationsTypes", skip_serializing_if = "Option::is_none")]
     pub authentications_types: Option<String>,
     /// `compositeScalerName` (no description in the schema).
-    #[serde(
-        rename = "compositeScalerName",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "compositeScalerName", skip_serializing_if = "Option::is_none")]
     pub composite_scaler_name: Option<String>,
     /// Conditions an array representation to store multiple Conditions
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<super::ScaledObjectStatusConditions>>,
     /// `externalMetricNames` (no description in the schema).
-    #[serde(
-        rename = "externalMetricNames",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "externalMetricNames", skip_serializing_if = "Option::is_none")]
     pub external_metric_names: Option<Vec<String>>,
     /// `health` (no description in the schema).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub health: Option<std::collections::BTreeMap<String, super::ScaledObjectStatusHealth>>,
+    pub health: Option<
+        std::collections::BTreeMap<String, super::ScaledObjectStatusHealth>,
+    >,
     /// `hpaName` (no description in the schema).
     #[serde(rename = "hpaName", skip_serializing_if = "Option::is_none")]
     pub hpa_name: Option<String>,
@@ -36,19 +29,13 @@ pub struct ScaledObjectStatus {
     #[serde(rename = "lastActiveTime", skip_serializing_if = "Option::is_none")]
     pub last_active_time: Option<kubeset::apimachinery::pkg::apis::meta::v1::Time>,
     /// `originalReplicaCount` (no description in the schema).
-    #[serde(
-        rename = "originalReplicaCount",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "originalReplicaCount", skip_serializing_if = "Option::is_none")]
     pub original_replica_count: Option<i32>,
     /// `pausedReplicaCount` (no description in the schema).
     #[serde(rename = "pausedReplicaCount", skip_serializing_if = "Option::is_none")]
     pub paused_replica_count: Option<i32>,
     /// `resourceMetricNames` (no description in the schema).
-    #[serde(
-        rename = "resourceMetricNames",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "resourceMetricNames", skip_serializing_if = "Option::is_none")]
     pub resource_metric_names: Option<Vec<String>>,
     /// GroupVersionKindResource provides unified structure for schema.GroupVersionKind and Resource
     #[serde(rename = "scaleTargetGVKR", skip_serializing_if = "Option::is_none")]
@@ -58,8 +45,9 @@ pub struct ScaledObjectStatus {
     pub scale_target_kind: Option<String>,
     /// `triggersActivity` (no description in the schema).
     #[serde(rename = "triggersActivity", skip_serializing_if = "Option::is_none")]
-    pub triggers_activity:
-        Option<std::collections::BTreeMap<String, super::ScaledObjectStatusTriggersActivity>>,
+    pub triggers_activity: Option<
+        std::collections::BTreeMap<String, super::ScaledObjectStatusTriggersActivity>,
+    >,
     /// `triggersTypes` (no description in the schema).
     #[serde(rename = "triggersTypes", skip_serializing_if = "Option::is_none")]
     pub triggers_types: Option<String>,
