@@ -91,23 +91,33 @@ fn type_path(ir: &Ir, definition: &str) -> TokenStream {
 }
 
 fn rust_ty(ir: &Ir, ty: &Ty) -> TokenStream {
+    rust_ty_with(ty, &quote!(crate::ByteString), &|d| type_path(ir, d))
+}
+
+/// The Rust type of `ty`; `bytes` is the path of the base64 type and
+/// `refs` names a referenced type (the CRD emitter writes facade paths).
+pub(crate) fn rust_ty_with(
+    ty: &Ty,
+    bytes: &TokenStream,
+    refs: &dyn Fn(&str) -> TokenStream,
+) -> TokenStream {
     match ty {
         Ty::String => quote!(String),
         Ty::Bool => quote!(bool),
         Ty::I32 => quote!(i32),
         Ty::I64 => quote!(i64),
         Ty::F64 => quote!(f64),
-        Ty::Bytes => quote!(crate::ByteString),
+        Ty::Bytes => bytes.clone(),
         Ty::Value => quote!(serde_json::Value),
         Ty::Vec(t) => {
-            let t = rust_ty(ir, t);
+            let t = rust_ty_with(t, bytes, refs);
             quote!(Vec<#t>)
         }
         Ty::Map(t) => {
-            let t = rust_ty(ir, t);
+            let t = rust_ty_with(t, bytes, refs);
             quote!(std::collections::BTreeMap<String, #t>)
         }
-        Ty::Ref(d) => type_path(ir, d),
+        Ty::Ref(d) => refs(d),
     }
 }
 

@@ -11,7 +11,7 @@ use quote::quote;
 use serde_json::Value;
 
 use super::CustomResourceDefinition;
-use crate::emit::{docs, format, ident};
+use crate::emit::{docs, format, ident, rust_ty_with};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
 use crate::names;
@@ -40,24 +40,7 @@ fn type_path(ir: &Ir, ty_key: &str) -> TokenStream {
 }
 
 fn rust_ty(ir: &Ir, ty: &Ty) -> TokenStream {
-    match ty {
-        Ty::String => quote!(String),
-        Ty::Bool => quote!(bool),
-        Ty::I32 => quote!(i32),
-        Ty::I64 => quote!(i64),
-        Ty::F64 => quote!(f64),
-        Ty::Bytes => quote!(kubeset::ByteString),
-        Ty::Value => quote!(serde_json::Value),
-        Ty::Vec(t) => {
-            let t = rust_ty(ir, t);
-            quote!(Vec<#t>)
-        }
-        Ty::Map(t) => {
-            let t = rust_ty(ir, t);
-            quote!(std::collections::BTreeMap<String, #t>)
-        }
-        Ty::Ref(d) => type_path(ir, d),
-    }
+    rust_ty_with(ty, &quote!(kubeset::ByteString), &|d| type_path(ir, d))
 }
 
 /// A schema description made safe for rustdoc in a user's crate: fenced

@@ -17,6 +17,7 @@ use kubeset_tests::eventually;
 use serde_json::{Value, json};
 
 use crate::common::{connect, ok};
+use crate::crd::established;
 use crate::crds::cert_manager_io::v1::{
     Certificate, CertificateSpec, CertificateSpecIssuerRef, CertificateSpecPrivateKey,
     CertificateSpecPrivateKeyAlgorithm, CertificateStatus, CertificateStatusConditions,
@@ -38,16 +39,6 @@ fn crd_files() -> Vec<PathBuf> {
         .map(|s| PathBuf::from(s).join("../crds"))
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/crds"));
     CRDS.iter().map(|n| dir.join(format!("{n}.yaml"))).collect()
-}
-
-fn established(c: &CustomResourceDefinition) -> bool {
-    c.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        })
 }
 
 /// Installs the CRDs as their manifests say (reused when another run left
