@@ -186,12 +186,28 @@ fn struct_tokens(ir: &Ir, t: &TypeDef, fields: &[Field], doc: TokenStream) -> To
     } else {
         quote!()
     };
+    let is_kind = t.gvk.is_some() && t.resource.is_some();
     let unknown = t.unknown_fields.as_ref().map(|u| {
         let u = ident(u);
+        // A kind's `apiVersion` and `kind` are not unknown fields.
+        let without = is_kind.then(|| quote!(deserialize_with = "without_type_meta",));
         quote! {
             /// Fields the schema does not list (`x-kubernetes-preserve-unknown-fields`), kept as they are.
-            #[serde(flatten)]
+            #[serde(flatten, #without)]
             pub #u: std::collections::BTreeMap<String, serde_json::Value>,
+        }
+    });
+    let without_type_meta = (is_kind && t.unknown_fields.is_some()).then(|| {
+        quote! {
+            /// The unknown fields of a kind, without `apiVersion` and `kind`.
+            fn without_type_meta<'de, D: serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<std::collections::BTreeMap<String, serde_json::Value>, D::Error> {
+                let mut map = <std::collections::BTreeMap<String, serde_json::Value> as serde::Deserialize>::deserialize(deserializer)?;
+                map.remove("apiVersion");
+                map.remove("kind");
+                Ok(map)
+            }
         }
     });
     let (derive_ser, resource) = match (&t.gvk, &t.resource) {
@@ -208,6 +224,7 @@ fn struct_tokens(ir: &Ir, t: &TypeDef, fields: &[Field], doc: TokenStream) -> To
         }
         #default_impl
         #resource
+        #without_type_meta
     }
 }
 

@@ -551,6 +551,8 @@ fn lower_version(
         for f in fields.iter_mut().filter(|f| f.json == "metadata") {
             f.required = true;
             f.ty = crate::ir::Ty::Ref(OBJECT_META.into());
+            f.description
+                .get_or_insert_with(|| "Standard object metadata.".into());
         }
     }
     let namespaced = crd.spec.scope == "Namespaced";

@@ -210,6 +210,7 @@ fn kubernetes_extensions_and_formats() {
     }))
     .expect("decodes");
     assert_eq!(old.unknown_fields["spec"], json!({"whatever": 1}));
+    assert!(!old.unknown_fields.contains_key("apiVersion") && !old.unknown_fields.contains_key("kind"));
     let back = serde_json::to_value(&old).expect("encodes");
     assert_eq!(back["spec"], json!({"whatever": 1}));
     assert_eq!(back["apiVersion"], "golden.x-k8s.io/v1beta1");

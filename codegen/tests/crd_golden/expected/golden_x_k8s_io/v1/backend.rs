@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct Backend {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// `spec` (no description in the schema).
     #[serde(skip_serializing_if = "Option::is_none")]

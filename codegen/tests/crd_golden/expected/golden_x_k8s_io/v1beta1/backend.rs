@@ -5,10 +5,10 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct Backend {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Fields the schema does not list (`x-kubernetes-preserve-unknown-fields`), kept as they are.
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "without_type_meta")]
     pub unknown_fields: std::collections::BTreeMap<String, serde_json::Value>,
 }
 impl serde::Serialize for Backend {
@@ -69,3 +69,15 @@ impl Backend {
 }
 /// A list of [`Backend`], as the server returns it.
 pub type BackendList = kubeset::List<Backend>;
+/// The unknown fields of a kind, without `apiVersion` and `kind`.
+fn without_type_meta<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<std::collections::BTreeMap<String, serde_json::Value>, D::Error> {
+    let mut map = <std::collections::BTreeMap<
+        String,
+        serde_json::Value,
+    > as serde::Deserialize>::deserialize(deserializer)?;
+    map.remove("apiVersion");
+    map.remove("kind");
+    Ok(map)
+}

@@ -8,7 +8,7 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct Certificate {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired state of the Certificate resource.
     /// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status

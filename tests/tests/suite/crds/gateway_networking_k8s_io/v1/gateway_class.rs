@@ -24,7 +24,7 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct GatewayClass {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the desired state of GatewayClass.
     pub spec: super::GatewayClassSpec,

@@ -20,7 +20,7 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct ReferenceGrant {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the desired state of ReferenceGrant.
     pub spec: super::ReferenceGrantSpec,

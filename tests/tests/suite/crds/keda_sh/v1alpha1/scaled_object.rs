@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
 #[serde(default)]
 pub struct ScaledObject {
-    /// `metadata` (no description in the schema).
+    /// Standard object metadata.
     pub metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// ScaledObjectSpec is the spec for a ScaledObject resource
     ///
