@@ -91,7 +91,7 @@ fn golden_output_compiles_and_round_trips_in_a_user_crate() {
     // The tree, and the same as one file the way a build.rs includes it.
     files.insert(
         "src/lib.rs".into(),
-        "#![deny(warnings)]\n//! Golden CRD types.\npub mod crds;\n\
+        "#![deny(warnings, missing_docs)]\n//! Golden CRD types.\npub mod crds;\n\
          /// The single-file form.\npub mod single {\n    include!(\"single.rs\");\n}\n"
             .into(),
     );

@@ -108,7 +108,7 @@ fn every_shared_crd_generates_compiles_and_round_trips() {
     let mut files = common::under_src_crds(&out.files);
     files.insert(
         "src/lib.rs".into(),
-        "#![deny(warnings)]\n//! Types of ../shared/crds.\npub mod crds;\n".into(),
+        "#![deny(warnings, missing_docs)]\n//! Types of ../shared/crds.\npub mod crds;\n".into(),
     );
     files.insert("tests/roundtrip.rs".into(), roundtrip_source(&crds));
     for c in &crds {
