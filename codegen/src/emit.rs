@@ -70,7 +70,7 @@ impl Output {
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
 const LAYOUT_FILE: &str = "src/layout/generated.rs";
 
-fn ident(name: &str) -> Ident {
+pub(crate) fn ident(name: &str) -> Ident {
     match name {
         "self" | "super" | "crate" | "Self" => format_ident!("{}_", name),
         _ => syn::parse_str::<Ident>(name)
@@ -91,28 +91,38 @@ fn type_path(ir: &Ir, definition: &str) -> TokenStream {
 }
 
 fn rust_ty(ir: &Ir, ty: &Ty) -> TokenStream {
+    rust_ty_with(ty, &quote!(crate::ByteString), &|d| type_path(ir, d))
+}
+
+/// The Rust type of `ty`; `bytes` is the path of the base64 type and
+/// `refs` names a referenced type (the CRD emitter writes facade paths).
+pub(crate) fn rust_ty_with(
+    ty: &Ty,
+    bytes: &TokenStream,
+    refs: &dyn Fn(&str) -> TokenStream,
+) -> TokenStream {
     match ty {
         Ty::String => quote!(String),
         Ty::Bool => quote!(bool),
         Ty::I32 => quote!(i32),
         Ty::I64 => quote!(i64),
         Ty::F64 => quote!(f64),
-        Ty::Bytes => quote!(crate::ByteString),
+        Ty::Bytes => bytes.clone(),
         Ty::Value => quote!(serde_json::Value),
         Ty::Vec(t) => {
-            let t = rust_ty(ir, t);
+            let t = rust_ty_with(t, bytes, refs);
             quote!(Vec<#t>)
         }
         Ty::Map(t) => {
-            let t = rust_ty(ir, t);
+            let t = rust_ty_with(t, bytes, refs);
             quote!(std::collections::BTreeMap<String, #t>)
         }
-        Ty::Ref(d) => type_path(ir, d),
+        Ty::Ref(d) => refs(d),
     }
 }
 
 /// Doc attributes, one per line, so that prettyplease prints `///` lines.
-fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
+pub(crate) fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
     let text = text
         .map(str::trim)
         .filter(|t| !t.is_empty())
@@ -161,6 +171,20 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
             #[serde(transparent)]
             pub struct #name(pub serde_json::Map<String, serde_json::Value>);
         }),
+        // CRD-only kinds (the CRD emitter writes them in full); the
+        // built-in path never creates them, this keeps the emitter total.
+        TypeKind::Enum { .. } => Some(quote! {
+            #doc
+            #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[serde(transparent)]
+            pub struct #name(pub String);
+        }),
+        TypeKind::Untagged { .. } => Some(quote! {
+            #doc
+            #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[serde(transparent)]
+            pub struct #name(pub serde_json::Value);
+        }),
         TypeKind::Struct { fields } => {
             let field_tokens = fields.iter().map(|f| field_tokens(ir, f));
             let (resource_derive, resource_attr) = match (&t.resource, &t.gvk) {
@@ -192,7 +216,11 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
     }
 }
 
-fn format(file: &str, tokens: TokenStream, preamble: &str) -> Result<String, CodegenError> {
+pub(crate) fn format(
+    file: &str,
+    tokens: TokenStream,
+    preamble: &str,
+) -> Result<String, CodegenError> {
     let parsed: syn::File = syn::parse2(tokens).map_err(|source| CodegenError::InvalidOutput {
         file: file.to_owned(),
         source,

@@ -113,6 +113,56 @@ pub enum CodegenError {
         /// A definition on the cycle.
         definition: String,
     },
+    /// A manifest file is not valid YAML or JSON.
+    #[error("cannot parse {path} as YAML or JSON")]
+    Yaml {
+        /// The file.
+        path: PathBuf,
+        /// The YAML error.
+        #[source]
+        source: serde_norway::Error,
+    },
+    /// A CustomResourceDefinition in a manifest does not have the shape of
+    /// `apiextensions.k8s.io/v1`.
+    #[error("{path}: CustomResourceDefinition {name:?} is malformed")]
+    Manifest {
+        /// The file (or `cluster`).
+        path: PathBuf,
+        /// `metadata.name`, when present.
+        name: String,
+        /// The decode error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A manifest file is larger than [`crate::crd::MAX_MANIFEST_BYTES`].
+    #[error("{path} is {size} bytes, more than the {limit} a manifest may have")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A CRD's group or version does not make a Rust module name.
+    #[error("CustomResourceDefinition {crd}: {what} {value:?} does not make a Rust module name")]
+    BadModuleName {
+        /// The CRD's name.
+        crd: String,
+        /// `group` or `version`.
+        what: &'static str,
+        /// The value.
+        value: String,
+    },
+    /// An output file could not be written.
+    #[error("cannot write {path}")]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Generated code did not parse as Rust (a generator bug).
     #[error("generated code for {file} is not valid Rust")]
     InvalidOutput {

@@ -24,6 +24,12 @@ fn value_of_ref(ir: &Ir, definition: &str, depth: usize) -> Value {
     match &t.kind {
         TypeKind::HandWritten { .. } => hand_written(ir, definition, depth),
         TypeKind::Opaque => json!({"opaque": "value"}),
+        TypeKind::Enum { variants, other } => Value::String(
+            variants
+                .first()
+                .map_or_else(|| other.clone(), |v| v.json.clone()),
+        ),
+        TypeKind::Untagged { .. } => Value::Null,
         TypeKind::Struct { fields } => {
             let mut map = Map::new();
             if let Some(g) = &t.gvk {

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::CodegenError;
 use crate::names;
-use crate::spec::{self, AdditionalProperties, Gvk, Input, Schema};
+use crate::schema::{Lowerer, Mode, Scope};
+use crate::spec::{self, Gvk, Input, Schema};
 
 /// The type of a field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,21 @@ pub struct Field {
     pub boxed: bool,
     /// Description from the spec.
     pub description: Option<String>,
+    /// More documentation lines: validations, defaults, list keys (CRD
+    /// input only; the built-in path leaves it empty).
+    pub notes: Vec<String>,
+    /// The schema's `default` when the emitter can write it as the field's
+    /// `Default` (a scalar or string enum value; CRD input only).
+    pub default: Option<serde_json::Value>,
+}
+
+/// One value of a string enum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The JSON string.
+    pub json: String,
+    /// The Rust variant name.
+    pub rust: String,
 }
 
 /// What a definition becomes.
@@ -64,6 +80,20 @@ pub enum TypeKind {
     HandWritten {
         /// Path below `crate::`, e.g. `types::Quantity`.
         path: &'static str,
+    },
+    /// A string `enum` (CRD input): the known values plus a fallback
+    /// variant holding any other string.
+    Enum {
+        /// Known values, in schema order.
+        variants: Vec<Variant>,
+        /// Name of the fallback variant (`Other` unless a value takes it).
+        other: String,
+    },
+    /// `oneOf`/`anyOf` of alternatives with distinct JSON types (CRD
+    /// input): an untagged enum.
+    Untagged {
+        /// Variant name and type, in schema order.
+        variants: Vec<(String, Ty)>,
     },
 }
 
@@ -98,6 +128,14 @@ pub struct TypeDef {
     pub feature: Option<String>,
     /// The spec file the definition was read from.
     pub source: String,
+    /// Set for types lowered from a schema nested in another definition:
+    /// that definition.
+    pub inline_of: Option<String>,
+    /// Unknown fields are kept (`x-kubernetes-preserve-unknown-fields`):
+    /// the struct holds them in a flattened map under this Rust name.
+    pub unknown_fields: Option<String>,
+    /// More documentation lines (CRD input only).
+    pub notes: Vec<String>,
 }
 
 /// A subresource of a resource.
@@ -375,23 +413,11 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     }
     let resources = resources_from_paths(&input);
     let mut ir = Ir::default();
-    // Rust paths must be unique.
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let paths = definition_paths(&input)?;
+    let taken = paths.values().cloned().collect();
+    let mut lowerer = Lowerer::new(Mode::BuiltIn, &input.definitions, taken);
     for (definition, schema) in &input.definitions {
-        let (modules, name) = names::rust_path(definition)
-            .or_else(|| custom_resource_path(definition, schema))
-            .ok_or_else(|| CodegenError::BadDefinitionName {
-                definition: definition.clone(),
-            })?;
-        let file_key = format!("{}::{}", modules.join("::"), names::snake_case(&name));
-        if let Some(first) = seen.insert(file_key.clone(), definition.clone()) {
-            return Err(CodegenError::NameCollision {
-                scope: "module".into(),
-                rust: file_key,
-                first,
-                second: definition.clone(),
-            });
-        }
+        let (modules, name) = paths[definition].clone();
         let gvk = match schema.gvk.as_slice() {
             [one]
                 if schema.properties.contains_key("kind")
@@ -414,41 +440,35 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
                     namespaced: r.namespaced,
                 })
         });
+        let feature = names::feature_of(&modules);
+        let source = input.sources.get(definition).cloned().unwrap_or_default();
+        lowerer.set_scope(Scope {
+            definition: definition.clone(),
+            modules: modules.clone(),
+            feature: feature.clone(),
+            source: source.clone(),
+            origin: format!("definition {definition}"),
+        });
         let kind = if let Some(path) = hand_written(definition) {
             TypeKind::HandWritten { path }
         } else if schema.properties.is_empty() {
             TypeKind::Opaque
         } else {
-            let mut fields = Vec::new();
-            let mut rust_names: BTreeMap<String, String> = BTreeMap::new();
-            for (json, prop) in &schema.properties {
-                let rust = names::field_name(json);
-                if let Some(first) = rust_names.insert(rust.clone(), json.clone()) {
-                    return Err(CodegenError::NameCollision {
-                        scope: definition.clone(),
-                        rust,
-                        first,
-                        second: json.clone(),
-                    });
-                }
-                if gvk.is_some() && (json == "apiVersion" || json == "kind") {
-                    continue;
-                }
-                let ty = lower_ty(prop, definition, json, &input)?;
+            let skip: &[&str] = if gvk.is_some() {
+                &["apiVersion", "kind"]
+            } else {
+                &[]
+            };
+            lowerer.struct_type(schema, "", &name, definition, skip)?;
+            let mut lowered = lowerer.types.remove(definition).map(|t| t.kind);
+            if let (Some(TypeKind::Struct { fields }), true) = (&mut lowered, gvk.is_some()) {
                 // Top-level objects always carry metadata.
-                let forced = gvk.is_some() && json == "metadata";
-                fields.push(Field {
-                    json: json.clone(),
-                    rust,
-                    ty,
-                    required: forced || schema.required.iter().any(|r| r == json),
-                    boxed: false,
-                    description: description_of(prop),
-                });
+                for f in fields.iter_mut().filter(|f| f.json == "metadata") {
+                    f.required = true;
+                }
             }
-            TypeKind::Struct { fields }
+            lowered.unwrap_or(TypeKind::Opaque)
         };
-        let feature = names::feature_of(&modules);
         ir.types.insert(
             definition.clone(),
             TypeDef {
@@ -460,10 +480,14 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
                 gvk,
                 resource,
                 feature,
-                source: input.sources.get(definition).cloned().unwrap_or_default(),
+                source,
+                inline_of: None,
+                unknown_fields: None,
+                notes: Vec::new(),
             },
         );
     }
+    ir.types.append(&mut lowerer.types);
     mark_cycles(&mut ir);
     crate::layout::box_large_optionals(&mut ir, crate::layout::BOX_THRESHOLD)?;
     ir.features = feature_dependencies(&ir)?;
@@ -471,6 +495,33 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     ir.subresource_operations = subresource_operations(&input);
     check_one_type_per_definition(&input, &ir)?;
     Ok(ir)
+}
+
+/// The Rust path (modules, name) of every definition; two definitions
+/// whose files would collide are an error.
+fn definition_paths(
+    input: &Input,
+) -> Result<BTreeMap<String, (Vec<String>, String)>, CodegenError> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (definition, schema) in &input.definitions {
+        let (modules, name) = custom_resource_path(definition, schema)
+            .or_else(|| names::rust_path(definition))
+            .ok_or_else(|| CodegenError::BadDefinitionName {
+                definition: definition.clone(),
+            })?;
+        let file_key = format!("{}::{}", modules.join("::"), names::snake_case(&name));
+        if let Some(first) = seen.insert(file_key.clone(), definition.clone()) {
+            return Err(CodegenError::NameCollision {
+                scope: "module".into(),
+                rust: file_key,
+                first,
+                second: definition.clone(),
+            });
+        }
+        out.insert(definition.clone(), (modules, name));
+    }
+    Ok(out)
 }
 
 fn check_one_type_per_definition(input: &Input, ir: &Ir) -> Result<(), CodegenError> {
@@ -498,7 +549,8 @@ fn check_one_type_per_definition(input: &Input, ir: &Ir) -> Result<(), CodegenEr
             });
         }
     }
-    if ir.types.len() != input.definitions.len() {
+    let own = ir.types.values().filter(|t| t.inline_of.is_none()).count();
+    if own != input.definitions.len() {
         return Err(CodegenError::TypeCount {
             definition: "<all>".into(),
             count: ir.types.len(),
@@ -515,84 +567,6 @@ fn ref_of(schema: &Schema) -> Option<&str> {
         [one] => one.reference.as_deref().and_then(spec::ref_name),
         _ => None,
     }
-}
-
-fn description_of(schema: &Schema) -> Option<String> {
-    schema
-        .description
-        .clone()
-        .or_else(|| schema.all_of.first().and_then(|s| s.description.clone()))
-}
-
-fn lower_ty(
-    schema: &Schema,
-    definition: &str,
-    property: &str,
-    input: &Input,
-) -> Result<Ty, CodegenError> {
-    let unsupported = |reason: &str| CodegenError::UnsupportedSchema {
-        definition: definition.to_owned(),
-        property: property.to_owned(),
-        reason: reason.to_owned(),
-    };
-    if let Some(reference) = schema
-        .reference
-        .as_deref()
-        .or(match schema.all_of.as_slice() {
-            [one] => one.reference.as_deref(),
-            _ => None,
-        })
-    {
-        let name = spec::ref_name(reference).ok_or_else(|| CodegenError::UnresolvedRef {
-            definition: definition.to_owned(),
-            reference: reference.to_owned(),
-        })?;
-        if !input.definitions.contains_key(name) {
-            return Err(CodegenError::UnresolvedRef {
-                definition: definition.to_owned(),
-                reference: reference.to_owned(),
-            });
-        }
-        return Ok(Ty::Ref(name.to_owned()));
-    }
-    if !schema.all_of.is_empty() {
-        return Err(unsupported("allOf other than a single $ref"));
-    }
-    if schema.int_or_string {
-        return Ok(Ty::Ref(
-            "io.k8s.apimachinery.pkg.util.intstr.IntOrString".into(),
-        ));
-    }
-    Ok(match schema.ty.as_deref() {
-        Some("string") => match schema.format.as_deref() {
-            Some("byte") => Ty::Bytes,
-            _ => Ty::String,
-        },
-        Some("boolean") => Ty::Bool,
-        Some("integer") => match schema.format.as_deref() {
-            Some("int32") => Ty::I32,
-            _ => Ty::I64,
-        },
-        Some("number") => Ty::F64,
-        Some("array") => {
-            let items = schema
-                .items
-                .as_deref()
-                .ok_or_else(|| unsupported("array without items"))?;
-            Ty::Vec(Box::new(lower_ty(items, definition, property, input)?))
-        }
-        Some("object") => match &schema.additional_properties {
-            Some(AdditionalProperties::Schema(values)) => {
-                Ty::Map(Box::new(lower_ty(values, definition, property, input)?))
-            }
-            _ if !schema.properties.is_empty() => {
-                return Err(unsupported("inline object with properties"));
-            }
-            _ => Ty::Value,
-        },
-        None => Ty::Value,
-        Some(other) => return Err(unsupported(&format!("type {other:?}"))),
-    })
 }
 
 /// Marks fields that hold (through `Option` but not `Vec`/map) a type that

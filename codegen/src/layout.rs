@@ -269,6 +269,11 @@ fn type_layout(
                 target: (*path).to_owned(),
             })
         }
+        // CRD-only kinds: the built-in path never lays them out.
+        TypeKind::Enum { .. } | TypeKind::Untagged { .. } => Err(CodegenError::UnknownLayout {
+            definition: name.to_owned(),
+            target: t.name.clone(),
+        }),
     }
 }
 

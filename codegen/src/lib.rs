@@ -12,6 +12,7 @@
 //!
 //! [`generate`] runs them all; `cargo xtask codegen` is a thin front end.
 
+pub mod crd;
 pub mod emit;
 pub mod emit_client;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod examples;
 pub mod ir;
 pub mod layout;
 pub mod names;
+pub mod schema;
 pub mod spec;
 
 use std::path::{Path, PathBuf};

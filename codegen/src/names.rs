@@ -43,6 +43,22 @@ pub fn snake_case(name: &str) -> String {
     out
 }
 
+/// UpperCamelCase of a JSON property for a type name: the pieces between
+/// non-alphanumeric characters with their first letter upper-cased, the
+/// rest kept (`privateKey` → `PrivateKey`, `x-kubernetes-foo` →
+/// `XKubernetesFoo`, `http01` → `Http01`, `$ref` → `Ref`).
+pub fn upper_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for piece in name.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = piece.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
+}
+
 /// The Rust field name for a JSON property: snake_case, keywords escaped
 /// with a trailing underscore (`type` → `type_`).
 pub fn field_name(json: &str) -> String {
@@ -101,6 +117,20 @@ pub fn feature_of(modules: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upper_camel_names_nested_types() {
+        for (json, want) in [
+            ("privateKey", "PrivateKey"),
+            ("x-kubernetes-foo", "XKubernetesFoo"),
+            ("http01", "Http01"),
+            ("$ref", "Ref"),
+            ("dnsNames", "DnsNames"),
+            ("mirror_percent", "MirrorPercent"),
+        ] {
+            assert_eq!(upper_camel(json), want, "{json}");
+        }
+    }
 
     #[test]
     fn snake_case_keeps_acronyms_together() {

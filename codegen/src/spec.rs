@@ -42,6 +42,85 @@ pub struct Schema {
     /// `x-kubernetes-preserve-unknown-fields`.
     #[serde(rename = "x-kubernetes-preserve-unknown-fields")]
     pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource`: the value is a whole object with
+    /// `apiVersion`, `kind` and `metadata`.
+    #[serde(rename = "x-kubernetes-embedded-resource")]
+    pub embedded_resource: bool,
+    /// `enum`: the allowed values.
+    #[serde(rename = "enum")]
+    pub enum_values: Vec<serde_json::Value>,
+    /// `nullable`: `null` is a valid value.
+    pub nullable: bool,
+    /// `default`: what the server fills in when the field is absent.
+    pub default: Option<serde_json::Value>,
+    /// `oneOf` alternatives.
+    #[serde(rename = "oneOf")]
+    pub one_of: Vec<Schema>,
+    /// `anyOf` alternatives.
+    #[serde(rename = "anyOf")]
+    pub any_of: Vec<Schema>,
+    /// `not`.
+    pub not: Option<Box<Schema>>,
+    /// `x-kubernetes-validations`: CEL rules.
+    #[serde(rename = "x-kubernetes-validations")]
+    pub validations: Vec<CelRule>,
+    /// `x-kubernetes-list-type`: `atomic`, `set` or `map`.
+    #[serde(rename = "x-kubernetes-list-type")]
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys` of a `map` list.
+    #[serde(rename = "x-kubernetes-list-map-keys")]
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`: `atomic` or `granular`.
+    #[serde(rename = "x-kubernetes-map-type")]
+    pub map_type: Option<String>,
+    /// `pattern` of a string.
+    pub pattern: Option<String>,
+    /// `minLength`.
+    #[serde(rename = "minLength")]
+    pub min_length: Option<u64>,
+    /// `maxLength`.
+    #[serde(rename = "maxLength")]
+    pub max_length: Option<u64>,
+    /// `minimum`.
+    pub minimum: Option<serde_json::Number>,
+    /// `maximum`.
+    pub maximum: Option<serde_json::Number>,
+    /// `exclusiveMinimum`.
+    #[serde(rename = "exclusiveMinimum")]
+    pub exclusive_minimum: bool,
+    /// `exclusiveMaximum`.
+    #[serde(rename = "exclusiveMaximum")]
+    pub exclusive_maximum: bool,
+    /// `minItems`.
+    #[serde(rename = "minItems")]
+    pub min_items: Option<u64>,
+    /// `maxItems`.
+    #[serde(rename = "maxItems")]
+    pub max_items: Option<u64>,
+    /// `minProperties`.
+    #[serde(rename = "minProperties")]
+    pub min_properties: Option<u64>,
+    /// `maxProperties`.
+    #[serde(rename = "maxProperties")]
+    pub max_properties: Option<u64>,
+}
+
+/// One CEL rule of `x-kubernetes-validations`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CelRule {
+    /// The CEL expression.
+    pub rule: String,
+    /// Message shown when it fails.
+    pub message: Option<String>,
+    /// CEL expression computing the message.
+    #[serde(rename = "messageExpression")]
+    pub message_expression: Option<String>,
+    /// `reason` (`FieldValueInvalid`, …).
+    pub reason: Option<String>,
+    /// `fieldPath` the failure is reported at.
+    #[serde(rename = "fieldPath")]
+    pub field_path: Option<String>,
 }
 
 /// `additionalProperties`: a schema, or a boolean.

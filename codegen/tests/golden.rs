@@ -169,8 +169,20 @@ fn bad_inputs_are_named_errors() {
         .unwrap()
         .properties;
     props.insert("pod_cidrs".into(), spec::Schema::default());
-    let err = ir::lower_with(i, &[]).unwrap_err();
-    assert!(matches!(err, CodegenError::NameCollision { .. }), "{err}");
+    // Names colliding in snake_case are renamed, not refused: the one
+    // already spelled that way keeps it.
+    let ir = ir::lower_with(i, &[]).expect("a snake_case collision is renamed");
+    let TypeKind::Struct { fields } = &ir.types["io.k8s.api.example.v1.WidgetSpec"].kind else {
+        panic!("WidgetSpec is a struct");
+    };
+    let rust = |json: &str| {
+        fields
+            .iter()
+            .find(|f| f.json == json)
+            .map(|f| f.rust.as_str())
+    };
+    assert_eq!(rust("pod_cidrs"), Some("pod_cidrs"));
+    assert_eq!(rust("podCIDRs"), Some("pod_cidrs_2"));
 
     let mut i = input(InputFormat::V3);
     i.definitions

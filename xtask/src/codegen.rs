@@ -134,6 +134,43 @@ fn splice_manifest(
     Ok(())
 }
 
+/// Real CRDs of `<specs>/../crds` whose generated types the realkube suite
+/// uses (`tests/tests/suite/crdin.rs`).
+const SUITE_CRDS: &[&str] = &[
+    "certificates.cert-manager.io",
+    "gatewayclasses.gateway.networking.k8s.io",
+    "referencegrants.gateway.networking.k8s.io",
+    "scaledobjects.keda.sh",
+];
+
+/// Where the suite's CRD types go, below `tests/`.
+const SUITE_CRD_DIR: &str = "tests/suite/crds";
+
+/// `kubeset-codegen crd` of [`SUITE_CRDS`] into `tests/tests/suite/crds/`.
+fn suite_crds(specs_root: &Path, root: &Path) -> Result<Target, Error> {
+    let crd_dir = specs_root.join("../crds");
+    let paths: Vec<PathBuf> = SUITE_CRDS
+        .iter()
+        .map(|name| crd_dir.join(format!("{name}.yaml")))
+        .collect();
+    let (crds, _) = kubeset_codegen::crd::read_paths(&paths)?;
+    let options = kubeset_codegen::crd::Options::default().command("cargo xtask codegen");
+    let out = kubeset_codegen::crd::generate(&crds, &options)?;
+    if let Some(w) = out.warnings.first() {
+        return Err(format!("suite CRDs: {w}").into());
+    }
+    Ok(Target {
+        crate_dir: root.join("tests"),
+        files: out
+            .files
+            .into_iter()
+            .map(|(path, text)| (format!("{SUITE_CRD_DIR}/{path}"), text))
+            .collect(),
+        owned_dirs: vec![SUITE_CRD_DIR.to_owned()],
+        owned_files: Vec::new(),
+    })
+}
+
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let version = pinned_version()?;
     let dir = specs_root.join("kubernetes").join(&version);
@@ -172,6 +209,7 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
             owned_dirs: Vec::new(),
             owned_files: Vec::new(),
         },
+        suite_crds(specs_root, &root)?,
     ];
     let mut changed = Vec::new();
     let mut stale = Vec::new();

@@ -77,7 +77,8 @@ fn crd() -> CustomResourceDefinition {
     }))
 }
 
-fn established(c: &CustomResourceDefinition) -> bool {
+/// Whether the CRD has the condition `Established=True`.
+pub(crate) fn established(c: &CustomResourceDefinition) -> bool {
     c.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())

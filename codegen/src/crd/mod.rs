@@ -1,0 +1,693 @@
+//! CustomResourceDefinitions → typed Rust for the user's own crate
+//! (`kubeset-codegen crd`, or a `build.rs`).
+//!
+//! Stages, as for the built-in specs: [`read_paths`] / [`parse_manifests`]
+//! read `apiextensions.k8s.io/v1` CRDs (YAML or JSON, multi-document
+//! streams, `List`s; other kinds are skipped with a note); [`lower`] runs
+//! each served version's `openAPIV3Schema` through the shared
+//! [`crate::schema`] lowering into an [`Ir`]; [`emit`] writes the module
+//! tree. [`generate`] does the last two; [`from_openapi_v3`] takes a
+//! group-version document of a live `/openapi/v3` instead of CRDs.
+//!
+//! The generated code depends only on the `kubeset` facade, `serde` and
+//! `serde_json`. Each kind is at `<group module>::<version>::<Kind>` (group
+//! with `.` and `-` as `_`), implements `kubeset::Resource`, and has a
+//! `<Kind>List` alias of `kubeset::List<Kind>`.
+//!
+//! # Example (`build.rs`)
+//!
+//! ```no_run
+//! use std::path::{Path, PathBuf};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     println!("cargo::rerun-if-changed=crds");
+//!     let (crds, notes) = kubeset_codegen::crd::read_paths(&[PathBuf::from("crds")])?;
+//!     for note in notes {
+//!         println!("cargo::warning={note}");
+//!     }
+//!     let out = kubeset_codegen::crd::generate(&crds, &kubeset_codegen::crd::Options::default())?;
+//!     for warning in &out.warnings {
+//!         println!("cargo::warning={warning}");
+//!     }
+//!     let file = Path::new(&std::env::var("OUT_DIR")?).join("crds.rs");
+//!     std::fs::write(file, out.single_file()?)?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! For `OUT_DIR`, write [`Generated::single_file`] instead of the tree
+//! (`mod x;` cannot find files there) and include it:
+//! `mod crds { include!(concat!(env!("OUT_DIR"), "/crds.rs")); }`. Or generate
+//! into `src/crds/` once with the command, commit it and declare it
+//! `#[rustfmt::skip] mod crds;`.
+
+#[cfg(feature = "cluster")]
+pub mod cluster;
+mod emit;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::CodegenError;
+use crate::ir::{Ir, ResourceIr, ResourceRef, TypeDef, TypeKind};
+use crate::schema::{Lowerer, Mode, OBJECT_META, Scope, Warning};
+use crate::spec::{self, Gvk, OpenApiV3, Schema};
+
+pub use emit::emit;
+
+/// The largest manifest file read (64 MiB; the biggest real CRDs are a few MB).
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// A CustomResourceDefinition (`apiextensions.k8s.io/v1`), only the parts
+/// the generator reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CustomResourceDefinition {
+    /// Metadata; only the name is read.
+    pub metadata: CrdMeta,
+    /// The spec.
+    pub spec: CrdSpec,
+}
+
+/// `metadata` of a CRD.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CrdMeta {
+    /// `<plural>.<group>`.
+    pub name: String,
+}
+
+/// `spec` of a CRD.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CrdSpec {
+    /// API group.
+    pub group: String,
+    /// Kind and resource names.
+    pub names: CrdNames,
+    /// `Namespaced` or `Cluster`.
+    pub scope: String,
+    /// Versions.
+    #[serde(default)]
+    pub versions: Vec<CrdVersion>,
+}
+
+/// `spec.names` of a CRD.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CrdNames {
+    /// Kind.
+    pub kind: String,
+    /// Lowercase plural.
+    pub plural: String,
+    /// Lowercase singular (defaults to the lowercase kind).
+    #[serde(default)]
+    pub singular: Option<String>,
+    /// kubectl short names.
+    #[serde(default, rename = "shortNames")]
+    pub short_names: Vec<String>,
+}
+
+/// One version of a CRD.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CrdVersion {
+    /// Version name (`v1`, `v1beta1`).
+    pub name: String,
+    /// Whether the server serves it (unserved versions are skipped).
+    #[serde(default)]
+    pub served: bool,
+    /// Its schema.
+    #[serde(default)]
+    pub schema: Option<CrdValidation>,
+    /// Its subresources.
+    #[serde(default)]
+    pub subresources: Option<CrdSubresources>,
+}
+
+/// `schema` of a CRD version.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CrdValidation {
+    /// The structural schema of the whole object.
+    #[serde(rename = "openAPIV3Schema")]
+    pub open_api_v3_schema: Option<Schema>,
+}
+
+/// `subresources` of a CRD version.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CrdSubresources {
+    /// `status` when enabled.
+    pub status: Option<Value>,
+    /// `scale` when enabled.
+    pub scale: Option<Value>,
+}
+
+/// What the generator is told about the run.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Options {
+    /// The command named in the first line of `mod.rs`.
+    pub command: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            command: "kubeset-codegen crd".into(),
+        }
+    }
+}
+
+impl Options {
+    /// Names `command` in the generated `mod.rs`.
+    pub fn command(mut self, command: impl Into<String>) -> Self {
+        self.command = command.into();
+        self
+    }
+}
+
+/// The generated module tree.
+#[derive(Debug, Clone, Default)]
+pub struct Generated {
+    /// Files by path relative to the output directory (`mod.rs`,
+    /// `cert_manager_io/v1/certificate.rs`).
+    pub files: BTreeMap<String, String>,
+    /// Constructs kept as `serde_json::Value`.
+    pub warnings: Vec<Warning>,
+}
+
+impl Generated {
+    /// Writes the files under `dir`, removing `.rs` files there that an
+    /// earlier run generated (first line ``// Generated by `kubeset-codegen …``)
+    /// and this one did not.
+    pub fn write_to(&self, dir: &Path) -> Result<(), CodegenError> {
+        let write_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| CodegenError::Write { path, source }
+        };
+        let mut stale = Vec::new();
+        collect_files(dir, dir, &mut stale);
+        for rel in stale {
+            let path = dir.join(&rel);
+            let ours =
+                std::fs::read_to_string(&path).is_ok_and(|t| t.starts_with(emit::MARKER_START));
+            if ours && !self.files.contains_key(&rel) {
+                std::fs::remove_file(&path).map_err(write_err(&path))?;
+            }
+        }
+        for (rel, text) in &self.files {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(write_err(parent))?;
+            }
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
+                std::fs::write(&path, text).map_err(write_err(&path))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Generated {
+    /// The whole tree as one file (every `mod x;` replaced by its content),
+    /// for `include!` from `OUT_DIR` in a `build.rs` setup, where `mod x;`
+    /// could not find the files.
+    pub fn single_file(&self) -> Result<String, CodegenError> {
+        let mut root = self.inline_module("", "mod.rs")?;
+        // `include!` takes no inner attributes: the lint allowances move to
+        // each group module, the module doc is left to the includer.
+        let allows: Vec<syn::Attribute> = std::mem::take(&mut root.attrs)
+            .into_iter()
+            .filter(|a| a.path().is_ident("allow"))
+            .map(|mut a| {
+                a.style = syn::AttrStyle::Outer;
+                a
+            })
+            .collect();
+        for item in &mut root.items {
+            if let syn::Item::Mod(m) = item {
+                m.attrs.extend(allows.iter().cloned());
+            }
+        }
+        let first = self
+            .files
+            .get("mod.rs")
+            .map(String::as_str)
+            .unwrap_or_default();
+        let preamble: String = first
+            .lines()
+            .take_while(|l| l.starts_with("//") && !l.starts_with("//!"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        Ok(format!("{preamble}\n{}", prettyplease::unparse(&root)))
+    }
+
+    fn inline_module(&self, dir: &str, file: &str) -> Result<syn::File, CodegenError> {
+        let path = format!("{dir}{file}");
+        let text = self
+            .files
+            .get(&path)
+            .map(String::as_str)
+            .unwrap_or_default();
+        let mut parsed: syn::File =
+            syn::parse_file(text).map_err(|source| CodegenError::InvalidOutput {
+                file: path.clone(),
+                source,
+            })?;
+        for item in &mut parsed.items {
+            let syn::Item::Mod(m) = item else { continue };
+            if m.content.is_some() {
+                continue;
+            }
+            let name = m.ident.to_string();
+            let (sub_dir, sub_file) = if self.files.contains_key(&format!("{dir}{name}/mod.rs")) {
+                (format!("{dir}{name}/"), "mod.rs".to_owned())
+            } else {
+                (dir.to_owned(), format!("{name}.rs"))
+            };
+            let inner = self.inline_module(&sub_dir, &sub_file)?;
+            for mut attr in inner.attrs {
+                attr.style = syn::AttrStyle::Outer;
+                m.attrs.push(attr);
+            }
+            m.content = Some((Default::default(), inner.items));
+            m.semi = None;
+        }
+        Ok(parsed)
+    }
+}
+
+fn collect_files(dir: &Path, base: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(&path, base, out);
+        } else if let (true, Ok(rel)) = (
+            path.extension().is_some_and(|e| e == "rs"),
+            path.strip_prefix(base),
+        ) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+/// Reads CRDs from files and directories (recursively: `.yaml`, `.yml`,
+/// `.json`, in name order). Returns them with notes on what was skipped.
+pub fn read_paths(
+    paths: &[PathBuf],
+) -> Result<(Vec<CustomResourceDefinition>, Vec<String>), CodegenError> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            manifest_files(p, &mut files)?;
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut crds = Vec::new();
+    let mut notes = Vec::new();
+    for file in files {
+        let read_err = |source| CodegenError::Read {
+            path: file.clone(),
+            source,
+        };
+        let size = std::fs::metadata(&file).map_err(read_err)?.len();
+        if size > MAX_MANIFEST_BYTES {
+            return Err(CodegenError::TooLarge {
+                path: file,
+                size,
+                limit: MAX_MANIFEST_BYTES,
+            });
+        }
+        let text = std::fs::read_to_string(&file).map_err(read_err)?;
+        let (mut found, mut skipped) = parse_manifests(&text, &file)?;
+        crds.append(&mut found);
+        notes.append(&mut skipped);
+    }
+    Ok((crds, notes))
+}
+
+fn manifest_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CodegenError> {
+    let read_err = |source| CodegenError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read_err)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            manifest_files(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The CRD objects of a YAML or JSON text as they are (`path` names it in
+/// errors and notes): every document of the stream, the items of `List`s.
+/// Returns them with a note for each other object.
+pub fn manifest_values(text: &str, path: &Path) -> Result<(Vec<Value>, Vec<String>), CodegenError> {
+    let mut crds = Vec::new();
+    let mut notes = Vec::new();
+    for doc in serde_norway::Deserializer::from_str(text) {
+        let value = Value::deserialize(doc).map_err(|source| CodegenError::Yaml {
+            path: path.to_owned(),
+            source,
+        })?;
+        collect_objects(value, path, &mut crds, &mut notes);
+    }
+    Ok((crds, notes))
+}
+
+/// [`manifest_values`], decoded.
+pub fn parse_manifests(
+    text: &str,
+    path: &Path,
+) -> Result<(Vec<CustomResourceDefinition>, Vec<String>), CodegenError> {
+    let (values, notes) = manifest_values(text, path)?;
+    let crds = values
+        .into_iter()
+        .map(|v| decode(v, path))
+        .collect::<Result<_, _>>()?;
+    Ok((crds, notes))
+}
+
+/// Decodes one CRD object.
+pub fn decode(value: Value, path: &Path) -> Result<CustomResourceDefinition, CodegenError> {
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    serde_json::from_value(value).map_err(|source| CodegenError::Manifest {
+        path: path.to_owned(),
+        name,
+        source,
+    })
+}
+
+/// Sorts one decoded object into CRDs (`apiextensions.k8s.io/v1`) and
+/// notes; `List`s are opened.
+pub fn collect_objects(value: Value, path: &Path, crds: &mut Vec<Value>, notes: &mut Vec<String>) {
+    if value.is_null() {
+        return;
+    }
+    let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (text("apiVersion").to_owned(), text("kind").to_owned());
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if kind == "List" || (kind.ends_with("List") && value.get("items").is_some()) {
+        if let Some(Value::Array(items)) = value.get("items").cloned() {
+            for item in items {
+                collect_objects(item, path, crds, notes);
+            }
+        }
+        return;
+    }
+    if kind != "CustomResourceDefinition" {
+        notes.push(format!(
+            "{}: skipped {kind} {name:?} (not a CustomResourceDefinition)",
+            path.display()
+        ));
+    } else if api_version != "apiextensions.k8s.io/v1" {
+        notes.push(format!(
+            "{}: skipped CustomResourceDefinition {name:?} of {api_version} (only apiextensions.k8s.io/v1 is read)",
+            path.display()
+        ));
+    } else {
+        crds.push(value);
+    }
+}
+
+/// Lowers then emits: the module tree of `crds`.
+pub fn generate(
+    crds: &[CustomResourceDefinition],
+    options: &Options,
+) -> Result<Generated, CodegenError> {
+    let (ir, warnings) = lower(crds)?;
+    let files = emit(&ir, crds, options)?;
+    Ok(Generated { files, warnings })
+}
+
+/// A Rust module name for a group or version: `.` and `-` as `_`.
+pub fn module_name(crd: &str, what: &'static str, value: &str) -> Result<String, CodegenError> {
+    let m = value.replace(['.', '-'], "_");
+    let valid = m.starts_with(|c: char| c.is_ascii_lowercase())
+        && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(CodegenError::BadModuleName {
+            crd: crd.to_owned(),
+            what,
+            value: value.to_owned(),
+        });
+    }
+    Ok(m)
+}
+
+/// The key of a kind's type in the IR: `<group>/<version>/<Kind>`.
+pub fn kind_key(group: &str, version: &str, kind: &str) -> String {
+    format!("{group}/{version}/{kind}")
+}
+
+/// Runs every served version of `crds` (sorted by group, version, kind)
+/// through the shared lowering.
+pub fn lower(crds: &[CustomResourceDefinition]) -> Result<(Ir, Vec<Warning>), CodegenError> {
+    let mut sorted: Vec<&CustomResourceDefinition> = crds.iter().collect();
+    sorted.sort_by(|a, b| {
+        (&a.spec.group, &a.spec.names.kind).cmp(&(&b.spec.group, &b.spec.names.kind))
+    });
+    let mut taken = BTreeSet::new();
+    for crd in &sorted {
+        let group = module_name(&crd.metadata.name, "group", &crd.spec.group)?;
+        for v in crd.spec.versions.iter().filter(|v| v.served) {
+            let version = module_name(&crd.metadata.name, "version", &v.name)?;
+            let modules = vec![group.clone(), version];
+            let kind = &crd.spec.names.kind;
+            taken.insert((modules.clone(), kind.clone()));
+            taken.insert((modules, format!("{kind}List")));
+        }
+    }
+    let no_definitions = BTreeMap::new();
+    let mut lowerer = Lowerer::new(Mode::Crd, &no_definitions, taken);
+    let mut ir = Ir::default();
+    for crd in sorted {
+        for version in crd.spec.versions.iter().filter(|v| v.served) {
+            lower_version(crd, version, &mut lowerer, &mut ir)?;
+        }
+    }
+    ir.types.append(&mut lowerer.types);
+    ir.resources
+        .sort_by(|a, b| (&a.group, &a.version, &a.plural).cmp(&(&b.group, &b.version, &b.plural)));
+    let mut warnings = lowerer.warnings;
+    warnings.sort();
+    Ok((ir, warnings))
+}
+
+/// The schema of a version, with `metadata` present; a version without a
+/// schema keeps everything as unknown fields.
+fn object_schema(version: &CrdVersion) -> Schema {
+    let mut schema = version
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.clone())
+        .unwrap_or_else(|| Schema {
+            ty: Some("object".into()),
+            preserve_unknown_fields: true,
+            ..Schema::default()
+        });
+    schema
+        .properties
+        .entry("metadata".into())
+        .or_insert_with(|| Schema {
+            ty: Some("object".into()),
+            ..Schema::default()
+        });
+    schema
+}
+
+fn lower_version(
+    crd: &CustomResourceDefinition,
+    version: &CrdVersion,
+    lowerer: &mut Lowerer<'_>,
+    ir: &mut Ir,
+) -> Result<(), CodegenError> {
+    let (group, names) = (&crd.spec.group, &crd.spec.names);
+    let modules = vec![
+        module_name(&crd.metadata.name, "group", group)?,
+        module_name(&crd.metadata.name, "version", &version.name)?,
+    ];
+    let key = kind_key(group, &version.name, &names.kind);
+    let source = format!(
+        "CustomResourceDefinition `{}`, version `{}`",
+        crd.metadata.name, version.name
+    );
+    lowerer.set_scope(Scope {
+        definition: key.clone(),
+        modules: modules.clone(),
+        feature: None,
+        source: source.clone(),
+        origin: format!("CRD {} version {}", crd.metadata.name, version.name),
+    });
+    let schema = object_schema(version);
+    lowerer.struct_type(&schema, "", &names.kind, &key, &["apiVersion", "kind"])?;
+    let Some(mut kind_type) = lowerer.types.remove(&key) else {
+        return Ok(());
+    };
+    if let TypeKind::Struct { fields } = &mut kind_type.kind {
+        for f in fields.iter_mut().filter(|f| f.json == "metadata") {
+            f.required = true;
+            f.ty = crate::ir::Ty::Ref(OBJECT_META.into());
+            f.description
+                .get_or_insert_with(|| "Standard object metadata.".into());
+        }
+    }
+    let namespaced = crd.spec.scope == "Namespaced";
+    kind_type.gvk = Some(Gvk {
+        group: group.clone(),
+        version: version.name.clone(),
+        kind: names.kind.clone(),
+    });
+    kind_type.resource = Some(ResourceRef {
+        plural: names.plural.clone(),
+        namespaced,
+    });
+    kind_type.inline_of = None;
+    kind_type.source = source;
+    ir.types.insert(key, TypeDef { ..kind_type });
+    let subresources = version.subresources.clone().unwrap_or_default();
+    let verbs = [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
+    let mut resource = ResourceIr {
+        group: group.clone(),
+        version: version.name.clone(),
+        kind: names.kind.clone(),
+        plural: names.plural.clone(),
+        singular: names
+            .singular
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| names.kind.to_ascii_lowercase()),
+        namespaced,
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        short_names: names.short_names.clone(),
+        ..ResourceIr::default()
+    };
+    for (name, on) in [
+        ("scale", subresources.scale.is_some()),
+        ("status", subresources.status.is_some()),
+    ] {
+        if on {
+            resource
+                .subresources
+                .insert(name.into(), crate::ir::SubresourceIr::default());
+        }
+    }
+    ir.resources.push(resource);
+    Ok(())
+}
+
+/// CRDs equivalent to the custom kinds of one `/openapi/v3` group-version
+/// document (the kinds named `<reversed group>.<version>.<Kind>`, with
+/// plural and scope from its paths), for [`generate`]. Kinds without a
+/// path are left out.
+pub fn crds_from_openapi_v3(doc: &OpenApiV3) -> Vec<CustomResourceDefinition> {
+    let mut input = spec::Input::default();
+    input.add_v3("openapi-v3", doc.clone());
+    let resources = crate::ir::resources_from_paths(&input);
+    let mut out: BTreeMap<(String, String), CustomResourceDefinition> = BTreeMap::new();
+    for (definition, schema) in &input.definitions {
+        let Some((_, name)) = crate::ir::custom_resource_path(definition, schema) else {
+            continue;
+        };
+        let [gvk] = schema.gvk.as_slice() else {
+            continue;
+        };
+        let Some(r) = resources
+            .iter()
+            .find(|r| r.group == gvk.group && r.version == gvk.version && r.kind == gvk.kind)
+        else {
+            continue;
+        };
+        if name != gvk.kind {
+            continue;
+        }
+        let mut schema = schema.clone();
+        schema.gvk.clear();
+        if let Some(meta) = schema.properties.get_mut("metadata") {
+            *meta = Schema {
+                ty: Some("object".into()),
+                ..Schema::default()
+            };
+        }
+        let crd = out
+            .entry((gvk.group.clone(), r.plural.clone()))
+            .or_insert_with(|| CustomResourceDefinition {
+                metadata: CrdMeta {
+                    name: format!("{}.{}", r.plural, gvk.group),
+                },
+                spec: CrdSpec {
+                    group: gvk.group.clone(),
+                    names: CrdNames {
+                        kind: gvk.kind.clone(),
+                        plural: r.plural.clone(),
+                        singular: None,
+                        short_names: Vec::new(),
+                    },
+                    scope: if r.namespaced {
+                        "Namespaced"
+                    } else {
+                        "Cluster"
+                    }
+                    .into(),
+                    versions: Vec::new(),
+                },
+            });
+        crd.spec.versions.push(CrdVersion {
+            name: gvk.version.clone(),
+            served: true,
+            schema: Some(CrdValidation {
+                open_api_v3_schema: Some(schema),
+            }),
+            subresources: Some(CrdSubresources {
+                status: r
+                    .subresources
+                    .contains_key("status")
+                    .then(|| Value::Object(Default::default())),
+                scale: r
+                    .subresources
+                    .contains_key("scale")
+                    .then(|| Value::Object(Default::default())),
+            }),
+        });
+    }
+    out.into_values().collect()
+}
+
+/// [`generate`] for one `/openapi/v3` group-version document of a live
+/// server (`/openapi/v3/apis/<group>/<version>`).
+pub fn from_openapi_v3(doc: &OpenApiV3, options: &Options) -> Result<Generated, CodegenError> {
+    generate(&crds_from_openapi_v3(doc), options)
+}

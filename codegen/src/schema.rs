@@ -1,0 +1,783 @@
+//! The one lowering of a JSON schema into IR types, shared by both inputs:
+//! the definitions of the built-in specs ([`crate::ir::lower`]) and a CRD's
+//! `openAPIV3Schema` ([`crate::crd`]).
+//!
+//! Nested objects become structs named by their path (`Certificate` +
+//! `spec` + `privateKey` → `CertificateSpecPrivateKey`; array items and map
+//! values take the name of their field), in the module of the definition
+//! they come from. A name already taken in that module gets the first free
+//! numeric suffix (`…2`, `…3`) in the order the schema is walked
+//! (properties in byte order, depth first), so the result is deterministic.
+//!
+//! [`Mode::BuiltIn`] keeps the built-in output as it was: only inline
+//! objects (which it used to refuse) are new there. [`Mode::Crd`] adds
+//! string enums, untagged `oneOf`/`anyOf`, `date-time` → `Time`, embedded
+//! resources, kept unknown fields, scalar defaults and the validation notes,
+//! and turns what it cannot express into a [`Warning`] with a
+//! `serde_json::Value` fallback instead of an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::error::CodegenError;
+use crate::ir::{Field, Ty, TypeDef, TypeKind, Variant};
+use crate::names;
+use crate::spec::{self, AdditionalProperties, Schema};
+
+/// `IntOrString`'s definition name.
+pub const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+/// `Time`'s definition name.
+pub const TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+/// `ObjectMeta`'s definition name.
+pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// Which input is lowered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The built-in specs: strict (unsupported constructs are errors) and
+    /// without the CRD-only constructs, so the committed output is stable.
+    BuiltIn,
+    /// A CRD schema: every construct real CRDs use, warnings instead of errors.
+    Crd,
+}
+
+/// A construct the generator could not express; the field became a
+/// `serde_json::Value`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Warning {
+    /// Where the schema comes from: `CRD certificates.cert-manager.io version v1`.
+    pub origin: String,
+    /// JSON path of the construct below the kind (`.spec.privateKey`).
+    pub path: String,
+    /// What could not be expressed.
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at {}: {}", self.origin, self.path, self.message)
+    }
+}
+
+/// Where the types of one definition go.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Definition (or `<group>.<version>.<Kind>`) the schema comes from.
+    pub definition: String,
+    /// Module segments of its types.
+    pub modules: Vec<String>,
+    /// Cargo feature of the module.
+    pub feature: Option<String>,
+    /// Source file recorded in the types.
+    pub source: String,
+    /// Origin named by warnings.
+    pub origin: String,
+}
+
+/// Lowers schemas into [`Ty`]s, collecting the nested types it creates.
+#[derive(Debug)]
+pub struct Lowerer<'a> {
+    mode: Mode,
+    definitions: &'a BTreeMap<String, Schema>,
+    scope: Scope,
+    taken: BTreeSet<(Vec<String>, String)>,
+    /// Nested types created so far, by key (`<definition>#<JSON path>`).
+    pub types: BTreeMap<String, TypeDef>,
+    /// Warnings so far.
+    pub warnings: Vec<Warning>,
+}
+
+/// The JSON kind of a `oneOf` alternative, to tell them apart.
+fn schema_kind(schema: &Schema) -> &'static str {
+    if schema.int_or_string {
+        return "any";
+    }
+    if schema.reference.is_some() || !schema.properties.is_empty() {
+        return "object";
+    }
+    match schema.ty.as_deref() {
+        Some("string") => "string",
+        Some("boolean") => "boolean",
+        Some("integer") => "integer",
+        Some("number") => "number",
+        Some("array") => "array",
+        Some("object") => "object",
+        _ => "any",
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    /// A lowerer; `definitions` resolves `$ref`s, `taken` holds the Rust
+    /// paths (modules, type name) that already exist.
+    pub fn new(
+        mode: Mode,
+        definitions: &'a BTreeMap<String, Schema>,
+        taken: BTreeSet<(Vec<String>, String)>,
+    ) -> Self {
+        let taken = taken
+            .into_iter()
+            .map(|(m, name)| (m, names::snake_case(&name)))
+            .collect();
+        Self {
+            mode,
+            definitions,
+            scope: Scope::default(),
+            taken,
+            types: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Sets where the next types go.
+    pub fn set_scope(&mut self, scope: Scope) {
+        self.scope = scope;
+    }
+
+    /// Claims a type name in the current module: `want`, else the first
+    /// free `want2`, `want3`, ….
+    pub fn claim(&mut self, want: &str) -> String {
+        let modules = self.scope.modules.clone();
+        let mut n = 1;
+        loop {
+            let name = if n == 1 {
+                want.to_owned()
+            } else {
+                format!("{want}{n}")
+            };
+            // One file per type: compare the file names.
+            if self
+                .taken
+                .insert((modules.clone(), names::snake_case(&name)))
+            {
+                return name;
+            }
+            n += 1;
+        }
+    }
+
+    fn unsupported(&mut self, path: &str, reason: &str) -> Result<Ty, CodegenError> {
+        match self.mode {
+            Mode::BuiltIn => Err(CodegenError::UnsupportedSchema {
+                definition: self.scope.definition.clone(),
+                property: path.trim_start_matches('.').to_owned(),
+                reason: reason.to_owned(),
+            }),
+            Mode::Crd => {
+                self.warnings.push(Warning {
+                    origin: self.scope.origin.clone(),
+                    path: path.to_owned(),
+                    message: format!("{reason}; kept as serde_json::Value"),
+                });
+                Ok(Ty::Value)
+            }
+        }
+    }
+
+    fn reference(&mut self, schema: &Schema, path: &str) -> Option<Result<Ty, CodegenError>> {
+        let reference = schema
+            .reference
+            .as_deref()
+            .or(match schema.all_of.as_slice() {
+                [one] => one.reference.as_deref(),
+                _ => None,
+            })?;
+        let unresolved = || CodegenError::UnresolvedRef {
+            definition: self.scope.definition.clone(),
+            reference: reference.to_owned(),
+        };
+        let found = spec::ref_name(reference).filter(|n| self.definitions.contains_key(*n));
+        Some(match (found, self.mode) {
+            (Some(name), _) => Ok(Ty::Ref(name.to_owned())),
+            (None, Mode::BuiltIn) => Err(unresolved()),
+            (None, Mode::Crd) => self.unsupported(path, &format!("unresolved $ref {reference:?}")),
+        })
+    }
+
+    /// The type of the value at `path`; nested types are named `name`.
+    pub fn ty(&mut self, schema: &Schema, path: &str, name: &str) -> Result<Ty, CodegenError> {
+        if let Some(r) = self.reference(schema, path) {
+            return r;
+        }
+        let crd = self.mode == Mode::Crd;
+        if !schema.all_of.is_empty() && (!crd || schema.ty.is_none()) {
+            return self.unsupported(path, "allOf other than a single $ref");
+        }
+        if schema.int_or_string {
+            return Ok(Ty::Ref(INT_OR_STRING.into()));
+        }
+        if crd && schema.embedded_resource {
+            return self.object(schema, path, name);
+        }
+        let alternatives = if schema.one_of.is_empty() {
+            &schema.any_of
+        } else {
+            &schema.one_of
+        };
+        if crd && schema.ty.is_none() && schema.properties.is_empty() && !alternatives.is_empty() {
+            return self.untagged(alternatives, path, name);
+        }
+        Ok(match schema.ty.as_deref() {
+            Some("string") => match schema.format.as_deref() {
+                _ if crd && self.string_enum(schema).is_some() => {
+                    return Ok(self.enum_type(schema, path, name));
+                }
+                Some("byte") => Ty::Bytes,
+                Some("date-time") if crd => Ty::Ref(TIME.into()),
+                _ => Ty::String,
+            },
+            Some("boolean") => Ty::Bool,
+            Some("integer") => match schema.format.as_deref() {
+                Some("int32") => Ty::I32,
+                _ => Ty::I64,
+            },
+            Some("number") => Ty::F64,
+            Some("array") => match schema.items.as_deref() {
+                Some(items) => Ty::Vec(Box::new(self.ty(items, &format!("{path}[]"), name)?)),
+                None if crd => Ty::Vec(Box::new(self.unsupported(path, "array without items")?)),
+                None => return self.unsupported(path, "array without items"),
+            },
+            Some("object") => self.object(schema, path, name)?,
+            None if crd && !schema.properties.is_empty() => self.object(schema, path, name)?,
+            None => Ty::Value,
+            Some(other) => return self.unsupported(path, &format!("type {other:?}")),
+        })
+    }
+
+    fn object(&mut self, schema: &Schema, path: &str, name: &str) -> Result<Ty, CodegenError> {
+        let crd = self.mode == Mode::Crd;
+        match &schema.additional_properties {
+            Some(AdditionalProperties::Schema(values)) if schema.properties.is_empty() => {
+                return Ok(Ty::Map(Box::new(self.ty(
+                    values,
+                    &format!("{path}{{}}"),
+                    name,
+                )?)));
+            }
+            Some(AdditionalProperties::Bool(true)) if crd && schema.properties.is_empty() => {
+                return Ok(Ty::Map(Box::new(Ty::Value)));
+            }
+            _ => {}
+        }
+        let embedded = crd && schema.embedded_resource;
+        if schema.properties.is_empty() && !embedded {
+            // Without properties: kept whole (pruned to `{}` by the server
+            // unless it preserves unknown fields).
+            return Ok(Ty::Value);
+        }
+        let type_name = self.claim(name);
+        let key = format!("{}#{path}", self.scope.definition);
+        self.struct_type(schema, path, &type_name, &key, &[])?;
+        Ok(Ty::Ref(key))
+    }
+
+    /// Lowers an object schema into a struct stored under `key`; `skip`
+    /// names properties left out (a kind's `apiVersion` and `kind`).
+    pub fn struct_type(
+        &mut self,
+        schema: &Schema,
+        path: &str,
+        type_name: &str,
+        key: &str,
+        skip: &[&str],
+    ) -> Result<(), CodegenError> {
+        let crd = self.mode == Mode::Crd;
+        let mut properties: BTreeMap<String, Schema> = schema.properties.clone();
+        if crd && schema.embedded_resource {
+            for (json, ty) in [("apiVersion", "string"), ("kind", "string")] {
+                properties.entry(json.into()).or_insert_with(|| Schema {
+                    ty: Some(ty.into()),
+                    ..Schema::default()
+                });
+            }
+            properties
+                .entry("metadata".into())
+                .or_insert_with(|| Schema {
+                    reference: Some(format!("#/components/schemas/{OBJECT_META}")),
+                    ..Schema::default()
+                });
+        }
+        let rust_names = rust_field_names(properties.keys().map(String::as_str));
+        let mut fields = Vec::new();
+        for (json, prop) in &properties {
+            if skip.contains(&json.as_str()) {
+                continue;
+            }
+            let child_path = format!("{path}.{json}");
+            let child_name = format!("{type_name}{}", names::upper_camel(json));
+            // A kind's and an embedded object's metadata is ObjectMeta.
+            let meta = json == "metadata" && (path.is_empty() || schema.embedded_resource);
+            let ty = if crd && meta {
+                Ty::Ref(OBJECT_META.into())
+            } else {
+                self.ty(prop, &child_path, &child_name)?
+            };
+            let required = schema.required.iter().any(|r| r == json);
+            let default = if crd {
+                self.usable_default(prop, &ty)
+            } else {
+                None
+            };
+            fields.push(Field {
+                json: json.clone(),
+                rust: rust_names[json.as_str()].clone(),
+                ty,
+                required: required && !(crd && prop.nullable),
+                boxed: false,
+                description: description_of(prop),
+                notes: if crd { notes(prop) } else { Vec::new() },
+                default,
+            });
+        }
+        let unknown_fields = (crd && schema.preserve_unknown_fields).then(|| {
+            let taken: BTreeSet<&str> = fields.iter().map(|f| f.rust.as_str()).collect();
+            (1..)
+                .map(|n| match n {
+                    1 => "unknown_fields".to_owned(),
+                    n => format!("unknown_fields_{n}"),
+                })
+                .find(|n| !taken.contains(n.as_str()))
+                .unwrap_or_default()
+        });
+        self.types.insert(
+            key.to_owned(),
+            TypeDef {
+                definition: key.to_owned(),
+                modules: self.scope.modules.clone(),
+                name: type_name.to_owned(),
+                description: if path.is_empty() {
+                    schema.description.clone()
+                } else {
+                    description_of(schema)
+                },
+                kind: TypeKind::Struct { fields },
+                gvk: None,
+                resource: None,
+                feature: self.scope.feature.clone(),
+                source: self.scope.source.clone(),
+                inline_of: Some(self.scope.definition.clone()),
+                unknown_fields,
+                notes: if crd && !path.is_empty() {
+                    notes(schema)
+                } else {
+                    Vec::new()
+                },
+            },
+        );
+        Ok(())
+    }
+
+    /// The string values of an `enum` on a string (a `null` entry of a
+    /// nullable enum is dropped), `None` when it has none or a non-string.
+    fn string_enum<'s>(&self, schema: &'s Schema) -> Option<Vec<&'s str>> {
+        let values: Vec<&str> = schema
+            .enum_values
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(Value::as_str)
+            .collect::<Option<_>>()?;
+        (!values.is_empty()).then_some(values)
+    }
+
+    fn enum_type(&mut self, schema: &Schema, path: &str, name: &str) -> Ty {
+        let values = self.string_enum(schema).unwrap_or_default();
+        let mut used = BTreeSet::new();
+        let mut variants = Vec::new();
+        for v in values {
+            if variants.iter().any(|x: &Variant| x.json == v) {
+                continue;
+            }
+            let base = variant_name(v);
+            let rust = (1..)
+                .map(|n| match n {
+                    1 => base.clone(),
+                    n => format!("{base}{n}"),
+                })
+                .find(|n| !used.contains(n))
+                .unwrap_or_default();
+            used.insert(rust.clone());
+            variants.push(Variant {
+                json: v.to_owned(),
+                rust,
+            });
+        }
+        let other = (1..)
+            .map(|n| match n {
+                1 => "Other".to_owned(),
+                n => format!("Other{n}"),
+            })
+            .find(|n| !used.contains(n))
+            .unwrap_or_default();
+        let type_name = self.claim(name);
+        let key = format!("{}#{path}", self.scope.definition);
+        self.insert_type(key.clone(), type_name, TypeKind::Enum { variants, other });
+        Ty::Ref(key)
+    }
+
+    fn untagged(
+        &mut self,
+        alternatives: &[Schema],
+        path: &str,
+        name: &str,
+    ) -> Result<Ty, CodegenError> {
+        // Distinguishable before lowering, so that a refusal leaves no
+        // half-made types behind.
+        let mut kinds = BTreeSet::new();
+        for alt in alternatives {
+            let kind = schema_kind(alt);
+            if kind == "any" || !kinds.insert(kind) {
+                return self.unsupported(
+                    path,
+                    "oneOf/anyOf alternatives that are not distinguishable by JSON type",
+                );
+            }
+        }
+        let mut variants = Vec::new();
+        for (i, alt) in alternatives.iter().enumerate() {
+            let ty = self.ty(alt, &format!("{path}<{i}>"), &format!("{name}{}", i + 1))?;
+            let variant = match &ty {
+                Ty::String | Ty::Bytes => "String".to_owned(),
+                Ty::Bool => "Bool".to_owned(),
+                Ty::I32 | Ty::I64 => "Int".to_owned(),
+                Ty::F64 => "Number".to_owned(),
+                Ty::Vec(_) => "List".to_owned(),
+                _ => "Object".to_owned(),
+            };
+            variants.push((variant, ty));
+        }
+        let type_name = self.claim(name);
+        let key = format!("{}#{path}", self.scope.definition);
+        self.insert_type(key.clone(), type_name, TypeKind::Untagged { variants });
+        Ok(Ty::Ref(key))
+    }
+
+    fn insert_type(&mut self, key: String, name: String, kind: TypeKind) {
+        self.types.insert(
+            key.clone(),
+            TypeDef {
+                definition: key,
+                modules: self.scope.modules.clone(),
+                name,
+                description: None,
+                kind,
+                gvk: None,
+                resource: None,
+                feature: self.scope.feature.clone(),
+                source: self.scope.source.clone(),
+                inline_of: Some(self.scope.definition.clone()),
+                unknown_fields: None,
+                notes: Vec::new(),
+            },
+        );
+    }
+
+    /// The `default` of a field when it fits the field's Rust type.
+    fn usable_default(&self, schema: &Schema, ty: &Ty) -> Option<Value> {
+        let d = schema.default.as_ref()?;
+        let fits = match ty {
+            Ty::String => d.is_string(),
+            Ty::Bool => d.is_boolean(),
+            Ty::I32 => d.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
+            Ty::I64 => d.is_i64(),
+            Ty::F64 => d.is_number(),
+            Ty::Ref(key) => {
+                d.is_string()
+                    && matches!(
+                        self.types.get(key).map(|t| &t.kind),
+                        Some(TypeKind::Enum { .. })
+                    )
+            }
+            _ => false,
+        };
+        fits.then(|| d.clone())
+    }
+}
+
+/// Rust field names for JSON property names: [`names::field_name`], and
+/// when two collide (`mirrorPercent`, `mirror_percent`) the one already
+/// spelled that way keeps it, else the first in byte order; the others get
+/// `_2`, `_3`, … in byte order.
+pub fn rust_field_names<'n>(json: impl Iterator<Item = &'n str>) -> BTreeMap<&'n str, String> {
+    let mut sorted: Vec<&str> = json.collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut by_rust: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for j in &sorted {
+        by_rust.entry(names::field_name(j)).or_default().push(j);
+    }
+    let mut taken: BTreeSet<String> = by_rust.keys().cloned().collect();
+    let mut out = BTreeMap::new();
+    for (rust, mut group) in by_rust {
+        if let Some(exact) = group.iter().position(|j| *j == rust) {
+            let j = group.remove(exact);
+            group.insert(0, j);
+        }
+        out.insert(group[0], rust.clone());
+        for j in &group[1..] {
+            let renamed = (2..)
+                .map(|n| format!("{rust}_{n}"))
+                .find(|n| !taken.contains(n))
+                .unwrap_or_default();
+            taken.insert(renamed.clone());
+            out.insert(*j, renamed);
+        }
+    }
+    out
+}
+
+/// A Rust variant name for an enum value: `PathPrefix` stays,
+/// `RSA` → `Rsa`, `HTTP/1.1` → `Http11`, `""` → `Empty`, `3DES` → `V3Des`.
+pub fn variant_name(value: &str) -> String {
+    let mut out = String::new();
+    for word in value.split(|c: char| !c.is_ascii_alphanumeric()) {
+        out.push_str(&names::upper_camel(&names::snake_case(word)));
+    }
+    if out.is_empty() {
+        return if value.is_empty() {
+            "Empty".into()
+        } else {
+            "Symbol".into()
+        };
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'V');
+    }
+    if out == "Self" {
+        out.push('_');
+    }
+    out
+}
+
+/// The description of a schema, or of its single `allOf`.
+pub fn description_of(schema: &Schema) -> Option<String> {
+    schema
+        .description
+        .clone()
+        .or_else(|| schema.all_of.first().and_then(|s| s.description.clone()))
+}
+
+fn number(n: &serde_json::Number) -> String {
+    n.to_string()
+}
+
+/// Validation and shape notes for the doc comment of a field (CRD input).
+pub fn notes(schema: &Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(d) = &schema.default {
+        out.push(format!("Default: `{d}`."));
+    }
+    if schema.nullable {
+        out.push("Nullable: `null` is a valid value.".into());
+    }
+    let typed_formats = ["int32", "int64", "date-time", "byte", "double"];
+    if let Some(f) = schema
+        .format
+        .as_ref()
+        .filter(|f| !typed_formats.contains(&f.as_str()))
+    {
+        out.push(format!("Format: `{f}`."));
+    }
+    if !schema.enum_values.is_empty() {
+        let values: Vec<String> = schema
+            .enum_values
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect();
+        out.push(format!("Allowed values: {}.", values.join(", ")));
+    }
+    if let Some(p) = &schema.pattern {
+        out.push(format!("Pattern: `{p}`."));
+    }
+    let bounds = [
+        ("Minimum length", schema.min_length),
+        ("Maximum length", schema.max_length),
+        ("Minimum items", schema.min_items),
+        ("Maximum items", schema.max_items),
+        ("Minimum properties", schema.min_properties),
+        ("Maximum properties", schema.max_properties),
+    ];
+    for (what, v) in bounds {
+        if let Some(v) = v {
+            out.push(format!("{what}: {v}."));
+        }
+    }
+    if let Some(m) = &schema.minimum {
+        let op = if schema.exclusive_minimum { ">" } else { ">=" };
+        out.push(format!("Value {op} {}.", number(m)));
+    }
+    if let Some(m) = &schema.maximum {
+        let op = if schema.exclusive_maximum { "<" } else { "<=" };
+        out.push(format!("Value {op} {}.", number(m)));
+    }
+    match schema.list_type.as_deref() {
+        Some("map") => out.push(format!(
+            "List type `map`, keyed by {}.",
+            schema
+                .list_map_keys
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Some(t) => out.push(format!("List type `{t}`.")),
+        None => {}
+    }
+    if let Some(t) = &schema.map_type {
+        out.push(format!("Map type `{t}`."));
+    }
+    for (word, alternatives) in [
+        ("Exactly one", &schema.one_of),
+        ("At least one", &schema.any_of),
+    ] {
+        let sets: Vec<String> = alternatives
+            .iter()
+            .filter(|a| !a.required.is_empty())
+            .map(|a| {
+                a.required
+                    .iter()
+                    .map(|r| format!("`{r}`"))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            })
+            .collect();
+        if !sets.is_empty() && (schema.ty.is_some() || !schema.properties.is_empty()) {
+            out.push(format!("{word} of: {}.", sets.join(", ")));
+        }
+    }
+    for rule in &schema.validations {
+        let mut line = format!("Validation: `{}`", rule.rule.trim());
+        if let Some(m) = rule
+            .message
+            .as_deref()
+            .or(rule.message_expression.as_deref())
+        {
+            line.push_str(&format!(" ({})", m.trim()));
+        }
+        line.push('.');
+        out.push(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_case_collisions_rename_deterministically() {
+        let names = rust_field_names(["mirror_percent", "mirrorPercent", "type", "a"].into_iter());
+        assert_eq!(names["mirror_percent"], "mirror_percent");
+        assert_eq!(names["mirrorPercent"], "mirror_percent_2");
+        assert_eq!(names["type"], "type_");
+        // Without an exact spelling, the first in byte order keeps the name.
+        let names = rust_field_names(["fooBar", "foo-bar"].into_iter());
+        assert_eq!(names["foo-bar"], "foo_bar");
+        assert_eq!(names["fooBar"], "foo_bar_2");
+        // A suffix already in use is skipped.
+        let names = rust_field_names(["xY", "x_y", "x_y_2"].into_iter());
+        assert_eq!(names["xY"], "x_y_3");
+    }
+
+    #[test]
+    fn enum_values_make_variant_names() {
+        for (value, want) in [
+            ("PathPrefix", "PathPrefix"),
+            ("RSA", "Rsa"),
+            ("HTTP/1.1", "Http11"),
+            ("", "Empty"),
+            ("3DES", "V3Des"),
+            ("digital signature", "DigitalSignature"),
+            ("*", "Symbol"),
+            ("Self", "Self_"),
+        ] {
+            assert_eq!(variant_name(value), want, "{value:?}");
+        }
+    }
+
+    fn object(props: &[(&str, Schema)]) -> Schema {
+        Schema {
+            ty: Some("object".into()),
+            properties: props
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            ..Schema::default()
+        }
+    }
+
+    fn string() -> Schema {
+        Schema {
+            ty: Some("string".into()),
+            ..Schema::default()
+        }
+    }
+
+    #[test]
+    fn nested_objects_are_named_by_path_and_collisions_get_suffixes() {
+        let defs = BTreeMap::new();
+        let mut l = Lowerer::new(Mode::BuiltIn, &defs, BTreeSet::new());
+        l.set_scope(Scope {
+            definition: "d".into(),
+            modules: vec!["m".into()],
+            ..Scope::default()
+        });
+        let schema = object(&[
+            ("foo", object(&[("bar", object(&[("y", string())]))])),
+            ("fooBar", object(&[("x", string())])),
+        ]);
+        let ty = l.ty(&schema, ".spec", "KindSpec").expect("lowers");
+        assert_eq!(ty, Ty::Ref("d#.spec".into()));
+        let names: BTreeMap<&str, &str> = l
+            .types
+            .iter()
+            .map(|(k, t)| (k.as_str(), t.name.as_str()))
+            .collect();
+        assert_eq!(names["d#.spec"], "KindSpec");
+        assert_eq!(names["d#.spec.foo"], "KindSpecFoo");
+        assert_eq!(names["d#.spec.foo.bar"], "KindSpecFooBar");
+        assert_eq!(names["d#.spec.fooBar"], "KindSpecFooBar2");
+        // The built-in mode keeps enums as strings and refuses what it cannot express.
+        let e = Schema {
+            enum_values: vec!["A".into()],
+            ..string()
+        };
+        assert_eq!(l.ty(&e, ".e", "E").expect("lowers"), Ty::String);
+        let bad = Schema {
+            ty: Some("array".into()),
+            ..Schema::default()
+        };
+        assert!(matches!(
+            l.ty(&bad, ".bad", "Bad"),
+            Err(CodegenError::UnsupportedSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn crd_mode_warns_and_falls_back_instead_of_failing() {
+        let defs = BTreeMap::new();
+        let mut l = Lowerer::new(Mode::Crd, &defs, BTreeSet::new());
+        l.set_scope(Scope {
+            definition: "d".into(),
+            modules: vec!["m".into()],
+            origin: "CRD x version v1".into(),
+            ..Scope::default()
+        });
+        let bad = Schema {
+            ty: Some("tuple".into()),
+            ..Schema::default()
+        };
+        assert_eq!(l.ty(&bad, ".spec.t", "T").expect("falls back"), Ty::Value);
+        assert_eq!(
+            l.warnings[0].to_string(),
+            "CRD x version v1 at .spec.t: type \"tuple\"; kept as serde_json::Value"
+        );
+        let time = Schema {
+            format: Some("date-time".into()),
+            ..string()
+        };
+        assert_eq!(
+            l.ty(&time, ".t", "T").expect("lowers"),
+            Ty::Ref(TIME.into())
+        );
+    }
+}
