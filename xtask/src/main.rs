@@ -17,10 +17,14 @@
 //! - `cargo xtask bench [--quick] [--only ROWS]`: kubeset vs
 //!   kube-rs/k8s-openapi and client-go, written to `docs/benchmarks.md`
 //!   (a partial `--only` run writes beside its data instead); see [`bench`].
+//! - `cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]`: build the
+//!   libFuzzer targets of `fuzz/` on stable and run each for a bounded
+//!   time (CI: `--smoke`); see [`fuzz`].
 
 mod bench;
 mod codegen;
 mod fetch;
+mod fuzz;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -46,7 +50,8 @@ fn usage() -> ExitCode {
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
-         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]"
+         cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]\n       \
+         cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]"
     );
     ExitCode::from(2)
 }
@@ -55,6 +60,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut check = false;
     let mut quick = false;
+    let mut smoke = false;
+    let mut seconds = None;
     let mut specs = None;
     let mut dest = None;
     let mut positional = Vec::new();
@@ -63,6 +70,11 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--check" => check = true,
             "--quick" => quick = true,
+            "--smoke" => smoke = true,
+            "--seconds" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(v) => seconds = Some(v),
+                None => return usage(),
+            },
             "--specs" => match it.next() {
                 Some(v) => specs = Some(PathBuf::from(v)),
                 None => return usage(),
@@ -81,6 +93,7 @@ fn main() -> ExitCode {
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("test") => test::run_all(&specs_root(specs)),
         Some("bench") => bench::run(quick),
+        Some("fuzz") => fuzz::run(smoke, seconds, &positional[1..]),
         Some("pin-specs") => match positional.get(1) {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),

@@ -70,7 +70,7 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
     r
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -234,7 +234,7 @@ async fn read_body(
     Ok((parts, bytes))
 }
 
-fn parse_object(bytes: &[u8], content_type: &str) -> Result<Value, ApiError> {
+pub(crate) fn parse_object(bytes: &[u8], content_type: &str) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty"));
     }

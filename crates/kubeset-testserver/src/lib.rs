@@ -52,6 +52,8 @@ mod apply;
 mod discovery;
 mod error;
 mod faults;
+#[doc(hidden)]
+pub mod fuzz_hooks;
 mod http;
 mod kubeconfig;
 mod patch;

@@ -10,6 +10,7 @@ mod common;
 mod crd;
 mod crud;
 mod failover;
+mod faults;
 mod list;
 mod openapi;
 mod patch;
