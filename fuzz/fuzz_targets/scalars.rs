@@ -40,10 +40,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Some(v) = Quantity(s.to_owned()).to_f64() {
-        assert!(
-            !v.is_nan() || s.contains("NaN") || s.contains("nan"),
-            "{s:?} is NaN"
-        );
+        assert!(!v.is_nan(), "{s:?} is NaN");
     }
     time_round_trip!(Time, s);
     time_round_trip!(MicroTime, s);

@@ -32,6 +32,8 @@ const RUSTFLAGS: &[&str] = &[
     "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
     "-Cllvm-args=-sanitizer-coverage-pc-table",
     "-Cllvm-args=-sanitizer-coverage-trace-compares",
+    "-Cllvm-args=-sanitizer-coverage-stack-depth",
+    "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
 ];
 
 /// libFuzzer's limits for one input: time, memory and size.
