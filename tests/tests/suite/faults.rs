@@ -286,18 +286,7 @@ async fn watch_call(client: Client, direct: Client, resumable: bool) -> (usize, 
             Err(e) => return (0, format!("open failed: {}", kind(&e))),
         }
     };
-    let write = tokio::spawn(async move {
-        for i in 0..WRITTEN {
-            let cm = ConfigMap {
-                metadata: meta(&format!("cm-{i}")),
-                data: Some([("k".to_owned(), "v".repeat(64))].into()),
-                ..ConfigMap::default()
-            };
-            if let Err(e) = writer.create(&PostParams::default(), &cm).await {
-                panic!("writing cm-{i}: {}", error_chain(&e));
-            }
-        }
-    });
+    let write = tokio::spawn(async move { create_configmaps(&writer, "cm", WRITTEN, 64).await });
     let mut seen = std::collections::BTreeSet::new();
     let end = loop {
         match stream.next().await {
@@ -398,6 +387,7 @@ fn check(cell: &Cell, r: &Record) -> Result<(), String> {
 
 fn outcome_text(r: &Record) -> String {
     match &r.outcome {
+        Outcome::Ok if r.events.is_some() => "watch opened".to_owned(),
         Outcome::Ok => "ok".to_owned(),
         Outcome::Err(e) => format!("error: {e}"),
         Outcome::Panic(p) => format!("**panic**: {}", p.lines().next().unwrap_or("")),
@@ -484,19 +474,24 @@ fn table(kube: &RealKube, rows: &[(Cell, Record)]) -> String {
     out
 }
 
-/// Prepares the namespace the list cells read.
-async fn prepare(ctx: &TestContext) {
-    let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ctx.ns);
-    for i in 0..LISTED {
+/// Creates `n` ConfigMaps `<prefix>-<i>`, each with a value of `size` bytes.
+async fn create_configmaps(api: &Api<ConfigMap>, prefix: &str, n: usize, size: usize) {
+    for i in 0..n {
         let cm = ConfigMap {
-            metadata: meta(&format!("listed-{i}")),
-            data: Some([("k".to_owned(), "v".repeat(200))].into()),
+            metadata: meta(&format!("{prefix}-{i}")),
+            data: Some([("k".to_owned(), "v".repeat(size))].into()),
             ..ConfigMap::default()
         };
         if let Err(e) = api.create(&PostParams::default(), &cm).await {
-            panic!("{}", error_chain(&e));
+            panic!("creating {prefix}-{i}: {}", error_chain(&e));
         }
     }
+}
+
+/// Prepares the namespace the list cells read.
+async fn prepare(ctx: &TestContext) {
+    let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ctx.ns);
+    create_configmaps(&api, "listed", LISTED, 200).await;
 }
 
 async fn run_matrix(ctx: &TestContext, only: impl Fn(&Cell) -> bool) -> Vec<(Cell, Record)> {
