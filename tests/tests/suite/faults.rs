@@ -364,9 +364,9 @@ fn check(cell: &Cell, r: &Record) -> Result<(), String> {
         _ => {}
     }
     if cell.call == Call::List && r.elapsed > CALL_BOUND {
+        // The exact time is in the test's log; the table stays stable.
         return Err(format!(
-            "took {:.1?}, more than {CALL_BOUND:?} with a {TIMEOUT:?} timeout",
-            r.elapsed
+            "took more than {CALL_BOUND:?} with a {TIMEOUT:?} timeout"
         ));
     }
     let watch = r.events.as_ref();
@@ -381,7 +381,11 @@ fn check(cell: &Cell, r: &Record) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("wanted {:?}, got {}", cell.want, outcome_text(r)))
+        let got = watch.map_or_else(
+            || outcome_text(r),
+            |(got, written, end)| format!("{got} / {written} events, {end}"),
+        );
+        Err(format!("wanted {:?}, got {got}", cell.want))
     }
 }
 
