@@ -1,7 +1,8 @@
 //! The embedded server's request parsing: query strings, percent-decoding,
 //! label and field selectors (matched against a fixed object), request
-//! bodies (JSON/YAML), and the selector a scale subresource prints parses
-//! back. No panic on any input.
+//! bodies (JSON/YAML), and the selector a scale subresource prints. No
+//! panic on any input; a printed `matchLabels` selector parses back and
+//! matches the labels it came from.
 #![no_main]
 
 use kubeset_fuzz::split2;
@@ -9,7 +10,25 @@ use kubeset_testserver::fuzz_hooks::{
     decode_component, field_selector, label_selector, query_value, request_object, selector_string,
 };
 use libfuzzer_sys::fuzz_target;
-use serde_json::json;
+use serde_json::{Map, Value, json};
+
+/// `sel.matchLabels` when it is the whole selector and every key and value
+/// is 1–16 lowercase letters or digits.
+fn simple_match_labels(sel: &Value) -> Option<&Map<String, Value>> {
+    let obj = sel.as_object()?;
+    let labels = obj.get("matchLabels")?.as_object()?;
+    let plain = |s: &str| {
+        (1..=16).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    let only = obj.len() == 1 && !labels.is_empty();
+    (only
+        && labels
+            .iter()
+            .all(|(k, v)| plain(k) && v.as_str().is_some_and(plain)))
+    .then_some(labels)
+}
 
 fuzz_target!(|data: &[u8]| {
     let (head, body) = split2(data);
@@ -32,8 +51,14 @@ fuzz_target!(|data: &[u8]| {
             && let Some(sel) = v.get("selector")
         {
             let printed = selector_string(sel);
-            // Only selectors made of valid keys and values must parse back.
-            let _ = label_selector(&printed, &object);
+            let parsed = label_selector(&printed, &object);
+            // matchLabels alone, of plain names and values: the printed
+            // selector must parse and match an object with those labels.
+            if let Some(labels) = simple_match_labels(sel) {
+                let carrier = json!({"metadata": {"labels": labels}});
+                assert_eq!(label_selector(&printed, &carrier), Ok(true), "{printed:?}");
+                assert!(parsed.is_ok(), "{printed:?}: {parsed:?}");
+            }
         }
     }
 });
