@@ -12,9 +12,12 @@
 //! - [`instance::Instance`] starts extra instances (429, failover) that a
 //!   test owns and stops; [`etcd`] compacts etcd (410 Gone).
 //! - [`json::assert_subset`]: read-back equality where the server defaults.
+//! - [`fault_proxy::FaultProxy`]: a loopback proxy that breaks connections
+//!   to the real server in chosen ways (the fault matrix, `suite/faults.rs`).
 
 pub mod env;
 pub mod etcd;
+pub mod fault_proxy;
 pub mod instance;
 pub mod json;
 

@@ -19,11 +19,15 @@
 //!   (a partial `--only` run writes beside its data instead); see [`mod@bench`].
 //! - `cargo xtask public-api [--bless]`: the facade's public API against
 //!   `crates/kubeset/public-api.txt`; see [`public_api`].
+//! - `cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]`: build the
+//!   libFuzzer targets of `fuzz/` on stable and run each for a bounded
+//!   time (CI: `--smoke`); see [`fuzz`].
 
 mod bench;
 mod codegen;
 mod fetch;
 mod public_api;
+mod fuzz;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -50,7 +54,8 @@ fn usage() -> ExitCode {
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
          cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]\n       \
-         cargo xtask public-api [--bless]"
+         cargo xtask public-api [--bless]\n       \
+         cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]"
     );
     ExitCode::from(2)
 }
@@ -60,6 +65,8 @@ fn main() -> ExitCode {
     let mut check = false;
     let mut quick = false;
     let mut bless = false;
+    let mut smoke = false;
+    let mut seconds = None;
     let mut specs = None;
     let mut dest = None;
     let mut positional = Vec::new();
@@ -69,6 +76,11 @@ fn main() -> ExitCode {
             "--check" => check = true,
             "--quick" => quick = true,
             "--bless" => bless = true,
+            "--smoke" => smoke = true,
+            "--seconds" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(v) => seconds = Some(v),
+                None => return usage(),
+            },
             "--specs" => match it.next() {
                 Some(v) => specs = Some(PathBuf::from(v)),
                 None => return usage(),
@@ -88,6 +100,7 @@ fn main() -> ExitCode {
         Some("test") => test::run_all(&specs_root(specs)),
         Some("bench") => bench::run(quick),
         Some("public-api") => public_api::run(bless),
+        Some("fuzz") => fuzz::run(smoke, seconds, &positional[1..]),
         Some("pin-specs") => match positional.get(1) {
             Some(version) => fetch::pin(version, &specs_root(specs)),
             None => return usage(),

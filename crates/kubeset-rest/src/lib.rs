@@ -35,6 +35,8 @@ pub mod config;
 mod error;
 mod execute;
 pub mod failover;
+#[doc(hidden)]
+pub mod fuzz_hooks;
 pub mod metrics;
 pub mod rate_limit;
 mod request;

@@ -75,7 +75,7 @@ fn text_response(code: u16, text: &'static str) -> Response<Body> {
 }
 
 /// Decodes a query component (`+` is a space).
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     decode(s, true)
 }
 
@@ -259,7 +259,7 @@ async fn read_body(
     Ok((parts, bytes))
 }
 
-fn parse_object(bytes: &[u8], content_type: &str) -> Result<Value, ApiError> {
+pub(crate) fn parse_object(bytes: &[u8], content_type: &str) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty"));
     }

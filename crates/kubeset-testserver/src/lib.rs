@@ -62,6 +62,8 @@ mod error;
 mod events;
 mod faults;
 mod fields;
+#[doc(hidden)]
+pub mod fuzz_hooks;
 mod http;
 mod kubeconfig;
 mod limits;

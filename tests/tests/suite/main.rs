@@ -15,6 +15,7 @@ mod crdout;
 mod crds;
 mod crud;
 mod failover;
+mod faults;
 mod list;
 mod openapi;
 mod patch;

@@ -48,8 +48,10 @@ impl Quantity {
             "P" => 1e15,
             "E" => 1e18,
             exp if exp.starts_with(['e', 'E']) => {
+                // As one float literal: `0e400` is 0 (0 × 10⁴⁰⁰ as two
+                // floats is 0 × ∞ = NaN), `1e400` is ∞, `1e-400` is 0.
                 let e: i32 = exp[1..].parse().ok()?;
-                10f64.powi(e)
+                return format!("{number}e{e}").parse().ok();
             }
             _ => return None,
         };
@@ -85,6 +87,12 @@ mod tests {
         assert_eq!(q("1Xi"), None);
         assert_eq!(q(""), None);
         assert_eq!(q("Gi"), None);
+        // Found by the `scalars` fuzz target: a zero with a huge exponent
+        // was NaN.
+        assert_eq!(q("0e88883"), Some(0.0));
+        assert_eq!(q("1e-400"), Some(0.0));
+        assert_eq!(q("2e400"), Some(f64::INFINITY));
+        assert_eq!(q("1.5e3"), Some(1500.0));
         let v: Quantity = serde_json::from_str("\"500Mi\"").unwrap();
         assert_eq!(serde_json::to_string(&v).unwrap(), "\"500Mi\"");
     }
