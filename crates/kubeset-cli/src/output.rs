@@ -83,12 +83,46 @@ pub fn encode(format: &OutputFormat, doc: &Value) -> Result<String, CliError> {
     }
 }
 
+/// The formats a list is written in item by item (see [`ListWriter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFormat {
+    /// As `-o json`.
+    Json,
+    /// As `-o yaml`.
+    Yaml,
+    /// As `-o name`.
+    Name,
+}
+
+impl ListFormat {
+    /// The streamed form of `-o FORMAT`, if it has one (tables and JSONPath
+    /// templates need the whole list).
+    pub fn of(format: Option<&OutputFormat>) -> Option<Self> {
+        match format? {
+            OutputFormat::Json => Some(Self::Json),
+            OutputFormat::Yaml => Some(Self::Yaml),
+            OutputFormat::Name => Some(Self::Name),
+            OutputFormat::Wide | OutputFormat::JsonPath(_) => None,
+        }
+    }
+}
+
+impl From<ListFormat> for OutputFormat {
+    fn from(format: ListFormat) -> Self {
+        match format {
+            ListFormat::Json => Self::Json,
+            ListFormat::Yaml => Self::Yaml,
+            ListFormat::Name => Self::Name,
+        }
+    }
+}
+
 /// Writes a `List` in a machine format item by item, byte for byte as
 /// [`render`] prints it whole: peak memory is one item, not the list
 /// three times over (objects, their JSON values, the output text).
 pub struct ListWriter<'r, W: std::io::Write> {
     out: W,
-    format: OutputFormat,
+    format: ListFormat,
     resource: &'r ApiResource,
     items: usize,
     /// The reader went away (a closed pipe: `| head`); nothing more is
@@ -101,9 +135,8 @@ fn encode_error(what: &str, e: impl std::error::Error + Send + Sync + 'static) -
 }
 
 impl<'r, W: std::io::Write> ListWriter<'r, W> {
-    /// A writer for a list of `resource` (`format` is JSON, YAML or name;
-    /// wide tables need every row first and are not streamed).
-    pub fn new(out: W, format: OutputFormat, resource: &'r ApiResource) -> Self {
+    /// A writer for a list of `resource`.
+    pub fn new(out: W, format: ListFormat, resource: &'r ApiResource) -> Self {
         Self {
             out,
             format,
@@ -136,7 +169,7 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
         let first = self.items == 0;
         self.items += 1;
         let text = match self.format {
-            OutputFormat::Json => {
+            ListFormat::Json => {
                 let item = serde_json::to_string_pretty(&with_type(self.resource, obj))
                     .map_err(|e| encode_error("JSON", e))?;
                 // JSON strings escape newlines: every one is structural.
@@ -147,7 +180,7 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
                 };
                 format!("{head}{}", item.replace('\n', "\n    "))
             }
-            OutputFormat::Yaml => {
+            ListFormat::Yaml => {
                 let item = serde_norway::to_string(&with_type(self.resource, obj))
                     .map_err(|e| encode_error("YAML", e))?;
                 let mut text = String::with_capacity(item.len() + 64);
@@ -161,7 +194,7 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
                 }
                 text
             }
-            OutputFormat::Name | OutputFormat::Wide => object_ref(self.resource, obj.name()) + "\n",
+            ListFormat::Name => object_ref(self.resource, obj.name()) + "\n",
         };
         self.write(&text)
     }
@@ -169,17 +202,17 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
     /// Writes the end of the list and flushes.
     pub fn finish(mut self) -> Result<(), CliError> {
         let tail = match (self.format, self.items) {
-            (OutputFormat::Json, 0) => {
+            (ListFormat::Json, 0) => {
                 "{\n  \"apiVersion\": \"v1\",\n  \"items\": [],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
             }
-            (OutputFormat::Json, _) => {
+            (ListFormat::Json, _) => {
                 "\n  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
             }
-            (OutputFormat::Yaml, 0) => {
+            (ListFormat::Yaml, 0) => {
                 "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ''\n"
             }
-            (OutputFormat::Yaml, _) => "kind: List\nmetadata:\n  resourceVersion: ''\n",
-            (OutputFormat::Name | OutputFormat::Wide, _) => "",
+            (ListFormat::Yaml, _) => "kind: List\nmetadata:\n  resourceVersion: ''\n",
+            (ListFormat::Name, _) => "",
         };
         self.write(tail)?;
         match self.out.flush() {
@@ -593,7 +626,7 @@ mod tests {
         }
     }
 
-    fn streamed(format: OutputFormat, objects: &[DynamicObject]) -> String {
+    fn streamed(format: ListFormat, objects: &[DynamicObject]) -> String {
         let mut out = Vec::new();
         let resource = cm();
         let mut w = ListWriter::new(&mut out, format, &resource);
@@ -616,9 +649,9 @@ mod tests {
             obj(json!({"metadata": {"name": "b"}, "binaryData": {}, "data": {"n": "12"}})),
             obj(json!({"metadata": {"name": "c"}})),
         ];
-        for format in [OutputFormat::Json, OutputFormat::Yaml, OutputFormat::Name] {
+        for format in [ListFormat::Json, ListFormat::Yaml, ListFormat::Name] {
             for n in [0, 1, 3] {
-                let whole = render(format, &cm(), &objects[..n], false).unwrap();
+                let whole = render(&format.into(), &cm(), &objects[..n], false).unwrap();
                 assert_eq!(streamed(format, &objects[..n]), whole, "{format:?} {n}");
             }
         }

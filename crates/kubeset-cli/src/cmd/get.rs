@@ -36,24 +36,21 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         ));
     }
     let mut list_rv = String::new();
-    let machine = matches!(
-        args.output,
-        Some(OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Name)
-    );
-    let (objects, single) = match &args.name {
-        None if machine => {
-            let format = args.output.unwrap_or(OutputFormat::Json);
+    let streamed = output::ListFormat::of(args.output.as_ref());
+    let machine = streamed.is_some();
+    let (objects, single) = match (&args.name, streamed) {
+        (None, Some(format)) => {
             list_rv = list_streamed(&api, &list_params(args), format, &resource).await?;
             (Vec::new(), false)
         }
-        Some(name) => {
+        (Some(name), _) => {
             let obj = api
                 .get(name)
                 .await
                 .map_err(|e| CliError::api(format!("getting {}", describe(&resource, name)), e))?;
             (vec![obj], true)
         }
-        None => {
+        (None, None) => {
             let list = api
                 .list(&list_params(args))
                 .await
@@ -113,7 +110,7 @@ fn list_params(args: &GetArgs) -> ListParams {
 async fn list_streamed(
     api: &Api<DynamicObject>,
     params: &ListParams,
-    format: OutputFormat,
+    format: output::ListFormat,
     resource: &ApiResource,
 ) -> Result<String, CliError> {
     let action = || format!("listing {}", resource.plural);
