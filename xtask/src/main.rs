@@ -26,8 +26,8 @@
 mod bench;
 mod codegen;
 mod fetch;
-mod public_api;
 mod fuzz;
+mod public_api;
 mod test;
 
 use std::path::{Path, PathBuf};

@@ -78,12 +78,24 @@ pub fn run(bless: bool) -> Result<(), Error> {
     .into())
 }
 
+/// The features a crate is documented with: the runtime's optional parts
+/// are part of the facade's API (`kubeset` features `leader`, `events`,
+/// `metrics`, `conditions`), so the snapshot holds them too.
+fn features_of(krate: &str) -> &'static [&'static str] {
+    match krate {
+        "kubeset-runtime" => &["--features", "leader,events,metrics,conditions"],
+        _ => &[],
+    }
+}
+
 fn rustdoc_json(root: &Path, target: &Path, krate: &str) -> Result<Value, Error> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_DIR", target)
-        .args(["rustdoc", "-q", "-p", krate, "--lib", "--"])
+        .args(["rustdoc", "-q", "-p", krate, "--lib"])
+        .args(features_of(krate))
+        .arg("--")
         .args(["-Z", "unstable-options", "--output-format", "json"])
         .status()?;
     if !status.success() {

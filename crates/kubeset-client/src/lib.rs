@@ -32,9 +32,9 @@
 
 mod api_typed;
 mod client;
-mod entry;
 #[cfg(feature = "apiextensions-v1")]
 pub mod crd;
+mod entry;
 // Generated (`cargo xtask codegen`) and formatted by the generator
 // (prettyplease), not rustfmt; docs carry the spec's prose.
 #[rustfmt::skip]
@@ -49,9 +49,9 @@ mod url;
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};
 pub use clientset::Clientset;
-pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
 #[cfg(feature = "apiextensions-v1")]
 pub use crd::{CustomResourceExt, merge_crds};
+pub use entry::{CommitError, Entry, MODIFY_ATTEMPTS, OccupiedEntry, VacantEntry};
 pub use patch::Patch;
 
 #[cfg(feature = "apiextensions-v1")]

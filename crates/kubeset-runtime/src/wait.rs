@@ -2,17 +2,10 @@
 //! the [`conditions`] (kube-rs's `kube::runtime::wait` names and shapes,
 //! so code ports by changing imports).
 //!
-//! ```no_run
-//! use kubeset_client::{Api, Client, CustomResourceExt};
-//! use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-//! use kubeset_runtime::wait::{await_condition, conditions};
-//! # async fn run<K: CustomResourceExt>(client: Client) -> Result<(), Box<dyn std::error::Error>> {
-//! let crds: Api<CustomResourceDefinition> = Api::cluster(client);
-//! let established = await_condition(crds, K::crd_name(), conditions::is_crd_established());
-//! // Bound the wait: await_condition itself waits as long as it takes.
-//! tokio::time::timeout(std::time::Duration::from_secs(30), established).await??;
-//! # Ok(()) }
-//! ```
+//! With the `conditions` feature (kubeset's `conditions`), [`conditions`]
+//! also has the typed conditions of kube-rs (`is_crd_established`,
+//! `is_pod_running`, …), which need the models of core, apps, batch,
+//! networking and apiextensions v1.
 //!
 //! Unlike kube-rs, a watch failure that can pass (a broken stream, a
 //! retryable server status) does not end the wait: the watcher resumes and
@@ -147,10 +140,15 @@ where
 /// The conditions kube-rs ships, and combinators.
 pub mod conditions {
     use kubeset_client::Resource;
+    #[cfg(feature = "conditions")]
     use kubeset_client::api::apps::v1::Deployment;
+    #[cfg(feature = "conditions")]
     use kubeset_client::api::batch::v1::Job;
+    #[cfg(feature = "conditions")]
     use kubeset_client::api::core::v1::{Pod, Service};
+    #[cfg(feature = "conditions")]
     use kubeset_client::api::networking::v1::Ingress;
+    #[cfg(feature = "conditions")]
     use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
     use super::Condition;
@@ -162,6 +160,19 @@ pub mod conditions {
     }
 
     /// The CRD's `Established` condition is `True`: its kind is served.
+    ///
+    /// ```no_run
+    /// use kubeset_client::{Api, Client, CustomResourceExt};
+    /// use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    /// use kubeset_runtime::wait::{await_condition, conditions};
+    /// # async fn run<K: CustomResourceExt>(client: Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let crds: Api<CustomResourceDefinition> = Api::cluster(client);
+    /// let established = await_condition(crds, K::crd_name(), conditions::is_crd_established());
+    /// // Bound the wait: await_condition itself waits as long as it takes.
+    /// tokio::time::timeout(std::time::Duration::from_secs(30), established).await??;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_crd_established() -> impl Condition<CustomResourceDefinition> {
         |obj: Option<&CustomResourceDefinition>| {
@@ -175,6 +186,7 @@ pub mod conditions {
     }
 
     /// The pod's phase is `Running`.
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_pod_running() -> impl Condition<Pod> {
         |obj: Option<&Pod>| {
@@ -185,6 +197,7 @@ pub mod conditions {
     }
 
     /// The job has a `Complete` condition that is `True`.
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_job_completed() -> impl Condition<Job> {
         |obj: Option<&Job>| {
@@ -199,6 +212,7 @@ pub mod conditions {
 
     /// The deployment's rollout is complete: its `Progressing` condition
     /// has reason `NewReplicaSetAvailable` (kubectl rollout status's test).
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_deployment_completed() -> impl Condition<Deployment> {
         |obj: Option<&Deployment>| {
@@ -216,6 +230,7 @@ pub mod conditions {
 
     /// A `LoadBalancer` service has an address (an IP or a hostname on every
     /// ingress point); services of other types match at once.
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_service_loadbalancer_provisioned() -> impl Condition<Service> {
         |obj: Option<&Service>| {
@@ -236,6 +251,7 @@ pub mod conditions {
 
     /// The ingress has an address (an IP or a hostname on every ingress
     /// point).
+    #[cfg(feature = "conditions")]
     #[must_use]
     pub fn is_ingress_provisioned() -> impl Condition<Ingress> {
         |obj: Option<&Ingress>| {
@@ -279,7 +295,7 @@ pub mod conditions {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "conditions"))]
 mod tests {
     use kubeset_client::api::core::v1::{Pod, PodStatus};
     use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
