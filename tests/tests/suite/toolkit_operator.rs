@@ -21,7 +21,7 @@ use kubeset::runtime::controller::Error as ControllerError;
 use kubeset::runtime::metrics::Metrics;
 use kubeset::runtime::metrics::prometheus_client::registry::Registry;
 use kubeset::runtime::{LeaseConfig, RetryBackoff, WatcherConfig, WatcherError};
-use kubeset::{Api, Patch, ResourceExt as _};
+use kubeset::{Api, CustomResourceExt as _, Patch, ResourceExt as _};
 use kubeset_tests::{eventually, meta};
 use operator::{Greeter, GreeterSpec};
 use serde_json::json;
@@ -32,7 +32,25 @@ use crate::common::connect;
 const LONG: Duration = Duration::from_secs(90);
 
 async fn ensure_crd(crds: &Api<CustomResourceDefinition>) {
-    let crd = operator::crd().expect("the CRD builds");
+    // The operator's own CRD, with `spec` opened up
+    // (`x-kubernetes-preserve-unknown-fields`): as if a newer version of the
+    // CRD accepted objects this operator's type cannot decode, so that the
+    // test can store one and watch the operator report and skip it.
+    let mut crd = Greeter::crd();
+    for v in &mut crd.spec.versions {
+        let open = serde_json::from_value(json!({
+            "type": "object", "x-kubernetes-preserve-unknown-fields": true
+        }))
+        .expect("a schema");
+        let root = v
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_apiv3_schema.as_mut())
+            .expect("the derive writes a schema");
+        root.properties
+            .get_or_insert_default()
+            .insert("spec".to_owned(), open);
+    }
     match crds.create(&PostParams::default(), &crd).await {
         Ok(_) => {}
         Err(e) if e.is_already_exists() => {}

@@ -18,12 +18,12 @@ mod operator;
 
 use std::sync::Arc;
 
-use kubeset::Api;
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubeset::params::PostParams;
 use kubeset::runtime::metrics::Metrics;
 use kubeset::runtime::metrics::prometheus_client::registry::Registry;
 use kubeset::runtime::{LeaseConfig, RetryBackoff, WatcherConfig};
+use kubeset::{Api, CustomResourceExt as _};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,7 +35,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let client = operator::client_with_metrics(&kubeset::Config::infer().await?, &metrics)?;
 
     let crds: Api<CustomResourceDefinition> = Api::cluster(client.clone());
-    match crds.create(&PostParams::default(), &operator::crd()?).await {
+    match crds
+        .create(&PostParams::default(), &operator::Greeter::crd())
+        .await
+    {
         Ok(_) => println!("created the Greeter CRD"),
         Err(e) if e.is_already_exists() => {}
         Err(e) => return Err(e.into()),
