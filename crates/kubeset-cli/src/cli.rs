@@ -579,20 +579,11 @@ pub fn client_for(config: &Config) -> Result<Client, CliError> {
 }
 
 /// A `--server` value as a URL (`host:port` alone means https).
+/// `--server`, read as kubeconfig's `server` is (kubeset-rest's rules:
+/// `host:port` means https, numeric hosts such as `12345` are refused).
 fn parse_server(server: &str) -> Result<url::Url, CliError> {
-    let text = if server.contains("://") {
-        server.to_owned()
-    } else {
-        format!("https://{server}")
-    };
-    let url = url::Url::parse(&text)
-        .map_err(|e| CliError::usage(format!("--server {server:?} is not a URL: {e}")))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(CliError::usage(format!(
-            "--server {server:?} must be an http(s) URL with a host"
-        )));
-    }
-    Ok(url)
+    kubeset::rest::config::parse_server(server)
+        .map_err(|e| CliError::usage(format!("--server {e}")))
 }
 
 #[cfg(test)]
@@ -638,6 +629,18 @@ mod tests {
         assert_eq!(c.timeout, Some(Duration::from_secs(2)));
         assert_eq!(c.read_timeout, Some(READ_TIMEOUT));
         assert!(c.authenticator.is_some());
+    }
+
+    #[test]
+    fn numeric_servers_are_refused_as_in_kubeconfig() {
+        for server in ["12345", "https://127.1:6443"] {
+            let cli = Cli::try_parse_from(["kubeset", "get", "pods", "--server", server]).unwrap();
+            let err = cli.global.config().unwrap_err().to_string();
+            assert!(
+                err.contains("would be dialled as the IPv4 address"),
+                "{server}: {err}"
+            );
+        }
     }
 
     #[test]

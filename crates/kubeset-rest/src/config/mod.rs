@@ -194,32 +194,88 @@ fn redact_url(url: &Url) -> String {
     u.to_string()
 }
 
-/// Parses a server URL (`host:port` alone means https, as in client-go)
-/// and trims trailing `/` from its path.
-fn parse_server(server: &str) -> Result<Url, String> {
+/// Why a server URL was refused ([`parse_server`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerUrlError {
+    /// Not a URL at all.
+    #[error("{server:?} is not a URL ({reason})")]
+    NotUrl {
+        /// The server as written.
+        server: String,
+        /// What the URL parser said.
+        reason: url::ParseError,
+    },
+    /// A scheme other than http or https.
+    #[error("{server:?}: the scheme must be http or https")]
+    Scheme {
+        /// The server as written.
+        server: String,
+    },
+    /// No host.
+    #[error("{server:?} has no host")]
+    NoHost {
+        /// The server as written.
+        server: String,
+    },
+    /// A host the URL standard reads as an IPv4 address although it is not
+    /// written in dotted form (`12345`, `127.1`, `0x7f.0.0.1`).
+    #[error(
+        "{server:?}: the host {written:?} would be dialled as the IPv4 address {ip}; write the address in dotted form, or a DNS name"
+    )]
+    NumericHost {
+        /// The server as written.
+        server: String,
+        /// The host as written.
+        written: String,
+        /// The address the URL standard makes of it.
+        ip: std::net::Ipv4Addr,
+    },
+}
+
+/// Parses a server URL as kubeconfig's `server` and the CLI's `--server`
+/// are read: `host:port` alone means https (as in client-go), a trailing
+/// `/` of the path is trimmed, and a host the URL standard would turn into
+/// an IPv4 address it does not look like is refused (Go takes `12345` for
+/// a DNS name; neither is what the author meant).
+///
+/// ```
+/// use kubeset_rest::config::parse_server;
+/// assert_eq!(parse_server("10.0.0.1:6443").unwrap().as_str(), "https://10.0.0.1:6443/");
+/// assert!(parse_server("12345").is_err());
+/// ```
+pub fn parse_server(server: &str) -> Result<Url, ServerUrlError> {
     let server = server.trim();
     let text = if server.contains("://") {
         server.to_owned()
     } else {
         format!("https://{server}")
     };
-    let mut url = Url::parse(&text).map_err(|e| format!("{server:?} is not a URL ({e})"))?;
+    let mut url = Url::parse(&text).map_err(|reason| ServerUrlError::NotUrl {
+        server: server.to_owned(),
+        reason,
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("{server:?}: the scheme must be http or https"));
+        return Err(ServerUrlError::Scheme {
+            server: server.to_owned(),
+        });
     }
-    if url.host().is_none() {
-        return Err(format!("{server:?} has no host"));
-    }
-    if let Some(url::Host::Ipv4(ip)) = url.host() {
-        let written = written_host(&text);
-        if !written.eq_ignore_ascii_case(&ip.to_string()) {
-            // The URL standard reads `12345`, `127.1` or `0x7f.1` as IPv4
-            // addresses; Go (client-go) takes them for DNS names. Neither
-            // is what the author meant by a server.
-            return Err(format!(
-                "{server:?}: the host {written:?} would be dialled as the IPv4 address {ip}; write the address in dotted form, or a DNS name"
-            ));
+    match url.host() {
+        None => {
+            return Err(ServerUrlError::NoHost {
+                server: server.to_owned(),
+            });
         }
+        Some(url::Host::Ipv4(ip)) => {
+            let written = written_host(&text);
+            if !written.eq_ignore_ascii_case(&ip.to_string()) {
+                return Err(ServerUrlError::NumericHost {
+                    server: server.to_owned(),
+                    written: written.to_owned(),
+                    ip,
+                });
+            }
+        }
+        Some(_) => {}
     }
     let trimmed = url.path().trim_end_matches('/').to_owned();
     url.set_path(&trimmed);
@@ -375,7 +431,7 @@ impl Config {
         if server.trim().is_empty() {
             return Err(cl.missing("server"));
         }
-        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e))?;
+        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e.to_string()))?;
         let mut config = Config::new(cluster_url);
         if let Some(ns) = context.namespace.as_deref().filter(|n| !n.is_empty()) {
             config.default_namespace = ns.to_owned();
@@ -665,14 +721,14 @@ mod tests {
             "010.0.0.1",
             "https://u@4294967295",
         ] {
-            let err = parse_server(bad).unwrap_err();
+            let err = parse_server(bad).unwrap_err().to_string();
             assert!(
                 err.contains("would be dialled as the IPv4 address"),
                 "{bad}: {err}"
             );
         }
         assert_eq!(
-            parse_server("12345").unwrap_err(),
+            parse_server("12345").unwrap_err().to_string(),
             "\"12345\": the host \"12345\" would be dialled as the IPv4 address 0.0.48.57; write the address in dotted form, or a DNS name"
         );
         assert_eq!(u("https://u@10.0.0.1:6443/x"), "https://u@10.0.0.1:6443/x");
