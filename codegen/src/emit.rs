@@ -10,7 +10,10 @@ use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
 use crate::names;
 
+mod resources;
 mod serde_impls;
+
+pub(crate) use resources::resource_info;
 
 /// Top-level modules of `kubeset-api`, declared by its hand-written `lib.rs`.
 pub const TOP_LEVEL_MODULES: &[&str] = &[
@@ -281,7 +284,7 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     for (name, node) in &root.children {
         emit_module(ir, std::slice::from_ref(name), node, spec_label, &mut out)?;
     }
-    let resources = emit_resources(ir, spec_label)?;
+    let resources = resources::emit_resources(ir, spec_label)?;
     out.files.insert(RESOURCES_FILE.to_owned(), resources);
     out.files
         .insert(LAYOUT_FILE.to_owned(), emit_layout_checks(ir, spec_label)?);
@@ -387,65 +390,6 @@ fn emit_layout_checks(ir: &Ir, spec_label: &str) -> Result<String, CodegenError>
     };
     let pre = preamble(&[format!("Source: {spec_label}.")]);
     format(LAYOUT_FILE, tokens, &pre)
-}
-
-fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
-    let entries = ir.resources.iter().map(|r| {
-        let (group, version, kind, plural, singular) =
-            (&r.group, &r.version, &r.kind, &r.plural, &r.singular);
-        let namespaced = r.namespaced;
-        let verbs = r.verbs.iter();
-        let subresources = r.subresources.keys();
-        let short_names = r.short_names.iter();
-        quote! {
-            ResourceInfo {
-                group: #group,
-                version: #version,
-                kind: #kind,
-                plural: #plural,
-                singular: #singular,
-                namespaced: #namespaced,
-                verbs: &[#(#verbs),*],
-                subresources: &[#(#subresources),*],
-                short_names: &[#(#short_names),*],
-            },
-        }
-    });
-    let subs = ir.resources.iter().flat_map(|r| {
-        r.subresources.iter().map(move |(name, s)| {
-            let (group, version, plural) = (&r.group, &r.version, &r.plural);
-            let verbs = s.verbs.iter();
-            let kind = match &s.kind {
-                Some(k) => {
-                    let (g, v, k) = (&k.group, &k.version, &k.kind);
-                    quote!(Some(KindRef { group: #g, version: #v, kind: #k }))
-                }
-                None => quote!(None),
-            };
-            quote! {
-                SubresourceInfo {
-                    group: #group,
-                    version: #version,
-                    resource: #plural,
-                    name: #name,
-                    verbs: &[#(#verbs),*],
-                    kind: #kind,
-                },
-            }
-        })
-    });
-    let tokens = quote! {
-        use super::{KindRef, ResourceInfo, SubresourceInfo};
-
-        /// Every resource in the spec's paths, sorted by group, version and plural.
-        pub static RESOURCES: &[ResourceInfo] = &[#(#entries)*];
-
-        /// Every subresource in the spec's paths, sorted by group, version,
-        /// resource and name.
-        pub static SUBRESOURCES: &[SubresourceInfo] = &[#(#subs)*];
-    };
-    let pre = preamble(&[format!("Source: paths of {spec_label}.")]);
-    format(RESOURCES_FILE, tokens, &pre)
 }
 
 fn emit_features(ir: &Ir) -> String {

@@ -11,7 +11,7 @@ use quote::quote;
 use serde_json::Value;
 
 use super::CustomResourceDefinition;
-use crate::emit::{docs, format, ident, rust_ty_with};
+use crate::emit::{docs, format, ident, resource_info, rust_ty_with};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
 use crate::names;
@@ -245,7 +245,6 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
         version,
         kind,
         plural,
-        singular,
         namespaced,
         ..
     } = r;
@@ -277,9 +276,7 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
             }
         }
     });
-    let verbs = r.verbs.iter();
-    let subresources = r.subresources.keys();
-    let short_names: Vec<&String> = r.short_names.iter().collect();
+    let resource_info = resource_info(&quote!(kubeset::resources::ResourceInfo), r);
     let spec = fields.iter().find(|f| f.json == "spec");
     let constructor = spec.map(|f| {
         let ty = rust_ty(ir, &f.ty);
@@ -338,20 +335,10 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
 
         impl #name {
             /// kubectl short names of the resource.
-            pub const SHORT_NAMES: &'static [&'static str] = &[#(#short_names),*];
+            pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
 
             /// The resource as discovery describes it.
-            pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
-                group: #group,
-                version: #version,
-                kind: #kind,
-                plural: #plural,
-                singular: #singular,
-                namespaced: #namespaced,
-                verbs: &[#(#verbs),*],
-                subresources: &[#(#subresources),*],
-                short_names: &[#(#short_names),*],
-            };
+            pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = #resource_info;
 
             #constructor
         }

@@ -44,7 +44,7 @@ impl kubeset::Resource for Policy {
 }
 impl Policy {
     /// kubectl short names of the resource.
-    pub const SHORT_NAMES: &'static [&'static str] = &[];
+    pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
     /// The resource as discovery describes it.
     pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
         group: "golden.example.com",

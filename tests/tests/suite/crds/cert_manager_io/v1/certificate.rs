@@ -55,7 +55,7 @@ impl kubeset::Resource for Certificate {
 }
 impl Certificate {
     /// kubectl short names of the resource.
-    pub const SHORT_NAMES: &'static [&'static str] = &["cert", "certs"];
+    pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
     /// The resource as discovery describes it.
     pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
         group: "cert-manager.io",

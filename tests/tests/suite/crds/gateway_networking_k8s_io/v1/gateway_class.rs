@@ -69,7 +69,7 @@ impl kubeset::Resource for GatewayClass {
 }
 impl GatewayClass {
     /// kubectl short names of the resource.
-    pub const SHORT_NAMES: &'static [&'static str] = &["gc"];
+    pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
     /// The resource as discovery describes it.
     pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
         group: "gateway.networking.k8s.io",

@@ -54,7 +54,7 @@ impl kubeset::Resource for ReferenceGrant {
 }
 impl ReferenceGrant {
     /// kubectl short names of the resource.
-    pub const SHORT_NAMES: &'static [&'static str] = &["refgrant"];
+    pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
     /// The resource as discovery describes it.
     pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
         group: "gateway.networking.k8s.io",

@@ -47,7 +47,7 @@ impl kubeset::Resource for ScaledObject {
 }
 impl ScaledObject {
     /// kubectl short names of the resource.
-    pub const SHORT_NAMES: &'static [&'static str] = &["so"];
+    pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
     /// The resource as discovery describes it.
     pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
         group: "keda.sh",

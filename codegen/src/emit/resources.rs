@@ -1,0 +1,76 @@
+//! The discovery table: `src/resources/generated.rs` of `kubeset-api`, and
+//! the one `ResourceInfo` literal both emitters write (the CRD emitter puts
+//! it in each kind's `RESOURCE_INFO`).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{RESOURCES_FILE, format, preamble};
+use crate::error::CodegenError;
+use crate::ir::{Ir, ResourceIr};
+
+/// `<path> { group: …, …, short_names: &[…] }` for `r`, where `path` names
+/// the `ResourceInfo` type where the literal is written.
+pub(crate) fn resource_info(path: &TokenStream, r: &ResourceIr) -> TokenStream {
+    let (group, version, kind, plural, singular) =
+        (&r.group, &r.version, &r.kind, &r.plural, &r.singular);
+    let namespaced = r.namespaced;
+    let verbs = r.verbs.iter();
+    let subresources = r.subresources.keys();
+    let short_names = r.short_names.iter();
+    quote! {
+        #path {
+            group: #group,
+            version: #version,
+            kind: #kind,
+            plural: #plural,
+            singular: #singular,
+            namespaced: #namespaced,
+            verbs: &[#(#verbs),*],
+            subresources: &[#(#subresources),*],
+            short_names: &[#(#short_names),*],
+        }
+    }
+}
+
+/// `RESOURCES` and `SUBRESOURCES`: every resource and subresource of the
+/// spec's paths.
+pub(super) fn emit_resources(ir: &Ir, spec_label: &str) -> Result<String, CodegenError> {
+    let info = quote!(ResourceInfo);
+    let entries = ir.resources.iter().map(|r| resource_info(&info, r));
+    let subs = ir.resources.iter().flat_map(|r| {
+        r.subresources.iter().map(move |(name, s)| {
+            let (group, version, plural) = (&r.group, &r.version, &r.plural);
+            let verbs = s.verbs.iter();
+            let kind = match &s.kind {
+                Some(k) => {
+                    let (g, v, k) = (&k.group, &k.version, &k.kind);
+                    quote!(Some(KindRef { group: #g, version: #v, kind: #k }))
+                }
+                None => quote!(None),
+            };
+            quote! {
+                SubresourceInfo {
+                    group: #group,
+                    version: #version,
+                    resource: #plural,
+                    name: #name,
+                    verbs: &[#(#verbs),*],
+                    kind: #kind,
+                },
+            }
+        })
+    });
+    let tokens = quote! {
+        use super::{KindRef, ResourceInfo, SubresourceInfo};
+
+        /// Every resource in the spec's paths, sorted by group, version and plural.
+        pub static RESOURCES: &[ResourceInfo] = &[#(#entries,)*];
+
+        /// Every subresource in the spec's paths, sorted by group, version,
+        /// resource and name.
+        pub static SUBRESOURCES: &[SubresourceInfo] = &[#(#subs)*];
+    };
+    let pre = preamble(&[format!("Source: paths of {spec_label}.")]);
+    format(RESOURCES_FILE, tokens, &pre)
+}
