@@ -35,23 +35,6 @@ pub const RENAMES: &[(&str, &str, &str)] = &[
     ("finalize", "put", "finalize"),
 ];
 
-/// Responses the spec names wrongly: (subresource, HTTP method, definition
-/// the server really answers with). kube-apiserver answers a successful
-/// eviction and binding with a `Status` (`status: Success`), not with the
-/// posted object the spec names.
-pub const RESPONSE_OVERRIDES: &[(&str, &str, &str)] = &[
-    (
-        "eviction",
-        "post",
-        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-    ),
-    (
-        "binding",
-        "post",
-        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-    ),
-];
-
 /// Subresource names made of several words (the spec writes them in one).
 const SUBRESOURCE_WORDS: &[(&str, &str)] = &[("ephemeralcontainers", "ephemeral_containers")];
 
@@ -298,12 +281,7 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<ClientOutput, CodegenError> {
             skipped.push(skip("no typed method for this HTTP method"));
             continue;
         }
-        let response = RESPONSE_OVERRIDES
-            .iter()
-            .find(|(s, m, d)| *s == op.subresource && *m == op.method && ir.types.contains_key(*d))
-            .map(|(_, _, d)| OperationResponse::Definition((*d).to_owned()))
-            .unwrap_or_else(|| op.response.clone());
-        let response_ty = match &response {
+        let response_ty = match &op.response {
             OperationResponse::Definition(d) => match ir.types.get(d) {
                 Some(t) => Some(t),
                 None => {

@@ -114,9 +114,94 @@ pub fn feature_of(modules: &[String]) -> Option<String> {
     }
 }
 
+/// Where a custom resource's definition goes (a live `/openapi/v3` serves
+/// CRD group-versions too, named `<reversed group>.<version>.<Kind>`): under
+/// `api::<group with . and - as _>::<version>`, so `things.example.com/v1`
+/// `Thing` is `api::example_com::v1::Thing` (feature `example-com-v1`).
+/// Only definitions whose name is exactly what their single
+/// `x-kubernetes-group-version-kind` says; others stay errors.
+pub fn custom_resource_path(
+    definition: &str,
+    schema: &crate::spec::Schema,
+) -> Option<(Vec<String>, String)> {
+    let [gvk] = schema.gvk.as_slice() else {
+        return None;
+    };
+    if !gvk.group.contains('.') {
+        return None;
+    }
+    let reversed: Vec<&str> = gvk.group.split('.').rev().collect();
+    let list_kind = format!("{}List", gvk.kind);
+    let expected = format!("{}.{}.", reversed.join("."), gvk.version);
+    let name = definition.strip_prefix(&expected)?;
+    if name != gvk.kind && name != list_kind {
+        return None;
+    }
+    let module = gvk.group.replace(['.', '-'], "_");
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_lowercase())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !valid(&module)
+        || !valid(&gvk.version)
+        || !name.starts_with(|c: char| c.is_ascii_uppercase())
+        || !name.chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    Some((
+        vec!["api".to_owned(), module, gvk.version.clone()],
+        name.to_owned(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{Gvk, Schema};
+
+    #[test]
+    fn custom_resources_map_under_their_group() {
+        let schema = |group: &str, kind: &str| Schema {
+            gvk: vec![Gvk {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+            }],
+            ..Schema::default()
+        };
+        let path = |d: &str, s: &Schema| custom_resource_path(d, s);
+        assert_eq!(
+            path(
+                "dev.kubeset.oa-x1.v1.Thing",
+                &schema("oa-x1.kubeset.dev", "Thing")
+            ),
+            Some((
+                vec!["api".into(), "oa_x1_kubeset_dev".into(), "v1".into()],
+                "Thing".into()
+            ))
+        );
+        assert_eq!(
+            path(
+                "dev.kubeset.oa-x1.v1.ThingList",
+                &schema("oa-x1.kubeset.dev", "ThingList")
+            )
+            .map(|p| p.1),
+            Some("ThingList".into())
+        );
+        // The name must be what the group-version-kind says.
+        assert_eq!(
+            path("dev.other.v1.Thing", &schema("oa.kubeset.dev", "Thing")),
+            None
+        );
+        // Built-in groups have no dot; groups starting with a digit make no module.
+        assert_eq!(path("apps.v1.Thing", &schema("apps", "Thing")), None);
+        assert_eq!(
+            path("com.x.9a.v1.Thing", &schema("9a.x.com", "Thing")),
+            None
+        );
+    }
 
     #[test]
     fn upper_camel_names_nested_types() {

@@ -619,7 +619,7 @@ pub fn crds_from_openapi_v3(doc: &OpenApiV3) -> Vec<CustomResourceDefinition> {
     let resources = crate::ir::resources_from_paths(&input);
     let mut out: BTreeMap<(String, String), CustomResourceDefinition> = BTreeMap::new();
     for (definition, schema) in &input.definitions {
-        let Some((_, name)) = crate::ir::custom_resource_path(definition, schema) else {
+        let Some((_, name)) = crate::names::custom_resource_path(definition, schema) else {
             continue;
         };
         let [gvk] = schema.gvk.as_slice() else {
