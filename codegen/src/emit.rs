@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::TokenStream;
+use quote::quote;
 
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
-use crate::names;
+use crate::names::{self, ident};
 
 mod resources;
 mod serde_impls;
@@ -73,14 +73,6 @@ impl Output {
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
 const LAYOUT_FILE: &str = "src/layout/generated.rs";
 
-pub(crate) fn ident(name: &str) -> Ident {
-    match name {
-        "self" | "super" | "crate" | "Self" => format_ident!("{}_", name),
-        _ => syn::parse_str::<Ident>(name)
-            .unwrap_or_else(|_| Ident::new_raw(name, Span::call_site())),
-    }
-}
-
 fn type_path(ir: &Ir, definition: &str) -> TokenStream {
     match ir.types.get(definition) {
         Some(t) => {
@@ -130,15 +122,23 @@ pub(crate) fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .unwrap_or(fallback);
-    let lines = text.lines().map(|l| {
-        let l = l.trim_end().replace('\t', "    ");
-        if l.is_empty() {
-            String::new()
-        } else {
-            format!(" {l}")
-        }
-    });
+    let lines = doc_lines(text);
     quote!(#(#[doc = #lines])*)
+}
+
+/// The attribute values of a doc text: one per line, each but the empty
+/// ones starting with a space, tabs as four spaces.
+pub(crate) fn doc_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let l = l.trim_end().replace('\t', "    ");
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!(" {l}")
+            }
+        })
+        .collect()
 }
 
 fn field_tokens(ir: &Ir, f: &Field) -> TokenStream {

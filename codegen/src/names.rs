@@ -1,4 +1,8 @@
-//! The one place where spec names become Rust names.
+//! The one place where spec names become Rust names: fields, types,
+//! modules and features of the models, and the clientset's accessors,
+//! methods and parameter structs.
+
+use proc_macro2::{Ident, Span};
 
 /// Rust keywords (strict and reserved) that cannot be field names.
 const KEYWORDS: &[&str] = &[
@@ -73,6 +77,17 @@ pub fn field_name(json: &str) -> String {
         s.push('_');
     }
     s
+}
+
+/// The one way a name becomes a Rust identifier: raw when it is a keyword
+/// (`r#type`), with a trailing `_` for the keywords that cannot be raw
+/// (`self`, `super`, `crate`, `Self`).
+pub fn ident(name: &str) -> Ident {
+    match name {
+        "self" | "super" | "crate" | "Self" => Ident::new(&format!("{name}_"), Span::call_site()),
+        _ => syn::parse_str::<Ident>(name)
+            .unwrap_or_else(|_| Ident::new_raw(name, Span::call_site())),
+    }
 }
 
 /// Module segments and type name of a definition: the `io.k8s.` prefix is
@@ -154,6 +169,100 @@ pub fn custom_resource_path(
         vec!["api".to_owned(), module, gvk.version.clone()],
         name.to_owned(),
     ))
+}
+
+/// Subresource methods named as client-go names them:
+/// (subresource, HTTP method, Rust method).
+pub const RENAMES: &[(&str, &str, &str)] = &[
+    ("log", "get", "logs"),
+    ("eviction", "post", "evict"),
+    ("binding", "post", "bind"),
+    ("finalize", "put", "finalize"),
+];
+
+/// Subresource names made of several words (the spec writes them in one).
+const SUBRESOURCE_WORDS: &[(&str, &str)] = &[("ephemeralcontainers", "ephemeral_containers")];
+
+/// A group-version's module in the clientset: the feature with `-` → `_`
+/// (`core-v1` → `core_v1`).
+pub fn group_version_module(feature: &str) -> String {
+    feature.replace('-', "_")
+}
+
+/// A group-version's struct in the clientset: the feature in UpperCamelCase
+/// (`core-v1` → `CoreV1`).
+pub fn group_version_struct(feature: &str) -> String {
+    feature
+        .split(['-', '_'])
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The accessor name of a resource: the kind's snake_case words with the
+/// plural's ending (`NetworkPolicy`/`networkpolicies` → `network_policies`).
+pub fn resource_method(kind: &str, plural: &str) -> String {
+    let snake = snake_case(kind);
+    let words: Vec<&str> = snake.split('_').collect();
+    let (last, head) = match words.split_last() {
+        Some(x) => x,
+        None => return field_name(plural),
+    };
+    let prefix: String = head.concat();
+    let name = match plural.strip_prefix(&prefix) {
+        Some(tail) if tail.starts_with(&last[..1.min(last.len())]) => {
+            let mut parts: Vec<&str> = head.to_vec();
+            parts.push(tail);
+            parts.join("_")
+        }
+        _ => plural.to_owned(),
+    };
+    field_name(&name)
+}
+
+/// The every-namespace accessor of a namespaced resource (`pods_all`).
+pub fn all_namespaces_method(accessor: &str) -> String {
+    format!("{accessor}_all")
+}
+
+/// The method name of a subresource operation: `<verb>_<subresource>` with
+/// `get`, `replace` (PUT), `patch`, `create` (POST), except [`RENAMES`].
+pub fn subresource_method(sub: &str, method: &str) -> String {
+    if let Some((_, _, name)) = RENAMES.iter().find(|(s, m, _)| *s == sub && *m == method) {
+        return (*name).to_owned();
+    }
+    let verb = match method {
+        "get" => "get",
+        "put" => "replace",
+        "patch" => "patch",
+        "post" => "create",
+        other => other,
+    };
+    format!("{verb}_{}", subresource_words(sub))
+}
+
+fn subresource_words(sub: &str) -> String {
+    SUBRESOURCE_WORDS
+        .iter()
+        .find(|(s, _)| *s == sub)
+        .map(|(_, w)| (*w).to_owned())
+        .unwrap_or_else(|| field_name(sub))
+}
+
+/// The byte-stream twin of a plain-text GET with parameters (`log_stream`).
+pub fn stream_method(sub: &str) -> String {
+    format!("{}_stream", field_name(sub))
+}
+
+/// The query-parameter struct of a subresource GET: `<Kind><Subresource>Params`
+/// (`PodLogParams`).
+pub fn params_struct(kind: &str, sub: &str) -> String {
+    format!("{kind}{}Params", group_version_struct(sub))
 }
 
 #[cfg(test)]
@@ -289,5 +398,54 @@ mod tests {
             Some("apiregistration-v1")
         );
         assert_eq!(f("apimachinery::pkg::apis::meta::v1"), None);
+    }
+
+    #[test]
+    fn resource_method_names() {
+        assert_eq!(resource_method("Pod", "pods"), "pods");
+        assert_eq!(
+            resource_method("NetworkPolicy", "networkpolicies"),
+            "network_policies"
+        );
+        assert_eq!(
+            resource_method("CertificateSigningRequest", "certificatesigningrequests"),
+            "certificate_signing_requests"
+        );
+        assert_eq!(resource_method("Endpoints", "endpoints"), "endpoints");
+        assert_eq!(resource_method("IPAddress", "ipaddresses"), "ip_addresses");
+        assert_eq!(resource_method("Odd", "strange"), "strange");
+        assert_eq!(all_namespaces_method("pods"), "pods_all");
+    }
+
+    #[test]
+    fn subresource_method_names() {
+        assert_eq!(subresource_method("log", "get"), "logs");
+        assert_eq!(subresource_method("scale", "put"), "replace_scale");
+        assert_eq!(subresource_method("token", "post"), "create_token");
+        assert_eq!(
+            subresource_method("ephemeralcontainers", "patch"),
+            "patch_ephemeral_containers"
+        );
+        assert_eq!(subresource_method("finalize", "put"), "finalize");
+        assert_eq!(stream_method("log"), "log_stream");
+        assert_eq!(params_struct("Pod", "log"), "PodLogParams");
+    }
+
+    #[test]
+    fn group_version_names() {
+        assert_eq!(group_version_module("core-v1"), "core_v1");
+        assert_eq!(group_version_struct("core-v1"), "CoreV1");
+        assert_eq!(
+            group_version_struct("apiextensions-v1beta1"),
+            "ApiextensionsV1beta1"
+        );
+    }
+
+    #[test]
+    fn idents_escape_keywords() {
+        assert_eq!(ident("pods").to_string(), "pods");
+        assert_eq!(ident("type").to_string(), "r#type");
+        assert_eq!(ident("self").to_string(), "self_");
+        assert_eq!(ident("Self").to_string(), "Self_");
     }
 }

@@ -11,10 +11,10 @@ use quote::quote;
 use serde_json::Value;
 
 use super::CustomResourceDefinition;
-use crate::emit::{docs, format, ident, resource_info, rust_ty_with};
+use crate::emit::{docs, format, resource_info, rust_ty_with};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
-use crate::names;
+use crate::names::{self, ident};
 use crate::schema::{INT_OR_STRING, OBJECT_META, TIME};
 
 /// Start of the first line of every generated file.

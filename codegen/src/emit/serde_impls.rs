@@ -10,8 +10,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ident;
 use crate::ir::{Field, Ty};
+use crate::names::ident;
 use crate::spec::Gvk;
 
 /// Both impls for struct `name` with `fields` (in JSON name order);

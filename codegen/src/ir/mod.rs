@@ -4,12 +4,14 @@
 //! By stage: this file is the model; [`tables`] the hand-kept facts the
 //! spec lacks; [`fixups`] the named corrections of upstream quirks;
 //! [`lowering`] definitions → types; [`paths`] the resource table and the
-//! subresource operations read from the spec's paths.
+//! subresource operations read from the spec's paths; [`client`] the
+//! clientset's accessors and methods, a pass over the finished IR.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::spec::Gvk;
 
+pub mod client;
 pub mod fixups;
 mod lowering;
 mod paths;

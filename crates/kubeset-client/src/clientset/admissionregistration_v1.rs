@@ -12,9 +12,9 @@ impl AdmissionregistrationV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `MutatingWebhookConfiguration` (`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`, cluster-scoped).
-
- MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.*/
+    /// `MutatingWebhookConfiguration` (`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`, cluster-scoped).
+    ///
+    /// MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
     pub fn mutating_webhook_configurations(
         &self,
     ) -> crate::Api<
@@ -22,9 +22,9 @@ impl AdmissionregistrationV1 {
     > {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ValidatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies`, cluster-scoped).
-
- ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.*/
+    /// `ValidatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies`, cluster-scoped).
+    ///
+    /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
     pub fn validating_admission_policies(
         &self,
     ) -> crate::Api<
@@ -32,9 +32,9 @@ impl AdmissionregistrationV1 {
     > {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ValidatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings`, cluster-scoped).
-
- ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.*/
+    /// `ValidatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings`, cluster-scoped).
+    ///
+    /// ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.
     pub fn validating_admission_policy_bindings(
         &self,
     ) -> crate::Api<
@@ -42,9 +42,9 @@ impl AdmissionregistrationV1 {
     > {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ValidatingWebhookConfiguration` (`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`, cluster-scoped).
-
- ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.*/
+    /// `ValidatingWebhookConfiguration` (`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations`, cluster-scoped).
+    ///
+    /// ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
     pub fn validating_webhook_configurations(
         &self,
     ) -> crate::Api<

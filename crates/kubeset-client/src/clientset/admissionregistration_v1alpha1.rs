@@ -12,9 +12,9 @@ impl AdmissionregistrationV1alpha1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `MutatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies`, cluster-scoped).
-
- MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.*/
+    /// `MutatingAdmissionPolicy` (`/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies`, cluster-scoped).
+    ///
+    /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
     pub fn mutating_admission_policies(
         &self,
     ) -> crate::Api<
@@ -22,9 +22,9 @@ impl AdmissionregistrationV1alpha1 {
     > {
         crate::Api::cluster(self.client.clone())
     }
-    /** `MutatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicybindings`, cluster-scoped).
-
- MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources.*/
+    /// `MutatingAdmissionPolicyBinding` (`/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicybindings`, cluster-scoped).
+    ///
+    /// MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources.
     pub fn mutating_admission_policy_bindings(
         &self,
     ) -> crate::Api<

@@ -12,9 +12,9 @@ impl ApiextensionsV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `CustomResourceDefinition` (`/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, cluster-scoped).
-
- CustomResourceDefinition represents a resource that should be exposed on the API server.*/
+    /// `CustomResourceDefinition` (`/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, cluster-scoped).
+    ///
+    /// CustomResourceDefinition represents a resource that should be exposed on the API server.
     pub fn custom_resource_definitions(
         &self,
     ) -> crate::Api<

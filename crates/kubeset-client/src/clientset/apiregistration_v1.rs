@@ -12,9 +12,9 @@ impl ApiregistrationV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `APIService` (`/apis/apiregistration.k8s.io/v1/apiservices`, cluster-scoped).
-
- APIService represents a server for a particular GroupVersion.*/
+    /// `APIService` (`/apis/apiregistration.k8s.io/v1/apiservices`, cluster-scoped).
+    ///
+    /// APIService represents a server for a particular GroupVersion.
     pub fn api_services(
         &self,
     ) -> crate::Api<

@@ -12,9 +12,9 @@ impl ApiserverinternalV1alpha1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `StorageVersion` (`/apis/internal.apiserver.k8s.io/v1alpha1/storageversions`, cluster-scoped).
-
- Storage version of a specific resource.*/
+    /// `StorageVersion` (`/apis/internal.apiserver.k8s.io/v1alpha1/storageversions`, cluster-scoped).
+    ///
+    /// Storage version of a specific resource.
     pub fn storage_versions(
         &self,
     ) -> crate::Api<kubeset_api::api::apiserverinternal::v1alpha1::StorageVersion> {

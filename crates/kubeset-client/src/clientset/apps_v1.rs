@@ -12,9 +12,9 @@ impl AppsV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `ControllerRevision` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/controllerrevisions`).
-
- ControllerRevision implements an immutable snapshot of state data.*/
+    /// `ControllerRevision` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/controllerrevisions`).
+    ///
+    /// ControllerRevision implements an immutable snapshot of state data.
     pub fn controller_revisions(
         &self,
         namespace: &str,
@@ -27,9 +27,9 @@ impl AppsV1 {
     ) -> crate::Api<kubeset_api::api::apps::v1::ControllerRevision> {
         crate::Api::all(self.client.clone())
     }
-    /** `DaemonSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/daemonsets`).
-
- DaemonSet represents the configuration of a daemon set.*/
+    /// `DaemonSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/daemonsets`).
+    ///
+    /// DaemonSet represents the configuration of a daemon set.
     pub fn daemon_sets(
         &self,
         namespace: &str,
@@ -40,9 +40,9 @@ impl AppsV1 {
     pub fn daemon_sets_all(&self) -> crate::Api<kubeset_api::api::apps::v1::DaemonSet> {
         crate::Api::all(self.client.clone())
     }
-    /** `Deployment` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/deployments`).
-
- Deployment enables declarative updates for Pods and ReplicaSets.*/
+    /// `Deployment` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/deployments`).
+    ///
+    /// Deployment enables declarative updates for Pods and ReplicaSets.
     pub fn deployments(
         &self,
         namespace: &str,
@@ -53,9 +53,9 @@ impl AppsV1 {
     pub fn deployments_all(&self) -> crate::Api<kubeset_api::api::apps::v1::Deployment> {
         crate::Api::all(self.client.clone())
     }
-    /** `ReplicaSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/replicasets`).
-
- ReplicaSet ensures that a specified number of pod replicas are running at any given time.*/
+    /// `ReplicaSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/replicasets`).
+    ///
+    /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
     pub fn replica_sets(
         &self,
         namespace: &str,
@@ -68,9 +68,9 @@ impl AppsV1 {
     ) -> crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
         crate::Api::all(self.client.clone())
     }
-    /** `StatefulSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/statefulsets`).
-
- StatefulSet represents a set of pods with consistent identities.*/
+    /// `StatefulSet` in `namespace` (`/apis/apps/v1/namespaces/{namespace}/statefulsets`).
+    ///
+    /// StatefulSet represents a set of pods with consistent identities.
     pub fn stateful_sets(
         &self,
         namespace: &str,
@@ -85,9 +85,9 @@ impl AppsV1 {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
-    /** Read scale of the specified Deployment.
-
- `GET /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`*/
+    /// Read scale of the specified Deployment.
+    ///
+    /// `GET /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`
     pub async fn get_scale(
         &self,
         name: &str,
@@ -96,9 +96,9 @@ impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
-    /** Partially update scale of the specified Deployment.
-
- `PATCH /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`*/
+    /// Partially update scale of the specified Deployment.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`
     pub async fn patch_scale<P: serde::Serialize>(
         &self,
         name: &str,
@@ -109,9 +109,9 @@ impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
-    /** Replace scale of the specified Deployment.
-
- `PUT /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`*/
+    /// Replace scale of the specified Deployment.
+    ///
+    /// `PUT /apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale`
     pub async fn replace_scale(
         &self,
         name: &str,
@@ -122,9 +122,9 @@ impl crate::Api<kubeset_api::api::apps::v1::Deployment> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
-    /** Read scale of the specified ReplicaSet.
-
- `GET /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`*/
+    /// Read scale of the specified ReplicaSet.
+    ///
+    /// `GET /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`
     pub async fn get_scale(
         &self,
         name: &str,
@@ -133,9 +133,9 @@ impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
-    /** Partially update scale of the specified ReplicaSet.
-
- `PATCH /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`*/
+    /// Partially update scale of the specified ReplicaSet.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`
     pub async fn patch_scale<P: serde::Serialize>(
         &self,
         name: &str,
@@ -146,9 +146,9 @@ impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
-    /** Replace scale of the specified ReplicaSet.
-
- `PUT /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`*/
+    /// Replace scale of the specified ReplicaSet.
+    ///
+    /// `PUT /apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale`
     pub async fn replace_scale(
         &self,
         name: &str,
@@ -159,9 +159,9 @@ impl crate::Api<kubeset_api::api::apps::v1::ReplicaSet> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::StatefulSet> {
-    /** Read scale of the specified StatefulSet.
-
- `GET /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`*/
+    /// Read scale of the specified StatefulSet.
+    ///
+    /// `GET /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`
     pub async fn get_scale(
         &self,
         name: &str,
@@ -170,9 +170,9 @@ impl crate::Api<kubeset_api::api::apps::v1::StatefulSet> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::StatefulSet> {
-    /** Partially update scale of the specified StatefulSet.
-
- `PATCH /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`*/
+    /// Partially update scale of the specified StatefulSet.
+    ///
+    /// `PATCH /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`
     pub async fn patch_scale<P: serde::Serialize>(
         &self,
         name: &str,
@@ -183,9 +183,9 @@ impl crate::Api<kubeset_api::api::apps::v1::StatefulSet> {
     }
 }
 impl crate::Api<kubeset_api::api::apps::v1::StatefulSet> {
-    /** Replace scale of the specified StatefulSet.
-
- `PUT /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`*/
+    /// Replace scale of the specified StatefulSet.
+    ///
+    /// `PUT /apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale`
     pub async fn replace_scale(
         &self,
         name: &str,

@@ -12,17 +12,17 @@ impl AuthenticationV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `SelfSubjectReview` (`/apis/authentication.k8s.io/v1/selfsubjectreviews`, cluster-scoped).
-
- SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.*/
+    /// `SelfSubjectReview` (`/apis/authentication.k8s.io/v1/selfsubjectreviews`, cluster-scoped).
+    ///
+    /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.
     pub fn self_subject_reviews(
         &self,
     ) -> crate::Api<kubeset_api::api::authentication::v1::SelfSubjectReview> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `TokenReview` (`/apis/authentication.k8s.io/v1/tokenreviews`, cluster-scoped).
-
- TokenReview attempts to authenticate a token to a known user.*/
+    /// `TokenReview` (`/apis/authentication.k8s.io/v1/tokenreviews`, cluster-scoped).
+    ///
+    /// TokenReview attempts to authenticate a token to a known user.
     pub fn token_reviews(
         &self,
     ) -> crate::Api<kubeset_api::api::authentication::v1::TokenReview> {

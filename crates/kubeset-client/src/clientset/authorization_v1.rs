@@ -12,9 +12,9 @@ impl AuthorizationV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `LocalSubjectAccessReview` in `namespace` (`/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews`).
-
- LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace.*/
+    /// `LocalSubjectAccessReview` in `namespace` (`/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews`).
+    ///
+    /// LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace.
     pub fn local_subject_access_reviews(
         &self,
         namespace: &str,
@@ -27,25 +27,25 @@ impl AuthorizationV1 {
     ) -> crate::Api<kubeset_api::api::authorization::v1::LocalSubjectAccessReview> {
         crate::Api::all(self.client.clone())
     }
-    /** `SelfSubjectAccessReview` (`/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, cluster-scoped).
-
- SelfSubjectAccessReview checks whether or the current user can perform an action.*/
+    /// `SelfSubjectAccessReview` (`/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, cluster-scoped).
+    ///
+    /// SelfSubjectAccessReview checks whether or the current user can perform an action.
     pub fn self_subject_access_reviews(
         &self,
     ) -> crate::Api<kubeset_api::api::authorization::v1::SelfSubjectAccessReview> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `SelfSubjectRulesReview` (`/apis/authorization.k8s.io/v1/selfsubjectrulesreviews`, cluster-scoped).
-
- SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace.*/
+    /// `SelfSubjectRulesReview` (`/apis/authorization.k8s.io/v1/selfsubjectrulesreviews`, cluster-scoped).
+    ///
+    /// SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace.
     pub fn self_subject_rules_reviews(
         &self,
     ) -> crate::Api<kubeset_api::api::authorization::v1::SelfSubjectRulesReview> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `SubjectAccessReview` (`/apis/authorization.k8s.io/v1/subjectaccessreviews`, cluster-scoped).
-
- SubjectAccessReview checks whether or not a user or group can perform an action.*/
+    /// `SubjectAccessReview` (`/apis/authorization.k8s.io/v1/subjectaccessreviews`, cluster-scoped).
+    ///
+    /// SubjectAccessReview checks whether or not a user or group can perform an action.
     pub fn subject_access_reviews(
         &self,
     ) -> crate::Api<kubeset_api::api::authorization::v1::SubjectAccessReview> {

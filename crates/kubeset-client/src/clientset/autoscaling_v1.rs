@@ -12,9 +12,9 @@ impl AutoscalingV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `HorizontalPodAutoscaler` in `namespace` (`/apis/autoscaling/v1/namespaces/{namespace}/horizontalpodautoscalers`).
-
- configuration of a horizontal pod autoscaler.*/
+    /// `HorizontalPodAutoscaler` in `namespace` (`/apis/autoscaling/v1/namespaces/{namespace}/horizontalpodautoscalers`).
+    ///
+    /// configuration of a horizontal pod autoscaler.
     pub fn horizontal_pod_autoscalers(
         &self,
         namespace: &str,

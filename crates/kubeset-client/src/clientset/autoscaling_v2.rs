@@ -12,9 +12,9 @@ impl AutoscalingV2 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `HorizontalPodAutoscaler` in `namespace` (`/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers`).
-
- HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.*/
+    /// `HorizontalPodAutoscaler` in `namespace` (`/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers`).
+    ///
+    /// HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
     pub fn horizontal_pod_autoscalers(
         &self,
         namespace: &str,

@@ -12,9 +12,9 @@ impl BatchV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `CronJob` in `namespace` (`/apis/batch/v1/namespaces/{namespace}/cronjobs`).
-
- CronJob represents the configuration of a single cron job.*/
+    /// `CronJob` in `namespace` (`/apis/batch/v1/namespaces/{namespace}/cronjobs`).
+    ///
+    /// CronJob represents the configuration of a single cron job.
     pub fn cron_jobs(
         &self,
         namespace: &str,
@@ -25,9 +25,9 @@ impl BatchV1 {
     pub fn cron_jobs_all(&self) -> crate::Api<kubeset_api::api::batch::v1::CronJob> {
         crate::Api::all(self.client.clone())
     }
-    /** `Job` in `namespace` (`/apis/batch/v1/namespaces/{namespace}/jobs`).
-
- Job represents the configuration of a single job.*/
+    /// `Job` in `namespace` (`/apis/batch/v1/namespaces/{namespace}/jobs`).
+    ///
+    /// Job represents the configuration of a single job.
     pub fn jobs(&self, namespace: &str) -> crate::Api<kubeset_api::api::batch::v1::Job> {
         crate::Api::namespaced(self.client.clone(), namespace)
     }

@@ -12,9 +12,9 @@ impl CertificatesV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `CertificateSigningRequest` (`/apis/certificates.k8s.io/v1/certificatesigningrequests`, cluster-scoped).
-
- CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by submitting a certificate signing request, and having it asynchronously approved and issued.*/
+    /// `CertificateSigningRequest` (`/apis/certificates.k8s.io/v1/certificatesigningrequests`, cluster-scoped).
+    ///
+    /// CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by submitting a certificate signing request, and having it asynchronously approved and issued.
     pub fn certificate_signing_requests(
         &self,
     ) -> crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
@@ -22,9 +22,9 @@ impl CertificatesV1 {
     }
 }
 impl crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
-    /** Read approval of the specified CertificateSigningRequest.
-
- `GET /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`*/
+    /// Read approval of the specified CertificateSigningRequest.
+    ///
+    /// `GET /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`
     pub async fn get_approval(
         &self,
         name: &str,
@@ -36,9 +36,9 @@ impl crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
     }
 }
 impl crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
-    /** Partially update approval of the specified CertificateSigningRequest.
-
- `PATCH /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`*/
+    /// Partially update approval of the specified CertificateSigningRequest.
+    ///
+    /// `PATCH /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`
     pub async fn patch_approval<P: serde::Serialize>(
         &self,
         name: &str,
@@ -52,9 +52,9 @@ impl crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
     }
 }
 impl crate::Api<kubeset_api::api::certificates::v1::CertificateSigningRequest> {
-    /** Replace approval of the specified CertificateSigningRequest.
-
- `PUT /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`*/
+    /// Replace approval of the specified CertificateSigningRequest.
+    ///
+    /// `PUT /apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval`
     pub async fn replace_approval(
         &self,
         name: &str,

@@ -12,9 +12,9 @@ impl CertificatesV1alpha1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `ClusterTrustBundle` (`/apis/certificates.k8s.io/v1alpha1/clustertrustbundles`, cluster-scoped).
-
- ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).*/
+    /// `ClusterTrustBundle` (`/apis/certificates.k8s.io/v1alpha1/clustertrustbundles`, cluster-scoped).
+    ///
+    /// ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).
     pub fn cluster_trust_bundles(
         &self,
     ) -> crate::Api<kubeset_api::api::certificates::v1alpha1::ClusterTrustBundle> {

@@ -12,17 +12,17 @@ impl CertificatesV1beta1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `ClusterTrustBundle` (`/apis/certificates.k8s.io/v1beta1/clustertrustbundles`, cluster-scoped).
-
- ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).*/
+    /// `ClusterTrustBundle` (`/apis/certificates.k8s.io/v1beta1/clustertrustbundles`, cluster-scoped).
+    ///
+    /// ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).
     pub fn cluster_trust_bundles(
         &self,
     ) -> crate::Api<kubeset_api::api::certificates::v1beta1::ClusterTrustBundle> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `PodCertificateRequest` in `namespace` (`/apis/certificates.k8s.io/v1beta1/namespaces/{namespace}/podcertificaterequests`).
-
- PodCertificateRequest encodes a pod requesting a certificate from a given signer.*/
+    /// `PodCertificateRequest` in `namespace` (`/apis/certificates.k8s.io/v1beta1/namespaces/{namespace}/podcertificaterequests`).
+    ///
+    /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
     pub fn pod_certificate_requests(
         &self,
         namespace: &str,

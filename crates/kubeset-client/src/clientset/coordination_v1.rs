@@ -12,9 +12,9 @@ impl CoordinationV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `Lease` in `namespace` (`/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases`).
-
- Lease defines a lease concept.*/
+    /// `Lease` in `namespace` (`/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases`).
+    ///
+    /// Lease defines a lease concept.
     pub fn leases(
         &self,
         namespace: &str,

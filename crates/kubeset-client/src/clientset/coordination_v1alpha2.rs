@@ -12,9 +12,9 @@ impl CoordinationV1alpha2 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `LeaseCandidate` in `namespace` (`/apis/coordination.k8s.io/v1alpha2/namespaces/{namespace}/leasecandidates`).
-
- LeaseCandidate defines a candidate for a Lease object.*/
+    /// `LeaseCandidate` in `namespace` (`/apis/coordination.k8s.io/v1alpha2/namespaces/{namespace}/leasecandidates`).
+    ///
+    /// LeaseCandidate defines a candidate for a Lease object.
     pub fn lease_candidates(
         &self,
         namespace: &str,

@@ -12,9 +12,9 @@ impl CoreV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `Binding` in `namespace` (`/api/v1/namespaces/{namespace}/bindings`).
-
- Binding ties one object to another; for example, a pod is bound to a node by a scheduler.*/
+    /// `Binding` in `namespace` (`/api/v1/namespaces/{namespace}/bindings`).
+    ///
+    /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
     pub fn bindings(
         &self,
         namespace: &str,
@@ -25,17 +25,17 @@ impl CoreV1 {
     pub fn bindings_all(&self) -> crate::Api<kubeset_api::api::core::v1::Binding> {
         crate::Api::all(self.client.clone())
     }
-    /** `ComponentStatus` (`/api/v1/componentstatuses`, cluster-scoped).
-
- ComponentStatus (and ComponentStatusList) holds the cluster validation info.*/
+    /// `ComponentStatus` (`/api/v1/componentstatuses`, cluster-scoped).
+    ///
+    /// ComponentStatus (and ComponentStatusList) holds the cluster validation info.
     pub fn component_statuses(
         &self,
     ) -> crate::Api<kubeset_api::api::core::v1::ComponentStatus> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ConfigMap` in `namespace` (`/api/v1/namespaces/{namespace}/configmaps`).
-
- ConfigMap holds configuration data for pods to consume.*/
+    /// `ConfigMap` in `namespace` (`/api/v1/namespaces/{namespace}/configmaps`).
+    ///
+    /// ConfigMap holds configuration data for pods to consume.
     pub fn config_maps(
         &self,
         namespace: &str,
@@ -46,9 +46,9 @@ impl CoreV1 {
     pub fn config_maps_all(&self) -> crate::Api<kubeset_api::api::core::v1::ConfigMap> {
         crate::Api::all(self.client.clone())
     }
-    /** `Endpoints` in `namespace` (`/api/v1/namespaces/{namespace}/endpoints`).
-
- Endpoints is a collection of endpoints that implement the actual service.*/
+    /// `Endpoints` in `namespace` (`/api/v1/namespaces/{namespace}/endpoints`).
+    ///
+    /// Endpoints is a collection of endpoints that implement the actual service.
     pub fn endpoints(
         &self,
         namespace: &str,
@@ -59,9 +59,9 @@ impl CoreV1 {
     pub fn endpoints_all(&self) -> crate::Api<kubeset_api::api::core::v1::Endpoints> {
         crate::Api::all(self.client.clone())
     }
-    /** `Event` in `namespace` (`/api/v1/namespaces/{namespace}/events`).
-
- Event is a report of an event somewhere in the cluster.*/
+    /// `Event` in `namespace` (`/api/v1/namespaces/{namespace}/events`).
+    ///
+    /// Event is a report of an event somewhere in the cluster.
     pub fn events(
         &self,
         namespace: &str,
@@ -72,9 +72,9 @@ impl CoreV1 {
     pub fn events_all(&self) -> crate::Api<kubeset_api::api::core::v1::Event> {
         crate::Api::all(self.client.clone())
     }
-    /** `LimitRange` in `namespace` (`/api/v1/namespaces/{namespace}/limitranges`).
-
- LimitRange sets resource usage limits for each kind of resource in a Namespace.*/
+    /// `LimitRange` in `namespace` (`/api/v1/namespaces/{namespace}/limitranges`).
+    ///
+    /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
     pub fn limit_ranges(
         &self,
         namespace: &str,
@@ -87,21 +87,21 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::LimitRange> {
         crate::Api::all(self.client.clone())
     }
-    /** `Namespace` (`/api/v1/namespaces`, cluster-scoped).
-
- Namespace provides a scope for Names.*/
+    /// `Namespace` (`/api/v1/namespaces`, cluster-scoped).
+    ///
+    /// Namespace provides a scope for Names.
     pub fn namespaces(&self) -> crate::Api<kubeset_api::api::core::v1::Namespace> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `Node` (`/api/v1/nodes`, cluster-scoped).
-
- Node is a worker node in Kubernetes.*/
+    /// `Node` (`/api/v1/nodes`, cluster-scoped).
+    ///
+    /// Node is a worker node in Kubernetes.
     pub fn nodes(&self) -> crate::Api<kubeset_api::api::core::v1::Node> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `PersistentVolumeClaim` in `namespace` (`/api/v1/namespaces/{namespace}/persistentvolumeclaims`).
-
- PersistentVolumeClaim is a user's request for and claim to a persistent volume*/
+    /// `PersistentVolumeClaim` in `namespace` (`/api/v1/namespaces/{namespace}/persistentvolumeclaims`).
+    ///
+    /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
     pub fn persistent_volume_claims(
         &self,
         namespace: &str,
@@ -114,17 +114,17 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::PersistentVolumeClaim> {
         crate::Api::all(self.client.clone())
     }
-    /** `PersistentVolume` (`/api/v1/persistentvolumes`, cluster-scoped).
-
- PersistentVolume (PV) is a storage resource provisioned by an administrator.*/
+    /// `PersistentVolume` (`/api/v1/persistentvolumes`, cluster-scoped).
+    ///
+    /// PersistentVolume (PV) is a storage resource provisioned by an administrator.
     pub fn persistent_volumes(
         &self,
     ) -> crate::Api<kubeset_api::api::core::v1::PersistentVolume> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `Pod` in `namespace` (`/api/v1/namespaces/{namespace}/pods`).
-
- Pod is a collection of containers that can run on a host.*/
+    /// `Pod` in `namespace` (`/api/v1/namespaces/{namespace}/pods`).
+    ///
+    /// Pod is a collection of containers that can run on a host.
     pub fn pods(&self, namespace: &str) -> crate::Api<kubeset_api::api::core::v1::Pod> {
         crate::Api::namespaced(self.client.clone(), namespace)
     }
@@ -132,9 +132,9 @@ impl CoreV1 {
     pub fn pods_all(&self) -> crate::Api<kubeset_api::api::core::v1::Pod> {
         crate::Api::all(self.client.clone())
     }
-    /** `PodTemplate` in `namespace` (`/api/v1/namespaces/{namespace}/podtemplates`).
-
- PodTemplate describes a template for creating copies of a predefined pod.*/
+    /// `PodTemplate` in `namespace` (`/api/v1/namespaces/{namespace}/podtemplates`).
+    ///
+    /// PodTemplate describes a template for creating copies of a predefined pod.
     pub fn pod_templates(
         &self,
         namespace: &str,
@@ -147,9 +147,9 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::PodTemplate> {
         crate::Api::all(self.client.clone())
     }
-    /** `ReplicationController` in `namespace` (`/api/v1/namespaces/{namespace}/replicationcontrollers`).
-
- ReplicationController represents the configuration of a replication controller.*/
+    /// `ReplicationController` in `namespace` (`/api/v1/namespaces/{namespace}/replicationcontrollers`).
+    ///
+    /// ReplicationController represents the configuration of a replication controller.
     pub fn replication_controllers(
         &self,
         namespace: &str,
@@ -162,9 +162,9 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::ReplicationController> {
         crate::Api::all(self.client.clone())
     }
-    /** `ResourceQuota` in `namespace` (`/api/v1/namespaces/{namespace}/resourcequotas`).
-
- ResourceQuota sets aggregate quota restrictions enforced per namespace*/
+    /// `ResourceQuota` in `namespace` (`/api/v1/namespaces/{namespace}/resourcequotas`).
+    ///
+    /// ResourceQuota sets aggregate quota restrictions enforced per namespace
     pub fn resource_quotas(
         &self,
         namespace: &str,
@@ -177,9 +177,9 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::ResourceQuota> {
         crate::Api::all(self.client.clone())
     }
-    /** `Secret` in `namespace` (`/api/v1/namespaces/{namespace}/secrets`).
-
- Secret holds secret data of a certain type.*/
+    /// `Secret` in `namespace` (`/api/v1/namespaces/{namespace}/secrets`).
+    ///
+    /// Secret holds secret data of a certain type.
     pub fn secrets(
         &self,
         namespace: &str,
@@ -190,9 +190,9 @@ impl CoreV1 {
     pub fn secrets_all(&self) -> crate::Api<kubeset_api::api::core::v1::Secret> {
         crate::Api::all(self.client.clone())
     }
-    /** `ServiceAccount` in `namespace` (`/api/v1/namespaces/{namespace}/serviceaccounts`).
-
- ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets*/
+    /// `ServiceAccount` in `namespace` (`/api/v1/namespaces/{namespace}/serviceaccounts`).
+    ///
+    /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
     pub fn service_accounts(
         &self,
         namespace: &str,
@@ -205,9 +205,9 @@ impl CoreV1 {
     ) -> crate::Api<kubeset_api::api::core::v1::ServiceAccount> {
         crate::Api::all(self.client.clone())
     }
-    /** `Service` in `namespace` (`/api/v1/namespaces/{namespace}/services`).
-
- Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.*/
+    /// `Service` in `namespace` (`/api/v1/namespaces/{namespace}/services`).
+    ///
+    /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
     pub fn services(
         &self,
         namespace: &str,
@@ -321,9 +321,9 @@ impl crate::params::QueryParams for PodLogParams {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Namespace> {
-    /** Replace finalize of the specified Namespace.
-
- `PUT /api/v1/namespaces/{name}/finalize`*/
+    /// Replace finalize of the specified Namespace.
+    ///
+    /// `PUT /api/v1/namespaces/{name}/finalize`
     pub async fn finalize(
         &self,
         name: &str,
@@ -334,9 +334,9 @@ impl crate::Api<kubeset_api::api::core::v1::Namespace> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Create binding of a Pod.
-
- `POST /api/v1/namespaces/{namespace}/pods/{name}/binding`*/
+    /// Create binding of a Pod.
+    ///
+    /// `POST /api/v1/namespaces/{namespace}/pods/{name}/binding`
     pub async fn bind(
         &self,
         name: &str,
@@ -347,9 +347,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Read ephemeralcontainers of the specified Pod.
-
- `GET /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`*/
+    /// Read ephemeralcontainers of the specified Pod.
+    ///
+    /// `GET /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`
     pub async fn get_ephemeral_containers(
         &self,
         name: &str,
@@ -358,9 +358,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Partially update ephemeralcontainers of the specified Pod.
-
- `PATCH /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`*/
+    /// Partially update ephemeralcontainers of the specified Pod.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`
     pub async fn patch_ephemeral_containers<P: serde::Serialize>(
         &self,
         name: &str,
@@ -371,9 +371,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Replace ephemeralcontainers of the specified Pod.
-
- `PUT /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`*/
+    /// Replace ephemeralcontainers of the specified Pod.
+    ///
+    /// `PUT /api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers`
     pub async fn replace_ephemeral_containers(
         &self,
         name: &str,
@@ -384,9 +384,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Create eviction of a Pod.
-
- `POST /api/v1/namespaces/{namespace}/pods/{name}/eviction`*/
+    /// Create eviction of a Pod.
+    ///
+    /// `POST /api/v1/namespaces/{namespace}/pods/{name}/eviction`
     pub async fn evict(
         &self,
         name: &str,
@@ -397,9 +397,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Read log of the specified Pod.
-
- `GET /api/v1/namespaces/{namespace}/pods/{name}/log`*/
+    /// Read log of the specified Pod.
+    ///
+    /// `GET /api/v1/namespaces/{namespace}/pods/{name}/log`
     pub async fn logs(
         &self,
         name: &str,
@@ -407,9 +407,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     ) -> Result<String, crate::Error> {
         self.get_subresource_text("log", name, params).await
     }
-    /** Read log of the specified Pod. As a byte stream, chunks as they arrive (for `follow`).
-
- `GET /api/v1/namespaces/{namespace}/pods/{name}/log`*/
+    /// Read log of the specified Pod. As a byte stream, chunks as they arrive (for `follow`).
+    ///
+    /// `GET /api/v1/namespaces/{namespace}/pods/{name}/log`
     pub async fn log_stream(
         &self,
         name: &str,
@@ -422,9 +422,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Read resize of the specified Pod.
-
- `GET /api/v1/namespaces/{namespace}/pods/{name}/resize`*/
+    /// Read resize of the specified Pod.
+    ///
+    /// `GET /api/v1/namespaces/{namespace}/pods/{name}/resize`
     pub async fn get_resize(
         &self,
         name: &str,
@@ -433,9 +433,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Partially update resize of the specified Pod.
-
- `PATCH /api/v1/namespaces/{namespace}/pods/{name}/resize`*/
+    /// Partially update resize of the specified Pod.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/pods/{name}/resize`
     pub async fn patch_resize<P: serde::Serialize>(
         &self,
         name: &str,
@@ -446,9 +446,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::Pod> {
-    /** Replace resize of the specified Pod.
-
- `PUT /api/v1/namespaces/{namespace}/pods/{name}/resize`*/
+    /// Replace resize of the specified Pod.
+    ///
+    /// `PUT /api/v1/namespaces/{namespace}/pods/{name}/resize`
     pub async fn replace_resize(
         &self,
         name: &str,
@@ -459,9 +459,9 @@ impl crate::Api<kubeset_api::api::core::v1::Pod> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
-    /** Read scale of the specified ReplicationController.
-
- `GET /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`*/
+    /// Read scale of the specified ReplicationController.
+    ///
+    /// `GET /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`
     pub async fn get_scale(
         &self,
         name: &str,
@@ -470,9 +470,9 @@ impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
-    /** Partially update scale of the specified ReplicationController.
-
- `PATCH /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`*/
+    /// Partially update scale of the specified ReplicationController.
+    ///
+    /// `PATCH /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`
     pub async fn patch_scale<P: serde::Serialize>(
         &self,
         name: &str,
@@ -483,9 +483,9 @@ impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
-    /** Replace scale of the specified ReplicationController.
-
- `PUT /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`*/
+    /// Replace scale of the specified ReplicationController.
+    ///
+    /// `PUT /api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale`
     pub async fn replace_scale(
         &self,
         name: &str,
@@ -496,9 +496,9 @@ impl crate::Api<kubeset_api::api::core::v1::ReplicationController> {
     }
 }
 impl crate::Api<kubeset_api::api::core::v1::ServiceAccount> {
-    /** Create token of a ServiceAccount.
-
- `POST /api/v1/namespaces/{namespace}/serviceaccounts/{name}/token`*/
+    /// Create token of a ServiceAccount.
+    ///
+    /// `POST /api/v1/namespaces/{namespace}/serviceaccounts/{name}/token`
     pub async fn create_token(
         &self,
         name: &str,

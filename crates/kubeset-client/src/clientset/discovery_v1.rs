@@ -12,9 +12,9 @@ impl DiscoveryV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `EndpointSlice` in `namespace` (`/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices`).
-
- EndpointSlice represents a set of service endpoints.*/
+    /// `EndpointSlice` in `namespace` (`/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices`).
+    ///
+    /// EndpointSlice represents a set of service endpoints.
     pub fn endpoint_slices(
         &self,
         namespace: &str,

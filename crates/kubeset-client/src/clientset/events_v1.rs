@@ -12,9 +12,9 @@ impl EventsV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `Event` in `namespace` (`/apis/events.k8s.io/v1/namespaces/{namespace}/events`).
-
- Event is a report of an event somewhere in the cluster.*/
+    /// `Event` in `namespace` (`/apis/events.k8s.io/v1/namespaces/{namespace}/events`).
+    ///
+    /// Event is a report of an event somewhere in the cluster.
     pub fn events(
         &self,
         namespace: &str,

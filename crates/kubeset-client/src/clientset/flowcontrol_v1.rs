@@ -12,17 +12,17 @@ impl FlowcontrolV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `FlowSchema` (`/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas`, cluster-scoped).
-
- FlowSchema defines the schema of a group of flows.*/
+    /// `FlowSchema` (`/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas`, cluster-scoped).
+    ///
+    /// FlowSchema defines the schema of a group of flows.
     pub fn flow_schemas(
         &self,
     ) -> crate::Api<kubeset_api::api::flowcontrol::v1::FlowSchema> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `PriorityLevelConfiguration` (`/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations`, cluster-scoped).
-
- PriorityLevelConfiguration represents the configuration of a priority level.*/
+    /// `PriorityLevelConfiguration` (`/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations`, cluster-scoped).
+    ///
+    /// PriorityLevelConfiguration represents the configuration of a priority level.
     pub fn priority_level_configurations(
         &self,
     ) -> crate::Api<kubeset_api::api::flowcontrol::v1::PriorityLevelConfiguration> {

@@ -12,17 +12,17 @@ impl NetworkingV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `IngressClass` (`/apis/networking.k8s.io/v1/ingressclasses`, cluster-scoped).
-
- IngressClass represents the class of the Ingress, referenced by the Ingress Spec.*/
+    /// `IngressClass` (`/apis/networking.k8s.io/v1/ingressclasses`, cluster-scoped).
+    ///
+    /// IngressClass represents the class of the Ingress, referenced by the Ingress Spec.
     pub fn ingress_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::networking::v1::IngressClass> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `Ingress` in `namespace` (`/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses`).
-
- Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend.*/
+    /// `Ingress` in `namespace` (`/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses`).
+    ///
+    /// Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend.
     pub fn ingresses(
         &self,
         namespace: &str,
@@ -35,17 +35,17 @@ impl NetworkingV1 {
     ) -> crate::Api<kubeset_api::api::networking::v1::Ingress> {
         crate::Api::all(self.client.clone())
     }
-    /** `IPAddress` (`/apis/networking.k8s.io/v1/ipaddresses`, cluster-scoped).
-
- IPAddress represents a single IP of a single IP Family.*/
+    /// `IPAddress` (`/apis/networking.k8s.io/v1/ipaddresses`, cluster-scoped).
+    ///
+    /// IPAddress represents a single IP of a single IP Family.
     pub fn ip_addresses(
         &self,
     ) -> crate::Api<kubeset_api::api::networking::v1::IPAddress> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `NetworkPolicy` in `namespace` (`/apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies`).
-
- NetworkPolicy describes what network traffic is allowed for a set of Pods*/
+    /// `NetworkPolicy` in `namespace` (`/apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies`).
+    ///
+    /// NetworkPolicy describes what network traffic is allowed for a set of Pods
     pub fn network_policies(
         &self,
         namespace: &str,
@@ -58,9 +58,9 @@ impl NetworkingV1 {
     ) -> crate::Api<kubeset_api::api::networking::v1::NetworkPolicy> {
         crate::Api::all(self.client.clone())
     }
-    /** `ServiceCIDR` (`/apis/networking.k8s.io/v1/servicecidrs`, cluster-scoped).
-
- ServiceCIDR defines a range of IP addresses using CIDR format (e.g.*/
+    /// `ServiceCIDR` (`/apis/networking.k8s.io/v1/servicecidrs`, cluster-scoped).
+    ///
+    /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g.
     pub fn service_cidrs(
         &self,
     ) -> crate::Api<kubeset_api::api::networking::v1::ServiceCIDR> {

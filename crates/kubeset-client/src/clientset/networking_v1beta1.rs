@@ -12,17 +12,17 @@ impl NetworkingV1beta1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `IPAddress` (`/apis/networking.k8s.io/v1beta1/ipaddresses`, cluster-scoped).
-
- IPAddress represents a single IP of a single IP Family.*/
+    /// `IPAddress` (`/apis/networking.k8s.io/v1beta1/ipaddresses`, cluster-scoped).
+    ///
+    /// IPAddress represents a single IP of a single IP Family.
     pub fn ip_addresses(
         &self,
     ) -> crate::Api<kubeset_api::api::networking::v1beta1::IPAddress> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ServiceCIDR` (`/apis/networking.k8s.io/v1beta1/servicecidrs`, cluster-scoped).
-
- ServiceCIDR defines a range of IP addresses using CIDR format (e.g.*/
+    /// `ServiceCIDR` (`/apis/networking.k8s.io/v1beta1/servicecidrs`, cluster-scoped).
+    ///
+    /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g.
     pub fn service_cidrs(
         &self,
     ) -> crate::Api<kubeset_api::api::networking::v1beta1::ServiceCIDR> {

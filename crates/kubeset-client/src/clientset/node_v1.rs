@@ -12,9 +12,9 @@ impl NodeV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `RuntimeClass` (`/apis/node.k8s.io/v1/runtimeclasses`, cluster-scoped).
-
- RuntimeClass defines a class of container runtime supported in the cluster.*/
+    /// `RuntimeClass` (`/apis/node.k8s.io/v1/runtimeclasses`, cluster-scoped).
+    ///
+    /// RuntimeClass defines a class of container runtime supported in the cluster.
     pub fn runtime_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::node::v1::RuntimeClass> {

@@ -12,9 +12,9 @@ impl PolicyV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `PodDisruptionBudget` in `namespace` (`/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets`).
-
- PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods*/
+    /// `PodDisruptionBudget` in `namespace` (`/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets`).
+    ///
+    /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
     pub fn pod_disruption_budgets(
         &self,
         namespace: &str,

@@ -12,23 +12,23 @@ impl RbacV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `ClusterRoleBinding` (`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings`, cluster-scoped).
-
- ClusterRoleBinding references a ClusterRole, but not contain it.*/
+    /// `ClusterRoleBinding` (`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings`, cluster-scoped).
+    ///
+    /// ClusterRoleBinding references a ClusterRole, but not contain it.
     pub fn cluster_role_bindings(
         &self,
     ) -> crate::Api<kubeset_api::api::rbac::v1::ClusterRoleBinding> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ClusterRole` (`/apis/rbac.authorization.k8s.io/v1/clusterroles`, cluster-scoped).
-
- ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.*/
+    /// `ClusterRole` (`/apis/rbac.authorization.k8s.io/v1/clusterroles`, cluster-scoped).
+    ///
+    /// ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
     pub fn cluster_roles(&self) -> crate::Api<kubeset_api::api::rbac::v1::ClusterRole> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `RoleBinding` in `namespace` (`/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings`).
-
- RoleBinding references a role, but does not contain it.*/
+    /// `RoleBinding` in `namespace` (`/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings`).
+    ///
+    /// RoleBinding references a role, but does not contain it.
     pub fn role_bindings(
         &self,
         namespace: &str,
@@ -41,9 +41,9 @@ impl RbacV1 {
     ) -> crate::Api<kubeset_api::api::rbac::v1::RoleBinding> {
         crate::Api::all(self.client.clone())
     }
-    /** `Role` in `namespace` (`/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles`).
-
- Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.*/
+    /// `Role` in `namespace` (`/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles`).
+    ///
+    /// Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
     pub fn roles(
         &self,
         namespace: &str,

@@ -12,9 +12,9 @@ impl ResourceV1alpha3 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `DeviceTaintRule` (`/apis/resource.k8s.io/v1alpha3/devicetaintrules`, cluster-scoped).
-
- DeviceTaintRule adds one taint to all devices which match the selector.*/
+    /// `DeviceTaintRule` (`/apis/resource.k8s.io/v1alpha3/devicetaintrules`, cluster-scoped).
+    ///
+    /// DeviceTaintRule adds one taint to all devices which match the selector.
     pub fn device_taint_rules(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1alpha3::DeviceTaintRule> {

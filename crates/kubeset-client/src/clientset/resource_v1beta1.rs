@@ -12,17 +12,17 @@ impl ResourceV1beta1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `DeviceClass` (`/apis/resource.k8s.io/v1beta1/deviceclasses`, cluster-scoped).
-
- DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors.*/
+    /// `DeviceClass` (`/apis/resource.k8s.io/v1beta1/deviceclasses`, cluster-scoped).
+    ///
+    /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors.
     pub fn device_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1beta1::DeviceClass> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `ResourceClaim` in `namespace` (`/apis/resource.k8s.io/v1beta1/namespaces/{namespace}/resourceclaims`).
-
- ResourceClaim describes a request for access to resources in the cluster, for use by workloads.*/
+    /// `ResourceClaim` in `namespace` (`/apis/resource.k8s.io/v1beta1/namespaces/{namespace}/resourceclaims`).
+    ///
+    /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads.
     pub fn resource_claims(
         &self,
         namespace: &str,
@@ -35,9 +35,9 @@ impl ResourceV1beta1 {
     ) -> crate::Api<kubeset_api::api::resource::v1beta1::ResourceClaim> {
         crate::Api::all(self.client.clone())
     }
-    /** `ResourceClaimTemplate` in `namespace` (`/apis/resource.k8s.io/v1beta1/namespaces/{namespace}/resourceclaimtemplates`).
-
- ResourceClaimTemplate is used to produce ResourceClaim objects.*/
+    /// `ResourceClaimTemplate` in `namespace` (`/apis/resource.k8s.io/v1beta1/namespaces/{namespace}/resourceclaimtemplates`).
+    ///
+    /// ResourceClaimTemplate is used to produce ResourceClaim objects.
     pub fn resource_claim_templates(
         &self,
         namespace: &str,
@@ -50,9 +50,9 @@ impl ResourceV1beta1 {
     ) -> crate::Api<kubeset_api::api::resource::v1beta1::ResourceClaimTemplate> {
         crate::Api::all(self.client.clone())
     }
-    /** `ResourceSlice` (`/apis/resource.k8s.io/v1beta1/resourceslices`, cluster-scoped).
-
- ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver.*/
+    /// `ResourceSlice` (`/apis/resource.k8s.io/v1beta1/resourceslices`, cluster-scoped).
+    ///
+    /// ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver.
     pub fn resource_slices(
         &self,
     ) -> crate::Api<kubeset_api::api::resource::v1beta1::ResourceSlice> {

@@ -12,9 +12,9 @@ impl SchedulingV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `PriorityClass` (`/apis/scheduling.k8s.io/v1/priorityclasses`, cluster-scoped).
-
- PriorityClass defines mapping from a priority class name to the priority integer value.*/
+    /// `PriorityClass` (`/apis/scheduling.k8s.io/v1/priorityclasses`, cluster-scoped).
+    ///
+    /// PriorityClass defines mapping from a priority class name to the priority integer value.
     pub fn priority_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::scheduling::v1::PriorityClass> {

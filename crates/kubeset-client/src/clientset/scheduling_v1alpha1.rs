@@ -12,9 +12,9 @@ impl SchedulingV1alpha1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `Workload` in `namespace` (`/apis/scheduling.k8s.io/v1alpha1/namespaces/{namespace}/workloads`).
-
- Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.*/
+    /// `Workload` in `namespace` (`/apis/scheduling.k8s.io/v1alpha1/namespaces/{namespace}/workloads`).
+    ///
+    /// Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
     pub fn workloads(
         &self,
         namespace: &str,

@@ -12,21 +12,21 @@ impl StorageV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `CSIDriver` (`/apis/storage.k8s.io/v1/csidrivers`, cluster-scoped).
-
- CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster.*/
+    /// `CSIDriver` (`/apis/storage.k8s.io/v1/csidrivers`, cluster-scoped).
+    ///
+    /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster.
     pub fn csi_drivers(&self) -> crate::Api<kubeset_api::api::storage::v1::CSIDriver> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `CSINode` (`/apis/storage.k8s.io/v1/csinodes`, cluster-scoped).
-
- CSINode holds information about all CSI drivers installed on a node.*/
+    /// `CSINode` (`/apis/storage.k8s.io/v1/csinodes`, cluster-scoped).
+    ///
+    /// CSINode holds information about all CSI drivers installed on a node.
     pub fn csi_nodes(&self) -> crate::Api<kubeset_api::api::storage::v1::CSINode> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `CSIStorageCapacity` in `namespace` (`/apis/storage.k8s.io/v1/namespaces/{namespace}/csistoragecapacities`).
-
- CSIStorageCapacity stores the result of one CSI GetCapacity call.*/
+    /// `CSIStorageCapacity` in `namespace` (`/apis/storage.k8s.io/v1/namespaces/{namespace}/csistoragecapacities`).
+    ///
+    /// CSIStorageCapacity stores the result of one CSI GetCapacity call.
     pub fn csi_storage_capacities(
         &self,
         namespace: &str,
@@ -39,25 +39,25 @@ impl StorageV1 {
     ) -> crate::Api<kubeset_api::api::storage::v1::CSIStorageCapacity> {
         crate::Api::all(self.client.clone())
     }
-    /** `StorageClass` (`/apis/storage.k8s.io/v1/storageclasses`, cluster-scoped).
-
- StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.*/
+    /// `StorageClass` (`/apis/storage.k8s.io/v1/storageclasses`, cluster-scoped).
+    ///
+    /// StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.
     pub fn storage_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::storage::v1::StorageClass> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `VolumeAttachment` (`/apis/storage.k8s.io/v1/volumeattachments`, cluster-scoped).
-
- VolumeAttachment captures the intent to attach or detach the specified volume to/from the specified node.*/
+    /// `VolumeAttachment` (`/apis/storage.k8s.io/v1/volumeattachments`, cluster-scoped).
+    ///
+    /// VolumeAttachment captures the intent to attach or detach the specified volume to/from the specified node.
     pub fn volume_attachments(
         &self,
     ) -> crate::Api<kubeset_api::api::storage::v1::VolumeAttachment> {
         crate::Api::cluster(self.client.clone())
     }
-    /** `VolumeAttributesClass` (`/apis/storage.k8s.io/v1/volumeattributesclasses`, cluster-scoped).
-
- VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver.*/
+    /// `VolumeAttributesClass` (`/apis/storage.k8s.io/v1/volumeattributesclasses`, cluster-scoped).
+    ///
+    /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver.
     pub fn volume_attributes_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::storage::v1::VolumeAttributesClass> {

@@ -12,9 +12,9 @@ impl StorageV1beta1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `VolumeAttributesClass` (`/apis/storage.k8s.io/v1beta1/volumeattributesclasses`, cluster-scoped).
-
- VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver.*/
+    /// `VolumeAttributesClass` (`/apis/storage.k8s.io/v1beta1/volumeattributesclasses`, cluster-scoped).
+    ///
+    /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver.
     pub fn volume_attributes_classes(
         &self,
     ) -> crate::Api<kubeset_api::api::storage::v1beta1::VolumeAttributesClass> {

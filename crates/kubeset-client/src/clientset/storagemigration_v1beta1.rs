@@ -12,9 +12,9 @@ impl StoragemigrationV1beta1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `StorageVersionMigration` (`/apis/storagemigration.k8s.io/v1beta1/storageversionmigrations`, cluster-scoped).
-
- StorageVersionMigration represents a migration of stored data to the latest storage version.*/
+    /// `StorageVersionMigration` (`/apis/storagemigration.k8s.io/v1beta1/storageversionmigrations`, cluster-scoped).
+    ///
+    /// StorageVersionMigration represents a migration of stored data to the latest storage version.
     pub fn storage_version_migrations(
         &self,
     ) -> crate::Api<

@@ -12,9 +12,9 @@ impl ExampleV1 {
     pub fn new(client: crate::Client) -> Self {
         Self { client }
     }
-    /** `Widget` in `namespace` (`/apis/example.com/v1/namespaces/{namespace}/widgets`).
-
- Widget is a test kind.*/
+    /// `Widget` in `namespace` (`/apis/example.com/v1/namespaces/{namespace}/widgets`).
+    ///
+    /// Widget is a test kind.
     pub fn widgets(
         &self,
         namespace: &str,
@@ -68,9 +68,9 @@ impl crate::params::QueryParams for WidgetLogParams {
     }
 }
 impl crate::Api<kubeset_api::api::example::v1::Widget> {
-    /** Replace approval of the specified Widget.
-
- `PUT /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/approval`*/
+    /// Replace approval of the specified Widget.
+    ///
+    /// `PUT /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/approval`
     pub async fn replace_approval(
         &self,
         name: &str,
@@ -81,9 +81,9 @@ impl crate::Api<kubeset_api::api::example::v1::Widget> {
     }
 }
 impl crate::Api<kubeset_api::api::example::v1::Widget> {
-    /** Read log of the specified Widget.
-
- `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/log`*/
+    /// Read log of the specified Widget.
+    ///
+    /// `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/log`
     pub async fn logs(
         &self,
         name: &str,
@@ -91,9 +91,9 @@ impl crate::Api<kubeset_api::api::example::v1::Widget> {
     ) -> Result<String, crate::Error> {
         self.get_subresource_text("log", name, params).await
     }
-    /** Read log of the specified Widget. As a byte stream, chunks as they arrive (for `follow`).
-
- `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/log`*/
+    /// Read log of the specified Widget. As a byte stream, chunks as they arrive (for `follow`).
+    ///
+    /// `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/log`
     pub async fn log_stream(
         &self,
         name: &str,
@@ -106,9 +106,9 @@ impl crate::Api<kubeset_api::api::example::v1::Widget> {
     }
 }
 impl crate::Api<kubeset_api::api::example::v1::Widget> {
-    /** Read scale of the specified Widget.
-
- `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`*/
+    /// Read scale of the specified Widget.
+    ///
+    /// `GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`
     pub async fn get_scale(
         &self,
         name: &str,
@@ -117,9 +117,9 @@ impl crate::Api<kubeset_api::api::example::v1::Widget> {
     }
 }
 impl crate::Api<kubeset_api::api::example::v1::Widget> {
-    /** Partially update scale of the specified Widget.
-
- `PATCH /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`*/
+    /// Partially update scale of the specified Widget.
+    ///
+    /// `PATCH /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`
     pub async fn patch_scale<P: serde::Serialize>(
         &self,
         name: &str,
@@ -130,9 +130,9 @@ impl crate::Api<kubeset_api::api::example::v1::Widget> {
     }
 }
 impl crate::Api<kubeset_api::api::example::v1::Widget> {
-    /** Replace scale of the specified Widget.
-
- `PUT /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`*/
+    /// Replace scale of the specified Widget.
+    ///
+    /// `PUT /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/scale`
     pub async fn replace_scale(
         &self,
         name: &str,
