@@ -250,7 +250,9 @@ struct ModNode {
 }
 
 /// Emits the whole crate content. `spec_label` names the input in the
-/// preambles (e.g. `kubernetes/v1.35`).
+/// preambles (e.g. `kubernetes/v1.35`): one file per model
+/// ([`emit_model`]), a `mod.rs` per module ([`emit_module`]), the resource
+/// table, the layout checks and the features block.
 pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     let mut out = Output::default();
     let mut root = ModNode::default();
@@ -267,19 +269,7 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
         }
         node.feature = t.feature.clone();
         node.types.push(t.definition.clone());
-        if let Some(tokens) = type_file(ir, t) {
-            let file = format!(
-                "src/{}/{}.rs",
-                t.modules.join("/"),
-                names::snake_case(&t.name)
-            );
-            let pre = preamble(&[format!(
-                "Source: definition `{}` of {spec_label}/{}.",
-                t.definition, t.source
-            )]);
-            let text = format(&file, tokens, &pre)?;
-            out.files.insert(file, text);
-        }
+        emit_model(ir, t, spec_label, &mut out)?;
     }
     for (name, node) in &root.children {
         emit_module(ir, std::slice::from_ref(name), node, spec_label, &mut out)?;
@@ -292,6 +282,35 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     Ok(out)
 }
 
+/// The file of one model (none for a hand-written type): the type and its
+/// impls. Another emitter's per-model code (its impls of `t`) joins
+/// `tokens` here.
+fn emit_model(
+    ir: &Ir,
+    t: &TypeDef,
+    spec_label: &str,
+    out: &mut Output,
+) -> Result<(), CodegenError> {
+    let Some(tokens) = type_file(ir, t) else {
+        return Ok(());
+    };
+    let file = format!(
+        "src/{}/{}.rs",
+        t.modules.join("/"),
+        names::snake_case(&t.name)
+    );
+    let pre = preamble(&[format!(
+        "Source: definition `{}` of {spec_label}/{}.",
+        t.definition, t.source
+    )]);
+    let text = format(&file, tokens, &pre)?;
+    out.files.insert(file, text);
+    Ok(())
+}
+
+/// The `mod.rs` of one module (and, recursively, of its children): the
+/// child modules behind their features and the re-exports of its types.
+/// Another emitter's per-module files go into `out` here.
 fn emit_module(
     ir: &Ir,
     path: &[String],
