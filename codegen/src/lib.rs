@@ -22,6 +22,7 @@ pub mod layout;
 pub mod names;
 pub mod schema;
 pub mod spec;
+pub mod spec_dir;
 
 use std::path::{Path, PathBuf};
 

@@ -3,25 +3,28 @@
 
 use std::path::{Path, PathBuf};
 
-use kubeset_codegen::{InputFormat, Output, emit, generate, load};
+use kubeset_codegen::{InputFormat, Output, emit, generate, load, spec_dir};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-#[test]
-fn committed_output_is_current() {
-    let version = std::fs::read_to_string(workspace().join("specs/kubernetes-version")).unwrap();
-    let version = version.trim();
-    let root = std::env::var_os("KUBESET_SPECS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared/specs"));
-    let dir = root.join("kubernetes").join(version);
+/// The pinned version and its spec directory ([`spec_dir`], as xtask).
+fn pinned() -> (String, PathBuf) {
+    let version = spec_dir::pinned_version(&workspace()).unwrap();
+    let dir = spec_dir::release(&spec_dir::root(None, &workspace()), &version);
     assert!(
         dir.is_dir(),
-        "spec directory {} is missing: set KUBESET_SPECS to the folder holding kubernetes/{version}/",
-        dir.display()
+        "spec directory {} is missing: set {} to the folder holding kubernetes/{version}/",
+        dir.display(),
+        spec_dir::ENV
     );
+    (version, dir)
+}
+
+#[test]
+fn committed_output_is_current() {
+    let (version, dir) = pinned();
     let output = generate(
         load(&dir, InputFormat::Both).unwrap(),
         &format!("kubernetes/{version}"),
@@ -52,12 +55,8 @@ fn committed_output_is_current() {
 /// of `kubeset-client` and `kubeset` are current.
 #[test]
 fn committed_clientset_is_current() {
-    let version = std::fs::read_to_string(workspace().join("specs/kubernetes-version")).unwrap();
-    let version = version.trim();
-    let root = std::env::var_os("KUBESET_SPECS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared/specs"));
-    let input = load(&root.join("kubernetes").join(version), InputFormat::Both).unwrap();
+    let (version, dir) = pinned();
+    let input = load(&dir, InputFormat::Both).unwrap();
     let ir = kubeset_codegen::ir::lower(input).unwrap();
     let out = kubeset_codegen::emit_client::emit(&ir, &format!("kubernetes/{version}")).unwrap();
     let client = workspace().join("crates/kubeset-client");

@@ -5,16 +5,13 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kubeset_codegen::{InputFormat, Output, emit, emit_client};
+use kubeset_codegen::{InputFormat, Output, emit, emit_client, spec_dir};
 
 use crate::{Error, workspace_root};
 
 /// The pinned Kubernetes version (`specs/kubernetes-version`).
 fn pinned_version() -> Result<String, Error> {
-    let path = workspace_root().join("specs/kubernetes-version");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(text.trim().to_owned())
+    Ok(spec_dir::pinned_version(&workspace_root())?)
 }
 
 /// Progress on stderr: one rewritten line on a terminal, a line per
@@ -148,7 +145,7 @@ const SUITE_CRD_DIR: &str = "tests/suite/crds";
 
 /// `kubeset-codegen crd` of [`SUITE_CRDS`] into `tests/tests/suite/crds/`.
 fn suite_crds(specs_root: &Path, root: &Path) -> Result<Target, Error> {
-    let crd_dir = specs_root.join("../crds");
+    let crd_dir = spec_dir::crds(specs_root);
     let paths: Vec<PathBuf> = SUITE_CRDS
         .iter()
         .map(|name| crd_dir.join(format!("{name}.yaml")))
@@ -173,7 +170,7 @@ fn suite_crds(specs_root: &Path, root: &Path) -> Result<Target, Error> {
 
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let version = pinned_version()?;
-    let dir = specs_root.join("kubernetes").join(&version);
+    let dir = spec_dir::release(specs_root, &version);
     crate::fetch::verify(&version, &dir)?;
     let label = format!("kubernetes/{version}");
     eprintln!("reading {}", dir.display());
@@ -319,7 +316,7 @@ pub fn compat(specs_root: &Path) -> Result<(), Error> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     for (version, format) in [("v1.33", InputFormat::V3), ("v1.34", InputFormat::V2)] {
-        let dir = specs_root.join("kubernetes").join(version);
+        let dir = spec_dir::release(specs_root, version);
         crate::fetch::verify(version, &dir)?;
         let output = generate(&dir, format, &format!("kubernetes/{version}"))?;
         let work = target.join("codegen-compat").join(version);
@@ -379,7 +376,7 @@ pub fn compat(specs_root: &Path) -> Result<(), Error> {
 /// round-trips them.
 pub fn fixtures(specs_root: &Path) -> Result<(), Error> {
     let version = pinned_version()?;
-    let dir = specs_root.join("kubernetes").join(&version);
+    let dir = spec_dir::release(specs_root, &version);
     let input = kubeset_codegen::load(&dir, InputFormat::Both)?;
     let ir = kubeset_codegen::ir::lower(input)?;
     let tests_dir = workspace_root().join("crates/kubeset-api/tests");

@@ -39,10 +39,10 @@ fn workspace_root() -> PathBuf {
 }
 
 /// The directory holding `kubernetes/<version>/`: `--specs DIR`, else
-/// `$KUBESET_SPECS`, else `../shared/specs` next to the workspace.
+/// `$KUBESET_SPECS`, else `../shared/specs` next to the workspace
+/// ([`kubeset_codegen::spec_dir::root`], shared with the codegen tests).
 fn specs_root(flag: Option<PathBuf>) -> PathBuf {
-    flag.or_else(|| std::env::var_os("KUBESET_SPECS").map(PathBuf::from))
-        .unwrap_or_else(|| workspace_root().join("../shared/specs"))
+    kubeset_codegen::spec_dir::root(flag, &workspace_root())
 }
 
 fn usage() -> ExitCode {

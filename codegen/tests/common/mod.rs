@@ -18,11 +18,10 @@ pub fn workspace() -> PathBuf {
         .to_owned()
 }
 
-/// `../shared/crds` next to the workspace, or `$KUBESET_SPECS/../crds`.
+/// `<spec root>/../crds` (`$KUBESET_SPECS/../crds`, else `../shared/crds`
+/// next to the workspace: `kubeset_codegen::spec_dir`, as xtask).
 pub fn shared_crds() -> PathBuf {
-    let dir = std::env::var_os("KUBESET_SPECS")
-        .map(|s| PathBuf::from(s).join("../crds"))
-        .unwrap_or_else(|| workspace().join("../shared/crds"));
+    let dir = kubeset_codegen::spec_dir::crds(&kubeset_codegen::spec_dir::root(None, &workspace()));
     assert!(
         dir.is_dir(),
         "{} is missing: the real CRDs live in ../shared/crds next to the workspace",
