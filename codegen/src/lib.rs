@@ -23,6 +23,7 @@ pub mod names;
 pub mod schema;
 pub mod spec;
 pub mod spec_dir;
+pub mod standalone;
 
 use std::path::{Path, PathBuf};
 

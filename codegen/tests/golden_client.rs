@@ -98,3 +98,73 @@ fn client_output_facts() {
         "{facade}"
     );
 }
+
+/// The client pass alone: what becomes a method, under which name, with
+/// which types and parameters, and what is skipped, before any emitting.
+#[test]
+fn the_client_pass_decides_the_methods() {
+    use kubeset_codegen::ir::client::{Call, MethodResponse, clientset};
+    let input = load(&golden_dir().join("spec"), InputFormat::V3).expect("spec loads");
+    let set = clientset(&ir::lower_with(input, &[]).expect("lowers")).expect("client pass");
+    let gv = &set.group_versions["example-v1"];
+    assert_eq!(
+        (gv.module.as_str(), gv.struct_name.as_str()),
+        ("example_v1", "ExampleV1")
+    );
+    let accessors: Vec<_> = gv
+        .accessors
+        .iter()
+        .map(|a| (a.name.as_str(), a.all_namespaces.as_deref()))
+        .collect();
+    assert_eq!(accessors, [("widgets", Some("widgets_all"))]);
+    let methods: Vec<&str> = gv.methods.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "replace_approval",
+            "logs",
+            "get_scale",
+            "patch_scale",
+            "replace_scale"
+        ]
+    );
+    let logs = &gv.methods[1];
+    assert_eq!(logs.response, MethodResponse::Text);
+    assert_eq!(
+        logs.call,
+        Call::Get {
+            params: Some("WidgetLogParams".into()),
+            stream: Some("log_stream".into()),
+        }
+    );
+    assert_eq!(
+        logs.route,
+        "GET /apis/example.com/v1/namespaces/{namespace}/widgets/{name}/log"
+    );
+    let MethodResponse::Object(scale) = &gv.methods[2].response else {
+        panic!("get_scale answers an object");
+    };
+    assert_eq!(
+        (scale.modules.join("::"), scale.name.as_str()),
+        ("api::other::v1".into(), "Gadget")
+    );
+    let wire: Vec<&str> = gv.params[0]
+        .fields
+        .iter()
+        .map(|f| f.wire.as_str())
+        .collect();
+    assert_eq!(
+        wire,
+        ["container", "follow", "tailLines"],
+        "pretty and the common ones are left out"
+    );
+    assert_eq!(gv.needs.iter().collect::<Vec<_>>(), ["other-v1"]);
+    let skipped: Vec<(&str, &str, Vec<String>)> = set
+        .skipped
+        .iter()
+        .map(|((route, why), methods)| (route.as_str(), *why, methods.clone()))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped[0].0.ends_with("/widgets/{name}/approval") && skipped[0].2 == ["DELETE"]);
+    assert!(skipped[1].1.starts_with("connect") && skipped[1].2 == ["GET", "POST"]);
+}

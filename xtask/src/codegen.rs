@@ -290,23 +290,6 @@ fn remove_empty_dirs(dir: &Path) -> std::io::Result<bool> {
     Ok(empty)
 }
 
-fn copy_dir(from: &Path, to: &Path, skip: &[PathBuf]) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let path = entry?.path();
-        if skip.contains(&path) {
-            continue;
-        }
-        let target = to.join(path.file_name().unwrap_or_default());
-        if path.is_dir() {
-            copy_dir(&path, &target, skip)?;
-        } else {
-            std::fs::copy(&path, &target)?;
-        }
-    }
-    Ok(())
-}
-
 /// Generates from older versions and other input formats into a temporary
 /// crate and type-checks it with every feature.
 pub fn compat(specs_root: &Path) -> Result<(), Error> {
@@ -323,34 +306,18 @@ pub fn compat(specs_root: &Path) -> Result<(), Error> {
         if work.exists() {
             std::fs::remove_dir_all(&work)?;
         }
-        let skip: Vec<PathBuf> = Output::owned_dirs()
+        let replaced: Vec<String> = Output::owned_dirs()
             .into_iter()
             .chain(Output::owned_files())
-            .map(|p| api_dir.join(p))
             .collect();
-        copy_dir(&api_dir.join("src"), &work.join("src"), &skip)?;
-        for (path, text) in &output.files {
-            let full = work.join(path);
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(full, text)?;
+        kubeset_codegen::standalone::ApiCrate {
+            api_dir: &api_dir,
+            derive_dir: &root.join("crates/kubeset-derive"),
+            replaced: &replaced,
+            files: &output.files,
+            features: &output.features,
         }
-        let manifest = format!(
-            "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-             [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
-             [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
-             serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\
-             thiserror = \"2\"\n\
-             kubeset-derive = {{ path = {:?} }}\n\n{}",
-            root.join("crates/kubeset-derive").display().to_string(),
-            output.features
-        );
-        std::fs::write(work.join("Cargo.toml"), manifest)?;
-        let lock = root.join("Cargo.lock");
-        if lock.is_file() {
-            std::fs::copy(lock, work.join("Cargo.lock"))?;
-        }
+        .write_to(&work)?;
         eprintln!(
             "{version}: {} files generated; cargo check --features all",
             output.files.len()

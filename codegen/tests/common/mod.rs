@@ -1,7 +1,8 @@
-//! A fresh user crate in a temp dir that depends only on the `kubeset`
-//! facade (by path), `serde` and `serde_json`, built with a target dir
-//! shared by every run (`target/crd-user`), so only the crate itself is
-//! rebuilt each time.
+//! Cargo runs in crates outside the workspace, with a target dir shared by
+//! every run (`target/crd-user`), so only the crate itself is rebuilt each
+//! time: a fresh user crate in a temp dir that depends only on the
+//! `kubeset` facade (by path), `serde` and `serde_json`, or any crate dir
+//! ([`run_cargo`]).
 
 #![allow(dead_code)]
 
@@ -65,13 +66,18 @@ pub fn cargo_in_user_crate(
     for (path, text) in files {
         write(dir.path(), path, text);
     }
+    run_cargo(dir.path(), args)
+}
+
+/// `cargo <args> --offline` in `dir`, with the shared target dir.
+pub fn run_cargo(dir: &Path, args: &[&str]) -> Run {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let start = Instant::now();
     let out = Command::new(cargo)
         .args(args)
         .arg("--offline")
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", root.join("target/crd-user"))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", workspace().join("target/crd-user"))
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");

@@ -1,0 +1,94 @@
+//! A standalone copy of `kubeset-api` with other generated files: its
+//! hand-written sources, the given generated files in place of the
+//! committed ones, and a manifest of its own (outside the workspace), so
+//! that `cargo check` shows whether generated code compiles against the
+//! real hand-written runtime (`Resource`, `types`, `serde_util`, the
+//! `Resource` derive). Used by `cargo xtask codegen-compat` (other
+//! Kubernetes versions) and by the golden test (the small spec's own
+//! group-versions).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::CodegenError;
+
+/// What to put together.
+#[derive(Debug, Clone)]
+pub struct ApiCrate<'a> {
+    /// The workspace's `crates/kubeset-api`.
+    pub api_dir: &'a Path,
+    /// The workspace's `crates/kubeset-derive`.
+    pub derive_dir: &'a Path,
+    /// Paths (relative to the crate, directories or files) whose
+    /// committed content is left out.
+    pub replaced: &'a [String],
+    /// Generated files by path relative to the crate.
+    pub files: &'a BTreeMap<String, String>,
+    /// The `[features]` block.
+    pub features: &'a str,
+}
+
+fn read(path: &Path) -> impl FnOnce(std::io::Error) -> CodegenError + '_ {
+    move |source| CodegenError::Read {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CodegenError + '_ {
+    move |source| CodegenError::Write {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path, skip: &[PathBuf]) -> Result<(), CodegenError> {
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    for entry in std::fs::read_dir(from).map_err(read(from))? {
+        let path = entry.map_err(read(from))?.path();
+        if skip.contains(&path) {
+            continue;
+        }
+        let target = to.join(path.file_name().unwrap_or_default());
+        if path.is_dir() {
+            copy_dir(&path, &target, skip)?;
+        } else {
+            std::fs::copy(&path, &target).map_err(io(&path))?;
+        }
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CodegenError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::write(path, text).map_err(io(path))
+}
+
+impl ApiCrate<'_> {
+    /// Writes the crate into `work` (which should not exist or be empty).
+    pub fn write_to(&self, work: &Path) -> Result<(), CodegenError> {
+        let skip: Vec<PathBuf> = self.replaced.iter().map(|p| self.api_dir.join(p)).collect();
+        copy_dir(&self.api_dir.join("src"), &work.join("src"), &skip)?;
+        for (path, text) in self.files {
+            write(&work.join(path), text)?;
+        }
+        let manifest = format!(
+            "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+             [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
+             [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
+             serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\
+             thiserror = \"2\"\n\
+             kubeset-derive = {{ path = {:?} }}\n\n{}",
+            self.derive_dir.display().to_string(),
+            self.features
+        );
+        write(&work.join("Cargo.toml"), &manifest)?;
+        let lock = self.api_dir.join("../../Cargo.lock");
+        if lock.is_file() {
+            std::fs::copy(&lock, work.join("Cargo.lock")).map_err(io(&lock))?;
+        }
+        Ok(())
+    }
+}
