@@ -251,7 +251,7 @@ struct ModNode {
 
 /// Emits the whole crate content. `spec_label` names the input in the
 /// preambles (e.g. `kubernetes/v1.35`): one file per model
-/// ([`emit_model`]), a `mod.rs` per module ([`emit_module`]), the resource
+/// (`emit_model`), a `mod.rs` per module (`emit_module`), the resource
 /// table, the layout checks and the features block.
 pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     let mut out = Output::default();

@@ -3,7 +3,7 @@
 //! `Api<Kind>`, plus the forwarding cargo features of `kubeset-client` and
 //! of the facade `kubeset`. What is generated, and under which names, is
 //! decided by the client pass [`ir::client`](crate::ir::client) (names from
-//! [`names`](crate::names)); this module only writes it.
+//! [`names`]); this module only writes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 

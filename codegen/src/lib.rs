@@ -4,11 +4,15 @@
 //! 1. [`spec`]: serde model of OpenAPI 3.0 documents (one per
 //!    group-version) and of Swagger 2.0 (`swagger.json`);
 //! 2. [`ir`]: lowering into an IR with normalised names, resolved
-//!    references and `BTreeMap` order, after named [`ir::fixups`]; its
-//!    last pass, [`layout`], boxes large optional struct fields;
+//!    references and `BTreeMap` order, with named [`ir::fixups`] before
+//!    and after; [`layout`] boxes large optional struct fields;
+//!    [`ir::client`], a pass over the result, decides the clientset's
+//!    accessors and methods;
 //! 3. [`emit`]: Rust code with `quote!`, formatted by `prettyplease`;
-//!    [`emit_client`]: the `Clientset` and subresource methods of
-//!    `kubeset-client`, from the same IR.
+//!    [`emit_client`]: writes the `Clientset` and subresource methods of
+//!    `kubeset-client` the client pass decided.
+//!
+//! All naming is in [`names`]; [`spec_dir`] finds the spec directory.
 //!
 //! [`generate`] runs them all; `cargo xtask codegen` is a thin front end.
 

@@ -1,9 +1,9 @@
 //! The intermediate representation: normalised names, resolved references,
 //! everything in `BTreeMap` order. Emitters read only this.
 //!
-//! By stage: this file is the model; [`tables`] the hand-kept facts the
+//! By stage: this file is the model; `tables` the hand-kept facts the
 //! spec lacks; [`fixups`] the named corrections of upstream quirks;
-//! [`lowering`] definitions → types; [`paths`] the resource table and the
+//! `lowering` definitions → types; `paths` the resource table and the
 //! subresource operations read from the spec's paths; [`client`] the
 //! clientset's accessors and methods, a pass over the finished IR.
 
