@@ -181,7 +181,7 @@ pub const RENAMES: &[(&str, &str, &str)] = &[
 ];
 
 /// Subresource names made of several words (the spec writes them in one).
-const SUBRESOURCE_WORDS: &[(&str, &str)] = &[("ephemeralcontainers", "ephemeral_containers")];
+pub const SUBRESOURCE_WORDS: &[(&str, &str)] = &[("ephemeralcontainers", "ephemeral_containers")];
 
 /// A group-version's module in the clientset: the feature with `-` → `_`
 /// (`core-v1` → `core_v1`).

@@ -6,6 +6,7 @@
 use super::tables::{RESPONSE_OVERRIDES, SHORT_NAMES};
 use super::{Ir, OperationResponse};
 use crate::error::CodegenError;
+use crate::names;
 use crate::spec::Input;
 
 /// `events.k8s.io/v1` `Event.eventTime` is marked required, but events
@@ -121,6 +122,31 @@ pub fn status_responses(ir: &mut Ir) -> Result<(), CodegenError> {
     Ok(())
 }
 
+/// The clientset's naming tables ([`names::RENAMES`],
+/// [`names::SUBRESOURCE_WORDS`]) still name operations of the spec: fails
+/// for an entry no subresource operation matches. Checks only.
+pub fn client_names(ir: &mut Ir) -> Result<(), CodegenError> {
+    let has = |sub: &str, method: Option<&str>| {
+        ir.subresource_operations
+            .iter()
+            .any(|op| op.subresource == sub && method.is_none_or(|m| op.method == m))
+    };
+    for (sub, method, name) in names::RENAMES {
+        if !has(sub, Some(method)) {
+            return Err(no_longer(
+                "client_names",
+                format!("no {method} …/{{name}}/{sub} operation for `{name}`"),
+            ));
+        }
+    }
+    for (sub, _) in names::SUBRESOURCE_WORDS {
+        if !has(sub, None) {
+            return Err(no_longer("client_names", format!("no subresource {sub}")));
+        }
+    }
+    Ok(())
+}
+
 fn no_longer(fixup: &'static str, reason: String) -> CodegenError {
     CodegenError::FixupNoLongerApplies { fixup, reason }
 }
@@ -143,6 +169,7 @@ pub const ALL: &[(&str, Fixup)] = &[
     ),
     ("short_names", Fixup::Ir(short_names)),
     ("status_responses", Fixup::Ir(status_responses)),
+    ("client_names", Fixup::Ir(client_names)),
 ];
 
 #[cfg(test)]
@@ -243,6 +270,25 @@ mod tests {
             response: OperationResponse::Definition(response.into()),
             query: Vec::new(),
         }
+    }
+
+    #[test]
+    fn client_names_fail_for_an_operation_gone() {
+        let mut ir = Ir::default();
+        for (sub, method, _) in names::RENAMES {
+            let mut op = operation(sub, "x");
+            op.method = (*method).to_owned();
+            ir.subresource_operations.push(op);
+        }
+        let err = client_names(&mut ir).unwrap_err();
+        assert!(err.to_string().contains("ephemeralcontainers"), "{err}");
+        ir.subresource_operations
+            .push(operation("ephemeralcontainers", "x"));
+        client_names(&mut ir).unwrap();
+        ir.subresource_operations
+            .retain(|op| op.subresource != "log");
+        let err = client_names(&mut ir).unwrap_err();
+        assert!(err.to_string().contains("`logs`"), "{err}");
     }
 
     #[test]
