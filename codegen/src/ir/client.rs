@@ -191,8 +191,8 @@ pub fn clientset(ir: &Ir) -> Result<Clientset, CodegenError> {
                 struct_name: names::group_version_struct(feature),
                 ..GroupVersion::default()
             });
-        let version = if r.group.is_empty() { "core" } else { &r.group };
-        gv.groups.insert(format!("{version}/{}", r.version));
+        let group = if r.group.is_empty() { "core" } else { &r.group };
+        gv.groups.insert(format!("{group}/{}", r.version));
         let name = names::resource_method(&r.kind, &r.plural);
         gv.accessors.push(Accessor {
             all_namespaces: r.namespaced.then(|| names::all_namespaces_method(&name)),
@@ -241,10 +241,13 @@ fn served(ir: &Ir) -> impl Iterator<Item = (&super::ResourceIr, &TypeDef, &str)>
         }
     }
     ir.resources.iter().filter_map(move |r| {
-        let t = kinds.get(&(r.group.as_str(), r.version.as_str(), r.kind.as_str()))?;
-        let rr = t.resource.as_ref()?;
-        (rr.plural == r.plural).then_some(())?;
-        Some((r, *t, t.feature.as_deref()?))
+        let t = *kinds.get(&(r.group.as_str(), r.version.as_str(), r.kind.as_str()))?;
+        // The kind's own resource, not another served with the same kind.
+        let own = t
+            .resource
+            .as_ref()
+            .is_some_and(|own| own.plural == r.plural);
+        Some((r, t, t.feature.as_deref()?)).filter(|_| own)
     })
 }
 
