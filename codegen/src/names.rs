@@ -90,6 +90,12 @@ pub fn ident(name: &str) -> Ident {
     }
 }
 
+/// The list alias of a generated CRD kind: `<Kind>List`
+/// (`= kubeset::List<Kind>`).
+pub fn list_alias(kind: &str) -> String {
+    format!("{kind}List")
+}
+
 /// Module segments and type name of a definition: the `io.k8s.` prefix is
 /// dropped, dots separate modules and `-` becomes `_`.
 ///

@@ -379,7 +379,7 @@ pub fn fixtures(specs_root: &Path) -> Result<(), Error> {
         std::fs::write(&full, text)?;
         let test_name = format!(
             "{}_{}",
-            feature.replace('-', "_"),
+            kubeset_codegen::names::group_version_module(feature),
             kubeset_codegen::names::snake_case(&t.name)
         );
         tests.push_str(&format!(

@@ -232,7 +232,7 @@ fn struct_tokens(ir: &Ir, t: &TypeDef, fields: &[Field], doc: TokenStream) -> To
 /// entry and the list alias of a kind.
 fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
     let name = ident(&t.name);
-    let list = ident(&format!("{}List", t.name));
+    let list = ident(&names::list_alias(&t.name));
     let Some(r) = ir.resources.iter().find(|r| {
         t.gvk
             .as_ref()
@@ -530,7 +530,7 @@ pub fn emit(
             let items = sorted.iter().map(|t| {
                 let (file, name) = (ident(&names::snake_case(&t.name)), ident(&t.name));
                 let list = t.resource.as_ref().map(|_| {
-                    let l = ident(&format!("{}List", t.name));
+                    let l = ident(&names::list_alias(&t.name));
                     quote!(, #l)
                 });
                 quote! {
