@@ -1,11 +1,11 @@
-//! A standalone copy of `kubeset-api` with other generated files: its
-//! hand-written sources, the given generated files in place of the
-//! committed ones, and a manifest of its own (outside the workspace), so
-//! that `cargo check` shows whether generated code compiles against the
-//! real hand-written runtime (`Resource`, `types`, `serde_util`, the
-//! `Resource` derive). Used by `cargo xtask codegen-compat` (other
-//! Kubernetes versions) and by the golden test (the small spec's own
-//! group-versions).
+//! Standalone copies of workspace crates with other generated files: the
+//! crate's hand-written sources, the given generated files in place of the
+//! committed ones, and (for `kubeset-api`, [`ApiCrate`]) a manifest of its
+//! own outside the workspace, so that `cargo check` shows whether generated
+//! code compiles against the real hand-written runtime (`Resource`,
+//! `types`, `serde_util`, the `Resource` derive; for the clientset, `Api`).
+//! Used by `cargo xtask codegen-compat` (other Kubernetes versions) and by
+//! the golden tests (the small specs' models and clientset).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,14 +66,33 @@ fn write(path: &Path, text: &str) -> Result<(), CodegenError> {
     std::fs::write(path, text).map_err(io(path))
 }
 
+/// Copies `crate_dir/src` into `work/src` without the `replaced` paths
+/// (relative to `crate_dir`) and writes `files` (relative to `work`) over
+/// it, and copies the workspace's `Cargo.lock` (two levels above
+/// `crate_dir`) into `work`, so that an offline build resolves the same
+/// versions.
+pub fn write_sources(
+    crate_dir: &Path,
+    replaced: &[String],
+    files: &BTreeMap<String, String>,
+    work: &Path,
+) -> Result<(), CodegenError> {
+    let skip: Vec<PathBuf> = replaced.iter().map(|p| crate_dir.join(p)).collect();
+    copy_dir(&crate_dir.join("src"), &work.join("src"), &skip)?;
+    for (path, text) in files {
+        write(&work.join(path), text)?;
+    }
+    let lock = crate_dir.join("../../Cargo.lock");
+    if lock.is_file() {
+        std::fs::copy(&lock, work.join("Cargo.lock")).map_err(io(&lock))?;
+    }
+    Ok(())
+}
+
 impl ApiCrate<'_> {
     /// Writes the crate into `work` (which should not exist or be empty).
     pub fn write_to(&self, work: &Path) -> Result<(), CodegenError> {
-        let skip: Vec<PathBuf> = self.replaced.iter().map(|p| self.api_dir.join(p)).collect();
-        copy_dir(&self.api_dir.join("src"), &work.join("src"), &skip)?;
-        for (path, text) in self.files {
-            write(&work.join(path), text)?;
-        }
+        write_sources(self.api_dir, self.replaced, self.files, work)?;
         let manifest = format!(
             "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
              [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
@@ -84,11 +103,6 @@ impl ApiCrate<'_> {
             self.derive_dir.display().to_string(),
             self.features
         );
-        write(&work.join("Cargo.toml"), &manifest)?;
-        let lock = self.api_dir.join("../../Cargo.lock");
-        if lock.is_file() {
-            std::fs::copy(&lock, work.join("Cargo.lock")).map_err(io(&lock))?;
-        }
-        Ok(())
+        write(&work.join("Cargo.toml"), &manifest)
     }
 }

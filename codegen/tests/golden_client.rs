@@ -1,12 +1,16 @@
 //! Golden test of the client emitter on a small hand-written spec
 //! (`tests/golden_client/spec/`, v3): the clientset files and the two
-//! features blocks match `tests/golden_client/expected/`.
+//! features blocks match `tests/golden_client/expected/`, and compile in a
+//! standalone copy of `kubeset-client` over the spec's models.
 //! `UPDATE_GOLDEN=1` rewrites the expected files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kubeset_codegen::{InputFormat, emit_client, ir, load};
+use kubeset_codegen::standalone::{self, ApiCrate};
+use kubeset_codegen::{InputFormat, emit, emit_client, ir, load};
+
+mod common;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden_client")
@@ -167,4 +171,96 @@ fn the_client_pass_decides_the_methods() {
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     assert!(skipped[0].0.ends_with("/widgets/{name}/approval") && skipped[0].2 == ["DELETE"]);
     assert!(skipped[1].1.starts_with("connect") && skipped[1].2 == ["GET", "POST"]);
+}
+
+/// `kubeset-client`'s manifest, made standalone: its own `[package]`, the
+/// `[features]` with `features` spliced in, the workspace's dependency
+/// entries for `dep.workspace = true` (paths made absolute, `kubeset-api`
+/// pointing at `api`), no dev-dependencies.
+fn client_manifest(root: &Path, api: &Path, features: &str) -> String {
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).expect("workspace manifest");
+    let table = workspace
+        .split("[workspace.dependencies]")
+        .nth(1)
+        .and_then(|t| t.split("\n[").next())
+        .expect("[workspace.dependencies]");
+    let spec = |dep: &str| -> String {
+        if dep == "kubeset-api" {
+            return format!(
+                "{{ path = {:?}, default-features = false }}",
+                api.display().to_string()
+            );
+        }
+        let line = table
+            .lines()
+            .find(|l| l.split_once(" = ").is_some_and(|(n, _)| n.trim() == dep))
+            .unwrap_or_else(|| panic!("{dep} is not in [workspace.dependencies]"));
+        let crates = format!("path = {:?}", format!("{}/crates/", root.display()));
+        line.split_once(" = ")
+            .unwrap()
+            .1
+            .replace("path = \"crates/", &crates[..crates.len() - 1])
+    };
+    let client = std::fs::read_to_string(root.join("crates/kubeset-client/Cargo.toml"))
+        .expect("client manifest");
+    let client = emit::splice_features(&client, features);
+    let body = client.split("[features]").nth(1).expect("[features]");
+    let body = body.split("[dev-dependencies]").next().unwrap();
+    let mut out = String::from(
+        "[package]\nname = \"kubeset-client\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\n\n[features]",
+    );
+    for line in body.lines() {
+        match line.strip_suffix(".workspace = true") {
+            Some(dep) => out.push_str(&format!("{dep} = {}", spec(dep))),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The golden clientset compiles, warning-free with `missing_docs` denied,
+/// in a standalone copy of `kubeset-client`'s hand-written code over the
+/// spec's own models (a standalone `kubeset-api` with its `src/api/`).
+#[test]
+fn golden_clientset_compiles_in_a_copy_of_kubeset_client() {
+    let input = load(&golden_dir().join("spec"), InputFormat::V3).expect("spec loads");
+    let ir = ir::lower_with(input, &[]).expect("lowers");
+    let models = emit::emit(&ir, "golden").expect("models");
+    let clientset = emit_client::emit(&ir, "golden").expect("clientset");
+    let root = common::workspace();
+    let work = tempfile::tempdir().expect("temp dir");
+    let (api, client) = (work.path().join("api"), work.path().join("client"));
+    let api_files: BTreeMap<String, String> = models
+        .files
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("src/api/"))
+        .collect();
+    ApiCrate {
+        api_dir: &root.join("crates/kubeset-api"),
+        derive_dir: &root.join("crates/kubeset-derive"),
+        replaced: &["src/api".to_owned()],
+        files: &api_files,
+        features: &models.features,
+    }
+    .write_to(&api)
+    .expect("model crate written");
+    standalone::write_sources(
+        &root.join("crates/kubeset-client"),
+        &[emit_client::CLIENT_DIR.to_owned()],
+        &clientset.files,
+        &client,
+    )
+    .expect("client sources copied");
+    let manifest = client_manifest(&root, &api, &clientset.client_features);
+    std::fs::write(client.join("Cargo.toml"), manifest).expect("client manifest written");
+    let run = common::run_cargo(&client, &["check", "--lib", "--features", "all"]);
+    assert!(run.ok, "golden clientset does not compile:\n{}", run.output);
+    assert!(
+        !run.output.contains("--> src/clientset/"),
+        "warnings in the golden clientset:\n{}",
+        run.output
+    );
+    eprintln!("golden clientset checked in {:?}", run.elapsed);
 }
