@@ -255,12 +255,12 @@ fn golden_clientset_compiles_in_a_copy_of_kubeset_client() {
     .expect("client sources copied");
     let manifest = client_manifest(&root, &api, &clientset.client_features);
     std::fs::write(client.join("Cargo.toml"), manifest).expect("client manifest written");
-    let run = common::run_cargo(&client, &["check", "--lib", "--features", "all"]);
+    let run = common::run_cargo(&client, &["build", "--lib", "--features", "all"]);
     assert!(run.ok, "golden clientset does not compile:\n{}", run.output);
     assert!(
         !run.output.contains("--> src/clientset/"),
         "warnings in the golden clientset:\n{}",
         run.output
     );
-    eprintln!("golden clientset checked in {:?}", run.elapsed);
+    eprintln!("golden clientset built in {:?}", run.elapsed);
 }
