@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::time::Duration;
 
-use kubeset::api::core::v1::PodTemplateSpec;
+use kubeset::api::core::v1::{Affinity, PodTemplateSpec, ResourceRequirements, Toleration};
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubeset::apimachinery::pkg::api::resource::Quantity;
 use kubeset::apimachinery::pkg::apis::meta::v1::{
-    Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, Time,
+    Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference, Time,
 };
 use kubeset::apimachinery::pkg::util::intstr::IntOrString;
 use kubeset::params::{DeleteParams, ListParams, PatchParams, PostParams};
@@ -731,6 +731,27 @@ struct TemplatedSpec {
     raw: Value,
 }
 
+/// Generated models in the spec, each with its generated schema (feature
+/// `schemas`): the server's own schema for them, made structural.
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "Workload",
+    namespaced
+)]
+struct WorkloadSpec {
+    template: PodTemplateSpec,
+    resources: ResourceRequirements,
+    tolerations: Vec<Toleration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    affinity: Option<Affinity>,
+    selector: LabelSelector,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<OwnerReference>,
+}
+
 /// `schema = "disabled"` (the root keeps any fields) and `root = "..."`.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[kube(derive = "PartialEq")]
@@ -867,6 +888,8 @@ async fn crdout_shapes_against_the_real_server() {
             template: serde_json::from_value(json!({"metadata": {"labels": {"a": "b"}},
                 "spec": {"containers": [{"name": "c", "image": "i"}]}})).unwrap_or_default(),
             free: [("any".into(), json!({"x": [null, 1]}))].into(), raw: json!(["a", {"b": 1}]) }),
+        "generated models' schemas: PodTemplateSpec, ResourceRequirements, Toleration, Affinity, OwnerReference" =>
+            Workload::new("wl", workload_spec()),
     ];
     let labels: Vec<&str> = table.iter().map(|(l, _)| *l).collect();
     let results = futures::future::join_all(table.drain(..).map(|(_, f)| f)).await;
@@ -921,6 +944,58 @@ async fn crdout_shapes_against_the_real_server() {
         failed.len(),
         failed.join("\n")
     );
+}
+
+/// A pod template touching most of PodSpec's shapes: list maps with
+/// defaulted keys (ports' `protocol` written, as the server would default
+/// it), probes with int-or-string ports, quantities, volumes, affinity.
+fn workload_spec() -> WorkloadSpec {
+    fn decode<T: DeserializeOwned>(v: Value) -> T {
+        match serde_json::from_value(v) {
+            Ok(t) => t,
+            Err(e) => panic!("the fixture does not decode: {e}"),
+        }
+    }
+    WorkloadSpec {
+        template: decode(json!({
+            "metadata": {"labels": {"app": "web"}, "annotations": {"a": "b"}},
+            "spec": {
+                "containers": [{
+                    "name": "c", "image": "nginx:1",
+                    "args": ["-v"],
+                    "env": [{"name": "A", "value": "1"},
+                            {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                    "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}],
+                    "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}},
+                    "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 5},
+                    "livenessProbe": {"tcpSocket": {"port": 80}},
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                    "securityContext": {"capabilities": {"drop": ["ALL"]}, "runAsNonRoot": true}
+                }],
+                "volumes": [{"name": "data", "emptyDir": {"sizeLimit": "1Gi"}},
+                            {"name": "cfg", "configMap": {"name": "cm", "items": [{"key": "k", "path": "p"}]}}],
+                "nodeSelector": {"disk": "ssd"},
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]
+            }
+        })),
+        resources: decode(json!({"requests": {"cpu": "100m"}, "limits": {"memory": "64Mi"}})),
+        tolerations: decode(
+            json!([{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"},
+            {"operator": "Exists", "tolerationSeconds": 30}]),
+        ),
+        affinity: decode(json!({
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10,
+                "podAffinityTerm": {"topologyKey": "host", "labelSelector": {"matchLabels": {"app": "web"}}}}]}
+        })),
+        selector: decode(json!({"matchLabels": {"app": "web"}})),
+        owner: decode(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "cm",
+            "uid": "00000000-0000-0000-0000-000000000001", "controller": true}),
+        ),
+    }
 }
 
 async fn cluster_scoped(crds: &Api<CustomResourceDefinition>, client: &kubeset::Client) -> Verdict {
@@ -1114,6 +1189,7 @@ fn all_crds() -> Vec<CustomResourceDefinition> {
         Scaled::crd(),
         Policy::crd(),
         Templated::crd(),
+        Workload::crd(),
         Wide::crd(),
     ]
 }
