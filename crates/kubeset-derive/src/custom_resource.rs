@@ -449,7 +449,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         .doc
         .clone()
         .unwrap_or_else(|| format!("Auto-generated derived type for {spec} via `CustomResource`"));
-    let (status_field, status_init, status_prop) = match &a.status {
+    let (status_field, status_init, status_prop, has_status) = match &a.status {
         Some(status) => (
             quote! {
                 /// The observed state.
@@ -458,8 +458,19 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             },
             quote!(status: None,),
             quote!(.property("status", <Option<#status> as #sch::JsonSchema>::json_schema(), false)),
+            quote! {
+                impl #krate::HasStatus for #root {
+                    type Status = #status;
+                    fn status(&self) -> ::core::option::Option<&#status> {
+                        self.status.as_ref()
+                    }
+                    fn status_mut(&mut self) -> &mut ::core::option::Option<#status> {
+                        &mut self.status
+                    }
+                }
+            },
         ),
-        None => (quote!(), quote!(), quote!()),
+        None => (quote!(), quote!(), quote!(), quote!()),
     };
     let validations = &a.validations;
     let schema_impl = match a.schema.as_deref() {
@@ -537,6 +548,18 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         #serialize_impl
 
         #resource_impl
+
+        impl #krate::HasSpec for #root {
+            type Spec = #spec;
+            fn spec(&self) -> &#spec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut #spec {
+                &mut self.spec
+            }
+        }
+
+        #has_status
 
         #schema_impl
 

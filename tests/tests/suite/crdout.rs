@@ -19,7 +19,10 @@ use kubeset::apimachinery::pkg::apis::meta::v1::{
 use kubeset::apimachinery::pkg::util::intstr::IntOrString;
 use kubeset::params::{DeleteParams, ListParams, PatchParams, PostParams};
 use kubeset::runtime::wait::{await_condition, conditions};
-use kubeset::{Api, CustomResource, CustomResourceExt, JsonSchema, Patch, Resource, merge_crds};
+use kubeset::{
+    Api, CustomResource, CustomResourceExt, HasSpec, HasStatus, JsonSchema, Patch, Resource,
+    merge_crds,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -1309,6 +1312,33 @@ fn crd_facts() {
             "Internally tagged.\n\n- `Scale`: Set the replica count.\n- `Restart`: Restart everything."
         )
     );
+    // HasSpec/HasStatus, as kube-rs's: generic code reaches spec and status.
+    fn observed<K: HasSpec<Spec = ConditionedSpec> + HasStatus<Status = ConditionedStatus>>(
+        k: &mut K,
+    ) -> Option<i64> {
+        k.spec_mut().want = "changed".into();
+        k.status_mut().get_or_insert_with(|| ConditionedStatus {
+            conditions: vec![],
+            observed_generation: 7,
+        });
+        k.status().map(|s| s.observed_generation)
+    }
+    let mut c = Conditioned::new("c", ConditionedSpec { want: "w".into() });
+    assert_eq!(observed(&mut c), Some(7));
+    assert_eq!(c.spec().want, "changed");
+    assert_eq!(
+        HasSpec::spec(&Policy::new(
+            "p",
+            PolicySpec {
+                rules: vec!["r".into()]
+            }
+        ))
+        .rules,
+        ["r"]
+    );
+    // `kubeset-codegen crd` kinds: HasSpec for a required spec, HasStatus.
+    fn has<K: HasSpec + HasStatus>() {}
+    has::<crate::crds::gateway_networking_k8s_io::v1::GatewayClass>();
     // The root writes apiVersion and kind, as the generated models do.
     let json = serde_json::to_value(Policy::new("p", PolicySpec { rules: vec![] })).unwrap();
     assert_eq!(json["apiVersion"], "crdout.kubeset.dev/v1");
