@@ -729,7 +729,7 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+    use crate::apimachinery::pkg::apis::meta::v1::Condition;
 
     fn s(v: &str) -> JSON {
         JSON(Value::String(v.to_owned()))
@@ -879,7 +879,7 @@ mod tests {
         assert_eq!(meta.type_.as_deref(), Some("object"));
         assert!(props(meta).contains_key("labels"));
         assert!(
-            LabelSelector::json_schema()
+            crate::apimachinery::pkg::apis::meta::v1::LabelSelector::json_schema()
                 .x_kubernetes_map_type
                 .as_deref()
                 == Some("atomic")
