@@ -348,6 +348,83 @@ struct AdjacentSpec {
     settings: Vec<Setting>,
 }
 
+/// Struct-level CEL rules inside enum variants: on a struct variant, on
+/// the struct of a newtype variant, on an adjacently tagged content and on
+/// an untagged variant. Each stays, guarded by its variant.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type")]
+enum Step {
+    #[schema(validation(rule = "self.replicas <= 9", message = "at most 9 replicas"))]
+    Scale {
+        replicas: i32,
+    },
+    Wait(Pause),
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[schema(validation(rule = "self.seconds > 0", message = "a pause lasts"))]
+struct Pause {
+    seconds: i32,
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", content = "value")]
+enum Limit {
+    Window(Range),
+    None,
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[schema(validation(rule = "self.low <= self.high", message = "low above high"))]
+struct Range {
+    low: i32,
+    high: i32,
+}
+
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+enum Target {
+    #[schema(validation(rule = "self.port > 1024", message = "no privileged ports"))]
+    Host {
+        host: String,
+        port: i32,
+    },
+    Url {
+        url: String,
+    },
+}
+
+#[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(derive = "PartialEq")]
+#[kube(
+    group = "crdout.kubeset.dev",
+    version = "v1",
+    kind = "VariantCel",
+    namespaced
+)]
+struct VariantCelSpec {
+    steps: Vec<Step>,
+    limit: Limit,
+    targets: Vec<Target>,
+}
+
+fn variant_cel_spec() -> VariantCelSpec {
+    VariantCelSpec {
+        steps: vec![
+            Step::Scale { replicas: 3 },
+            Step::Wait(Pause { seconds: 5 }),
+        ],
+        limit: Limit::Window(Range { low: 1, high: 2 }),
+        targets: vec![
+            Target::Host {
+                host: "h".into(),
+                port: 8080,
+            },
+            Target::Url { url: "u".into() },
+        ],
+    }
+}
+
 /// Untagged, objects of different fields.
 #[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(untagged)]
@@ -891,6 +968,8 @@ async fn crdout_shapes_against_the_real_server() {
             template: serde_json::from_value(json!({"metadata": {"labels": {"a": "b"}},
                 "spec": {"containers": [{"name": "c", "image": "i"}]}})).unwrap_or_default(),
             free: [("any".into(), json!({"x": [null, 1]}))].into(), raw: json!(["a", {"b": 1}]) }),
+        "struct-level CEL rules inside enum variants (internal, newtype, adjacent, untagged)" =>
+            VariantCel::new("vc", variant_cel_spec()),
         "generated models' schemas: PodTemplateSpec, ResourceRequirements, Toleration, Affinity, OwnerReference" =>
             Workload::new("wl", workload_spec()),
     ];
@@ -914,7 +993,7 @@ async fn crdout_shapes_against_the_real_server() {
         "accepted, both versions read back equal, v2 stored",
     ));
     verdicts.push((
-        "CEL and schema violations are rejected with the rule's message".to_owned(),
+        "CEL (also inside enum variants) and schema violations are rejected with the rule's message".to_owned(),
         rejections(client, ns).await,
         "rejected (422) with each rule's message and each field named",
     ));
@@ -1110,6 +1189,7 @@ async fn rejections(client: &kubeset::Client, ns: &str) -> Verdict {
         Err(e) if e.is_invalid() => {}
         Err(e) => return Err(format!("unexpected error: {}", chain(&e))),
     }
+    variant_rejections(client, ns).await?;
     let validated: Api<Validated> = Api::namespaced(client.clone(), ns);
     let bad = Validated::new(
         "bad",
@@ -1140,6 +1220,56 @@ async fn rejections(client: &kubeset::Client, ns: &str) -> Verdict {
         }
         Err(e) => Err(format!("unexpected error: {}", chain(&e))),
     }
+}
+
+/// Each variant's rule rejects with its message, and only for its variant
+/// (the other variants of the same objects pass).
+async fn variant_rejections(client: &kubeset::Client, ns: &str) -> Verdict {
+    let api: Api<VariantCel> = Api::namespaced(client.clone(), ns);
+    let cases: [(&str, fn(&mut VariantCelSpec), &str); 4] = [
+        (
+            "vc-scale",
+            |s| s.steps[0] = Step::Scale { replicas: 10 },
+            "at most 9 replicas",
+        ),
+        (
+            "vc-pause",
+            |s| s.steps[1] = Step::Wait(Pause { seconds: 0 }),
+            "a pause lasts",
+        ),
+        (
+            "vc-range",
+            |s| s.limit = Limit::Window(Range { low: 3, high: 1 }),
+            "low above high",
+        ),
+        (
+            "vc-port",
+            |s| {
+                s.targets[0] = Target::Host {
+                    host: "h".into(),
+                    port: 80,
+                }
+            },
+            "no privileged ports",
+        ),
+    ];
+    for (name, spoil, want) in cases {
+        let mut spec = variant_cel_spec();
+        spoil(&mut spec);
+        match api
+            .create(&PostParams::default(), &VariantCel::new(name, spec))
+            .await
+        {
+            Ok(_) => {
+                return Err(format!(
+                    "{name}: the variant's rule {want:?} did not reject"
+                ));
+            }
+            Err(e) if e.is_invalid() && e.to_string().contains(want) => {}
+            Err(e) => return Err(format!("{name}: expected {want:?}, got {}", chain(&e))),
+        }
+    }
+    Ok(())
 }
 
 async fn selectable_and_scale(client: &kubeset::Client, ns: &str) -> Verdict {
@@ -1193,6 +1323,7 @@ fn all_crds() -> Vec<CustomResourceDefinition> {
         Policy::crd(),
         Templated::crd(),
         Workload::crd(),
+        VariantCel::crd(),
         Wide::crd(),
     ]
 }

@@ -375,6 +375,7 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
     let mut branches = Vec::with_capacity(variants.len());
     let mut common: Option<Vec<String>> = None;
     let mut preserve = false;
+    let rules = variant_rules(&variants);
     for v in variants {
         preserve |= v.x_kubernetes_preserve_unknown_fields == Some(true);
         let required = v.required.unwrap_or_default();
@@ -412,6 +413,19 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
     if preserve {
         out.x_kubernetes_preserve_unknown_fields = Some(true);
     }
+    let guarded: Vec<ValidationRule> = rules
+        .into_iter()
+        .zip(&branches)
+        .flat_map(|(rules, branch)| {
+            let guard = variant_guard(branch);
+            rules
+                .into_iter()
+                .map(move |r| guard_rule(r, guard.as_deref()))
+        })
+        .collect();
+    if !guarded.is_empty() {
+        out.x_kubernetes_validations = Some(guarded);
+    }
     let distinct = branches.iter().all(|b| *b != JSONSchemaProps::default());
     if distinct && branches.len() > 1 {
         if exclusive {
@@ -419,6 +433,176 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
         } else {
             out.any_of = Some(branches);
         }
+    }
+    out
+}
+
+/// The CEL rules each variant would lose in the merge: its own (a
+/// struct variant's `#[schema(validation)]`, a flattened struct's), and
+/// those of its properties whose schema differs between variants (their
+/// merged node cannot hold one variant's rules), rewritten to the
+/// variant's node (`self` → `self.field`, `fieldPath` prefixed).
+fn variant_rules(variants: &[JSONSchemaProps]) -> Vec<Vec<ValidationRule>> {
+    let differs = |name: &str| {
+        let mut schemas = variants
+            .iter()
+            .filter_map(|v| v.properties.as_ref()?.get(name));
+        let first = schemas.next();
+        schemas.any(|s| Some(s) != first)
+    };
+    variants
+        .iter()
+        .map(|v| {
+            let mut rules = v.x_kubernetes_validations.clone().unwrap_or_default();
+            for (name, prop) in v.properties.iter().flatten() {
+                let Some(own) = prop.x_kubernetes_validations.as_ref() else {
+                    continue;
+                };
+                let Some(field) = cel_field(name).filter(|_| differs(name)) else {
+                    continue;
+                };
+                rules.extend(own.iter().map(|r| ValidationRule {
+                    rule: reroot(&r.rule, &field),
+                    field_path: Some(format!(".{field}{}", r.field_path.as_deref().unwrap_or(""))),
+                    ..r.clone()
+                }));
+            }
+            rules
+        })
+        .collect()
+}
+
+/// When a variant is the one written: its tag has its value, or (untagged)
+/// its required properties are present; `None` when nothing tells.
+fn variant_guard(branch: &JSONSchemaProps) -> Option<String> {
+    let tags: Vec<String> = branch
+        .properties
+        .iter()
+        .flatten()
+        .filter_map(|(name, p)| {
+            let value = p.enum_.as_ref()?.first()?;
+            let literal = serde_json::to_string(&value.0).ok()?;
+            Some(format!("self.{} == {literal}", cel_field(name)?))
+        })
+        .collect();
+    let conditions = if tags.is_empty() {
+        branch
+            .required
+            .iter()
+            .flatten()
+            .map(|r| cel_field(r).map(|f| format!("has(self.{f})")))
+            .collect::<Option<Vec<_>>>()?
+    } else {
+        tags
+    };
+    (!conditions.is_empty()).then(|| conditions.join(" && "))
+}
+
+fn guard_rule(rule: ValidationRule, guard: Option<&str>) -> ValidationRule {
+    match guard {
+        Some(g) => ValidationRule {
+            rule: format!("!({g}) || ({})", rule.rule),
+            ..rule
+        },
+        None => rule,
+    }
+}
+
+/// A property name as the API server's CEL environment names it
+/// (`__dash__`, `__dot__`, `__slash__`, `__underscores__`, reserved words
+/// as `__word__`); `None` when it has no CEL name.
+fn cel_field(name: &str) -> Option<String> {
+    const RESERVED: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ];
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || "_.-/".contains(c));
+    if !first_ok
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-/".contains(c))
+    {
+        return None;
+    }
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    Some(
+        name.replace("__", "__underscores__")
+            .replace('.', "__dot__")
+            .replace('-', "__dash__")
+            .replace('/', "__slash__"),
+    )
+}
+
+/// `rule` evaluated one level up: every `self`/`oldSelf` outside string
+/// literals and member access becomes `self.field`/`oldSelf.field`.
+fn reroot(rule: &str, field: &str) -> String {
+    let mut out = String::with_capacity(rule.len() + 16);
+    let mut chars = rule.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    let mut prev: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+            } else if c == q {
+                quote = None;
+            }
+            prev = Some(c);
+            continue;
+        }
+        if c == '"' || c == '\'' {
+            quote = Some(c);
+            out.push(c);
+            prev = Some(c);
+            continue;
+        }
+        let starts_word = c.is_ascii_alphabetic() || c == '_';
+        let after_ident = prev.is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '.');
+        if starts_word && !after_ident {
+            let word: String = rule[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            for _ in 1..word.chars().count() {
+                chars.next();
+            }
+            out.push_str(&word);
+            if word == "self" || word == "oldSelf" {
+                out.push('.');
+                out.push_str(field);
+            }
+            prev = word.chars().last();
+            continue;
+        }
+        out.push(c);
+        prev = Some(c);
     }
     out
 }
@@ -773,6 +957,71 @@ mod tests {
             Some(vec![s("B")])
         );
         assert_eq!(one_of[1].type_, None, "branches carry no type");
+    }
+
+    #[test]
+    fn variant_rules_survive_the_merge_guarded_by_the_variant() {
+        let mut scale = ObjectSchema::new()
+            .property("type", string_enum(&["Scale"]), true)
+            .property("replicas", typed("integer"), true)
+            .build();
+        validate(&mut scale, "self.replicas < 10", Some("at most 9"));
+        let run = ObjectSchema::new()
+            .property("type", string_enum(&["Run"]), true)
+            .build();
+        let u = union(vec![scale, run], true);
+        let rules = u
+            .x_kubernetes_validations
+            .expect("the variant's rule is kept");
+        assert_eq!(
+            rules[0].rule,
+            "!(self.type == \"Scale\") || (self.replicas < 10)"
+        );
+        assert_eq!(rules[0].message.as_deref(), Some("at most 9"));
+        // Adjacently tagged: the content's rule moves up, rerooted.
+        let content = |rule: &str| {
+            let mut c = ObjectSchema::new()
+                .property("size", typed("integer"), true)
+                .build();
+            validate(&mut c, rule, None);
+            c
+        };
+        let a = ObjectSchema::new()
+            .property("kind", string_enum(&["A"]), true)
+            .property(
+                "content",
+                content("self.size > 0 && 'self' != oldSelf.x"),
+                true,
+            )
+            .build();
+        let b = ObjectSchema::new()
+            .property("kind", string_enum(&["B"]), true)
+            .property("content", typed("string"), true)
+            .build();
+        let rules = union(vec![a, b], true).x_kubernetes_validations.unwrap();
+        assert_eq!(
+            rules[0].rule,
+            "!(self.kind == \"A\") || (self.content.size > 0 && 'self' != oldSelf.content.x)"
+        );
+        assert_eq!(rules[0].field_path.as_deref(), Some(".content"));
+        // Untagged: guarded by the variant's required properties.
+        let mut x = ObjectSchema::new()
+            .property("host-name", typed("string"), true)
+            .build();
+        validate(&mut x, "size(self) > 0", None);
+        let y = ObjectSchema::new()
+            .property("url", typed("string"), true)
+            .build();
+        let rules = union(vec![x, y], false).x_kubernetes_validations.unwrap();
+        assert_eq!(
+            rules[0].rule,
+            "!(has(self.host__dash__name)) || (size(self) > 0)"
+        );
+        assert_eq!(cel_field("namespace").as_deref(), Some("__namespace__"));
+        assert_eq!(
+            cel_field("a__b.c").as_deref(),
+            Some("a__underscores__b__dot__c")
+        );
     }
 
     #[test]
