@@ -343,6 +343,17 @@ fn parse(input: &DeriveInput) -> syn::Result<Attrs> {
     for attr in input.attrs.iter().filter(|at| at.path().is_ident("kube")) {
         attr.parse_nested_meta(|meta| one(&meta, &mut a))?;
     }
+    if let Some(schema) = a.schema.as_deref().filter(|s| *s != "derived")
+        && !a.validations.is_empty()
+    {
+        return Err(syn::Error::new(
+            input.ident.span(),
+            format!(
+                "conflicting attributes: `#[kube(validation)]` goes into the derived schema; \
+                 with `schema = \"{schema}\"` it would be dropped (put the rule in your own schema)"
+            ),
+        ));
+    }
     Ok(a)
 }
 
@@ -515,6 +526,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             plural,
             namespaced: a.namespaced,
         },
+        proc_macro2::Span::call_site(),
     );
     let short_names = &a.short_names;
     let namespaced = a.namespaced;

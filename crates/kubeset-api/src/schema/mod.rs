@@ -56,7 +56,7 @@ mod generated;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no structural schema (`JsonSchema`)",
     label = "no schema for this type",
-    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`"
+    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`; a generated model outside apimachinery needs the cargo feature `schemas`"
 )]
 pub trait JsonSchema {
     /// Whether a struct field of this type may be absent (`Option<T>`):
