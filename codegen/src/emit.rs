@@ -78,7 +78,7 @@ pub(crate) fn ident(name: &str) -> Ident {
     }
 }
 
-fn type_path(ir: &Ir, definition: &str) -> TokenStream {
+pub(crate) fn type_path(ir: &Ir, definition: &str) -> TokenStream {
     match ir.types.get(definition) {
         Some(t) => {
             let modules = t.modules.iter().map(|m| ident(m));

@@ -31,7 +31,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
 
-use crate::emit::{self, Output, ident};
+use crate::emit::{self, Output, ident, type_path};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
 use crate::spec::Schema;
@@ -171,17 +171,6 @@ fn in_cycle(ir: &Ir, definition: &str) -> bool {
         }
     }
     false
-}
-
-fn type_path(ir: &Ir, definition: &str) -> TokenStream {
-    match ir.types.get(definition) {
-        Some(t) => {
-            let modules = t.modules.iter().map(|m| ident(m));
-            let name = ident(&t.name);
-            quote!(crate:: #(#modules ::)* #name)
-        }
-        None => quote!(serde_json::Value),
-    }
 }
 
 fn impl_for(
