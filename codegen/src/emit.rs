@@ -73,7 +73,7 @@ impl Output {
 const RESOURCES_FILE: &str = "src/resources/generated.rs";
 const LAYOUT_FILE: &str = "src/layout/generated.rs";
 
-fn type_path(ir: &Ir, definition: &str) -> TokenStream {
+pub(crate) fn type_path(ir: &Ir, definition: &str) -> TokenStream {
     match ir.types.get(definition) {
         Some(t) => {
             let modules = t.modules.iter().map(|m| ident(m));

@@ -19,6 +19,7 @@
 pub mod crd;
 pub mod emit;
 pub mod emit_client;
+pub mod emit_schema;
 pub mod error;
 pub mod examples;
 pub mod ir;
@@ -121,6 +122,9 @@ pub fn load(dir: &Path, format: InputFormat) -> Result<spec::Input, CodegenError
 /// Lowers (with every fixup) and emits: the whole generated content of
 /// `kubeset-api`.
 pub fn generate(input: spec::Input, spec_label: &str) -> Result<Output, CodegenError> {
+    let definitions = input.definitions.clone();
     let ir = ir::lower(input)?;
-    emit::emit(&ir, spec_label)
+    let mut out = emit::emit(&ir, spec_label)?;
+    emit_schema::add(&ir, &definitions, spec_label, &mut out)?;
+    Ok(out)
 }

@@ -200,7 +200,11 @@ impl<'a> Lowerer<'a> {
             return r;
         }
         let crd = self.mode == Mode::Crd;
-        if !schema.all_of.is_empty() && (!crd || schema.ty.is_none()) {
+        // An `allOf` of constraints on a typed node (what the derive writes
+        // for a second flattened enum: `allOf: [{oneOf: …}]`) narrows the
+        // values, not the type; CRDs ignore any `allOf` on a typed node.
+        let ignorable = schema.ty.is_some() && (crd || schema.all_of.iter().all(constraints_only));
+        if !schema.all_of.is_empty() && !ignorable {
             return self.unsupported(path, "allOf other than a single $ref");
         }
         if schema.int_or_string {
@@ -548,6 +552,24 @@ pub fn variant_name(value: &str) -> String {
     out
 }
 
+/// Whether `schema` only constrains values (`oneOf`/`anyOf`/`required`,
+/// `enum`, validations) and says nothing of their type.
+fn constraints_only(schema: &Schema) -> bool {
+    schema.reference.is_none()
+        && schema.ty.is_none()
+        && schema.properties.is_empty()
+        && schema.items.is_none()
+        && schema.additional_properties.is_none()
+        && !schema.int_or_string
+        && !schema.preserve_unknown_fields
+        && schema.all_of.iter().all(constraints_only)
+        && schema
+            .one_of
+            .iter()
+            .chain(&schema.any_of)
+            .all(constraints_only)
+}
+
 /// The description of a schema, or of its single `allOf`.
 pub fn description_of(schema: &Schema) -> Option<String> {
     schema
@@ -676,6 +698,30 @@ mod tests {
         // A suffix already in use is skipped.
         let names = rust_field_names(["xY", "x_y", "x_y_2"].into_iter());
         assert_eq!(names["xY"], "x_y_3");
+    }
+
+    #[test]
+    fn built_in_mode_ignores_an_all_of_of_constraints_only() {
+        let schema: Schema = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+            "allOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}]
+        }))
+        .unwrap();
+        let definitions = BTreeMap::new();
+        let mut l = Lowerer::new(Mode::BuiltIn, &definitions, BTreeSet::new());
+        assert!(matches!(l.ty(&schema, ".spec", "Spec"), Ok(Ty::Ref(_))));
+        let typed: Schema = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "allOf": [{"properties": {"c": {"type": "integer"}}}]
+        }))
+        .unwrap();
+        assert!(
+            l.ty(&typed, ".other", "Other").is_err(),
+            "an allOf that adds properties is still refused"
+        );
     }
 
     #[test]

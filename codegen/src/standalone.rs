@@ -89,19 +89,34 @@ pub fn write_sources(
     Ok(())
 }
 
+/// The features `kubeset-api`'s manifest declares by hand after its
+/// generated block (`schemas`, …), which the standalone crate must offer
+/// too because `kubeset-client` forwards them.
+fn hand_written_features(manifest: &str) -> String {
+    manifest
+        .split_once("# END GENERATED FEATURES\n")
+        .map(|(_, rest)| rest.split("\n[").next().unwrap_or_default())
+        .unwrap_or_default()
+        .trim_end()
+        .to_owned()
+}
+
 impl ApiCrate<'_> {
     /// Writes the crate into `work` (which should not exist or be empty).
     pub fn write_to(&self, work: &Path) -> Result<(), CodegenError> {
         write_sources(self.api_dir, self.replaced, self.files, work)?;
+        let own_manifest = self.api_dir.join("Cargo.toml");
+        let own = std::fs::read_to_string(&own_manifest).map_err(read(&own_manifest))?;
         let manifest = format!(
             "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
              [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
              [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
              serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\
              thiserror = \"2\"\n\
-             kubeset-derive = {{ path = {:?} }}\n\n{}",
+             kubeset-derive = {{ path = {:?} }}\n\n{}\n{}",
             self.derive_dir.display().to_string(),
-            self.features
+            self.features,
+            hand_written_features(&own)
         );
         write(&work.join("Cargo.toml"), &manifest)
     }

@@ -176,8 +176,10 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     eprintln!("reading {}", dir.display());
     let input = kubeset_codegen::load(&dir, InputFormat::Both)?;
     eprintln!("generating from {} definitions", input.definitions.len());
+    let definitions = input.definitions.clone();
     let ir = kubeset_codegen::ir::lower(input)?;
-    let output = emit::emit(&ir, &label)?;
+    let mut output = emit::emit(&ir, &label)?;
+    kubeset_codegen::emit_schema::add(&ir, &definitions, &label, &mut output)?;
     let client = emit_client::emit(&ir, &label)?;
     let root = workspace_root();
     let api_dir = root.join("crates/kubeset-api");
@@ -191,7 +193,11 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
         Target {
             files: wanted(&api_dir, &output)?,
             crate_dir: api_dir,
-            owned_dirs: Output::owned_dirs(),
+            owned_dirs: [
+                Output::owned_dirs(),
+                vec![kubeset_codegen::emit_schema::SCHEMA_DIR.to_owned()],
+            ]
+            .concat(),
             owned_files: Output::owned_files(),
         },
         Target {

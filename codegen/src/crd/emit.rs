@@ -302,6 +302,7 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
             }
         }
     });
+    let has = has_spec_status(ir, &name, fields);
     let list_doc = format!(" A list of [`{kind}`], as the server returns it.");
     quote! {
         impl serde::Serialize for #name {
@@ -343,9 +344,47 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
             #constructor
         }
 
+        #has
+
         #[doc = #list_doc]
         pub type #list = kubeset::List<#name>;
     }
+}
+
+/// kube-rs's `HasSpec` (for a required `spec`) and `HasStatus` (for any
+/// `status`, which is always optional).
+fn has_spec_status(ir: &Ir, name: &proc_macro2::Ident, fields: &[Field]) -> TokenStream {
+    let spec = fields.iter().find(|f| f.json == "spec" && !is_option(f));
+    let spec = spec.map(|f| {
+        let (ty, field) = (rust_ty(ir, &f.ty), ident(&f.rust));
+        quote! {
+            impl kubeset::HasSpec for #name {
+                type Spec = #ty;
+                fn spec(&self) -> &#ty {
+                    &self.#field
+                }
+                fn spec_mut(&mut self) -> &mut #ty {
+                    &mut self.#field
+                }
+            }
+        }
+    });
+    let status = fields.iter().find(|f| f.json == "status" && is_option(f));
+    let status = status.map(|f| {
+        let (ty, field) = (rust_ty(ir, &f.ty), ident(&f.rust));
+        quote! {
+            impl kubeset::HasStatus for #name {
+                type Status = #ty;
+                fn status(&self) -> Option<&#ty> {
+                    self.#field.as_ref()
+                }
+                fn status_mut(&mut self) -> &mut Option<#ty> {
+                    &mut self.#field
+                }
+            }
+        }
+    });
+    quote!(#spec #status)
 }
 
 fn enum_tokens(t: &TypeDef, variants: &[Variant], other: &str, doc: TokenStream) -> TokenStream {

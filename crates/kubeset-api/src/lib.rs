@@ -43,6 +43,7 @@ pub mod apimachinery;
 pub mod kube_aggregator;
 #[cfg(test)]
 mod layout;
+mod object;
 mod resource;
 pub mod resources;
 #[cfg(feature = "apiextensions-v1")]
@@ -50,6 +51,7 @@ pub mod schema;
 mod serde_util;
 pub mod types;
 
+pub use object::{HasSpec, HasStatus};
 pub use resource::{
     ClusterResourceScope, NamespaceResourceScope, Resource, ResourceExt, ResourceScope,
 };

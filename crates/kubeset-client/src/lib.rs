@@ -57,8 +57,9 @@ pub use patch::Patch;
 #[cfg(feature = "apiextensions-v1")]
 pub use kubeset_api::schema::{self, JsonSchema};
 pub use kubeset_api::{
-    ByteString, ClusterResourceScope, List, NamespaceResourceScope, Resource, ResourceExt,
-    ResourceScope, api, apiextensions_apiserver, apimachinery, kube_aggregator, resources,
+    ByteString, ClusterResourceScope, HasSpec, HasStatus, List, NamespaceResourceScope, Resource,
+    ResourceExt, ResourceScope, api, apiextensions_apiserver, apimachinery, kube_aggregator,
+    resources,
 };
 pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 pub use kubeset_rest as rest;

@@ -343,6 +343,17 @@ fn parse(input: &DeriveInput) -> syn::Result<Attrs> {
     for attr in input.attrs.iter().filter(|at| at.path().is_ident("kube")) {
         attr.parse_nested_meta(|meta| one(&meta, &mut a))?;
     }
+    if let Some(schema) = a.schema.as_deref().filter(|s| *s != "derived")
+        && !a.validations.is_empty()
+    {
+        return Err(syn::Error::new(
+            input.ident.span(),
+            format!(
+                "conflicting attributes: `#[kube(validation)]` goes into the derived schema; \
+                 with `schema = \"{schema}\"` it would be dropped (put the rule in your own schema)"
+            ),
+        ));
+    }
     Ok(a)
 }
 
@@ -449,7 +460,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         .doc
         .clone()
         .unwrap_or_else(|| format!("Auto-generated derived type for {spec} via `CustomResource`"));
-    let (status_field, status_init, status_prop) = match &a.status {
+    let (status_field, status_init, status_prop, has_status) = match &a.status {
         Some(status) => (
             quote! {
                 /// The observed state.
@@ -458,8 +469,19 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             },
             quote!(status: None,),
             quote!(.property("status", <Option<#status> as #sch::JsonSchema>::json_schema(), false)),
+            quote! {
+                impl #krate::HasStatus for #root {
+                    type Status = #status;
+                    fn status(&self) -> ::core::option::Option<&#status> {
+                        self.status.as_ref()
+                    }
+                    fn status_mut(&mut self) -> &mut ::core::option::Option<#status> {
+                        &mut self.status
+                    }
+                }
+            },
         ),
-        None => (quote!(), quote!(), quote!()),
+        None => (quote!(), quote!(), quote!(), quote!()),
     };
     let validations = &a.validations;
     let schema_impl = match a.schema.as_deref() {
@@ -504,6 +526,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
             plural,
             namespaced: a.namespaced,
         },
+        proc_macro2::Span::call_site(),
     );
     let short_names = &a.short_names;
     let namespaced = a.namespaced;
@@ -537,6 +560,18 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         #serialize_impl
 
         #resource_impl
+
+        impl #krate::HasSpec for #root {
+            type Spec = #spec;
+            fn spec(&self) -> &#spec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut #spec {
+                &mut self.spec
+            }
+        }
+
+        #has_status
 
         #schema_impl
 

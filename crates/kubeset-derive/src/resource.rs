@@ -2,7 +2,7 @@
 //! can call it.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned as _;
 use syn::{Data, DeriveInput, Fields, LitStr, Path};
 
@@ -129,14 +129,14 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
             "#[derive(Resource)] works on structs with a `metadata` field",
         ));
     };
-    let has_metadata = match &data.fields {
+    let metadata = match &data.fields {
         Fields::Named(named) => named
             .named
             .iter()
-            .any(|f| f.ident.as_ref().is_some_and(|i| i == "metadata")),
-        _ => false,
+            .find(|f| f.ident.as_ref().is_some_and(|i| i == "metadata")),
+        _ => None,
     };
-    if !has_metadata {
+    let Some(metadata) = metadata else {
         return Err(syn::Error::new(
             data.fields
                 .span()
@@ -144,7 +144,7 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
                 .unwrap_or(input.ident.span()),
             "#[derive(Resource)] needs a field `metadata: ObjectMeta`",
         ));
-    }
+    };
     let attrs = parse_attrs(&input)?;
     let Attrs {
         krate,
@@ -161,7 +161,14 @@ pub fn derive(input: TokenStream) -> syn::Result<TokenStream> {
         plural: &plural,
         namespaced: scope == Scope::Namespaced,
     };
-    Ok(resource_impl(&krate, &input.ident, &input.generics, &facts))
+    // A `metadata` of another type fails at the field, not at the derive.
+    Ok(resource_impl(
+        &krate,
+        &input.ident,
+        &input.generics,
+        &facts,
+        metadata.ty.span(),
+    ))
 }
 
 /// What a `Resource` impl states.
@@ -180,6 +187,7 @@ pub fn resource_impl(
     name: &syn::Ident,
     generics: &syn::Generics,
     facts: &Facts<'_>,
+    metadata_span: proc_macro2::Span,
 ) -> TokenStream {
     let Facts {
         group,
@@ -200,6 +208,10 @@ pub fn resource_impl(
     };
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let (get, get_mut) = (
+        quote_spanned!(metadata_span=> &self.metadata),
+        quote_spanned!(metadata_span=> &mut self.metadata),
+    );
     quote! {
         impl #impl_generics #krate::Resource for #name #ty_generics #where_clause {
             const GROUP: &'static str = #group;
@@ -209,10 +221,10 @@ pub fn resource_impl(
             const API_VERSION: &'static str = #api_version;
             type Scope = #scope;
             fn metadata(&self) -> &#meta {
-                &self.metadata
+                #get
             }
             fn metadata_mut(&mut self) -> &mut #meta {
-                &mut self.metadata
+                #get_mut
             }
         }
     }

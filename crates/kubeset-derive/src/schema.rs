@@ -261,11 +261,25 @@ fn enum_body(
         });
         let rule = serde.rename_all.or(container.rename_all_fields);
         let doc = attrs::docs(&variant.attrs);
+        let own = attrs::schema_attrs(&variant.attrs, krate)?;
+        if own.with.is_some() {
+            return Err(syn::Error::new(
+                variant.span(),
+                "unsupported: `#[schema(with)]` on a variant; give it to the variant's field",
+            ));
+        }
+        // A variant's own rules (`#[schema(validation = ...)]`) go on its
+        // payload; `union` keeps them, guarded by the variant's tag.
+        let edits = &own.edits;
         let tag_prop = |tag: &str| quote!(#s::ObjectSchema::new().property(#tag, #s::string_enum(&[#name]), true));
         let payload = match &variant.fields {
             Fields::Unit => None,
             Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                Some((field_schema(&u.unnamed[0], krate)?, false))
+                let inner = field_schema(&u.unnamed[0], krate)?;
+                Some((
+                    quote!({ #[allow(unused_mut)] let mut s = #inner; #(#edits)* s }),
+                    false,
+                ))
             }
             Fields::Unnamed(u) => {
                 return Err(syn::Error::new(
@@ -280,7 +294,7 @@ fn enum_body(
                     _ => object(named, rule, false, quote!(#s::ObjectSchema::new()), krate)?,
                 };
                 Some((
-                    quote!({ let mut s = #object.build(); #s::describe(&mut s, #doc); s }),
+                    quote!({ let mut s = #object.build(); #s::describe(&mut s, #doc); #(#edits)* s }),
                     true,
                 ))
             }

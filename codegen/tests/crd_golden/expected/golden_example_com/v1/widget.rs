@@ -82,5 +82,14 @@ impl Widget {
         }
     }
 }
+impl kubeset::HasStatus for Widget {
+    type Status = super::WidgetStatus;
+    fn status(&self) -> Option<&super::WidgetStatus> {
+        self.status.as_ref()
+    }
+    fn status_mut(&mut self) -> &mut Option<super::WidgetStatus> {
+        &mut self.status
+    }
+}
 /// A list of [`Widget`], as the server returns it.
 pub type WidgetList = kubeset::List<Widget>;

@@ -82,5 +82,14 @@ impl Backend {
         }
     }
 }
+impl kubeset::HasStatus for Backend {
+    type Status = super::BackendStatus;
+    fn status(&self) -> Option<&super::BackendStatus> {
+        self.status.as_ref()
+    }
+    fn status_mut(&mut self) -> &mut Option<super::BackendStatus> {
+        &mut self.status
+    }
+}
 /// A list of [`Backend`], as the server returns it.
 pub type BackendList = kubeset::List<Backend>;

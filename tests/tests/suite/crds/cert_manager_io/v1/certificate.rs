@@ -89,5 +89,14 @@ impl Certificate {
         }
     }
 }
+impl kubeset::HasStatus for Certificate {
+    type Status = super::CertificateStatus;
+    fn status(&self) -> Option<&super::CertificateStatus> {
+        self.status.as_ref()
+    }
+    fn status_mut(&mut self) -> &mut Option<super::CertificateStatus> {
+        &mut self.status
+    }
+}
 /// A list of [`Certificate`], as the server returns it.
 pub type CertificateList = kubeset::List<Certificate>;

@@ -100,5 +100,23 @@ impl GatewayClass {
         }
     }
 }
+impl kubeset::HasSpec for GatewayClass {
+    type Spec = super::GatewayClassSpec;
+    fn spec(&self) -> &super::GatewayClassSpec {
+        &self.spec
+    }
+    fn spec_mut(&mut self) -> &mut super::GatewayClassSpec {
+        &mut self.spec
+    }
+}
+impl kubeset::HasStatus for GatewayClass {
+    type Status = super::GatewayClassStatus;
+    fn status(&self) -> Option<&super::GatewayClassStatus> {
+        self.status.as_ref()
+    }
+    fn status_mut(&mut self) -> &mut Option<super::GatewayClassStatus> {
+        &mut self.status
+    }
+}
 /// A list of [`GatewayClass`], as the server returns it.
 pub type GatewayClassList = kubeset::List<GatewayClass>;

@@ -87,5 +87,14 @@ impl ReferenceGrant {
         }
     }
 }
+impl kubeset::HasSpec for ReferenceGrant {
+    type Spec = super::ReferenceGrantSpec;
+    fn spec(&self) -> &super::ReferenceGrantSpec {
+        &self.spec
+    }
+    fn spec_mut(&mut self) -> &mut super::ReferenceGrantSpec {
+        &mut self.spec
+    }
+}
 /// A list of [`ReferenceGrant`], as the server returns it.
 pub type ReferenceGrantList = kubeset::List<ReferenceGrant>;

@@ -81,5 +81,23 @@ impl ScaledObject {
         }
     }
 }
+impl kubeset::HasSpec for ScaledObject {
+    type Spec = super::ScaledObjectSpec;
+    fn spec(&self) -> &super::ScaledObjectSpec {
+        &self.spec
+    }
+    fn spec_mut(&mut self) -> &mut super::ScaledObjectSpec {
+        &mut self.spec
+    }
+}
+impl kubeset::HasStatus for ScaledObject {
+    type Status = super::ScaledObjectStatus;
+    fn status(&self) -> Option<&super::ScaledObjectStatus> {
+        self.status.as_ref()
+    }
+    fn status_mut(&mut self) -> &mut Option<super::ScaledObjectStatus> {
+        &mut self.status
+    }
+}
 /// A list of [`ScaledObject`], as the server returns it.
 pub type ScaledObjectList = kubeset::List<ScaledObject>;

@@ -21,10 +21,22 @@
 //! The impls here cover Rust's scalars, `String`, `Option` (not required,
 //! `nullable`), `Vec`/sets, `BTreeMap`/`HashMap` with `String` keys,
 //! `serde_json::Value`, and kubeset's own types: `Quantity`, `IntOrString`,
-//! `Time`, `MicroTime`, `ByteString`, `ObjectMeta`, `OwnerReference`,
-//! `LabelSelector`, `LabelSelectorRequirement`, `Condition`. Other
-//! generated models have no impl yet (the generator has every fact one
-//! needs: the field names, types and `required` list it already emits).
+//! `Time`, `MicroTime`, `ByteString`, `FieldsV1`, `RawExtension`.
+//!
+//! The generated models' impls are generated too (`codegen/src/emit_schema.rs`
+//! writes `generated/`): each is the schema the API server publishes for
+//! that definition, made structural (references inlined when the schema is
+//! built; Go zero-value defaults and `x-kubernetes-patch-*` dropped, see
+//! that file). The apimachinery models (`ObjectMeta`, `OwnerReference`,
+//! `LabelSelector`, `Condition`, …) come with this module; every other
+//! group-version's needs the cargo feature `schemas` (as kube-rs users turn
+//! on k8s-openapi's `schemars`): it adds about 0.8 s to a build of
+//! kubeset-api with every group-version, 0.3 s with the default ones.
+//! Types in a reference cycle (`JSONSchemaProps`, so
+//! `CustomResourceDefinition`) have none. The server's schemas carry its
+//! descriptions: a CRD embedding a `PodTemplateSpec` is about 1 MB, within
+//! the server's 1.5 MiB object limit but worth knowing ([`strip_descriptions`]
+//! drops them).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -33,17 +45,18 @@ use serde_json::Value;
 pub use crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
 };
-use crate::apimachinery::pkg::apis::meta::v1::{
-    Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
-};
-use crate::types::{ByteString, IntOrString, MicroTime, Quantity, Time};
+use crate::types::{ByteString, FieldsV1, IntOrString, MicroTime, Quantity, RawExtension, Time};
+
+#[rustfmt::skip]
+#[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
+mod generated;
 
 /// A type with an OpenAPI v3 structural schema. Derive it with
 /// `#[derive(JsonSchema)]`; see the module docs for what is covered.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no structural schema (`JsonSchema`)",
     label = "no schema for this type",
-    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`"
+    note = "derive `JsonSchema` for it, or give the field `#[schema(with = \"path::to::fn\")]`; a generated model outside apimachinery needs the cargo feature `schemas`"
 )]
 pub trait JsonSchema {
     /// Whether a struct field of this type may be absent (`Option<T>`):
@@ -362,6 +375,7 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
     let mut branches = Vec::with_capacity(variants.len());
     let mut common: Option<Vec<String>> = None;
     let mut preserve = false;
+    let rules = variant_rules(&variants);
     for v in variants {
         preserve |= v.x_kubernetes_preserve_unknown_fields == Some(true);
         let required = v.required.unwrap_or_default();
@@ -399,6 +413,19 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
     if preserve {
         out.x_kubernetes_preserve_unknown_fields = Some(true);
     }
+    let guarded: Vec<ValidationRule> = rules
+        .into_iter()
+        .zip(&branches)
+        .flat_map(|(rules, branch)| {
+            let guard = variant_guard(branch);
+            rules
+                .into_iter()
+                .map(move |r| guard_rule(r, guard.as_deref()))
+        })
+        .collect();
+    if !guarded.is_empty() {
+        out.x_kubernetes_validations = Some(guarded);
+    }
     let distinct = branches.iter().all(|b| *b != JSONSchemaProps::default());
     if distinct && branches.len() > 1 {
         if exclusive {
@@ -406,6 +433,176 @@ fn merge_objects(variants: Vec<JSONSchemaProps>, exclusive: bool) -> JSONSchemaP
         } else {
             out.any_of = Some(branches);
         }
+    }
+    out
+}
+
+/// The CEL rules each variant would lose in the merge: its own (a
+/// struct variant's `#[schema(validation)]`, a flattened struct's), and
+/// those of its properties whose schema differs between variants (their
+/// merged node cannot hold one variant's rules), rewritten to the
+/// variant's node (`self` → `self.field`, `fieldPath` prefixed).
+fn variant_rules(variants: &[JSONSchemaProps]) -> Vec<Vec<ValidationRule>> {
+    let differs = |name: &str| {
+        let mut schemas = variants
+            .iter()
+            .filter_map(|v| v.properties.as_ref()?.get(name));
+        let first = schemas.next();
+        schemas.any(|s| Some(s) != first)
+    };
+    variants
+        .iter()
+        .map(|v| {
+            let mut rules = v.x_kubernetes_validations.clone().unwrap_or_default();
+            for (name, prop) in v.properties.iter().flatten() {
+                let Some(own) = prop.x_kubernetes_validations.as_ref() else {
+                    continue;
+                };
+                let Some(field) = cel_field(name).filter(|_| differs(name)) else {
+                    continue;
+                };
+                rules.extend(own.iter().map(|r| ValidationRule {
+                    rule: reroot(&r.rule, &field),
+                    field_path: Some(format!(".{field}{}", r.field_path.as_deref().unwrap_or(""))),
+                    ..r.clone()
+                }));
+            }
+            rules
+        })
+        .collect()
+}
+
+/// When a variant is the one written: its tag has its value, or (untagged)
+/// its required properties are present; `None` when nothing tells.
+fn variant_guard(branch: &JSONSchemaProps) -> Option<String> {
+    let tags: Vec<String> = branch
+        .properties
+        .iter()
+        .flatten()
+        .filter_map(|(name, p)| {
+            let value = p.enum_.as_ref()?.first()?;
+            let literal = serde_json::to_string(&value.0).ok()?;
+            Some(format!("self.{} == {literal}", cel_field(name)?))
+        })
+        .collect();
+    let conditions = if tags.is_empty() {
+        branch
+            .required
+            .iter()
+            .flatten()
+            .map(|r| cel_field(r).map(|f| format!("has(self.{f})")))
+            .collect::<Option<Vec<_>>>()?
+    } else {
+        tags
+    };
+    (!conditions.is_empty()).then(|| conditions.join(" && "))
+}
+
+fn guard_rule(rule: ValidationRule, guard: Option<&str>) -> ValidationRule {
+    match guard {
+        Some(g) => ValidationRule {
+            rule: format!("!({g}) || ({})", rule.rule),
+            ..rule
+        },
+        None => rule,
+    }
+}
+
+/// A property name as the API server's CEL environment names it
+/// (`__dash__`, `__dot__`, `__slash__`, `__underscores__`, reserved words
+/// as `__word__`); `None` when it has no CEL name.
+fn cel_field(name: &str) -> Option<String> {
+    const RESERVED: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ];
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || "_.-/".contains(c));
+    if !first_ok
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-/".contains(c))
+    {
+        return None;
+    }
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    Some(
+        name.replace("__", "__underscores__")
+            .replace('.', "__dot__")
+            .replace('-', "__dash__")
+            .replace('/', "__slash__"),
+    )
+}
+
+/// `rule` evaluated one level up: every `self`/`oldSelf` outside string
+/// literals and member access becomes `self.field`/`oldSelf.field`.
+fn reroot(rule: &str, field: &str) -> String {
+    let mut out = String::with_capacity(rule.len() + 16);
+    let mut chars = rule.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    let mut prev: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                if let Some((_, e)) = chars.next() {
+                    out.push(e);
+                }
+            } else if c == q {
+                quote = None;
+            }
+            prev = Some(c);
+            continue;
+        }
+        if c == '"' || c == '\'' {
+            quote = Some(c);
+            out.push(c);
+            prev = Some(c);
+            continue;
+        }
+        let starts_word = c.is_ascii_alphabetic() || c == '_';
+        let after_ident = prev.is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '.');
+        if starts_word && !after_ident {
+            let word: String = rule[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            for _ in 1..word.chars().count() {
+                chars.next();
+            }
+            out.push_str(&word);
+            if word == "self" || word == "oldSelf" {
+                out.push('.');
+                out.push_str(field);
+            }
+            prev = word.chars().last();
+            continue;
+        }
+        out.push(c);
+        prev = Some(c);
     }
     out
 }
@@ -550,6 +747,20 @@ impl JsonSchema for IntOrString {
     }
 }
 
+/// Any object, kept as written (managed fields' field sets).
+impl JsonSchema for FieldsV1 {
+    fn json_schema() -> JSONSchemaProps {
+        serde_json::Map::<String, Value>::json_schema()
+    }
+}
+
+/// Any object, kept as written (an embedded object of any kind).
+impl JsonSchema for RawExtension {
+    fn json_schema() -> JSONSchemaProps {
+        serde_json::Map::<String, Value>::json_schema()
+    }
+}
+
 /// `x-kubernetes-int-or-string`, as the API server's own schema for
 /// quantities (a number or `"500m"`).
 impl JsonSchema for Quantity {
@@ -558,56 +769,151 @@ impl JsonSchema for Quantity {
     }
 }
 
-/// The object of a generated model, field by field: `(json name, Rust
-/// type)`; required unless the type is an `Option`.
-macro_rules! model {
-    ($ty:ty, $doc:literal, { $($name:literal: $field:ty),* $(,)? } $(, $extra:ident = $value:expr)?) => {
-        impl JsonSchema for $ty {
-            fn json_schema() -> JSONSchemaProps {
-                let s = ObjectSchema::new()
-                    $(.property($name, <$field>::json_schema(), !<$field as JsonSchema>::OPTIONAL))*;
-                let mut s = s.build();
-                describe(&mut s, $doc);
-                $(s.$extra = $value;)?
-                s
-            }
+/// Removes every `description` below and at `schema` (a CRD embedding
+/// several pod templates can pass the server's 1.5 MiB object limit with
+/// them). For `#[schema(with = "...")]`-style use:
+/// `strip_descriptions(PodTemplateSpec::json_schema())`.
+pub fn strip_descriptions(mut schema: JSONSchemaProps) -> JSONSchemaProps {
+    strip(&mut schema);
+    schema
+}
+
+fn strip(s: &mut JSONSchemaProps) {
+    s.description = None;
+    let children = s
+        .properties
+        .iter_mut()
+        .flat_map(|p| p.values_mut())
+        .chain(s.pattern_properties.iter_mut().flat_map(|p| p.values_mut()))
+        .chain(s.all_of.iter_mut().flatten())
+        .chain(s.one_of.iter_mut().flatten())
+        .chain(s.any_of.iter_mut().flatten())
+        .chain(s.not.as_deref_mut());
+    for c in children {
+        strip(c);
+    }
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(i)) => strip(i),
+        Some(JSONSchemaPropsOrArray::Schemas(items)) => items.iter_mut().for_each(strip),
+        None => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(a)) = &mut s.additional_properties {
+        strip(a);
+    }
+}
+
+/// A scalar `default` of a generated model's property.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A string.
+    Str(&'static str),
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl From<Scalar> for Value {
+    fn from(s: Scalar) -> Self {
+        match s {
+            Scalar::Str(s) => Value::from(s),
+            Scalar::Int(i) => Value::from(i),
+            Scalar::Bool(b) => Value::from(b),
         }
+    }
+}
+
+/// One property of a generated model's schema (see [`Model`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Prop {
+    /// JSON name.
+    pub name: &'static str,
+    /// The schema of its type (the referenced model's impl for a `$ref`).
+    pub schema: fn() -> JSONSchemaProps,
+    /// In the object's `required` list.
+    pub required: bool,
+    /// The spec's description of the property (over the type's own).
+    pub description: Option<&'static str>,
+    /// `x-kubernetes-list-type`.
+    pub list_type: Option<&'static str>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: &'static [&'static str],
+    /// `x-kubernetes-map-type`.
+    pub map_type: Option<&'static str>,
+    /// `default`.
+    pub default: Option<Scalar>,
+}
+
+impl Prop {
+    /// A property of no name and no facts, to fill the rest of a literal
+    /// with (`..Prop::NONE`).
+    pub const NONE: Prop = Prop {
+        name: "",
+        schema: any_value,
+        required: false,
+        description: None,
+        list_type: None,
+        list_map_keys: &[],
+        map_type: None,
+        default: None,
     };
 }
 
-model!(OwnerReference, "OwnerReference contains enough information to let you identify an owning object.", {
-    "apiVersion": String, "kind": String, "name": String, "uid": String,
-    "controller": Option<bool>, "blockOwnerDeletion": Option<bool>,
-}, x_kubernetes_map_type = Some("atomic".to_owned()));
+/// The schema of a generated model as data: what the generated
+/// `JsonSchema` impls (module `generated`, cargo feature `schemas`) hold,
+/// built by one function instead of code per type.
+#[derive(Debug, Clone, Copy)]
+pub struct Model {
+    /// The definition's description.
+    pub description: Option<&'static str>,
+    /// The definition's `x-kubernetes-map-type`.
+    pub map_type: Option<&'static str>,
+    /// An object without properties (kept whole:
+    /// `x-kubernetes-preserve-unknown-fields`).
+    pub opaque: bool,
+    /// Its properties, in JSON name order.
+    pub properties: &'static [Prop],
+}
 
-model!(ObjectMeta, "Standard object's metadata (embedded; for the root `metadata` the CRD holds only `type: object`).", {
-    "name": Option<String>, "generateName": Option<String>, "namespace": Option<String>,
-    "uid": Option<String>, "resourceVersion": Option<String>, "generation": Option<i64>,
-    "selfLink": Option<String>,
-    "creationTimestamp": Option<Time>, "deletionTimestamp": Option<Time>,
-    "deletionGracePeriodSeconds": Option<i64>,
-    "labels": Option<BTreeMap<String, String>>, "annotations": Option<BTreeMap<String, String>>,
-    "finalizers": Option<Vec<String>>, "ownerReferences": Option<Vec<OwnerReference>>,
-    "managedFields": Option<Vec<serde_json::Map<String, Value>>>,
-});
-
-model!(LabelSelectorRequirement, "A selector that contains values, a key, and an operator that relates the key and values.", {
-    "key": String, "operator": String, "values": Option<Vec<String>>,
-});
-
-model!(LabelSelector, "A label query over a set of resources.", {
-    "matchLabels": Option<BTreeMap<String, String>>,
-    "matchExpressions": Option<Vec<LabelSelectorRequirement>>,
-}, x_kubernetes_map_type = Some("atomic".to_owned()));
-
-model!(Condition, "Condition contains details for one aspect of the current state of this API Resource.", {
-    "type": String, "status": String, "observedGeneration": Option<i64>,
-    "lastTransitionTime": Time, "reason": String, "message": String,
-});
+impl Model {
+    /// The object node: each property's type schema with the property's
+    /// own facts set on it.
+    pub fn build(&self) -> JSONSchemaProps {
+        let mut s = ObjectSchema::new();
+        for p in self.properties {
+            let mut node = (p.schema)();
+            if let Some(d) = p.description {
+                node.description = Some(d.to_owned());
+            }
+            if let Some(t) = p.list_type {
+                node.x_kubernetes_list_type = Some(t.to_owned());
+            }
+            if !p.list_map_keys.is_empty() {
+                node.x_kubernetes_list_map_keys =
+                    Some(p.list_map_keys.iter().map(|k| (*k).to_owned()).collect());
+            }
+            if let Some(t) = p.map_type {
+                node.x_kubernetes_map_type = Some(t.to_owned());
+            }
+            if let Some(d) = p.default {
+                node.default = Some(JSON(d.into()));
+            }
+            s = s.property(p.name, node, p.required);
+        }
+        let mut s = s.build();
+        s.description = self.description.map(str::to_owned);
+        s.x_kubernetes_map_type = self.map_type.map(str::to_owned);
+        if self.opaque {
+            s.x_kubernetes_preserve_unknown_fields = Some(true);
+        }
+        s
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apimachinery::pkg::apis::meta::v1::Condition;
 
     fn s(v: &str) -> JSON {
         JSON(Value::String(v.to_owned()))
@@ -651,6 +957,71 @@ mod tests {
             Some(vec![s("B")])
         );
         assert_eq!(one_of[1].type_, None, "branches carry no type");
+    }
+
+    #[test]
+    fn variant_rules_survive_the_merge_guarded_by_the_variant() {
+        let mut scale = ObjectSchema::new()
+            .property("type", string_enum(&["Scale"]), true)
+            .property("replicas", typed("integer"), true)
+            .build();
+        validate(&mut scale, "self.replicas < 10", Some("at most 9"));
+        let run = ObjectSchema::new()
+            .property("type", string_enum(&["Run"]), true)
+            .build();
+        let u = union(vec![scale, run], true);
+        let rules = u
+            .x_kubernetes_validations
+            .expect("the variant's rule is kept");
+        assert_eq!(
+            rules[0].rule,
+            "!(self.type == \"Scale\") || (self.replicas < 10)"
+        );
+        assert_eq!(rules[0].message.as_deref(), Some("at most 9"));
+        // Adjacently tagged: the content's rule moves up, rerooted.
+        let content = |rule: &str| {
+            let mut c = ObjectSchema::new()
+                .property("size", typed("integer"), true)
+                .build();
+            validate(&mut c, rule, None);
+            c
+        };
+        let a = ObjectSchema::new()
+            .property("kind", string_enum(&["A"]), true)
+            .property(
+                "content",
+                content("self.size > 0 && 'self' != oldSelf.x"),
+                true,
+            )
+            .build();
+        let b = ObjectSchema::new()
+            .property("kind", string_enum(&["B"]), true)
+            .property("content", typed("string"), true)
+            .build();
+        let rules = union(vec![a, b], true).x_kubernetes_validations.unwrap();
+        assert_eq!(
+            rules[0].rule,
+            "!(self.kind == \"A\") || (self.content.size > 0 && 'self' != oldSelf.content.x)"
+        );
+        assert_eq!(rules[0].field_path.as_deref(), Some(".content"));
+        // Untagged: guarded by the variant's required properties.
+        let mut x = ObjectSchema::new()
+            .property("host-name", typed("string"), true)
+            .build();
+        validate(&mut x, "size(self) > 0", None);
+        let y = ObjectSchema::new()
+            .property("url", typed("string"), true)
+            .build();
+        let rules = union(vec![x, y], false).x_kubernetes_validations.unwrap();
+        assert_eq!(
+            rules[0].rule,
+            "!(has(self.host__dash__name)) || (size(self) > 0)"
+        );
+        assert_eq!(cel_field("namespace").as_deref(), Some("__namespace__"));
+        assert_eq!(
+            cel_field("a__b.c").as_deref(),
+            Some("a__underscores__b__dot__c")
+        );
     }
 
     #[test]
@@ -723,16 +1094,64 @@ mod tests {
         assert_eq!(o.x_kubernetes_preserve_unknown_fields, Some(true));
     }
 
+    /// The generated impls carry the server's facts: list maps with their
+    /// keys (a defaulted key keeps its default), atomic maps, `required`,
+    /// descriptions; a kind's own `metadata` is optional when embedded.
+    #[cfg(all(feature = "schemas", feature = "core-v1"))]
+    #[test]
+    fn generated_models_carry_the_published_facts() {
+        use crate::api::core::v1::{Container, PodTemplateSpec};
+        let props = |s: &JSONSchemaProps| s.properties.clone().unwrap_or_default();
+        let c = Container::json_schema();
+        assert_eq!(c.required, Some(vec!["name".to_owned()]));
+        let ports = &props(&c)["ports"];
+        assert_eq!(ports.x_kubernetes_list_type.as_deref(), Some("map"));
+        assert_eq!(
+            ports.x_kubernetes_list_map_keys,
+            Some(vec!["containerPort".to_owned(), "protocol".to_owned()])
+        );
+        let Some(JSONSchemaPropsOrArray::Schema(port)) = &ports.items else {
+            panic!("ports: {ports:?}")
+        };
+        assert_eq!(props(port)["protocol"].default, Some(value("TCP")));
+        assert_eq!(
+            props(port)["containerPort"].default,
+            None,
+            "Go zero defaults are dropped"
+        );
+        assert_eq!(
+            props(&c)["resources"].properties.as_ref().map(|p| p.len()),
+            Some(3)
+        );
+        let t = PodTemplateSpec::json_schema();
+        let meta = &props(&t)["metadata"];
+        assert_eq!(meta.type_.as_deref(), Some("object"));
+        assert!(props(meta).contains_key("labels"));
+        assert!(
+            crate::apimachinery::pkg::apis::meta::v1::LabelSelector::json_schema()
+                .x_kubernetes_map_type
+                .as_deref()
+                == Some("atomic")
+        );
+        let pod = crate::api::core::v1::Pod::json_schema();
+        assert_eq!(pod.required, None, "an embedded Pod needs no metadata");
+        assert!(props(&pod).contains_key("apiVersion"));
+        let bare = strip_descriptions(t);
+        assert!(
+            !serde_json::to_string(&bare)
+                .unwrap()
+                .contains("\"description\"")
+        );
+    }
+
     #[test]
     fn kubeset_types() {
         let c = Condition::json_schema();
+        let mut required = c.required.clone().unwrap_or_default();
+        required.sort();
         assert_eq!(
-            c.required,
-            Some(
-                ["type", "status", "lastTransitionTime", "reason", "message"]
-                    .map(String::from)
-                    .to_vec()
-            )
+            required,
+            ["lastTransitionTime", "message", "reason", "status", "type"]
         );
         assert_eq!(
             c.properties.unwrap()["lastTransitionTime"]
