@@ -71,6 +71,7 @@ mod openapi;
 mod patch;
 mod printers;
 mod resources;
+mod scale;
 mod selectors;
 mod server;
 mod status;
@@ -80,6 +81,7 @@ mod table;
 mod tls;
 mod util;
 mod validation;
+mod verbs;
 mod watch;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -455,33 +455,13 @@ impl Store {
             name = validation::generate_name(gen_name);
         }
         validation::check_new_name(res, &obj, &name)?;
-        let now = util::now_rfc3339();
-        obj = as_version(res, obj);
-        if let Some(m) = meta_mut(&mut obj) {
-            m.insert("name".into(), Value::String(name.clone()));
-            if res.namespaced {
-                m.insert("namespace".into(), Value::String(ns.to_owned()));
-            }
-            m.insert("uid".into(), Value::String(util::uid()));
-            m.insert("creationTimestamp".into(), Value::String(now.clone()));
-            for k in [
-                "resourceVersion",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "selfLink",
-            ] {
-                m.remove(k);
-            }
-        }
-        if wants_generation(res, &obj) {
-            set_meta(&mut obj, "generation", json!(1));
-        }
         if res.has_status()
             && let Value::Object(m) = &mut obj
         {
             m.remove("status");
         }
-        defaults_on_create(res, &mut obj);
+        let now = util::now_rfc3339();
+        let mut obj = stamp_new(res, ns, &name, obj, &now);
         let scope = Scope::Main {
             status_separate: res.has_status(),
         };
@@ -926,10 +906,18 @@ fn decode_token(tok: &str) -> Option<(u64, usize)> {
     ))
 }
 
-/// The object an apply creates: identity and server-set metadata on the
-/// desired object, the new name validated.
+/// The object an apply creates: the new name validated, then stamped.
 fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
-    let now = util::now_rfc3339();
+    validation::check_new_name(res, &obj, name)?;
+    Ok(stamp_new(res, ns, name, obj, &util::now_rfc3339()))
+}
+
+/// What the server writes on every new object, as kube-apiserver's
+/// `BeforeCreate` does: the name and namespace it is stored under, a fresh
+/// `uid`, `creationTimestamp` (`now`), no `resourceVersion`, deletion
+/// fields or `selfLink`, `generation` 1 where tracked, and the kind's
+/// defaults.
+fn stamp_new(res: &Resource, ns: &str, name: &str, obj: Value, now: &str) -> Value {
     let mut obj = as_version(res, obj);
     if let Some(m) = meta_mut(&mut obj) {
         m.insert("name".into(), Value::String(name.to_owned()));
@@ -937,15 +925,21 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
             m.insert("namespace".into(), Value::String(ns.to_owned()));
         }
         m.insert("uid".into(), Value::String(util::uid()));
-        m.insert("creationTimestamp".into(), Value::String(now));
-        m.remove("resourceVersion");
+        m.insert("creationTimestamp".into(), Value::String(now.to_owned()));
+        for k in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
+            m.remove(k);
+        }
     }
-    validation::check_new_name(res, &obj, name)?;
     if wants_generation(res, &obj) {
         set_meta(&mut obj, "generation", json!(1));
     }
     defaults_on_create(res, &mut obj);
-    Ok(obj)
+    obj
 }
 
 /// As the Secret conversion and defaulting do: `stringData` is merged into

@@ -2,6 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use kubeset_api::types::Time;
 use rand::Rng;
 
 /// Seconds since the epoch now.
@@ -14,49 +15,24 @@ pub(crate) fn now_secs() -> u64 {
 
 /// Current time as RFC 3339 with second precision, as Kubernetes writes it.
 pub(crate) fn now_rfc3339() -> String {
-    rfc3339(now_secs())
+    Time::now().to_string()
 }
 
-/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (empty past
+/// year 9999, which no clock here reaches).
 pub(crate) fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| Time::from_unix(s, 0))
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SSZ` back to seconds since the epoch.
+/// Seconds since the epoch of an RFC 3339 timestamp.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+    Time::parse(s)
+        .ok()
+        .and_then(|t| u64::try_from(t.unix_seconds()).ok())
 }
 
 /// A random version-4 UUID.
@@ -87,10 +63,7 @@ pub(crate) fn name_suffix() -> String {
 
 /// Kubernetes' short age format: `5s`, `3m`, `2h`, `4d`.
 pub(crate) fn age(created: &str) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = now_secs();
     let Some(then) = parse_rfc3339(created) else {
         return "<unknown>".into();
     };
