@@ -761,20 +761,14 @@ async fn kubectl_script_agrees_with_the_real_server() {
     for ((cmd, ok), (code, out, err)) in SCRIPT.iter().zip(&ours) {
         assert_eq!(*code == 0, *ok, "kubectl {cmd}: {out}{err}");
     }
-    let Some(real_kc) = std::env::var_os("KUBESET_REALKUBE_ENV")
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                l.strip_prefix("export KUBESET_REALKUBE_KUBECONFIG=")
-                    .map(str::to_owned)
-            })
-        })
+    let Some(real_kc) =
+        common::realkube_env().map(|env| env["KUBESET_REALKUBE_KUBECONFIG"].clone())
     else {
         eprintln!("## realkube not configured: the script ran against the embedded server only ##");
         return;
     };
     let cache = dir.path().join("real-cache");
-    let real_kc = PathBuf::from(real_kc.trim_matches('\''));
+    let real_kc = PathBuf::from(real_kc);
     let real = tokio::task::spawn_blocking(move || {
         let r = run_script(&real_kc, &cache, &files, &ns);
         // The namespace stays Terminating (no namespace controller runs);

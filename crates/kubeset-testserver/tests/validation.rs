@@ -437,7 +437,7 @@ async fn curl(
     .arg(format!("{server}{path}"))
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    .stderr(Stdio::piped());
     if body.is_some() {
         cmd.args(["--data-binary", "@-"]);
     }
@@ -448,13 +448,20 @@ async fn curl(
             let _ = stdin.write_all(&b);
         }
     });
-    let out = child.wait_with_output().expect("curl output").stdout;
+    let output = child.wait_with_output().expect("curl output");
     let _ = writer.join();
+    let out = output.stdout;
     let split = out.iter().rposition(|b| *b == b'\n').unwrap_or(0);
     let code = String::from_utf8_lossy(&out[split..])
         .trim()
         .parse()
         .unwrap_or(0);
+    // No HTTP answer at all is a broken harness, not an answer to record.
+    assert!(
+        code != 0,
+        "curl {method} {server}{path}: no answer: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     (code, out[..split].to_vec())
 }
 
@@ -488,18 +495,6 @@ fn compare(who: &str, got: &BTreeMap<String, Value>, want: &BTreeMap<String, Val
         want.len(),
         diffs.join("\n")
     );
-}
-
-fn realkube_env() -> Option<BTreeMap<String, String>> {
-    let path = std::env::var_os("KUBESET_REALKUBE_ENV")?;
-    let text = std::fs::read_to_string(path).ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| l.strip_prefix("export "))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_owned(), v.trim_matches('\'').to_owned()))
-            .collect(),
-    )
 }
 
 #[tokio::test]
@@ -865,13 +860,9 @@ async fn pinned(file: &str, run: Runner) {
         serde_json::from_str(&std::fs::read_to_string(&path).expect("recording"))
             .expect("recording is JSON")
     };
-    let recorded = if let Some(env) = realkube_env() {
+    let recorded = if let Some(env) = common::realkube_env() {
         let real = Target::Real {
-            server: env["KUBESET_REALKUBE_SERVERS"]
-                .split(',')
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
+            server: common::realkube_server(&env),
             ca: env["KUBESET_REALKUBE_CA"].clone(),
             token: env["KUBESET_REALKUBE_ADMIN_TOKEN"].clone(),
         };
