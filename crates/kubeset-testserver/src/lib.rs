@@ -57,6 +57,7 @@ mod admin;
 mod apply;
 mod auth;
 mod controllers;
+mod defaults;
 mod discovery;
 mod error;
 mod events;

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 
 use crate::apply::{self, Scope, Writer};
+use crate::defaults;
 use crate::limits;
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -868,26 +869,6 @@ fn wants_generation(res: &Resource, obj: &Value) -> bool {
     !is_namespace && (obj.get("spec").is_some() || res.has_status())
 }
 
-fn defaults_on_create(res: &Resource, obj: &mut Value) {
-    if res.group.is_empty() && res.plural == "namespaces" {
-        obj["spec"] = json!({"finalizers": ["kubernetes"]});
-        obj["status"] = json!({"phase": "Active"});
-    }
-    if res.group.is_empty() && res.plural == "pods" {
-        obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
-    }
-    if res.group.is_empty() && res.plural == "secrets" {
-        secret_defaults(obj);
-    }
-    if res.group.is_empty()
-        && res.plural == "services"
-        && obj.pointer("/spec/type").is_none()
-        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
-    {
-        spec.insert("type".into(), json!("ClusterIP"));
-    }
-}
-
 fn encode_token(id: u64, offset: usize) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -938,29 +919,6 @@ fn stamp_new(res: &Resource, ns: &str, name: &str, obj: Value, now: &str) -> Val
     if wants_generation(res, &obj) {
         set_meta(&mut obj, "generation", json!(1));
     }
-    defaults_on_create(res, &mut obj);
+    defaults::on_create(res, &mut obj);
     obj
-}
-
-/// As the Secret conversion and defaulting do: `stringData` is merged into
-/// `data` (base64) and dropped, `type` defaults to `Opaque`.
-fn secret_defaults(obj: &mut Value) {
-    use base64::Engine;
-    let Some(m) = obj.as_object_mut() else { return };
-    if let Some(Value::Object(strings)) = m.remove("stringData") {
-        let data = m.entry("data").or_insert_with(|| json!({}));
-        if let Some(d) = data.as_object_mut() {
-            for (k, v) in strings {
-                let text = v.as_str().unwrap_or_default();
-                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                d.insert(k, Value::String(encoded));
-            }
-        }
-    }
-    if m.get("type")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        m.insert("type".into(), json!("Opaque"));
-    }
 }

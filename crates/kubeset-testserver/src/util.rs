@@ -61,18 +61,37 @@ pub(crate) fn name_suffix() -> String {
         .collect()
 }
 
-/// Kubernetes' short age format: `5s`, `3m`, `2h`, `4d`.
+/// The age of a timestamp as the Table printers write it
+/// (`translateTimestampSince`): `<unknown>` when unreadable.
 pub(crate) fn age(created: &str) -> String {
-    let now = now_secs();
-    let Some(then) = parse_rfc3339(created) else {
-        return "<unknown>".into();
+    match parse_rfc3339(created) {
+        Some(then) => human_duration(now_secs().saturating_sub(then)),
+        None => "<unknown>".into(),
+    }
+}
+
+/// apimachinery's `duration.HumanDuration` of `secs` seconds: `90s`,
+/// `3m20s`, `15m`, `2h30m`, `20h`, `3d4h`, `30d`, `2y15d`, `9y`.
+pub(crate) fn human_duration(secs: u64) -> String {
+    let (minutes, hours) = (secs / 60, secs / 3600);
+    let days = hours / 24;
+    let with = |big: u64, unit: &str, small: u64, small_unit: &str| {
+        if small == 0 {
+            format!("{big}{unit}")
+        } else {
+            format!("{big}{unit}{small}{small_unit}")
+        }
     };
-    let s = now.saturating_sub(then);
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=7199 => format!("{}m", s / 60),
-        7200..=172_799 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
+    match () {
+        () if secs < 120 => format!("{secs}s"),
+        () if minutes < 10 => with(minutes, "m", secs % 60, "s"),
+        () if minutes < 180 => format!("{minutes}m"),
+        () if hours < 8 => with(hours, "h", minutes % 60, "m"),
+        () if hours < 48 => format!("{hours}h"),
+        () if hours < 24 * 8 => with(days, "d", hours % 24, "h"),
+        () if hours < 24 * 365 * 2 => format!("{days}d"),
+        () if hours < 24 * 365 * 8 => with(days / 365, "y", days % 365, "d"),
+        () => format!("{}y", days / 365),
     }
 }
 
@@ -86,6 +105,31 @@ mod tests {
         assert_eq!(rfc3339(1_709_251_199), "2024-02-29T23:59:59Z");
         for t in [0, 951_782_400, 1_709_251_199, 4_102_444_800] {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+    }
+
+    #[test]
+    fn human_durations_as_apimachinery() {
+        let cases = [
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (10_799, "179m"),
+            (10_800, "3h"),
+            (9_000 + 10_800, "5h30m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (76 * 3600, "3d4h"),
+            (8 * 86_400, "8d"),
+            (730 * 86_400, "2y"),
+            (745 * 86_400, "2y15d"),
+            (3000 * 86_400, "8y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs} s");
         }
     }
 

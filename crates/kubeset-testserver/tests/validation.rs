@@ -618,6 +618,8 @@ fn table_objects() -> Vec<(String, Value)> {
     let template = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
         {"name": "web", "image": "nginx:1"}, {"name": "side", "image": "busybox:1"}]}});
     let selector = json!({"matchLabels": {"app": "web"}});
+    let pod_template = json!({"spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "busybox:1"}]}});
+    let backend = json!({"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "db", "port": {"number": 80}}}}]});
     vec![
         (
             "/api/v1/namespaces".to_owned(),
@@ -680,6 +682,70 @@ fn table_objects() -> Vec<(String, Value)> {
             "reason": "Pulled", "message": "pulled image", "type": "Normal", "source": {"component": "kubelet", "host": "n1"}, "count": 3}),
         ),
         (
+            format!("/apis/batch/v1/namespaces/{TNS}/jobs"),
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "work"},
+            "spec": {"completions": 3, "parallelism": 2, "template": pod_template.clone()}}),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{TNS}/jobs"),
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
+            "spec": {"template": pod_template.clone()}}),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{TNS}/jobs"),
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "wide"},
+            "spec": {"parallelism": 4, "suspend": true, "template": pod_template.clone()}}),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{TNS}/cronjobs"),
+            json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *", "timeZone": "Etc/UTC", "jobTemplate": {"spec": {"template": pod_template.clone()}}}}),
+        ),
+        (
+            format!("/apis/batch/v1/namespaces/{TNS}/cronjobs"),
+            json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "paused"},
+            "spec": {"schedule": "@hourly", "suspend": true, "jobTemplate": {"spec": {"template": pod_template.clone()}}}}),
+        ),
+        (
+            format!("/apis/networking.k8s.io/v1/namespaces/{TNS}/ingresses"),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web"},
+            "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["a.example.com"], "secretName": "tls"}],
+                "rules": [{"host": "a.example.com", "http": backend.clone()}, {"http": backend.clone()},
+                    {"host": "b.example.com", "http": backend.clone()}, {"host": "c.example.com", "http": backend.clone()},
+                    {"host": "d.example.com", "http": backend.clone()}]}}),
+        ),
+        (
+            format!("/apis/networking.k8s.io/v1/namespaces/{TNS}/ingresses"),
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "any"},
+            "spec": {"defaultBackend": {"service": {"name": "db", "port": {"number": 80}}}}}),
+        ),
+        (
+            ns("persistentvolumeclaims"),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadOnlyMany", "ReadWriteOnce"], "storageClassName": "fast",
+                "resources": {"requests": {"storage": "1Gi"}}}}),
+        ),
+        (
+            ns("persistentvolumeclaims"),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "bound"},
+            "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "kubeset-golden-pv", "volumeMode": "Block",
+                "resources": {"requests": {"storage": "2Gi"}}}}),
+        ),
+        (
+            "/api/v1/persistentvolumes".to_owned(),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "kubeset-golden-pv", "labels": {"kubeset-golden": "tables"}},
+            "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteMany", "ReadWriteOnce"],
+                "claimRef": {"namespace": TNS, "name": "bound"}, "storageClassName": "fast",
+                "persistentVolumeReclaimPolicy": "Delete", "hostPath": {"path": "/tmp/kubeset-golden"}}}),
+        ),
+        (
+            "/api/v1/persistentvolumes".to_owned(),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "kubeset-golden-pv2", "labels": {"kubeset-golden": "tables"}},
+            "spec": {"capacity": {"storage": "100Mi"}, "accessModes": ["ReadOnlyMany"], "volumeMode": "Block",
+                "local": {"path": "/dev/x"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]}}}}),
+        ),
+        (
             format!("/apis/coordination.k8s.io/v1/namespaces/{TNS}/leases"),
             json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
             "metadata": {"name": "leader"}, "spec": {"holderIdentity": "pod-a"}}),
@@ -717,6 +783,11 @@ fn table_queries() -> Vec<String> {
         nsd("services"), nsd("configmaps"), nsd("secrets"), nsd("serviceaccounts?fieldSelector=metadata.name%3Drobot"),
         nsd("events"), format!("/apis/events.k8s.io/v1/namespaces/{TNS}/events"),
         format!("/apis/coordination.k8s.io/v1/namespaces/{TNS}/leases"),
+        format!("/apis/batch/v1/namespaces/{TNS}/jobs"),
+        format!("/apis/batch/v1/namespaces/{TNS}/cronjobs"),
+        format!("/apis/networking.k8s.io/v1/namespaces/{TNS}/ingresses"),
+        nsd("persistentvolumeclaims"),
+        "/api/v1/persistentvolumes?labelSelector=kubeset-golden%3Dtables".to_owned(),
         "/api/v1/nodes?fieldSelector=metadata.name%3Dkubeset-golden-node".to_owned(),
         "/api/v1/namespaces?fieldSelector=metadata.name%3Dkubeset-golden-tables".to_owned(),
         "/apis/rbac.authorization.k8s.io/v1/clusterroles?fieldSelector=metadata.name%3Dkubeset-golden-role".to_owned(),
@@ -725,7 +796,14 @@ fn table_queries() -> Vec<String> {
 }
 
 /// Columns whose cells are times (compared as `<time>`).
-const TIME_COLUMNS: &[&str] = &["Age", "Last Seen", "First Seen", "Created At"];
+const TIME_COLUMNS: &[&str] = &[
+    "Age",
+    "Last Seen",
+    "First Seen",
+    "Created At",
+    "Duration",
+    "Last Schedule",
+];
 
 fn table_essence(code: u16, t: &Value) -> Value {
     let cols = t["columnDefinitions"]
@@ -746,13 +824,20 @@ fn table_essence(code: u16, t: &Value) -> Value {
         .unwrap_or_default()
         .iter()
         .map(|r| {
+            // A Job's generated selector names its uid.
+            let uid = r["object"]["metadata"]["uid"].as_str().unwrap_or("-");
             let cells = r["cells"].as_array().cloned().unwrap_or_default();
+            let cells = cells.into_iter().map(|c| match c {
+                Value::String(s) => Value::String(s.replace(uid, "<uid>")),
+                other => other,
+            });
             Value::Array(
                 cells
-                    .into_iter()
                     .zip(times.iter())
                     .map(|(c, t)| match (t, &c) {
-                        (true, Value::String(s)) if !s.is_empty() && s != "<unknown>" => {
+                        (true, Value::String(s))
+                            if !s.is_empty() && s != "<unknown>" && s != "<none>" =>
+                        {
                             json!("<time>")
                         }
                         _ => c,
