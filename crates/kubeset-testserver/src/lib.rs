@@ -66,6 +66,7 @@ mod fields;
 #[doc(hidden)]
 pub mod fuzz_hooks;
 mod http;
+mod immutable;
 mod kubeconfig;
 mod limits;
 mod openapi;

@@ -162,7 +162,15 @@ impl ApiError {
 
     /// 422 Invalid with one cause per `(field, cause reason, message)`.
     pub(crate) fn invalid(res: &Resource, name: &str, causes: &[(&str, &str, String)]) -> Self {
-        let texts: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        // As `field.ErrorList.ToAggregate`: the message names each
+        // distinct error once (in order); the causes keep them all.
+        let mut texts: Vec<String> = Vec::new();
+        for (f, _, m) in causes {
+            let t = format!("{f}: {m}");
+            if !texts.contains(&t) {
+                texts.push(t);
+            }
+        }
         let text = if texts.len() == 1 {
             texts[0].clone()
         } else {

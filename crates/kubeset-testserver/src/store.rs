@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::apply::{self, Scope, Writer};
 use crate::defaults;
+use crate::immutable;
 use crate::limits;
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -659,6 +660,9 @@ impl Store {
             Scope::Main {
                 status_separate: false,
             } => {}
+        }
+        if let Scope::Main { .. } = scope {
+            immutable::check_update(res, name, &live, &mut new)?;
         }
         if spec_changed(&live, &new)
             && let Some(g) = live.pointer("/metadata/generation").and_then(Value::as_i64)
