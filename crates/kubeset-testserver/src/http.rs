@@ -455,7 +455,7 @@ fn call_of<'a>(
     let res = t.res.clone();
     let label = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {}", e.0)))?;
-    let fields = crate::fields::field_set(&res.group, &res.plural);
+    let fields = crate::fields::for_resource(&res);
     let field = FieldSelector::parse_for(fields, query.get("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
     if res.namespaced && t.namespace.is_none() && t.name.is_some() {

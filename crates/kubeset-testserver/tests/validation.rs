@@ -566,18 +566,66 @@ fn field_queries() -> Vec<String> {
         "/events?fieldSelector=regarding.name%3Dp1",
         "/configmaps?fieldSelector=spec.x%3D1",
         "/configmaps?fieldSelector=metadata.name%3Dnone",
+        "/pods?fieldSelector=status.podIP%3D10.1.0.5",
+        "/pods?fieldSelector=status.podIP%3D",
+        "/pods?fieldSelector=status.podIPs%3D10.1.0.5",
+        "/pods?fieldSelector=status.podIPs%3D",
     ]
     .iter()
     .map(|q| format!("{FNS}{q}"))
+    .chain(
+        [
+            "spec.color%3Dred", "spec.color%3D", "spec.color!%3Dred", "spec.size%3D3", "spec.size%3D0",
+            "spec.size%3D", "spec.on%3Dtrue", "spec.on%3Dfalse", "spec.on%3D", "spec.other%3D1",
+            "metadata.name%3Dw1",
+        ]
+        .iter()
+        .map(|q| format!("{WIDGETS}?fieldSelector={q}")),
+    )
     .chain([
         format!("{ev1}?fieldSelector=regarding.name%3Dp1"),
         format!("{ev1}?fieldSelector=reportingController%3Dkubeset.dev%2Fgolden"),
         format!("{ev1}?fieldSelector=involvedObject.name%3Dp1"),
         "/apis/batch/v1/namespaces/kubeset-golden-fields/jobs?fieldSelector=status.x%3D1".to_owned(),
+        "/apis/apps/v1/namespaces/kubeset-golden-fields/replicasets?fieldSelector=status.replicas%3D0".to_owned(),
         "/api/v1/nodes?fieldSelector=metadata.namespace%3D".to_owned(),
         "/api/v1/namespaces?fieldSelector=status.phase%3DActive,metadata.name%3Dkubeset-golden-fields".to_owned(),
     ])
     .collect()
+}
+
+/// A CRD with `selectableFields` of three types, for the field queries.
+fn selectable_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.golden.kubeset.dev"},
+        "spec": {"group": "golden.kubeset.dev", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "color": {"type": "string"}, "size": {"type": "integer"}, "on": {"type": "boolean"}}}}}},
+                "selectableFields": [{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.size"}, {"jsonPath": ".spec.on"}]}]}})
+}
+
+const WIDGETS: &str = "/apis/golden.kubeset.dev/v1/namespaces/kubeset-golden-fields/widgets";
+
+/// POSTs `body` until the resource is served (a CRD's resource is served
+/// a moment after the CRD is created); 201 or 409 ends it.
+async fn create_when_served(t: &Target, url: &str, body: &Value) {
+    for _ in 0..100 {
+        let (code, _) = t
+            .send(
+                "POST",
+                url.to_owned(),
+                JSON,
+                Some(serde_json::to_vec(body).unwrap()),
+            )
+            .await;
+        if code == 201 || code == 409 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 async fn run_fields(t: &Target) -> BTreeMap<String, Value> {
@@ -585,6 +633,32 @@ async fn run_fields(t: &Target) -> BTreeMap<String, Value> {
         t.send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap()))
             .await;
     }
+    // p1 gets two pod IPs (no kubelet here: the status is written directly).
+    let ips =
+        json!({"status": {"podIP": "10.1.0.5", "podIPs": [{"ip": "10.1.0.5"}, {"ip": "fd00::5"}]}});
+    t.send(
+        "PATCH",
+        format!("{FNS}/pods/p1/status"),
+        MERGE,
+        Some(serde_json::to_vec(&ips).unwrap()),
+    )
+    .await;
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    t.send(
+        "POST",
+        crds.to_owned(),
+        JSON,
+        Some(serde_json::to_vec(&selectable_crd()).unwrap()),
+    )
+    .await;
+    let widget = |name: &str, spec: Value| json!({"apiVersion": "golden.kubeset.dev/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec});
+    create_when_served(
+        t,
+        WIDGETS,
+        &widget("w1", json!({"color": "red", "size": 3, "on": true})),
+    )
+    .await;
+    create_when_served(t, WIDGETS, &widget("w2", json!({}))).await;
     let mut out = BTreeMap::new();
     for q in field_queries() {
         let (code, bytes) = t.send("GET", q.clone(), JSON, None).await;
@@ -854,24 +928,14 @@ async fn run_tables(t: &Target) -> BTreeMap<String, Value> {
         t.send("POST", path, JSON, Some(serde_json::to_vec(&body).unwrap()))
             .await;
     }
-    // The CRD's resource is served a moment after the CRD is created.
     let gadget = json!({"apiVersion": "golden.kubeset.dev/v1", "kind": "Gadget", "metadata": {"name": "g1"},
         "spec": {"size": 3, "color": "red", "parts": [{"name": "bolt"}]}});
-    let url = format!("/apis/golden.kubeset.dev/v1/namespaces/{TNS}/gadgets");
-    for _ in 0..100 {
-        let (code, _) = t
-            .send(
-                "POST",
-                url.clone(),
-                JSON,
-                Some(serde_json::to_vec(&gadget).unwrap()),
-            )
-            .await;
-        if code == 201 || code == 409 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    create_when_served(
+        t,
+        &format!("/apis/golden.kubeset.dev/v1/namespaces/{TNS}/gadgets"),
+        &gadget,
+    )
+    .await;
     let mut out = BTreeMap::new();
     for q in table_queries() {
         let (code, bytes) = t
