@@ -519,7 +519,7 @@ async fn dispatch(
             verbs::patch(&call, n, sub.is_some(), &body)
         }
         (&Method::DELETE, Some(n), None) => verbs::delete(&call, n, &body),
-        (&Method::DELETE, None, None) => verbs::delete_collection(&call),
+        (&Method::DELETE, None, None) => verbs::delete_collection(&call, &body),
         _ => Err(ApiError::method_not_allowed()),
     }
 }

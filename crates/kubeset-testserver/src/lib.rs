@@ -58,6 +58,7 @@ mod apply;
 mod auth;
 mod controllers;
 mod defaults;
+mod deletion;
 mod discovery;
 mod error;
 mod events;

@@ -65,15 +65,6 @@ impl Resource {
         }
     }
 
-    /// `Pod`, `Deployment.apps`: the group-kind of Invalid messages.
-    pub(crate) fn kind_qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
-        }
-    }
-
     /// `v1` or `apps/v1`.
     pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::apply::{self, Scope, Writer};
 use crate::defaults;
+use crate::deletion::{self, DeleteOptions};
 use crate::immutable;
 use crate::limits;
 use crate::resources::{self, Resource};
@@ -737,15 +738,18 @@ impl Store {
         }
     }
 
-    /// Deletes one object, honouring preconditions and finalizers.
+    /// Deletes one object, honouring preconditions, finalizers and the
+    /// propagation policy ([`deletion`]): while finalizers remain (the
+    /// policy's `orphan`/`foregroundDeletion` included) it is only marked
+    /// with `deletionTimestamp`.
     pub(crate) fn delete(
         &self,
         res: &Resource,
         ns: &str,
         name: &str,
-        preconditions: &Value,
-        dry_run: bool,
+        opts: &DeleteOptions,
     ) -> Result<Value, ApiError> {
+        let (preconditions, dry_run) = (&opts.preconditions, opts.dry_run);
         let ns = if res.namespaced { ns } else { "" };
         let mut st = self.lock();
         let live = st
@@ -779,24 +783,35 @@ impl Store {
         if dry_run {
             return Ok(as_version(res, live));
         }
-        let has_finalizers = live
+        let existing = live
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        let out = if has_finalizers {
-            if live.pointer("/metadata/deletionTimestamp").is_some() {
+            .cloned()
+            .unwrap_or_default();
+        let finalizers = deletion::finalizers_after(&existing, opts.propagation);
+        let pending = live.pointer("/metadata/deletionTimestamp").is_some();
+        let out = if !finalizers.is_empty() {
+            if pending && finalizers == existing {
                 return Ok(as_version(res, live));
             }
             let mut new = live.clone();
-            set_meta(
-                &mut new,
-                "deletionTimestamp",
-                Value::String(util::now_rfc3339()),
-            );
-            set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+            if !pending {
+                set_meta(
+                    &mut new,
+                    "deletionTimestamp",
+                    Value::String(util::now_rfc3339()),
+                );
+                set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+            }
+            set_meta(&mut new, "finalizers", Value::Array(finalizers));
             st.commit(res, EventType::Modified, new, Some(live))
         } else {
-            let out = st.commit(res, EventType::Deleted, live.clone(), Some(live));
+            // Held only by the policy's finalizer, which this delete clears.
+            let mut last = live.clone();
+            if let Some(m) = meta_mut(&mut last) {
+                m.remove("finalizers");
+            }
+            let out = st.commit(res, EventType::Deleted, last, Some(live));
             self.after_delete(&mut st, res, &out);
             out
         };
@@ -813,14 +828,14 @@ impl Store {
         ns: Option<&str>,
         label: &LabelSelector,
         field: &FieldSelector,
-        dry_run: bool,
+        opts: &DeleteOptions,
     ) -> Result<Vec<Value>, ApiError> {
         let (items, _) = self.list_all(res, ns, label, field);
         let mut out = Vec::new();
         for it in items {
             let name = meta_str(&it, "name").to_owned();
             let n = meta_str(&it, "namespace").to_owned();
-            match self.delete(res, &n, &name, &Value::Null, dry_run) {
+            match self.delete(res, &n, &name, opts) {
                 Ok(v) => out.push(v),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

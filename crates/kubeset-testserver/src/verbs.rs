@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::apply::{self, Scope, Writer};
+use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
 use crate::http::{Body, Query, Shared, decode_object, respond, text_response};
 use crate::limits;
@@ -233,8 +234,11 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
 
 /// POST `pods/eviction`: deletes the pod (no disruption budgets here).
 pub(crate) fn evict(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
-    call.store()
-        .delete(&call.res, &call.ns, name, &Value::Null, call.dry_run)?;
+    let opts = DeleteOptions {
+        dry_run: call.dry_run,
+        ..DeleteOptions::default()
+    };
+    call.store().delete(&call.res, &call.ns, name, &opts)?;
     Ok(call.reply(201, &status::success(None)))
 }
 
@@ -412,33 +416,35 @@ fn skeleton_of(res: &Resource, ns: &str, name: &str) -> Value {
     s
 }
 
-/// DELETE of one object, with the body's `DeleteOptions` (preconditions,
-/// dry run).
-pub(crate) fn delete(call: &Call<'_>, name: &str, body: &[u8]) -> Result<Response<Body>, ApiError> {
+/// The `DeleteOptions` of a DELETE: the body's (none when it is empty)
+/// and the query's.
+fn delete_options(call: &Call<'_>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let opts = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
         decode_object(body, &call.content_type)?
     };
-    let dry = call.dry_run
-        || opts
-            .get("dryRun")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|x| x == "All"));
-    let pre = opts.get("preconditions").cloned().unwrap_or(Value::Null);
-    let last = call.store().delete(&call.res, &call.ns, name, &pre, dry)?;
+    DeleteOptions::parse(&opts, call.query)
+}
+
+/// DELETE of one object, with its `DeleteOptions` (preconditions, dry
+/// run, propagation policy).
+pub(crate) fn delete(call: &Call<'_>, name: &str, body: &[u8]) -> Result<Response<Body>, ApiError> {
+    let opts = delete_options(call, body)?;
+    let last = call.store().delete(&call.res, &call.ns, name, &opts)?;
     Ok(call.reply(200, &delete_answer(&call.res, last)))
 }
 
-/// DELETE of a collection: the list of what was deleted.
-pub(crate) fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+/// DELETE of a collection: the list of what was deleted (or marked).
+pub(crate) fn delete_collection(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, ApiError> {
+    let opts = delete_options(call, body)?;
     let store = call.store();
     let deleted = store.delete_collection(
         &call.res,
         call.namespace.as_deref(),
         &call.label,
         &call.field,
-        call.dry_run,
+        &opts,
     )?;
     let list = list_object(&call.res, deleted, store.current_rv(), None, None);
     Ok(call.reply(200, &list))
@@ -487,10 +493,14 @@ const DELETE_RETURNS_OBJECT: &[(&str, &str)] = &[
 ];
 
 /// What a DELETE of one object answers: the object while finalizers hold
-/// it (it now carries `deletionTimestamp`), the object for the kinds in
+/// it (it carries `deletionTimestamp` and finalizers), the object for the kinds in
 /// [`DELETE_RETURNS_OBJECT`], else a `Success` Status naming it.
 fn delete_answer(res: &Resource, last: Value) -> Value {
-    let pending = last.pointer("/metadata/deletionTimestamp").is_some();
+    let pending = last.pointer("/metadata/deletionTimestamp").is_some()
+        && last
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
     let returns_object = DELETE_RETURNS_OBJECT
         .iter()
         .any(|(g, p)| *g == res.group && *p == res.plural);

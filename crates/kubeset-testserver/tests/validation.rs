@@ -1185,6 +1185,147 @@ async fn immutable_fields_as_the_real_kube_apiserver() {
     pinned("immutable.json", |t| Box::pin(run_immutable(t))).await;
 }
 
+const DNS: &str = "/api/v1/namespaces/kubeset-golden-deletion";
+
+/// What a deletion step answered: an object's deletion state, or a
+/// Status (uids written `<uid>`).
+fn deletion_essence(code: u16, body: &Value) -> Value {
+    let out = if body["kind"] == "Status" {
+        json!({"code": code, "status": body["status"], "reason": body["reason"],
+            "message": body["message"], "details": body["details"]})
+    } else {
+        let m = &body["metadata"];
+        json!({"code": code, "kind": body["kind"], "finalizers": m["finalizers"],
+            "deleting": m.get("deletionTimestamp").is_some(),
+            "grace": m["deletionGracePeriodSeconds"],
+            "owners": m["ownerReferences"].as_array().map_or(0, Vec::len)})
+    };
+    serde_json::from_str(&without_uids(&out.to_string())).unwrap()
+}
+
+/// Deletion propagation with no garbage collector running: the policies
+/// only set finalizers, which a later DELETE may switch or clear.
+async fn run_deletion(t: &Target) -> BTreeMap<String, Value> {
+    let cms = format!("{DNS}/configmaps");
+    let body = |v: Value| Some(serde_json::to_vec(&v).unwrap());
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeset-golden-deletion"}});
+    t.send("POST", "/api/v1/namespaces".to_owned(), JSON, body(ns))
+        .await;
+    // What an earlier run that stopped half-way left.
+    for name in ["owner", "dep", "plain", "held"] {
+        let clear = json!({"metadata": {"finalizers": null}});
+        t.send("PATCH", format!("{cms}/{name}"), MERGE, body(clear))
+            .await;
+        t.send(
+            "DELETE",
+            format!("{cms}/{name}"),
+            JSON,
+            body(json!({"propagationPolicy": "Background"})),
+        )
+        .await;
+    }
+    let cm =
+        |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    let (_, created) = t.send("POST", cms.clone(), JSON, body(cm("owner"))).await;
+    let owner: Value = serde_json::from_slice(&created).unwrap_or(Value::Null);
+    let mut dep = cm("dep");
+    dep["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+        "uid": owner["metadata"]["uid"]}]);
+    t.send("POST", cms.clone(), JSON, body(dep)).await;
+    t.send("POST", cms.clone(), JSON, body(cm("plain"))).await;
+    let mut held = cm("held");
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    t.send("POST", cms.clone(), JSON, body(held)).await;
+    let policy = |p: &str| json!({"propagationPolicy": p});
+    let steps: Vec<(&str, &str, String, Option<Value>)> = vec![
+        (
+            "01 foreground",
+            "DELETE",
+            format!("{cms}/owner"),
+            Some(policy("Foreground")),
+        ),
+        ("02 get pending", "GET", format!("{cms}/owner"), None),
+        (
+            "03 switch to orphan",
+            "DELETE",
+            format!("{cms}/owner"),
+            Some(policy("Orphan")),
+        ),
+        (
+            "04 background clears",
+            "DELETE",
+            format!("{cms}/owner?propagationPolicy=Background"),
+            None,
+        ),
+        ("05 dependent kept", "GET", format!("{cms}/dep"), None),
+        (
+            "06 orphanDependents",
+            "DELETE",
+            format!("{cms}/dep"),
+            Some(json!({"orphanDependents": true})),
+        ),
+        (
+            "07 unknown policy",
+            "DELETE",
+            format!("{cms}/dep"),
+            Some(policy("Sideways")),
+        ),
+        (
+            "08 both set",
+            "DELETE",
+            format!("{cms}/dep"),
+            Some(json!({"propagationPolicy": "Orphan", "orphanDependents": false})),
+        ),
+        ("09 no policy keeps", "DELETE", format!("{cms}/dep"), None),
+        (
+            "10 background",
+            "DELETE",
+            format!("{cms}/dep"),
+            Some(policy("Background")),
+        ),
+        (
+            "11 plain background",
+            "DELETE",
+            format!("{cms}/plain"),
+            Some(policy("Background")),
+        ),
+        (
+            "12 held foreground",
+            "DELETE",
+            format!("{cms}/held"),
+            Some(policy("Foreground")),
+        ),
+        (
+            "13 held background",
+            "DELETE",
+            format!("{cms}/held"),
+            Some(policy("Background")),
+        ),
+        (
+            "14 release",
+            "PATCH",
+            format!("{cms}/held"),
+            Some(json!({"metadata": {"finalizers": null}})),
+        ),
+        ("15 gone", "GET", format!("{cms}/held"), None),
+    ];
+    let mut out = BTreeMap::new();
+    for (name, method, path, b) in steps {
+        let ct = if method == "PATCH" { MERGE } else { JSON };
+        let (code, bytes) = t
+            .send(method, path, ct, b.map(|v| serde_json::to_vec(&v).unwrap()))
+            .await;
+        let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        out.insert(name.to_owned(), deletion_essence(code, &answer));
+    }
+    out
+}
+
+#[tokio::test]
+async fn deletion_propagation_as_the_real_kube_apiserver() {
+    pinned("deletion.json", |t| Box::pin(run_deletion(t))).await;
+}
+
 /// Where the cases go: the real server (curl) or the embedded one (raw
 /// HTTP), neither of which normalises the path.
 enum Target {
