@@ -36,6 +36,11 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
             obj["status"] = json!({"phase": "Pending"});
         }
         ("batch", "jobs") => job(obj),
+        ("storage.k8s.io", "storageclasses") => {
+            let Some(m) = obj.as_object_mut() else { return };
+            m.entry("reclaimPolicy").or_insert(json!("Delete"));
+            m.entry("volumeBindingMode").or_insert(json!("Immediate"));
+        }
         ("batch", "cronjobs") => {
             for (k, v) in [
                 ("concurrencyPolicy", json!("Allow")),

@@ -373,6 +373,95 @@ fn pv(o: &Value) -> Vec<Value> {
     ]
 }
 
+/// `printStorageClass`: `(default)` after the default class's name.
+fn storage_class_row(o: &Value) -> Vec<Value> {
+    let default = [
+        "storageclass.kubernetes.io~1is-default-class",
+        "storageclass.beta.kubernetes.io~1is-default-class",
+    ]
+    .iter()
+    .any(|a| s(o, &format!("/metadata/annotations/{a}")) == "true");
+    let name = s(o, "/metadata/name");
+    let or = |ptr: &str, default: &'static str| match s(o, ptr) {
+        "" => default,
+        v => v,
+    };
+    vec![
+        json!(if default {
+            format!("{name} (default)")
+        } else {
+            name.to_owned()
+        }),
+        json!(s(o, "/provisioner")),
+        json!(or("/reclaimPolicy", "Delete")),
+        json!(or("/volumeBindingMode", "Immediate")),
+        json!(
+            o.pointer("/allowVolumeExpansion")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        ),
+        age(o),
+    ]
+}
+
+/// `printRoleBinding` / `printClusterRoleBinding`: the role, then (wide)
+/// users, groups and `namespace/name` service accounts.
+fn role_binding(o: &Value) -> Vec<Value> {
+    let subjects = arr(o, "/subjects");
+    let of = |kind: &str| {
+        let names: Vec<String> = subjects
+            .iter()
+            .filter(|x| s(x, "/kind") == kind)
+            .map(|x| match kind {
+                "ServiceAccount" => format!("{}/{}", s(x, "/namespace"), s(x, "/name")),
+                _ => s(x, "/name").to_owned(),
+            })
+            .collect();
+        json!(names.join(", "))
+    };
+    vec![
+        json!(format!(
+            "{}/{}",
+            s(o, "/roleRef/kind"),
+            s(o, "/roleRef/name")
+        )),
+        age(o),
+        of("User"),
+        of("Group"),
+        of("ServiceAccount"),
+    ]
+}
+
+/// `printIngressClass`: Controller, Parameters (`Kind.group/name`).
+fn ingress_class(o: &Value) -> Vec<Value> {
+    let params = match o.pointer("/spec/parameters").filter(|p| p.is_object()) {
+        None => "<none>".to_owned(),
+        Some(p) => {
+            let kind = match s(p, "/apiGroup") {
+                "" => s(p, "/kind").to_owned(),
+                g => format!("{}.{g}", s(p, "/kind")),
+            };
+            format!("{kind}/{}", s(p, "/name"))
+        }
+    };
+    vec![json!(s(o, "/spec/controller")), json!(params)]
+}
+
+/// `printPodDisruptionBudget`: the two budgets (`N/A` when unset), the
+/// disruptions allowed.
+fn pdb(o: &Value) -> Vec<Value> {
+    let budget = |ptr: &str| match o.pointer(ptr) {
+        Some(Value::String(v)) => v.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "N/A".to_owned(),
+    };
+    vec![
+        json!(budget("/spec/minAvailable")),
+        json!(budget("/spec/maxUnavailable")),
+        json!(i(o, "/status/disruptionsAllowed")),
+    ]
+}
+
 /// The beta annotation, else `spec.storageClassName`.
 fn storage_class(o: &Value) -> &str {
     match s(
@@ -580,7 +669,8 @@ impl Tail {
 }
 
 /// A kind's printer: its columns after Name (Name first unless `named`
-/// is false: Events), its cells for them, then the tail's.
+/// is false: Events, and StorageClasses, whose name cell says
+/// `(default)`), its cells for them, then the tail's.
 struct Printer {
     named: bool,
     cols: &'static [Col],
@@ -680,6 +770,27 @@ const STATUS_COLS: &[Col] = &[st("Status")];
 const DATA_COLS: &[Col] = &[st("Data")];
 const SECRET_COLS: &[Col] = &[st("Type"), st("Data")];
 const HOLDER_COLS: &[Col] = &[st("Holder")];
+const SC_COLS: &[Col] = &[
+    NAME,
+    st("Provisioner"),
+    st("ReclaimPolicy"),
+    st("VolumeBindingMode"),
+    st("AllowVolumeExpansion"),
+    AGE,
+];
+const BINDING_COLS: &[Col] = &[
+    st("Role"),
+    AGE,
+    wide("Users"),
+    wide("Groups"),
+    wide("ServiceAccounts"),
+];
+const INGRESS_CLASS_COLS: &[Col] = &[st("Controller"), st("Parameters")];
+const PDB_COLS: &[Col] = &[
+    st("Min Available"),
+    st("Max Unavailable"),
+    int("Allowed Disruptions"),
+];
 const EVENT_COLS: &[Col] = &[
     st("Last Seen"),
     st("Type"),
@@ -710,6 +821,19 @@ fn printer(res: &Resource) -> Option<Printer> {
         ("networking.k8s.io", "ingresses") => named(INGRESS_COLS, ingress, Tail::None),
         ("", "persistentvolumeclaims") => named(PVC_COLS, pvc, Tail::None),
         ("", "persistentvolumes") => named(PV_COLS, pv, Tail::None),
+        ("storage.k8s.io", "storageclasses") => Printer {
+            named: false,
+            cols: SC_COLS,
+            cells: storage_class_row,
+            tail: Tail::None,
+        },
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
+            named(BINDING_COLS, role_binding, Tail::None)
+        }
+        ("networking.k8s.io", "ingressclasses") => {
+            named(INGRESS_CLASS_COLS, ingress_class, Tail::Age)
+        }
+        ("policy", "poddisruptionbudgets") => named(PDB_COLS, pdb, Tail::Age),
         ("", "nodes") => named(NODE_COLS, node, Tail::None),
         ("", "namespaces") => named(
             STATUS_COLS,
