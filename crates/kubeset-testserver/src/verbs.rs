@@ -292,7 +292,7 @@ pub(crate) fn check_rv(
 }
 
 /// PATCH of an object (`status`: of its status subresource); server-side
-/// apply goes to [`apply`].
+/// apply goes to [`apply()`].
 pub(crate) fn patch(
     call: &Call<'_>,
     name: &str,
