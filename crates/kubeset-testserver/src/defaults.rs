@@ -9,6 +9,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::resources::Resource;
+use crate::services;
 
 /// Applies the defaults of `res`'s kind to the new object `obj` (which has
 /// its `uid` already: a Job's generated selector names it).
@@ -20,7 +21,7 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
         }
         ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
         ("", "secrets") => secret(obj),
-        ("", "services") => or_insert(obj, "/spec", "type", json!("ClusterIP")),
+        ("", "services") => services::defaults(obj),
         ("", "persistentvolumeclaims") => {
             or_insert(obj, "/spec", "volumeMode", json!("Filesystem"));
             obj["status"] = json!({"phase": "Pending"});

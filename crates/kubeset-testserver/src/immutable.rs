@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::resources::Resource;
 use crate::selectors::{LabelSelector, selector_to_string};
+use crate::services;
 use crate::status::ApiError;
 
 /// One cause: field, reason, message.
@@ -130,6 +131,7 @@ fn selector_matches_template(new: &Value) -> Vec<Cause> {
 /// ClusterIP carry-over (`patchAllocatedValues`, `normalizeClusterIPs`)
 /// and the rule that the first cluster IP may not change.
 fn service(live: &Value, new: &mut Value) -> Vec<Cause> {
+    services::drop_type_dependent(live, new);
     let ip = |o: &Value| {
         o.pointer("/spec/clusterIP")
             .and_then(Value::as_str)
@@ -152,13 +154,20 @@ fn service(live: &Value, new: &mut Value) -> Vec<Cause> {
     if external || old_ip.is_empty() {
         return Vec::new();
     }
-    if new_ip.is_empty() && new_ips.as_array().is_none_or(Vec::is_empty) {
+    if new_ip.is_empty() {
         spec.insert("clusterIP".into(), json!(old_ip));
-        if old_ips.as_array().is_some_and(|a| !a.is_empty()) {
-            spec.insert("clusterIPs".into(), old_ips);
+        if new_ips.as_array().is_none_or(Vec::is_empty) {
+            if old_ips.as_array().is_some_and(|a| !a.is_empty()) {
+                spec.insert("clusterIPs".into(), old_ips);
+            }
+            return Vec::new();
         }
-        return Vec::new();
     }
+    let new_ip = if new_ip.is_empty() {
+        old_ip.clone()
+    } else {
+        new_ip
+    };
     let new_ips = if new_ip != old_ip && new_ips == old_ips {
         let ips = json!([new_ip]);
         spec.insert("clusterIPs".into(), ips.clone());

@@ -77,6 +77,7 @@ mod resources;
 mod scale;
 mod selectors;
 mod server;
+mod services;
 mod status;
 mod store;
 mod subresource;

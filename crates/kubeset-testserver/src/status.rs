@@ -33,6 +33,16 @@ impl ApiError {
         }
     }
 
+    /// 500 InternalError, as `apierrors.NewInternalError` words it.
+    pub(crate) fn internal(message: &str) -> Self {
+        Self {
+            code: 500,
+            reason: "InternalError",
+            message: format!("Internal error occurred: {message}"),
+            details: Some(json!({"causes": [{"message": message}]})),
+        }
+    }
+
     /// 401 Unauthorized.
     pub(crate) fn unauthorized() -> Self {
         Self {

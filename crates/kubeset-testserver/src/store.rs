@@ -18,6 +18,7 @@ use crate::immutable;
 use crate::limits;
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
+use crate::services;
 use crate::status::ApiError;
 use crate::util;
 use crate::validation;
@@ -527,6 +528,15 @@ impl Store {
                     "Required value: group, names.plural, names.kind and versions".into(),
                 )],
             ));
+        }
+        if res.group.is_empty() && res.plural == "services" {
+            let used = services::Used::of(
+                st.objects
+                    .get(&res.storage_key())
+                    .into_iter()
+                    .flat_map(|m| m.values()),
+            );
+            services::allocate(res, name, &mut obj, &used)?;
         }
         limits::check_object(res, name, &obj)?;
         if ctx.dry_run {

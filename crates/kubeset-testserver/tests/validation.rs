@@ -1219,6 +1219,107 @@ async fn run_immutable(t: &Target) -> BTreeMap<String, Value> {
         let text = without_uids(&serde_json::to_string(&answer).unwrap());
         out.insert(name.to_owned(), serde_json::from_str(&text).unwrap());
     }
+    out.extend(run_service_allocation(t).await);
+    out
+}
+
+/// Services created with and without a cluster IP: the allocated
+/// address's range and the defaults, or the refusal.
+async fn run_service_allocation(t: &Target) -> BTreeMap<String, Value> {
+    let svcs = format!("/api/v1/namespaces/{INS}/services");
+    let svc = |name: &str, spec: Value| json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec});
+    let port = json!([{"port": 80}]);
+    let cases = [
+        (
+            "create clusterIP outside the range",
+            svc("outside", json!({"clusterIP": "10.1.0.5", "ports": port})),
+        ),
+        (
+            "create clusterIP taken",
+            svc("taken", json!({"clusterIP": "10.0.0.77", "ports": port})),
+        ),
+        (
+            "create clusterIP not an IP",
+            svc("bogus", json!({"clusterIP": "bogus", "ports": port})),
+        ),
+        ("create allocated", svc("auto", json!({"ports": port}))),
+        (
+            "create NodePort",
+            svc(
+                "np",
+                json!({"type": "NodePort", "ports": [{"port": 80, "targetPort": "http"}]}),
+            ),
+        ),
+        (
+            "create headless",
+            svc(
+                "headless",
+                json!({"clusterIP": "None", "selector": {"app": "web"}, "ports": port}),
+            ),
+        ),
+        (
+            "create ExternalName",
+            svc(
+                "ext",
+                json!({"type": "ExternalName", "externalName": "x.example.com"}),
+            ),
+        ),
+    ];
+    let mut out = BTreeMap::new();
+    for (case, body) in cases {
+        let name = body["metadata"]["name"].as_str().unwrap_or("").to_owned();
+        t.send("DELETE", format!("{svcs}/{name}"), JSON, None).await;
+        let (code, bytes) = t
+            .send(
+                "POST",
+                svcs.clone(),
+                JSON,
+                Some(serde_json::to_vec(&body).unwrap()),
+            )
+            .await;
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let answer = if code == 201 {
+            let spec = &v["spec"];
+            let ip = spec["clusterIP"].as_str().unwrap_or("");
+            let ports: Vec<Value> = spec["ports"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|p| {
+                    json!({"protocol": p["protocol"], "targetPort": p["targetPort"],
+                    "nodePort": p["nodePort"].as_u64().map(|n| (30_000..=32_767).contains(&n))})
+                })
+                .collect();
+            json!({"code": code, "clusterIP": if ip.starts_with("10.0.0.") { "10.0.0.x" } else { ip },
+                "clusterIPs": spec["clusterIPs"].as_array().map(Vec::len), "ipFamilies": spec["ipFamilies"],
+                "ipFamilyPolicy": spec["ipFamilyPolicy"], "sessionAffinity": spec["sessionAffinity"],
+                "internalTrafficPolicy": spec["internalTrafficPolicy"],
+                "externalTrafficPolicy": spec["externalTrafficPolicy"], "ports": ports})
+        } else {
+            essence(code, &v, false)
+        };
+        out.insert(case.to_owned(), answer);
+    }
+    let to_external = json!({"spec": {"type": "ExternalName", "externalName": "y.example.com"}});
+    let (code, bytes) = t
+        .send(
+            "PATCH",
+            format!("{svcs}/auto"),
+            MERGE,
+            Some(serde_json::to_vec(&to_external).unwrap()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let mut kept: Vec<&String> = v["spec"]
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    kept.sort();
+    out.insert(
+        "update to ExternalName".to_owned(),
+        json!({"code": code, "spec": kept}),
+    );
     out
 }
 
