@@ -52,12 +52,14 @@ fn cm(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
 }
 
+const RBAC: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+
+fn role(n: &str) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": n}})
+}
+
 fn cases() -> Vec<Case> {
-    let long = "a".repeat(300);
-    let rbac = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
-    let role = |n: &str| json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": n}});
-    let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "a.b"},
-        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    let (rbac, role) = (RBAC, role);
     let mut v = vec![
         case("create UPPER", "POST", CM, JSON, Some(cm("UPPER"))),
         case("create ..", "POST", CM, JSON, Some(cm(".."))),
@@ -152,6 +154,19 @@ fn cases() -> Vec<Case> {
             JSON,
             None,
         ),
+    ];
+    v.extend(apply_and_url_cases());
+    v.extend(generate_name_cases());
+    v
+}
+
+/// Names in apply URLs and as path segments, and the size limits.
+fn apply_and_url_cases() -> Vec<Case> {
+    let long = "a".repeat(300);
+    let rbac = RBAC;
+    let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "a.b"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    vec![
         case(
             "apply UPPER",
             "PATCH",
@@ -303,7 +318,12 @@ fn cases() -> Vec<Case> {
             "template": {"spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "x".repeat(1700 * 1024)}]}]}}}),
             ),
         ),
-    ];
+    ]
+}
+
+/// `generateName` prefixes the name rules refuse.
+fn generate_name_cases() -> Vec<Case> {
+    let mut v = Vec::new();
     for (name, gen_name) in [
         ("generateName UPPER-", "UPPER-"),
         ("generateName a_", "a_"),
