@@ -723,6 +723,29 @@ const SCRIPT: &[(&str, bool)] = &[
         "-n kubeset-script get configmaps --field-selector metadata.name=cfg -o name",
         true,
     ),
+    ("-n kubeset-script create -f {dir}/job.yaml", true),
+    (
+        "-n kubeset-script get job pi -o jsonpath={.spec.completions}/{.spec.parallelism}/{.spec.backoffLimit}/{.spec.completionMode}/{.spec.suspend}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch job pi --type=merge -p {\"spec\":{\"completions\":5}}",
+        false,
+    ),
+    ("-n kubeset-script create -f {dir}/cron.yaml", true),
+    (
+        "-n kubeset-script get cronjob tick -o jsonpath={.spec.suspend}/{.spec.concurrencyPolicy}/{.spec.successfulJobsHistoryLimit}",
+        true,
+    ),
+    ("-n kubeset-script create -f {dir}/websvc.yaml", true),
+    (
+        "-n kubeset-script get service web -o jsonpath={.spec.ipFamilyPolicy}/{.spec.ports[0].targetPort}/{.spec.sessionAffinity}/{.spec.internalTrafficPolicy}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch service web --type=merge -p {\"spec\":{\"clusterIP\":\"10.0.0.250\"}}",
+        false,
+    ),
     ("explain pods.spec.nodeName", true),
     ("explain deployments.spec.replicas", true),
     ("-n kubeset-script delete configmap cfg", true),
@@ -756,6 +779,18 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
     (
         "sa.yaml",
         "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot}\n",
+    ),
+    (
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: pi, image: \"perl:5\"}]}\n",
+    ),
+    (
+        "cron.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: tick}\nspec:\n  schedule: \"@hourly\"\n  jobTemplate:\n    spec:\n      template:\n        spec: {restartPolicy: Never, containers: [{name: t, image: \"busybox:1\"}]}\n",
+    ),
+    (
+        "websvc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80, targetPort: 8080}]\n",
     ),
     (
         "deploy.yaml",
