@@ -5,14 +5,18 @@
 //!    Go it cannot be built: that is an error, unless
 //!    `KUBESET_SKIP_REALKUBE=1` asks to skip those tests, which is printed
 //!    loudly. CI never sets it.
-//! 2. `cargo test --workspace --features kubeset/runtime`.
+//! 2. `cargo test --workspace --features kubeset/runtime`, with
+//!    `KUBESET_REALKUBE_ENV` naming the running instance's env file (unless
+//!    set already), so that the embedded server's comparisons with the real
+//!    one (kubeset-testserver's `validation.rs` goldens and `kubectl.rs`
+//!    script) run live, not only against their recordings.
 //! 3. `cargo test -p kubeset-api --features all`: the round trips of every
 //!    group-version.
 //! 4. `cargo xtask codegen-compat`: v1.33 (v3) and v1.34 (v2) generate and
 //!    compile.
 //! 5. Stops realkube if it started it, whatever the outcome.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::{Error, workspace_root};
@@ -39,6 +43,16 @@ fn realkube(arg: &[&str]) -> Command {
     cmd.arg(workspace_root().join("tests/realkube/realkube.sh"))
         .args(arg);
     cmd
+}
+
+/// The env file `realkube.sh start` writes: `$REALKUBE_CACHE/env`, by
+/// default `<workspace>/.cache/realkube/env`, as the script resolves it.
+fn realkube_env_file() -> PathBuf {
+    let root = workspace_root();
+    std::env::var_os("REALKUBE_CACHE")
+        .map(|c| root.join(c))
+        .unwrap_or_else(|| root.join(".cache/realkube"))
+        .join("env")
 }
 
 fn has_go() -> bool {
@@ -81,6 +95,8 @@ pub fn run_all(specs_root: &Path) -> Result<(), Error> {
         t.args(["test", "--workspace", "--features", "kubeset/runtime"]);
         if skip_realkube {
             t.env("KUBESET_SKIP_REALKUBE", "1");
+        } else if std::env::var_os("KUBESET_REALKUBE_ENV").is_none() {
+            t.env("KUBESET_REALKUBE_ENV", realkube_env_file());
         }
         run("cargo test --workspace", t)?;
         let mut api = cargo();

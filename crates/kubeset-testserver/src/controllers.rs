@@ -14,7 +14,8 @@
 //! - Pods are marked `Running` and ready (no container runs);
 //! - Jobs complete at once (`succeeded = completions`, `Complete`);
 //! - garbage collection: an object whose every owner (by uid) is gone is
-//!   deleted (background propagation only).
+//!   deleted (background propagation); owners deleted in the foreground
+//!   or with orphaning are finished by [`crate::deletion::propagate`].
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::apply::Scope;
+use crate::deletion::{self, DeleteOptions};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::store::{Store, WriteCtx};
@@ -100,6 +102,7 @@ fn pass(store: &Store) -> bool {
     changed |= pods(store);
     changed |= jobs(store);
     changed |= garbage_collect(store);
+    changed |= deletion::propagate(store);
     changed
 }
 
@@ -404,7 +407,7 @@ fn replicasets(store: &Store) -> bool {
         }
         for p in owned.iter().skip(usize::try_from(want.max(0)).unwrap_or(0)) {
             if store
-                .delete(&pr, ns, meta(p, "name"), &Value::Null, false)
+                .delete(&pr, ns, meta(p, "name"), &DeleteOptions::default())
                 .is_ok()
             {
                 event(
@@ -529,7 +532,7 @@ fn garbage_collect(store: &Store) -> bool {
             });
             if !alive
                 && store
-                    .delete(r, ns, meta(&o, "name"), &Value::Null, false)
+                    .delete(r, ns, meta(&o, "name"), &DeleteOptions::default())
                     .is_ok()
             {
                 changed = true;

@@ -4,7 +4,7 @@
 //! a hung replica never answers, latency delays, `fail_next` answers with a
 //! status (and `Retry-After`), `malformed_next` answers with a truncated
 //! JSON body. Watch streams observe `cut_watches` and hang too. `down` and
-//! `up` live on [`Faults`] because they close and reopen the listener.
+//! `up` live on [`Faults`](crate::Faults) because they close and reopen the listener.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -3,9 +3,15 @@
 //! text for any other label. From the `AddFieldLabelConversionFunc` calls
 //! in k8s.io/kubernetes v1.35 `pkg/apis/*/v1/conversion.go` and the
 //! `ToSelectableFields`/`GetAttrs` functions of the registries; kinds
-//! without one get apimachinery's `DefaultMetaV1FieldSelectorConversion`.
+//! without one get apimachinery's `DefaultMetaV1FieldSelectorConversion`;
+//! custom resources their CRD version's `selectableFields` (a missing
+//! field reads `""` there, not a zero value).
+
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use crate::resources::Resource;
 
 /// How a field's value is written in a selector (Go's zero value when the
 /// field is absent: `""`, `false`, `0`).
@@ -14,6 +20,12 @@ pub(crate) enum Render {
     Str,
     Bool,
     Int,
+    /// `status.podIP`: the first of `status.podIPs`, else `status.podIP`
+    /// (the internal Pod has only the list).
+    PodIp,
+    /// A label the conversion accepts but the field set never fills
+    /// (`status.podIPs`): always `""`.
+    Never,
 }
 
 /// One selectable field.
@@ -49,14 +61,18 @@ enum Unknown {
 }
 
 /// The selectable fields of one kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FieldSet {
     fields: &'static [Field],
+    /// A custom resource's `selectableFields` (labels, which are also
+    /// their paths).
+    custom: Option<Arc<[String]>>,
     unknown: Unknown,
 }
 
 const DEFAULT: FieldSet = FieldSet {
     fields: &[NAME, NAMESPACE],
+    custom: None,
     unknown: Unknown::Default,
 };
 
@@ -66,7 +82,7 @@ impl Default for FieldSet {
     }
 }
 
-use Render::{Bool, Int, Str};
+use Render::{Bool, Int, Never, PodIp, Str};
 
 const PODS: &[Field] = &[
     NAME,
@@ -77,7 +93,8 @@ const PODS: &[Field] = &[
     f("spec.serviceAccountName", "/spec/serviceAccountName", Str),
     f("spec.hostNetwork", "/spec/hostNetwork", Bool),
     f("status.phase", "/status/phase", Str),
-    f("status.podIP", "/status/podIP", Str),
+    f("status.podIP", "/status/podIP", PodIp),
+    f("status.podIPs", "/status/podIPs", Never),
     f("status.nominatedNodeName", "/status/nominatedNodeName", Str),
 ];
 const CORE_EVENTS: &[Field] = &[
@@ -149,10 +166,26 @@ const SLICES: &[Field] = &[
     f("spec.driver", "/spec/driver", Str),
 ];
 
-/// The field set of a kind.
+/// The field set of a served resource.
+pub(crate) fn for_resource(res: &Resource) -> FieldSet {
+    if res.custom {
+        return FieldSet {
+            fields: &[NAME, NAMESPACE],
+            custom: Some(res.selectable_fields.clone()),
+            unknown: Unknown::NotSupported,
+        };
+    }
+    field_set(&res.group, &res.plural)
+}
+
+/// The field set of a built-in kind.
 pub(crate) fn field_set(group: &str, plural: &str) -> FieldSet {
     use Unknown::NotSupported;
-    let set = |fields, unknown| FieldSet { fields, unknown };
+    let set = |fields, unknown| FieldSet {
+        fields,
+        custom: None,
+        unknown,
+    };
     match (group, plural) {
         ("", "pods") => set(PODS, NotSupported),
         ("", "nodes") => set(NODES, NotSupported),
@@ -172,14 +205,22 @@ pub(crate) fn field_set(group: &str, plural: &str) -> FieldSet {
 impl FieldSet {
     /// The canonical label for `label` (pods still take `spec.host`), or
     /// the real server's error text.
-    pub(crate) fn resolve(&self, label: &str) -> Result<&'static str, String> {
+    pub(crate) fn resolve(&self, label: &str) -> Result<String, String> {
         let label = if label == "spec.host" && self.fields == PODS {
             "spec.nodeName"
         } else {
             label
         };
         if let Some(found) = self.fields.iter().find(|x| x.label == label) {
-            return Ok(found.label);
+            return Ok(found.label.to_owned());
+        }
+        if let Some(found) = self
+            .custom
+            .iter()
+            .flat_map(|c| c.iter())
+            .find(|c| *c == label)
+        {
+            return Ok(found.clone());
         }
         Err(match self.unknown {
             Unknown::NotSupported => format!("field label not supported: {label}"),
@@ -198,6 +239,14 @@ impl FieldSet {
     /// The value of a (resolved) label on `obj`, as the server's field set
     /// writes it; labels outside the set read as `""`.
     pub(crate) fn value(&self, obj: &Value, label: &str) -> String {
+        if let Some(custom) = self
+            .custom
+            .iter()
+            .flat_map(|c| c.iter())
+            .find(|c| *c == label)
+        {
+            return custom_value(obj, custom);
+        }
         let Some(field) = self
             .fields
             .iter()
@@ -211,6 +260,25 @@ impl FieldSet {
             Str => v.and_then(Value::as_str).unwrap_or("").to_owned(),
             Bool => v.and_then(Value::as_bool).unwrap_or(false).to_string(),
             Int => v.and_then(Value::as_i64).unwrap_or(0).to_string(),
+            PodIp => obj
+                .pointer("/status/podIPs/0/ip")
+                .or(v)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            Never => String::new(),
         }
+    }
+}
+
+/// A selectable field of a custom resource at the dotted `path`: strings
+/// as they are, numbers and booleans as written, anything missing `""`.
+fn custom_value(obj: &Value, path: &str) -> String {
+    let v = path.split('.').try_fold(obj, |cur, key| cur.get(key));
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::{
-    http::{Query, parse_object, percent_decode},
+    http::{Query, decode_object, percent_decode},
     selectors::{FieldSelector, LabelSelector, selector_to_string},
 };
 
@@ -44,5 +44,5 @@ pub fn selector_string(sel: &Value) -> String {
 /// A request body decoded as the write paths do (JSON, or YAML when the
 /// content type says so); `Err` is the 400's message.
 pub fn request_object(body: &[u8], content_type: &str) -> Result<Value, String> {
-    parse_object(body, content_type).map_err(|e| e.message)
+    decode_object(body, content_type).map_err(|e| e.message)
 }

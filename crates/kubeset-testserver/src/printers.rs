@@ -2,7 +2,9 @@
 //! `pkg/printers/internalversion/printers.go`: column names, types,
 //! priorities and how each cell is worked out from the object), the
 //! default table of kinds without a printer (Name, Created At), and CRD
-//! `additionalPrinterColumns`. Pinned against the real server by
+//! `additionalPrinterColumns`. A printer is the kind's own columns and
+//! cells plus a [`Tail`] that kinds share (Age; Age, Containers, Images,
+//! Selector for the workloads). Pinned against the real server by
 //! `tests/validation.rs` (`tests/golden/tables.json`). Column descriptions
 //! are left empty except Name's (kubectl does not show them).
 
@@ -22,11 +24,26 @@ const fn c(name: &'static str, ty: &'static str, priority: u8) -> Col {
     Col { name, ty, priority }
 }
 
-const NAME: Col = c("Name", "string", 0);
-const AGE: Col = c("Age", "string", 0);
-const CONTAINERS: Col = c("Containers", "string", 1);
-const IMAGES: Col = c("Images", "string", 1);
-const SELECTOR: Col = c("Selector", "string", 1);
+/// A string column.
+const fn st(name: &'static str) -> Col {
+    c(name, "string", 0)
+}
+
+/// An integer column.
+const fn int(name: &'static str) -> Col {
+    c(name, "integer", 0)
+}
+
+/// A string column shown only with `-o wide`.
+const fn wide(name: &'static str) -> Col {
+    c(name, "string", 1)
+}
+
+const NAME: Col = st("Name");
+const AGE: Col = st("Age");
+const CONTAINERS: Col = wide("Containers");
+const IMAGES: Col = wide("Images");
+const SELECTOR: Col = wide("Selector");
 
 fn s<'a>(o: &'a Value, ptr: &str) -> &'a str {
     o.pointer(ptr).and_then(Value::as_str).unwrap_or("")
@@ -133,52 +150,31 @@ fn pod(o: &Value) -> Vec<Value> {
     ]
 }
 
+fn ready_of(o: &Value) -> Value {
+    json!(format!(
+        "{}/{}",
+        i(o, "/status/readyReplicas"),
+        i(o, "/spec/replicas")
+    ))
+}
+
 fn deployment(o: &Value) -> Vec<Value> {
-    let [cs, is] = containers_images(o, "/spec/template/spec");
     vec![
-        json!(format!(
-            "{}/{}",
-            i(o, "/status/readyReplicas"),
-            i(o, "/spec/replicas")
-        )),
+        ready_of(o),
         json!(i(o, "/status/updatedReplicas")),
         json!(i(o, "/status/availableReplicas")),
-        age(o),
-        cs,
-        is,
-        json!(label_selector(o.pointer("/spec/selector"))),
     ]
 }
 
 fn replicaset(o: &Value) -> Vec<Value> {
-    let [cs, is] = containers_images(o, "/spec/template/spec");
     vec![
         json!(i(o, "/spec/replicas")),
         json!(i(o, "/status/replicas")),
         json!(i(o, "/status/readyReplicas")),
-        age(o),
-        cs,
-        is,
-        json!(label_selector(o.pointer("/spec/selector"))),
-    ]
-}
-
-fn statefulset(o: &Value) -> Vec<Value> {
-    let [cs, is] = containers_images(o, "/spec/template/spec");
-    vec![
-        json!(format!(
-            "{}/{}",
-            i(o, "/status/readyReplicas"),
-            i(o, "/spec/replicas")
-        )),
-        age(o),
-        cs,
-        is,
     ]
 }
 
 fn daemonset(o: &Value) -> Vec<Value> {
-    let [cs, is] = containers_images(o, "/spec/template/spec");
     vec![
         json!(i(o, "/status/desiredNumberScheduled")),
         json!(i(o, "/status/currentNumberScheduled")),
@@ -186,11 +182,295 @@ fn daemonset(o: &Value) -> Vec<Value> {
         json!(i(o, "/status/updatedNumberScheduled")),
         json!(i(o, "/status/numberAvailable")),
         json!(format_labels(o.pointer("/spec/template/spec/nodeSelector"))),
-        age(o),
-        cs,
-        is,
-        json!(label_selector(o.pointer("/spec/selector"))),
     ]
+}
+
+fn has_condition(o: &Value, ty: &str) -> bool {
+    arr(o, "/status/conditions")
+        .iter()
+        .any(|c| c["type"] == ty && c["status"] == "True")
+}
+
+/// `printJob`: Status, Completions, Duration.
+fn job(o: &Value) -> Vec<Value> {
+    let succeeded = i(o, "/status/succeeded");
+    let completions = match o.pointer("/spec/completions").and_then(Value::as_i64) {
+        Some(n) => format!("{succeeded}/{n}"),
+        None => match i(o, "/spec/parallelism") {
+            p if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    };
+    let start = util::parse_rfc3339(s(o, "/status/startTime"));
+    let duration = match (start, util::parse_rfc3339(s(o, "/status/completionTime"))) {
+        (None, _) => String::new(),
+        (Some(a), None) => util::human_duration(util::now_secs().saturating_sub(a)),
+        (Some(a), Some(b)) => util::human_duration(b.saturating_sub(a)),
+    };
+    let status = if has_condition(o, "Complete") {
+        "Complete"
+    } else if has_condition(o, "Failed") {
+        "Failed"
+    } else if o.pointer("/metadata/deletionTimestamp").is_some() {
+        "Terminating"
+    } else if has_condition(o, "Suspended") {
+        "Suspended"
+    } else if has_condition(o, "FailureTarget") {
+        "FailureTarget"
+    } else if has_condition(o, "SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    };
+    vec![json!(status), json!(completions), json!(duration)]
+}
+
+/// `printCronJob`: Schedule, Timezone, Suspend, Active, Last Schedule.
+fn cronjob(o: &Value) -> Vec<Value> {
+    let last = match s(o, "/status/lastScheduleTime") {
+        "" => "<none>".to_owned(),
+        t => util::age(t),
+    };
+    let suspend = match o.pointer("/spec/suspend").and_then(Value::as_bool) {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "<unset>",
+    };
+    vec![
+        json!(s(o, "/spec/schedule")),
+        json!(or_none(s(o, "/spec/timeZone"))),
+        json!(suspend),
+        json!(arr(o, "/status/active").len()),
+        json!(last),
+    ]
+}
+
+/// `printIngress`: Class, Hosts (three, then `+ N more...`), Address
+/// (load-balancer IPs or host names, sorted, unique), Ports.
+fn ingress(o: &Value) -> Vec<Value> {
+    let rules = arr(o, "/spec/rules");
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut more = false;
+    for r in rules {
+        if hosts.len() == 3 {
+            more = true;
+        }
+        if !more && !s(r, "/host").is_empty() {
+            hosts.push(s(r, "/host"));
+        }
+    }
+    let hosts = match (hosts.is_empty(), more) {
+        (true, _) => "*".to_owned(),
+        (false, false) => hosts.join(","),
+        (false, true) => format!("{} + {} more...", hosts.join(","), rules.len() - 3),
+    };
+    let mut address: Vec<&str> = arr(o, "/status/loadBalancer/ingress")
+        .iter()
+        .map(|g| match s(g, "/ip") {
+            "" => s(g, "/hostname"),
+            ip => ip,
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    address.sort_unstable();
+    address.dedup();
+    let ports = if arr(o, "/spec/tls").is_empty() {
+        "80"
+    } else {
+        "80, 443"
+    };
+    vec![
+        json!(or_none(s(o, "/spec/ingressClassName"))),
+        json!(hosts),
+        json!(address.join(",")),
+        json!(ports),
+        age(o),
+    ]
+}
+
+/// `helper.GetAccessModesAsString`: RWO, ROX, RWX, RWOP in that order.
+fn access_modes(o: &Value, ptr: &str) -> String {
+    let modes = arr(o, ptr);
+    [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .iter()
+    .filter(|(m, _)| modes.iter().any(|x| x == m))
+    .map(|(_, short)| *short)
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
+/// Status phase, or Terminating once deletion started.
+fn phase(o: &Value) -> Value {
+    if o.pointer("/metadata/deletionTimestamp").is_some() {
+        json!("Terminating")
+    } else {
+        json!(s(o, "/status/phase"))
+    }
+}
+
+fn unset_or(o: &Value, ptr: &str) -> Value {
+    json!(match s(o, ptr) {
+        "" => "<unset>",
+        v => v,
+    })
+}
+
+/// A storage quantity as the Table shows it (`Quantity.String()`; the
+/// text as written, `0` when missing).
+fn quantity(o: &Value, ptr: &str) -> Value {
+    json!(match s(o, ptr) {
+        "" => "0",
+        q => q,
+    })
+}
+
+/// `printPersistentVolumeClaim`: capacity and access modes from the
+/// status once a volume is named.
+fn pvc(o: &Value) -> Vec<Value> {
+    let bound = !s(o, "/spec/volumeName").is_empty();
+    let (capacity, modes) = if bound {
+        (
+            quantity(o, "/status/capacity/storage"),
+            json!(access_modes(o, "/status/accessModes")),
+        )
+    } else {
+        (json!(""), json!(""))
+    };
+    vec![
+        phase(o),
+        json!(s(o, "/spec/volumeName")),
+        capacity,
+        modes,
+        json!(storage_class(o)),
+        unset_or(o, "/spec/volumeAttributesClassName"),
+        age(o),
+        unset_or(o, "/spec/volumeMode"),
+    ]
+}
+
+/// `printPersistentVolume`.
+fn pv(o: &Value) -> Vec<Value> {
+    let claim = match o.pointer("/spec/claimRef") {
+        Some(c) if c.is_object() => format!("{}/{}", s(c, "/namespace"), s(c, "/name")),
+        _ => String::new(),
+    };
+    vec![
+        quantity(o, "/spec/capacity/storage"),
+        json!(access_modes(o, "/spec/accessModes")),
+        json!(s(o, "/spec/persistentVolumeReclaimPolicy")),
+        phase(o),
+        json!(claim),
+        json!(storage_class(o)),
+        unset_or(o, "/spec/volumeAttributesClassName"),
+        json!(s(o, "/status/reason")),
+        age(o),
+        unset_or(o, "/spec/volumeMode"),
+    ]
+}
+
+/// `printStorageClass`: `(default)` after the default class's name.
+fn storage_class_row(o: &Value) -> Vec<Value> {
+    let default = [
+        "storageclass.kubernetes.io~1is-default-class",
+        "storageclass.beta.kubernetes.io~1is-default-class",
+    ]
+    .iter()
+    .any(|a| s(o, &format!("/metadata/annotations/{a}")) == "true");
+    let name = s(o, "/metadata/name");
+    let or = |ptr: &str, default: &'static str| match s(o, ptr) {
+        "" => default,
+        v => v,
+    };
+    vec![
+        json!(if default {
+            format!("{name} (default)")
+        } else {
+            name.to_owned()
+        }),
+        json!(s(o, "/provisioner")),
+        json!(or("/reclaimPolicy", "Delete")),
+        json!(or("/volumeBindingMode", "Immediate")),
+        json!(
+            o.pointer("/allowVolumeExpansion")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        ),
+        age(o),
+    ]
+}
+
+/// `printRoleBinding` / `printClusterRoleBinding`: the role, then (wide)
+/// users, groups and `namespace/name` service accounts.
+fn role_binding(o: &Value) -> Vec<Value> {
+    let subjects = arr(o, "/subjects");
+    let of = |kind: &str| {
+        let names: Vec<String> = subjects
+            .iter()
+            .filter(|x| s(x, "/kind") == kind)
+            .map(|x| match kind {
+                "ServiceAccount" => format!("{}/{}", s(x, "/namespace"), s(x, "/name")),
+                _ => s(x, "/name").to_owned(),
+            })
+            .collect();
+        json!(names.join(", "))
+    };
+    vec![
+        json!(format!(
+            "{}/{}",
+            s(o, "/roleRef/kind"),
+            s(o, "/roleRef/name")
+        )),
+        age(o),
+        of("User"),
+        of("Group"),
+        of("ServiceAccount"),
+    ]
+}
+
+/// `printIngressClass`: Controller, Parameters (`Kind.group/name`).
+fn ingress_class(o: &Value) -> Vec<Value> {
+    let params = match o.pointer("/spec/parameters").filter(|p| p.is_object()) {
+        None => "<none>".to_owned(),
+        Some(p) => {
+            let kind = match s(p, "/apiGroup") {
+                "" => s(p, "/kind").to_owned(),
+                g => format!("{}.{g}", s(p, "/kind")),
+            };
+            format!("{kind}/{}", s(p, "/name"))
+        }
+    };
+    vec![json!(s(o, "/spec/controller")), json!(params)]
+}
+
+/// `printPodDisruptionBudget`: the two budgets (`N/A` when unset), the
+/// disruptions allowed.
+fn pdb(o: &Value) -> Vec<Value> {
+    let budget = |ptr: &str| match o.pointer(ptr) {
+        Some(Value::String(v)) => v.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "N/A".to_owned(),
+    };
+    vec![
+        json!(budget("/spec/minAvailable")),
+        json!(budget("/spec/maxUnavailable")),
+        json!(i(o, "/status/disruptionsAllowed")),
+    ]
+}
+
+/// The beta annotation, else `spec.storageClassName`.
+fn storage_class(o: &Value) -> &str {
+    match s(
+        o,
+        "/metadata/annotations/volume.beta.kubernetes.io~1storage-class",
+    ) {
+        "" => s(o, "/spec/storageClassName"),
+        a => a,
+    }
 }
 
 fn service(o: &Value) -> Vec<Value> {
@@ -347,112 +627,241 @@ fn event(o: &Value) -> Vec<Value> {
 /// Turns one object into its row's cells.
 pub(crate) type Cells = Box<dyn Fn(&Value) -> Vec<Value> + Send + Sync>;
 
-/// Columns (after Name, which is first unless noted) and cells of a kind.
-type Printer = (&'static [Col], fn(&Value) -> Vec<Value>);
+/// What follows a kind's own columns.
+#[derive(Clone, Copy)]
+enum Tail {
+    /// Nothing: the kind's columns are all of them.
+    None,
+    /// Age.
+    Age,
+    /// Age, then (wide) the Containers and Images of the pod template
+    /// spec at `template`, and the Selector at `selector`, if any: the
+    /// columns every workload printer ends with.
+    Workload {
+        template: &'static str,
+        selector: Option<&'static str>,
+    },
+}
+
+impl Tail {
+    fn cols(self) -> &'static [Col] {
+        match self {
+            Tail::None => &[],
+            Tail::Age => &[AGE],
+            Tail::Workload { selector: None, .. } => &[AGE, CONTAINERS, IMAGES],
+            Tail::Workload { .. } => &[AGE, CONTAINERS, IMAGES, SELECTOR],
+        }
+    }
+
+    fn cells(self, o: &Value, row: &mut Vec<Value>) {
+        match self {
+            Tail::None => {}
+            Tail::Age => row.push(age(o)),
+            Tail::Workload { template, selector } => {
+                row.push(age(o));
+                row.extend(containers_images(o, template));
+                if let Some(p) = selector {
+                    row.push(json!(label_selector(o.pointer(p))));
+                }
+            }
+        }
+    }
+}
+
+/// A kind's printer: its columns after Name (Name first unless `named`
+/// is false: Events, and StorageClasses, whose name cell says
+/// `(default)`), its cells for them, then the tail's.
+struct Printer {
+    named: bool,
+    cols: &'static [Col],
+    cells: fn(&Value) -> Vec<Value>,
+    tail: Tail,
+}
+
+const fn named(cols: &'static [Col], cells: fn(&Value) -> Vec<Value>, tail: Tail) -> Printer {
+    Printer {
+        named: true,
+        cols,
+        cells,
+        tail,
+    }
+}
+
+/// The tail of a workload whose pod template is at `spec.template`.
+const fn workload(selector: Option<&'static str>) -> Tail {
+    Tail::Workload {
+        template: "/spec/template/spec",
+        selector,
+    }
+}
+const WORKLOAD: Tail = workload(Some("/spec/selector"));
 
 const POD_COLS: &[Col] = &[
-    NAME,
-    c("Ready", "string", 0),
-    c("Status", "string", 0),
-    c("Restarts", "string", 0),
+    st("Ready"),
+    st("Status"),
+    st("Restarts"),
     AGE,
-    c("IP", "string", 1),
-    c("Node", "string", 1),
-    c("Nominated Node", "string", 1),
-    c("Readiness Gates", "string", 1),
+    wide("IP"),
+    wide("Node"),
+    wide("Nominated Node"),
+    wide("Readiness Gates"),
 ];
-const DEPLOY_COLS: &[Col] = &[
-    NAME,
-    c("Ready", "string", 0),
-    c("Up-to-date", "string", 0),
-    c("Available", "string", 0),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
-];
-const RS_COLS: &[Col] = &[
-    NAME,
-    c("Desired", "integer", 0),
-    c("Current", "integer", 0),
-    c("Ready", "integer", 0),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
-];
-const STS_COLS: &[Col] = &[NAME, c("Ready", "string", 0), AGE, CONTAINERS, IMAGES];
+const DEPLOY_COLS: &[Col] = &[st("Ready"), st("Up-to-date"), st("Available")];
+const RS_COLS: &[Col] = &[int("Desired"), int("Current"), int("Ready")];
 const DS_COLS: &[Col] = &[
-    NAME,
-    c("Desired", "integer", 0),
-    c("Current", "integer", 0),
-    c("Ready", "integer", 0),
-    c("Up-to-date", "integer", 0),
-    c("Available", "integer", 0),
-    c("Node Selector", "string", 0),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    int("Desired"),
+    int("Current"),
+    int("Ready"),
+    int("Up-to-date"),
+    int("Available"),
+    st("Node Selector"),
+];
+const JOB_COLS: &[Col] = &[st("Status"), st("Completions"), st("Duration")];
+const CRONJOB_COLS: &[Col] = &[
+    st("Schedule"),
+    st("Timezone"),
+    c("Suspend", "boolean", 0),
+    int("Active"),
+    st("Last Schedule"),
 ];
 const SVC_COLS: &[Col] = &[
-    NAME,
-    c("Type", "string", 0),
-    c("Cluster-IP", "string", 0),
-    c("External-IP", "string", 0),
-    c("Port(s)", "string", 0),
+    st("Type"),
+    st("Cluster-IP"),
+    st("External-IP"),
+    st("Port(s)"),
     AGE,
     SELECTOR,
 ];
-const NODE_COLS: &[Col] = &[
-    NAME,
-    c("Status", "string", 0),
-    c("Roles", "string", 0),
+const INGRESS_COLS: &[Col] = &[st("Class"), st("Hosts"), st("Address"), st("Ports"), AGE];
+const PVC_COLS: &[Col] = &[
+    st("Status"),
+    st("Volume"),
+    st("Capacity"),
+    st("Access Modes"),
+    st("StorageClass"),
+    st("VolumeAttributesClass"),
     AGE,
-    c("Version", "string", 0),
-    c("Internal-IP", "string", 1),
-    c("External-IP", "string", 1),
-    c("OS-Image", "string", 1),
-    c("Kernel-Version", "string", 1),
-    c("Container-Runtime", "string", 1),
+    wide("VolumeMode"),
 ];
-const NS_COLS: &[Col] = &[NAME, c("Status", "string", 0), AGE];
-const CM_COLS: &[Col] = &[NAME, c("Data", "string", 0), AGE];
-const SECRET_COLS: &[Col] = &[NAME, c("Type", "string", 0), c("Data", "string", 0), AGE];
-const SA_COLS: &[Col] = &[NAME, AGE];
+const PV_COLS: &[Col] = &[
+    st("Capacity"),
+    st("Access Modes"),
+    st("Reclaim Policy"),
+    st("Status"),
+    st("Claim"),
+    st("StorageClass"),
+    st("VolumeAttributesClass"),
+    st("Reason"),
+    AGE,
+    wide("VolumeMode"),
+];
+const NODE_COLS: &[Col] = &[
+    st("Status"),
+    st("Roles"),
+    AGE,
+    st("Version"),
+    wide("Internal-IP"),
+    wide("External-IP"),
+    wide("OS-Image"),
+    wide("Kernel-Version"),
+    wide("Container-Runtime"),
+];
+const STATUS_COLS: &[Col] = &[st("Status")];
+const DATA_COLS: &[Col] = &[st("Data")];
+const SECRET_COLS: &[Col] = &[st("Type"), st("Data")];
+const HOLDER_COLS: &[Col] = &[st("Holder")];
+const SC_COLS: &[Col] = &[
+    NAME,
+    st("Provisioner"),
+    st("ReclaimPolicy"),
+    st("VolumeBindingMode"),
+    st("AllowVolumeExpansion"),
+    AGE,
+];
+const BINDING_COLS: &[Col] = &[
+    st("Role"),
+    AGE,
+    wide("Users"),
+    wide("Groups"),
+    wide("ServiceAccounts"),
+];
+const INGRESS_CLASS_COLS: &[Col] = &[st("Controller"), st("Parameters")];
+const PDB_COLS: &[Col] = &[
+    st("Min Available"),
+    st("Max Unavailable"),
+    int("Allowed Disruptions"),
+];
 const EVENT_COLS: &[Col] = &[
-    c("Last Seen", "string", 0),
-    c("Type", "string", 0),
-    c("Reason", "string", 0),
-    c("Object", "string", 0),
-    c("Subobject", "string", 1),
-    c("Source", "string", 1),
-    c("Message", "string", 0),
-    c("First Seen", "string", 1),
-    c("Count", "string", 1),
-    c("Name", "string", 1),
+    st("Last Seen"),
+    st("Type"),
+    st("Reason"),
+    st("Object"),
+    wide("Subobject"),
+    wide("Source"),
+    st("Message"),
+    wide("First Seen"),
+    wide("Count"),
+    wide("Name"),
 ];
-const LEASE_COLS: &[Col] = &[NAME, c("Holder", "string", 0), AGE];
 
 fn printer(res: &Resource) -> Option<Printer> {
+    let cronjob_tail = Tail::Workload {
+        template: "/spec/jobTemplate/spec/template/spec",
+        selector: Some("/spec/jobTemplate/spec/selector"),
+    };
     Some(match (res.group.as_str(), res.plural.as_str()) {
-        ("", "pods") => (POD_COLS, pod),
-        ("apps", "deployments") => (DEPLOY_COLS, deployment),
-        ("apps", "replicasets") => (RS_COLS, replicaset),
-        ("apps", "statefulsets") => (STS_COLS, statefulset),
-        ("apps", "daemonsets") => (DS_COLS, daemonset),
-        ("", "services") => (SVC_COLS, service),
-        ("", "nodes") => (NODE_COLS, node),
-        ("", "namespaces") => (NS_COLS, |o| vec![json!(s(o, "/status/phase")), age(o)]),
-        ("", "configmaps") => (CM_COLS, |o| vec![count(o, &["data", "binaryData"]), age(o)]),
-        ("", "secrets") => (SECRET_COLS, |o| {
-            vec![json!(s(o, "/type")), count(o, &["data"]), age(o)]
-        }),
-        ("", "serviceaccounts") => (SA_COLS, |o| vec![age(o)]),
-        ("", "events") | ("events.k8s.io", "events") => (EVENT_COLS, event),
-        ("coordination.k8s.io", "leases") => (LEASE_COLS, |o| {
-            vec![json!(or_none(s(o, "/spec/holderIdentity"))), age(o)]
-        }),
+        ("", "pods") => named(POD_COLS, pod, Tail::None),
+        ("apps", "deployments") => named(DEPLOY_COLS, deployment, WORKLOAD),
+        ("apps", "replicasets") => named(RS_COLS, replicaset, WORKLOAD),
+        ("apps", "statefulsets") => named(&DEPLOY_COLS[..1], |o| vec![ready_of(o)], workload(None)),
+        ("apps", "daemonsets") => named(DS_COLS, daemonset, WORKLOAD),
+        ("batch", "jobs") => named(JOB_COLS, job, WORKLOAD),
+        ("batch", "cronjobs") => named(CRONJOB_COLS, cronjob, cronjob_tail),
+        ("", "services") => named(SVC_COLS, service, Tail::None),
+        ("networking.k8s.io", "ingresses") => named(INGRESS_COLS, ingress, Tail::None),
+        ("", "persistentvolumeclaims") => named(PVC_COLS, pvc, Tail::None),
+        ("", "persistentvolumes") => named(PV_COLS, pv, Tail::None),
+        ("storage.k8s.io", "storageclasses") => Printer {
+            named: false,
+            cols: SC_COLS,
+            cells: storage_class_row,
+            tail: Tail::None,
+        },
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
+            named(BINDING_COLS, role_binding, Tail::None)
+        }
+        ("networking.k8s.io", "ingressclasses") => {
+            named(INGRESS_CLASS_COLS, ingress_class, Tail::Age)
+        }
+        ("policy", "poddisruptionbudgets") => named(PDB_COLS, pdb, Tail::Age),
+        ("", "nodes") => named(NODE_COLS, node, Tail::None),
+        ("", "namespaces") => named(
+            STATUS_COLS,
+            |o| vec![json!(s(o, "/status/phase"))],
+            Tail::Age,
+        ),
+        ("", "configmaps") => named(
+            DATA_COLS,
+            |o| vec![count(o, &["data", "binaryData"])],
+            Tail::Age,
+        ),
+        ("", "secrets") => named(
+            SECRET_COLS,
+            |o| vec![json!(s(o, "/type")), count(o, &["data"])],
+            Tail::Age,
+        ),
+        ("", "serviceaccounts") => named(&[], |_| Vec::new(), Tail::Age),
+        ("", "events") | ("events.k8s.io", "events") => Printer {
+            named: false,
+            cols: EVENT_COLS,
+            cells: event,
+            tail: Tail::None,
+        },
+        ("coordination.k8s.io", "leases") => named(
+            HOLDER_COLS,
+            |o| vec![json!(or_none(s(o, "/spec/holderIdentity")))],
+            Tail::Age,
+        ),
         _ => return None,
     })
 }
@@ -462,9 +871,12 @@ pub(crate) fn columns(res: &Resource) -> (Vec<Value>, Cells) {
     let def = |name: &str, ty: &str, format: &str, priority: u8, description: &str| json!({"name": name, "type": ty, "format": format, "description": description, "priority": priority});
     let name_desc = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
     let name_of = |o: &Value| json!(s(o, "/metadata/name"));
-    if let Some((cols, cells)) = printer(res) {
-        let defs = cols
-            .iter()
+    if let Some(p) = printer(res) {
+        let name_col = p.named.then_some(&NAME);
+        let defs = name_col
+            .into_iter()
+            .chain(p.cols)
+            .chain(p.tail.cols())
             .map(|c| {
                 let is_name = c.name == "Name";
                 def(
@@ -476,14 +888,15 @@ pub(crate) fn columns(res: &Resource) -> (Vec<Value>, Cells) {
                 )
             })
             .collect();
-        let name_first = cols.first().is_some_and(|c| c.name == "Name");
         return (
             defs,
             Box::new(move |o| {
-                let mut row = cells(o);
-                if name_first {
-                    row.insert(0, name_of(o));
+                let mut row = Vec::new();
+                if p.named {
+                    row.push(name_of(o));
                 }
+                row.extend((p.cells)(o));
+                p.tail.cells(o, &mut row);
                 row
             }),
         );

@@ -49,6 +49,10 @@ pub(crate) struct Resource {
     pub(crate) schema: Option<Value>,
     /// A CRD version's `additionalPrinterColumns`, for Tables.
     pub(crate) printer_columns: Vec<Value>,
+    /// A CRD version's `selectableFields` (`spec.color` for the JSON path
+    /// `.spec.color`), selectable in `fieldSelector` besides
+    /// `metadata.name` and `metadata.namespace`.
+    pub(crate) selectable_fields: Arc<[String]>,
 }
 
 impl Resource {
@@ -58,15 +62,6 @@ impl Resource {
             self.plural.clone()
         } else {
             format!("{}.{}", self.plural, self.group)
-        }
-    }
-
-    /// `Pod`, `Deployment.apps`: the group-kind of Invalid messages.
-    pub(crate) fn kind_qualified(&self) -> String {
-        if self.group.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}.{}", self.kind, self.group)
         }
     }
 
@@ -119,6 +114,7 @@ impl Resource {
             categories: builtin_categories(r.group, r.plural),
             schema: None,
             printer_columns: Vec::new(),
+            selectable_fields: Arc::from([]),
         }
     }
 }
@@ -261,6 +257,13 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                     .as_array()
                     .cloned()
                     .unwrap_or_default(),
+                selectable_fields: v["selectableFields"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f["jsonPath"].as_str())
+                    .map(|p| p.trim_start_matches('.').to_owned())
+                    .collect(),
                 categories: names["categories"]
                     .as_array()
                     .map(|a| {

@@ -364,9 +364,11 @@ mod tests {
         assert!(FieldSelector::parse("spec.nodeName=x").is_err());
         let pods = crate::fields::field_set("", "pods");
         let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}});
-        let sel =
-            FieldSelector::parse_for(pods, "spec.host=n1,spec.hostNetwork=false,status.phase=")
-                .unwrap();
+        let sel = FieldSelector::parse_for(
+            pods.clone(),
+            "spec.host=n1,spec.hostNetwork=false,status.phase=",
+        )
+        .unwrap();
         assert!(sel.matches(&pod));
         assert_eq!(
             FieldSelector::parse_for(pods, "spec.foo=1").unwrap_err().0,

@@ -33,6 +33,16 @@ impl ApiError {
         }
     }
 
+    /// 500 InternalError, as `apierrors.NewInternalError` words it.
+    pub(crate) fn internal(message: &str) -> Self {
+        Self {
+            code: 500,
+            reason: "InternalError",
+            message: format!("Internal error occurred: {message}"),
+            details: Some(json!({"causes": [{"message": message}]})),
+        }
+    }
+
     /// 401 Unauthorized.
     pub(crate) fn unauthorized() -> Self {
         Self {
@@ -162,27 +172,51 @@ impl ApiError {
 
     /// 422 Invalid with one cause per `(field, cause reason, message)`.
     pub(crate) fn invalid(res: &Resource, name: &str, causes: &[(&str, &str, String)]) -> Self {
-        let texts: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
+        Self::invalid_kind(&res.kind, &res.group, name, causes)
+    }
+
+    /// 422 Invalid for an object of `kind` in `group` that is not a
+    /// served resource (`DeleteOptions` in `meta.k8s.io`).
+    pub(crate) fn invalid_kind(
+        kind: &str,
+        group: &str,
+        name: &str,
+        causes: &[(&str, &str, String)],
+    ) -> Self {
+        // As `field.ErrorList.ToAggregate`: the message names each
+        // distinct error once (in order); the causes keep them all.
+        let mut texts: Vec<String> = Vec::new();
+        for (f, _, m) in causes {
+            let t = format!("{f}: {m}");
+            if !texts.contains(&t) {
+                texts.push(t);
+            }
+        }
         let text = if texts.len() == 1 {
             texts[0].clone()
         } else {
             format!("[{}]", texts.join(", "))
         };
-        let mut d = json!({"kind": res.kind});
+        let mut d = json!({"kind": kind});
         if !name.is_empty() {
             d["name"] = json!(name);
         }
-        if !res.group.is_empty() {
-            d["group"] = json!(res.group);
+        if !group.is_empty() {
+            d["group"] = json!(group);
         }
         d["causes"] = causes
             .iter()
             .map(|(f, r, m)| json!({"reason": r, "message": m, "field": f}))
             .collect();
+        let qualified = if group.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind}.{group}")
+        };
         Self {
             code: 422,
             reason: "Invalid",
-            message: format!("{} \"{name}\" is invalid: {text}", res.kind_qualified()),
+            message: format!("{qualified} \"{name}\" is invalid: {text}"),
             details: Some(d),
         }
     }

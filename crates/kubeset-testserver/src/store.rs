@@ -12,9 +12,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 
 use crate::apply::{self, Scope, Writer};
+use crate::defaults;
+use crate::deletion::{self, DeleteOptions};
+use crate::immutable;
 use crate::limits;
 use crate::resources::{self, Resource};
 use crate::selectors::{FieldSelector, LabelSelector};
+use crate::services;
 use crate::status::ApiError;
 use crate::util;
 use crate::validation;
@@ -455,33 +459,13 @@ impl Store {
             name = validation::generate_name(gen_name);
         }
         validation::check_new_name(res, &obj, &name)?;
-        let now = util::now_rfc3339();
-        obj = as_version(res, obj);
-        if let Some(m) = meta_mut(&mut obj) {
-            m.insert("name".into(), Value::String(name.clone()));
-            if res.namespaced {
-                m.insert("namespace".into(), Value::String(ns.to_owned()));
-            }
-            m.insert("uid".into(), Value::String(util::uid()));
-            m.insert("creationTimestamp".into(), Value::String(now.clone()));
-            for k in [
-                "resourceVersion",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "selfLink",
-            ] {
-                m.remove(k);
-            }
-        }
-        if wants_generation(res, &obj) {
-            set_meta(&mut obj, "generation", json!(1));
-        }
         if res.has_status()
             && let Value::Object(m) = &mut obj
         {
             m.remove("status");
         }
-        defaults_on_create(res, &mut obj);
+        let now = util::now_rfc3339();
+        let mut obj = stamp_new(res, ns, &name, obj, &now);
         let scope = Scope::Main {
             status_separate: res.has_status(),
         };
@@ -544,6 +528,15 @@ impl Store {
                     "Required value: group, names.plural, names.kind and versions".into(),
                 )],
             ));
+        }
+        if res.group.is_empty() && res.plural == "services" {
+            let used = services::Used::of(
+                st.objects
+                    .get(&res.storage_key())
+                    .into_iter()
+                    .flat_map(|m| m.values()),
+            );
+            services::allocate(res, name, &mut obj, &used)?;
         }
         limits::check_object(res, name, &obj)?;
         if ctx.dry_run {
@@ -679,6 +672,9 @@ impl Store {
                 status_separate: false,
             } => {}
         }
+        if let Scope::Main { .. } = scope {
+            immutable::check_update(res, name, &live, &mut new)?;
+        }
         if spec_changed(&live, &new)
             && let Some(g) = live.pointer("/metadata/generation").and_then(Value::as_i64)
         {
@@ -752,15 +748,18 @@ impl Store {
         }
     }
 
-    /// Deletes one object, honouring preconditions and finalizers.
+    /// Deletes one object, honouring preconditions, finalizers and the
+    /// propagation policy ([`deletion`]): while finalizers remain (the
+    /// policy's `orphan`/`foregroundDeletion` included) it is only marked
+    /// with `deletionTimestamp`.
     pub(crate) fn delete(
         &self,
         res: &Resource,
         ns: &str,
         name: &str,
-        preconditions: &Value,
-        dry_run: bool,
+        opts: &DeleteOptions,
     ) -> Result<Value, ApiError> {
+        let (preconditions, dry_run) = (&opts.preconditions, opts.dry_run);
         let ns = if res.namespaced { ns } else { "" };
         let mut st = self.lock();
         let live = st
@@ -794,24 +793,35 @@ impl Store {
         if dry_run {
             return Ok(as_version(res, live));
         }
-        let has_finalizers = live
+        let existing = live
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        let out = if has_finalizers {
-            if live.pointer("/metadata/deletionTimestamp").is_some() {
+            .cloned()
+            .unwrap_or_default();
+        let finalizers = deletion::finalizers_after(&existing, opts.propagation);
+        let pending = live.pointer("/metadata/deletionTimestamp").is_some();
+        let out = if !finalizers.is_empty() {
+            if pending && finalizers == existing {
                 return Ok(as_version(res, live));
             }
             let mut new = live.clone();
-            set_meta(
-                &mut new,
-                "deletionTimestamp",
-                Value::String(util::now_rfc3339()),
-            );
-            set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+            if !pending {
+                set_meta(
+                    &mut new,
+                    "deletionTimestamp",
+                    Value::String(util::now_rfc3339()),
+                );
+                set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+            }
+            set_meta(&mut new, "finalizers", Value::Array(finalizers));
             st.commit(res, EventType::Modified, new, Some(live))
         } else {
-            let out = st.commit(res, EventType::Deleted, live.clone(), Some(live));
+            // Held only by the policy's finalizer, which this delete clears.
+            let mut last = live.clone();
+            if let Some(m) = meta_mut(&mut last) {
+                m.remove("finalizers");
+            }
+            let out = st.commit(res, EventType::Deleted, last, Some(live));
             self.after_delete(&mut st, res, &out);
             out
         };
@@ -828,14 +838,14 @@ impl Store {
         ns: Option<&str>,
         label: &LabelSelector,
         field: &FieldSelector,
-        dry_run: bool,
+        opts: &DeleteOptions,
     ) -> Result<Vec<Value>, ApiError> {
         let (items, _) = self.list_all(res, ns, label, field);
         let mut out = Vec::new();
         for it in items {
             let name = meta_str(&it, "name").to_owned();
             let n = meta_str(&it, "namespace").to_owned();
-            match self.delete(res, &n, &name, &Value::Null, dry_run) {
+            match self.delete(res, &n, &name, opts) {
                 Ok(v) => out.push(v),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
@@ -888,26 +898,6 @@ fn wants_generation(res: &Resource, obj: &Value) -> bool {
     !is_namespace && (obj.get("spec").is_some() || res.has_status())
 }
 
-fn defaults_on_create(res: &Resource, obj: &mut Value) {
-    if res.group.is_empty() && res.plural == "namespaces" {
-        obj["spec"] = json!({"finalizers": ["kubernetes"]});
-        obj["status"] = json!({"phase": "Active"});
-    }
-    if res.group.is_empty() && res.plural == "pods" {
-        obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
-    }
-    if res.group.is_empty() && res.plural == "secrets" {
-        secret_defaults(obj);
-    }
-    if res.group.is_empty()
-        && res.plural == "services"
-        && obj.pointer("/spec/type").is_none()
-        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
-    {
-        spec.insert("type".into(), json!("ClusterIP"));
-    }
-}
-
 fn encode_token(id: u64, offset: usize) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -926,10 +916,18 @@ fn decode_token(tok: &str) -> Option<(u64, usize)> {
     ))
 }
 
-/// The object an apply creates: identity and server-set metadata on the
-/// desired object, the new name validated.
+/// The object an apply creates: the new name validated, then stamped.
 fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
-    let now = util::now_rfc3339();
+    validation::check_new_name(res, &obj, name)?;
+    Ok(stamp_new(res, ns, name, obj, &util::now_rfc3339()))
+}
+
+/// What the server writes on every new object, as kube-apiserver's
+/// `BeforeCreate` does: the name and namespace it is stored under, a fresh
+/// `uid`, `creationTimestamp` (`now`), no `resourceVersion`, deletion
+/// fields or `selfLink`, `generation` 1 where tracked, and the kind's
+/// defaults.
+fn stamp_new(res: &Resource, ns: &str, name: &str, obj: Value, now: &str) -> Value {
     let mut obj = as_version(res, obj);
     if let Some(m) = meta_mut(&mut obj) {
         m.insert("name".into(), Value::String(name.to_owned()));
@@ -937,36 +935,19 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
             m.insert("namespace".into(), Value::String(ns.to_owned()));
         }
         m.insert("uid".into(), Value::String(util::uid()));
-        m.insert("creationTimestamp".into(), Value::String(now));
-        m.remove("resourceVersion");
+        m.insert("creationTimestamp".into(), Value::String(now.to_owned()));
+        for k in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
+            m.remove(k);
+        }
     }
-    validation::check_new_name(res, &obj, name)?;
     if wants_generation(res, &obj) {
         set_meta(&mut obj, "generation", json!(1));
     }
-    defaults_on_create(res, &mut obj);
-    Ok(obj)
-}
-
-/// As the Secret conversion and defaulting do: `stringData` is merged into
-/// `data` (base64) and dropped, `type` defaults to `Opaque`.
-fn secret_defaults(obj: &mut Value) {
-    use base64::Engine;
-    let Some(m) = obj.as_object_mut() else { return };
-    if let Some(Value::Object(strings)) = m.remove("stringData") {
-        let data = m.entry("data").or_insert_with(|| json!({}));
-        if let Some(d) = data.as_object_mut() {
-            for (k, v) in strings {
-                let text = v.as_str().unwrap_or_default();
-                let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                d.insert(k, Value::String(encoded));
-            }
-        }
-    }
-    if m.get("type")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        m.insert("type".into(), json!("Opaque"));
-    }
+    defaults::on_create(res, &mut obj);
+    obj
 }

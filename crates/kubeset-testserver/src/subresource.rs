@@ -1,7 +1,8 @@
 //! Subresources that write one part of their parent object, as
 //! kube-apiserver serves them: `pods/binding`, `pods/ephemeralcontainers`,
 //! `pods/resize`, `serviceaccounts/token`, `namespaces/finalize` and
-//! `certificatesigningrequests/approval`.
+//! `certificatesigningrequests/approval`, and `scale` (in
+//! [`crate::scale`]).
 //!
 //! Each one is a read-modify-write of the parent through [`Store::modify`]
 //! (so watchers see one `MODIFIED` event and `resourceVersion` checks
@@ -18,9 +19,11 @@ use serde_json::{Value, json};
 
 use crate::apply::Scope;
 use crate::resources::Resource;
+use crate::scale;
 use crate::status::{self, ApiError};
 use crate::store::{Store, WriteCtx};
 use crate::util;
+use crate::verbs::check_rv;
 
 /// Audience of a token request that names none.
 const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
@@ -34,6 +37,7 @@ const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
 /// The subresources of this module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sub {
+    Scale,
     Binding,
     EphemeralContainers,
     Resize,
@@ -46,6 +50,7 @@ impl Sub {
     /// The subresource `name` of `res`, when this module serves it.
     pub(crate) fn of(res: &Resource, name: &str) -> Option<Self> {
         Some(match (res.group.as_str(), res.plural.as_str(), name) {
+            (_, _, "scale") => Self::Scale,
             ("", "pods", "binding") => Self::Binding,
             ("", "pods", "ephemeralcontainers") => Self::EphemeralContainers,
             ("", "pods", "resize") => Self::Resize,
@@ -58,6 +63,7 @@ impl Sub {
 
     fn name(self) -> &'static str {
         match self {
+            Self::Scale => "scale",
             Self::Binding => "binding",
             Self::EphemeralContainers => "ephemeralcontainers",
             Self::Resize => "resize",
@@ -72,7 +78,7 @@ impl Sub {
         match self {
             Self::Binding | Self::Token => method == Method::POST,
             Self::Finalize => method == Method::PUT,
-            Self::EphemeralContainers | Self::Resize | Self::Approval => {
+            Self::Scale | Self::EphemeralContainers | Self::Resize | Self::Approval => {
                 method == Method::GET || method == Method::PUT || method == Method::PATCH
             }
         }
@@ -120,6 +126,9 @@ pub(crate) fn serve(
 ) -> Result<(u16, Value), ApiError> {
     if !call.sub.allows(call.method) {
         return Err(ApiError::method_not_allowed());
+    }
+    if call.sub == Sub::Scale {
+        return Ok((200, scale::serve(call, desired)?));
     }
     let Some(desired) = desired else {
         return Ok((200, call.store.get(call.res, call.ns, call.name)?));
@@ -307,17 +316,7 @@ fn write_part(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> 
     call.modify(|live| {
         let wanted = match desired {
             Desired::Object(obj) => {
-                let rv = obj
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let live_rv = live
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                if !rv.is_empty() && rv != live_rv {
-                    return Err(ApiError::modified(call.res, call.name));
-                }
+                check_rv(call.res, call.name, &obj, live)?;
                 obj
             }
             Desired::Patch(patch) => {
@@ -337,7 +336,7 @@ fn write_part(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> 
             Sub::Approval => approve(call, live, &wanted, &mut out)?,
             Sub::EphemeralContainers => ephemeral(call, live, &wanted, &mut out)?,
             Sub::Resize => resize(&wanted, &mut out),
-            Sub::Binding | Sub::Token => {}
+            Sub::Scale | Sub::Binding | Sub::Token => {}
         }
         Ok(out)
     })

@@ -2,6 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use kubeset_api::types::Time;
 use rand::Rng;
 
 /// Seconds since the epoch now.
@@ -14,49 +15,24 @@ pub(crate) fn now_secs() -> u64 {
 
 /// Current time as RFC 3339 with second precision, as Kubernetes writes it.
 pub(crate) fn now_rfc3339() -> String {
-    rfc3339(now_secs())
+    Time::now().to_string()
 }
 
-/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (empty past
+/// year 9999, which no clock here reaches).
 pub(crate) fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| Time::from_unix(s, 0))
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SSZ` back to seconds since the epoch.
+/// Seconds since the epoch of an RFC 3339 timestamp.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+    Time::parse(s)
+        .ok()
+        .and_then(|t| u64::try_from(t.unix_seconds()).ok())
 }
 
 /// A random version-4 UUID.
@@ -85,21 +61,37 @@ pub(crate) fn name_suffix() -> String {
         .collect()
 }
 
-/// Kubernetes' short age format: `5s`, `3m`, `2h`, `4d`.
+/// The age of a timestamp as the Table printers write it
+/// (`translateTimestampSince`): `<unknown>` when unreadable.
 pub(crate) fn age(created: &str) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let Some(then) = parse_rfc3339(created) else {
-        return "<unknown>".into();
+    match parse_rfc3339(created) {
+        Some(then) => human_duration(now_secs().saturating_sub(then)),
+        None => "<unknown>".into(),
+    }
+}
+
+/// apimachinery's `duration.HumanDuration` of `secs` seconds: `90s`,
+/// `3m20s`, `15m`, `2h30m`, `20h`, `3d4h`, `30d`, `2y15d`, `9y`.
+pub(crate) fn human_duration(secs: u64) -> String {
+    let (minutes, hours) = (secs / 60, secs / 3600);
+    let days = hours / 24;
+    let with = |big: u64, unit: &str, small: u64, small_unit: &str| {
+        if small == 0 {
+            format!("{big}{unit}")
+        } else {
+            format!("{big}{unit}{small}{small_unit}")
+        }
     };
-    let s = now.saturating_sub(then);
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=7199 => format!("{}m", s / 60),
-        7200..=172_799 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
+    match () {
+        () if secs < 120 => format!("{secs}s"),
+        () if minutes < 10 => with(minutes, "m", secs % 60, "s"),
+        () if minutes < 180 => format!("{minutes}m"),
+        () if hours < 8 => with(hours, "h", minutes % 60, "m"),
+        () if hours < 48 => format!("{hours}h"),
+        () if hours < 24 * 8 => with(days, "d", hours % 24, "h"),
+        () if hours < 24 * 365 * 2 => format!("{days}d"),
+        () if hours < 24 * 365 * 8 => with(days / 365, "y", days % 365, "d"),
+        () => format!("{}y", days / 365),
     }
 }
 
@@ -113,6 +105,31 @@ mod tests {
         assert_eq!(rfc3339(1_709_251_199), "2024-02-29T23:59:59Z");
         for t in [0, 951_782_400, 1_709_251_199, 4_102_444_800] {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+    }
+
+    #[test]
+    fn human_durations_as_apimachinery() {
+        let cases = [
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (10_799, "179m"),
+            (10_800, "3h"),
+            (9_000 + 10_800, "5h30m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (76 * 3600, "3d4h"),
+            (8 * 86_400, "8d"),
+            (730 * 86_400, "2y"),
+            (745 * 86_400, "2y15d"),
+            (3000 * 86_400, "8y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs} s");
         }
     }
 

@@ -463,6 +463,24 @@ async fn kubectl_get_prints_the_real_columns() {
     assert!(out.contains("SIZE") && out.contains('7'), "{out}");
 }
 
+/// A server with controllers-lite and the Deployment `web` rolled out
+/// (`kubectl apply`, `kubectl rollout status`).
+async fn web_with_controllers(dir: &Path) -> (TestServer, Kubectl) {
+    let s = TestServer::builder()
+        .controllers(true)
+        .start()
+        .await
+        .unwrap();
+    let k = Kubectl::for_server(&s, dir);
+    let manifest = write(dir, "deploy.yaml", DEPLOYMENT);
+    k.ok(&["apply", "-f", &manifest]).await;
+    let out = k
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    assert!(out.contains("successfully rolled out"), "{out}");
+    (s, k)
+}
+
 /// Controllers-lite (issue 19): `kubectl rollout status`, `kubectl wait`,
 /// `scale`, `set image`, Events in `describe`, Job completion and
 /// garbage collection of a deleted Deployment's ReplicaSets and Pods.
@@ -472,19 +490,8 @@ async fn kubectl_rollouts_with_controllers_lite() {
         skip_loudly();
         return;
     }
-    let s = TestServer::builder()
-        .controllers(true)
-        .start()
-        .await
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl::for_server(&s, dir.path());
-    let manifest = write(dir.path(), "deploy.yaml", DEPLOYMENT);
-    k.ok(&["apply", "-f", &manifest]).await;
-    let out = k
-        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
-        .await;
-    assert!(out.contains("successfully rolled out"), "{out}");
+    let (s, k) = web_with_controllers(dir.path()).await;
     k.ok(&[
         "wait",
         "--for=condition=Available",
@@ -568,6 +575,67 @@ async fn kubectl_rollouts_with_controllers_lite() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Deletion propagation with controllers-lite: `--cascade=orphan` leaves
+/// the ReplicaSet without its owner reference, `--cascade=foreground`
+/// returns only once the Pods are gone, and then the ReplicaSet is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_cascades_with_controllers_lite() {
+    if !kubectl_available() {
+        skip_loudly();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (s, k) = web_with_controllers(dir.path()).await;
+
+    let out = k
+        .ok(&[
+            "delete",
+            "deployment",
+            "web",
+            "--cascade=orphan",
+            "--timeout=60s",
+        ])
+        .await;
+    assert!(out.contains("deployment.apps \"web\" deleted"), "{out}");
+    let gone = k.run(&["get", "deployment", "web"]).await;
+    assert!(!gone.status.success(), "the deployment is still there");
+    let owners = k
+        .ok(&[
+            "get",
+            "replicasets",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.metadata.ownerReferences}{\"\\n\"}{end}",
+        ])
+        .await;
+    let sets: Vec<&str> = owners.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(sets.len(), 1, "{owners}");
+    assert!(sets[0].ends_with('='), "still owned: {owners}");
+    let pods = k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).await;
+    assert_eq!(pods.lines().count(), 2, "orphaned pods: {pods}");
+
+    // kubectl waits until the ReplicaSet is gone, which foreground
+    // propagation allows only after its Pods are.
+    let rs = sets[0].trim_end_matches('=');
+    k.ok(&[
+        "delete",
+        "replicaset",
+        rs,
+        "--cascade=foreground",
+        "--timeout=60s",
+    ])
+    .await;
+    let left = k
+        .ok(&["get", "replicasets,pods", "-l", "app=web", "-o", "name"])
+        .await;
+    assert!(
+        left.trim().is_empty(),
+        "left after a foreground delete: {left}"
+    );
+    s.shutdown().await;
 }
 
 /// The kubectl script of issue 19: each command runs against the embedded
@@ -655,6 +723,29 @@ const SCRIPT: &[(&str, bool)] = &[
         "-n kubeset-script get configmaps --field-selector metadata.name=cfg -o name",
         true,
     ),
+    ("-n kubeset-script create -f {dir}/job.yaml", true),
+    (
+        "-n kubeset-script get job pi -o jsonpath={.spec.completions}/{.spec.parallelism}/{.spec.backoffLimit}/{.spec.completionMode}/{.spec.suspend}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch job pi --type=merge -p {\"spec\":{\"completions\":5}}",
+        false,
+    ),
+    ("-n kubeset-script create -f {dir}/cron.yaml", true),
+    (
+        "-n kubeset-script get cronjob tick -o jsonpath={.spec.suspend}/{.spec.concurrencyPolicy}/{.spec.successfulJobsHistoryLimit}",
+        true,
+    ),
+    ("-n kubeset-script create -f {dir}/websvc.yaml", true),
+    (
+        "-n kubeset-script get service web -o jsonpath={.spec.ipFamilyPolicy}/{.spec.ports[0].targetPort}/{.spec.sessionAffinity}/{.spec.internalTrafficPolicy}",
+        true,
+    ),
+    (
+        "-n kubeset-script patch service web --type=merge -p {\"spec\":{\"clusterIP\":\"10.0.0.250\"}}",
+        false,
+    ),
     ("explain pods.spec.nodeName", true),
     ("explain deployments.spec.replicas", true),
     ("-n kubeset-script delete configmap cfg", true),
@@ -688,6 +779,18 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
     (
         "sa.yaml",
         "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot}\n",
+    ),
+    (
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  template:\n    spec: {restartPolicy: Never, containers: [{name: pi, image: \"perl:5\"}]}\n",
+    ),
+    (
+        "cron.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: tick}\nspec:\n  schedule: \"@hourly\"\n  jobTemplate:\n    spec:\n      template:\n        spec: {restartPolicy: Never, containers: [{name: t, image: \"busybox:1\"}]}\n",
+    ),
+    (
+        "websvc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80, targetPort: 8080}]\n",
     ),
     (
         "deploy.yaml",
@@ -761,20 +864,14 @@ async fn kubectl_script_agrees_with_the_real_server() {
     for ((cmd, ok), (code, out, err)) in SCRIPT.iter().zip(&ours) {
         assert_eq!(*code == 0, *ok, "kubectl {cmd}: {out}{err}");
     }
-    let Some(real_kc) = std::env::var_os("KUBESET_REALKUBE_ENV")
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                l.strip_prefix("export KUBESET_REALKUBE_KUBECONFIG=")
-                    .map(str::to_owned)
-            })
-        })
+    let Some(real_kc) =
+        common::realkube_env().map(|env| env["KUBESET_REALKUBE_KUBECONFIG"].clone())
     else {
         eprintln!("## realkube not configured: the script ran against the embedded server only ##");
         return;
     };
     let cache = dir.path().join("real-cache");
-    let real_kc = PathBuf::from(real_kc.trim_matches('\''));
+    let real_kc = PathBuf::from(real_kc);
     let real = tokio::task::spawn_blocking(move || {
         let r = run_script(&real_kc, &cache, &files, &ns);
         // The namespace stays Terminating (no namespace controller runs);

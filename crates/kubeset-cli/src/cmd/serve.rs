@@ -13,9 +13,11 @@ Use: kubeset serve --kubeconfig-out kc.yaml, then kubectl --kubeconfig kc.yaml g
 client flags and do not affect the server.
 
 Limits (see crates/kubeset-testserver/README.md): no controllers unless --controllers
-(and then one-step rollouts, no scheduling, background garbage collection only), no admission or schema validation beyond object
-names and sizes, no protobuf, no RBAC (one optional token), printer columns for the common kinds
-only; without --openapi-specs (or $KUBESET_SPECS) a stub OpenAPI, so no kubectl explain.";
+(and then one-step rollouts, no scheduling; without them foreground/orphan deletes stay
+pending, as on kube-apiserver alone), no admission or schema validation beyond object names,
+sizes and immutable fields, cluster IPs and node ports on create only, no protobuf, no RBAC (one optional token),
+printer columns for the common kinds only; without --openapi-specs (or $KUBESET_SPECS) a stub
+OpenAPI, so no kubectl explain.";
 
 /// Starts the server, prints where it listens, waits for a signal.
 pub async fn run(args: &ServeArgs) -> Result<(), CliError> {

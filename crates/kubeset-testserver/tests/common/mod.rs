@@ -165,3 +165,47 @@ impl Lines {
         }
     }
 }
+
+/// The `KUBESET_REALKUBE_*` settings of the realkube instance named by
+/// `KUBESET_REALKUBE_ENV` (the env file `realkube.sh start` writes), or
+/// `None` when it is not set. The file is sourced by bash, so its `printf
+/// %q` quoting (`\,` between the servers of a multi-server instance) is
+/// read exactly as a shell reads it; an unreadable file fails the test.
+pub fn realkube_env() -> Option<std::collections::BTreeMap<String, String>> {
+    let path = std::env::var_os("KUBESET_REALKUBE_ENV")?;
+    let out = std::process::Command::new("bash")
+        .args(["-c", ". \"$1\" && env -0", "realkube-env"])
+        .arg(&path)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("bash");
+    assert!(
+        out.status.success(),
+        "sourcing {}: {}",
+        std::path::Path::new(&path).display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vars: std::collections::BTreeMap<String, String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|kv| std::str::from_utf8(kv).ok()?.split_once('='))
+        .filter(|(k, _)| k.starts_with("KUBESET_REALKUBE_"))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert!(
+        vars.contains_key("KUBESET_REALKUBE_SERVERS"),
+        "{} names no KUBESET_REALKUBE_SERVERS",
+        std::path::Path::new(&path).display()
+    );
+    Some(vars)
+}
+
+/// The first API server of a realkube instance (`https://ADDR:PORT`).
+pub fn realkube_server(env: &std::collections::BTreeMap<String, String>) -> String {
+    env["KUBESET_REALKUBE_SERVERS"]
+        .split(',')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -1,0 +1,221 @@
+//! Service cluster IPs and node ports, allocated on create as
+//! kube-apiserver's allocators do, in its default ranges
+//! (`--service-cluster-ip-range=10.0.0.0/24`, `10.0.0.1` being the
+//! `kubernetes` Service's; `--service-node-port-range=30000-32767`), and
+//! the requested cluster IP refused with upstream's 422 when it is not an
+//! IP, outside the range or taken. IPv4 single-stack only.
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+use rand::Rng;
+use serde_json::{Value, json};
+
+use crate::resources::Resource;
+use crate::status::ApiError;
+
+/// The service network: `10.0.0.0/24`.
+const NETWORK: [u8; 3] = [10, 0, 0];
+/// Node ports.
+const NODE_PORTS: std::ops::RangeInclusive<u16> = 30_000..=32_767;
+
+/// What the stored Services hold already.
+#[derive(Debug, Default)]
+pub(crate) struct Used {
+    ips: BTreeSet<Ipv4Addr>,
+    node_ports: BTreeSet<u16>,
+}
+
+impl Used {
+    /// The cluster IPs and node ports of `services`.
+    pub(crate) fn of<'a>(services: impl Iterator<Item = &'a Value>) -> Self {
+        let mut used = Self::default();
+        for s in services {
+            used.ips.extend(
+                s.pointer("/spec/clusterIP")
+                    .and_then(Value::as_str)
+                    .and_then(|ip| ip.parse::<Ipv4Addr>().ok()),
+            );
+            used.node_ports.extend(
+                s.pointer("/spec/ports")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["nodePort"].as_u64())
+                    .filter_map(|p| u16::try_from(p).ok()),
+            );
+        }
+        used
+    }
+}
+
+fn in_range(ip: Ipv4Addr) -> bool {
+    ip.octets()[..3] == NETWORK
+}
+
+/// Fills in the new Service `obj`'s `clusterIP`/`clusterIPs` (unless
+/// headless or `ExternalName`) and the node ports of a `NodePort` or
+/// `LoadBalancer` Service, avoiding `used`.
+pub(crate) fn allocate(
+    res: &Resource,
+    name: &str,
+    obj: &mut Value,
+    used: &Used,
+) -> Result<(), ApiError> {
+    let ty = obj
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_owned();
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    if ty == "ExternalName" {
+        return Ok(());
+    }
+    let asked = spec
+        .get("clusterIPs")
+        .and_then(|v| v.get(0))
+        .or_else(|| spec.get("clusterIP"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let ip = match asked.as_str() {
+        "None" => "None".to_owned(),
+        "" => free_ip(used)
+            .ok_or_else(|| ApiError::internal("failed to allocate a serviceIP: range is full"))?,
+        text => check_ip(res, name, text, used)?,
+    };
+    spec.insert("clusterIP".into(), json!(ip));
+    spec.insert("clusterIPs".into(), json!([ip]));
+    if ty == "NodePort" || ty == "LoadBalancer" {
+        let mut taken = used.node_ports.clone();
+        for p in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if p.get("nodePort").is_none_or(Value::is_null) {
+                let port = free_node_port(&taken).ok_or_else(|| {
+                    ApiError::internal("failed to allocate a nodePort: range is full")
+                })?;
+                taken.insert(port);
+                p["nodePort"] = json!(port);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A requested cluster IP, checked.
+fn check_ip(res: &Resource, name: &str, text: &str, used: &Used) -> Result<String, ApiError> {
+    let shown = serde_json::to_string(&[text]).unwrap_or_default();
+    let fail = |field: &str, message: String| {
+        ApiError::invalid(res, name, &[(field, "FieldValueInvalid", message)])
+    };
+    let Ok(ip) = text.parse::<Ipv4Addr>() else {
+        return Err(fail(
+            "spec.clusterIPs[0]",
+            format!(
+                "Invalid value: {}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                serde_json::to_string(text).unwrap_or_default()
+            ),
+        ));
+    };
+    let why = if !in_range(ip) {
+        "the provided network does not match the current range"
+    } else if used.ips.contains(&ip) {
+        "provided IP is already allocated"
+    } else {
+        return Ok(text.to_owned());
+    };
+    Err(fail(
+        "spec.clusterIPs",
+        format!("Invalid value: {shown}: failed to allocate IP {text}: {why}"),
+    ))
+}
+
+/// A random free address of the network (not the network or broadcast
+/// address).
+fn free_ip(used: &Used) -> Option<String> {
+    let [a, b, c] = NETWORK;
+    let free: Vec<Ipv4Addr> = (1..=254u8)
+        .map(|d| Ipv4Addr::new(a, b, c, d))
+        .filter(|ip| !used.ips.contains(ip))
+        .collect();
+    if free.is_empty() {
+        return None;
+    }
+    Some(free[rand::rng().random_range(0..free.len())].to_string())
+}
+
+fn free_node_port(taken: &BTreeSet<u16>) -> Option<u16> {
+    let free: Vec<u16> = NODE_PORTS.filter(|p| !taken.contains(p)).collect();
+    if free.is_empty() {
+        return None;
+    }
+    Some(free[rand::rng().random_range(0..free.len())])
+}
+
+/// What the Service defaulting writes on create: `sessionAffinity`, and
+/// for every type but `ExternalName` the single-stack IPv4 families,
+/// `internalTrafficPolicy`, each port's `protocol` and `targetPort`, and
+/// `externalTrafficPolicy` for node ports and load balancers.
+pub(crate) fn defaults(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let ty = spec
+        .entry("type")
+        .or_insert(json!("ClusterIP"))
+        .as_str()
+        .unwrap_or("ClusterIP")
+        .to_owned();
+    spec.entry("sessionAffinity").or_insert(json!("None"));
+    if ty == "ExternalName" {
+        return;
+    }
+    spec.entry("ipFamilies").or_insert(json!(["IPv4"]));
+    spec.entry("ipFamilyPolicy").or_insert(json!("SingleStack"));
+    spec.entry("internalTrafficPolicy")
+        .or_insert(json!("Cluster"));
+    if ty == "NodePort" || ty == "LoadBalancer" {
+        spec.entry("externalTrafficPolicy")
+            .or_insert(json!("Cluster"));
+    }
+    for p in spec
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let port = p.get("port").cloned().unwrap_or(Value::Null);
+        if let Some(m) = p.as_object_mut() {
+            m.entry("protocol").or_insert(json!("TCP"));
+            m.entry("targetPort").or_insert(port);
+        }
+    }
+}
+
+/// An update to `ExternalName` drops what only IP Services have (the
+/// addresses are released with them), as upstream's `dropTypeDependentFields`.
+pub(crate) fn drop_type_dependent(live: &Value, new: &mut Value) {
+    let was = live.pointer("/spec/type").and_then(Value::as_str);
+    let is = new.pointer("/spec/type").and_then(Value::as_str);
+    if is != Some("ExternalName") || was == Some("ExternalName") {
+        return;
+    }
+    if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+        for k in [
+            "clusterIP",
+            "clusterIPs",
+            "ipFamilies",
+            "ipFamilyPolicy",
+            "internalTrafficPolicy",
+            "externalTrafficPolicy",
+        ] {
+            spec.remove(k);
+        }
+    }
+}

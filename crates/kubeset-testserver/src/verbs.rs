@@ -1,0 +1,570 @@
+//! One handler per verb on a resource: `get`, `list`, `watch`, `create`,
+//! `update` (PUT), `patch`, `apply`, `delete`, `deletecollection`, and the
+//! pod `eviction` and `log` that answer as their verbs do.
+//!
+//! [`crate::http`] routes a request to the resource it addresses, builds
+//! the [`Call`] (everything the handlers read from the request head) and
+//! picks the handler; the request body is decoded and the answer encoded
+//! there, in one function each ([`crate::http::decode_object`],
+//! [`crate::http::respond`]). Subresources that write one part of their
+//! parent (`scale`, `binding`, `token`, …) are in [`crate::subresource`].
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderValue, Response, header};
+use http_body_util::{BodyExt, StreamBody};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::apply::{self, Scope, Writer};
+use crate::deletion::DeleteOptions;
+use crate::faults::FaultState;
+use crate::http::{Body, Query, Shared, decode_object, respond, text_response};
+use crate::limits;
+use crate::patch::{self, PatchError};
+use crate::resources::Resource;
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::{self, ApiError};
+use crate::store::{Store, WriteCtx};
+use crate::table;
+use crate::util;
+use crate::watch::{self, WatchRequest};
+
+/// What the handlers of one request read: the resource addressed, the
+/// parsed query and the request head.
+pub(crate) struct Call<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) faults: &'a Arc<FaultState>,
+    pub(crate) res: Arc<Resource>,
+    /// The namespace of the URL (`None`: a cluster-wide path).
+    pub(crate) namespace: Option<String>,
+    /// The namespace of the URL, empty for cluster-wide paths.
+    pub(crate) ns: String,
+    pub(crate) query: &'a Query,
+    pub(crate) accept: &'a str,
+    pub(crate) content_type: String,
+    pub(crate) user_agent: Option<String>,
+    /// `?dryRun=All`.
+    pub(crate) dry_run: bool,
+    pub(crate) label: LabelSelector,
+    pub(crate) field: FieldSelector,
+    /// Whether the status is a separate subresource of `res`.
+    pub(crate) status_separate: bool,
+}
+
+impl Call<'_> {
+    pub(crate) fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    /// The answer `v` with status `code`, encoded as the client accepts.
+    pub(crate) fn reply(&self, code: u16, v: &Value) -> Response<Body> {
+        respond(code, v, self.accept)
+    }
+
+    /// Whether a `meta.k8s.io` Table is asked for.
+    fn wants_table(&self) -> bool {
+        table::wants_table(self.accept)
+    }
+
+    fn include_object(&self) -> &str {
+        self.query.get("includeObject").unwrap_or("Metadata")
+    }
+
+    /// The write context: the field manager named by the query, else the
+    /// user agent's product, else `default`.
+    pub(crate) fn write_ctx(&self, default: &str) -> WriteCtx {
+        WriteCtx {
+            manager: field_manager(self.query, self.user_agent.as_deref(), default),
+            dry_run: self.dry_run,
+            applied: false,
+        }
+    }
+
+    /// The scope of a write to the object (`status`: `true`) or its status.
+    fn scope(&self, status: bool) -> Scope {
+        if status {
+            Scope::Status
+        } else {
+            Scope::Main {
+                status_separate: self.status_separate,
+            }
+        }
+    }
+}
+
+fn field_manager(query: &Query, user_agent: Option<&str>, default: &str) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.to_owned();
+    }
+    user_agent
+        .and_then(|ua| ua.split('/').next())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.chars().take(128).collect())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+/// `?watch=true` on a collection or (`name`) one object: a stream of
+/// watch events.
+pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>, ApiError> {
+    let table = call.wants_table();
+    let Call {
+        shared,
+        faults,
+        res,
+        namespace,
+        query,
+        label,
+        field,
+        ..
+    } = call;
+    let field = match name {
+        Some(n) => field.and(FieldSelector::with_name(n)),
+        None => field,
+    };
+    let resource_version = match query.get("resourceVersion").filter(|s| !s.is_empty()) {
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s}")))?,
+        ),
+        None => None,
+    };
+    let wreq = WatchRequest {
+        res,
+        namespace,
+        label,
+        field,
+        resource_version,
+        send_initial_events: query.get("sendInitialEvents") == Some("true"),
+        bookmarks: query.flag("allowWatchBookmarks"),
+        timeout: query
+            .get("timeoutSeconds")
+            .and_then(|s| s.parse::<u64>().ok())
+            .map(Duration::from_secs),
+        table,
+        bookmark_interval: shared.bookmark_interval,
+    };
+    let (tx, rx) = mpsc::channel::<Result<Bytes, io::Error>>(64);
+    tokio::spawn(watch::run(shared.store.clone(), faults.clone(), wreq, tx));
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|item| (item.map(hyper::body::Frame::data), rx))
+    });
+    let mut r = Response::new(StreamBody::new(stream.boxed()).boxed_unsync());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}
+
+/// GET of a collection: one page, as a list or a Table.
+pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let limit = call
+        .query
+        .get("limit")
+        .and_then(|s| s.parse::<usize>().ok());
+    let page = call.store().list_page(
+        &call.res,
+        call.namespace.as_deref(),
+        &call.label,
+        &call.field,
+        limit,
+        call.query.get("continue").filter(|c| !c.is_empty()),
+    )?;
+    if call.wants_table() {
+        let t = table::table(
+            &call.res,
+            &page.items,
+            &page.rv.to_string(),
+            page.continue_token.as_deref(),
+            call.include_object(),
+        );
+        return Ok(call.reply(200, &t));
+    }
+    let list = list_object(
+        &call.res,
+        page.items,
+        page.rv,
+        page.continue_token,
+        page.remaining,
+    );
+    Ok(call.reply(200, &list))
+}
+
+/// GET of one object, as itself or a one-row Table.
+pub(crate) fn get(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+    let obj = call.store().get(&call.res, &call.ns, name)?;
+    if call.wants_table() {
+        let t = table::table(
+            &call.res,
+            std::slice::from_ref(&obj),
+            rv_of(&obj),
+            None,
+            call.include_object(),
+        );
+        return Ok(call.reply(200, &t));
+    }
+    Ok(call.reply(200, &obj))
+}
+
+/// GET `pods/log`: the pod must exist; no container runs, so the log is
+/// empty.
+pub(crate) fn log(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+    call.store().get(&call.res, &call.ns, name)?;
+    Ok(text_response(200, ""))
+}
+
+/// POST to a collection.
+pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, ApiError> {
+    if call.res.namespaced && call.namespace.is_none() {
+        return Err(ApiError::method_not_allowed());
+    }
+    let obj = decode_object(body, &call.content_type)?;
+    let created = call
+        .store()
+        .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;
+    Ok(call.reply(201, &created))
+}
+
+/// POST `pods/eviction`: deletes the pod (no disruption budgets here).
+pub(crate) fn evict(call: &Call<'_>, name: &str) -> Result<Response<Body>, ApiError> {
+    let opts = DeleteOptions {
+        dry_run: call.dry_run,
+        ..DeleteOptions::default()
+    };
+    call.store().delete(&call.res, &call.ns, name, &opts)?;
+    Ok(call.reply(201, &status::success(None)))
+}
+
+/// PUT of an object (`status`: of its status subresource, which the
+/// caller checked exists), honouring the body's `resourceVersion`.
+pub(crate) fn update(
+    call: &Call<'_>,
+    name: &str,
+    status: bool,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let obj = decode_object(body, &call.content_type)?;
+    rewrite(call, name, status, |live| {
+        check_rv(&call.res, name, &obj, live)?;
+        Ok(obj)
+    })
+}
+
+/// Read-modify-write of an existing object (`status`: of its status) by
+/// `f`; 404 when it does not exist.
+fn rewrite(
+    call: &Call<'_>,
+    name: &str,
+    status: bool,
+    f: impl FnOnce(&Value) -> Result<Value, ApiError>,
+) -> Result<Response<Body>, ApiError> {
+    let res = &call.res;
+    let out = call.store().modify(
+        res,
+        &call.ns,
+        name,
+        call.scope(status),
+        &call.write_ctx("unknown"),
+        |live| f(live.ok_or_else(|| ApiError::not_found(res, name))?),
+    )?;
+    Ok(call.reply(200, &out))
+}
+
+/// A 409 when `obj` names a `resourceVersion` other than `live`'s.
+pub(crate) fn check_rv(
+    res: &Resource,
+    name: &str,
+    obj: &Value,
+    live: &Value,
+) -> Result<(), ApiError> {
+    let want = rv_of(obj);
+    if !want.is_empty() && want != rv_of(live) {
+        return Err(ApiError::modified(res, name));
+    }
+    Ok(())
+}
+
+/// PATCH of an object (`status`: of its status subresource); server-side
+/// apply goes to [`apply()`].
+pub(crate) fn patch(
+    call: &Call<'_>,
+    name: &str,
+    status: bool,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let (kind, p) = patch_body(call, body)?;
+    if kind == PatchKind::Apply {
+        return apply(call, name, status, &p);
+    }
+    rewrite(call, name, status, |live| {
+        let mut new = live.clone();
+        apply_patch(kind, &mut new, &p)?;
+        check_rv(&call.res, name, &new, live)?;
+        Ok(new)
+    })
+}
+
+/// The kind of a PATCH and its decoded body (an apply configuration is
+/// YAML or JSON whatever the content type says); strategic merge is
+/// refused for custom resources, as upstream does.
+pub(crate) fn patch_body(call: &Call<'_>, body: &[u8]) -> Result<(PatchKind, Value), ApiError> {
+    let kind = patch_kind(&call.content_type)?;
+    if kind == PatchKind::Strategic && call.res.custom {
+        return Err(ApiError::unsupported_media_type(&call.content_type));
+    }
+    let ct = if kind == PatchKind::Apply {
+        "yaml"
+    } else {
+        &call.content_type
+    };
+    Ok((kind, decode_object(body, ct)?))
+}
+
+/// Server-side apply of the configuration `p`: creates the object when it
+/// is missing, else merges `p` into it under `fieldManager`, refusing
+/// conflicts unless `force`.
+fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Response<Body>, ApiError> {
+    let manager = call
+        .query
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "PATCH, application/apply-patch+yaml requests must provide a fieldManager",
+            )
+        })?
+        .to_owned();
+    check_apply_config(name, p)?;
+    let force = call.query.flag("force");
+    let res = &call.res;
+    let scope = call.scope(status);
+    let ctx = WriteCtx {
+        applied: true,
+        ..call.write_ctx(&manager)
+    };
+    let out = call
+        .store()
+        .modify(res, &call.ns, name, scope, &ctx, |live| {
+            let skeleton;
+            let base = match live {
+                Some(l) => l,
+                None => {
+                    skeleton = skeleton_of(res, &call.ns, name);
+                    &skeleton
+                }
+            };
+            let now = util::now_rfc3339();
+            let writer = Writer {
+                manager: &manager,
+                api_version: &res.api_version(),
+                now: &now,
+                scope,
+            };
+            apply::apply(base, p, &writer, force)
+                .map_err(|c| ApiError::apply_conflicts(res, name, &c))
+        })?;
+    Ok(call.reply(200, &out))
+}
+
+/// An apply configuration must be an object with a kind and the name of
+/// the URL.
+fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
+    if !p.is_object() {
+        return Err(ApiError::bad_request(
+            "apply configuration must be an object",
+        ));
+    }
+    if p.get("kind")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(ApiError::bad_request(
+            "Object 'Kind' is missing in apply configuration",
+        ));
+    }
+    let Some(applied) = p
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    else {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    };
+    if applied != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({applied}) does not match the name on the URL ({name})"
+        )));
+    }
+    Ok(())
+}
+
+/// The empty object an apply that creates starts from.
+fn skeleton_of(res: &Resource, ns: &str, name: &str) -> Value {
+    let mut s =
+        json!({"apiVersion": res.api_version(), "kind": res.kind, "metadata": {"name": name}});
+    if res.namespaced {
+        s["metadata"]["namespace"] = json!(ns);
+    }
+    s
+}
+
+/// The `DeleteOptions` of a DELETE: the body's (none when it is empty)
+/// and the query's.
+fn delete_options(call: &Call<'_>, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let opts = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        decode_object(body, &call.content_type)?
+    };
+    DeleteOptions::parse(&opts, call.query)
+}
+
+/// DELETE of one object, with its `DeleteOptions` (preconditions, dry
+/// run, propagation policy).
+pub(crate) fn delete(call: &Call<'_>, name: &str, body: &[u8]) -> Result<Response<Body>, ApiError> {
+    let opts = delete_options(call, body)?;
+    let last = call.store().delete(&call.res, &call.ns, name, &opts)?;
+    Ok(call.reply(200, &delete_answer(&call.res, last)))
+}
+
+/// DELETE of a collection: the list of what was deleted (or marked).
+pub(crate) fn delete_collection(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, ApiError> {
+    let opts = delete_options(call, body)?;
+    let store = call.store();
+    let deleted = store.delete_collection(
+        &call.res,
+        call.namespace.as_deref(),
+        &call.label,
+        &call.field,
+        &opts,
+    )?;
+    let list = list_object(&call.res, deleted, store.current_rv(), None, None);
+    Ok(call.reply(200, &list))
+}
+
+fn list_object(
+    res: &Resource,
+    items: Vec<Value>,
+    rv: u64,
+    cont: Option<String>,
+    remaining: Option<usize>,
+) -> Value {
+    let items: Vec<Value> = items
+        .into_iter()
+        .map(|mut v| {
+            if !res.custom
+                && let Value::Object(m) = &mut v
+            {
+                m.remove("apiVersion");
+                m.remove("kind");
+            }
+            v
+        })
+        .collect();
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if let Some(c) = cont {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = remaining {
+        meta["remainingItemCount"] = json!(n);
+    }
+    json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": meta, "items": items})
+}
+
+/// Kinds whose registry answers a DELETE with the object's last state, as
+/// kube-apiserver 1.35 does (checked against it by the real-server suite);
+/// every other kind answers a `Status` once the object is gone.
+const DELETE_RETURNS_OBJECT: &[(&str, &str)] = &[
+    ("", "pods"),
+    ("", "services"),
+    ("", "serviceaccounts"),
+    ("", "persistentvolumeclaims"),
+    ("", "resourcequotas"),
+    ("storage.k8s.io", "storageclasses"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+];
+
+/// What a DELETE of one object answers: the object while finalizers hold
+/// it (it carries `deletionTimestamp` and finalizers), the object for the kinds in
+/// [`DELETE_RETURNS_OBJECT`], else a `Success` Status naming it.
+fn delete_answer(res: &Resource, last: Value) -> Value {
+    let pending = last.pointer("/metadata/deletionTimestamp").is_some()
+        && last
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+    let returns_object = DELETE_RETURNS_OBJECT
+        .iter()
+        .any(|(g, p)| *g == res.group && *p == res.plural);
+    if pending || returns_object {
+        return last;
+    }
+    let mut details = json!({
+        "name": last.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "kind": res.plural,
+        "uid": last.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+    });
+    if !res.group.is_empty() {
+        details["group"] = json!(res.group);
+    }
+    status::success(Some(details))
+}
+
+fn patch_err(e: PatchError) -> ApiError {
+    match e {
+        PatchError::BadRequest(m) => ApiError::bad_request(m),
+        PatchError::Invalid(m) => ApiError::unprocessable(m),
+    }
+}
+
+/// The four PATCH content types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatchKind {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+pub(crate) fn patch_kind(ct: &str) -> Result<PatchKind, ApiError> {
+    let base = ct.split(';').next().unwrap_or("").trim();
+    Ok(match base {
+        "application/json-patch+json" => PatchKind::Json,
+        "application/merge-patch+json" => PatchKind::Merge,
+        "application/strategic-merge-patch+json" => PatchKind::Strategic,
+        "application/apply-patch+yaml" | "application/apply-patch+json" => PatchKind::Apply,
+        other => return Err(ApiError::unsupported_media_type(other)),
+    })
+}
+
+/// Applies a JSON, merge or strategic merge patch `p` to `target`.
+pub(crate) fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Result<(), ApiError> {
+    match kind {
+        PatchKind::Json => {
+            limits::check_json_patch(p)?;
+            patch::json_patch(target, p).map_err(patch_err)
+        }
+        PatchKind::Merge => {
+            patch::merge_patch(target, p);
+            Ok(())
+        }
+        PatchKind::Strategic => patch::strategic_merge(target, p).map_err(patch_err),
+        PatchKind::Apply => Err(ApiError::bad_request(
+            "apply is not a patch of an existing value",
+        )),
+    }
+}
+
+pub(crate) fn rv_of(v: &Value) -> &str {
+    v.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
