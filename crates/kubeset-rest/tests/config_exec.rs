@@ -407,7 +407,10 @@ async fn the_configured_exec_timeout_kills_a_hanging_plugin() {
             config.with_exec_timeout(two).unwrap()
         };
         assert_eq!(config.exec_timeout(), Some(two));
-        assert!(config.timeout.is_none(), "no call budget: the plugin timeout ends it");
+        assert!(
+            config.timeout.is_none(),
+            "no call budget: the plugin timeout ends it"
+        );
         let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
         let err = client.get().send().await.unwrap_err();
         let chain: Vec<&dyn std::error::Error> =
@@ -450,7 +453,10 @@ fn exec_timeouts_outside_one_second_to_one_hour_are_refused() {
         assert!(err.to_string().contains("is outside 1s..=1h0m0s"), "{err}");
         let loaded = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
         let err = loaded.with_exec_timeout(bad).unwrap_err();
-        assert!(matches!(err, ConfigError::ExecTimeoutOutOfRange { .. }), "{err}");
+        assert!(
+            matches!(err, ConfigError::ExecTimeoutOutOfRange { .. }),
+            "{err}"
+        );
     }
     for good in [Duration::from_secs(1), Duration::from_secs(3600)] {
         let options = KubeConfigOptions::default().with_exec_timeout(good);

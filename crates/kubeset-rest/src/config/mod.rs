@@ -582,9 +582,8 @@ impl Config {
                     .find(|e| e.name == "client.authentication.k8s.io/exec")
                     .map(|e| e.extension.clone()),
             };
-            let timeout = exec::check_exec_timeout(
-                options.exec_timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT),
-            )?;
+            let timeout =
+                exec::check_exec_timeout(options.exec_timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT))?;
             let exec = Arc::new(
                 ExecAuthenticator::new(
                     format!("{user_label} in {user_file}"),
