@@ -298,6 +298,7 @@ mod tests {
             (ok.spec.replicas, ok.spec.weight),
             (1, Some(1.8446744073709552e19))
         );
+        assert!(ok.spec.sizes.is_empty());
     }
 
     #[test]
