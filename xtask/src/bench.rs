@@ -617,10 +617,12 @@ fn memory(rust: &Path, go: &Path, podlist: &Path, updates: usize) -> Result<Vec<
         podlist.display()
     );
     let mut server = Server::start_with(rust, &["serve-pods".into(), podlist.into()])?;
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 7] = [
         ("kubeset", &["kubeset", "full"]),
         ("kubeset", &["kubeset", "no-managed-fields"]),
         ("kubeset", &["kubeset", "metadata"]),
+        ("kubeset", &["kubeset", "two-caches"]),
+        ("kubeset", &["kubeset", "shared"]),
         ("kube-rs", &["kube-rs", "full"]),
         ("client-go", &[]),
     ];
@@ -1123,7 +1125,10 @@ fn memory_table(out: &mut String, plan: &Plan, all: &[Value]) {
          `synced`, then the server merge-patches {} pods (one annotation each: one `MODIFIED` event carrying \
          the whole pod) and the client exits once it has applied them all. Peak RSS is the client's `VmHWM`. \
          kubeset: `kubeset_runtime::watcher` + `reflector` into a `Store`; kube-rs: `kube::runtime::watcher` + \
-         `reflector::store`; client-go: `SharedInformerFactory` Pod informer (indexer) with an update handler.\n\n\
+         `reflector::store`; client-go: `SharedInformerFactory` Pod informer (indexer) with an update handler. \
+         kubeset `two-caches` and `shared` are two controllers in one process, each subscribed to its cache \
+         and seeing every update: two `SharedCache`s (two watches, two stores) or one `SharedCaches` cache \
+         both read (one watch, one store); objects are those one controller sees.\n\n\
          | implementation | cache | objects | peak RSS MB | peer / kubeset (full) |\n|---|---|---:|---:|---:|",
         plan.cache_pods, plan.cache_updates, plan.cache_pods, plan.cache_updates
     );

@@ -21,7 +21,7 @@ use kubeset_bench::{Error, Record, codec, failover, memory, roundtrip, watch};
 
 const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | make-watch FILE EVENTS OUT | \
                      watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
-                     serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata UPDATES";
+                     serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata|two-caches|shared UPDATES";
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|source| Error::Io {

@@ -2,6 +2,11 @@
 //! in-memory store, then applies watch updates until it has seen a given
 //! number of `MODIFIED` events, and reports its peak RSS (`VmHWM`).
 //!
+//! Two of kubeset's variants are two controllers' caches of all Pods in one
+//! process: [`Variant::TwoCaches`] (each its own watch and store) and
+//! [`Variant::Shared`] (one [`SharedCaches`] cache both read). Each
+//! controller is a subscriber of its cache that must see every update.
+//!
 //! The server side ([`serve_pods`]) seeds the embedded API server with a
 //! PodList and, when told on stdin (`update N`), patches N pods (one
 //! annotation each, so each is one `MODIFIED` event carrying the whole pod).
@@ -16,7 +21,8 @@ use kubeset::params::PatchParams;
 use kubeset::rest::{RestClient, RestConfig};
 use kubeset::{Api, Client, Patch};
 use kubeset_runtime::{
-    Event, StoreConfig, WatcherConfig, Writer, metadata_watcher, reflector, watcher,
+    Event, SharedCache, SharedCaches, StoreConfig, WatcherConfig, Writer, metadata_watcher,
+    reflector, watcher,
 };
 use kubeset_testserver::TestServer;
 use serde_json::{Value, json};
@@ -141,6 +147,11 @@ pub enum Variant {
     NoManagedFields,
     /// Metadata only (`PartialObjectMetadata`, managedFields dropped).
     Metadata,
+    /// Two controllers, each with its own cache (watch and store) of whole
+    /// pods.
+    TwoCaches,
+    /// Two controllers sharing one cache of whole pods (`SharedCaches`).
+    Shared,
 }
 
 impl Variant {
@@ -150,21 +161,40 @@ impl Variant {
             Variant::Full => "full",
             Variant::NoManagedFields => "no-managed-fields",
             Variant::Metadata => "metadata",
+            Variant::TwoCaches => "two-caches",
+            Variant::Shared => "shared",
         }
     }
 
     /// The variant named `name`.
     pub fn parse(name: &str) -> Option<Self> {
-        [Variant::Full, Variant::NoManagedFields, Variant::Metadata]
-            .into_iter()
-            .find(|v| v.name() == name)
+        [
+            Variant::Full,
+            Variant::NoManagedFields,
+            Variant::Metadata,
+            Variant::TwoCaches,
+            Variant::Shared,
+        ]
+        .into_iter()
+        .find(|v| v.name() == name)
     }
 }
 
-/// Counts events: prints `synced` once the initial list is in the store,
-/// then returns after `updates` applied events (or an error after too many
-/// failed watcher steps). Returns the elapsed seconds.
-async fn drain<S, T, E>(events: S, updates: usize) -> Result<f64, Error>
+/// How [`drain`] reads its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drain {
+    /// The process's only stream: prints `synced` at the initial list.
+    Announce,
+    /// One of several subscribers (the caller prints `synced`); a second
+    /// initial list is a resync after falling behind, which loses the
+    /// count of updates: an error, not a hang.
+    Subscriber,
+}
+
+/// Counts events: notes the initial list (see [`Drain`]), then returns
+/// after `updates` applied events (or an error after too many failed
+/// watcher steps). Returns the elapsed seconds.
+async fn drain<S, T, E>(events: S, updates: usize, mode: Drain) -> Result<f64, Error>
 where
     S: Stream<Item = Result<T, E>>,
     T: IsEvent,
@@ -176,9 +206,18 @@ where
     while let Some(ev) = events.next().await {
         match ev {
             Ok(ev) if ev.is_init_done() => {
+                if synced && mode == Drain::Subscriber {
+                    eprintln!("cache: a subscriber fell behind and was resynced");
+                    return Err(Error::Cache {
+                        seen,
+                        want: updates,
+                    });
+                }
                 synced = true;
-                println!("synced");
-                let _ = std::io::stdout().flush();
+                if mode == Drain::Announce {
+                    println!("synced");
+                    let _ = std::io::stdout().flush();
+                }
                 if updates == 0 {
                     break;
                 }
@@ -251,7 +290,12 @@ pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Resul
         Variant::Metadata => {
             let writer = Writer::new(StoreConfig::new().drop_managed_fields());
             let store = writer.store();
-            let t = drain(reflector(writer, metadata_watcher(api, config)), updates).await?;
+            let t = drain(
+                reflector(writer, metadata_watcher(api, config)),
+                updates,
+                Drain::Announce,
+            )
+            .await?;
             (t, store.len())
         }
         Variant::Full | Variant::NoManagedFields => {
@@ -262,8 +306,16 @@ pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Resul
             };
             let writer = Writer::new(store_config);
             let store = writer.store();
-            let t = drain(reflector(writer, watcher(api, config)), updates).await?;
+            let t = drain(
+                reflector(writer, watcher(api, config)),
+                updates,
+                Drain::Announce,
+            )
+            .await?;
             (t, store.len())
+        }
+        Variant::TwoCaches | Variant::Shared => {
+            return two_controllers(api, config, variant, updates).await;
         }
     };
     Ok(record("kubeset", variant.name(), len, elapsed))
@@ -282,6 +334,59 @@ pub async fn cache_kube(url: &str, updates: usize) -> Result<Record, Error> {
     let api: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::all(client);
     let (reader, writer) = kube_reflector::store();
     let events = kube_reflector(writer, kube_watcher(api, kube_watcher::Config::default()));
-    let elapsed = drain(events, updates).await?;
+    let elapsed = drain(events, updates, Drain::Announce).await?;
     Ok(record("kube-rs", "full", reader.len(), elapsed))
+}
+
+/// Two controllers' caches of every Pod: with [`Variant::Shared`] both
+/// come from one [`SharedCaches`] (one watch, one store), else each is a
+/// [`SharedCache`] of its own (two watches, two stores). Each controller
+/// subscribes to its cache and must see every update; `synced` is printed
+/// once both stores hold the initial list. The record's `items` are the
+/// objects one controller sees.
+async fn two_controllers(
+    api: Api<Pod>,
+    config: WatcherConfig,
+    variant: Variant,
+    updates: usize,
+) -> Result<Record, Error> {
+    let factory = SharedCaches::new();
+    let caches: Vec<SharedCache<Pod>> = (0..2)
+        .map(|_| match variant {
+            Variant::Shared => factory.get(api.clone(), config.clone(), StoreConfig::new()),
+            _ => SharedCache::start(
+                api.clone(),
+                config.clone(),
+                StoreConfig::new(),
+                kubeset_runtime::shared::DEFAULT_CAPACITY,
+            ),
+        })
+        .collect();
+    let controllers: Vec<_> = caches
+        .iter()
+        .map(|cache| {
+            let events = cache.subscribe().map(Ok::<_, std::convert::Infallible>);
+            tokio::spawn(drain(events, updates, Drain::Subscriber))
+        })
+        .collect();
+    for cache in &caches {
+        cache.store().wait_until_ready().await;
+    }
+    println!("synced");
+    let _ = std::io::stdout().flush();
+    let mut elapsed = 0f64;
+    for controller in controllers {
+        let t = controller.await.map_err(|_| Error::Cache {
+            seen: 0,
+            want: updates,
+        })??;
+        elapsed = elapsed.max(t);
+    }
+    let watches = match variant {
+        Variant::Shared => factory.len(),
+        _ => caches.len(),
+    };
+    eprintln!("cache: two controllers over {watches} watch(es)");
+    let items = caches.first().map_or(0, |c| c.store().len());
+    Ok(record("kubeset", variant.name(), items, elapsed))
 }

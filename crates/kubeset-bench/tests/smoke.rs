@@ -79,3 +79,73 @@ async fn both_clients_read_the_configmap_from_the_embedded_server() {
     assert!(served >= 2 * 30, "served {served}");
     server.shutdown().await;
 }
+
+/// The memory rows' protocol end to end, as `cargo xtask bench` drives it,
+/// for the two-controller rows: the seeded server process, a cache process
+/// that prints `synced`, the server's `update N`, and the cache's record
+/// once both controllers saw every update. (At most one update per pod: a
+/// second patch of a pod in one round sets the same annotation, a no-op
+/// with no event.)
+#[test]
+fn the_two_controller_memory_rows_run_as_xtask_runs_them() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::process::Stdio;
+
+    let bin = env!("CARGO_BIN_EXE_kubeset-bench");
+    let dir = std::env::temp_dir().join(format!("kubeset-bench-rows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pods = dir.join("pods.json");
+    std::fs::write(&pods, generated(30)).unwrap();
+    let mut server = Command::new(bin)
+        .arg("serve-pods")
+        .arg(&pods)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server_in = server.stdin.take().unwrap();
+    let mut server_out = BufReader::new(server.stdout.take().unwrap());
+    let mut url = String::new();
+    server_out.read_line(&mut url).unwrap();
+    let url = url.trim().to_owned();
+    assert!(url.starts_with("http://"), "{url}");
+    for variant in ["two-caches", "shared"] {
+        let mut cache = Command::new(bin)
+            .args(["cache", &url, "kubeset", variant, "20"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(cache.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "synced", "{variant}");
+        writeln!(server_in, "update 20").unwrap();
+        let mut answer = String::new();
+        server_out.read_line(&mut answer).unwrap();
+        assert_eq!(answer.trim(), "updated 20");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        let done = cache.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{variant}: {stderr}");
+        let watches = if variant == "shared" {
+            "1 watch(es)"
+        } else {
+            "2 watch(es)"
+        };
+        assert!(
+            stderr.contains(&format!("two controllers over {watches}")),
+            "{variant}: {stderr}"
+        );
+        let records: serde_json::Value = serde_json::from_str(&rest).unwrap();
+        let r = &records[0];
+        assert_eq!(r["bench"], "cache-memory");
+        assert_eq!(r["variant"], variant);
+        assert_eq!(r["items"], 30, "{r}");
+        assert!(r["peak_rss_kib"].as_f64().is_some_and(|k| k > 0.0), "{r}");
+    }
+    drop(server_in);
+    assert!(server.wait().unwrap().success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

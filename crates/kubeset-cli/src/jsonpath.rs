@@ -323,13 +323,20 @@ fn render_nodes(nodes: &[Node], data: &Value, out: &mut String) {
     }
 }
 
+/// One result as kubectl's jsonpath prints it: strings bare, numbers as
+/// Go's `%v` (`1.8446744073709552e+19`), objects and arrays as compact
+/// JSON with encoding/json's numbers.
 fn print_value(v: &Value, out: &mut String) {
     match v {
         Value::String(s) => out.push_str(s),
         Value::Null => {}
-        other => {
-            let _ = write!(out, "{other}");
-        }
+        Value::Number(n) => out.push_str(&crate::gonum::GoNumber::of(n).display()),
+        other => match crate::gonum::to_json_compact(other) {
+            Ok(text) => out.push_str(&text),
+            Err(_) => {
+                let _ = write!(out, "{other}");
+            }
+        },
     }
 }
 

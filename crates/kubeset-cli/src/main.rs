@@ -7,6 +7,7 @@
 mod cli;
 mod cmd;
 mod error;
+mod gonum;
 mod jsonpath;
 mod output;
 

@@ -1,5 +1,6 @@
 //! Printing objects: tables (kubectl's columns for a few kinds), JSON,
-//! YAML and `kind.group/name`.
+//! YAML and `kind.group/name`, numbers in kubectl's notations
+//! ([`gonum`]).
 
 use kubeset::apimachinery::pkg::apis::meta::v1::Time;
 use kubeset::dynamic::{ApiResource, DynamicObject};
@@ -7,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
 use crate::error::CliError;
+use crate::gonum::{self, GoNumber};
 
 /// `configmap/x` or `deployment.apps/web`, as kubectl names objects.
 pub fn object_ref(resource: &ApiResource, name: &str) -> String {
@@ -73,11 +75,12 @@ pub fn list_doc(items: Vec<Value>) -> Value {
 /// and `name` answer an empty string: they need the objects, not a doc).
 pub fn encode(format: &OutputFormat, doc: &Value) -> Result<String, CliError> {
     match format {
-        OutputFormat::Json => serde_json::to_string_pretty(doc)
+        OutputFormat::Json => gonum::to_json_pretty(doc)
             .map(|s| s + "\n")
             .map_err(|e| CliError::io("encoding JSON", std::io::Error::other(e))),
-        OutputFormat::Yaml => serde_norway::to_string(doc)
-            .map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e))),
+        OutputFormat::Yaml => {
+            gonum::to_yaml(doc).map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e)))
+        }
         OutputFormat::JsonPath(template) => Ok(template.render(doc)),
         OutputFormat::Name | OutputFormat::Wide => Ok(String::new()),
     }
@@ -170,7 +173,7 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
         self.items += 1;
         let text = match self.format {
             ListFormat::Json => {
-                let item = serde_json::to_string_pretty(&with_type(self.resource, obj))
+                let item = gonum::to_json_pretty(&with_type(self.resource, obj))
                     .map_err(|e| encode_error("JSON", e))?;
                 // JSON strings escape newlines: every one is structural.
                 let head = if first {
@@ -181,7 +184,7 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
                 format!("{head}{}", item.replace('\n', "\n    "))
             }
             ListFormat::Yaml => {
-                let item = serde_norway::to_string(&with_type(self.resource, obj))
+                let item = gonum::to_yaml(&with_type(self.resource, obj))
                     .map_err(|e| encode_error("YAML", e))?;
                 let mut text = String::with_capacity(item.len() + 64);
                 if first {
@@ -233,7 +236,7 @@ struct Column {
 fn s(v: &Value, pointer: &str) -> String {
     match v.pointer(pointer) {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Number(n)) => GoNumber::of(n).display(),
         Some(Value::Bool(b)) => b.to_string(),
         _ => String::new(),
     }

@@ -59,6 +59,21 @@ impl From<&ResourceInfo> for ApiResource {
 }
 
 /// Any Kubernetes object: typed metadata, everything else as JSON.
+///
+/// # Numbers
+///
+/// Integers up to `u64::MAX` are kept exactly; anything larger (and every
+/// fraction or exponent) is an `f64` in [`Value`], as kube-apiserver
+/// itself keeps them: it stores a custom resource's integers beyond
+/// `int64` as float64, so `18446744073709551617` written is
+/// `18446744073709552000` read, from kubectl too. (serde_json's
+/// `arbitrary_precision` would keep the digits, but cargo's feature
+/// unification would turn it on for every crate in a build that uses
+/// serde_json, changing their `Value`s; kubeset does not enable it.)
+/// Converting to a typed object with an integer field there fails with
+/// [`ParseDynamicObjectError::IntegerOutOfRange`], naming the field; typed
+/// decoding of responses (`Api<K>`) names the field too. The CLI prints
+/// such numbers in kubectl's notation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DynamicObject {
     /// `apiVersion`; empty in list items, where the server omits it.
@@ -130,8 +145,182 @@ impl DynamicObject {
         self.metadata.labels.as_ref()?.get(key).map(String::as_str)
     }
 
-    /// Converts into a typed object (e.g. after discovery told what it is).
-    pub fn try_parse<K: serde::de::DeserializeOwned>(self) -> Result<K, serde_json::Error> {
-        serde_json::to_value(self).and_then(serde_json::from_value)
+    /// Converts into a typed object (e.g. after discovery told what it is);
+    /// kube-rs's name and error type name. The error names the field it
+    /// failed at, and says so when the field is an integer field and the
+    /// value an integer beyond `int64` (see [`DynamicObject`]'s numbers).
+    pub fn try_parse<K: serde::de::DeserializeOwned>(self) -> Result<K, ParseDynamicObjectError> {
+        let value =
+            serde_json::to_value(self).map_err(|source| ParseDynamicObjectError::Serde {
+                type_name: std::any::type_name::<K>(),
+                path: ".".to_owned(),
+                source,
+            })?;
+        serde_json::from_value::<K>(value.clone()).map_err(|first| {
+            let Err(e) = serde_path_to_error::deserialize::<_, K>(&value) else {
+                return ParseDynamicObjectError::Serde {
+                    type_name: std::any::type_name::<K>(),
+                    path: ".".to_owned(),
+                    source: first,
+                };
+            };
+            let (path, source) = (e.path().clone(), e.into_inner());
+            let text = path.to_string();
+            match at_path(&value, &path) {
+                Some(Value::Number(n)) if n.as_i64().is_none() && is_integral(n) => {
+                    ParseDynamicObjectError::IntegerOutOfRange {
+                        type_name: std::any::type_name::<K>(),
+                        path: text,
+                        value: n.as_f64().unwrap_or(f64::NAN),
+                    }
+                }
+                _ => ParseDynamicObjectError::Serde {
+                    type_name: std::any::type_name::<K>(),
+                    path: text,
+                    source,
+                },
+            }
+        })
+    }
+}
+
+/// The value `path` leads to in `value`.
+fn at_path<'v>(value: &'v Value, path: &serde_path_to_error::Path) -> Option<&'v Value> {
+    use serde_path_to_error::Segment;
+    path.iter().try_fold(value, |v, segment| match segment {
+        Segment::Seq { index } => v.get(*index),
+        Segment::Map { key } => v.get(key),
+        Segment::Enum { .. } | Segment::Unknown => Some(v),
+    })
+}
+
+/// Whether `n` is a whole number (an integer, or a float without fraction).
+fn is_integral(n: &serde_json::Number) -> bool {
+    n.is_u64()
+        || n.as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// Why [`DynamicObject::try_parse`] failed (kube-rs's
+/// `ParseDynamicObjectError`, with the field named).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseDynamicObjectError {
+    /// The Rust type has an integer field there, and the object holds an
+    /// integer beyond `int64`: kube-apiserver keeps such integers as
+    /// float64 (`18446744073709551617` comes back as
+    /// `18446744073709552000`), and a Rust integer cannot hold them. Decode
+    /// the field as `f64` or `serde_json::Value`, or keep the object
+    /// dynamic: [`DynamicObject`] keeps the number as the server sent it.
+    #[error(
+        "{type_name}: field {path} holds {value}, an integer beyond int64 that kube-apiserver keeps as a float64; the type's integer field cannot hold it (use f64 or serde_json::Value for it)"
+    )]
+    IntegerOutOfRange {
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// The field (`spec.replicas`, `spec.ports[2].port`).
+        path: String,
+        /// The number as the object holds it.
+        value: f64,
+    },
+    /// Any other mismatch between the object and the type.
+    #[error("{type_name}: field {path}: {source}")]
+    Serde {
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// The field (`.` for the object itself).
+        path: String,
+        /// serde_json's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Widget {
+        spec: WidgetSpec,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct WidgetSpec {
+        replicas: i64,
+        #[serde(default)]
+        sizes: Vec<u32>,
+        #[serde(default)]
+        weight: Option<f64>,
+    }
+
+    /// A Widget as kube-apiserver answers it: `spec` from the JSON text.
+    fn widget(spec: &str) -> DynamicObject {
+        let text = format!(
+            r#"{{"apiVersion":"x/v1","kind":"Widget","metadata":{{"name":"w"}},"spec":{spec}}}"#
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn integers_beyond_int64_are_floats_in_the_value_and_refused_by_integer_fields() {
+        let obj = widget(r#"{"replicas":18446744073709552000,"weight":18446744073709552000}"#);
+        assert_eq!(
+            obj.data["spec"]["replicas"].as_f64(),
+            Some(18446744073709552000.0)
+        );
+        assert!(obj.data["spec"]["replicas"].as_u64().is_none());
+        let err = obj.try_parse::<Widget>().unwrap_err();
+        assert!(
+            matches!(&err, ParseDynamicObjectError::IntegerOutOfRange { path, value, .. }
+                if path == "spec.replicas" && *value == 18446744073709552000.0),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().contains(
+                "field spec.replicas holds 18446744073709552000, an integer beyond int64"
+            ),
+            "{err}"
+        );
+        // Between i64::MAX and u64::MAX: exact in the Value, too large for i64.
+        let err = widget(r#"{"replicas":9223372036854776000}"#)
+            .try_parse::<Widget>()
+            .unwrap_err();
+        assert!(
+            matches!(&err, ParseDynamicObjectError::IntegerOutOfRange { path, .. } if path == "spec.replicas"),
+            "{err:?}"
+        );
+        // An f64 field takes the same number.
+        let ok = widget(r#"{"replicas":1,"weight":18446744073709552000}"#)
+            .try_parse::<Widget>()
+            .unwrap();
+        assert_eq!(
+            (ok.spec.replicas, ok.spec.weight),
+            (1, Some(1.8446744073709552e19))
+        );
+        assert!(ok.spec.sizes.is_empty());
+    }
+
+    #[test]
+    fn other_mismatches_name_the_field() {
+        let err = widget(r#"{"replicas":1,"sizes":[1,-2]}"#)
+            .try_parse::<Widget>()
+            .unwrap_err();
+        assert!(
+            matches!(&err, ParseDynamicObjectError::Serde { path, .. } if path == "spec.sizes[1]"),
+            "{err:?}"
+        );
+        let err = widget(r#"{"replicas":1.5}"#)
+            .try_parse::<Widget>()
+            .unwrap_err();
+        assert!(
+            matches!(&err, ParseDynamicObjectError::Serde { path, .. } if path == "spec.replicas"),
+            "a fraction is no integer beyond int64: {err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("field spec.replicas: invalid type: floating point `1.5`"),
+            "{err}"
+        );
     }
 }

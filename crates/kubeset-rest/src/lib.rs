@@ -35,6 +35,7 @@ pub mod config;
 mod error;
 mod execute;
 pub mod failover;
+mod field_path;
 #[doc(hidden)]
 pub mod fuzz_hooks;
 pub mod metrics;

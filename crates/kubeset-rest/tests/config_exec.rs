@@ -51,6 +51,16 @@ fn token_cred(token: &str, expires: &str) -> String {
 }
 
 fn kubeconfig(dir: &Path, server: &str, ca: &str, exec_extra: &str) -> Config {
+    kubeconfig_with(dir, server, ca, exec_extra, &KubeConfigOptions::default()).unwrap()
+}
+
+fn kubeconfig_with(
+    dir: &Path,
+    server: &str,
+    ca: &str,
+    exec_extra: &str,
+    options: &KubeConfigOptions,
+) -> Result<Config, ConfigError> {
     let yaml = format!(
         "current-context: c
 contexts: [{{name: c, context: {{cluster: k, user: u}}}}]
@@ -67,11 +77,7 @@ users:
         dir.display()
     );
     let path = write(dir, "kubeconfig", yaml);
-    Config::from_custom_kubeconfig(
-        Kubeconfig::read_from(&path).unwrap(),
-        &KubeConfigOptions::default(),
-    )
-    .unwrap()
+    Config::from_custom_kubeconfig(Kubeconfig::read_from(&path).unwrap(), options)
 }
 
 #[tokio::test]
@@ -333,14 +339,20 @@ fn dead(pid: &str) -> bool {
     })
 }
 
+/// A plugin that starts a helper (`sleep 300`), writes both pids to
+/// `dir/pids` and waits for ever.
+fn hanging_plugin(dir: &Path) {
+    let script = "#!/bin/sh\nsleep 300 &\necho $! > \"$PLUGIN_DIR/pids\"\necho $$ >> \"$PLUGIN_DIR/pids\"\nwait\n";
+    let path = write(dir, "plugin.sh", script);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(dir, "ca.crt", Pki::new("ca").ca_pem);
+}
+
 #[tokio::test]
 async fn a_hanging_plugin_is_killed_when_the_call_gives_up() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let script = "#!/bin/sh\nsleep 300 &\necho $! > \"$PLUGIN_DIR/pids\"\necho $$ >> \"$PLUGIN_DIR/pids\"\nwait\n";
-    let path = write(d, "plugin.sh", script);
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    write(d, "ca.crt", Pki::new("ca").ca_pem);
+    hanging_plugin(d);
     let mut config = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
     config.timeout = Some(Duration::from_secs(1));
     let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
@@ -348,6 +360,11 @@ async fn a_hanging_plugin_is_killed_when_the_call_gives_up() {
     let err = client.get().send().await.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(30));
+    assert_plugin_gone(d).await;
+}
+
+/// Waits (30 s at most) until both processes of [`hanging_plugin`] are gone.
+async fn assert_plugin_gone(d: &Path) {
     let until = std::time::Instant::now() + Duration::from_secs(30);
     let pids = loop {
         let pids = std::fs::read_to_string(d.join("pids")).unwrap_or_default();
@@ -364,6 +381,87 @@ async fn a_hanging_plugin_is_killed_when_the_call_gives_up() {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+}
+
+/// The configured exec timeout, not the call's budget (there is none
+/// here), ends a hanging plugin: through the kubeconfig options and
+/// through `Config::with_exec_timeout` on a loaded configuration. The
+/// error names the timeout, and the plugin and its helper are killed.
+#[tokio::test]
+async fn the_configured_exec_timeout_kills_a_hanging_plugin() {
+    for via_options in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        hanging_plugin(d);
+        let two = Duration::from_secs(2);
+        let config = if via_options {
+            let options = KubeConfigOptions::default().with_exec_timeout(two);
+            kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap()
+        } else {
+            let config = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+            assert_eq!(
+                config.exec_timeout(),
+                Some(kubeset_rest::config::DEFAULT_EXEC_TIMEOUT)
+            );
+            config.with_exec_timeout(two).unwrap()
+        };
+        assert_eq!(config.exec_timeout(), Some(two));
+        assert!(
+            config.timeout.is_none(),
+            "no call budget: the plugin timeout ends it"
+        );
+        let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
+        let err = client.get().send().await.unwrap_err();
+        let chain: Vec<&dyn std::error::Error> =
+            std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source()).collect();
+        let text: Vec<String> = chain.iter().map(ToString::to_string).collect();
+        let timeout = chain
+            .iter()
+            .filter_map(|e| e.downcast_ref::<ConfigError>())
+            .find_map(|e| match e {
+                ConfigError::ExecTimeout { timeout, .. } => Some(*timeout),
+                _ => None,
+            });
+        assert_eq!(timeout, Some(two), "{text:?}");
+        assert!(
+            text.iter()
+                .any(|t| t.contains("/plugin.sh\" did not finish within 2s; killed")),
+            "{text:?}"
+        );
+        assert_plugin_gone(d).await;
+    }
+}
+
+#[test]
+fn exec_timeouts_outside_one_second_to_one_hour_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    hanging_plugin(d);
+    for bad in [
+        Duration::ZERO,
+        Duration::from_millis(999),
+        Duration::from_secs(3601),
+        Duration::MAX,
+    ] {
+        let options = KubeConfigOptions::default().with_exec_timeout(bad);
+        let err = kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::ExecTimeoutOutOfRange { timeout, .. } if timeout == bad),
+            "{err}"
+        );
+        assert!(err.to_string().contains("is outside 1s..=1h0m0s"), "{err}");
+        let loaded = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+        let err = loaded.with_exec_timeout(bad).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::ExecTimeoutOutOfRange { .. }),
+            "{err}"
+        );
+    }
+    for good in [Duration::from_secs(1), Duration::from_secs(3600)] {
+        let options = KubeConfigOptions::default().with_exec_timeout(good);
+        let config = kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap();
+        assert_eq!(config.exec_timeout(), Some(good));
     }
 }
 

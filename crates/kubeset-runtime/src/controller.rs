@@ -439,6 +439,7 @@ where
             queue: WorkQueue::default(),
             inflight: FuturesUnordered::new(),
             stopping: false,
+            store_synced: false,
             init_keys: Vec::new(),
             out: VecDeque::new(),
             reconcile,
@@ -534,6 +535,13 @@ struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
     queue: WorkQueue,
     inflight: FuturesUnordered<Inflight<K, E>>,
     stopping: bool,
+    /// Whether the store holds its first complete state (or its writer is
+    /// gone). Until then queued keys wait: an object triggered before the
+    /// initial list is committed (a `for_stream` trigger sees `InitApply`
+    /// first, a `watches` trigger may be faster than the primary list) is
+    /// not in the store yet, and would be dropped as deleted. kube-rs's
+    /// controller waits for its store in the same way.
+    store_synced: bool,
     /// Keys of a relist in progress: queued once the new state is visible.
     init_keys: Vec<ObjectKey>,
     out: VecDeque<Report<K, E>>,
@@ -557,7 +565,7 @@ where
             if let Some(item) = self.out.pop_front() {
                 return Some(item);
             }
-            if !self.stopping {
+            if !self.stopping && self.store_synced {
                 self.start_ready();
             }
             if self.stopping && self.inflight.is_empty() {
@@ -575,6 +583,7 @@ where
                     }
                 }
                 () = sleep_until(due), if !self.stopping && due.is_some() => {}
+                () = self.store.wait_until_ready(), if !self.store_synced => self.store_synced = true,
             }
         }
     }

@@ -16,6 +16,8 @@
 //! build, 3,000 pods of `gen_podlist.py`, 35 MB of JSON, maximum RSS):
 //! one cache 77 MB, two caches 128 MB, two controllers sharing one cache
 //! 72 MB (the second reader costs a broadcast subscription, not a copy).
+//! `cargo xtask bench` measures the same as its `two-caches` and `shared`
+//! memory rows, with watch updates.
 //!
 //! [`SharedCaches`]: kubeset::runtime::SharedCaches
 //!

@@ -77,6 +77,45 @@ pub enum ConfigError {
         limit: u64,
     },
 
+    /// A server URL ([`parse_server`](crate::config::parse_server)) is not
+    /// a URL at all.
+    #[error("{server:?} is not a URL ({reason})")]
+    ServerNotUrl {
+        /// The server as written.
+        server: String,
+        /// What the URL parser said.
+        reason: url::ParseError,
+    },
+
+    /// A server URL has a scheme other than http or https.
+    #[error("{server:?}: the scheme must be http or https")]
+    ServerScheme {
+        /// The server as written.
+        server: String,
+    },
+
+    /// A server URL has no host.
+    #[error("{server:?} has no host")]
+    ServerNoHost {
+        /// The server as written.
+        server: String,
+    },
+
+    /// A server URL's host is one the URL standard reads as an IPv4
+    /// address although it is not written in dotted form (`12345`,
+    /// `127.1`, `0x7f.0.0.1`).
+    #[error(
+        "{server:?}: the host {written:?} would be dialled as the IPv4 address {ip}; write the address in dotted form, or a DNS name"
+    )]
+    ServerNumericHost {
+        /// The server as written.
+        server: String,
+        /// The host as written.
+        written: String,
+        /// The address the URL standard makes of it.
+        ip: std::net::Ipv4Addr,
+    },
+
     /// A kubeconfig file is not valid YAML or does not have the kubeconfig shape.
     #[error("{file} is not a valid kubeconfig")]
     ParseKubeconfig {
@@ -204,6 +243,24 @@ pub enum ConfigError {
         command: String,
         /// The timeout.
         timeout: std::time::Duration,
+    },
+
+    /// An exec plugin timeout outside
+    /// [`MIN_EXEC_TIMEOUT`](crate::config::MIN_EXEC_TIMEOUT)..=[`MAX_EXEC_TIMEOUT`](crate::config::MAX_EXEC_TIMEOUT)
+    /// was asked for.
+    #[error(
+        "exec plugin timeout {} is outside {}..={}",
+        crate::go_duration(*timeout),
+        crate::go_duration(*min),
+        crate::go_duration(*max)
+    )]
+    ExecTimeoutOutOfRange {
+        /// The timeout asked for.
+        timeout: std::time::Duration,
+        /// The shortest accepted.
+        min: std::time::Duration,
+        /// The longest accepted.
+        max: std::time::Duration,
     },
 
     /// An exec credential plugin printed more than

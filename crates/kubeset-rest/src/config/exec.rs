@@ -27,12 +27,37 @@ const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MAX_STDERR: usize = 1024;
 
-/// How long a plugin may run. client-go sets none (a hung
-/// plugin hangs the client for ever). Three minutes is the authentication
+/// How long a plugin may run unless configured otherwise
+/// ([`KubeConfigOptions::with_exec_timeout`](crate::config::KubeConfigOptions::with_exec_timeout),
+/// [`Config::with_exec_timeout`](crate::config::Config::with_exec_timeout)).
+/// client-go sets none and has no setting for it (a hung plugin hangs the
+/// client for ever); kube-rs neither. Three minutes is the authentication
 /// timeout of kubelogin, the slowest common plugin (it waits for a browser
 /// login), so no working plugin is cut. A call that gives up earlier (its
 /// own budget) kills the plugin then.
 pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The shortest exec plugin timeout accepted: 1 s (a plugin has to start a
+/// process at least; below this every run would fail on a busy machine).
+pub const MIN_EXEC_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The longest exec plugin timeout accepted: 1 h. A plugin that needs
+/// longer is waiting for something that will not come, and the client
+/// (and its process, blocked on the credential) would wait with it.
+pub const MAX_EXEC_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// `timeout` if it is within [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`].
+pub(crate) fn check_exec_timeout(timeout: Duration) -> Result<Duration, ConfigError> {
+    if (MIN_EXEC_TIMEOUT..=MAX_EXEC_TIMEOUT).contains(&timeout) {
+        Ok(timeout)
+    } else {
+        Err(ConfigError::ExecTimeoutOutOfRange {
+            timeout,
+            min: MIN_EXEC_TIMEOUT,
+            max: MAX_EXEC_TIMEOUT,
+        })
+    }
+}
 
 /// The most a plugin may print on standard output: 1 MiB. An
 /// `ExecCredential` with a token, a certificate chain and a key is a few
@@ -50,6 +75,7 @@ pub struct ExecAuthenticator {
 }
 
 /// What is needed to run the plugin, shareable with a blocking thread.
+#[derive(Clone)]
 struct ExecSpec {
     user: String,
     command: String,
@@ -82,6 +108,7 @@ impl fmt::Debug for ExecAuthenticator {
             .field("command", &self.spec.command)
             .field("args", &self.spec.args.len())
             .field("api_version", &self.spec.api_version)
+            .field("timeout", &self.spec.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -123,11 +150,13 @@ pub(crate) struct ClusterInfo {
 
 impl ExecAuthenticator {
     /// Validates an exec configuration. `user` names the kubeconfig entry
-    /// in errors (e.g. `user "alice" in /home/a/.kube/config`).
+    /// in errors (e.g. `user "alice" in /home/a/.kube/config`); `timeout`
+    /// is checked by the caller ([`check_exec_timeout`]).
     pub(crate) fn new(
         user: String,
         exec: &ExecConfig,
         cluster: Option<ClusterInfo>,
+        timeout: Duration,
     ) -> Result<Self, ConfigError> {
         let invalid = |field: &'static str, reason: String| ConfigError::InvalidField {
             file: String::new(),
@@ -208,13 +237,33 @@ impl ExecAuthenticator {
             api_version,
             install_hint: exec.install_hint.clone(),
             exec_info,
-            timeout: DEFAULT_EXEC_TIMEOUT,
+            timeout,
         };
-        Ok(Self {
+        Ok(Self::from_spec(spec))
+    }
+
+    fn from_spec(spec: ExecSpec) -> Self {
+        Self {
             spec: Arc::new(spec),
             cache: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(()),
-        })
+        }
+    }
+
+    /// How long one run of the plugin may take before it (and its process
+    /// group) is killed.
+    pub fn timeout(&self) -> Duration {
+        self.spec.timeout
+    }
+
+    /// The same plugin with another timeout, within
+    /// [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`] (else
+    /// [`ConfigError::ExecTimeoutOutOfRange`]). The new authenticator starts
+    /// with no cached credential.
+    pub fn with_timeout(&self, timeout: Duration) -> Result<Self, ConfigError> {
+        let mut spec = ExecSpec::clone(&self.spec);
+        spec.timeout = check_exec_timeout(timeout)?;
+        Ok(Self::from_spec(spec))
     }
 
     fn store(&self, credential: &Credential) {

@@ -29,7 +29,10 @@ use url::Url;
 pub use self::{
     auth::{BasicAuth, ServiceAccountToken, StaticToken, TokenFile},
     error::{ConfigError, MAX_FILE_BYTES},
-    exec::{DEFAULT_EXEC_TIMEOUT, ExecAuthenticator, MAX_EXEC_OUTPUT},
+    exec::{
+        DEFAULT_EXEC_TIMEOUT, ExecAuthenticator, MAX_EXEC_OUTPUT, MAX_EXEC_TIMEOUT,
+        MIN_EXEC_TIMEOUT,
+    },
     incluster::{InClusterOptions, SERVICE_ACCOUNT_DIR},
     kubeconfig::{
         AuthInfo, AuthProvider, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig,
@@ -51,6 +54,10 @@ pub struct KubeConfigOptions {
     pub cluster: Option<String>,
     /// User name overriding the context's (`--user`).
     pub user: Option<String>,
+    /// How long the user's exec credential plugin may run, if it has one
+    /// ([`with_exec_timeout`](Self::with_exec_timeout)); `None`:
+    /// [`DEFAULT_EXEC_TIMEOUT`].
+    pub exec_timeout: Option<Duration>,
 }
 
 impl KubeConfigOptions {
@@ -72,6 +79,25 @@ impl KubeConfigOptions {
     #[must_use]
     pub fn with_user(mut self, user: impl Into<String>) -> Self {
         self.user = Some(user.into());
+        self
+    }
+
+    /// Lets the user's exec credential plugin run for at most `timeout`
+    /// (default [`DEFAULT_EXEC_TIMEOUT`], 180 s); then it and its process
+    /// group are killed and the call fails with
+    /// [`ConfigError::ExecTimeout`]. Loading the kubeconfig fails with
+    /// [`ConfigError::ExecTimeoutOutOfRange`] outside
+    /// [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`] (1 s to 1 h). kubeset's
+    /// own setting: client-go and kube-rs have none (and no timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kubeset_rest::config::KubeConfigOptions;
+    /// let options = KubeConfigOptions::default().with_exec_timeout(Duration::from_secs(20));
+    /// ```
+    #[must_use]
+    pub fn with_exec_timeout(mut self, timeout: Duration) -> Self {
+        self.exec_timeout = Some(timeout);
         self
     }
 }
@@ -139,6 +165,10 @@ pub struct Config {
     /// The largest non-streaming body read
     /// ([`RestConfig::with_max_response_body`](crate::RestConfig::with_max_response_body)); `None`: 1 GiB.
     pub max_response_body: Option<usize>,
+    /// The exec credential plugin of the kubeconfig user, if any (the
+    /// authenticator and/or the client identity); see
+    /// [`with_exec_timeout`](Self::with_exec_timeout).
+    exec: Option<Arc<ExecAuthenticator>>,
 }
 
 impl fmt::Debug for Config {
@@ -167,6 +197,7 @@ impl fmt::Debug for Config {
             .field("watch_idle_timeout", &self.watch_idle_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("max_response_body", &self.max_response_body)
+            .field("exec_timeout", &self.exec_timeout())
             .finish()
     }
 }
@@ -194,44 +225,6 @@ fn redact_url(url: &Url) -> String {
     u.to_string()
 }
 
-/// Why a server URL was refused ([`parse_server`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ServerUrlError {
-    /// Not a URL at all.
-    #[error("{server:?} is not a URL ({reason})")]
-    NotUrl {
-        /// The server as written.
-        server: String,
-        /// What the URL parser said.
-        reason: url::ParseError,
-    },
-    /// A scheme other than http or https.
-    #[error("{server:?}: the scheme must be http or https")]
-    Scheme {
-        /// The server as written.
-        server: String,
-    },
-    /// No host.
-    #[error("{server:?} has no host")]
-    NoHost {
-        /// The server as written.
-        server: String,
-    },
-    /// A host the URL standard reads as an IPv4 address although it is not
-    /// written in dotted form (`12345`, `127.1`, `0x7f.0.0.1`).
-    #[error(
-        "{server:?}: the host {written:?} would be dialled as the IPv4 address {ip}; write the address in dotted form, or a DNS name"
-    )]
-    NumericHost {
-        /// The server as written.
-        server: String,
-        /// The host as written.
-        written: String,
-        /// The address the URL standard makes of it.
-        ip: std::net::Ipv4Addr,
-    },
-}
-
 /// Parses a server URL as kubeconfig's `server` and the CLI's `--server`
 /// are read: `host:port` alone means https (as in client-go), a trailing
 /// `/` of the path is trimmed, and a host the URL standard would turn into
@@ -243,32 +236,32 @@ pub enum ServerUrlError {
 /// assert_eq!(parse_server("10.0.0.1:6443").unwrap().as_str(), "https://10.0.0.1:6443/");
 /// assert!(parse_server("12345").is_err());
 /// ```
-pub fn parse_server(server: &str) -> Result<Url, ServerUrlError> {
+pub fn parse_server(server: &str) -> Result<Url, ConfigError> {
     let server = server.trim();
     let text = if server.contains("://") {
         server.to_owned()
     } else {
         format!("https://{server}")
     };
-    let mut url = Url::parse(&text).map_err(|reason| ServerUrlError::NotUrl {
+    let mut url = Url::parse(&text).map_err(|reason| ConfigError::ServerNotUrl {
         server: server.to_owned(),
         reason,
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ServerUrlError::Scheme {
+        return Err(ConfigError::ServerScheme {
             server: server.to_owned(),
         });
     }
     match url.host() {
         None => {
-            return Err(ServerUrlError::NoHost {
+            return Err(ConfigError::ServerNoHost {
                 server: server.to_owned(),
             });
         }
         Some(url::Host::Ipv4(ip)) => {
             let written = written_host(&text);
             if !written.eq_ignore_ascii_case(&ip.to_string()) {
-                return Err(ServerUrlError::NumericHost {
+                return Err(ConfigError::ServerNumericHost {
                     server: server.to_owned(),
                     written: written.to_owned(),
                     ip,
@@ -311,7 +304,55 @@ impl Config {
             watch_idle_timeout: None,
             read_timeout: None,
             max_response_body: None,
+            exec: None,
         }
+    }
+
+    /// How long the exec credential plugin may run, if this configuration
+    /// has one (a kubeconfig user with `exec`).
+    pub fn exec_timeout(&self) -> Option<Duration> {
+        self.exec.as_ref().map(|e| e.timeout())
+    }
+
+    /// Lets the exec credential plugin, if this configuration has one, run
+    /// for at most `timeout` (default [`DEFAULT_EXEC_TIMEOUT`], 180 s);
+    /// then it and its process group are killed and the call fails with
+    /// [`ConfigError::ExecTimeout`]. The same bound as
+    /// [`KubeConfigOptions::with_exec_timeout`], for a configuration that
+    /// is already loaded ([`infer`](Self::infer)); outside
+    /// [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`] (1 s to 1 h) it fails with
+    /// [`ConfigError::ExecTimeoutOutOfRange`]. The plugin's credential is
+    /// fetched afresh on the next call. client-go and kube-rs have no such
+    /// setting (and no timeout).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), kubeset_rest::config::ConfigError> {
+    /// use std::time::Duration;
+    /// let config = kubeset_rest::config::Config::infer()
+    ///     .await?
+    ///     .with_exec_timeout(Duration::from_secs(20))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_exec_timeout(mut self, timeout: Duration) -> Result<Self, ConfigError> {
+        let Some(old) = self.exec.take() else {
+            exec::check_exec_timeout(timeout)?;
+            return Ok(self);
+        };
+        let new = Arc::new(old.with_timeout(timeout)?);
+        if self
+            .authenticator
+            .as_ref()
+            .is_some_and(|a| std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(&old)))
+        {
+            self.authenticator = Some(new.clone());
+        }
+        if let Some(ClientIdentity::Exec(e)) = &self.tls.client_identity
+            && Arc::ptr_eq(e, &old)
+        {
+            self.tls.client_identity = Some(ClientIdentity::Exec(new.clone()));
+        }
+        self.exec = Some(new);
+        Ok(self)
     }
 
     /// kubeconfig (`KUBECONFIG` or `~/.kube/config`) if there is one, else
@@ -541,15 +582,21 @@ impl Config {
                     .find(|e| e.name == "client.authentication.k8s.io/exec")
                     .map(|e| e.extension.clone()),
             };
+            let timeout =
+                exec::check_exec_timeout(options.exec_timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT))?;
             let exec = Arc::new(
-                ExecAuthenticator::new(format!("{user_label} in {user_file}"), exec, Some(info))
-                    .map_err(|e| match e {
-                        ConfigError::InvalidField { field, reason, .. } => {
-                            ul.invalid(field, reason)
-                        }
-                        other => other,
-                    })?,
+                ExecAuthenticator::new(
+                    format!("{user_label} in {user_file}"),
+                    exec,
+                    Some(info),
+                    timeout,
+                )
+                .map_err(|e| match e {
+                    ConfigError::InvalidField { field, reason, .. } => ul.invalid(field, reason),
+                    other => other,
+                })?,
             );
+            config.exec = Some(exec.clone());
             if config.tls.client_identity.is_none() {
                 config.tls.client_identity = Some(ClientIdentity::Exec(exec.clone()));
             }

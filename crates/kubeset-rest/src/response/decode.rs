@@ -166,10 +166,12 @@ pub(crate) fn decode_json<T: DeserializeOwned>(
     {
         return Err(ApiError::from_status(status, code).into());
     }
-    from_json(body).map_err(|source| Error::Decode {
-        type_name: std::any::type_name::<T>(),
-        source,
-    })
+    from_json(body)
+        .map_err(|e| crate::field_path::name_the_field::<T>(body, e))
+        .map_err(|source| Error::Decode {
+            type_name: std::any::type_name::<T>(),
+            source,
+        })
 }
 
 /// Decode JSON bytes into `T` the way every kubeset response body and watch
