@@ -20,6 +20,7 @@ pub mod examples;
 pub mod ir;
 pub mod layout;
 pub mod names;
+pub mod proto;
 pub mod schema;
 pub mod spec;
 

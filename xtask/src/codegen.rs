@@ -180,7 +180,8 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let input = kubeset_codegen::load(&dir, InputFormat::Both)?;
     eprintln!("generating from {} definitions", input.definitions.len());
     let ir = kubeset_codegen::ir::lower(input)?;
-    let output = emit::emit(&ir, &label)?;
+    let mut output = emit::emit(&ir, &label)?;
+    kubeset_codegen::proto::emit::emit_dir(&dir, &ir, &label, &mut output)?;
     let client = emit_client::emit(&ir, &label)?;
     let root = workspace_root();
     let api_dir = root.join("crates/kubeset-api");

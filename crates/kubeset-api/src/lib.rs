@@ -43,6 +43,8 @@ pub mod apimachinery;
 pub mod kube_aggregator;
 #[cfg(test)]
 mod layout;
+#[cfg(feature = "protobuf")]
+pub mod protobuf;
 mod resource;
 pub mod resources;
 #[cfg(feature = "apiextensions-v1")]
