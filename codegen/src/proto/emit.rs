@@ -67,7 +67,9 @@ pub fn emit(
             codec.message
         ));
         out.files.insert(path.clone(), format(&path, tokens, &pre)?);
-        let entry = modules.entry(dir).or_insert((t.feature.clone(), Vec::new()));
+        let entry = modules
+            .entry(dir)
+            .or_insert((t.feature.clone(), Vec::new()));
         entry.1.push(file);
     }
     let mut top = Vec::new();

@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{Label, Message, ProtoField};
-use crate::ir::Field;
 use super::{ProtoError, ProtoSet, message_name};
+use crate::ir::Field;
 use crate::ir::{Ir, Ty, TypeKind};
 
 /// A scalar on the wire.
@@ -181,19 +181,31 @@ pub const FIXUPS: &[Fixup] = &[
                 "expression",
                 "Expression",
             ),
-            ("io.k8s.api.admissionregistration.v1.Variable", "name", "Name"),
+            (
+                "io.k8s.api.admissionregistration.v1.Variable",
+                "name",
+                "Name",
+            ),
             (
                 "io.k8s.api.admissionregistration.v1.Variable",
                 "expression",
                 "Expression",
             ),
-            ("io.k8s.api.admissionregistration.v1alpha1.Variable", "name", "Name"),
+            (
+                "io.k8s.api.admissionregistration.v1alpha1.Variable",
+                "name",
+                "Name",
+            ),
             (
                 "io.k8s.api.admissionregistration.v1alpha1.Variable",
                 "expression",
                 "Expression",
             ),
-            ("io.k8s.api.admissionregistration.v1beta1.Variable", "name", "Name"),
+            (
+                "io.k8s.api.admissionregistration.v1beta1.Variable",
+                "name",
+                "Name",
+            ),
             (
                 "io.k8s.api.admissionregistration.v1beta1.Variable",
                 "expression",
@@ -204,7 +216,11 @@ pub const FIXUPS: &[Fixup] = &[
     Fixup {
         name: "initialism_go_names",
         renames: &[
-            ("io.k8s.api.authentication.v1.BoundObjectReference", "uid", "uID"),
+            (
+                "io.k8s.api.authentication.v1.BoundObjectReference",
+                "uid",
+                "uID",
+            ),
             (
                 "io.k8s.api.networking.v1.IngressClassParametersReference",
                 "apiGroup",
@@ -391,7 +407,10 @@ impl Joiner<'_> {
             });
             if let Some(i) = found {
                 let f = left.remove(i);
-                if let Some(x) = fixups.iter().find(|x| x.rename(definition, &f.json).is_some()) {
+                if let Some(x) = fixups
+                    .iter()
+                    .find(|x| x.rename(definition, &f.json).is_some())
+                {
                     self.used.insert(x.name);
                 }
                 let shape = self

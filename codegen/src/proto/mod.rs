@@ -141,7 +141,8 @@ mod tests {
             Some("k8s.io.api.core.v1.Pod")
         );
         assert_eq!(
-            message_name("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON").as_deref(),
+            message_name("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON")
+                .as_deref(),
             Some("k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON")
         );
         assert_eq!(message_name("com.example.v1.Foo"), None);

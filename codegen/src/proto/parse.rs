@@ -244,7 +244,10 @@ message Other {
         assert_eq!(thing.fields[1].label, Label::Repeated);
         assert_eq!(thing.fields[2].label, Label::Map);
         assert_eq!(thing.fields[2].ty, "string");
-        assert_eq!((thing.fields[3].number, thing.fields[3].ty.as_str()), (4, "int32"));
+        assert_eq!(
+            (thing.fields[3].number, thing.fields[3].ty.as_str()),
+            (4, "int32")
+        );
         assert!(out["k8s.io.api.x.v1.Other"].fields.is_empty());
     }
 

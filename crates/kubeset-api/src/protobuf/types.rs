@@ -122,7 +122,12 @@ impl<T: Message + Default> Message for List<T> {
             wire::put_message(buf, 2, item);
         }
     }
-    fn merge_field(&mut self, number: u32, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        depth: u32,
+    ) -> Result<(), DecodeError> {
         match number {
             1 => wire::merge(&mut self.metadata as &mut ListMeta, value, depth)?,
             2 => self.items.push(wire::message(value, depth)?),
@@ -145,7 +150,12 @@ mod json_schema {
         fn encode_fields(&self, buf: &mut Vec<u8>) {
             put_json(buf, 1, &self.0);
         }
-        fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            _: u32,
+        ) -> Result<(), DecodeError> {
             if number == 1 {
                 self.0 = json_value(value, "JSON")?;
             }
@@ -172,7 +182,12 @@ mod json_schema {
                 }
             }
         }
-        fn merge_field(&mut self, number: u32, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
                 (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
                 (1, Self::Schemas(list)) if list.is_empty() => {
@@ -204,7 +219,12 @@ mod json_schema {
                 }
             }
         }
-        fn merge_field(&mut self, number: u32, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
                 (1, Self::Bool(b)) => *b = wire::bool(value)?,
                 (2, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
@@ -236,7 +256,12 @@ mod json_schema {
                 }
             }
         }
-        fn merge_field(&mut self, number: u32, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
                 (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
                 (1, Self::Strings(list)) if list.is_empty() => {

@@ -147,12 +147,7 @@ pub fn put_micro_time(buf: &mut Vec<u8>, number: u32, v: &MicroTime) {
 }
 
 /// A list wrapped in a message `{ repeated T items = 1; }`.
-pub fn put_wrapped<T>(
-    buf: &mut Vec<u8>,
-    number: u32,
-    v: &[T],
-    put: fn(&mut Vec<u8>, u32, &T),
-) {
+pub fn put_wrapped<T>(buf: &mut Vec<u8>, number: u32, v: &[T], put: fn(&mut Vec<u8>, u32, &T)) {
     put_record(buf, number, |buf| {
         for item in v {
             put(buf, 1, item);
@@ -208,14 +203,18 @@ pub(crate) fn field<'a>(b: &'a [u8], at: &mut usize) -> Result<(u32, Value<'a>),
     let value = match key & 7 {
         0 => Value::Varint(varint(b, at)?),
         1 => Value::Fixed64(u64::from_le_bytes(
-            take(at, 8)?.try_into().map_err(|_| DecodeError::Truncated)?,
+            take(at, 8)?
+                .try_into()
+                .map_err(|_| DecodeError::Truncated)?,
         )),
         2 => {
             let len = usize::try_from(varint(b, at)?).map_err(|_| DecodeError::Truncated)?;
             Value::Len(take(at, len)?)
         }
         5 => Value::Fixed32(u32::from_le_bytes(
-            take(at, 4)?.try_into().map_err(|_| DecodeError::Truncated)?,
+            take(at, 4)?
+                .try_into()
+                .map_err(|_| DecodeError::Truncated)?,
         )),
         w => return Err(DecodeError::UnknownWireType { wire: w as u8 }),
     };
@@ -472,7 +471,10 @@ mod tests {
         let mut at = 0;
         assert_eq!(field(&[0x0a, 5, 1], &mut at), Err(DecodeError::Truncated));
         let mut at = 0;
-        assert_eq!(varint(&[0xff; 11], &mut at), Err(DecodeError::VarintTooLong));
+        assert_eq!(
+            varint(&[0xff; 11], &mut at),
+            Err(DecodeError::VarintTooLong)
+        );
         let mut at = 0;
         assert!(field(&[0x0b], &mut at).is_err());
         assert!(string(Value::Varint(1)).is_err());
