@@ -31,6 +31,8 @@
 //! maps are repeated `{key, value}` entries; proto2 presence maps to
 //! `Option` (a field present on the wire is `Some`, even when zero).
 
+// Formatted by the generator (prettyplease), not rustfmt.
+#[rustfmt::skip]
 mod generated;
 mod types;
 pub mod wire;

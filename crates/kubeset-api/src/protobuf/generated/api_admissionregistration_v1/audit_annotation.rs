@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1.AuditAnnotation` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1.AuditAnnotation`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1::AuditAnnotation {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1::AuditAnnotation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.key;

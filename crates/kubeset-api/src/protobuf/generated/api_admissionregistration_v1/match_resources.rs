@@ -32,24 +32,30 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::MatchRe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.object_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => self
-                .exclude_resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                self.exclude_resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             7 => self.match_policy = Some(w::string(value)?),
             _ => {}
         }

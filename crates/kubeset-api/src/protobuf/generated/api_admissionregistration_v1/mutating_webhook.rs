@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1.MutatingWebhook` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1.MutatingWebhook`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1::MutatingWebhook {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1::MutatingWebhook {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.name;
@@ -61,30 +62,32 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Mutatin
         match number {
             1 => self.name = w::string(value)?,
             2 => w::merge(&mut self.client_config, value, depth)?,
-            3 => self
-                .rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             4 => self.failure_policy = Some(w::string(value)?),
             9 => self.match_policy = Some(w::string(value)?),
-            5 => w::merge(
-                &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            11 => w::merge(
-                &mut **self.object_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            11 => {
+                w::merge(
+                    &mut **self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             6 => self.side_effects = w::string(value)?,
             7 => self.timeout_seconds = Some(w::int32(value)?),
             8 => self.admission_review_versions.push(w::string(value)?),
             10 => self.reinvocation_policy = Some(w::string(value)?),
-            12 => self
-                .match_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            12 => {
+                self.match_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1::ValidatingAdmissionPolicy {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;
@@ -24,16 +25,20 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Validat
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(
-                &mut **self.spec.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.spec.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.status.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

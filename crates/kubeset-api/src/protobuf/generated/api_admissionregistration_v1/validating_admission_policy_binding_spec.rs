@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec
-{
+for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.policy_name {
             w::put_string(buf, 1, v);
@@ -30,20 +29,25 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             1 => self.policy_name = Some(w::string(value)?),
-            2 => w::merge(
-                &mut **self.param_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.match_resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => self
-                .validation_actions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => {
+                w::merge(
+                    &mut **self.param_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.match_resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                self.validation_actions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec
-{
+for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.param_kind {
             w::put_message(buf, 1, &**v);
@@ -44,33 +43,41 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.param_kind.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.match_constraints.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .validations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    &mut **self.param_kind.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.match_constraints.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.validations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             4 => self.failure_policy = Some(w::string(value)?),
-            5 => self
-                .audit_annotations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            6 => self
-                .match_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            7 => self
-                .variables
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            5 => {
+                self.audit_annotations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            6 => {
+                self.match_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            7 => {
+                self.variables
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

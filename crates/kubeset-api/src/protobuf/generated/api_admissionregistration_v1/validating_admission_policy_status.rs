@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus
-{
+for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.observed_generation {
             w::put_int64(buf, 1, v);
@@ -27,15 +26,18 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             1 => self.observed_generation = Some(w::int64(value)?),
-            2 => w::merge(
-                self.type_checking.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                w::merge(
+                    self.type_checking.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

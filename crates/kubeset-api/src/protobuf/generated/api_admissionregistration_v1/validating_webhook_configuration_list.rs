@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList
-{
+for crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1.WebhookClientConfig` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1.WebhookClientConfig`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1::WebhookClientConfig {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1::WebhookClientConfig {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.url {
             w::put_string(buf, 3, v);
@@ -23,11 +24,13 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Webhook
         let _ = depth;
         match number {
             3 => self.url = Some(w::string(value)?),
-            1 => w::merge(
-                &mut **self.service.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.service.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.ca_bundle = Some(w::bytes(value)?),
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1alpha1.JSONPatch` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1alpha1.JSONPatch`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::JSONPatch {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1alpha1::JSONPatch {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.expression {
             w::put_string(buf, 1, v);

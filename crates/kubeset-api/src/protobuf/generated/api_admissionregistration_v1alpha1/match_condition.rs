@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1alpha1.MatchCondition` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1alpha1.MatchCondition`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::MatchCondition {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1alpha1::MatchCondition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.name;

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding
-{
+for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;
@@ -23,11 +22,13 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(
-                &mut **self.spec.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.spec.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec
-{
+for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.param_kind {
             w::put_message(buf, 1, &**v);
@@ -42,29 +41,36 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.param_kind.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.match_constraints.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .variables
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => self
-                .mutations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    &mut **self.param_kind.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.match_constraints.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.variables
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                self.mutations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             5 => self.failure_policy = Some(w::string(value)?),
-            6 => self
-                .match_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => {
+                self.match_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             7 => self.reinvocation_policy = Some(w::string(value)?),
             _ => {}
         }

@@ -24,17 +24,20 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::M
         let _ = depth;
         match number {
             2 => self.patch_type = w::string(value)?,
-            3 => w::merge(
-                self.apply_configuration
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                self.json_patch.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    self.apply_configuration.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    self.json_patch.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,41 +3,48 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1alpha1::NamedRuleWithOperations
-{
+for crate::api::admissionregistration::v1alpha1::NamedRuleWithOperations {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource_names {
             for v in v {
                 w::put_string(buf, 1, v);
             }
         }
-        w::put_embedded(buf, 2, |buf| {
-            if let Some(v) = &self.operations {
-                for v in v {
-                    w::put_string(buf, 1, v);
-                }
-            }
-            w::put_embedded(buf, 2, |buf| {
-                if let Some(v) = &self.api_groups {
+        w::put_embedded(
+            buf,
+            2,
+            |buf| {
+                if let Some(v) = &self.operations {
                     for v in v {
                         w::put_string(buf, 1, v);
                     }
                 }
-                if let Some(v) = &self.api_versions {
-                    for v in v {
-                        w::put_string(buf, 2, v);
-                    }
-                }
-                if let Some(v) = &self.resources {
-                    for v in v {
-                        w::put_string(buf, 3, v);
-                    }
-                }
-                if let Some(v) = &self.scope {
-                    w::put_string(buf, 4, v);
-                }
-            });
-        });
+                w::put_embedded(
+                    buf,
+                    2,
+                    |buf| {
+                        if let Some(v) = &self.api_groups {
+                            for v in v {
+                                w::put_string(buf, 1, v);
+                            }
+                        }
+                        if let Some(v) = &self.api_versions {
+                            for v in v {
+                                w::put_string(buf, 2, v);
+                            }
+                        }
+                        if let Some(v) = &self.resources {
+                            for v in v {
+                                w::put_string(buf, 3, v);
+                            }
+                        }
+                        if let Some(v) = &self.scope {
+                            w::put_string(buf, 4, v);
+                        }
+                    },
+                );
+            },
+        );
     }
     fn merge_field(
         &mut self,
@@ -47,41 +54,54 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .resource_names
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            2 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => self
-                        .operations
-                        .get_or_insert_with(Vec::new)
-                        .push(w::string(value)?),
-                    2 => w::embedded(value, depth, &mut |number, value, depth| {
+            1 => self.resource_names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
                         let _ = depth;
                         match number {
-                            1 => self
-                                .api_groups
-                                .get_or_insert_with(Vec::new)
-                                .push(w::string(value)?),
-                            2 => self
-                                .api_versions
-                                .get_or_insert_with(Vec::new)
-                                .push(w::string(value)?),
-                            3 => self
-                                .resources
-                                .get_or_insert_with(Vec::new)
-                                .push(w::string(value)?),
-                            4 => self.scope = Some(w::string(value)?),
+                            1 => {
+                                self.operations
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::string(value)?)
+                            }
+                            2 => {
+                                w::embedded(
+                                    value,
+                                    depth,
+                                    &mut |number, value, depth| {
+                                        let _ = depth;
+                                        match number {
+                                            1 => {
+                                                self.api_groups
+                                                    .get_or_insert_with(Vec::new)
+                                                    .push(w::string(value)?)
+                                            }
+                                            2 => {
+                                                self.api_versions
+                                                    .get_or_insert_with(Vec::new)
+                                                    .push(w::string(value)?)
+                                            }
+                                            3 => {
+                                                self.resources
+                                                    .get_or_insert_with(Vec::new)
+                                                    .push(w::string(value)?)
+                                            }
+                                            4 => self.scope = Some(w::string(value)?),
+                                            _ => {}
+                                        }
+                                        Ok(())
+                                    },
+                                )?
+                            }
                             _ => {}
                         }
                         Ok(())
-                    })?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+                    },
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.admissionregistration.v1beta1.MatchResources` of kubernetes/v1.35/proto, definition `io.k8s.api.admissionregistration.v1beta1.MatchResources`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::MatchResources {
+impl crate::protobuf::Message
+for crate::api::admissionregistration::v1beta1::MatchResources {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace_selector {
             w::put_message(buf, 1, &**v);
@@ -32,24 +33,30 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Ma
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.object_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => self
-                .exclude_resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                self.exclude_resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             7 => self.match_policy = Some(w::string(value)?),
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList
-{
+for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

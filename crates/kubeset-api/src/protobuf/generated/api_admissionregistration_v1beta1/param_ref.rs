@@ -27,11 +27,13 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Pa
         match number {
             1 => self.name = Some(w::string(value)?),
             2 => self.namespace = Some(w::string(value)?),
-            3 => w::merge(
-                &mut **self.selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.parameter_not_found_action = Some(w::string(value)?),
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.apiserverinternal.v1alpha1.ServerStorageVersion` of kubernetes/v1.35/proto, definition `io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
+impl crate::protobuf::Message
+for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.api_server_id {
             w::put_string(buf, 1, v);
@@ -31,14 +32,14 @@ impl crate::protobuf::Message for crate::api::apiserverinternal::v1alpha1::Serve
         match number {
             1 => self.api_server_id = Some(w::string(value)?),
             2 => self.encoding_version = Some(w::string(value)?),
-            3 => self
-                .decodable_versions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => self
-                .served_versions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => {
+                self.decodable_versions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
+            4 => {
+                self.served_versions.get_or_insert_with(Vec::new).push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionList` of kubernetes/v1.35/proto, definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::apiserverinternal::v1alpha1::StorageVersionList {
+impl crate::protobuf::Message
+for crate::api::apiserverinternal::v1alpha1::StorageVersionList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

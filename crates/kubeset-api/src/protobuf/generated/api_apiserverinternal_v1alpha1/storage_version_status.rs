@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::apiserverinternal::v1alpha1::StorageVersionStatus {
+impl crate::protobuf::Message
+for crate::api::apiserverinternal::v1alpha1::StorageVersionStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.storage_versions {
             for v in v {
@@ -26,15 +27,17 @@ impl crate::protobuf::Message for crate::api::apiserverinternal::v1alpha1::Stora
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .storage_versions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.storage_versions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.common_encoding_version = Some(w::string(value)?),
-            3 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

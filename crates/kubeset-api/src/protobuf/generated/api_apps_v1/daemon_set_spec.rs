@@ -32,11 +32,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetSpec {
         match number {
             1 => w::merge(&mut self.selector, value, depth)?,
             2 => w::merge(&mut self.template, value, depth)?,
-            3 => w::merge(
-                self.update_strategy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    self.update_strategy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.min_ready_seconds = Some(w::int32(value)?),
             6 => self.revision_history_limit = Some(w::int32(value)?),
             _ => {}

@@ -58,10 +58,11 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetStatus {
             7 => self.number_available = Some(w::int32(value)?),
             8 => self.number_unavailable = Some(w::int32(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
-            10 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            10 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

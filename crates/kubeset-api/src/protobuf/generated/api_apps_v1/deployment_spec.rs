@@ -42,11 +42,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentSpec {
             1 => self.replicas = Some(w::int32(value)?),
             2 => w::merge(&mut self.selector, value, depth)?,
             3 => w::merge(&mut self.template, value, depth)?,
-            4 => w::merge(
-                self.strategy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    self.strategy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.min_ready_seconds = Some(w::int32(value)?),
             6 => self.revision_history_limit = Some(w::int32(value)?),
             7 => self.paused = Some(w::bool(value)?),

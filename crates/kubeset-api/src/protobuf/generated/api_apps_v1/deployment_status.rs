@@ -49,10 +49,11 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
             4 => self.available_replicas = Some(w::int32(value)?),
             5 => self.unavailable_replicas = Some(w::int32(value)?),
             9 => self.terminating_replicas = Some(w::int32(value)?),
-            6 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             8 => self.collision_count = Some(w::int32(value)?),
             _ => {}
         }

@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStrategy {
         let _ = depth;
         match number {
             1 => self.type_ = Some(w::string(value)?),
-            2 => w::merge(
-                &mut **self.rolling_update.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.rolling_update.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

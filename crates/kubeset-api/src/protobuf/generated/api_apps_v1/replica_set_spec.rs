@@ -29,11 +29,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
             1 => self.replicas = Some(w::int32(value)?),
             4 => self.min_ready_seconds = Some(w::int32(value)?),
             2 => w::merge(&mut self.selector, value, depth)?,
-            3 => w::merge(
-                &mut **self.template.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.template.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

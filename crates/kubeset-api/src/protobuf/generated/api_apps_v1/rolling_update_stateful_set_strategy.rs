@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy` of kubernetes/v1.35/proto, definition `io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
+impl crate::protobuf::Message
+for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.partition {
             w::put_int32(buf, 1, v);
@@ -20,11 +21,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::RollingUpdateStatefulSet
         let _ = depth;
         match number {
             1 => self.partition = Some(w::int32(value)?),
-            2 => w::merge(
-                self.max_unavailable.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.max_unavailable.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

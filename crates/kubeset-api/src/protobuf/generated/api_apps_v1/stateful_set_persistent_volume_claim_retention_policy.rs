@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy
-{
+for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.when_deleted {
             w::put_string(buf, 1, v);

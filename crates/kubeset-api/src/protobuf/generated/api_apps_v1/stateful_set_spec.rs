@@ -53,31 +53,38 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
             1 => self.replicas = Some(w::int32(value)?),
             2 => w::merge(&mut self.selector, value, depth)?,
             3 => w::merge(&mut self.template, value, depth)?,
-            4 => self
-                .volume_claim_templates
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => {
+                self.volume_claim_templates
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             5 => self.service_name = Some(w::string(value)?),
             6 => self.pod_management_policy = Some(w::string(value)?),
-            7 => w::merge(
-                &mut **self.update_strategy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            7 => {
+                w::merge(
+                    &mut **self.update_strategy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             8 => self.revision_history_limit = Some(w::int32(value)?),
             9 => self.min_ready_seconds = Some(w::int32(value)?),
-            10 => w::merge(
-                &mut **self
-                    .persistent_volume_claim_retention_policy
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            11 => w::merge(
-                self.ordinals.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            10 => {
+                w::merge(
+                    &mut **self
+                        .persistent_volume_claim_retention_policy
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            11 => {
+                w::merge(
+                    self.ordinals.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

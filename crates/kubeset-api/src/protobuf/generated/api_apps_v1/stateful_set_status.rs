@@ -54,10 +54,11 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetStatus {
             6 => self.current_revision = Some(w::string(value)?),
             7 => self.update_revision = Some(w::string(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
-            10 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            10 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             11 => self.available_replicas = Some(w::int32(value)?),
             _ => {}
         }

@@ -21,11 +21,9 @@ impl crate::protobuf::Message for crate::api::authentication::v1::SelfSubjectRev
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(
-                self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authentication.v1.SelfSubjectReviewStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.authentication.v1.SelfSubjectReviewStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authentication::v1::SelfSubjectReviewStatus {
+impl crate::protobuf::Message
+for crate::api::authentication::v1::SelfSubjectReviewStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.user_info {
             w::put_message(buf, 1, &**v);
@@ -16,11 +17,13 @@ impl crate::protobuf::Message for crate::api::authentication::v1::SelfSubjectRev
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.user_info.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.user_info.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -27,11 +27,13 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
         match number {
             1 => self.audiences.push(w::string(value)?),
             4 => self.expiration_seconds = Some(w::int64(value)?),
-            3 => w::merge(
-                &mut **self.bound_object_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.bound_object_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -22,10 +22,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpe
         let _ = depth;
         match number {
             1 => self.token = Some(w::string(value)?),
-            2 => self
-                .audiences
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

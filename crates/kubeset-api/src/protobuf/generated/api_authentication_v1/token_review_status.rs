@@ -28,15 +28,14 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
         let _ = depth;
         match number {
             1 => self.authenticated = Some(w::bool(value)?),
-            2 => w::merge(
-                &mut **self.user.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => self
-                .audiences
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => {
+                w::merge(
+                    &mut **self.user.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.error = Some(w::string(value)?),
             _ => {}
         }

@@ -29,15 +29,16 @@ impl crate::protobuf::Message for crate::api::authentication::v1::UserInfo {
         match number {
             1 => self.username = Some(w::string(value)?),
             2 => self.uid = Some(w::string(value)?),
-            3 => self
-                .groups
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::wrapped(value, w::string)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::wrapped(value, w::string)?)
+                    },
+                )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}

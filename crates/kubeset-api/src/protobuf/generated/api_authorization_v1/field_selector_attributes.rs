@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.FieldSelectorAttributes` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.FieldSelectorAttributes`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::FieldSelectorAttributes {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::FieldSelectorAttributes {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.raw_selector {
             w::put_string(buf, 1, v);
@@ -22,10 +23,11 @@ impl crate::protobuf::Message for crate::api::authorization::v1::FieldSelectorAt
         let _ = depth;
         match number {
             1 => self.raw_selector = Some(w::string(value)?),
-            2 => self
-                .requirements
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.requirements
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

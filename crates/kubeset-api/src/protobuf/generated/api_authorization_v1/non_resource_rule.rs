@@ -25,10 +25,11 @@ impl crate::protobuf::Message for crate::api::authorization::v1::NonResourceRule
         let _ = depth;
         match number {
             1 => self.verbs.push(w::string(value)?),
-            2 => self
-                .non_resource_urls
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => {
+                self.non_resource_urls
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

@@ -47,16 +47,20 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             5 => self.resource = Some(w::string(value)?),
             6 => self.subresource = Some(w::string(value)?),
             7 => self.name = Some(w::string(value)?),
-            8 => w::merge(
-                &mut **self.field_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            9 => w::merge(
-                &mut **self.label_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            8 => {
+                w::merge(
+                    &mut **self.field_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            9 => {
+                w::merge(
+                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource_attributes {
             w::put_message(buf, 1, &**v);
@@ -19,20 +20,22 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectAcce
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self
-                    .resource_attributes
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self
-                    .non_resource_attributes
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.resource_attributes.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self
+                        .non_resource_attributes
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

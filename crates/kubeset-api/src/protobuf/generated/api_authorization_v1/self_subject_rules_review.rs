@@ -26,11 +26,13 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectRule
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.spec, value, depth)?,
-            3 => w::merge(
-                &mut **self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.status.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

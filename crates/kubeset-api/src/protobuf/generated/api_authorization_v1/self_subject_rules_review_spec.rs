@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace {
             w::put_string(buf, 1, v);

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.SubjectAccessReviewSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.SubjectAccessReviewSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::SubjectAccessReviewSpec {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::SubjectAccessReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource_attributes {
             w::put_message(buf, 1, &**v);
@@ -33,30 +34,33 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SubjectAccessRe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self
-                    .resource_attributes
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self
-                    .non_resource_attributes
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.resource_attributes.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self
+                        .non_resource_attributes
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.user = Some(w::string(value)?),
-            4 => self
-                .groups
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::wrapped(value, w::string)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::wrapped(value, w::string)?)
+                    },
+                )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);
             }
             6 => self.uid = Some(w::string(value)?),

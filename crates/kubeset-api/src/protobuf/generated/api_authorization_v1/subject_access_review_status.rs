@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.SubjectAccessReviewStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.SubjectAccessReviewStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::SubjectAccessReviewStatus {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::SubjectAccessReviewStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.allowed;

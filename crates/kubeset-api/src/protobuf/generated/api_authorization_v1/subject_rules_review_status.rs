@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.authorization.v1.SubjectRulesReviewStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.authorization.v1.SubjectRulesReviewStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::authorization::v1::SubjectRulesReviewStatus {
+impl crate::protobuf::Message
+for crate::api::authorization::v1::SubjectRulesReviewStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.resource_rules;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList` of kubernetes/v1.35/proto, definition `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::autoscaling::v1::HorizontalPodAutoscalerList {
+impl crate::protobuf::Message
+for crate::api::autoscaling::v1::HorizontalPodAutoscalerList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

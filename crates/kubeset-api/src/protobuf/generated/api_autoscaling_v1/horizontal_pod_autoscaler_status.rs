@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
+impl crate::protobuf::Message
+for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.observed_generation {
             w::put_int64(buf, 1, v);

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior` of kubernetes/v1.35/proto, definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
+impl crate::protobuf::Message
+for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.scale_up {
             w::put_message(buf, 1, &**v);
@@ -19,16 +20,20 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAuto
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.scale_up.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.scale_down.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.scale_up.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.scale_down.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
+impl crate::protobuf::Message
+for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.scale_target_ref;
@@ -35,15 +36,16 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAuto
             1 => w::merge(&mut self.scale_target_ref, value, depth)?,
             2 => self.min_replicas = Some(w::int32(value)?),
             3 => self.max_replicas = w::int32(value)?,
-            4 => self
-                .metrics
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            5 => w::merge(
-                self.behavior.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                self.metrics.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            5 => {
+                w::merge(
+                    self.behavior.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

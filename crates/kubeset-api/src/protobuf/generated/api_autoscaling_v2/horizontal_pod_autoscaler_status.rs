@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
+impl crate::protobuf::Message
+for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.observed_generation {
             w::put_int64(buf, 1, v);
@@ -40,14 +41,16 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HorizontalPodAuto
             2 => self.last_scale_time = w::time(value)?,
             3 => self.current_replicas = Some(w::int32(value)?),
             4 => self.desired_replicas = w::int32(value)?,
-            5 => self
-                .current_metrics
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            6 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            5 => {
+                self.current_metrics
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            6 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

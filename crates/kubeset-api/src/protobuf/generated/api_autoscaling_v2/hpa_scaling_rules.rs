@@ -29,15 +29,18 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HPAScalingRules {
         match number {
             3 => self.stabilization_window_seconds = Some(w::int32(value)?),
             1 => self.select_policy = Some(w::string(value)?),
-            2 => self
-                .policies
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => w::merge(
-                self.tolerance.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                self.policies
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                w::merge(
+                    self.tolerance.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -33,31 +33,41 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
         let _ = depth;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge(
-                &mut **self.object.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.pods.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self.resource.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            7 => w::merge(
-                &mut **self.container_resource.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            5 => w::merge(
-                &mut **self.external.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.object.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.pods.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    &mut **self.resource.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            7 => {
+                w::merge(
+                    &mut **self.container_resource.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            5 => {
+                w::merge(
+                    &mut **self.external.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -27,16 +27,14 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricTarget {
         let _ = depth;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge(
-                self.value.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.average_value.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => w::merge(self.value.get_or_insert_with(Default::default), value, depth)?,
+            3 => {
+                w::merge(
+                    self.average_value.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.average_utilization = Some(w::int32(value)?),
             _ => {}
         }

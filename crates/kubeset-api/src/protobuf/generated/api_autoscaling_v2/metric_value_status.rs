@@ -22,16 +22,14 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricValueStatus
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.value.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                self.average_value.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => w::merge(self.value.get_or_insert_with(Default::default), value, depth)?,
+            2 => {
+                w::merge(
+                    self.average_value.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.average_utilization = Some(w::int32(value)?),
             _ => {}
         }

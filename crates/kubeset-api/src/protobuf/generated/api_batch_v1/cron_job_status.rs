@@ -24,10 +24,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .active
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.active.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             4 => self.last_schedule_time = w::time(value)?,
             5 => self.last_successful_time = w::time(value)?,
             _ => {}

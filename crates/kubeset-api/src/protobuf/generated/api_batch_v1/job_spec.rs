@@ -65,24 +65,30 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             1 => self.parallelism = Some(w::int32(value)?),
             2 => self.completions = Some(w::int32(value)?),
             3 => self.active_deadline_seconds = Some(w::int64(value)?),
-            11 => w::merge(
-                self.pod_failure_policy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            16 => w::merge(
-                self.success_policy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            11 => {
+                w::merge(
+                    self.pod_failure_policy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            16 => {
+                w::merge(
+                    self.success_policy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             7 => self.backoff_limit = Some(w::int32(value)?),
             12 => self.backoff_limit_per_index = Some(w::int32(value)?),
             13 => self.max_failed_indexes = Some(w::int32(value)?),
-            4 => w::merge(
-                &mut **self.selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    &mut **self.selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.manual_selector = Some(w::bool(value)?),
             6 => w::merge(&mut self.template, value, depth)?,
             8 => self.ttl_seconds_after_finished = Some(w::int32(value)?),

@@ -48,10 +48,11 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.start_time = w::time(value)?,
             3 => self.completion_time = w::time(value)?,
             4 => self.active = Some(w::int32(value)?),
@@ -60,13 +61,15 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             11 => self.terminating = Some(w::int32(value)?),
             7 => self.completed_indexes = Some(w::string(value)?),
             10 => self.failed_indexes = Some(w::string(value)?),
-            8 => w::merge(
-                &mut **self
-                    .uncounted_terminated_pods
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            8 => {
+                w::merge(
+                    &mut **self
+                        .uncounted_terminated_pods
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             9 => self.ready = Some(w::int32(value)?),
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement` of kubernetes/v1.35/proto, definition `io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
+impl crate::protobuf::Message
+for crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.container_name {
             w::put_string(buf, 1, v);

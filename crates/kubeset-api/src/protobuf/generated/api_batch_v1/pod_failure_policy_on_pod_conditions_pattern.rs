@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern` of kubernetes/v1.35/proto, definition `io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
+impl crate::protobuf::Message
+for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.type_;

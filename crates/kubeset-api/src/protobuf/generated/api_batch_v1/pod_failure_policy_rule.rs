@@ -26,15 +26,18 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
         let _ = depth;
         match number {
             1 => self.action = w::string(value)?,
-            2 => w::merge(
-                &mut **self.on_exit_codes.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .on_pod_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                w::merge(
+                    &mut **self.on_exit_codes.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.on_pod_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

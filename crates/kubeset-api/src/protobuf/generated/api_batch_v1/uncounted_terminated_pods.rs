@@ -23,14 +23,8 @@ impl crate::protobuf::Message for crate::api::batch::v1::UncountedTerminatedPods
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .succeeded
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            2 => self
-                .failed
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.succeeded.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => self.failed.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1.CertificateSigningRequest` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1.CertificateSigningRequest`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigningRequest {
+impl crate::protobuf::Message
+for crate::api::certificates::v1::CertificateSigningRequest {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;
@@ -26,11 +27,13 @@ impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigni
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.spec, value, depth)?,
-            3 => w::merge(
-                &mut **self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.status.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

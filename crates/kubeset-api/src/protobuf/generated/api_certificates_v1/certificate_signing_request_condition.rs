@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1.CertificateSigningRequestCondition` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1.CertificateSigningRequestCondition`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigningRequestCondition {
+impl crate::protobuf::Message
+for crate::api::certificates::v1::CertificateSigningRequestCondition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.type_;

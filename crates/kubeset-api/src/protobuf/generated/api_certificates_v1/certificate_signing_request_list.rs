@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1.CertificateSigningRequestList` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1.CertificateSigningRequestList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigningRequestList {
+impl crate::protobuf::Message
+for crate::api::certificates::v1::CertificateSigningRequestList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1.CertificateSigningRequestSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1.CertificateSigningRequestSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigningRequestSpec {
+impl crate::protobuf::Message
+for crate::api::certificates::v1::CertificateSigningRequestSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.request;
@@ -46,21 +47,19 @@ impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigni
             1 => self.request = w::bytes(value)?,
             7 => self.signer_name = w::string(value)?,
             8 => self.expiration_seconds = Some(w::int32(value)?),
-            5 => self
-                .usages
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            5 => self.usages.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.username = Some(w::string(value)?),
             3 => self.uid = Some(w::string(value)?),
-            4 => self
-                .groups
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             6 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::wrapped(value, w::string)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::wrapped(value, w::string)?)
+                    },
+                )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}

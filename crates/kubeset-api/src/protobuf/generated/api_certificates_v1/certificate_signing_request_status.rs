@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1.CertificateSigningRequestStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1.CertificateSigningRequestStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigningRequestStatus {
+impl crate::protobuf::Message
+for crate::api::certificates::v1::CertificateSigningRequestStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.conditions {
             for v in v {
@@ -21,10 +22,11 @@ impl crate::protobuf::Message for crate::api::certificates::v1::CertificateSigni
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.certificate = Some(w::bytes(value)?),
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
+impl crate::protobuf::Message
+for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.signer_name {
             w::put_string(buf, 1, v);

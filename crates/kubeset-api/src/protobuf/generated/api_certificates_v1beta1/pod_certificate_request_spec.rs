@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1beta1.PodCertificateRequestSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
+impl crate::protobuf::Message
+for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.signer_name;
@@ -66,10 +67,14 @@ impl crate::protobuf::Message for crate::api::certificates::v1beta1::PodCertific
             9 => self.pkix_public_key = w::bytes(value)?,
             10 => self.proof_of_possession = w::bytes(value)?,
             11 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
                 self.unverified_user_annotations
                     .get_or_insert_with(Default::default)
                     .insert(k, v);

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.certificates.v1beta1.PodCertificateRequestStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
+impl crate::protobuf::Message
+for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.conditions {
             for v in v {
@@ -30,10 +31,11 @@ impl crate::protobuf::Message for crate::api::certificates::v1beta1::PodCertific
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.certificate_chain = Some(w::string(value)?),
             4 => self.not_before = w::time(value)?,
             5 => self.begin_refresh_at = w::time(value)?,

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.coordination.v1alpha2.LeaseCandidateList` of kubernetes/v1.35/proto, definition `io.k8s.api.coordination.v1alpha2.LeaseCandidateList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::coordination::v1alpha2::LeaseCandidateList {
+impl crate::protobuf::Message
+for crate::api::coordination::v1alpha2::LeaseCandidateList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

@@ -23,14 +23,8 @@ impl crate::protobuf::Message for crate::api::core::v1::Capabilities {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .add
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            2 => self
-                .drop
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.add.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => self.drop.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -38,11 +38,13 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSVolumeSource {
             2 => self.path = Some(w::string(value)?),
             3 => self.user = Some(w::string(value)?),
             4 => self.secret_file = Some(w::string(value)?),
-            5 => w::merge(
-                self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             6 => self.read_only = Some(w::bool(value)?),
             _ => {}
         }

@@ -31,11 +31,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
         match number {
             1 => self.name = Some(w::string(value)?),
             2 => self.signer_name = Some(w::string(value)?),
-            3 => w::merge(
-                &mut **self.label_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.optional = Some(w::bool(value)?),
             4 => self.path = w::string(value)?,
             _ => {}

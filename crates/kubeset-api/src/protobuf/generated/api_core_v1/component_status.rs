@@ -23,10 +23,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ComponentStatus {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

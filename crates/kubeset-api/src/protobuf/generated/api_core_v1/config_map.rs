@@ -29,20 +29,26 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
             1 => w::merge(&mut self.metadata, value, depth)?,
             4 => self.immutable = Some(w::bool(value)?),
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
                 self.data.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::bytes(value)?)
-                })?;
-                self.binary_data
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::bytes(value)?)
+                    },
+                )?;
+                self.binary_data.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

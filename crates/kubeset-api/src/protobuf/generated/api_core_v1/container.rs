@@ -109,77 +109,82 @@ impl crate::protobuf::Message for crate::api::core::v1::Container {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.image = Some(w::string(value)?),
-            3 => self
-                .command
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => self
-                .args
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.command.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => self.args.get_or_insert_with(Vec::new).push(w::string(value)?),
             5 => self.working_dir = Some(w::string(value)?),
-            6 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            19 => self
-                .env_from
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            7 => self
-                .env
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            8 => w::merge(
-                &mut **self.resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            23 => self
-                .resize_policy
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            19 => {
+                self.env_from
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            7 => self.env.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            8 => {
+                w::merge(
+                    &mut **self.resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            23 => {
+                self.resize_policy
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             24 => self.restart_policy = Some(w::string(value)?),
-            25 => self
-                .restart_policy_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            9 => self
-                .volume_mounts
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            21 => self
-                .volume_devices
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            10 => w::merge(
-                &mut **self.liveness_probe.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            11 => w::merge(
-                &mut **self.readiness_probe.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            22 => w::merge(
-                &mut **self.startup_probe.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            12 => w::merge(
-                &mut **self.lifecycle.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            25 => {
+                self.restart_policy_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            9 => {
+                self.volume_mounts
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            21 => {
+                self.volume_devices
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            10 => {
+                w::merge(
+                    &mut **self.liveness_probe.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            11 => {
+                w::merge(
+                    &mut **self.readiness_probe.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            22 => {
+                w::merge(
+                    &mut **self.startup_probe.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            12 => {
+                w::merge(
+                    &mut **self.lifecycle.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             13 => self.termination_message_path = Some(w::string(value)?),
             20 => self.termination_message_policy = Some(w::string(value)?),
             14 => self.image_pull_policy = Some(w::string(value)?),
-            15 => w::merge(
-                &mut **self.security_context.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            15 => {
+                w::merge(
+                    &mut **self.security_context.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             16 => self.stdin = Some(w::bool(value)?),
             17 => self.stdin_once = Some(w::bool(value)?),
             18 => self.tty = Some(w::bool(value)?),

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.core.v1.ContainerExtendedResourceRequest` of kubernetes/v1.35/proto, definition `io.k8s.api.core.v1.ContainerExtendedResourceRequest`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::core::v1::ContainerExtendedResourceRequest {
+impl crate::protobuf::Message
+for crate::api::core::v1::ContainerExtendedResourceRequest {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.container_name;

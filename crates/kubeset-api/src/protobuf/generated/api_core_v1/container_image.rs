@@ -21,10 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerImage {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .names
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.names.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.size_bytes = Some(w::int64(value)?),
             _ => {}
         }

@@ -21,11 +21,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRule {
         let _ = depth;
         match number {
             1 => self.action = w::string(value)?,
-            2 => w::merge(
-                &mut **self.exit_codes.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.exit_codes.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -23,12 +23,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRuleOnEx
         let _ = depth;
         match number {
             1 => self.operator = w::string(value)?,
-            2 => w::repeated(
-                self.values.get_or_insert_with(Vec::new),
-                value,
-                w::int32,
-                w::Packed::Varint,
-            )?,
+            2 => {
+                w::repeated(
+                    self.values.get_or_insert_with(Vec::new),
+                    value,
+                    w::int32,
+                    w::Packed::Varint,
+                )?
+            }
             _ => {}
         }
         Ok(())

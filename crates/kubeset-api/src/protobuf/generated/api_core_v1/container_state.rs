@@ -22,21 +22,27 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.waiting.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                self.running.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.terminated.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.waiting.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.running.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.terminated.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

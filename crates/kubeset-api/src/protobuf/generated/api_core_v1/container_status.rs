@@ -68,16 +68,20 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(
-                &mut **self.state.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.last_state.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.state.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.last_state.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.ready = w::bool(value)?,
             5 => self.restart_count = w::int32(value)?,
             6 => self.image = w::string(value)?,
@@ -85,28 +89,36 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             8 => self.container_id = Some(w::string(value)?),
             9 => self.started = Some(w::bool(value)?),
             10 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.allocated_resources
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            11 => w::merge(
-                &mut **self.resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            12 => self
-                .volume_mounts
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            11 => {
+                w::merge(
+                    &mut **self.resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            12 => {
+                self.volume_mounts
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             13 => w::merge(self.user.get_or_insert_with(Default::default), value, depth)?,
-            14 => self
-                .allocated_resources_status
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            14 => {
+                self.allocated_resources_status
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             15 => self.stop_signal = Some(w::string(value)?),
             _ => {}
         }

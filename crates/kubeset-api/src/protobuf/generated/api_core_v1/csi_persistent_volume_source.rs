@@ -50,49 +50,61 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             3 => self.read_only = Some(w::bool(value)?),
             4 => self.fs_type = Some(w::string(value)?),
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.volume_attributes
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.volume_attributes.get_or_insert_with(Default::default).insert(k, v);
             }
-            6 => w::merge(
-                &mut **self
-                    .controller_publish_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            7 => w::merge(
-                &mut **self
-                    .node_stage_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            8 => w::merge(
-                &mut **self
-                    .node_publish_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            9 => w::merge(
-                &mut **self
-                    .controller_expand_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            10 => w::merge(
-                &mut **self
-                    .node_expand_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            6 => {
+                w::merge(
+                    &mut **self
+                        .controller_publish_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            7 => {
+                w::merge(
+                    &mut **self
+                        .node_stage_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            8 => {
+                w::merge(
+                    &mut **self
+                        .node_publish_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            9 => {
+                w::merge(
+                    &mut **self
+                        .controller_expand_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            10 => {
+                w::merge(
+                    &mut **self
+                        .node_expand_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

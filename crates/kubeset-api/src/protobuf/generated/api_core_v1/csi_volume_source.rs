@@ -33,20 +33,23 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIVolumeSource {
             2 => self.read_only = Some(w::bool(value)?),
             3 => self.fs_type = Some(w::string(value)?),
             4 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.volume_attributes
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.volume_attributes.get_or_insert_with(Default::default).insert(k, v);
             }
-            5 => w::merge(
-                self.node_publish_secret_ref
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    self.node_publish_secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -18,10 +18,7 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIProjection {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .items
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -27,16 +27,20 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
         let _ = depth;
         match number {
             1 => self.path = w::string(value)?,
-            2 => w::merge(
-                &mut **self.field_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.resource_field_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.field_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.mode = Some(w::int32(value)?),
             _ => {}
         }

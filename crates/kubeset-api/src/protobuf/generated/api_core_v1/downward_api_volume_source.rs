@@ -21,10 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeSource 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .items
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             2 => self.default_mode = Some(w::int32(value)?),
             _ => {}
         }

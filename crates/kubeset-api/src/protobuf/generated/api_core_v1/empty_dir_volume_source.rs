@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EmptyDirVolumeSource {
         let _ = depth;
         match number {
             1 => self.medium = Some(w::string(value)?),
-            2 => w::merge(
-                self.size_limit.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.size_limit.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -29,11 +29,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             1 => self.ip = w::string(value)?,
             3 => self.hostname = Some(w::string(value)?),
             4 => self.node_name = Some(w::string(value)?),
-            2 => w::merge(
-                &mut **self.target_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.target_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -28,18 +28,17 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointSubset {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .addresses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .not_ready_addresses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.addresses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                self.not_ready_addresses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            3 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

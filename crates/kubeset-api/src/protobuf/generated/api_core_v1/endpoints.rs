@@ -23,10 +23,9 @@ impl crate::protobuf::Message for crate::api::core::v1::Endpoints {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .subsets
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.subsets.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

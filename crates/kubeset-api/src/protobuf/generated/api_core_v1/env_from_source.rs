@@ -23,16 +23,20 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvFromSource {
         let _ = depth;
         match number {
             1 => self.prefix = Some(w::string(value)?),
-            2 => w::merge(
-                self.config_map_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.config_map_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -28,31 +28,41 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.field_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.resource_field_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.config_map_key_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self.secret_key_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            5 => w::merge(
-                &mut **self.file_key_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.field_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.config_map_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    &mut **self.secret_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            5 => {
+                w::merge(
+                    &mut **self.file_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -4,102 +4,106 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        w::put_embedded(buf, 1, |buf| {
-            {
-                let v = &self.name;
-                w::put_string(buf, 1, v);
-            }
-            if let Some(v) = &self.image {
-                w::put_string(buf, 2, v);
-            }
-            if let Some(v) = &self.command {
-                for v in v {
-                    w::put_string(buf, 3, v);
+        w::put_embedded(
+            buf,
+            1,
+            |buf| {
+                {
+                    let v = &self.name;
+                    w::put_string(buf, 1, v);
                 }
-            }
-            if let Some(v) = &self.args {
-                for v in v {
-                    w::put_string(buf, 4, v);
+                if let Some(v) = &self.image {
+                    w::put_string(buf, 2, v);
                 }
-            }
-            if let Some(v) = &self.working_dir {
-                w::put_string(buf, 5, v);
-            }
-            if let Some(v) = &self.ports {
-                for v in v {
-                    w::put_message(buf, 6, v);
+                if let Some(v) = &self.command {
+                    for v in v {
+                        w::put_string(buf, 3, v);
+                    }
                 }
-            }
-            if let Some(v) = &self.env_from {
-                for v in v {
-                    w::put_message(buf, 19, v);
+                if let Some(v) = &self.args {
+                    for v in v {
+                        w::put_string(buf, 4, v);
+                    }
                 }
-            }
-            if let Some(v) = &self.env {
-                for v in v {
-                    w::put_message(buf, 7, v);
+                if let Some(v) = &self.working_dir {
+                    w::put_string(buf, 5, v);
                 }
-            }
-            if let Some(v) = &self.resources {
-                w::put_message(buf, 8, &**v);
-            }
-            if let Some(v) = &self.resize_policy {
-                for v in v {
-                    w::put_message(buf, 23, v);
+                if let Some(v) = &self.ports {
+                    for v in v {
+                        w::put_message(buf, 6, v);
+                    }
                 }
-            }
-            if let Some(v) = &self.restart_policy {
-                w::put_string(buf, 24, v);
-            }
-            if let Some(v) = &self.restart_policy_rules {
-                for v in v {
-                    w::put_message(buf, 25, v);
+                if let Some(v) = &self.env_from {
+                    for v in v {
+                        w::put_message(buf, 19, v);
+                    }
                 }
-            }
-            if let Some(v) = &self.volume_mounts {
-                for v in v {
-                    w::put_message(buf, 9, v);
+                if let Some(v) = &self.env {
+                    for v in v {
+                        w::put_message(buf, 7, v);
+                    }
                 }
-            }
-            if let Some(v) = &self.volume_devices {
-                for v in v {
-                    w::put_message(buf, 21, v);
+                if let Some(v) = &self.resources {
+                    w::put_message(buf, 8, &**v);
                 }
-            }
-            if let Some(v) = &self.liveness_probe {
-                w::put_message(buf, 10, &**v);
-            }
-            if let Some(v) = &self.readiness_probe {
-                w::put_message(buf, 11, &**v);
-            }
-            if let Some(v) = &self.startup_probe {
-                w::put_message(buf, 22, &**v);
-            }
-            if let Some(v) = &self.lifecycle {
-                w::put_message(buf, 12, &**v);
-            }
-            if let Some(v) = &self.termination_message_path {
-                w::put_string(buf, 13, v);
-            }
-            if let Some(v) = &self.termination_message_policy {
-                w::put_string(buf, 20, v);
-            }
-            if let Some(v) = &self.image_pull_policy {
-                w::put_string(buf, 14, v);
-            }
-            if let Some(v) = &self.security_context {
-                w::put_message(buf, 15, &**v);
-            }
-            if let Some(v) = &self.stdin {
-                w::put_bool(buf, 16, v);
-            }
-            if let Some(v) = &self.stdin_once {
-                w::put_bool(buf, 17, v);
-            }
-            if let Some(v) = &self.tty {
-                w::put_bool(buf, 18, v);
-            }
-        });
+                if let Some(v) = &self.resize_policy {
+                    for v in v {
+                        w::put_message(buf, 23, v);
+                    }
+                }
+                if let Some(v) = &self.restart_policy {
+                    w::put_string(buf, 24, v);
+                }
+                if let Some(v) = &self.restart_policy_rules {
+                    for v in v {
+                        w::put_message(buf, 25, v);
+                    }
+                }
+                if let Some(v) = &self.volume_mounts {
+                    for v in v {
+                        w::put_message(buf, 9, v);
+                    }
+                }
+                if let Some(v) = &self.volume_devices {
+                    for v in v {
+                        w::put_message(buf, 21, v);
+                    }
+                }
+                if let Some(v) = &self.liveness_probe {
+                    w::put_message(buf, 10, &**v);
+                }
+                if let Some(v) = &self.readiness_probe {
+                    w::put_message(buf, 11, &**v);
+                }
+                if let Some(v) = &self.startup_probe {
+                    w::put_message(buf, 22, &**v);
+                }
+                if let Some(v) = &self.lifecycle {
+                    w::put_message(buf, 12, &**v);
+                }
+                if let Some(v) = &self.termination_message_path {
+                    w::put_string(buf, 13, v);
+                }
+                if let Some(v) = &self.termination_message_policy {
+                    w::put_string(buf, 20, v);
+                }
+                if let Some(v) = &self.image_pull_policy {
+                    w::put_string(buf, 14, v);
+                }
+                if let Some(v) = &self.security_context {
+                    w::put_message(buf, 15, &**v);
+                }
+                if let Some(v) = &self.stdin {
+                    w::put_bool(buf, 16, v);
+                }
+                if let Some(v) = &self.stdin_once {
+                    w::put_bool(buf, 17, v);
+                }
+                if let Some(v) = &self.tty {
+                    w::put_bool(buf, 18, v);
+                }
+            },
+        );
         if let Some(v) = &self.target_container_name {
             w::put_string(buf, 2, v);
         }
@@ -112,91 +116,126 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => self.name = w::string(value)?,
-                    2 => self.image = Some(w::string(value)?),
-                    3 => self
-                        .command
-                        .get_or_insert_with(Vec::new)
-                        .push(w::string(value)?),
-                    4 => self
-                        .args
-                        .get_or_insert_with(Vec::new)
-                        .push(w::string(value)?),
-                    5 => self.working_dir = Some(w::string(value)?),
-                    6 => self
-                        .ports
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    19 => self
-                        .env_from
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    7 => self
-                        .env
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    8 => w::merge(
-                        &mut **self.resources.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    23 => self
-                        .resize_policy
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    24 => self.restart_policy = Some(w::string(value)?),
-                    25 => self
-                        .restart_policy_rules
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    9 => self
-                        .volume_mounts
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    21 => self
-                        .volume_devices
-                        .get_or_insert_with(Vec::new)
-                        .push(w::message(value, depth)?),
-                    10 => w::merge(
-                        &mut **self.liveness_probe.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    11 => w::merge(
-                        &mut **self.readiness_probe.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    22 => w::merge(
-                        &mut **self.startup_probe.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    12 => w::merge(
-                        &mut **self.lifecycle.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    13 => self.termination_message_path = Some(w::string(value)?),
-                    20 => {
-                        self.termination_message_policy = Some(w::string(value)?);
-                    }
-                    14 => self.image_pull_policy = Some(w::string(value)?),
-                    15 => w::merge(
-                        &mut **self.security_context.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    16 => self.stdin = Some(w::bool(value)?),
-                    17 => self.stdin_once = Some(w::bool(value)?),
-                    18 => self.tty = Some(w::bool(value)?),
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            1 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => self.name = w::string(value)?,
+                            2 => self.image = Some(w::string(value)?),
+                            3 => {
+                                self.command
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::string(value)?)
+                            }
+                            4 => {
+                                self.args
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::string(value)?)
+                            }
+                            5 => self.working_dir = Some(w::string(value)?),
+                            6 => {
+                                self.ports
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            19 => {
+                                self.env_from
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            7 => {
+                                self.env
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            8 => {
+                                w::merge(
+                                    &mut **self.resources.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            23 => {
+                                self.resize_policy
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            24 => self.restart_policy = Some(w::string(value)?),
+                            25 => {
+                                self.restart_policy_rules
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            9 => {
+                                self.volume_mounts
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            21 => {
+                                self.volume_devices
+                                    .get_or_insert_with(Vec::new)
+                                    .push(w::message(value, depth)?)
+                            }
+                            10 => {
+                                w::merge(
+                                    &mut **self
+                                        .liveness_probe
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            11 => {
+                                w::merge(
+                                    &mut **self
+                                        .readiness_probe
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            22 => {
+                                w::merge(
+                                    &mut **self
+                                        .startup_probe
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            12 => {
+                                w::merge(
+                                    &mut **self.lifecycle.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            13 => self.termination_message_path = Some(w::string(value)?),
+                            20 => {
+                                self.termination_message_policy = Some(w::string(value)?);
+                            }
+                            14 => self.image_pull_policy = Some(w::string(value)?),
+                            15 => {
+                                w::merge(
+                                    &mut **self
+                                        .security_context
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            16 => self.stdin = Some(w::bool(value)?),
+                            17 => self.stdin_once = Some(w::bool(value)?),
+                            18 => self.tty = Some(w::bool(value)?),
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             2 => self.target_container_name = Some(w::string(value)?),
             _ => {}
         }

@@ -32,17 +32,11 @@ impl crate::protobuf::Message for crate::api::core::v1::FCVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .target_wwns
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.target_wwns.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.lun = Some(w::int32(value)?),
             3 => self.fs_type = Some(w::string(value)?),
             4 => self.read_only = Some(w::bool(value)?),
-            5 => self
-                .wwids
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            5 => self.wwids.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -31,20 +31,24 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexVolumeSource {
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.fs_type = Some(w::string(value)?),
-            3 => w::merge(
-                self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.read_only = Some(w::bool(value)?),
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.options
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.options.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

@@ -23,10 +23,7 @@ impl crate::protobuf::Message for crate::api::core::v1::HostAlias {
         let _ = depth;
         match number {
             1 => self.ip = w::string(value)?,
-            2 => self
-                .hostnames
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => self.hostnames.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -35,10 +35,11 @@ impl crate::protobuf::Message for crate::api::core::v1::HTTPGetAction {
             2 => w::merge(&mut self.port, value, depth)?,
             3 => self.host = Some(w::string(value)?),
             4 => self.scheme = Some(w::string(value)?),
-            5 => self
-                .http_headers
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            5 => {
+                self.http_headers
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -57,17 +57,16 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIPersistentVolumeSou
             4 => self.iscsi_interface = Some(w::string(value)?),
             5 => self.fs_type = Some(w::string(value)?),
             6 => self.read_only = Some(w::bool(value)?),
-            7 => self
-                .portals
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            7 => self.portals.get_or_insert_with(Vec::new).push(w::string(value)?),
             8 => self.chap_auth_discovery = Some(w::bool(value)?),
             11 => self.chap_auth_session = Some(w::bool(value)?),
-            10 => w::merge(
-                &mut **self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            10 => {
+                w::merge(
+                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             12 => self.initiator_name = Some(w::string(value)?),
             _ => {}
         }

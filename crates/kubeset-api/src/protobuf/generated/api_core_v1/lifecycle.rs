@@ -22,16 +22,20 @@ impl crate::protobuf::Message for crate::api::core::v1::Lifecycle {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.post_start.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.pre_stop.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.post_start.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.pre_stop.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.stop_signal = Some(w::string(value)?),
             _ => {}
         }

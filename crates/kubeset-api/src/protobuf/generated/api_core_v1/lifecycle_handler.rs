@@ -26,21 +26,21 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
         let _ = depth;
         match number {
             1 => w::merge(self.exec.get_or_insert_with(Default::default), value, depth)?,
-            2 => w::merge(
-                &mut **self.http_get.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.tcp_socket.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                self.sleep.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.http_get.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.tcp_socket.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => w::merge(self.sleep.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }
         Ok(())

@@ -34,42 +34,58 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
         match number {
             1 => self.type_ = w::string(value)?,
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.max.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.min.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.default
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.default.get_or_insert_with(Default::default).insert(k, v);
             }
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.default_request
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.default_request.get_or_insert_with(Default::default).insert(k, v);
             }
             6 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.max_limit_request_ratio
                     .get_or_insert_with(Default::default)
                     .insert(k, v);

@@ -28,12 +28,14 @@ impl crate::protobuf::Message for crate::api::core::v1::LinuxContainerUser {
         match number {
             1 => self.uid = w::int64(value)?,
             2 => self.gid = w::int64(value)?,
-            3 => w::repeated(
-                self.supplemental_groups.get_or_insert_with(Vec::new),
-                value,
-                w::int64,
-                w::Packed::Varint,
-            )?,
+            3 => {
+                w::repeated(
+                    self.supplemental_groups.get_or_insert_with(Vec::new),
+                    value,
+                    w::int64,
+                    w::Packed::Varint,
+                )?
+            }
             _ => {}
         }
         Ok(())

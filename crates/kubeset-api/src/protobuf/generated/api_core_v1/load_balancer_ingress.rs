@@ -30,10 +30,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LoadBalancerIngress {
             1 => self.ip = Some(w::string(value)?),
             2 => self.hostname = Some(w::string(value)?),
             3 => self.ip_mode = Some(w::string(value)?),
-            4 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -18,10 +18,9 @@ impl crate::protobuf::Message for crate::api::core::v1::LoadBalancerStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .ingress
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.ingress.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

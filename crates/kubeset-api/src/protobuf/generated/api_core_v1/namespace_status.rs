@@ -22,10 +22,11 @@ impl crate::protobuf::Message for crate::api::core::v1::NamespaceStatus {
         let _ = depth;
         match number {
             1 => self.phase = Some(w::string(value)?),
-            2 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -16,11 +16,13 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            2 => w::merge(
-                &mut **self.config_map.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.config_map.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -25,21 +25,23 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.assigned.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                self.active.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.last_known_good.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.assigned.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(self.active.get_or_insert_with(Default::default), value, depth)?
+            }
+            3 => {
+                w::merge(
+                    self.last_known_good.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.error = Some(w::string(value)?),
             _ => {}
         }

@@ -16,11 +16,13 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeDaemonEndpoints {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.kubelet_endpoint.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.kubelet_endpoint.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -28,10 +28,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSelectorRequirement 
         match number {
             1 => self.key = w::string(value)?,
             2 => self.operator = w::string(value)?,
-            3 => self
-                .values
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.values.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -23,14 +23,16 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSelectorTerm {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .match_expressions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .match_fields
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.match_expressions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                self.match_fields
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -39,21 +39,17 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
         let _ = depth;
         match number {
             1 => self.pod_cidr = Some(w::string(value)?),
-            7 => self
-                .pod_cidrs
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            7 => self.pod_cidrs.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.provider_id = Some(w::string(value)?),
             4 => self.unschedulable = Some(w::bool(value)?),
-            5 => self
-                .taints
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            6 => w::merge(
-                self.config_source.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            6 => {
+                w::merge(
+                    self.config_source.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.external_id = Some(w::string(value)?),
             _ => {}
         }

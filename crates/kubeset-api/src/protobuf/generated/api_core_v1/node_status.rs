@@ -70,72 +70,83 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.allocatable
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.allocatable.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.phase = Some(w::string(value)?),
-            4 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            5 => self
-                .addresses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            6 => w::merge(
-                self.daemon_endpoints.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            7 => w::merge(
-                &mut **self.node_info.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            8 => self
-                .images
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            9 => self
-                .volumes_in_use
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            10 => self
-                .volumes_attached
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            11 => w::merge(
-                &mut **self.config.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            12 => self
-                .runtime_handlers
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            13 => w::merge(
-                self.features.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            14 => self
-                .declared_features
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            4 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            5 => {
+                self.addresses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            6 => {
+                w::merge(
+                    self.daemon_endpoints.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            7 => {
+                w::merge(
+                    &mut **self.node_info.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            8 => self.images.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            9 => self.volumes_in_use.get_or_insert_with(Vec::new).push(w::string(value)?),
+            10 => {
+                self.volumes_attached
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            11 => {
+                w::merge(
+                    &mut **self.config.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            12 => {
+                self.runtime_handlers
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            13 => {
+                w::merge(
+                    self.features.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            14 => {
+                self.declared_features
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

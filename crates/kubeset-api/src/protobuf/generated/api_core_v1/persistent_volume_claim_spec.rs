@@ -42,33 +42,38 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .access_modes
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => w::merge(
-                &mut **self.selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => {
+                w::merge(
+                    &mut **self.selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.volume_name = Some(w::string(value)?),
             5 => self.storage_class_name = Some(w::string(value)?),
             6 => self.volume_mode = Some(w::string(value)?),
-            7 => w::merge(
-                &mut **self.data_source.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            8 => w::merge(
-                &mut **self.data_source_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            7 => {
+                w::merge(
+                    &mut **self.data_source.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            8 => {
+                w::merge(
+                    &mut **self.data_source_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             9 => self.volume_attributes_class_name = Some(w::string(value)?),
             _ => {}
         }

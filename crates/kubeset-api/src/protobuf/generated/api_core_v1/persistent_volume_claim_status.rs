@@ -42,49 +42,59 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
         let _ = depth;
         match number {
             1 => self.phase = Some(w::string(value)?),
-            2 => self
-                .access_modes
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
-            4 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.allocated_resources
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
             7 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
                 self.allocated_resource_statuses
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
             8 => self.current_volume_attributes_class_name = Some(w::string(value)?),
-            9 => w::merge(
-                &mut **self
-                    .modify_volume_status
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            9 => {
+                w::merge(
+                    &mut **self
+                        .modify_volume_status
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

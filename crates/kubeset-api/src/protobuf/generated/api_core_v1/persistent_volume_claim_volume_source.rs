@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource` of kubernetes/v1.35/proto, definition `io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimVolumeSource {
+impl crate::protobuf::Message
+for crate::api::core::v1::PersistentVolumeClaimVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.claim_name;

@@ -7,74 +7,78 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
         if let Some(v) = &self.capacity {
             w::put_map(buf, 1, v, |buf, v| w::put_message(buf, 2, v));
         }
-        w::put_embedded(buf, 2, |buf| {
-            if let Some(v) = &self.gce_persistent_disk {
-                w::put_message(buf, 1, &**v);
-            }
-            if let Some(v) = &self.aws_elastic_block_store {
-                w::put_message(buf, 2, &**v);
-            }
-            if let Some(v) = &self.host_path {
-                w::put_message(buf, 3, &**v);
-            }
-            if let Some(v) = &self.glusterfs {
-                w::put_message(buf, 4, &**v);
-            }
-            if let Some(v) = &self.nfs {
-                w::put_message(buf, 5, &**v);
-            }
-            if let Some(v) = &self.rbd {
-                w::put_message(buf, 6, &**v);
-            }
-            if let Some(v) = &self.iscsi {
-                w::put_message(buf, 7, &**v);
-            }
-            if let Some(v) = &self.cinder {
-                w::put_message(buf, 8, &**v);
-            }
-            if let Some(v) = &self.cephfs {
-                w::put_message(buf, 9, &**v);
-            }
-            if let Some(v) = &self.fc {
-                w::put_message(buf, 10, &**v);
-            }
-            if let Some(v) = &self.flocker {
-                w::put_message(buf, 11, &**v);
-            }
-            if let Some(v) = &self.flex_volume {
-                w::put_message(buf, 12, &**v);
-            }
-            if let Some(v) = &self.azure_file {
-                w::put_message(buf, 13, &**v);
-            }
-            if let Some(v) = &self.vsphere_volume {
-                w::put_message(buf, 14, &**v);
-            }
-            if let Some(v) = &self.quobyte {
-                w::put_message(buf, 15, &**v);
-            }
-            if let Some(v) = &self.azure_disk {
-                w::put_message(buf, 16, &**v);
-            }
-            if let Some(v) = &self.photon_persistent_disk {
-                w::put_message(buf, 17, &**v);
-            }
-            if let Some(v) = &self.portworx_volume {
-                w::put_message(buf, 18, &**v);
-            }
-            if let Some(v) = &self.scale_io {
-                w::put_message(buf, 19, &**v);
-            }
-            if let Some(v) = &self.local {
-                w::put_message(buf, 20, &**v);
-            }
-            if let Some(v) = &self.storageos {
-                w::put_message(buf, 21, &**v);
-            }
-            if let Some(v) = &self.csi {
-                w::put_message(buf, 22, &**v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            2,
+            |buf| {
+                if let Some(v) = &self.gce_persistent_disk {
+                    w::put_message(buf, 1, &**v);
+                }
+                if let Some(v) = &self.aws_elastic_block_store {
+                    w::put_message(buf, 2, &**v);
+                }
+                if let Some(v) = &self.host_path {
+                    w::put_message(buf, 3, &**v);
+                }
+                if let Some(v) = &self.glusterfs {
+                    w::put_message(buf, 4, &**v);
+                }
+                if let Some(v) = &self.nfs {
+                    w::put_message(buf, 5, &**v);
+                }
+                if let Some(v) = &self.rbd {
+                    w::put_message(buf, 6, &**v);
+                }
+                if let Some(v) = &self.iscsi {
+                    w::put_message(buf, 7, &**v);
+                }
+                if let Some(v) = &self.cinder {
+                    w::put_message(buf, 8, &**v);
+                }
+                if let Some(v) = &self.cephfs {
+                    w::put_message(buf, 9, &**v);
+                }
+                if let Some(v) = &self.fc {
+                    w::put_message(buf, 10, &**v);
+                }
+                if let Some(v) = &self.flocker {
+                    w::put_message(buf, 11, &**v);
+                }
+                if let Some(v) = &self.flex_volume {
+                    w::put_message(buf, 12, &**v);
+                }
+                if let Some(v) = &self.azure_file {
+                    w::put_message(buf, 13, &**v);
+                }
+                if let Some(v) = &self.vsphere_volume {
+                    w::put_message(buf, 14, &**v);
+                }
+                if let Some(v) = &self.quobyte {
+                    w::put_message(buf, 15, &**v);
+                }
+                if let Some(v) = &self.azure_disk {
+                    w::put_message(buf, 16, &**v);
+                }
+                if let Some(v) = &self.photon_persistent_disk {
+                    w::put_message(buf, 17, &**v);
+                }
+                if let Some(v) = &self.portworx_volume {
+                    w::put_message(buf, 18, &**v);
+                }
+                if let Some(v) = &self.scale_io {
+                    w::put_message(buf, 19, &**v);
+                }
+                if let Some(v) = &self.local {
+                    w::put_message(buf, 20, &**v);
+                }
+                if let Some(v) = &self.storageos {
+                    w::put_message(buf, 21, &**v);
+                }
+                if let Some(v) = &self.csi {
+                    w::put_message(buf, 22, &**v);
+                }
+            },
+        );
         if let Some(v) = &self.access_modes {
             for v in v {
                 w::put_string(buf, 3, v);
@@ -113,158 +117,214 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
-            2 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(
-                        &mut **self
-                            .gce_persistent_disk
-                            .get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    2 => w::merge(
-                        &mut **self
-                            .aws_elastic_block_store
-                            .get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    3 => w::merge(
-                        &mut **self.host_path.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    4 => w::merge(
-                        &mut **self.glusterfs.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    5 => w::merge(
-                        &mut **self.nfs.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    6 => w::merge(
-                        &mut **self.rbd.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    7 => w::merge(
-                        &mut **self.iscsi.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    8 => w::merge(
-                        &mut **self.cinder.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    9 => w::merge(
-                        &mut **self.cephfs.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    10 => w::merge(
-                        &mut **self.fc.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    11 => w::merge(
-                        &mut **self.flocker.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    12 => w::merge(
-                        &mut **self.flex_volume.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    13 => w::merge(
-                        &mut **self.azure_file.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    14 => w::merge(
-                        &mut **self.vsphere_volume.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    15 => w::merge(
-                        &mut **self.quobyte.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    16 => w::merge(
-                        &mut **self.azure_disk.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    17 => w::merge(
-                        &mut **self
-                            .photon_persistent_disk
-                            .get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    18 => w::merge(
-                        &mut **self.portworx_volume.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    19 => w::merge(
-                        &mut **self.scale_io.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    20 => w::merge(
-                        &mut **self.local.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    21 => w::merge(
-                        &mut **self.storageos.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    22 => w::merge(
-                        &mut **self.csi.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
-            3 => self
-                .access_modes
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => w::merge(
-                &mut **self.claim_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    &mut **self
+                                        .gce_persistent_disk
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            2 => {
+                                w::merge(
+                                    &mut **self
+                                        .aws_elastic_block_store
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            3 => {
+                                w::merge(
+                                    &mut **self.host_path.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            4 => {
+                                w::merge(
+                                    &mut **self.glusterfs.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            5 => {
+                                w::merge(
+                                    &mut **self.nfs.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            6 => {
+                                w::merge(
+                                    &mut **self.rbd.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            7 => {
+                                w::merge(
+                                    &mut **self.iscsi.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            8 => {
+                                w::merge(
+                                    &mut **self.cinder.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            9 => {
+                                w::merge(
+                                    &mut **self.cephfs.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            10 => {
+                                w::merge(
+                                    &mut **self.fc.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            11 => {
+                                w::merge(
+                                    &mut **self.flocker.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            12 => {
+                                w::merge(
+                                    &mut **self
+                                        .flex_volume
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            13 => {
+                                w::merge(
+                                    &mut **self.azure_file.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            14 => {
+                                w::merge(
+                                    &mut **self
+                                        .vsphere_volume
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            15 => {
+                                w::merge(
+                                    &mut **self.quobyte.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            16 => {
+                                w::merge(
+                                    &mut **self.azure_disk.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            17 => {
+                                w::merge(
+                                    &mut **self
+                                        .photon_persistent_disk
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            18 => {
+                                w::merge(
+                                    &mut **self
+                                        .portworx_volume
+                                        .get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            19 => {
+                                w::merge(
+                                    &mut **self.scale_io.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            20 => {
+                                w::merge(
+                                    &mut **self.local.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            21 => {
+                                w::merge(
+                                    &mut **self.storageos.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            22 => {
+                                w::merge(
+                                    &mut **self.csi.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
+            3 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => {
+                w::merge(
+                    &mut **self.claim_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.persistent_volume_reclaim_policy = Some(w::string(value)?),
             6 => self.storage_class_name = Some(w::string(value)?),
-            7 => self
-                .mount_options
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            7 => self.mount_options.get_or_insert_with(Vec::new).push(w::string(value)?),
             8 => self.volume_mode = Some(w::string(value)?),
-            9 => w::merge(
-                self.node_affinity.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            9 => {
+                w::merge(
+                    self.node_affinity.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             10 => self.volume_attributes_class_name = Some(w::string(value)?),
             _ => {}
         }

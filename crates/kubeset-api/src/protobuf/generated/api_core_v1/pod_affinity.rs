@@ -23,14 +23,16 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinity {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .required_during_scheduling_ignored_during_execution
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .preferred_during_scheduling_ignored_during_execution
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.required_during_scheduling_ignored_during_execution
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                self.preferred_during_scheduling_ignored_during_execution
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -38,29 +38,32 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.label_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => self
-                .namespaces
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => {
+                w::merge(
+                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => self.namespaces.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.topology_key = w::string(value)?,
-            4 => w::merge(
-                &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            5 => self
-                .match_label_keys
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            6 => self
-                .mismatch_label_keys
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            4 => {
+                w::merge(
+                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            5 => {
+                self.match_label_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
+            6 => {
+                self.mismatch_label_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

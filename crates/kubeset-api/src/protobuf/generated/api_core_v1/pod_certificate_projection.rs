@@ -43,13 +43,15 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
             5 => self.key_path = Some(w::string(value)?),
             6 => self.certificate_chain_path = Some(w::string(value)?),
             7 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.user_annotations
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.user_annotations.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

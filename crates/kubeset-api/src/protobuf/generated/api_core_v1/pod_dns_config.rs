@@ -28,18 +28,11 @@ impl crate::protobuf::Message for crate::api::core::v1::PodDNSConfig {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .nameservers
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            2 => self
-                .searches
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            3 => self
-                .options
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.nameservers.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => self.searches.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                self.options.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -56,42 +56,51 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.se_linux_options.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            8 => w::merge(
-                &mut **self.windows_options.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.se_linux_options.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            8 => {
+                w::merge(
+                    &mut **self.windows_options.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.run_as_user = Some(w::int64(value)?),
             6 => self.run_as_group = Some(w::int64(value)?),
             3 => self.run_as_non_root = Some(w::bool(value)?),
-            4 => w::repeated(
-                self.supplemental_groups.get_or_insert_with(Vec::new),
-                value,
-                w::int64,
-                w::Packed::Varint,
-            )?,
+            4 => {
+                w::repeated(
+                    self.supplemental_groups.get_or_insert_with(Vec::new),
+                    value,
+                    w::int64,
+                    w::Packed::Varint,
+                )?
+            }
             12 => self.supplemental_groups_policy = Some(w::string(value)?),
             5 => self.fs_group = Some(w::int64(value)?),
-            7 => self
-                .sysctls
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            7 => {
+                self.sysctls.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             9 => self.fs_group_change_policy = Some(w::string(value)?),
-            10 => w::merge(
-                &mut **self.seccomp_profile.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            11 => w::merge(
-                &mut **self.app_armor_profile.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            10 => {
+                w::merge(
+                    &mut **self.seccomp_profile.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            11 => {
+                w::merge(
+                    &mut **self.app_armor_profile.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             13 => self.se_linux_change_policy = Some(w::string(value)?),
             _ => {}
         }

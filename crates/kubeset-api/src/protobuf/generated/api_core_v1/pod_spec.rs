@@ -162,31 +162,34 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .volumes
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            20 => self
-                .init_containers
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.volumes.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            20 => {
+                self.init_containers
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.containers.push(w::message(value, depth)?),
-            34 => self
-                .ephemeral_containers
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            34 => {
+                self.ephemeral_containers
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             3 => self.restart_policy = Some(w::string(value)?),
             4 => self.termination_grace_period_seconds = Some(w::int64(value)?),
             5 => self.active_deadline_seconds = Some(w::int64(value)?),
             6 => self.dns_policy = Some(w::string(value)?),
             7 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.node_selector
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.node_selector.get_or_insert_with(Default::default).insert(k, v);
             }
             8 => self.service_account_name = Some(w::string(value)?),
             9 => self.service_account = Some(w::string(value)?),
@@ -196,80 +199,99 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             12 => self.host_pid = Some(w::bool(value)?),
             13 => self.host_ipc = Some(w::bool(value)?),
             27 => self.share_process_namespace = Some(w::bool(value)?),
-            14 => w::merge(
-                &mut **self.security_context.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            15 => self
-                .image_pull_secrets
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            14 => {
+                w::merge(
+                    &mut **self.security_context.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            15 => {
+                self.image_pull_secrets
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             16 => self.hostname = Some(w::string(value)?),
             17 => self.subdomain = Some(w::string(value)?),
-            18 => w::merge(
-                self.affinity.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            18 => {
+                w::merge(
+                    self.affinity.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             19 => self.scheduler_name = Some(w::string(value)?),
-            22 => self
-                .tolerations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            23 => self
-                .host_aliases
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            22 => {
+                self.tolerations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            23 => {
+                self.host_aliases
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             24 => self.priority_class_name = Some(w::string(value)?),
             25 => self.priority = Some(w::int32(value)?),
-            26 => w::merge(
-                &mut **self.dns_config.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            28 => self
-                .readiness_gates
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            26 => {
+                w::merge(
+                    &mut **self.dns_config.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            28 => {
+                self.readiness_gates
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             29 => self.runtime_class_name = Some(w::string(value)?),
             30 => self.enable_service_links = Some(w::bool(value)?),
             31 => self.preemption_policy = Some(w::string(value)?),
             32 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.overhead
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.overhead.get_or_insert_with(Default::default).insert(k, v);
             }
-            33 => self
-                .topology_spread_constraints
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            33 => {
+                self.topology_spread_constraints
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             35 => self.set_hostname_as_fqdn = Some(w::bool(value)?),
             36 => w::merge(self.os.get_or_insert_with(Default::default), value, depth)?,
             37 => self.host_users = Some(w::bool(value)?),
-            38 => self
-                .scheduling_gates
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            39 => self
-                .resource_claims
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            40 => w::merge(
-                &mut **self.resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            38 => {
+                self.scheduling_gates
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            39 => {
+                self.resource_claims
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            40 => {
+                w::merge(
+                    &mut **self.resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             41 => self.hostname_override = Some(w::string(value)?),
-            42 => w::merge(
-                &mut **self.workload_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            42 => {
+                w::merge(
+                    &mut **self.workload_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

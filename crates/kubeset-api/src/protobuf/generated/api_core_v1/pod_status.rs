@@ -89,63 +89,76 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
         match number {
             17 => self.observed_generation = Some(w::int64(value)?),
             1 => self.phase = Some(w::string(value)?),
-            2 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             3 => self.message = Some(w::string(value)?),
             4 => self.reason = Some(w::string(value)?),
             11 => self.nominated_node_name = Some(w::string(value)?),
             5 => self.host_ip = Some(w::string(value)?),
-            16 => self
-                .host_ips
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            16 => {
+                self.host_ips
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             6 => self.pod_ip = Some(w::string(value)?),
-            12 => self
-                .pod_ips
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            12 => {
+                self.pod_ips.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             7 => self.start_time = w::time(value)?,
-            10 => self
-                .init_container_statuses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            8 => self
-                .container_statuses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            10 => {
+                self.init_container_statuses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            8 => {
+                self.container_statuses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             9 => self.qos_class = Some(w::string(value)?),
-            13 => self
-                .ephemeral_container_statuses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            13 => {
+                self.ephemeral_container_statuses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             14 => self.resize = Some(w::string(value)?),
-            15 => self
-                .resource_claim_statuses
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            18 => w::merge(
-                &mut **self
-                    .extended_resource_claim_status
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            15 => {
+                self.resource_claim_statuses
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            18 => {
+                w::merge(
+                    &mut **self
+                        .extended_resource_claim_status
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             19 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.allocated_resources
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            20 => w::merge(
-                &mut **self.resources.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            20 => {
+                w::merge(
+                    &mut **self.resources.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -4,20 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::Probe {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        w::put_embedded(buf, 1, |buf| {
-            if let Some(v) = &self.exec {
-                w::put_message(buf, 1, v);
-            }
-            if let Some(v) = &self.http_get {
-                w::put_message(buf, 2, &**v);
-            }
-            if let Some(v) = &self.tcp_socket {
-                w::put_message(buf, 3, &**v);
-            }
-            if let Some(v) = &self.grpc {
-                w::put_message(buf, 4, v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            1,
+            |buf| {
+                if let Some(v) = &self.exec {
+                    w::put_message(buf, 1, v);
+                }
+                if let Some(v) = &self.http_get {
+                    w::put_message(buf, 2, &**v);
+                }
+                if let Some(v) = &self.tcp_socket {
+                    w::put_message(buf, 3, &**v);
+                }
+                if let Some(v) = &self.grpc {
+                    w::put_message(buf, 4, v);
+                }
+            },
+        );
         if let Some(v) = &self.initial_delay_seconds {
             w::put_int32(buf, 2, v);
         }
@@ -45,25 +49,47 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(self.exec.get_or_insert_with(Default::default), value, depth)?,
-                    2 => w::merge(
-                        &mut **self.http_get.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    3 => w::merge(
-                        &mut **self.tcp_socket.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    4 => w::merge(self.grpc.get_or_insert_with(Default::default), value, depth)?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            1 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    self.exec.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            2 => {
+                                w::merge(
+                                    &mut **self.http_get.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            3 => {
+                                w::merge(
+                                    &mut **self.tcp_socket.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            4 => {
+                                w::merge(
+                                    self.grpc.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             2 => self.initial_delay_seconds = Some(w::int32(value)?),
             3 => self.timeout_seconds = Some(w::int32(value)?),
             4 => self.period_seconds = Some(w::int32(value)?),

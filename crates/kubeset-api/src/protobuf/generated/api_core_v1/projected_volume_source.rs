@@ -21,10 +21,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ProjectedVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .sources
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.sources.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             2 => self.default_mode = Some(w::int32(value)?),
             _ => {}
         }

@@ -47,11 +47,13 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDVolumeSource {
             4 => self.pool = Some(w::string(value)?),
             5 => self.user = Some(w::string(value)?),
             6 => self.keyring = Some(w::string(value)?),
-            7 => w::merge(
-                self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            7 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             8 => self.read_only = Some(w::bool(value)?),
             _ => {}
         }

@@ -28,19 +28,23 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
             1 => self.replicas = Some(w::int32(value)?),
             4 => self.min_ready_seconds = Some(w::int32(value)?),
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.selector
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => w::merge(
-                &mut **self.template.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.template.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -39,10 +39,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSta
             4 => self.ready_replicas = Some(w::int32(value)?),
             5 => self.available_replicas = Some(w::int32(value)?),
             3 => self.observed_generation = Some(w::int64(value)?),
-            6 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -25,11 +25,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceFieldSelector {
         match number {
             1 => self.container_name = Some(w::string(value)?),
             2 => self.resource = w::string(value)?,
-            3 => w::merge(
-                self.divisor.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    self.divisor.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -25,21 +25,24 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaSpec {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.hard.get_or_insert_with(Default::default).insert(k, v);
             }
-            2 => self
-                .scopes
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            3 => w::merge(
-                self.scope_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => self.scopes.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                w::merge(
+                    self.scope_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

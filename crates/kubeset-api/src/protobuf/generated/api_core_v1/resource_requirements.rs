@@ -25,27 +25,28 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceRequirements {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.limits
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.limits.get_or_insert_with(Default::default).insert(k, v);
             }
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.requests
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.requests.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self
-                .claims
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => self.claims.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -23,10 +23,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceStatus {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => self
-                .resources
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.resources
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.core.v1.ScopedResourceSelectorRequirement` of kubernetes/v1.35/proto, definition `io.k8s.api.core.v1.ScopedResourceSelectorRequirement`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::core::v1::ScopedResourceSelectorRequirement {
+impl crate::protobuf::Message
+for crate::api::core::v1::ScopedResourceSelectorRequirement {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.scope_name;
@@ -28,10 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ScopedResourceSelectorRe
         match number {
             1 => self.scope_name = w::string(value)?,
             2 => self.operator = w::string(value)?,
-            3 => self
-                .values
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.values.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

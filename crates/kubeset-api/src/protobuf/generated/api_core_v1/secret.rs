@@ -32,20 +32,26 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
             1 => w::merge(&mut self.metadata, value, depth)?,
             5 => self.immutable = Some(w::bool(value)?),
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::bytes(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::bytes(value)?)
+                    },
+                )?;
                 self.data.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.string_data
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.string_data.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.type_ = Some(w::string(value)?),
             _ => {}

@@ -4,11 +4,15 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::SecretKeySelector {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        w::put_embedded(buf, 1, |buf| {
-            if let Some(v) = &self.name {
-                w::put_string(buf, 1, v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            1,
+            |buf| {
+                if let Some(v) = &self.name {
+                    w::put_string(buf, 1, v);
+                }
+            },
+        );
         {
             let v = &self.key;
             w::put_string(buf, 2, v);
@@ -25,14 +29,20 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretKeySelector {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => self.name = Some(w::string(value)?),
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            1 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => self.name = Some(w::string(value)?),
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             2 => self.key = w::string(value)?,
             3 => self.optional = Some(w::bool(value)?),
             _ => {}

@@ -4,11 +4,15 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::SecretProjection {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        w::put_embedded(buf, 1, |buf| {
-            if let Some(v) = &self.name {
-                w::put_string(buf, 1, v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            1,
+            |buf| {
+                if let Some(v) = &self.name {
+                    w::put_string(buf, 1, v);
+                }
+            },
+        );
         if let Some(v) = &self.items {
             for v in v {
                 w::put_message(buf, 2, v);
@@ -26,18 +30,21 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretProjection {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => self.name = Some(w::string(value)?),
-                    _ => {}
-                }
-                Ok(())
-            })?,
-            2 => self
-                .items
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => self.name = Some(w::string(value)?),
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
+            2 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             4 => self.optional = Some(w::bool(value)?),
             _ => {}
         }

@@ -31,14 +31,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceAccount {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .secrets
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .image_pull_secrets
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.secrets.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            3 => {
+                self.image_pull_secrets
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             4 => self.automount_service_account_token = Some(w::bool(value)?),
             _ => {}
         }

@@ -36,11 +36,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
             2 => self.protocol = Some(w::string(value)?),
             6 => self.app_protocol = Some(w::string(value)?),
             3 => self.port = w::int32(value)?,
-            4 => w::merge(
-                self.target_port.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    self.target_port.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.node_port = Some(w::int32(value)?),
             _ => {}
         }

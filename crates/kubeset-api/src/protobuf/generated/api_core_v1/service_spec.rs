@@ -83,49 +83,41 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.selector
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.cluster_ip = Some(w::string(value)?),
-            18 => self
-                .cluster_ips
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            18 => self.cluster_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => self.type_ = Some(w::string(value)?),
-            5 => self
-                .external_ips
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            5 => self.external_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
             7 => self.session_affinity = Some(w::string(value)?),
             8 => self.load_balancer_ip = Some(w::string(value)?),
-            9 => self
-                .load_balancer_source_ranges
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            9 => {
+                self.load_balancer_source_ranges
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             10 => self.external_name = Some(w::string(value)?),
             11 => self.external_traffic_policy = Some(w::string(value)?),
             12 => self.health_check_node_port = Some(w::int32(value)?),
             13 => self.publish_not_ready_addresses = Some(w::bool(value)?),
-            14 => w::merge(
-                self.session_affinity_config
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            19 => self
-                .ip_families
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            14 => {
+                w::merge(
+                    self.session_affinity_config.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            19 => self.ip_families.get_or_insert_with(Vec::new).push(w::string(value)?),
             17 => self.ip_family_policy = Some(w::string(value)?),
             20 => self.allocate_load_balancer_node_ports = Some(w::bool(value)?),
             21 => self.load_balancer_class = Some(w::string(value)?),

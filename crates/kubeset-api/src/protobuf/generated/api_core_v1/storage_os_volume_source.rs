@@ -32,11 +32,13 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSVolumeSource {
             2 => self.volume_namespace = Some(w::string(value)?),
             3 => self.fs_type = Some(w::string(value)?),
             4 => self.read_only = Some(w::bool(value)?),
-            5 => w::merge(
-                self.secret_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -45,18 +45,21 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
             1 => self.max_skew = w::int32(value)?,
             2 => self.topology_key = w::string(value)?,
             3 => self.when_unsatisfiable = w::string(value)?,
-            4 => w::merge(
-                &mut **self.label_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.min_domains = Some(w::int32(value)?),
             6 => self.node_affinity_policy = Some(w::string(value)?),
             7 => self.node_taints_policy = Some(w::string(value)?),
-            8 => self
-                .match_label_keys
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            8 => {
+                self.match_label_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

@@ -31,40 +31,52 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.secret.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                self.downward_api.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.config_map.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self
-                    .service_account_token
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            5 => w::merge(
-                &mut **self
-                    .cluster_trust_bundle
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            6 => w::merge(
-                &mut **self.pod_certificate.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.secret.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.downward_api.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.config_map.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    &mut **self
+                        .service_account_token
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            5 => {
+                w::merge(
+                    &mut **self
+                        .cluster_trust_bundle
+                        .get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            6 => {
+                w::merge(
+                    &mut **self.pod_certificate.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -41,33 +41,43 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
         let _ = depth;
         match number {
             1 => self.addresses.push(w::string(value)?),
-            2 => w::merge(
-                self.conditions.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.conditions.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.hostname = Some(w::string(value)?),
-            4 => w::merge(
-                &mut **self.target_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    &mut **self.target_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
                 self.deprecated_topology
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
             6 => self.node_name = Some(w::string(value)?),
             7 => self.zone = Some(w::string(value)?),
-            8 => w::merge(
-                &mut **self.hints.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            8 => {
+                w::merge(
+                    &mut **self.hints.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -23,14 +23,16 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointHints {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .for_zones
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .for_nodes
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.for_zones
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                self.for_nodes
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

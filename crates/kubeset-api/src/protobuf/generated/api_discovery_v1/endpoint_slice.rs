@@ -35,10 +35,7 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
             1 => w::merge(&mut self.metadata, value, depth)?,
             4 => self.address_type = w::string(value)?,
             2 => self.endpoints.push(w::message(value, depth)?),
-            3 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -61,32 +61,36 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => self.event_time = w::micro_time(value)?,
-            3 => w::merge(
-                self.series.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(self.series.get_or_insert_with(Default::default), value, depth)?
+            }
             4 => self.reporting_controller = Some(w::string(value)?),
             5 => self.reporting_instance = Some(w::string(value)?),
             6 => self.action = Some(w::string(value)?),
             7 => self.reason = Some(w::string(value)?),
-            8 => w::merge(
-                &mut **self.regarding.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            9 => w::merge(
-                &mut **self.related.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            8 => {
+                w::merge(
+                    &mut **self.regarding.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            9 => {
+                w::merge(
+                    &mut **self.related.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             10 => self.note = Some(w::string(value)?),
             11 => self.type_ = Some(w::string(value)?),
-            12 => w::merge(
-                &mut **self.deprecated_source.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            12 => {
+                w::merge(
+                    &mut **self.deprecated_source.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             13 => self.deprecated_first_timestamp = w::time(value)?,
             14 => self.deprecated_last_timestamp = w::time(value)?,
             15 => self.deprecated_count = Some(w::int32(value)?),

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.nominal_concurrency_shares {
             w::put_int32(buf, 1, v);

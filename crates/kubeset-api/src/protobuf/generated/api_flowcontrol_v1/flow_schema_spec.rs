@@ -30,16 +30,14 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::FlowSchemaSpec {
         match number {
             1 => w::merge(&mut self.priority_level_configuration, value, depth)?,
             2 => self.matching_precedence = Some(w::int32(value)?),
-            3 => w::merge(
-                self.distinguisher_method
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => self
-                .rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => {
+                w::merge(
+                    self.distinguisher_method.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

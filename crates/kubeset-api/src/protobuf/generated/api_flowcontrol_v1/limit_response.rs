@@ -21,11 +21,13 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::LimitResponse {
         let _ = depth;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge(
-                self.queuing.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.queuing.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.nominal_concurrency_shares {
             w::put_int32(buf, 1, v);
@@ -26,11 +27,13 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::LimitedPriorityLe
         let _ = depth;
         match number {
             1 => self.nominal_concurrency_shares = Some(w::int32(value)?),
-            2 => w::merge(
-                &mut **self.limit_response.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.limit_response.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.lendable_percent = Some(w::int32(value)?),
             4 => self.borrowing_limit_percent = Some(w::int32(value)?),
             _ => {}

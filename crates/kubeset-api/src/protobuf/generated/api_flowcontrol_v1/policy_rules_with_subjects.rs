@@ -30,14 +30,16 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::PolicyRulesWithSu
         let _ = depth;
         match number {
             1 => self.subjects.push(w::message(value, depth)?),
-            2 => self
-                .resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .non_resource_rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            3 => {
+                self.non_resource_rules
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.type_ {
             w::put_string(buf, 1, v);

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConfigurationList {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::PriorityLevelConfigurationList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.type_;
@@ -24,16 +25,16 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConf
         let _ = depth;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge(
-                self.limited.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.exempt.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.limited.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(self.exempt.get_or_insert_with(Default::default), value, depth)?
+            }
             _ => {}
         }
         Ok(())

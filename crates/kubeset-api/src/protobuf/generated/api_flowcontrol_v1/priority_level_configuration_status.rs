@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus` of kubernetes/v1.35/proto, definition `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
+impl crate::protobuf::Message
+for crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.conditions {
             for v in v {
@@ -18,10 +19,11 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::PriorityLevelConf
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -28,16 +28,14 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::Subject {
         match number {
             1 => self.kind = w::string(value)?,
             2 => w::merge(self.user.get_or_insert_with(Default::default), value, depth)?,
-            3 => w::merge(
-                self.group.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self.service_account.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => w::merge(self.group.get_or_insert_with(Default::default), value, depth)?,
+            4 => {
+                w::merge(
+                    &mut **self.service_account.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

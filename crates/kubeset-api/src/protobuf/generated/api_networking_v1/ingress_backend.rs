@@ -19,16 +19,20 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            4 => w::merge(
-                &mut **self.service.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.resource.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    &mut **self.service.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.resource.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.networking.v1.IngressClassParametersReference` of kubernetes/v1.35/proto, definition `io.k8s.api.networking.v1.IngressClassParametersReference`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::networking::v1::IngressClassParametersReference {
+impl crate::protobuf::Message
+for crate::api::networking::v1::IngressClassParametersReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.api_group {
             w::put_string(buf, 1, v);

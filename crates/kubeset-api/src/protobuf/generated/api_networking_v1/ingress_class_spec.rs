@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
         let _ = depth;
         match number {
             1 => self.controller = Some(w::string(value)?),
-            2 => w::merge(
-                &mut **self.parameters.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.parameters.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

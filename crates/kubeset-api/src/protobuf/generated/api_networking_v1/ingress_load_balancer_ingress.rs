@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.networking.v1.IngressLoadBalancerIngress` of kubernetes/v1.35/proto, definition `io.k8s.api.networking.v1.IngressLoadBalancerIngress`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::networking::v1::IngressLoadBalancerIngress {
+impl crate::protobuf::Message
+for crate::api::networking::v1::IngressLoadBalancerIngress {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.ip {
             w::put_string(buf, 1, v);
@@ -26,10 +27,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressLoadBalance
         match number {
             1 => self.ip = Some(w::string(value)?),
             2 => self.hostname = Some(w::string(value)?),
-            4 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -7,11 +7,15 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressRule {
         if let Some(v) = &self.host {
             w::put_string(buf, 1, v);
         }
-        w::put_embedded(buf, 2, |buf| {
-            if let Some(v) = &self.http {
-                w::put_message(buf, 1, v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            2,
+            |buf| {
+                if let Some(v) = &self.http {
+                    w::put_message(buf, 1, v);
+                }
+            },
+        );
     }
     fn merge_field(
         &mut self,
@@ -22,14 +26,26 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressRule {
         let _ = depth;
         match number {
             1 => self.host = Some(w::string(value)?),
-            2 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(self.http.get_or_insert_with(Default::default), value, depth)?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            2 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    self.http.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -30,19 +30,15 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressSpec {
         let _ = depth;
         match number {
             4 => self.ingress_class_name = Some(w::string(value)?),
-            1 => w::merge(
-                self.default_backend.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => self
-                .tls
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    self.default_backend.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => self.tls.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            3 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -21,10 +21,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressTLS {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .hosts
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.hosts.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.secret_name = Some(w::string(value)?),
             _ => {}
         }

@@ -23,10 +23,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IPBlock {
         let _ = depth;
         match number {
             1 => self.cidr = w::string(value)?,
-            2 => self
-                .except
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => self.except.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -3,6 +3,10 @@
 
 mod http_ingress_path;
 mod http_ingress_rule_value;
+mod ip_address;
+mod ip_address_list;
+mod ip_address_spec;
+mod ip_block;
 mod ingress;
 mod ingress_backend;
 mod ingress_class;
@@ -18,10 +22,6 @@ mod ingress_service_backend;
 mod ingress_spec;
 mod ingress_status;
 mod ingress_tls;
-mod ip_address;
-mod ip_address_list;
-mod ip_address_spec;
-mod ip_block;
 mod network_policy;
 mod network_policy_egress_rule;
 mod network_policy_ingress_rule;

@@ -23,14 +23,8 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyEgres
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .ports
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .to
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => self.to.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -22,21 +22,27 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPeer 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.pod_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                &mut **self.ip_block.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.pod_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    &mut **self.ip_block.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -31,23 +31,18 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.pod_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => self
-                .ingress
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .egress
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => self
-                .policy_types
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => {
+                w::merge(
+                    &mut **self.pod_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                self.ingress.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            3 => self.egress.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            4 => self.policy_types.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

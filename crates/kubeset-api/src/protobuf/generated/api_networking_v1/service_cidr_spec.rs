@@ -18,10 +18,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::ServiceCIDRSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .cidrs
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.cidrs.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -17,13 +17,15 @@ impl crate::protobuf::Message for crate::api::node::v1::Overhead {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.pod_fixed
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.pod_fixed.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

@@ -29,16 +29,20 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => self.handler = w::string(value)?,
-            3 => w::merge(
-                self.overhead.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self.scheduling.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    self.overhead.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    &mut **self.scheduling.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -25,21 +25,27 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.min_available.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.max_unavailable.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.min_available.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.max_unavailable.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             4 => self.unhealthy_pod_eviction_policy = Some(w::string(value)?),
             _ => {}
         }

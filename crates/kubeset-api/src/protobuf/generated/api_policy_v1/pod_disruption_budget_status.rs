@@ -42,22 +42,25 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
         match number {
             1 => self.observed_generation = Some(w::int64(value)?),
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::time(value)?.unwrap_or_default())
-                })?;
-                self.disrupted_pods
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::time(value)?.unwrap_or_default())
+                    },
+                )?;
+                self.disrupted_pods.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.disruptions_allowed = w::int32(value)?,
             4 => self.current_healthy = w::int32(value)?,
             5 => self.desired_healthy = w::int32(value)?,
             6 => self.expected_pods = w::int32(value)?,
-            7 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            7 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

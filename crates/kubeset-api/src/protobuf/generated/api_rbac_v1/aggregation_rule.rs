@@ -18,10 +18,11 @@ impl crate::protobuf::Message for crate::api::rbac::v1::AggregationRule {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .cluster_role_selectors
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.cluster_role_selectors
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

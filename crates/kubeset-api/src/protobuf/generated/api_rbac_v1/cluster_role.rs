@@ -26,15 +26,14 @@ impl crate::protobuf::Message for crate::api::rbac::v1::ClusterRole {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => w::merge(
-                self.aggregation_rule.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            3 => {
+                w::merge(
+                    self.aggregation_rule.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

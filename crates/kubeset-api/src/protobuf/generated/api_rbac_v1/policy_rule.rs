@@ -40,22 +40,14 @@ impl crate::protobuf::Message for crate::api::rbac::v1::PolicyRule {
         let _ = depth;
         match number {
             1 => self.verbs.push(w::string(value)?),
-            2 => self
-                .api_groups
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            3 => self
-                .resources
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => self
-                .resource_names
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            5 => self
-                .non_resource_urls
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            2 => self.api_groups.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => self.resources.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => self.resource_names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                self.non_resource_urls
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             _ => {}
         }
         Ok(())

@@ -23,10 +23,7 @@ impl crate::protobuf::Message for crate::api::rbac::v1::Role {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .rules
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -27,10 +27,11 @@ impl crate::protobuf::Message for crate::api::rbac::v1::RoleBinding {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self
-                .subjects
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.subjects
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             3 => w::merge(&mut self.role_ref, value, depth)?,
             _ => {}
         }

@@ -22,16 +22,20 @@ impl crate::protobuf::Message for crate::api::resource::v1::AllocationResult {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.devices.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.node_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.devices.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.node_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.allocation_timestamp = w::time(value)?,
             _ => {}
         }

@@ -23,10 +23,14 @@ impl crate::protobuf::Message for crate::api::resource::v1::CounterSet {
         match number {
             1 => self.name = w::string(value)?,
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.counters.insert(k, v);
             }
             _ => {}

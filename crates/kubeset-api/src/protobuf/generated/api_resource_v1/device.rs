@@ -60,47 +60,53 @@ impl crate::protobuf::Message for crate::api::resource::v1::Device {
         match number {
             1 => self.name = w::string(value)?,
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.attributes
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.attributes.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
-            4 => self
-                .consumes_counters
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => {
+                self.consumes_counters
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             5 => self.node_name = Some(w::string(value)?),
-            6 => w::merge(
-                self.node_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            6 => {
+                w::merge(
+                    self.node_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             7 => self.all_nodes = Some(w::bool(value)?),
-            8 => self
-                .taints
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            8 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             9 => self.binds_to_node = Some(w::bool(value)?),
-            10 => self
-                .binding_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            11 => self
-                .binding_failure_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            10 => {
+                self.binding_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
+            11 => {
+                self.binding_failure_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             12 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}
         }

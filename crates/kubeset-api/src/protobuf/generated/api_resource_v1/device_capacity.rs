@@ -21,11 +21,13 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceCapacity {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.value, value, depth)?,
-            2 => w::merge(
-                &mut **self.request_policy.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.request_policy.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

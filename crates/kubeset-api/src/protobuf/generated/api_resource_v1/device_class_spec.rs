@@ -26,14 +26,12 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .selectors
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .config
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.selectors
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             4 => self.extended_resource_name = Some(w::string(value)?),
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1.DeviceRequestAllocationResult` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1.DeviceRequestAllocationResult`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1::DeviceRequestAllocationResult {
+impl crate::protobuf::Message
+for crate::api::resource::v1::DeviceRequestAllocationResult {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.request;
@@ -58,27 +59,32 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceRequestAllocat
             3 => self.pool = w::string(value)?,
             4 => self.device = w::string(value)?,
             5 => self.admin_access = Some(w::bool(value)?),
-            6 => self
-                .tolerations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            7 => self
-                .binding_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            8 => self
-                .binding_failure_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            6 => {
+                self.tolerations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            7 => {
+                self.binding_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
+            8 => {
+                self.binding_failure_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             9 => self.share_id = Some(w::string(value)?),
             10 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.consumed_capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.consumed_capacity.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

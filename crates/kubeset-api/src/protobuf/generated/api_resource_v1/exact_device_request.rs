@@ -40,22 +40,26 @@ impl crate::protobuf::Message for crate::api::resource::v1::ExactDeviceRequest {
         let _ = depth;
         match number {
             1 => self.device_class_name = w::string(value)?,
-            2 => self
-                .selectors
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.selectors
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             3 => self.allocation_mode = Some(w::string(value)?),
             4 => self.count = Some(w::int64(value)?),
             5 => self.admin_access = Some(w::bool(value)?),
-            6 => self
-                .tolerations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            7 => w::merge(
-                self.capacity.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            6 => {
+                self.tolerations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            7 => {
+                w::merge(
+                    self.capacity.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,10 +3,10 @@
 
 mod allocated_device_status;
 mod allocation_result;
+mod cel_device_selector;
 mod capacity_request_policy;
 mod capacity_request_policy_range;
 mod capacity_requirements;
-mod cel_device_selector;
 mod counter;
 mod counter_set;
 mod device;

@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::resource::v1::ResourceClaimTemplat
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.metadata.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.metadata.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => w::merge(&mut self.spec, value, depth)?,
             _ => {}
         }

@@ -46,21 +46,23 @@ impl crate::protobuf::Message for crate::api::resource::v1::ResourceSliceSpec {
             1 => self.driver = w::string(value)?,
             2 => w::merge(&mut self.pool, value, depth)?,
             3 => self.node_name = Some(w::string(value)?),
-            4 => w::merge(
-                self.node_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    self.node_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             5 => self.all_nodes = Some(w::bool(value)?),
-            6 => self
-                .devices
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => {
+                self.devices.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             7 => self.per_device_node_selection = Some(w::bool(value)?),
-            8 => self
-                .shared_counters
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            8 => {
+                self.shared_counters
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -26,11 +26,9 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.spec, value, depth)?,
-            3 => w::merge(
-                self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
+            }
             _ => {}
         }
         Ok(())

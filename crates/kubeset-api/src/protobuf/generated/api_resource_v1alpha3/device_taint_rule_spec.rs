@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.device_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.device_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => w::merge(&mut self.taint, value, depth)?,
             _ => {}
         }

@@ -55,47 +55,53 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.attributes
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.attributes.get_or_insert_with(Default::default).insert(k, v);
             }
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.capacity
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self
-                .consumes_counters
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => {
+                self.consumes_counters
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             4 => self.node_name = Some(w::string(value)?),
-            5 => w::merge(
-                self.node_selector.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    self.node_selector.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             6 => self.all_nodes = Some(w::bool(value)?),
-            7 => self
-                .taints
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            7 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             8 => self.binds_to_node = Some(w::bool(value)?),
-            9 => self
-                .binding_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            10 => self
-                .binding_failure_conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            9 => {
+                self.binding_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
+            10 => {
+                self.binding_failure_conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             11 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}
         }

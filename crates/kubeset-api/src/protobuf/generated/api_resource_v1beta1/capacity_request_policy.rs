@@ -24,20 +24,25 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::CapacityRequest
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.default.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .valid_values
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => w::merge(
-                &mut **self.valid_range.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.default.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.valid_values
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                w::merge(
+                    &mut **self.valid_range.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta1.CapacityRequestPolicyRange` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta1.CapacityRequestPolicyRange`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta1::CapacityRequestPolicyRange {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta1::CapacityRequestPolicyRange {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.min;

@@ -21,11 +21,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::Device {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(
-                &mut **self.basic.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.basic.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

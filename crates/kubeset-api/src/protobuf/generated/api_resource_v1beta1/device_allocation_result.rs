@@ -23,14 +23,10 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceAllocatio
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .results
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .config
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.results.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            2 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta1.DeviceCounterConsumption` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta1.DeviceCounterConsumption`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceCounterConsumption {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta1::DeviceCounterConsumption {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.counter_set;
@@ -23,10 +24,14 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceCounterCo
         match number {
             1 => self.counter_set = w::string(value)?,
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.counters.insert(k, v);
             }
             _ => {}

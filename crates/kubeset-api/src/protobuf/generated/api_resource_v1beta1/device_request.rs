@@ -49,26 +49,31 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceRequest {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.device_class_name = Some(w::string(value)?),
-            3 => self
-                .selectors
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => {
+                self.selectors
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             4 => self.allocation_mode = Some(w::string(value)?),
             5 => self.count = Some(w::int64(value)?),
             6 => self.admin_access = Some(w::bool(value)?),
-            7 => self
-                .first_available
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            8 => self
-                .tolerations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            9 => w::merge(
-                self.capacity.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            7 => {
+                self.first_available
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            8 => {
+                self.tolerations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            9 => {
+                w::merge(
+                    self.capacity.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

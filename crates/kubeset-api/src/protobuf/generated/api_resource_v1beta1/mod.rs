@@ -4,10 +4,10 @@
 mod allocated_device_status;
 mod allocation_result;
 mod basic_device;
+mod cel_device_selector;
 mod capacity_request_policy;
 mod capacity_request_policy_range;
 mod capacity_requirements;
-mod cel_device_selector;
 mod counter;
 mod counter_set;
 mod device;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta1.OpaqueDeviceConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta1.OpaqueDeviceConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta1::OpaqueDeviceConfiguration {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta1::OpaqueDeviceConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.driver;

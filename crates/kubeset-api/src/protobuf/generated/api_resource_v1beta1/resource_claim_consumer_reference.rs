@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta1.ResourceClaimConsumerReference` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta1.ResourceClaimConsumerReference`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta1::ResourceClaimConsumerReference {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta1::ResourceClaimConsumerReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.api_group {
             w::put_string(buf, 1, v);

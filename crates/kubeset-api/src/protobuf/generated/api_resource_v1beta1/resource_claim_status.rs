@@ -26,19 +26,21 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::ResourceClaimSt
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.allocation.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => self
-                .reserved_for
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            4 => self
-                .devices
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                w::merge(
+                    &mut **self.allocation.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            2 => {
+                self.reserved_for
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            4 => {
+                self.devices.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

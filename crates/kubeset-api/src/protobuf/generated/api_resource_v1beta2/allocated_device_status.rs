@@ -43,16 +43,19 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocatedDevice
             2 => self.pool = w::string(value)?,
             3 => self.device = w::string(value)?,
             7 => self.share_id = Some(w::string(value)?),
-            4 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             5 => w::merge(self.data.get_or_insert_with(Default::default), value, depth)?,
-            6 => w::merge(
-                &mut **self.network_data.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            6 => {
+                w::merge(
+                    &mut **self.network_data.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

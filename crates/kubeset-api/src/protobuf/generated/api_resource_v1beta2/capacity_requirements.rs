@@ -17,13 +17,15 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::CapacityRequire
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.requests
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.requests.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta2.DeviceAllocationConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta2.DeviceAllocationConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceAllocationConfiguration {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta2::DeviceAllocationConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.source;
@@ -13,11 +14,15 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceAllocatio
                 w::put_string(buf, 2, v);
             }
         }
-        w::put_embedded(buf, 3, |buf| {
-            if let Some(v) = &self.opaque {
-                w::put_message(buf, 1, &**v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            3,
+            |buf| {
+                if let Some(v) = &self.opaque {
+                    w::put_message(buf, 1, &**v);
+                }
+            },
+        );
     }
     fn merge_field(
         &mut self,
@@ -28,22 +33,27 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceAllocatio
         let _ = depth;
         match number {
             1 => self.source = w::string(value)?,
-            2 => self
-                .requests
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            3 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(
-                        &mut **self.opaque.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            2 => self.requests.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    &mut **self.opaque.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             _ => {}
         }
         Ok(())

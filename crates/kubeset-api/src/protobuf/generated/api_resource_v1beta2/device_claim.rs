@@ -28,18 +28,17 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceClaim {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .requests
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => self
-                .constraints
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            3 => self
-                .config
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.requests
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                self.constraints
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            3 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -2,18 +2,23 @@
 // Source: message `k8s.io.api.resource.v1beta2.DeviceClaimConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta2.DeviceClaimConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceClaimConfiguration {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta2::DeviceClaimConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.requests {
             for v in v {
                 w::put_string(buf, 1, v);
             }
         }
-        w::put_embedded(buf, 2, |buf| {
-            if let Some(v) = &self.opaque {
-                w::put_message(buf, 1, &**v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            2,
+            |buf| {
+                if let Some(v) = &self.opaque {
+                    w::put_message(buf, 1, &**v);
+                }
+            },
+        );
     }
     fn merge_field(
         &mut self,
@@ -23,22 +28,27 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceClaimConf
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .requests
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            2 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(
-                        &mut **self.opaque.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            1 => self.requests.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    &mut **self.opaque.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             _ => {}
         }
         Ok(())

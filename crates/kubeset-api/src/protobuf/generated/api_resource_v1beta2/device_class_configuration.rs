@@ -2,13 +2,18 @@
 // Source: message `k8s.io.api.resource.v1beta2.DeviceClassConfiguration` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta2.DeviceClassConfiguration`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceClassConfiguration {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta2::DeviceClassConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        w::put_embedded(buf, 1, |buf| {
-            if let Some(v) = &self.opaque {
-                w::put_message(buf, 1, &**v);
-            }
-        });
+        w::put_embedded(
+            buf,
+            1,
+            |buf| {
+                if let Some(v) = &self.opaque {
+                    w::put_message(buf, 1, &**v);
+                }
+            },
+        );
     }
     fn merge_field(
         &mut self,
@@ -18,18 +23,26 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceClassConf
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
-                match number {
-                    1 => w::merge(
-                        &mut **self.opaque.get_or_insert_with(Default::default),
-                        value,
-                        depth,
-                    )?,
-                    _ => {}
-                }
-                Ok(())
-            })?,
+            1 => {
+                w::embedded(
+                    value,
+                    depth,
+                    &mut |number, value, depth| {
+                        let _ = depth;
+                        match number {
+                            1 => {
+                                w::merge(
+                                    &mut **self.opaque.get_or_insert_with(Default::default),
+                                    value,
+                                    depth,
+                                )?
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )?
+            }
             _ => {}
         }
         Ok(())

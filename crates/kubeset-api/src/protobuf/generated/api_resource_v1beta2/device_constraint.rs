@@ -24,10 +24,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceConstrain
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .requests
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => self.requests.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.match_attribute = Some(w::string(value)?),
             3 => self.distinct_attribute = Some(w::string(value)?),
             _ => {}

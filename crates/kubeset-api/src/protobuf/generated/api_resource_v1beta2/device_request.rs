@@ -26,15 +26,18 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceRequest {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(
-                &mut **self.exactly.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .first_available
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                w::merge(
+                    &mut **self.exactly.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.first_available
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

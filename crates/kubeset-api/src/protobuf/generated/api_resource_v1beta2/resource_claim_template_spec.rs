@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.resource.v1beta2.ResourceClaimTemplateSpec` of kubernetes/v1.35/proto, definition `io.k8s.api.resource.v1beta2.ResourceClaimTemplateSpec`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimTemplateSpec {
+impl crate::protobuf::Message
+for crate::api::resource::v1beta2::ResourceClaimTemplateSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.metadata {
             w::put_message(buf, 1, v);
@@ -20,11 +21,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimTe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.metadata.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    self.metadata.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => w::merge(&mut self.spec, value, depth)?,
             _ => {}
         }

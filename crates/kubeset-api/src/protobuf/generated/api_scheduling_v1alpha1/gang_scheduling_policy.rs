@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.scheduling.v1alpha1.GangSchedulingPolicy` of kubernetes/v1.35/proto, definition `io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
+impl crate::protobuf::Message
+for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.min_count;

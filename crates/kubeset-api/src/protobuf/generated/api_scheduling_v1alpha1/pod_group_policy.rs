@@ -19,11 +19,7 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::PodGroupPoli
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            2 => w::merge(
-                self.basic.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => w::merge(self.basic.get_or_insert_with(Default::default), value, depth)?,
             3 => w::merge(self.gang.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }

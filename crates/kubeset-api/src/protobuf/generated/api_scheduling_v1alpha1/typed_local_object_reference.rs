@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.scheduling.v1alpha1.TypedLocalObjectReference` of kubernetes/v1.35/proto, definition `io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
+impl crate::protobuf::Message
+for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.api_group {
             w::put_string(buf, 1, v);

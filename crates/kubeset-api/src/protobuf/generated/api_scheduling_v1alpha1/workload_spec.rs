@@ -22,11 +22,13 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.controller_ref.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.controller_ref.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.pod_groups.push(w::message(value, depth)?),
             _ => {}
         }

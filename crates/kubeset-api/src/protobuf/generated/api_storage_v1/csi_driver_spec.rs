@@ -49,16 +49,18 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIDriverSpec {
         match number {
             1 => self.attach_required = Some(w::bool(value)?),
             2 => self.pod_info_on_mount = Some(w::bool(value)?),
-            3 => self
-                .volume_lifecycle_modes
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => {
+                self.volume_lifecycle_modes
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             4 => self.storage_capacity = Some(w::bool(value)?),
             5 => self.fs_group_policy = Some(w::string(value)?),
-            6 => self
-                .token_requests
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            6 => {
+                self.token_requests
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             7 => self.requires_republish = Some(w::bool(value)?),
             8 => self.se_linux_mount = Some(w::bool(value)?),
             9 => self.node_allocatable_update_period_seconds = Some(w::int64(value)?),

@@ -31,15 +31,14 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSINodeDriver {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.node_id = w::string(value)?,
-            3 => self
-                .topology_keys
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            4 => w::merge(
-                self.allocatable.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => self.topology_keys.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => {
+                w::merge(
+                    self.allocatable.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -31,23 +31,28 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(
-                &mut **self.node_topology.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.node_topology.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.storage_class_name = w::string(value)?,
-            4 => w::merge(
-                self.capacity.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            5 => w::merge(
-                self.maximum_volume_size
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            4 => {
+                w::merge(
+                    self.capacity.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            5 => {
+                w::merge(
+                    self.maximum_volume_size.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

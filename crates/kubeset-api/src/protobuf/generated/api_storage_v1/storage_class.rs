@@ -46,25 +46,25 @@ impl crate::protobuf::Message for crate::api::storage::v1::StorageClass {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => self.provisioner = w::string(value)?,
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.parameters
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.parameters.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => self.reclaim_policy = Some(w::string(value)?),
-            5 => self
-                .mount_options
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            5 => self.mount_options.get_or_insert_with(Vec::new).push(w::string(value)?),
             6 => self.allow_volume_expansion = Some(w::bool(value)?),
             7 => self.volume_binding_mode = Some(w::string(value)?),
-            8 => self
-                .allowed_topologies
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            8 => {
+                self.allowed_topologies
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

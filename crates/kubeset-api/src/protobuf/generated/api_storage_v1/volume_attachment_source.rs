@@ -20,11 +20,13 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentSourc
         let _ = depth;
         match number {
             1 => self.persistent_volume_name = Some(w::string(value)?),
-            2 => w::merge(
-                &mut **self.inline_volume_spec.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.inline_volume_spec.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -28,24 +28,32 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
         match number {
             1 => self.attached = w::bool(value)?,
             2 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
                 self.attachment_metadata
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            3 => w::merge(
-                &mut **self.attach_error.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => w::merge(
-                &mut **self.detach_error.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.attach_error.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                w::merge(
+                    &mut **self.detach_error.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

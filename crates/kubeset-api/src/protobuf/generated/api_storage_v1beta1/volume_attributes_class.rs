@@ -27,13 +27,15 @@ impl crate::protobuf::Message for crate::api::storage::v1beta1::VolumeAttributes
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => self.driver_name = w::string(value)?,
             3 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.parameters
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.parameters.get_or_insert_with(Default::default).insert(k, v);
             }
             _ => {}
         }

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.api.storage.v1beta1.VolumeAttributesClassList` of kubernetes/v1.35/proto, definition `io.k8s.api.storage.v1beta1.VolumeAttributesClassList`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::api::storage::v1beta1::VolumeAttributesClassList {
+impl crate::protobuf::Message
+for crate::api::storage::v1beta1::VolumeAttributesClassList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

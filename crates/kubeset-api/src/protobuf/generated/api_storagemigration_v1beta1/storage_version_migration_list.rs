@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::storagemigration::v1beta1::StorageVersionMigrationList
-{
+for crate::api::storagemigration::v1beta1::StorageVersionMigrationList {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;

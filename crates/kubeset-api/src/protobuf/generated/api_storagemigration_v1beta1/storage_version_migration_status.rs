@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus
-{
+for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.conditions {
             for v in v {
@@ -23,10 +22,11 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             2 => self.resource_version = Some(w::string(value)?),
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.strategy;
@@ -23,11 +22,13 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             1 => self.strategy = w::string(value)?,
-            2 => w::merge(
-                self.webhook.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    self.webhook.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;
@@ -28,11 +27,13 @@ impl crate::protobuf::Message
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.spec, value, depth)?,
-            3 => w::merge(
-                &mut **self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            3 => {
+                w::merge(
+                    &mut **self.status.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

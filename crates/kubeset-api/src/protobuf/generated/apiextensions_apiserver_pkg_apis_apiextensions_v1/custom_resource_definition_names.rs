@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.plural;
@@ -41,16 +40,10 @@ impl crate::protobuf::Message
         match number {
             1 => self.plural = w::string(value)?,
             2 => self.singular = Some(w::string(value)?),
-            3 => self
-                .short_names
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.short_names.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => self.kind = w::string(value)?,
             5 => self.list_kind = Some(w::string(value)?),
-            6 => self
-                .categories
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            6 => self.categories.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

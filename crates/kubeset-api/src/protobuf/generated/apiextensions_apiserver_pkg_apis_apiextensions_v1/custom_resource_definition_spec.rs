@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.group;
@@ -43,11 +42,13 @@ impl crate::protobuf::Message
             3 => w::merge(&mut self.names, value, depth)?,
             4 => self.scope = w::string(value)?,
             7 => self.versions.push(w::message(value, depth)?),
-            9 => w::merge(
-                &mut **self.conversion.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            9 => {
+                w::merge(
+                    &mut **self.conversion.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             10 => self.preserve_unknown_fields = Some(w::bool(value)?),
             _ => {}
         }

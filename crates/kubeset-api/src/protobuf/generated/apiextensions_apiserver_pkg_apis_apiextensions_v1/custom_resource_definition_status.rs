@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.conditions {
             for v in v {
@@ -31,19 +30,21 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self
-                .conditions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            2 => w::merge(
-                &mut **self.accepted_names.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => self
-                .stored_versions
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            1 => {
+                self.conditions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            2 => {
+                w::merge(
+                    &mut **self.accepted_names.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                self.stored_versions.get_or_insert_with(Vec::new).push(w::string(value)?)
+            }
             4 => self.observed_generation = Some(w::int64(value)?),
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.status {
             w::put_message(buf, 1, v);
@@ -21,16 +20,16 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            2 => w::merge(
-                &mut **self.scale.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
+            }
+            2 => {
+                w::merge(
+                    &mut **self.scale.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.open_apiv3_schema {
             w::put_message(buf, 1, &**v);
@@ -18,11 +17,13 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.description {
             w::put_string(buf, 1, v);

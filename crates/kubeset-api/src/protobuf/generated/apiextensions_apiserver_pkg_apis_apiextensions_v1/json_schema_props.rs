@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.id {
             w::put_string(buf, 1, v);
@@ -168,11 +167,13 @@ impl crate::protobuf::Message
             5 => self.type_ = Some(w::string(value)?),
             6 => self.format = Some(w::string(value)?),
             7 => self.title = Some(w::string(value)?),
-            8 => w::merge(
-                self.default.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            8 => {
+                w::merge(
+                    self.default.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             9 => self.maximum = Some(w::double(value)?),
             10 => self.exclusive_maximum = Some(w::bool(value)?),
             11 => self.minimum = Some(w::double(value)?),
@@ -184,109 +185,119 @@ impl crate::protobuf::Message
             17 => self.min_items = Some(w::int64(value)?),
             18 => self.unique_items = Some(w::bool(value)?),
             19 => self.multiple_of = Some(w::double(value)?),
-            20 => self
-                .enum_
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            20 => self.enum_.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             21 => self.max_properties = Some(w::int64(value)?),
             22 => self.min_properties = Some(w::int64(value)?),
-            23 => self
-                .required
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            24 => w::merge(
-                self.items.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            25 => self
-                .all_of
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            26 => self
-                .one_of
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            27 => self
-                .any_of
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            28 => w::merge(
-                &mut **self.not.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            29 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.properties
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+            23 => self.required.get_or_insert_with(Vec::new).push(w::string(value)?),
+            24 => {
+                w::merge(self.items.get_or_insert_with(Default::default), value, depth)?
             }
-            30 => w::merge(
-                self.additional_properties
-                    .get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            25 => {
+                self.all_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            26 => {
+                self.one_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            27 => {
+                self.any_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+            }
+            28 => {
+                w::merge(
+                    &mut **self.not.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            29 => {
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.properties.get_or_insert_with(Default::default).insert(k, v);
+            }
+            30 => {
+                w::merge(
+                    self.additional_properties.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             31 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
                 self.pattern_properties
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
             32 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.dependencies
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.dependencies.get_or_insert_with(Default::default).insert(k, v);
             }
-            33 => w::merge(
-                self.additional_items.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            33 => {
+                w::merge(
+                    self.additional_items.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             34 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::message(value, depth)?)
-                })?;
-                self.definitions
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::message(value, depth)?)
+                    },
+                )?;
+                self.definitions.get_or_insert_with(Default::default).insert(k, v);
             }
-            35 => w::merge(
-                &mut **self.external_docs.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            36 => w::merge(
-                self.example.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            35 => {
+                w::merge(
+                    &mut **self.external_docs.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            36 => {
+                w::merge(
+                    self.example.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             37 => self.nullable = Some(w::bool(value)?),
             38 => self.x_kubernetes_preserve_unknown_fields = Some(w::bool(value)?),
             39 => self.x_kubernetes_embedded_resource = Some(w::bool(value)?),
             40 => self.x_kubernetes_int_or_string = Some(w::bool(value)?),
-            41 => self
-                .x_kubernetes_list_map_keys
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            41 => {
+                self.x_kubernetes_list_map_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(w::string(value)?)
+            }
             42 => self.x_kubernetes_list_type = Some(w::string(value)?),
             43 => self.x_kubernetes_map_type = Some(w::string(value)?),
-            44 => self
-                .x_kubernetes_validations
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            44 => {
+                self.x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

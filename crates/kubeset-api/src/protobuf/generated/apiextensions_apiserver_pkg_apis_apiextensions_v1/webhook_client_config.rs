@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.url {
             w::put_string(buf, 3, v);
@@ -25,11 +24,13 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             3 => self.url = Some(w::string(value)?),
-            1 => w::merge(
-                &mut **self.service.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.service.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.ca_bundle = Some(w::bytes(value)?),
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion
-{
+for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.client_config {
             w::put_message(buf, 2, &**v);
@@ -24,11 +23,13 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            2 => w::merge(
-                &mut **self.client_config.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.client_config.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.conversion_review_versions.push(w::string(value)?),
             _ => {}
         }

@@ -33,15 +33,18 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
         match number {
             1 => self.name = w::string(value)?,
             2 => self.versions.push(w::message(value, depth)?),
-            3 => w::merge(
-                &mut **self.preferred_version.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            4 => self
-                .server_address_by_client_cidrs
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            3 => {
+                w::merge(
+                    &mut **self.preferred_version.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            4 => {
+                self.server_address_by_client_cidrs
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

@@ -26,9 +26,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIV
         let _ = depth;
         match number {
             1 => self.versions.push(w::string(value)?),
-            2 => self
-                .server_address_by_client_cidrs
-                .push(w::message(value, depth)?),
+            2 => self.server_address_by_client_cidrs.push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.grace_period_seconds {
             w::put_int64(buf, 1, v);
@@ -34,20 +35,20 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Dele
         let _ = depth;
         match number {
             1 => self.grace_period_seconds = Some(w::int64(value)?),
-            2 => w::merge(
-                &mut **self.preconditions.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.preconditions.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             3 => self.orphan_dependents = Some(w::bool(value)?),
             4 => self.propagation_policy = Some(w::string(value)?),
-            5 => self
-                .dry_run
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            5 => self.dry_run.get_or_insert_with(Vec::new).push(w::string(value)?),
             6 => {
-                self.ignore_store_read_error_with_cluster_breaking_potential =
-                    Some(w::bool(value)?);
+                self.ignore_store_read_error_with_cluster_breaking_potential = Some(
+                    w::bool(value)?,
+                );
             }
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement
-{
+for crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.key;
@@ -30,10 +29,7 @@ impl crate::protobuf::Message
         match number {
             1 => self.key = w::string(value)?,
             2 => self.operator = w::string(value)?,
-            3 => self
-                .values
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
+            3 => self.values.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.group;

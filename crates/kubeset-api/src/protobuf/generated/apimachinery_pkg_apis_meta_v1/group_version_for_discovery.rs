@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery
-{
+for crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.group_version;

@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.match_labels {
             w::put_map(buf, 1, v, |buf, v| w::put_string(buf, 2, v));
@@ -22,18 +23,21 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Labe
         let _ = depth;
         match number {
             1 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.match_labels
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.match_labels.get_or_insert_with(Default::default).insert(k, v);
             }
-            2 => self
-                .match_expressions
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            2 => {
+                self.match_expressions
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

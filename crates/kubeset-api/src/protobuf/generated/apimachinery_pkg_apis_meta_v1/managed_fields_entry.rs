@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.manager {
             w::put_string(buf, 1, v);
@@ -39,11 +40,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Mana
             3 => self.api_version = Some(w::string(value)?),
             4 => self.time = w::time(value)?,
             6 => self.fields_type = Some(w::string(value)?),
-            7 => w::merge(
-                self.fields_v1.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            7 => {
+                w::merge(
+                    self.fields_v1.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             8 => self.subresource = Some(w::string(value)?),
             _ => {}
         }

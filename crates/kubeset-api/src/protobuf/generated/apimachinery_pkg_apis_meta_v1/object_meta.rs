@@ -75,35 +75,38 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
             9 => self.deletion_timestamp = w::time(value)?,
             10 => self.deletion_grace_period_seconds = Some(w::int64(value)?),
             11 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.labels
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.labels.get_or_insert_with(Default::default).insert(k, v);
             }
             12 => {
-                let (k, v) = w::entry(value, depth, |value, depth| {
-                    let _ = depth;
-                    Ok(w::string(value)?)
-                })?;
-                self.annotations
-                    .get_or_insert_with(Default::default)
-                    .insert(k, v);
+                let (k, v) = w::entry(
+                    value,
+                    depth,
+                    |value, depth| {
+                        let _ = depth;
+                        Ok(w::string(value)?)
+                    },
+                )?;
+                self.annotations.get_or_insert_with(Default::default).insert(k, v);
             }
-            13 => self
-                .owner_references
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
-            14 => self
-                .finalizers
-                .get_or_insert_with(Vec::new)
-                .push(w::string(value)?),
-            17 => self
-                .managed_fields
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            13 => {
+                self.owner_references
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
+            14 => self.finalizers.get_or_insert_with(Vec::new).push(w::string(value)?),
+            17 => {
+                self.managed_fields
+                    .get_or_insert_with(Vec::new)
+                    .push(w::message(value, depth)?)
+            }
             _ => {}
         }
         Ok(())

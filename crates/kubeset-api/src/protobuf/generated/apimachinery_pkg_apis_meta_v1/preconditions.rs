@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Preconditions {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::Preconditions {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.uid {
             w::put_string(buf, 1, v);

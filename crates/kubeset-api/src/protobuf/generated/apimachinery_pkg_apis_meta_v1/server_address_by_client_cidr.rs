@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR
-{
+for crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.client_cidr;

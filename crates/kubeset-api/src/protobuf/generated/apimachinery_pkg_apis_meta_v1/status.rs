@@ -36,11 +36,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             2 => self.status = Some(w::string(value)?),
             3 => self.message = Some(w::string(value)?),
             4 => self.reason = Some(w::string(value)?),
-            5 => w::merge(
-                &mut **self.details.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            5 => {
+                w::merge(
+                    &mut **self.details.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             6 => self.code = Some(w::int32(value)?),
             _ => {}
         }

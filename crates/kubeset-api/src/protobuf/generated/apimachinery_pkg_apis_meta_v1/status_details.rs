@@ -2,7 +2,8 @@
 // Source: message `k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails` of kubernetes/v1.35/proto, definition `io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails`.
 
 use crate::protobuf::wire as w;
-impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
+impl crate::protobuf::Message
+for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.name {
             w::put_string(buf, 1, v);
@@ -37,10 +38,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             2 => self.group = Some(w::string(value)?),
             3 => self.kind = Some(w::string(value)?),
             6 => self.uid = Some(w::string(value)?),
-            4 => self
-                .causes
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?),
+            4 => self.causes.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             5 => self.retry_after_seconds = Some(w::int32(value)?),
             _ => {}
         }

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService
-{
+for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.metadata;
@@ -26,16 +25,16 @@ impl crate::protobuf::Message
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(
-                &mut **self.spec.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
-            3 => w::merge(
-                self.status.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            2 => {
+                w::merge(
+                    &mut **self.spec.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
+            3 => {
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
+            }
             _ => {}
         }
         Ok(())

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition
-{
+for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
             let v = &self.type_;

@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec
-{
+for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.service {
             w::put_message(buf, 1, &**v);
@@ -38,11 +37,13 @@ impl crate::protobuf::Message
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => w::merge(
-                &mut **self.service.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?,
+            1 => {
+                w::merge(
+                    &mut **self.service.get_or_insert_with(Default::default),
+                    value,
+                    depth,
+                )?
+            }
             2 => self.group = Some(w::string(value)?),
             3 => self.version = Some(w::string(value)?),
             4 => self.insecure_skip_tls_verify = Some(w::bool(value)?),

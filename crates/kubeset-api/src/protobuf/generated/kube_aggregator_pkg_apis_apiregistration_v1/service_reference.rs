@@ -3,8 +3,7 @@
 
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message
-    for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference
-{
+for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace {
             w::put_string(buf, 1, v);
