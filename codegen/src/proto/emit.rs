@@ -86,6 +86,14 @@ pub fn emit(
         let pre = preamble(&format!("Source: {spec_label}/proto."));
         out.files.insert(path.clone(), format(&path, tokens, &pre)?);
     }
+    let kinds_path = format!("{GENERATED_DIR}/kinds.rs");
+    let kinds = kinds(ir, codecs);
+    let pre = preamble(&format!("Source: {spec_label}/proto."));
+    out.files
+        .insert(kinds_path.clone(), format(&kinds_path, kinds, &pre)?);
+    top.push(quote!(
+        pub(crate) mod kinds;
+    ));
     let path = format!("{GENERATED_DIR}/mod.rs");
     let doc = if codecs.is_some() {
         " Generated protobuf codecs, one module per group-version."
@@ -99,6 +107,46 @@ pub fn emit(
     let pre = preamble(&format!("Source: {spec_label}/proto."));
     out.files.insert(path.clone(), format(&path, tokens, &pre)?);
     Ok(())
+}
+
+/// The table of every top-level kind with a codec (one
+/// `apiVersion`/`kind` each), sorted by both, for
+/// `crate::protobuf::dynamic`.
+fn kinds(ir: &Ir, codecs: Option<&Codecs>) -> TokenStream {
+    let mut rows: Vec<(String, String, TokenStream)> = Vec::new();
+    for definition in codecs.map(|c| c.types.keys()).into_iter().flatten() {
+        let Some(t) = ir.types.get(definition) else {
+            continue;
+        };
+        let Some(g) = &t.gvk else {
+            continue;
+        };
+        let api_version = if g.group.is_empty() {
+            g.version.clone()
+        } else {
+            format!("{}/{}", g.group, g.version)
+        };
+        let modules = t.modules.iter().map(|m| ident(m));
+        let ty = ident(&t.name);
+        let path = quote!(crate:: #(#modules ::)* #ty);
+        let cfg = t.feature.as_ref().map(|f| quote!(#[cfg(feature = #f)]));
+        let kind = &g.kind;
+        let row = quote! {
+            #cfg
+            Kind::of::<#path>(#api_version, #kind),
+        };
+        rows.push((api_version, g.kind.clone(), row));
+    }
+    rows.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let rows = rows.into_iter().map(|(_, _, r)| r);
+    quote! {
+        //! Every top-level kind with a protobuf codec, by apiVersion and kind.
+
+        use crate::protobuf::dynamic::Kind;
+
+        /// Sorted by apiVersion, then kind.
+        pub(crate) static KINDS: &[Kind] = &[#(#rows)*];
+    }
 }
 
 fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {

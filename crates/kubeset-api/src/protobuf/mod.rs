@@ -34,6 +34,7 @@
 // Formatted by the generator (prettyplease), not rustfmt.
 #[rustfmt::skip]
 mod generated;
+pub mod dynamic;
 mod types;
 pub mod wire;
 

@@ -75,3 +75,4 @@ mod apiextensions_apiserver_pkg_apis_apiextensions_v1;
 mod apimachinery_pkg_apis_meta_v1;
 #[cfg(feature = "apiregistration-v1")]
 mod kube_aggregator_pkg_apis_apiregistration_v1;
+pub(crate) mod kinds;
