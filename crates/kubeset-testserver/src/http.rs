@@ -225,10 +225,12 @@ pub(crate) async fn handle(
     {
         return Ok(error_response(&ApiError::unauthorized()));
     }
-    Ok(match route(req, &shared, &faults, local).await {
+    let negotiation = crate::protobuf::Negotiation::of(&req);
+    let resp = match route(req, &shared, &faults, local).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
-    })
+    };
+    Ok(crate::protobuf::encode_response(&negotiation, resp).await)
 }
 
 async fn read_body(
@@ -709,10 +711,11 @@ async fn dispatch(
         }
         _ => {}
     }
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    if content_type.contains("cbor") {
         return Err(ApiError::unsupported_media_type(&content_type));
     }
     let (parts, body) = read_body(req).await?;
+    let (content_type, body) = crate::protobuf::decode_body(&res, content_type, body)?;
     let ua = ua.or_else(|| {
         parts
             .headers
@@ -760,6 +763,9 @@ async fn dispatch(
                 return Err(ApiError::method_not_allowed());
             }
             let obj = parse_object(&body, &content_type)?;
+            if let Some(review) = crate::review::answer(&res, obj.clone())? {
+                return Ok(json_response(201, &review));
+            }
             let created = store.create(&res, &ns, obj, &ctx("unknown"))?;
             Ok(json_response(201, &created))
         }
