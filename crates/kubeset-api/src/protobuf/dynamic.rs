@@ -4,11 +4,17 @@
 //! converts. Kinds without a codec (custom resources, and kinds behind a
 //! cargo feature that is off) are not found.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{DecodeError, Message, Unknown};
+use super::{DecodeError, Message, Unknown, wire};
+use crate::List;
+use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
 
 /// A conversion failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,18 +54,24 @@ pub struct Kind {
     pub kind: &'static str,
     decode: fn(&[u8]) -> Result<Value, DynamicError>,
     encode: fn(&Value) -> Result<Vec<u8>, DynamicError>,
+    type_id: fn() -> TypeId,
+    decode_any: fn(&[u8]) -> Result<Box<dyn Any>, DecodeError>,
+    encode_any: fn(&dyn Any, &mut Vec<u8>) -> bool,
 }
 
 impl Kind {
     pub(crate) const fn of<T>(api_version: &'static str, kind: &'static str) -> Self
     where
-        T: Message + Default + Serialize + DeserializeOwned,
+        T: Message + Default + Serialize + DeserializeOwned + 'static,
     {
         Self {
             api_version,
             kind,
             decode: decode_as::<T>,
             encode: encode_as::<T>,
+            type_id: TypeId::of::<T>,
+            decode_any: decode_any::<T>,
+            encode_any: encode_any::<T>,
         }
     }
 
@@ -86,6 +98,20 @@ impl Kind {
         }
         .write(&mut buf);
         Ok(buf)
+    }
+}
+
+fn decode_any<T: Message + Default + 'static>(raw: &[u8]) -> Result<Box<dyn Any>, DecodeError> {
+    super::decode::<T>(raw).map(|t| Box::new(t) as Box<dyn Any>)
+}
+
+fn encode_any<T: Message + 'static>(obj: &dyn Any, buf: &mut Vec<u8>) -> bool {
+    match obj.downcast_ref::<T>() {
+        Some(t) => {
+            t.encode_fields(buf);
+            true
+        }
+        None => false,
     }
 }
 
@@ -162,6 +188,110 @@ pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
     }
 }
 
+/// The codec of a model type `K`, found by its `TypeId` (so that code
+/// generic over any `K`, custom resources included, can use protobuf for
+/// the built-in kinds without a trait bound).
+#[derive(Debug, Clone, Copy)]
+pub struct Typed<K> {
+    kind: &'static Kind,
+    _k: std::marker::PhantomData<fn() -> K>,
+}
+
+/// The codec of `K`, if `K` is a built-in model with one.
+pub fn typed<K: 'static>() -> Option<Typed<K>> {
+    static BY_TYPE: OnceLock<HashMap<TypeId, usize>> = OnceLock::new();
+    let table = super::generated::kinds::KINDS;
+    let map = BY_TYPE.get_or_init(|| {
+        table
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((k.type_id)(), i))
+            .collect()
+    });
+    map.get(&TypeId::of::<K>()).map(|&i| Typed {
+        kind: &table[i],
+        _k: std::marker::PhantomData,
+    })
+}
+
+impl<K: 'static> Typed<K> {
+    /// The kind's table entry.
+    pub fn kind(&self) -> &'static Kind {
+        self.kind
+    }
+
+    fn check(&self, u: &Unknown<'_>, kind: &str) -> Result<(), DecodeError> {
+        if !u.content_encoding.is_empty() {
+            return Err(DecodeError::ContentEncoding {
+                encoding: u.content_encoding.clone(),
+            });
+        }
+        let typed = !u.api_version.is_empty() || !u.kind.is_empty();
+        if typed && (u.api_version != self.kind.api_version || u.kind != kind) {
+            return Err(DecodeError::WrongKind {
+                api_version: u.api_version.clone(),
+                kind: u.kind.clone(),
+                want_api_version: self.kind.api_version.to_owned(),
+                want_kind: kind.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn item(&self, raw: &[u8]) -> Result<K, DecodeError> {
+        let any = (self.kind.decode_any)(raw)?;
+        // The table maps `TypeId::of::<K>()` to this entry.
+        any.downcast::<K>()
+            .map(|b| *b)
+            .map_err(|_| DecodeError::WrongKind {
+                api_version: self.kind.api_version.to_owned(),
+                kind: self.kind.kind.to_owned(),
+                want_api_version: String::new(),
+                want_kind: std::any::type_name::<K>().to_owned(),
+            })
+    }
+
+    /// One object from `k8s\0` + envelope.
+    pub fn decode(&self, bytes: &[u8]) -> Result<K, DecodeError> {
+        let u = Unknown::parse(bytes)?;
+        self.check(&u, self.kind.kind)?;
+        self.item(u.raw)
+    }
+
+    /// A `<Kind>List` from `k8s\0` + envelope, items decoded as `K`.
+    pub fn decode_list(&self, bytes: &[u8]) -> Result<List<K>, DecodeError> {
+        let u = Unknown::parse(bytes)?;
+        self.check(&u, &format!("{}List", self.kind.kind))?;
+        let mut metadata = ListMeta::default();
+        let mut items = Vec::new();
+        wire::fields(u.raw, &mut |n, v| {
+            match n {
+                1 => wire::merge(&mut metadata, v, 0)?,
+                2 => items.push(self.item(wire::raw(v)?)?),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(List { metadata, items })
+    }
+
+    /// `obj` with its envelope.
+    pub fn encode(&self, obj: &K) -> Vec<u8> {
+        let mut raw = Vec::new();
+        // Always true: the entry is `K`'s.
+        let _ = (self.kind.encode_any)(obj, &mut raw);
+        let mut buf = Vec::with_capacity(raw.len() + 64);
+        Unknown {
+            api_version: self.kind.api_version.to_owned(),
+            kind: self.kind.kind.to_owned(),
+            raw: &raw,
+            ..Unknown::default()
+        }
+        .write(&mut buf);
+        buf
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +322,25 @@ mod tests {
         let crd = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Foo"});
         assert!(from_json(&crd).unwrap().is_none());
         assert!(matches!(to_json(b"{}"), Err(DynamicError::Decode { .. })));
+    }
+
+    #[cfg(feature = "core-v1")]
+    #[test]
+    fn typed_by_type_id() {
+        use crate::api::core::v1::ConfigMap;
+        let t = typed::<ConfigMap>().expect("ConfigMap has a codec");
+        assert!(typed::<String>().is_none());
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("x".into());
+        let bytes = t.encode(&cm);
+        assert_eq!(bytes, super::super::encode_object(&cm));
+        assert_eq!(t.decode(&bytes).unwrap(), cm);
+        let list = List {
+            metadata: ListMeta::default(),
+            items: vec![cm.clone(), cm],
+        };
+        let bytes = super::super::encode_with_type(&list, "v1", "ConfigMapList");
+        assert_eq!(t.decode_list(&bytes).unwrap(), list);
+        assert!(t.decode(&bytes).is_err(), "a list is not a ConfigMap");
     }
 }
