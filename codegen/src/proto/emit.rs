@@ -304,6 +304,9 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
         }
         Shape::One(e) => {
             let read = read_elem(e);
+            if f.zero_is_unset {
+                return quote!(#target = w::nonzero(#read));
+            }
             if f.required {
                 quote!(#target = #read)
             } else {

@@ -106,6 +106,10 @@ pub struct FieldCodec {
     pub required: bool,
     /// Behind a `Box` in the model.
     pub boxed: bool,
+    /// A Go value field (not a pointer) of a scalar type: Go writes its
+    /// zero value on the wire when unset, so a zero reads as `None`
+    /// ([`GO_VALUE_FIELDS`]).
+    pub zero_is_unset: bool,
 }
 
 /// The codec of one generated struct.
@@ -159,6 +163,83 @@ impl Fixup {
             .find(|(d, j, _)| *d == definition && *j == json)
             .map(|(_, _, p)| *p)
     }
+}
+
+/// Optional scalar fields that are Go values, not pointers, in the types
+/// every object carries. Go writes them even when unset (`generateName:
+/// ""`, `generation: 0`); read back, a zero is `None`, as from JSON (where
+/// Go omits them). Elsewhere presence is kept as sent: without Go's
+/// pointer information a zero may be meaningful (`replicas: 0` is a Go
+/// `*int32`). Each entry must name optional scalar fields, or the run
+/// fails.
+pub const GO_VALUE_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        &[
+            "name",
+            "generateName",
+            "namespace",
+            "selfLink",
+            "uid",
+            "resourceVersion",
+            "generation",
+        ],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+        &["selfLink", "resourceVersion", "continue"],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
+        &[
+            "manager",
+            "operation",
+            "apiVersion",
+            "fieldsType",
+            "subresource",
+        ],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        &["status", "message", "reason", "code"],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails",
+        &["name", "group", "kind", "uid", "retryAfterSeconds"],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause",
+        &["reason", "message", "field"],
+    ),
+];
+
+fn go_value(definition: &str, json: &str) -> bool {
+    GO_VALUE_FIELDS
+        .iter()
+        .any(|(d, fields)| *d == definition && fields.contains(&json))
+}
+
+/// Every [`GO_VALUE_FIELDS`] entry names an optional scalar of a joined
+/// struct.
+fn check_go_values(codecs: &Codecs) -> Result<(), ProtoError> {
+    for (definition, fields) in GO_VALUE_FIELDS {
+        for json in *fields {
+            let ok = codecs.types.get(*definition).is_some_and(|c| {
+                c.fields.iter().any(|f| {
+                    f.json == *json
+                        && f.zero_is_unset
+                        && matches!(f.shape, Shape::One(Elem::Scalar(_)))
+                })
+            });
+            if !ok {
+                return Err(ProtoError::FixupNoLongerApplies {
+                    fixup: "GO_VALUE_FIELDS",
+                    reason: format!("{definition}.{json} is not an optional scalar"),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every fixup of the upstream files.
@@ -345,6 +426,7 @@ pub fn join_with(ir: &Ir, set: &ProtoSet, fixups: &[Fixup]) -> Result<Codecs, Pr
             list: errors.iter().map(|e| format!("\n  {e}")).collect(),
         });
     }
+    check_go_values(&codecs)?;
     if let Some(f) = fixups.iter().find(|f| !j.used.contains(f.name)) {
         return Err(ProtoError::FixupNoLongerApplies {
             fixup: f.name,
@@ -416,6 +498,9 @@ impl Joiner<'_> {
                 let shape = self
                     .shape(&f.ty, p)
                     .map_err(|reason| format!("field {:?}: {reason}", f.json))?;
+                let zero_is_unset = !f.required
+                    && matches!(shape, Shape::One(Elem::Scalar(_)))
+                    && go_value(definition, &f.json);
                 out.push(FieldCodec {
                     rust: f.rust.clone(),
                     json: f.json.clone(),
@@ -423,6 +508,7 @@ impl Joiner<'_> {
                     shape,
                     required: f.required,
                     boxed: f.boxed,
+                    zero_is_unset,
                 });
                 continue;
             }
@@ -445,6 +531,7 @@ impl Joiner<'_> {
                 shape: Shape::Embedded(inner),
                 required: true,
                 boxed: false,
+                zero_is_unset: false,
             });
         }
         Ok(out)

@@ -365,6 +365,12 @@ pub fn micro_time(value: Value<'_>) -> Result<Option<MicroTime>, DecodeError> {
     }
 }
 
+/// A Go value field read back: its zero value (which Go writes for an
+/// unset field) is `None`.
+pub fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
+}
+
 /// A list wrapped in `{ repeated T items = 1; }`.
 pub fn wrapped<T>(
     value: Value<'_>,

@@ -25,9 +25,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::List
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.self_link = Some(w::string(value)?),
-            2 => self.resource_version = Some(w::string(value)?),
-            3 => self.continue_ = Some(w::string(value)?),
+            1 => self.self_link = w::nonzero(w::string(value)?),
+            2 => self.resource_version = w::nonzero(w::string(value)?),
+            3 => self.continue_ = w::nonzero(w::string(value)?),
             4 => self.remaining_item_count = Some(w::int64(value)?),
             _ => {}
         }

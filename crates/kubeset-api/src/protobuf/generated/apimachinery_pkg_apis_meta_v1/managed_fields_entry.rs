@@ -35,11 +35,11 @@ for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.manager = Some(w::string(value)?),
-            2 => self.operation = Some(w::string(value)?),
-            3 => self.api_version = Some(w::string(value)?),
+            1 => self.manager = w::nonzero(w::string(value)?),
+            2 => self.operation = w::nonzero(w::string(value)?),
+            3 => self.api_version = w::nonzero(w::string(value)?),
             4 => self.time = w::time(value)?,
-            6 => self.fields_type = Some(w::string(value)?),
+            6 => self.fields_type = w::nonzero(w::string(value)?),
             7 => {
                 w::merge(
                     self.fields_v1.get_or_insert_with(Default::default),
@@ -47,7 +47,7 @@ for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
                     depth,
                 )?
             }
-            8 => self.subresource = Some(w::string(value)?),
+            8 => self.subresource = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -64,13 +64,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.generate_name = Some(w::string(value)?),
-            3 => self.namespace = Some(w::string(value)?),
-            4 => self.self_link = Some(w::string(value)?),
-            5 => self.uid = Some(w::string(value)?),
-            6 => self.resource_version = Some(w::string(value)?),
-            7 => self.generation = Some(w::int64(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.generate_name = w::nonzero(w::string(value)?),
+            3 => self.namespace = w::nonzero(w::string(value)?),
+            4 => self.self_link = w::nonzero(w::string(value)?),
+            5 => self.uid = w::nonzero(w::string(value)?),
+            6 => self.resource_version = w::nonzero(w::string(value)?),
+            7 => self.generation = w::nonzero(w::int64(value)?),
             8 => self.creation_timestamp = w::time(value)?,
             9 => self.deletion_timestamp = w::time(value)?,
             10 => self.deletion_grace_period_seconds = Some(w::int64(value)?),

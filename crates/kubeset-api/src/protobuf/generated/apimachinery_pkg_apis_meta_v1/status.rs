@@ -33,9 +33,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self.status = Some(w::string(value)?),
-            3 => self.message = Some(w::string(value)?),
-            4 => self.reason = Some(w::string(value)?),
+            2 => self.status = w::nonzero(w::string(value)?),
+            3 => self.message = w::nonzero(w::string(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
             5 => {
                 w::merge(
                     &mut **self.details.get_or_insert_with(Default::default),
@@ -43,7 +43,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
                     depth,
                 )?
             }
-            6 => self.code = Some(w::int32(value)?),
+            6 => self.code = w::nonzero(w::int32(value)?),
             _ => {}
         }
         Ok(())

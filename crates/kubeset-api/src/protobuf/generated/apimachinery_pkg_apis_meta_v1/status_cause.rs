@@ -22,9 +22,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.reason = Some(w::string(value)?),
-            2 => self.message = Some(w::string(value)?),
-            3 => self.field = Some(w::string(value)?),
+            1 => self.reason = w::nonzero(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
+            3 => self.field = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

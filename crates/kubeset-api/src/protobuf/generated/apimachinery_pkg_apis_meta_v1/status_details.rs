@@ -34,12 +34,12 @@ for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.group = Some(w::string(value)?),
-            3 => self.kind = Some(w::string(value)?),
-            6 => self.uid = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.group = w::nonzero(w::string(value)?),
+            3 => self.kind = w::nonzero(w::string(value)?),
+            6 => self.uid = w::nonzero(w::string(value)?),
             4 => self.causes.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            5 => self.retry_after_seconds = Some(w::int32(value)?),
+            5 => self.retry_after_seconds = w::nonzero(w::int32(value)?),
             _ => {}
         }
         Ok(())
