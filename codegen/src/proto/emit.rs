@@ -162,7 +162,7 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
         };
     }
     let encodes = codec.fields.iter().map(encode_field);
-    let arms = arms(&codec.fields);
+    let dispatch = dispatch(&codec.fields);
     quote! {
         use crate::protobuf::wire as w;
 
@@ -173,22 +173,35 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
             fn merge_field(&mut self, number: u32, value: w::Value<'_>, depth: u32) -> Result<(), crate::protobuf::DecodeError> {
                 // Only message-typed fields need the depth.
                 let _ = depth;
-                match number {
-                    #(#arms)*
-                    _ => {}
-                }
+                #dispatch
                 Ok(())
             }
         }
     }
 }
 
-fn arms(fields: &[FieldCodec]) -> impl Iterator<Item = TokenStream> + '_ {
-    fields.iter().map(|f| {
+/// The dispatch on the field number: a `match`, or an `if` for one field.
+fn dispatch(fields: &[FieldCodec]) -> TokenStream {
+    if let [f] = fields {
+        let n = Literal::u32_unsuffixed(f.number);
+        let read = decode_field(f);
+        return quote! {
+            if number == #n {
+                #read;
+            }
+        };
+    }
+    let arms = fields.iter().map(|f| {
         let n = Literal::u32_unsuffixed(f.number);
         let read = decode_field(f);
         quote!(#n => #read,)
-    })
+    });
+    quote! {
+        match number {
+            #(#arms)*
+            _ => {}
+        }
+    }
 }
 
 /// `put(buf, n, v)` for one element `v: &T`.
@@ -268,16 +281,32 @@ fn read_elem(elem: &Elem) -> TokenStream {
     }
 }
 
+/// A `Result` reading a map entry's value.
+fn read_entry_value(elem: &Elem) -> TokenStream {
+    match elem {
+        Elem::Scalar(s) => {
+            let f = ident(s.helper());
+            quote!(w::#f(value))
+        }
+        Elem::Message => quote!(w::message(value, depth)),
+        Elem::Wrapped(s) => {
+            let f = ident(s.helper());
+            quote!(w::wrapped(value, w::#f))
+        }
+        Elem::Time { .. } => {
+            let read = read_elem(elem);
+            quote!(Ok(#read))
+        }
+    }
+}
+
 fn decode_field(f: &FieldCodec) -> TokenStream {
     if let Shape::Embedded(inner) = &f.shape {
-        let arms = arms(inner);
+        let dispatch = dispatch(inner);
         return quote! {
             w::embedded(value, depth, &mut |number, value, depth| {
                 let _ = depth;
-                match number {
-                    #(#arms)*
-                    _ => {}
-                }
+                #dispatch
                 Ok(())
             })?
         };
@@ -347,12 +376,12 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
             } else {
                 quote!(#target.get_or_insert_with(Default::default))
             };
-            let read = read_elem(e);
+            let read = read_entry_value(e);
             quote! {
                 {
                     let (k, v) = w::entry(value, depth, |value, depth| {
                         let _ = depth;
-                        Ok(#read)
+                        #read
                     })?;
                     #map.insert(k, v);
                 }

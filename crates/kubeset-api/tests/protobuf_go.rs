@@ -4,7 +4,17 @@
 //! the fixture's JSON; Go's encoding decodes in kubeset to the same object.
 //! The Go side is `crates/kubeset-bench/go/protocheck` (the bench's Go
 //! module); without `go` on the PATH the test says so and passes.
-#![cfg(feature = "protobuf")]
+#![cfg(all(
+    feature = "protobuf",
+    feature = "core-v1",
+    feature = "apps-v1",
+    feature = "batch-v1",
+    feature = "coordination-v1",
+    feature = "discovery-v1",
+    feature = "rbac-v1",
+    feature = "networking-v1",
+    feature = "policy-v1"
+))]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -45,6 +45,9 @@ pub enum DynamicError {
     },
 }
 
+/// A model's decoder behind `dyn Any` (downcast by [`Typed`]).
+type DecodeAny = fn(&[u8]) -> Result<Box<dyn Any>, DecodeError>;
+
 /// One kind's codec: JSON object ↔ protobuf bytes with the envelope.
 #[derive(Debug, Clone, Copy)]
 pub struct Kind {
@@ -55,7 +58,7 @@ pub struct Kind {
     decode: fn(&[u8]) -> Result<Value, DynamicError>,
     encode: fn(&Value) -> Result<Vec<u8>, DynamicError>,
     type_id: fn() -> TypeId,
-    decode_any: fn(&[u8]) -> Result<Box<dyn Any>, DecodeError>,
+    decode_any: DecodeAny,
     encode_any: fn(&dyn Any, &mut Vec<u8>) -> bool,
 }
 

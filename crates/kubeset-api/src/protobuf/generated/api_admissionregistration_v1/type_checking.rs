@@ -17,13 +17,10 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::TypeChe
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                self.expression_warnings
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
-            }
-            _ => {}
+        if number == 1 {
+            self.expression_warnings
+                .get_or_insert_with(Vec::new)
+                .push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -16,9 +16,8 @@ for crate::api::admissionregistration::v1alpha1::ApplyConfiguration {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.expression = Some(w::string(value)?),
-            _ => {}
+        if number == 1 {
+            self.expression = Some(w::string(value)?);
         }
         Ok(())
     }

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::JS
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.expression = Some(w::string(value)?),
-            _ => {}
+        if number == 1 {
+            self.expression = Some(w::string(value)?);
         }
         Ok(())
     }

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetOrdinals {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.start = Some(w::int32(value)?),
-            _ => {}
+        if number == 1 {
+            self.start = Some(w::int32(value)?);
         }
         Ok(())
     }

@@ -16,15 +16,12 @@ for crate::api::authentication::v1::SelfSubjectReviewStatus {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::merge(
-                    &mut **self.user_info.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::merge(
+                &mut **self.user_info.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

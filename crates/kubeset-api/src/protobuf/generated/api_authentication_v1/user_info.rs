@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::UserInfo {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::wrapped(value, w::string)?)
+                        w::wrapped(value, w::string)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

@@ -16,9 +16,8 @@ for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.namespace = Some(w::string(value)?),
-            _ => {}
+        if number == 1 {
+            self.namespace = Some(w::string(value)?);
         }
         Ok(())
     }

@@ -58,7 +58,7 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::wrapped(value, w::string)?)
+                        w::wrapped(value, w::string)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

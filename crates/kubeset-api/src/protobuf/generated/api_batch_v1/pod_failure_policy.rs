@@ -18,9 +18,8 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicy {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.rules.push(w::message(value, depth)?),
-            _ => {}
+        if number == 1 {
+            self.rules.push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -57,7 +57,7 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::wrapped(value, w::string)?)
+                        w::wrapped(value, w::string)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

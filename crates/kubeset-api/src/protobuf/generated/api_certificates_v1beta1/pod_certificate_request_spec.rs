@@ -72,7 +72,7 @@ for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.unverified_user_annotations

@@ -34,7 +34,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.data.get_or_insert_with(Default::default).insert(k, v);
@@ -45,7 +45,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::bytes(value)?)
+                        w::bytes(value)
                     },
                 )?;
                 self.binary_data.get_or_insert_with(Default::default).insert(k, v);

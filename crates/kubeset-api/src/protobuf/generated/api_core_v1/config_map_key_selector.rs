@@ -35,9 +35,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapKeySelector {
                     depth,
                     &mut |number, value, depth| {
                         let _ = depth;
-                        match number {
-                            1 => self.name = Some(w::string(value)?),
-                            _ => {}
+                        if number == 1 {
+                            self.name = Some(w::string(value)?);
                         }
                         Ok(())
                     },

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStateRunning {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.started_at = w::time(value)?,
-            _ => {}
+        if number == 1 {
+            self.started_at = w::time(value)?;
         }
         Ok(())
     }

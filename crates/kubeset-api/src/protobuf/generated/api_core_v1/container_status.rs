@@ -94,7 +94,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.allocated_resources

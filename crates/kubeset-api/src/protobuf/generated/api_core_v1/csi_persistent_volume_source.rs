@@ -55,7 +55,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.volume_attributes.get_or_insert_with(Default::default).insert(k, v);

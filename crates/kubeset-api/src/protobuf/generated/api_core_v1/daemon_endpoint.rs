@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::core::v1::DaemonEndpoint {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.port = w::int32(value)?,
-            _ => {}
+        if number == 1 {
+            self.port = w::int32(value)?;
         }
         Ok(())
     }

@@ -17,9 +17,8 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIProjection {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            _ => {}
+        if number == 1 {
+            self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -15,17 +15,12 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralVolumeSource {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::merge(
-                    &mut **self
-                        .volume_claim_template
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::merge(
+                &mut **self.volume_claim_template.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

@@ -45,7 +45,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.options.get_or_insert_with(Default::default).insert(k, v);

@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::core::v1::HostIP {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.ip = w::string(value)?,
-            _ => {}
+        if number == 1 {
+            self.ip = w::string(value)?;
         }
         Ok(())
     }

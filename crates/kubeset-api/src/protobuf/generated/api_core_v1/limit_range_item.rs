@@ -39,7 +39,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.max.get_or_insert_with(Default::default).insert(k, v);
@@ -50,7 +50,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.min.get_or_insert_with(Default::default).insert(k, v);
@@ -61,7 +61,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.default.get_or_insert_with(Default::default).insert(k, v);
@@ -72,7 +72,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.default_request.get_or_insert_with(Default::default).insert(k, v);
@@ -83,7 +83,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.max_limit_request_ratio

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::core::v1::LocalObjectReference {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.name = Some(w::string(value)?),
-            _ => {}
+        if number == 1 {
+            self.name = Some(w::string(value)?);
         }
         Ok(())
     }

@@ -15,15 +15,12 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            2 => {
-                w::merge(
-                    &mut **self.config_map.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 2 {
+            w::merge(
+                &mut **self.config_map.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

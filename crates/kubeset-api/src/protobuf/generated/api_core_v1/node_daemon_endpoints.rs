@@ -15,15 +15,12 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeDaemonEndpoints {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::merge(
-                    self.kubelet_endpoint.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::merge(
+                self.kubelet_endpoint.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeFeatures {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.supplemental_groups_policy = Some(w::bool(value)?),
-            _ => {}
+        if number == 1 {
+            self.supplemental_groups_policy = Some(w::bool(value)?);
         }
         Ok(())
     }

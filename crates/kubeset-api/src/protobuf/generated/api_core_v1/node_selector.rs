@@ -18,9 +18,8 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSelector {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.node_selector_terms.push(w::message(value, depth)?),
-            _ => {}
+        if number == 1 {
+            self.node_selector_terms.push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -75,7 +75,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
@@ -86,7 +86,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.allocatable.get_or_insert_with(Default::default).insert(k, v);

@@ -15,9 +15,8 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSwapStatus {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.capacity = Some(w::int64(value)?),
-            _ => {}
+        if number == 1 {
+            self.capacity = Some(w::int64(value)?);
         }
         Ok(())
     }

@@ -49,7 +49,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
@@ -65,7 +65,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.allocated_resources
@@ -78,7 +78,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.allocated_resource_statuses

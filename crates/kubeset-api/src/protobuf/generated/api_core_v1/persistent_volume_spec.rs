@@ -122,7 +122,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);

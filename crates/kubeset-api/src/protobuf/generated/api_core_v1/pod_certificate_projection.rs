@@ -48,7 +48,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.user_annotations.get_or_insert_with(Default::default).insert(k, v);

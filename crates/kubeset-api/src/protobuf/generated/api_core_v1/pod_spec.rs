@@ -186,7 +186,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.node_selector.get_or_insert_with(Default::default).insert(k, v);
@@ -254,7 +254,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.overhead.get_or_insert_with(Default::default).insert(k, v);

@@ -145,7 +145,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.allocated_resources

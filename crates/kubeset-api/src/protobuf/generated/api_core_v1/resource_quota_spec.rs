@@ -30,7 +30,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.hard.get_or_insert_with(Default::default).insert(k, v);

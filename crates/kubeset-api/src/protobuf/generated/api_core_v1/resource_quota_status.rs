@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.hard.get_or_insert_with(Default::default).insert(k, v);
@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaStatus {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.used.get_or_insert_with(Default::default).insert(k, v);

@@ -30,7 +30,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceRequirements {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.limits.get_or_insert_with(Default::default).insert(k, v);
@@ -41,7 +41,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceRequirements {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.requests.get_or_insert_with(Default::default).insert(k, v);

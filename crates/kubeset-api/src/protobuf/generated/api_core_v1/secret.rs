@@ -37,7 +37,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::bytes(value)?)
+                        w::bytes(value)
                     },
                 )?;
                 self.data.get_or_insert_with(Default::default).insert(k, v);
@@ -48,7 +48,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.string_data.get_or_insert_with(Default::default).insert(k, v);

@@ -90,7 +90,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.selector.get_or_insert_with(Default::default).insert(k, v);

@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::core::v1::SleepAction {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.seconds = w::int64(value)?,
-            _ => {}
+        if number == 1 {
+            self.seconds = w::int64(value)?;
         }
         Ok(())
     }

@@ -17,13 +17,10 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySelectorTerm {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                self.match_label_expressions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
-            }
-            _ => {}
+        if number == 1 {
+            self.match_label_expressions
+                .get_or_insert_with(Vec::new)
+                .push(w::message(value, depth)?);
         }
         Ok(())
     }

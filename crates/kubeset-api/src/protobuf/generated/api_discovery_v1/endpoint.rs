@@ -62,7 +62,7 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.deprecated_topology

@@ -17,13 +17,8 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::FlowSchemaStatus 
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
-            }
-            _ => {}
+        if number == 1 {
+            self.conditions.get_or_insert_with(Vec::new).push(w::message(value, depth)?);
         }
         Ok(())
     }

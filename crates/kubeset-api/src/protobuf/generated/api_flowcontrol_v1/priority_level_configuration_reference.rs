@@ -17,9 +17,8 @@ for crate::api::flowcontrol::v1::PriorityLevelConfigurationReference {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.name = w::string(value)?,
-            _ => {}
+        if number == 1 {
+            self.name = w::string(value)?;
         }
         Ok(())
     }

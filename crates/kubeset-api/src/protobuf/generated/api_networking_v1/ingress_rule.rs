@@ -32,15 +32,12 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressRule {
                     depth,
                     &mut |number, value, depth| {
                         let _ = depth;
-                        match number {
-                            1 => {
-                                w::merge(
-                                    self.http.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            _ => {}
+                        if number == 1 {
+                            w::merge(
+                                self.http.get_or_insert_with(Default::default),
+                                value,
+                                depth,
+                            )?;
                         }
                         Ok(())
                     },

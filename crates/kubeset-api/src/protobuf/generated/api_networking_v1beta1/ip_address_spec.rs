@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::networking::v1beta1::IPAddressSpec
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => w::merge(&mut self.parent_ref, value, depth)?,
-            _ => {}
+        if number == 1 {
+            w::merge(&mut self.parent_ref, value, depth)?;
         }
         Ok(())
     }

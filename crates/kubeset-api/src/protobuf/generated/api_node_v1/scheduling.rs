@@ -27,7 +27,7 @@ impl crate::protobuf::Message for crate::api::node::v1::Scheduling {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.node_selector.get_or_insert_with(Default::default).insert(k, v);

@@ -15,19 +15,18 @@ impl crate::protobuf::Message for crate::api::resource::v1::CapacityRequirements
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
+        if number == 1 {
+            {
                 let (k, v) = w::entry(
                     value,
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.requests.get_or_insert_with(Default::default).insert(k, v);
-            }
-            _ => {}
+            };
         }
         Ok(())
     }

@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::resource::v1::CELDeviceSelector {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.expression = w::string(value)?,
-            _ => {}
+        if number == 1 {
+            self.expression = w::string(value)?;
         }
         Ok(())
     }

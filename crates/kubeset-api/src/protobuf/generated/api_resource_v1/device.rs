@@ -65,7 +65,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::Device {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.attributes.get_or_insert_with(Default::default).insert(k, v);
@@ -76,7 +76,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::Device {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);

@@ -34,15 +34,12 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaimConfigura
                     depth,
                     &mut |number, value, depth| {
                         let _ = depth;
-                        match number {
-                            1 => {
-                                w::merge(
-                                    &mut **self.opaque.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            _ => {}
+                        if number == 1 {
+                            w::merge(
+                                &mut **self.opaque.get_or_insert_with(Default::default),
+                                value,
+                                depth,
+                            )?;
                         }
                         Ok(())
                     },

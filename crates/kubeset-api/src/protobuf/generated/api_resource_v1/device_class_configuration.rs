@@ -21,28 +21,22 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassConfigura
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::embedded(
-                    value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
-                        match number {
-                            1 => {
-                                w::merge(
-                                    &mut **self.opaque.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            _ => {}
-                        }
-                        Ok(())
-                    },
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::embedded(
+                value,
+                depth,
+                &mut |number, value, depth| {
+                    let _ = depth;
+                    if number == 1 {
+                        w::merge(
+                            &mut **self.opaque.get_or_insert_with(Default::default),
+                            value,
+                            depth,
+                        )?;
+                    }
+                    Ok(())
+                },
+            )?;
         }
         Ok(())
     }

@@ -60,7 +60,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.attributes.get_or_insert_with(Default::default).insert(k, v);
@@ -71,7 +71,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);

@@ -29,7 +29,7 @@ for crate::api::resource::v1beta1::DeviceCounterConsumption {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.counters.insert(k, v);

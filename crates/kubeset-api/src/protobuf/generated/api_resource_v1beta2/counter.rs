@@ -16,9 +16,8 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::Counter {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => w::merge(&mut self.value, value, depth)?,
-            _ => {}
+        if number == 1 {
+            w::merge(&mut self.value, value, depth)?;
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::CounterSet {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.counters.insert(k, v);

@@ -40,15 +40,12 @@ for crate::api::resource::v1beta2::DeviceAllocationConfiguration {
                     depth,
                     &mut |number, value, depth| {
                         let _ = depth;
-                        match number {
-                            1 => {
-                                w::merge(
-                                    &mut **self.opaque.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            _ => {}
+                        if number == 1 {
+                            w::merge(
+                                &mut **self.opaque.get_or_insert_with(Default::default),
+                                value,
+                                depth,
+                            )?;
                         }
                         Ok(())
                     },

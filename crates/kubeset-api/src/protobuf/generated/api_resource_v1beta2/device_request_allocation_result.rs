@@ -81,7 +81,7 @@ for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.consumed_capacity.get_or_insert_with(Default::default).insert(k, v);

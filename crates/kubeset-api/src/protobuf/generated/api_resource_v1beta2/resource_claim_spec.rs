@@ -15,15 +15,12 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimSp
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::merge(
-                    &mut **self.devices.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::merge(
+                &mut **self.devices.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

@@ -17,9 +17,8 @@ for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.min_count = w::int32(value)?,
-            _ => {}
+        if number == 1 {
+            self.min_count = w::int32(value)?;
         }
         Ok(())
     }

@@ -18,9 +18,8 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSINodeSpec {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.drivers.push(w::message(value, depth)?),
-            _ => {}
+        if number == 1 {
+            self.drivers.push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.attachment_metadata

@@ -32,7 +32,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttributesClass
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.parameters.get_or_insert_with(Default::default).insert(k, v);

@@ -17,9 +17,8 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => w::merge(&mut self.resource, value, depth)?,
-            _ => {}
+        if number == 1 {
+            w::merge(&mut self.resource, value, depth)?;
         }
         Ok(())
     }

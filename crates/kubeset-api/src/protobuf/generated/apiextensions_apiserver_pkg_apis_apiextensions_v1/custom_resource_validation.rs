@@ -16,15 +16,12 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                w::merge(
-                    &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            _ => {}
+        if number == 1 {
+            w::merge(
+                &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
+                value,
+                depth,
+            )?;
         }
         Ok(())
     }

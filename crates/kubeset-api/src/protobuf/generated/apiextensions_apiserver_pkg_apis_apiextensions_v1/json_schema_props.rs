@@ -214,7 +214,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.properties.get_or_insert_with(Default::default).insert(k, v);
@@ -232,7 +232,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.pattern_properties
@@ -245,7 +245,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.dependencies.get_or_insert_with(Default::default).insert(k, v);
@@ -263,7 +263,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::message(value, depth)?)
+                        w::message(value, depth)
                     },
                 )?;
                 self.definitions.get_or_insert_with(Default::default).insert(k, v);

@@ -17,9 +17,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableFiel
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.json_path = w::string(value)?,
-            _ => {}
+        if number == 1 {
+            self.json_path = w::string(value)?;
         }
         Ok(())
     }

@@ -19,9 +19,8 @@ for crate::apimachinery::pkg::apis::meta::v1::APIGroupList {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => self.groups.push(w::message(value, depth)?),
-            _ => {}
+        if number == 1 {
+            self.groups.push(w::message(value, depth)?);
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.match_labels.get_or_insert_with(Default::default).insert(k, v);

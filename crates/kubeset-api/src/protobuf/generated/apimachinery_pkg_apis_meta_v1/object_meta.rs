@@ -80,7 +80,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.labels.get_or_insert_with(Default::default).insert(k, v);
@@ -91,7 +91,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
                     depth,
                     |value, depth| {
                         let _ = depth;
-                        Ok(w::string(value)?)
+                        w::string(value)
                     },
                 )?;
                 self.annotations.get_or_insert_with(Default::default).insert(k, v);

@@ -18,13 +18,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
         depth: u32,
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
-        match number {
-            1 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
-            }
-            _ => {}
+        if number == 1 {
+            self.conditions.get_or_insert_with(Vec::new).push(w::message(value, depth)?);
         }
         Ok(())
     }
