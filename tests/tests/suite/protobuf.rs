@@ -161,11 +161,10 @@ async fn custom_resources_stay_json() {
     let crds: Api<CustomResourceDefinition> = Api::cluster(ctx.client.clone());
     crate::crd::ensure_crd(&crds).await;
     let c = protobuf_client(&ctx);
-    // The server serves the new resource a moment after Established.
-    let resp = eventually(Duration::from_secs(30), "widgets to be served", || async {
-        let resp = c
-            .rest()
-            .get()
+    // The widgets of the test's namespace, `header` set to `value`.
+    let widgets = |verb: Verb, header: http::HeaderName, value: &'static str| {
+        c.rest()
+            .verb(verb)
             .abs_path([
                 "apis",
                 "suite.kubeset.dev",
@@ -174,10 +173,12 @@ async fn custom_resources_stay_json() {
                 &ctx.ns,
                 "widgets",
             ])
-            .header(
-                http::header::ACCEPT,
-                http::HeaderValue::from_static(PROTOBUF_ACCEPT),
-            )
+            .header(header, http::HeaderValue::from_static(value))
+            .max_retries(0)
+    };
+    // The server serves the new resource a moment after Established.
+    let resp = eventually(Duration::from_secs(30), "widgets to be served", || async {
+        let resp = widgets(Verb::Get, http::header::ACCEPT, PROTOBUF_ACCEPT)
             .send_raw()
             .await
             .expect("request");
@@ -187,21 +188,7 @@ async fn custom_resources_stay_json() {
     assert_eq!(resp.status, 200);
     assert_eq!(resp.content_type.as_deref(), Some("application/json"));
     // Only protobuf acceptable: 406, as the Api's fallback expects.
-    let resp = c
-        .rest()
-        .get()
-        .abs_path([
-            "apis",
-            "suite.kubeset.dev",
-            "v1",
-            "namespaces",
-            &ctx.ns,
-            "widgets",
-        ])
-        .header(
-            http::header::ACCEPT,
-            http::HeaderValue::from_static(PROTOBUF),
-        )
+    let resp = widgets(Verb::Get, http::header::ACCEPT, PROTOBUF)
         .send_raw()
         .await
         .expect("request");
@@ -211,23 +198,8 @@ async fn custom_resources_stay_json() {
     // a nil dereference the server turns into an HTTP/2 stream reset; the
     // embedded server answers 415. kubeset's Api never sends one: custom
     // kinds have no codec.)
-    let resp = c
-        .rest()
-        .post()
-        .abs_path([
-            "apis",
-            "suite.kubeset.dev",
-            "v1",
-            "namespaces",
-            &ctx.ns,
-            "widgets",
-        ])
-        .header(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static(PROTOBUF),
-        )
+    let resp = widgets(Verb::Post, http::header::CONTENT_TYPE, PROTOBUF)
         .body(protobuf::encode_object(&ConfigMap::default()))
-        .max_retries(0)
         .send_raw()
         .await;
     if let Ok(r) = resp {
