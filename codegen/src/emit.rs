@@ -61,6 +61,7 @@ impl Output {
         TOP_LEVEL_MODULES
             .iter()
             .map(|m| format!("src/{m}"))
+            .chain([crate::proto::emit::GENERATED_DIR.to_owned()])
             .collect()
     }
 
@@ -428,6 +429,7 @@ fn emit_features(ir: &Ir) -> String {
         let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
         s.push_str(&format!("{f} = [{}]\n", deps.join(", ")));
     }
+    s.push_str(crate::proto::emit::FEATURE);
     s.push_str(FEATURES_END);
     s.push('\n');
     s

@@ -172,4 +172,7 @@ pub enum CodegenError {
         #[source]
         source: syn::Error,
     },
+    /// The proto files of the version could not be read or joined.
+    #[error(transparent)]
+    Proto(#[from] crate::proto::ProtoError),
 }

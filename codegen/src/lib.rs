@@ -25,6 +25,7 @@ pub mod examples;
 pub mod ir;
 pub mod layout;
 pub mod names;
+pub mod proto;
 pub mod schema;
 pub mod spec;
 pub mod spec_dir;

@@ -48,7 +48,11 @@ fn committed_output_is_current() {
         stale.first()
     );
     assert!(output.files.len() > 700);
-    assert_eq!(Output::owned_dirs().len(), 4);
+    assert_eq!(
+        Output::owned_dirs().len(),
+        5,
+        "four modules and the protobuf codecs"
+    );
 }
 
 /// The committed clientset of `kubeset-client` and the generated features

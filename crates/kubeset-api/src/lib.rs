@@ -7,6 +7,11 @@
 //! (`core-v1`, `apps-v1`, …, `all`); `apimachinery` and [`resources`] are
 //! always compiled.
 //!
+//! With the cargo feature `protobuf`, every compiled built-in model also
+//! has a protobuf codec (module `protobuf`: the encoding kube-apiserver speaks as
+//! `application/vnd.kubernetes.protobuf`, field numbers from the upstream
+//! `generated.proto` files).
+//!
 //! Top-level objects (`Pod`, `PodList`, …) write `apiVersion` and `kind` on
 //! output and ignore them on input; kinds served as REST resources
 //! implement [`Resource`].
@@ -44,6 +49,8 @@ pub mod kube_aggregator;
 #[cfg(test)]
 mod layout;
 mod object;
+#[cfg(feature = "protobuf")]
+pub mod protobuf;
 mod resource;
 pub mod resources;
 #[cfg(feature = "apiextensions-v1")]

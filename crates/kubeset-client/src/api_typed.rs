@@ -202,8 +202,41 @@ impl<K> Api<K>
 where
     K: Serialize + DeserializeOwned,
 {
+    /// A create or replace request with its body: protobuf with `codec`,
+    /// else JSON.
+    #[cfg(feature = "protobuf")]
+    fn write(
+        &self,
+        verb: Verb,
+        name: Option<&str>,
+        params: &PostParams,
+        obj: &K,
+        codec: Option<&kubeset_api::protobuf::dynamic::Kind>,
+    ) -> Result<Request, Error> {
+        let req = with_params(self.request(verb, name), params);
+        Ok(match codec {
+            Some(c) => crate::protobuf::with_body(req, c, obj)?,
+            None => req.body(self.typed_body(obj)?),
+        })
+    }
+
+    /// The kind's protobuf codec when the client negotiates protobuf.
+    #[cfg(feature = "protobuf")]
+    fn protobuf(&self) -> Option<&'static kubeset_api::protobuf::dynamic::Kind> {
+        crate::protobuf::negotiated(
+            self.client.rest(),
+            &self.shared.api_version,
+            &self.shared.kind,
+        )
+    }
+
     /// Reads one object.
     pub async fn get(&self, name: &str) -> Result<K, Error> {
+        #[cfg(feature = "protobuf")]
+        if self.protobuf().is_some() {
+            let build = |_| Ok(self.request(Verb::Get, Some(name)));
+            return crate::protobuf::send(build).await;
+        }
         self.request(Verb::Get, Some(name)).send_json().await
     }
 
@@ -230,6 +263,11 @@ where
 
     /// Lists objects (one page when `params.limit` is set).
     pub async fn list(&self, params: &ListParams) -> Result<List<K>, Error> {
+        #[cfg(feature = "protobuf")]
+        if self.protobuf().is_some() {
+            let build = |_| Ok(with_params(self.request(Verb::Get, None), params));
+            return crate::protobuf::send(build).await;
+        }
         with_params(self.request(Verb::Get, None), params)
             .send_json()
             .await
@@ -265,6 +303,12 @@ where
     /// Creates an object; `apiVersion` and `kind` are filled in when the
     /// serialized object lacks them.
     pub async fn create(&self, params: &PostParams, obj: &K) -> Result<K, Error> {
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let build =
+                |protobuf: bool| self.write(Verb::Post, None, params, obj, protobuf.then_some(pb));
+            return crate::protobuf::send(build).await;
+        }
         let body = self.typed_body(obj)?;
         with_params(self.request(Verb::Post, None), params)
             .body(body)
@@ -275,6 +319,13 @@ where
     /// Replaces an object (`PUT`); `metadata.resourceVersion` makes it a
     /// compare-and-swap (409 Conflict when stale).
     pub async fn replace(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let build = |protobuf: bool| {
+                self.write(Verb::Put, Some(name), params, obj, protobuf.then_some(pb))
+            };
+            return crate::protobuf::send(build).await;
+        }
         let body = self.typed_body(obj)?;
         with_params(self.request(Verb::Put, Some(name)), params)
             .body(body)

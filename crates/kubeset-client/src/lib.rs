@@ -44,6 +44,8 @@ pub mod discovery;
 pub mod dynamic;
 pub mod params;
 mod patch;
+#[cfg(feature = "protobuf")]
+mod protobuf;
 mod url;
 
 pub use api_typed::{Api, Deleted};

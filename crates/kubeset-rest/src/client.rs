@@ -67,6 +67,7 @@ pub struct RestConfig {
     watch_idle_timeout: Duration,
     read_timeout: Option<Duration>,
     max_response_body: usize,
+    pub(crate) wire_format: crate::content::WireFormat,
 }
 
 impl fmt::Debug for RestConfig {
@@ -90,6 +91,7 @@ impl fmt::Debug for RestConfig {
             .field("request_deadline", &self.request_deadline)
             .field("read_timeout", &self.read_timeout)
             .field("max_response_body", &self.max_response_body)
+            .field("wire_format", &self.wire_format)
             .finish_non_exhaustive()
     }
 }
@@ -124,6 +126,7 @@ impl Default for RestConfig {
             watch_idle_timeout: DEFAULT_WATCH_IDLE_TIMEOUT,
             read_timeout: None,
             max_response_body: DEFAULT_MAX_RESPONSE_BODY,
+            wire_format: crate::content::WireFormat::Json,
         }
     }
 }
@@ -382,6 +385,7 @@ pub(crate) struct Inner {
     pub(crate) api_prefix: Arc<str>,
     pub(crate) content_type: HeaderValue,
     pub(crate) accept: HeaderValue,
+    pub(crate) wire_format: crate::content::WireFormat,
     /// Sent with every request unless the request sets the same name; all
     /// values of a name are kept.
     pub(crate) default_headers: HeaderMap,
@@ -609,6 +613,7 @@ impl RestClient {
                 api_prefix,
                 content_type,
                 accept,
+                wire_format: config.wire_format,
                 request_headers,
                 default_headers: config.default_headers,
                 timeout: config.timeout,

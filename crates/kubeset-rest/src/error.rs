@@ -272,6 +272,16 @@ pub enum Error {
         event_type: String,
     },
 
+    /// A protobuf body could not be decoded into the requested type.
+    #[error("decoding the protobuf response body as {type_name}")]
+    DecodeProtobuf {
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// A watch event line could not be decoded.
     #[error("unable to decode an event from the watch stream")]
     WatchDecode {

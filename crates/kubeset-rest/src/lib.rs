@@ -32,6 +32,7 @@ pub mod backoff;
 pub mod budget;
 mod client;
 pub mod config;
+pub mod content;
 mod error;
 mod execute;
 pub mod failover;

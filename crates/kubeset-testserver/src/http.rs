@@ -219,10 +219,12 @@ pub(crate) async fn handle(
     {
         return Ok(error_response(&ApiError::unauthorized()));
     }
-    Ok(match route(req, &shared, &faults, local).await {
+    let negotiation = crate::protobuf::Negotiation::of(&req);
+    let resp = match route(req, &shared, &faults, local).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
-    })
+    };
+    Ok(crate::protobuf::encode_response(&negotiation, resp).await)
 }
 
 async fn read_body(
@@ -253,10 +255,11 @@ async fn read_body(
     Ok((parts, bytes))
 }
 
-/// Refuses request bodies this server cannot decode (protobuf, CBOR)
-/// before they are read.
+/// Refuses request bodies this server cannot decode (CBOR) before they
+/// are read; protobuf bodies are turned into JSON by
+/// [`crate::protobuf::decode_body`] first.
 pub(crate) fn check_content_type(content_type: &str) -> Result<(), ApiError> {
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    if content_type.contains("cbor") {
         return Err(ApiError::unsupported_media_type(content_type));
     }
     Ok(())
@@ -287,7 +290,9 @@ pub(crate) fn decode_object(bytes: &[u8], content_type: &str) -> Result<Value, A
 
 /// Response encoding: the one place an object, list, Table or Status
 /// answering a resource request becomes a response (`accept`: the
-/// request's Accept header; JSON is all this server writes).
+/// request's Accept header; this writes JSON, and
+/// [`crate::protobuf::encode_response`] re-encodes it when protobuf was
+/// negotiated).
 pub(crate) fn respond(code: u16, v: &Value, accept: &str) -> Response<Body> {
     let _ = accept;
     json_response(code, v)
@@ -487,7 +492,7 @@ async fn dispatch(
     query: &Query,
     accept: &str,
 ) -> Result<Response<Body>, ApiError> {
-    let call = call_of(&req, shared, faults, &t, query, accept)?;
+    let mut call = call_of(&req, shared, faults, &t, query, accept)?;
     let method = req.method().clone();
     let is_pods = call.res.group.is_empty() && call.res.plural == "pods";
     let (name, sub) = (t.name.as_deref(), t.sub.as_deref());
@@ -503,6 +508,9 @@ async fn dispatch(
     }
     check_content_type(&call.content_type)?;
     let (_, body) = read_body(req).await?;
+    let (content_type, body) =
+        crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
+    call.content_type = content_type;
     if let (Some(n), Some(which)) = (name, sub.and_then(|s| Sub::of(&call.res, s))) {
         return serve_subresource(&call, &method, n, which, &body);
     }

@@ -226,6 +226,9 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
         return Err(ApiError::method_not_allowed());
     }
     let obj = decode_object(body, &call.content_type)?;
+    if let Some(review) = crate::review::answer(&call.res, obj.clone())? {
+        return Ok(call.reply(201, &review));
+    }
     let created = call
         .store()
         .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;

@@ -90,7 +90,7 @@ pub(crate) fn established(c: &CustomResourceDefinition) -> bool {
 
 /// Creates the CRD (other runs against the same server may have left it:
 /// it is then reused, it is identical).
-async fn ensure_crd(crds: &Api<CustomResourceDefinition>) {
+pub(crate) async fn ensure_crd(crds: &Api<CustomResourceDefinition>) {
     match crds.create(&PostParams::default(), &crd()).await {
         Ok(created) => assert_eq!(created.spec.names.kind, "Widget"),
         Err(e) if e.is_already_exists() => {}

@@ -26,6 +26,7 @@ mod faults;
 mod list;
 mod openapi;
 mod patch;
+mod protobuf;
 mod readme;
 mod runtime;
 mod runtime_leader;

@@ -1,0 +1,148 @@
+//! The protobuf join against the pinned spec and its upstream
+//! `generated.proto` files: the committed codecs are current, every
+//! disagreement fails the run, a fixup that matches nothing fails it, Go
+//! embedded structs become nested messages, and a version without proto
+//! files generates JSON-only models.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use kubeset_codegen::proto::{self, ProtoError, ProtoSet, Shape, join};
+use kubeset_codegen::{InputFormat, Ir, Output, load};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn spec_dir() -> (PathBuf, String) {
+    let version = std::fs::read_to_string(workspace().join("specs/kubernetes-version")).unwrap();
+    let version = version.trim().to_owned();
+    let root = std::env::var_os("KUBESET_SPECS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared/specs"));
+    (root.join("kubernetes").join(&version), version)
+}
+
+fn inputs() -> &'static (Ir, ProtoSet, String) {
+    static INPUTS: OnceLock<(Ir, ProtoSet, String)> = OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let (dir, version) = spec_dir();
+        let ir = kubeset_codegen::ir::lower(load(&dir, InputFormat::Both).unwrap()).unwrap();
+        let set = proto::load(&dir).unwrap().expect("v1.35 has proto files");
+        (ir, set, version)
+    })
+}
+
+#[test]
+fn committed_codecs_are_current() {
+    let (ir, set, version) = inputs();
+    let codecs = join::join(ir, set).unwrap();
+    assert!(codecs.types.len() > 700, "{}", codecs.types.len());
+    let mut out = Output::default();
+    proto::emit::emit(
+        ir,
+        Some(&codecs),
+        &format!("kubernetes/{version}"),
+        &mut out,
+    )
+    .unwrap();
+    let api = workspace().join("crates/kubeset-api");
+    let stale: Vec<_> = out
+        .files
+        .iter()
+        .filter(|(path, text)| {
+            std::fs::read_to_string(api.join(path)).ok().as_deref() != Some(text)
+        })
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert!(stale.is_empty(), "run `cargo xtask codegen`: {stale:?}");
+}
+
+#[test]
+fn embedded_go_structs_are_nested_messages() {
+    let (ir, set, _) = inputs();
+    let codecs = join::join(ir, set).unwrap();
+    let probe = &codecs.types["io.k8s.api.core.v1.Probe"];
+    let handler = probe.fields.iter().find(|f| f.number == 1).unwrap();
+    let Shape::Embedded(inner) = &handler.shape else {
+        panic!("Probe.handler is {:?}", handler.shape);
+    };
+    let names: Vec<&str> = inner.iter().map(|f| f.json.as_str()).collect();
+    assert_eq!(names, ["exec", "httpGet", "tcpSocket", "grpc"]);
+    let meta = &codecs.types["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"];
+    let name = meta.fields.iter().find(|f| f.json == "name").unwrap();
+    assert!(name.zero_is_unset, "ObjectMeta.name is a Go value field");
+    let deploy = &codecs.types["io.k8s.api.apps.v1.DeploymentSpec"];
+    let replicas = deploy.fields.iter().find(|f| f.json == "replicas").unwrap();
+    assert!(!replicas.zero_is_unset, "replicas: 0 is kept");
+}
+
+#[test]
+fn a_disagreement_fails_the_run() {
+    let (ir, set, _) = inputs();
+    let mut set = set.clone();
+    let pod = set.messages.get_mut("k8s.io.api.core.v1.PodSpec").unwrap();
+    pod.fields.retain(|f| f.name != "nodeName");
+    let err = join::join(ir, &set).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, ProtoError::Mismatches { count: 1, .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("io.k8s.api.core.v1.PodSpec") && text.contains("nodeName"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_fixup_that_matches_nothing_fails_the_run() {
+    let (ir, set, _) = inputs();
+    let mut fixups = join::FIXUPS.to_vec();
+    fixups.push(join::Fixup {
+        name: "gone_upstream",
+        renames: &[("io.k8s.api.core.v1.Pod", "nothing", "Nothing")],
+    });
+    let err = join::join_with(ir, set, &fixups).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ProtoError::FixupNoLongerApplies {
+                fixup: "gone_upstream",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Each of the real fixups is needed.
+    for skip in join::FIXUPS {
+        let fewer: Vec<_> = join::FIXUPS
+            .iter()
+            .filter(|f| f.name != skip.name)
+            .copied()
+            .collect();
+        assert!(
+            join::join_with(ir, set, &fewer).is_err(),
+            "{} is not needed",
+            skip.name
+        );
+    }
+}
+
+#[test]
+fn no_proto_files_means_json_only() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(proto::load(dir.path()).unwrap().is_none());
+    let (ir, _, _) = inputs();
+    let mut out = Output::default();
+    proto::emit::emit(ir, None, "kubernetes/test", &mut out).unwrap();
+    let files: Vec<&str> = out.files.keys().map(String::as_str).collect();
+    assert_eq!(
+        files,
+        [
+            "src/protobuf/generated/kinds.rs",
+            "src/protobuf/generated/mod.rs"
+        ]
+    );
+    assert!(out.files["src/protobuf/generated/mod.rs"].contains("JSON-only"));
+}

@@ -1,0 +1,349 @@
+//! Protobuf ↔ JSON by `apiVersion` and `kind`, for code that holds
+//! objects as JSON (the embedded API server, the dynamic client): the
+//! envelope names the kind, a generated table finds its model, the model
+//! converts. Kinds without a codec (custom resources, and kinds behind a
+//! cargo feature that is off) are not found.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{DecodeError, Message, Unknown, wire};
+use crate::List;
+use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
+
+/// A conversion failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DynamicError {
+    /// The bytes are not a valid encoding.
+    #[error("invalid protobuf: {source}")]
+    Decode {
+        /// The cause.
+        #[from]
+        source: DecodeError,
+    },
+    /// No compiled model has a codec for this kind.
+    #[error("no protobuf codec for {api_version}/{kind}")]
+    UnknownKind {
+        /// The apiVersion.
+        api_version: String,
+        /// The kind.
+        kind: String,
+    },
+    /// The JSON is not a valid object of the kind.
+    #[error("{kind}: {source}")]
+    Json {
+        /// The Rust type.
+        kind: &'static str,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// A model's decoder behind `dyn Any` (downcast by [`Typed`]).
+type DecodeAny = fn(&[u8]) -> Result<Box<dyn Any>, DecodeError>;
+
+/// One kind's codec: JSON object ↔ protobuf bytes with the envelope.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// `apiVersion` (`v1`, `apps/v1`).
+    pub api_version: &'static str,
+    /// `kind`.
+    pub kind: &'static str,
+    decode: fn(&[u8]) -> Result<Value, DynamicError>,
+    encode: fn(&Value) -> Result<Vec<u8>, DynamicError>,
+    type_id: fn() -> TypeId,
+    decode_any: DecodeAny,
+    encode_any: fn(&dyn Any, &mut Vec<u8>) -> bool,
+}
+
+impl Kind {
+    pub(crate) const fn of<T>(api_version: &'static str, kind: &'static str) -> Self
+    where
+        T: Message + Default + Serialize + DeserializeOwned + 'static,
+    {
+        Self {
+            api_version,
+            kind,
+            decode: decode_as::<T>,
+            encode: encode_as::<T>,
+            type_id: TypeId::of::<T>,
+            decode_any: decode_any::<T>,
+            encode_any: encode_any::<T>,
+        }
+    }
+
+    /// The object (the message bytes inside the envelope) as JSON, with
+    /// `apiVersion` and `kind` set.
+    pub fn decode(&self, raw: &[u8]) -> Result<Value, DynamicError> {
+        let mut v = (self.decode)(raw)?;
+        if let Value::Object(m) = &mut v {
+            m.insert("apiVersion".into(), self.api_version.into());
+            m.insert("kind".into(), self.kind.into());
+        }
+        Ok(v)
+    }
+
+    /// A JSON object of this kind, encoded with the envelope.
+    pub fn encode(&self, obj: &Value) -> Result<Vec<u8>, DynamicError> {
+        let raw = (self.encode)(obj)?;
+        let mut buf = Vec::with_capacity(raw.len() + 64);
+        Unknown {
+            api_version: self.api_version.to_owned(),
+            kind: self.kind.to_owned(),
+            raw: &raw,
+            ..Unknown::default()
+        }
+        .write(&mut buf);
+        Ok(buf)
+    }
+}
+
+fn decode_any<T: Message + Default + 'static>(raw: &[u8]) -> Result<Box<dyn Any>, DecodeError> {
+    super::decode::<T>(raw).map(|t| Box::new(t) as Box<dyn Any>)
+}
+
+fn encode_any<T: Message + 'static>(obj: &dyn Any, buf: &mut Vec<u8>) -> bool {
+    match obj.downcast_ref::<T>() {
+        Some(t) => {
+            t.encode_fields(buf);
+            true
+        }
+        None => false,
+    }
+}
+
+fn decode_as<T: Message + Default + Serialize>(raw: &[u8]) -> Result<Value, DynamicError> {
+    let obj: T = super::decode(raw)?;
+    // A model always serializes to a JSON value.
+    serde_json::to_value(&obj).map_err(|source| DynamicError::Json {
+        kind: std::any::type_name::<T>(),
+        source,
+    })
+}
+
+fn encode_as<T: Message + DeserializeOwned>(obj: &Value) -> Result<Vec<u8>, DynamicError> {
+    let typed: T = serde_json::from_value(obj.clone()).map_err(|source| DynamicError::Json {
+        kind: std::any::type_name::<T>(),
+        source,
+    })?;
+    Ok(super::encode(&typed))
+}
+
+/// Meta kinds written in every group's version (`DeleteOptions` of
+/// `apps/v1` is `meta/v1`'s); looked up by kind when the apiVersion is not
+/// in the table.
+const ANY_VERSION: &[&str] = &["DeleteOptions"];
+
+/// The codec of `api_version`/`kind`, if a compiled model has one.
+pub fn kind(api_version: &str, kind: &str) -> Option<&'static Kind> {
+    let table = super::generated::kinds::KINDS;
+    let exact = table
+        .binary_search_by(|k| (k.api_version, k.kind).cmp(&(api_version, kind)))
+        .ok()
+        .map(|i| &table[i]);
+    exact.or_else(|| {
+        ANY_VERSION
+            .contains(&kind)
+            .then(|| {
+                table
+                    .iter()
+                    .find(|k| k.api_version == "v1" && k.kind == kind)
+            })
+            .flatten()
+    })
+}
+
+/// Decodes `k8s\0` + envelope + object into JSON (with `apiVersion` and
+/// `kind` from the envelope).
+pub fn to_json(bytes: &[u8]) -> Result<Value, DynamicError> {
+    let u = Unknown::parse(bytes)?;
+    if !u.content_encoding.is_empty() {
+        return Err(DecodeError::ContentEncoding {
+            encoding: u.content_encoding,
+        }
+        .into());
+    }
+    let k = kind(&u.api_version, &u.kind).ok_or_else(|| DynamicError::UnknownKind {
+        api_version: u.api_version.clone(),
+        kind: u.kind.clone(),
+    })?;
+    let mut v = k.decode(u.raw)?;
+    if let Value::Object(m) = &mut v {
+        // The apiVersion as sent (a meta kind of another group).
+        m.insert("apiVersion".into(), u.api_version.into());
+    }
+    Ok(v)
+}
+
+/// Encodes a JSON object by its own `apiVersion` and `kind`; `Ok(None)`
+/// when no compiled model has a codec for it (it stays JSON).
+pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
+    let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or("");
+    match kind(field("apiVersion"), field("kind")) {
+        Some(k) => k.encode(obj).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The codec of a model type `K`, found by its `TypeId` (so that code
+/// generic over any `K`, custom resources included, can use protobuf for
+/// the built-in kinds without a trait bound).
+#[derive(Debug, Clone, Copy)]
+pub struct Typed<K> {
+    kind: &'static Kind,
+    _k: std::marker::PhantomData<fn() -> K>,
+}
+
+/// The codec of `K`, if `K` is a built-in model with one.
+pub fn typed<K: 'static>() -> Option<Typed<K>> {
+    static BY_TYPE: OnceLock<HashMap<TypeId, usize>> = OnceLock::new();
+    let table = super::generated::kinds::KINDS;
+    let map = BY_TYPE.get_or_init(|| {
+        table
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((k.type_id)(), i))
+            .collect()
+    });
+    map.get(&TypeId::of::<K>()).map(|&i| Typed {
+        kind: &table[i],
+        _k: std::marker::PhantomData,
+    })
+}
+
+impl<K: 'static> Typed<K> {
+    /// The kind's table entry.
+    pub fn kind(&self) -> &'static Kind {
+        self.kind
+    }
+
+    fn check(&self, u: &Unknown<'_>, kind: &str) -> Result<(), DecodeError> {
+        if !u.content_encoding.is_empty() {
+            return Err(DecodeError::ContentEncoding {
+                encoding: u.content_encoding.clone(),
+            });
+        }
+        let typed = !u.api_version.is_empty() || !u.kind.is_empty();
+        if typed && (u.api_version != self.kind.api_version || u.kind != kind) {
+            return Err(DecodeError::WrongKind {
+                api_version: u.api_version.clone(),
+                kind: u.kind.clone(),
+                want_api_version: self.kind.api_version.to_owned(),
+                want_kind: kind.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn item(&self, raw: &[u8]) -> Result<K, DecodeError> {
+        let any = (self.kind.decode_any)(raw)?;
+        // The table maps `TypeId::of::<K>()` to this entry.
+        any.downcast::<K>()
+            .map(|b| *b)
+            .map_err(|_| DecodeError::WrongKind {
+                api_version: self.kind.api_version.to_owned(),
+                kind: self.kind.kind.to_owned(),
+                want_api_version: String::new(),
+                want_kind: std::any::type_name::<K>().to_owned(),
+            })
+    }
+
+    /// One object from `k8s\0` + envelope.
+    pub fn decode(&self, bytes: &[u8]) -> Result<K, DecodeError> {
+        let u = Unknown::parse(bytes)?;
+        self.check(&u, self.kind.kind)?;
+        self.item(u.raw)
+    }
+
+    /// A `<Kind>List` from `k8s\0` + envelope, items decoded as `K`.
+    pub fn decode_list(&self, bytes: &[u8]) -> Result<List<K>, DecodeError> {
+        let u = Unknown::parse(bytes)?;
+        self.check(&u, &format!("{}List", self.kind.kind))?;
+        let mut metadata = ListMeta::default();
+        let mut items = Vec::new();
+        wire::fields(u.raw, &mut |n, v| {
+            match n {
+                1 => wire::merge(&mut metadata, v, 0)?,
+                2 => items.push(self.item(wire::raw(v)?)?),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(List { metadata, items })
+    }
+
+    /// `obj` with its envelope.
+    pub fn encode(&self, obj: &K) -> Vec<u8> {
+        let mut raw = Vec::new();
+        // Always true: the entry is `K`'s.
+        let _ = (self.kind.encode_any)(obj, &mut raw);
+        let mut buf = Vec::with_capacity(raw.len() + 64);
+        Unknown {
+            api_version: self.kind.api_version.to_owned(),
+            kind: self.kind.kind.to_owned(),
+            raw: &raw,
+            ..Unknown::default()
+        }
+        .write(&mut buf);
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_unique() {
+        let t = super::super::generated::kinds::KINDS;
+        assert!(
+            t.windows(2)
+                .all(|w| (w[0].api_version, w[0].kind) < (w[1].api_version, w[1].kind))
+        );
+        assert!(kind("v1", "Status").is_some());
+        assert!(kind("example.com/v1", "Foo").is_none());
+    }
+
+    #[cfg(feature = "core-v1")]
+    #[test]
+    fn json_round_trips_by_kind() {
+        let cm = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "x", "namespace": "default"},
+            "data": {"a": "b"},
+        });
+        let bytes = from_json(&cm).unwrap().expect("ConfigMap has a codec");
+        assert!(bytes.starts_with(super::super::MAGIC));
+        assert_eq!(to_json(&bytes).unwrap(), cm);
+        let crd = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Foo"});
+        assert!(from_json(&crd).unwrap().is_none());
+        assert!(matches!(to_json(b"{}"), Err(DynamicError::Decode { .. })));
+    }
+
+    #[cfg(feature = "core-v1")]
+    #[test]
+    fn typed_by_type_id() {
+        use crate::api::core::v1::ConfigMap;
+        let t = typed::<ConfigMap>().expect("ConfigMap has a codec");
+        assert!(typed::<String>().is_none());
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("x".into());
+        let bytes = t.encode(&cm);
+        assert_eq!(bytes, super::super::encode_object(&cm));
+        assert_eq!(t.decode(&bytes).unwrap(), cm);
+        let list = List {
+            metadata: ListMeta::default(),
+            items: vec![cm.clone(), cm],
+        };
+        let bytes = super::super::encode_with_type(&list, "v1", "ConfigMapList");
+        assert_eq!(t.decode_list(&bytes).unwrap(), list);
+        assert!(t.decode(&bytes).is_err(), "a list is not a ConfigMap");
+    }
+}

@@ -1,0 +1,277 @@
+//! The codecs of the hand-written types, as Go's custom marshallers write
+//! them.
+
+use super::wire::{self, Value};
+use super::{DecodeError, Message};
+use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
+use crate::types::{FieldsV1, IntOrString, List, Quantity, RawExtension};
+
+fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DecodeError {
+    move |e| DecodeError::EmbeddedJson {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+/// JSON bytes of an embedded value (`RawExtension`, `JSON`); empty is null.
+fn json_value(value: Value<'_>, what: &'static str) -> Result<serde_json::Value, DecodeError> {
+    let b = wire::raw(value)?;
+    if b.is_empty() {
+        return Ok(serde_json::Value::Null);
+    }
+    serde_json::from_slice(b).map_err(json_error(what))
+}
+
+fn put_json(buf: &mut Vec<u8>, number: u32, v: &serde_json::Value) {
+    // Writing a `Value` to a `Vec` cannot fail.
+    let text = serde_json::to_vec(v).unwrap_or_default();
+    wire::put_raw(buf, number, &text);
+}
+
+/// `{ string = 1 }`: the quantity's text.
+impl Message for Quantity {
+    fn encode_fields(&self, buf: &mut Vec<u8>) {
+        wire::put_string(buf, 1, &self.0);
+    }
+    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+        if number == 1 {
+            self.0 = wire::string(value)?;
+        }
+        Ok(())
+    }
+}
+
+/// `{ type = 1; intVal = 2; strVal = 3 }`, every field written, as Go does.
+impl Message for IntOrString {
+    fn encode_fields(&self, buf: &mut Vec<u8>) {
+        let (kind, int, s) = match self {
+            Self::Int(i) => (0, *i, ""),
+            Self::String(s) => (1, 0, s.as_str()),
+        };
+        wire::put_int64(buf, 1, &kind);
+        wire::put_int32(buf, 2, &int);
+        wire::put_raw(buf, 3, s.as_bytes());
+    }
+    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+        match number {
+            1 => match wire::int64(value)? {
+                0 if matches!(self, Self::String(_)) => *self = Self::Int(0),
+                0 => {}
+                1 => {
+                    if let Self::Int(_) = self {
+                        *self = Self::String(String::new());
+                    }
+                }
+                other => return Err(DecodeError::IntOrStringType { value: other }),
+            },
+            2 => {
+                let v = wire::int32(value)?;
+                if let Self::Int(i) = self {
+                    *i = v;
+                }
+            }
+            3 => {
+                let v = wire::string(value)?;
+                if let Self::String(s) = self {
+                    *s = v;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// `{ raw = 1 }`: the embedded object's JSON.
+impl Message for RawExtension {
+    fn encode_fields(&self, buf: &mut Vec<u8>) {
+        put_json(buf, 1, &self.0);
+    }
+    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+        if number == 1 {
+            self.0 = json_value(value, "RawExtension")?;
+        }
+        Ok(())
+    }
+}
+
+/// `{ Raw = 1 }`: the field set's JSON text, kept as received.
+impl Message for FieldsV1 {
+    fn encode_fields(&self, buf: &mut Vec<u8>) {
+        wire::put_raw(buf, 1, self.as_json().as_bytes());
+    }
+    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+        if number == 1 {
+            let b = wire::raw(value)?;
+            if b.is_empty() {
+                *self = Self::default();
+            } else {
+                let text = std::str::from_utf8(b).map_err(|_| DecodeError::Utf8)?;
+                *self = Self::from_json(text).map_err(json_error("FieldsV1"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `{ metadata = 1; repeated items = 2 }`, the shape of every `…List`.
+impl<T: Message + Default> Message for List<T> {
+    fn encode_fields(&self, buf: &mut Vec<u8>) {
+        wire::put_message(buf, 1, &self.metadata);
+        for item in &self.items {
+            wire::put_message(buf, 2, item);
+        }
+    }
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        depth: u32,
+    ) -> Result<(), DecodeError> {
+        match number {
+            1 => wire::merge(&mut self.metadata as &mut ListMeta, value, depth)?,
+            2 => self.items.push(wire::message(value, depth)?),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "apiextensions-v1")]
+mod json_schema {
+    use super::*;
+    use crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+    use crate::types::{
+        JSON, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray,
+    };
+
+    /// `{ raw = 1 }`: the value's JSON.
+    impl Message for JSON {
+        fn encode_fields(&self, buf: &mut Vec<u8>) {
+            put_json(buf, 1, &self.0);
+        }
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            _: u32,
+        ) -> Result<(), DecodeError> {
+            if number == 1 {
+                self.0 = json_value(value, "JSON")?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Go's zero value: no schemas.
+    impl Default for JSONSchemaPropsOrArray {
+        fn default() -> Self {
+            Self::Schemas(Vec::new())
+        }
+    }
+
+    /// `{ schema = 1; repeated jSONSchemas = 2 }`; Go writes one of them.
+    impl Message for JSONSchemaPropsOrArray {
+        fn encode_fields(&self, buf: &mut Vec<u8>) {
+            match self {
+                Self::Schema(s) => wire::put_message(buf, 1, &**s),
+                Self::Schemas(list) => {
+                    for s in list {
+                        wire::put_message(buf, 2, s);
+                    }
+                }
+            }
+        }
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
+            match (number, &mut *self) {
+                (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (1, Self::Schemas(list)) if list.is_empty() => {
+                    *self = Self::Schema(Box::new(wire::message(value, depth)?));
+                }
+                (2, Self::Schemas(list)) => list.push(wire::message(value, depth)?),
+                (2, Self::Schema(_)) => *self = Self::Schemas(vec![wire::message(value, depth)?]),
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+
+    /// Go's zero value: not allowed.
+    impl Default for JSONSchemaPropsOrBool {
+        fn default() -> Self {
+            Self::Bool(false)
+        }
+    }
+
+    /// `{ allows = 1; schema = 2 }`; a schema implies `allows: true`.
+    impl Message for JSONSchemaPropsOrBool {
+        fn encode_fields(&self, buf: &mut Vec<u8>) {
+            match self {
+                Self::Bool(b) => wire::put_bool(buf, 1, b),
+                Self::Schema(s) => {
+                    wire::put_bool(buf, 1, &true);
+                    wire::put_message(buf, 2, &**s);
+                }
+            }
+        }
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
+            match (number, &mut *self) {
+                (1, Self::Bool(b)) => *b = wire::bool(value)?,
+                (2, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (2, Self::Bool(_)) => {
+                    *self = Self::Schema(Box::new(wire::message::<JSONSchemaProps>(value, depth)?));
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+
+    /// Go's zero value: no property names.
+    impl Default for JSONSchemaPropsOrStringArray {
+        fn default() -> Self {
+            Self::Strings(Vec::new())
+        }
+    }
+
+    /// `{ schema = 1; repeated property = 2 }`; Go writes one of them.
+    impl Message for JSONSchemaPropsOrStringArray {
+        fn encode_fields(&self, buf: &mut Vec<u8>) {
+            match self {
+                Self::Schema(s) => wire::put_message(buf, 1, &**s),
+                Self::Strings(list) => {
+                    for s in list {
+                        wire::put_string(buf, 2, s);
+                    }
+                }
+            }
+        }
+        fn merge_field(
+            &mut self,
+            number: u32,
+            value: Value<'_>,
+            depth: u32,
+        ) -> Result<(), DecodeError> {
+            match (number, &mut *self) {
+                (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (1, Self::Strings(list)) if list.is_empty() => {
+                    *self = Self::Schema(Box::new(wire::message(value, depth)?));
+                }
+                (2, Self::Strings(list)) => list.push(wire::string(value)?),
+                (2, Self::Schema(_)) => *self = Self::Strings(vec![wire::string(value)?]),
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+}

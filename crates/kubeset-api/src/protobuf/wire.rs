@@ -1,0 +1,492 @@
+//! Wire primitives of proto2 as Kubernetes' gogo-protobuf writes them,
+//! hand-written (about as long as the glue a crate would need): varints,
+//! length-delimited records, and the typed helpers the generated codecs
+//! call. Writers append to a `Vec<u8>`; readers take one field's
+//! [`Value`] and check its wire type.
+
+use std::collections::BTreeMap;
+
+use super::{DecodeError, MAX_DEPTH, Message};
+use crate::types::{ByteString, MicroTime, Time};
+
+/// One field's value as read from the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// Wire type 0.
+    Varint(u64),
+    /// Wire type 1.
+    Fixed64(u64),
+    /// Wire type 2: the record's bytes.
+    Len(&'a [u8]),
+    /// Wire type 5.
+    Fixed32(u32),
+}
+
+impl Value<'_> {
+    fn wire_name(&self) -> &'static str {
+        match self {
+            Self::Varint(_) => "varint",
+            Self::Fixed64(_) => "fixed64",
+            Self::Len(_) => "length-delimited",
+            Self::Fixed32(_) => "fixed32",
+        }
+    }
+}
+
+fn wrong(value: &Value<'_>, want: &'static str) -> DecodeError {
+    DecodeError::WireType {
+        want,
+        got: value.wire_name(),
+    }
+}
+
+// ---- writing ----
+
+/// Appends `v` as a base-128 varint.
+pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn put_key(buf: &mut Vec<u8>, number: u32, wire: u8) {
+    put_varint(buf, (u64::from(number) << 3) | u64::from(wire));
+}
+
+/// Field `number` as a length-delimited record whose content `write`
+/// appends; the length is back-patched (one byte reserved, moved when the
+/// content is 128 bytes or more).
+pub fn put_record(buf: &mut Vec<u8>, number: u32, write: impl FnOnce(&mut Vec<u8>)) {
+    put_key(buf, number, 2);
+    let at = buf.len();
+    buf.push(0);
+    write(buf);
+    let len = buf.len() - at - 1;
+    if len < 0x80 {
+        buf[at] = len as u8;
+        return;
+    }
+    let mut prefix = Vec::with_capacity(10);
+    put_varint(&mut prefix, len as u64);
+    let extra = prefix.len() - 1;
+    buf.resize(buf.len() + extra, 0);
+    buf.copy_within(at + 1..at + 1 + len, at + 1 + extra);
+    buf[at..at + prefix.len()].copy_from_slice(&prefix);
+}
+
+/// `string` field.
+pub fn put_string(buf: &mut Vec<u8>, number: u32, v: &String) {
+    put_key(buf, number, 2);
+    put_varint(buf, v.len() as u64);
+    buf.extend_from_slice(v.as_bytes());
+}
+
+/// `bytes` field.
+pub fn put_bytes(buf: &mut Vec<u8>, number: u32, v: &ByteString) {
+    put_raw(buf, number, &v.0);
+}
+
+/// `bytes` field from a slice.
+pub fn put_raw(buf: &mut Vec<u8>, number: u32, v: &[u8]) {
+    put_key(buf, number, 2);
+    put_varint(buf, v.len() as u64);
+    buf.extend_from_slice(v);
+}
+
+/// `bool` field.
+pub fn put_bool(buf: &mut Vec<u8>, number: u32, v: &bool) {
+    put_key(buf, number, 0);
+    buf.push(u8::from(*v));
+}
+
+/// `int32` field (negative values take ten bytes, sign-extended, as in Go).
+pub fn put_int32(buf: &mut Vec<u8>, number: u32, v: &i32) {
+    put_key(buf, number, 0);
+    put_varint(buf, i64::from(*v) as u64);
+}
+
+/// `int64` field.
+pub fn put_int64(buf: &mut Vec<u8>, number: u32, v: &i64) {
+    put_key(buf, number, 0);
+    put_varint(buf, *v as u64);
+}
+
+/// `double` field.
+pub fn put_double(buf: &mut Vec<u8>, number: u32, v: &f64) {
+    put_key(buf, number, 1);
+    buf.extend_from_slice(&v.to_bits().to_le_bytes());
+}
+
+/// A message field.
+pub fn put_message(buf: &mut Vec<u8>, number: u32, v: &dyn Message) {
+    put_record(buf, number, |buf| v.encode_fields(buf));
+}
+
+/// A Go embedded struct: a message field written by `write`.
+pub fn put_embedded(buf: &mut Vec<u8>, number: u32, write: impl FnOnce(&mut Vec<u8>)) {
+    put_record(buf, number, write);
+}
+
+/// `metav1.Time`: `{ seconds = 1; nanos = 2 }` with the nanoseconds
+/// dropped, as Go writes it (its JSON holds whole seconds).
+pub fn put_time(buf: &mut Vec<u8>, number: u32, v: &Time) {
+    put_record(buf, number, |buf| {
+        put_int64(buf, 1, &v.unix_seconds());
+        put_int32(buf, 2, &0);
+    });
+}
+
+/// `metav1.MicroTime`: `{ seconds = 1; nanos = 2 }`.
+pub fn put_micro_time(buf: &mut Vec<u8>, number: u32, v: &MicroTime) {
+    put_record(buf, number, |buf| {
+        put_int64(buf, 1, &v.unix_seconds());
+        put_int32(buf, 2, &(v.subsec_nanos() as i32));
+    });
+}
+
+/// A list wrapped in a message `{ repeated T items = 1; }`.
+pub fn put_wrapped<T>(buf: &mut Vec<u8>, number: u32, v: &[T], put: fn(&mut Vec<u8>, u32, &T)) {
+    put_record(buf, number, |buf| {
+        for item in v {
+            put(buf, 1, item);
+        }
+    });
+}
+
+/// A `map<string, V>`: one `{ key = 1; value = 2; }` record per entry;
+/// `put` writes the value as field 2.
+pub fn put_map<V>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    map: &BTreeMap<String, V>,
+    put: impl Fn(&mut Vec<u8>, &V),
+) {
+    for (k, v) in map {
+        put_record(buf, number, |buf| {
+            put_string(buf, 1, k);
+            put(buf, v);
+        });
+    }
+}
+
+// ---- reading ----
+
+/// Reads a varint at `*at`.
+pub(crate) fn varint(b: &[u8], at: &mut usize) -> Result<u64, DecodeError> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at).ok_or(DecodeError::Truncated)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(DecodeError::VarintTooLong)
+}
+
+/// Reads one field (key and value) at `*at`.
+pub(crate) fn field<'a>(b: &'a [u8], at: &mut usize) -> Result<(u32, Value<'a>), DecodeError> {
+    let key = varint(b, at)?;
+    let number = u32::try_from(key >> 3).map_err(|_| DecodeError::FieldNumber)?;
+    if number == 0 {
+        return Err(DecodeError::FieldNumber);
+    }
+    let take = |at: &mut usize, n: usize| -> Result<&'a [u8], DecodeError> {
+        let end = at.checked_add(n).ok_or(DecodeError::Truncated)?;
+        let s = b.get(*at..end).ok_or(DecodeError::Truncated)?;
+        *at = end;
+        Ok(s)
+    };
+    let value = match key & 7 {
+        0 => Value::Varint(varint(b, at)?),
+        1 => Value::Fixed64(u64::from_le_bytes(
+            take(at, 8)?
+                .try_into()
+                .map_err(|_| DecodeError::Truncated)?,
+        )),
+        2 => {
+            let len = usize::try_from(varint(b, at)?).map_err(|_| DecodeError::Truncated)?;
+            Value::Len(take(at, len)?)
+        }
+        5 => Value::Fixed32(u32::from_le_bytes(
+            take(at, 4)?
+                .try_into()
+                .map_err(|_| DecodeError::Truncated)?,
+        )),
+        w => return Err(DecodeError::UnknownWireType { wire: w as u8 }),
+    };
+    Ok((number, value))
+}
+
+/// Calls `each` for every field of a message's bytes.
+pub(crate) fn fields<'a>(
+    b: &'a [u8],
+    each: &mut dyn FnMut(u32, Value<'a>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let mut at = 0;
+    while at < b.len() {
+        let (number, value) = field(b, &mut at)?;
+        each(number, value)?;
+    }
+    Ok(())
+}
+
+fn len<'a>(value: Value<'a>) -> Result<&'a [u8], DecodeError> {
+    match value {
+        Value::Len(b) => Ok(b),
+        other => Err(wrong(&other, "length-delimited")),
+    }
+}
+
+fn varint_of(value: Value<'_>) -> Result<u64, DecodeError> {
+    match value {
+        Value::Varint(v) => Ok(v),
+        other => Err(wrong(&other, "varint")),
+    }
+}
+
+/// `string`.
+pub fn string(value: Value<'_>) -> Result<String, DecodeError> {
+    let b = len(value)?;
+    std::str::from_utf8(b)
+        .map(str::to_owned)
+        .map_err(|_| DecodeError::Utf8)
+}
+
+/// `bytes`.
+pub fn bytes(value: Value<'_>) -> Result<ByteString, DecodeError> {
+    len(value).map(|b| ByteString(b.to_vec()))
+}
+
+/// `bytes` as a slice.
+pub fn raw<'a>(value: Value<'a>) -> Result<&'a [u8], DecodeError> {
+    len(value)
+}
+
+/// `bool`.
+pub fn bool(value: Value<'_>) -> Result<bool, DecodeError> {
+    varint_of(value).map(|v| v != 0)
+}
+
+/// `int32` (the low 32 bits of the varint, as protobuf reads it).
+pub fn int32(value: Value<'_>) -> Result<i32, DecodeError> {
+    varint_of(value).map(|v| v as i32)
+}
+
+/// `int64`.
+pub fn int64(value: Value<'_>) -> Result<i64, DecodeError> {
+    varint_of(value).map(|v| v as i64)
+}
+
+/// `double`.
+pub fn double(value: Value<'_>) -> Result<f64, DecodeError> {
+    match value {
+        Value::Fixed64(v) => Ok(f64::from_bits(v)),
+        other => Err(wrong(&other, "fixed64")),
+    }
+}
+
+/// Merges a message field into `into` (a repeated occurrence merges, as
+/// protobuf says); nesting deeper than [`MAX_DEPTH`] is an error.
+pub fn merge(into: &mut dyn Message, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+    let b = len(value)?;
+    let depth = depth + 1;
+    if depth > MAX_DEPTH {
+        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
+    }
+    fields(b, &mut |n, v| into.merge_field(n, v, depth))
+}
+
+/// A new message read from a field.
+pub fn message<M: Message + Default>(value: Value<'_>, depth: u32) -> Result<M, DecodeError> {
+    let mut m = M::default();
+    merge(&mut m, value, depth)?;
+    Ok(m)
+}
+
+/// A Go embedded struct: its fields go to `each` (the model's own fields).
+pub fn embedded(
+    value: Value<'_>,
+    depth: u32,
+    each: &mut dyn FnMut(u32, Value<'_>, u32) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let b = len(value)?;
+    let depth = depth + 1;
+    if depth > MAX_DEPTH {
+        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
+    }
+    fields(b, &mut |n, v| each(n, v, depth))
+}
+
+fn timestamp(value: Value<'_>) -> Result<Option<(i64, i32)>, DecodeError> {
+    let b = len(value)?;
+    if b.is_empty() {
+        return Ok(None);
+    }
+    let (mut secs, mut nanos) = (0i64, 0i32);
+    fields(b, &mut |n, v| {
+        match n {
+            1 => secs = int64(v)?,
+            2 => nanos = int32(v)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(Some((secs, nanos)))
+}
+
+fn out_of_range(secs: i64, nanos: i32) -> DecodeError {
+    DecodeError::TimeOutOfRange { secs, nanos }
+}
+
+/// `metav1.Time`: `None` for an empty message (Go's zero time); the
+/// nanoseconds are dropped, as Go reads them.
+pub fn time(value: Value<'_>) -> Result<Option<Time>, DecodeError> {
+    match timestamp(value)? {
+        None => Ok(None),
+        Some((s, n)) => Time::from_unix(s, 0)
+            .map(Some)
+            .ok_or_else(|| out_of_range(s, n)),
+    }
+}
+
+/// `metav1.MicroTime`: `None` for an empty message.
+pub fn micro_time(value: Value<'_>) -> Result<Option<MicroTime>, DecodeError> {
+    match timestamp(value)? {
+        None => Ok(None),
+        Some((s, n)) => u32::try_from(n)
+            .ok()
+            .and_then(|nanos| MicroTime::from_unix(s, nanos))
+            .map(Some)
+            .ok_or_else(|| out_of_range(s, n)),
+    }
+}
+
+/// A Go value field read back: its zero value (which Go writes for an
+/// unset field) is `None`.
+pub fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
+    (v != T::default()).then_some(v)
+}
+
+/// A list wrapped in `{ repeated T items = 1; }`.
+pub fn wrapped<T>(
+    value: Value<'_>,
+    read: fn(Value<'_>) -> Result<T, DecodeError>,
+) -> Result<Vec<T>, DecodeError> {
+    let mut out = Vec::new();
+    fields(len(value)?, &mut |n, v| {
+        if n == 1 {
+            out.push(read(v)?);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The wire type of a packed number's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packed {
+    /// `int32`, `int64`, `bool`.
+    Varint,
+    /// `double`.
+    Fixed64,
+}
+
+/// One element of a repeated number, or a packed record of them (proto2
+/// writers do not pack, readers must accept both).
+pub fn repeated<T>(
+    into: &mut Vec<T>,
+    value: Value<'_>,
+    read: fn(Value<'_>) -> Result<T, DecodeError>,
+    packed: Packed,
+) -> Result<(), DecodeError> {
+    let Value::Len(b) = value else {
+        into.push(read(value)?);
+        return Ok(());
+    };
+    let mut at = 0;
+    while at < b.len() {
+        let v = if packed == Packed::Fixed64 {
+            let end = at.checked_add(8).ok_or(DecodeError::Truncated)?;
+            let chunk = b.get(at..end).ok_or(DecodeError::Truncated)?;
+            at = end;
+            Value::Fixed64(u64::from_le_bytes(
+                chunk.try_into().map_err(|_| DecodeError::Truncated)?,
+            ))
+        } else {
+            Value::Varint(varint(b, &mut at)?)
+        };
+        into.push(read(v)?);
+    }
+    Ok(())
+}
+
+/// One `map<string, V>` entry; a missing value is `V::default()`.
+pub fn entry<V: Default>(
+    value: Value<'_>,
+    depth: u32,
+    read: impl Fn(Value<'_>, u32) -> Result<V, DecodeError>,
+) -> Result<(String, V), DecodeError> {
+    let depth = depth + 1;
+    if depth > MAX_DEPTH {
+        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
+    }
+    let (mut k, mut out) = (String::new(), V::default());
+    fields(len(value)?, &mut |n, v| {
+        match n {
+            1 => k = string(v)?,
+            2 => out = read(v, depth)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok((k, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_records() {
+        let mut buf = Vec::new();
+        put_varint(&mut buf, 300);
+        assert_eq!(buf, [0xac, 0x02]);
+        let mut at = 0;
+        assert_eq!(varint(&buf, &mut at).unwrap(), 300);
+        // A record longer than 127 bytes gets a two-byte length.
+        let mut buf = Vec::new();
+        put_record(&mut buf, 1, |b| b.extend_from_slice(&[7; 200]));
+        assert_eq!(&buf[..3], &[0x0a, 0xc8, 0x01]);
+        assert_eq!(buf.len(), 203);
+        assert!(buf[3..].iter().all(|b| *b == 7));
+        // Negative int32 is ten bytes, as Go writes it.
+        let mut buf = Vec::new();
+        put_int32(&mut buf, 1, &-1);
+        assert_eq!(buf.len(), 11);
+        let mut at = 0;
+        let (n, v) = field(&buf, &mut at).unwrap();
+        assert_eq!((n, int32(v).unwrap()), (1, -1));
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let mut at = 0;
+        assert_eq!(field(&[0x0a, 5, 1], &mut at), Err(DecodeError::Truncated));
+        let mut at = 0;
+        assert_eq!(
+            varint(&[0xff; 11], &mut at),
+            Err(DecodeError::VarintTooLong)
+        );
+        let mut at = 0;
+        assert!(field(&[0x0b], &mut at).is_err());
+        assert!(string(Value::Varint(1)).is_err());
+        assert!(string(Value::Len(&[0xff])).is_err());
+        let mut v = Vec::new();
+        repeated(&mut v, Value::Len(&[1, 0x96, 0x01]), int32, Packed::Varint).unwrap();
+        assert_eq!(v, [1, 150]);
+    }
+}

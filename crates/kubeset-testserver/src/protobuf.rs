@@ -1,0 +1,203 @@
+//! Protobuf content negotiation, as kube-apiserver does it: request
+//! bodies in `application/vnd.kubernetes.protobuf` are read for built-in
+//! kinds (a custom resource's is `415 Unsupported Media Type`, the server
+//! speaks only JSON for them), and responses are written in protobuf when
+//! the `Accept` header prefers it and the object's kind has a codec
+//! (`kubeset_api::protobuf::dynamic`), else in JSON. A request accepting
+//! only protobuf for an object that has none is `406 Not Acceptable`.
+//! Watch streams stay JSON (clients pick the decoder by the response's
+//! `Content-Type`).
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use kubeset_api::protobuf::{CONTENT_TYPE, dynamic};
+use serde_json::Value;
+
+use crate::http::{Body, Query, full};
+use crate::resources::Resource;
+use crate::status::ApiError;
+
+/// The media types the server writes for an object without a codec.
+const JSON_ONLY: &str = "application/json, application/yaml";
+
+/// Largest response body converted (the store's objects are far smaller;
+/// a larger one stays JSON rather than being buffered twice).
+const MAX_CONVERTED: usize = 64 << 20;
+
+fn base(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or("").trim()
+}
+
+/// A request body in protobuf, as JSON for the rest of the server; other
+/// bodies pass unchanged. Returns the content type the body now has.
+pub(crate) fn decode_body(
+    res: &Resource,
+    content_type: String,
+    body: Bytes,
+) -> Result<(String, Bytes), ApiError> {
+    if base(&content_type) != CONTENT_TYPE {
+        return Ok((content_type, body));
+    }
+    if res.custom {
+        return Err(ApiError::unsupported_media_type(&content_type));
+    }
+    let obj = dynamic::to_json(&body)
+        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))?;
+    let json = serde_json::to_vec(&obj).unwrap_or_default();
+    Ok(("application/json".to_owned(), Bytes::from(json)))
+}
+
+/// What the client accepts, read before the request is consumed.
+pub(crate) struct Negotiation {
+    /// Protobuf is preferred over every JSON-compatible type.
+    prefers_protobuf: bool,
+    /// Protobuf is the only acceptable type.
+    only_protobuf: bool,
+    /// A watch: the stream stays JSON.
+    watch: bool,
+}
+
+impl Negotiation {
+    /// Reads `Accept` (clauses by `q`, ties in order) and whether the
+    /// request is a watch.
+    pub(crate) fn of<B>(req: &Request<B>) -> Self {
+        let query = Query::parse(req.uri().query());
+        let watch = matches!(query.get("watch"), Some("true" | "1"))
+            || req.uri().path().split('/').any(|s| s == "watch");
+        let clauses = accept_clauses(req.headers());
+        let first = clauses.first();
+        Self {
+            prefers_protobuf: first.is_some_and(|c| c.protobuf),
+            only_protobuf: !clauses.is_empty() && clauses.iter().all(|c| c.protobuf),
+            watch,
+        }
+    }
+}
+
+struct Clause {
+    q: f32,
+    protobuf: bool,
+}
+
+/// The acceptable clauses (q > 0) that name a type the server writes, by
+/// descending `q`.
+fn accept_clauses(headers: &HeaderMap) -> Vec<Clause> {
+    let mut out: Vec<Clause> = Vec::new();
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for clause in value.split(',').take(64) {
+            let mut parts = clause.split(';');
+            let ty = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let mut q = 1.0f32;
+            let mut plain = true;
+            for p in parts {
+                match p.trim().split_once('=') {
+                    Some(("q", v)) => q = v.trim().parse().unwrap_or(0.0),
+                    // `as=Table`, `stream=watch`, …: served as before.
+                    _ => plain = false,
+                }
+            }
+            let protobuf = ty == CONTENT_TYPE && plain;
+            let known = ty == CONTENT_TYPE
+                || matches!(
+                    ty.as_str(),
+                    "application/json" | "application/yaml" | "application/*" | "*/*"
+                );
+            if q > 0.0 && known {
+                out.push(Clause { q, protobuf });
+            }
+        }
+    }
+    out.sort_by(|a, b| b.q.total_cmp(&a.q));
+    out
+}
+
+/// Re-encodes a JSON response in protobuf when negotiated; answers 406
+/// when only protobuf is acceptable and the object has no codec.
+pub(crate) async fn encode_response(n: &Negotiation, resp: Response<Body>) -> Response<Body> {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/json");
+    // `only_protobuf` implies `prefers_protobuf`.
+    if n.watch || !is_json || !n.prefers_protobuf {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = match http_body_util::Limited::new(body, MAX_CONVERTED)
+        .collect()
+        .await
+    {
+        Ok(c) => c.to_bytes(),
+        Err(_) => return error(500, "InternalError", "response too large to convert"),
+    };
+    let encoded = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .filter(|v| v.get("kind").is_some())
+        .map(|v| dynamic::from_json(&v));
+    match encoded {
+        Some(Ok(Some(pb))) => {
+            parts
+                .headers
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, full(pb))
+        }
+        Some(Ok(None)) if n.only_protobuf => error(
+            406,
+            "NotAcceptable",
+            &format!("only the following media types are accepted: {JSON_ONLY}"),
+        ),
+        _ => Response::from_parts(parts, full(bytes)),
+    }
+}
+
+fn error(code: u16, reason: &'static str, message: &str) -> Response<Body> {
+    let status = ApiError {
+        code,
+        reason,
+        message: message.to_owned(),
+        details: None,
+    }
+    .to_status();
+    let mut r = Response::new(full(serde_json::to_vec(&status).unwrap_or_default()));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn negotiation(accept: &str) -> Negotiation {
+        let req = Request::builder()
+            .uri("/api/v1/namespaces/default/configmaps")
+            .header(header::ACCEPT, accept)
+            .body(())
+            .unwrap();
+        Negotiation::of(&req)
+    }
+
+    #[test]
+    fn accept_clauses_by_preference() {
+        let n = negotiation("application/vnd.kubernetes.protobuf, application/json");
+        assert!(n.prefers_protobuf && !n.only_protobuf && !n.watch);
+        let n = negotiation("application/json;q=0.9, application/vnd.kubernetes.protobuf");
+        assert!(n.prefers_protobuf);
+        let n = negotiation("application/json, application/vnd.kubernetes.protobuf");
+        assert!(!n.prefers_protobuf);
+        let n = negotiation("application/vnd.kubernetes.protobuf");
+        assert!(n.only_protobuf);
+        let n = negotiation("application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
+        assert!(!n.prefers_protobuf && !n.only_protobuf);
+        let n = negotiation("");
+        assert!(!n.prefers_protobuf && !n.only_protobuf);
+        let n = negotiation("application/vnd.kubernetes.protobuf;stream=watch");
+        assert!(!n.prefers_protobuf);
+    }
+}
