@@ -441,6 +441,12 @@ pub struct ServeArgs {
     /// garbage-collected (`kubectl rollout status` and `wait` finish).
     #[arg(long)]
     pub controllers: bool,
+    /// Serve exec, attach, port-forward and cp (WebSocket) with a
+    /// simulated runtime of built-in commands (echo, cat, env, sh -c 'exit N',
+    /// sleep, tar; a TCP echo or HTTP hello on declared ports); never runs a
+    /// host process. Pods need spec.nodeName
+    #[arg(long)]
+    pub container_runtime: bool,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.
