@@ -45,6 +45,8 @@ pub mod dynamic;
 pub mod params;
 mod patch;
 mod url;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};

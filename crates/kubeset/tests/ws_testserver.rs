@@ -1,0 +1,300 @@
+//! exec, attach and port-forward through kubeset's own client against the
+//! embedded server's simulated runtime, over real sockets (TLS and a
+//! bearer token where it matters).
+
+use std::time::Duration;
+
+use kubeset::api::core::v1::Pod;
+use kubeset::rest::config::{Config, KubeConfigOptions, Kubeconfig};
+use kubeset::rest::ws::UpgradeError;
+use kubeset::rest::{RestClient, RestConfig};
+use kubeset::ws::{AttachParams, TerminalSize, exit_code};
+use kubeset::{Api, Client, Error};
+use kubeset_testserver::TestServer;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Generous bound for anything a busy CI machine does.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .expect("within the deadline")
+}
+
+fn pod(name: &str, node: Option<&str>) -> serde_json::Value {
+    let mut p = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{
+            "name": "main", "image": "x", "command": ["cat"],
+            "env": [{"name": "GREETING", "value": "hello"}],
+            "ports": [{"name": "http", "containerPort": 8080}, {"containerPort": 7}],
+        }, {"name": "side", "image": "y"}]},
+    });
+    if let Some(n) = node {
+        p["spec"]["nodeName"] = json!(n);
+    }
+    p
+}
+
+async fn setup() -> (TestServer, Api<Pod>) {
+    let server = TestServer::builder()
+        .container_runtime(true)
+        .start()
+        .await
+        .expect("server starts");
+    server.create(pod("web", Some("node-1"))).expect("pod");
+    server.create(pod("pending", None)).expect("pod");
+    let rest =
+        RestClient::new(RestConfig::new(server.url()).with_qps_burst(-1.0, 0)).expect("client");
+    (
+        server,
+        Api::default_namespaced(Client::new(rest, "default")),
+    )
+}
+
+fn main_container() -> AttachParams {
+    AttachParams::default().container("main")
+}
+
+async fn read_all(r: Option<impl tokio::io::AsyncRead + Unpin>) -> String {
+    let mut s = String::new();
+    r.expect("pipe").read_to_string(&mut s).await.expect("read");
+    s
+}
+
+#[tokio::test]
+async fn exec_stdout_stderr_and_exit_codes() {
+    let (_server, pods) = setup().await;
+    let mut p = within(pods.exec("web", ["echo", "hi", "there"], &main_container()))
+        .await
+        .unwrap();
+    assert_eq!(within(read_all(p.stdout())).await, "hi there\n");
+    let status = within(p.take_status().unwrap()).await.expect("a status");
+    assert_eq!(exit_code(&status), Some(0));
+    within(p.join()).await.unwrap();
+
+    let mut p = within(pods.exec(
+        "web",
+        ["sh", "-c", "echo out; nope; exit 3"],
+        &main_container(),
+    ))
+    .await
+    .unwrap();
+    let (out, err) = (p.stdout(), p.stderr());
+    let (out, err) = within(async { tokio::join!(read_all(out), read_all(err)) }).await;
+    assert_eq!(out, "out\n");
+    assert!(err.contains("\"nope\": executable file not found"), "{err}");
+    let status = within(p.take_status().unwrap()).await.expect("a status");
+    assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
+    assert_eq!(exit_code(&status), Some(3));
+
+    let mut p = within(pods.exec("web", ["env"], &main_container()))
+        .await
+        .unwrap();
+    let env = within(read_all(p.stdout())).await;
+    assert!(
+        env.contains("GREETING=hello\n") && env.contains("HOSTNAME=web\n"),
+        "{env}"
+    );
+}
+
+#[tokio::test]
+async fn exec_with_stdin_closes_it_on_v5() {
+    let (_server, pods) = setup().await;
+    let mut p = within(pods.exec("web", ["cat"], &main_container().stdin(true)))
+        .await
+        .unwrap();
+    let mut stdin = p.stdin().unwrap();
+    let out = p.stdout();
+    let reader = tokio::spawn(read_all(out));
+    stdin.write_all(b"line one\nline two\n").await.unwrap();
+    stdin.shutdown().await.unwrap();
+    drop(stdin);
+    assert_eq!(within(reader).await.unwrap(), "line one\nline two\n");
+    assert_eq!(
+        within(p.take_status().unwrap())
+            .await
+            .as_ref()
+            .and_then(exit_code),
+        Some(0)
+    );
+}
+
+#[tokio::test]
+async fn attach_runs_the_container_command() {
+    let (_server, pods) = setup().await;
+    let mut p = within(pods.attach("web", &main_container().stdin(true)))
+        .await
+        .unwrap();
+    let mut stdin = p.stdin().unwrap();
+    let reader = tokio::spawn(read_all(p.stdout()));
+    stdin.write_all(b"attached\n").await.unwrap();
+    drop(stdin);
+    assert_eq!(within(reader).await.unwrap(), "attached\n");
+    within(p.join()).await.unwrap();
+}
+
+#[tokio::test]
+async fn tty_resize_reaches_the_command() {
+    let (_server, pods) = setup().await;
+    let ap = AttachParams::interactive_tty().container("main");
+    let mut p = within(pods.exec("web", ["sh"], &ap)).await.unwrap();
+    assert!(p.stderr().is_none(), "a TTY merges stderr into stdout");
+    let sizes = p.terminal_size().expect("a TTY has a size channel");
+    let mut stdin = p.stdin().unwrap();
+    let mut out = p.stdout().unwrap();
+    let mut seen = String::new();
+    for (w, h) in [(80u16, 24u16), (132, 43)] {
+        sizes
+            .send(TerminalSize {
+                width: w,
+                height: h,
+            })
+            .await
+            .unwrap();
+        stdin.write_all(b"stty size\n").await.unwrap();
+        let want = format!("{h} {w}\n");
+        within(async {
+            let mut buf = [0u8; 256];
+            while !seen.ends_with(&want) {
+                let n = out.read(&mut buf).await.unwrap();
+                assert!(n > 0, "stdout ended early: {seen:?}");
+                seen.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+            }
+        })
+        .await;
+    }
+    stdin.write_all(b"exit 7\n").await.unwrap();
+    let status = within(p.take_status().unwrap()).await.expect("a status");
+    assert_eq!(exit_code(&status), Some(7));
+}
+
+#[tokio::test]
+async fn refusals_are_api_errors() {
+    let (_server, pods) = setup().await;
+    let err = pods
+        .exec("pending", ["echo"], &main_container())
+        .await
+        .unwrap_err();
+    let api = err.api_error().expect("an API error");
+    assert_eq!(
+        (api.code, api.message.as_str()),
+        (400, "pod pending does not have a host assigned")
+    );
+    let err = pods
+        .exec("ghost", ["echo"], &main_container())
+        .await
+        .unwrap_err();
+    assert!(err.api_error().is_some_and(|e| e.is_not_found()), "{err:?}");
+    let err = pods
+        .exec("web", ["echo"], &AttachParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.api_error().map(|e| e.message.as_str()),
+        Some("a container name must be specified for pod web, choose one of: [main side]")
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_goes_away_fails_the_stream() {
+    let (server, pods) = setup().await;
+    let mut p = within(pods.exec("web", ["cat"], &main_container().stdin(true)))
+        .await
+        .unwrap();
+    let mut stdin = p.stdin().unwrap();
+    let mut out = p.stdout().unwrap();
+    stdin.write_all(b"ping\n").await.unwrap();
+    let mut buf = [0u8; 5];
+    within(out.read_exact(&mut buf)).await.unwrap();
+    assert_eq!(&buf, b"ping\n");
+    let status = p.take_status().unwrap();
+    server.shutdown().await;
+    assert_eq!(within(status).await, None, "no status from a dead server");
+    let err = within(p.join()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Upgrade {
+                source: UpgradeError::Closed | UpgradeError::WebSocket { .. }
+            }
+        ),
+        "{err:?}"
+    );
+    let mut rest = Vec::new();
+    assert_eq!(
+        within(out.read_to_end(&mut rest)).await.unwrap(),
+        0,
+        "stdout ends"
+    );
+}
+
+#[tokio::test]
+async fn port_forward_http_echo_and_refused() {
+    let (_server, pods) = setup().await;
+    let mut pf = within(pods.portforward("web", &[8080, 7, 9]))
+        .await
+        .unwrap();
+    let mut http = pf.take_stream(8080).unwrap();
+    http.write_all(b"GET / HTTP/1.1\r\nHost: pod\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    within(async {
+        let mut buf = [0u8; 1024];
+        while !answer.ends_with(b"hello from port 8080\n") {
+            let n = http.read(&mut buf).await.unwrap();
+            assert!(n > 0);
+            answer.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(answer.starts_with(b"HTTP/1.1 200 OK\r\n"));
+
+    let mut echo = pf.take_stream(7).unwrap();
+    echo.write_all(b"echo me").await.unwrap();
+    let mut buf = [0u8; 7];
+    within(echo.read_exact(&mut buf)).await.unwrap();
+    assert_eq!(&buf, b"echo me");
+
+    let mut nine = pf.take_stream(9).unwrap();
+    let err = pf.take_error(9).unwrap();
+    nine.write_all(b"x").await.unwrap();
+    let msg = within(err)
+        .await
+        .expect("an error for a port nothing listens on");
+    assert!(msg.contains("connection refused"), "{msg}");
+    drop((http, echo, nine));
+    within(pf.join()).await.unwrap();
+}
+
+#[tokio::test]
+async fn exec_over_tls_with_a_bearer_token() {
+    let server = TestServer::builder()
+        .container_runtime(true)
+        .tls(true)
+        .token(Some(kubeset_testserver::generate_token()))
+        .start()
+        .await
+        .unwrap();
+    server.create(pod("web", Some("node-1"))).unwrap();
+    let kc = Kubeconfig::from_yaml(&server.kubeconfig_yaml()).unwrap();
+    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(Client::try_from_config(&config).unwrap());
+    let mut p = within(pods.exec("web", ["echo", "secure"], &main_container()))
+        .await
+        .unwrap();
+    assert_eq!(within(read_all(p.stdout())).await, "secure\n");
+
+    // Without the token: the server's 401, before any upgrade.
+    let mut anon = config.clone();
+    anon.authenticator = None;
+    let pods: Api<Pod> = Api::default_namespaced(Client::try_from_config(&anon).unwrap());
+    let err = within(pods.exec("web", ["echo"], &main_container()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.api_error().map(|e| e.code), Some(401), "{err:?}");
+}
