@@ -16,6 +16,8 @@ mod fs;
 pub(crate) mod portforward;
 mod runtime;
 mod session;
+mod spdy;
+mod spdy_session;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};

@@ -19,6 +19,8 @@ use crate::status::ApiError;
 pub(crate) const CHANNEL_V4: &str = "v4.channel.k8s.io";
 /// The same protocol under the name client-go's tunnel offers first.
 pub(crate) const PORTFORWARD: &str = "portforward.k8s.io";
+/// client-go's tunnel: SPDY/3.1 frames inside WebSocket binary messages.
+pub(crate) const SPDY_TUNNEL: &str = "SPDY/3.1+portforward.k8s.io";
 /// Ports of one request.
 const MAX_PORTS: usize = 64;
 /// Longest HTTP request head the hello server reads.
@@ -27,7 +29,7 @@ const MAX_HEAD: usize = 64 << 10;
 /// The subprotocol to answer.
 pub(crate) fn negotiate<'a>(offered: impl Iterator<Item = &'a str>) -> Option<&'static str> {
     let offered: Vec<&str> = offered.flat_map(|h| h.split(',')).map(str::trim).collect();
-    [CHANNEL_V4, PORTFORWARD]
+    [SPDY_TUNNEL, CHANNEL_V4, PORTFORWARD]
         .into_iter()
         .find(|p| offered.contains(p))
 }
@@ -152,18 +154,21 @@ impl Conn {
 /// The kubelet's message for a port nothing listens on.
 pub(crate) fn refused(port: u16) -> String {
     format!(
-        "an error occurred forwarding {port} -> {port}: error forwarding port {port} to pod: \
-         failed to connect to localhost:{port} inside namespace: connection refused"
+        "error forwarding port {port} to pod: failed to connect to localhost:{port} \
+         inside the pod's network namespace: connection refused"
     )
 }
 
-/// Runs a channel-protocol port-forward session until the client closes.
+/// Runs a port-forward session until the client closes.
 pub(crate) async fn run(
     ws: Ws,
-    _protocol: &'static str,
+    protocol: &'static str,
     wanted: &[u16],
     declared: &[(u16, Service)],
 ) {
+    if protocol == SPDY_TUNNEL {
+        return super::spdy_session::run(ws, declared).await;
+    }
     let (mut sink, mut source) = ws.split();
     let mut conns: Vec<Option<Conn>> = Vec::with_capacity(wanted.len());
     for (i, &port) in wanted.iter().enumerate() {
