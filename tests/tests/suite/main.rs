@@ -22,6 +22,7 @@ mod patch;
 mod readme;
 mod runtime;
 mod runtime_leader;
+mod streams;
 mod subresources;
 mod throttle;
 mod toolkit;
