@@ -169,7 +169,11 @@ enum Dial {
     /// Could not reach this server: try the next one.
     Unreachable(UpgradeError),
     /// The server answered: final.
-    Answered(Result<(WebSocket, String), Error>),
+    Answered(Box<Result<(WebSocket, String), Error>>),
+}
+
+fn answered_err(e: impl Into<Error>) -> Dial {
+    Dial::Answered(Box::new(Err(e.into())))
 }
 
 impl RestClient {
@@ -200,6 +204,7 @@ impl RestClient {
             let dial = tokio::time::timeout(HANDSHAKE_TIMEOUT, self.dial(&ep, &path, protocols));
             match dial.await {
                 Ok(Dial::Answered(r)) => {
+                    let r = *r;
                     if r.is_ok() {
                         self.inner.endpoints.prefer(&ep.origin);
                     }
@@ -245,7 +250,7 @@ impl RestClient {
         let _ = tcp.set_nodelay(true);
         let req = match self.upgrade_request(ep, path, protocols).await {
             Ok(r) => r,
-            Err(e) => return Dial::Answered(Err(e)),
+            Err(e) => return answered_err(e),
         };
         if ep.base.scheme() == "https" {
             let name = match rustls::pki_types::ServerName::try_from(host.clone()) {
@@ -307,11 +312,10 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let http_err = |source| {
-        Dial::Answered(Err(UpgradeError::Http {
+        answered_err(UpgradeError::Http {
             origin: origin.to_owned(),
             source,
-        }
-        .into()))
+        })
     };
     let (mut send, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(io)).await {
         Ok(x) => x,
@@ -323,14 +327,13 @@ where
         Err(e) => return http_err(e),
     };
     if resp.status() != StatusCode::SWITCHING_PROTOCOLS {
-        return Dial::Answered(Err(refused(resp).await));
+        return answered_err(refused(resp).await);
     }
     let bad = |reason| {
-        Dial::Answered(Err(UpgradeError::Handshake {
+        answered_err(UpgradeError::Handshake {
             origin: origin.to_owned(),
             reason,
-        }
-        .into()))
+        })
     };
     let h = resp.headers();
     let is = |name, want: &str| {
@@ -353,22 +356,20 @@ where
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let Some(chosen) = chosen.filter(|c| protocols.contains(&c.as_str())) else {
-        return Dial::Answered(Err(UpgradeError::Protocol {
+        return answered_err(UpgradeError::Protocol {
             origin: origin.to_owned(),
             chosen: h
                 .get(header::SEC_WEBSOCKET_PROTOCOL)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned),
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
             offered: protocols.iter().map(|p| (*p).to_owned()).collect(),
-        }
-        .into()));
+        });
     };
     match hyper::upgrade::on(resp).await {
         Ok(up) => {
             let ws =
                 WebSocketStream::from_raw_socket(TokioIo::new(up), Role::Client, Some(ws_config()))
                     .await;
-            Dial::Answered(Ok((ws, chosen)))
+            Dial::Answered(Box::new(Ok((ws, chosen))))
         }
         Err(e) => http_err(e),
     }

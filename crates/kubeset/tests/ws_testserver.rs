@@ -298,3 +298,135 @@ async fn exec_over_tls_with_a_bearer_token() {
         .unwrap_err();
     assert_eq!(err.api_error().map(|e| e.code), Some(401), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_stream_opens_on_the_next_endpoint_when_one_is_down() {
+    let server = TestServer::builder()
+        .replicas(2)
+        .container_runtime(true)
+        .start()
+        .await
+        .unwrap();
+    server.create(pod("web", Some("node-1"))).unwrap();
+    let urls = server.urls();
+    server.faults(0).unwrap().down().await;
+    let rest = RestClient::new(
+        RestConfig::new(urls[0].clone())
+            .with_endpoints([urls[1].clone()])
+            .with_qps_burst(-1.0, 0),
+    )
+    .unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(Client::new(rest, "default"));
+    let mut p = within(pods.exec("web", ["echo", "failed over"], &main_container()))
+        .await
+        .unwrap();
+    assert_eq!(within(read_all(p.stdout())).await, "failed over\n");
+    assert_eq!(
+        server.faults(1).unwrap().requests_served(),
+        1,
+        "replica 1 served the upgrade"
+    );
+}
+
+/// A one-shot scripted server: answers the upgrade with `protocol` (or
+/// none), then writes `frames` (server frames are unmasked) and closes.
+async fn scripted(protocol: Option<&'static str>, frames: Vec<Vec<u8>>) -> String {
+    use kubeset::rest::ws::tungstenite::handshake::derive_accept_key;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            sock.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let key = head
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("sec-websocket-key: ")
+                    .or_else(|| l.strip_prefix("Sec-WebSocket-Key: "))
+            })
+            .expect("a key")
+            .trim()
+            .to_owned();
+        let mut answer = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
+            derive_accept_key(key.as_bytes())
+        );
+        if let Some(p) = protocol {
+            answer.push_str(&format!("Sec-WebSocket-Protocol: {p}\r\n"));
+        }
+        answer.push_str("\r\n");
+        sock.write_all(answer.as_bytes()).await.unwrap();
+        for f in frames {
+            sock.write_all(&f).await.unwrap();
+        }
+        sock.shutdown().await.ok();
+    });
+    url
+}
+
+/// An unmasked binary frame on `channel`.
+fn binary(channel: u8, data: &[u8]) -> Vec<u8> {
+    let len = data.len() + 1;
+    assert!(len < 126);
+    let mut f = vec![0x82, len as u8, channel];
+    f.extend_from_slice(data);
+    f
+}
+
+fn scripted_pods(url: String) -> Api<Pod> {
+    let rest = RestClient::new(RestConfig::new(url).with_qps_burst(-1.0, 0)).unwrap();
+    Api::default_namespaced(Client::new(rest, "default"))
+}
+
+#[tokio::test]
+async fn a_v4_only_server_is_spoken_to_in_v4() {
+    let status = br#"{"metadata":{},"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"5"}]}}"#;
+    let url = scripted(
+        Some("v4.channel.k8s.io"),
+        vec![
+            binary(1, b"v4 out"),
+            binary(3, status),
+            vec![0x88, 0x02, 0x03, 0xe8],
+        ],
+    )
+    .await;
+    let mut p = within(scripted_pods(url).exec("p", ["x"], &AttachParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(within(read_all(p.stdout())).await, "v4 out");
+    let status = within(p.take_status().unwrap()).await.expect("a status");
+    assert_eq!(exit_code(&status), Some(5));
+    within(p.join()).await.unwrap();
+}
+
+#[tokio::test]
+async fn protocol_violations_are_errors() {
+    // No subprotocol chosen: refused, not guessed.
+    let url = scripted(None, vec![]).await;
+    let err = within(scripted_pods(url).exec("p", ["x"], &AttachParams::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Upgrade {
+                source: UpgradeError::Protocol { chosen: None, .. }
+            }
+        ),
+        "{err:?}"
+    );
+    // Output, then the socket closes without a status: the stream failed.
+    let url = scripted(Some("v5.channel.k8s.io"), vec![binary(1, b"partial")]).await;
+    let mut p = within(scripted_pods(url).exec("p", ["x"], &AttachParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(within(read_all(p.stdout())).await, "partial");
+    assert_eq!(within(p.take_status().unwrap()).await, None);
+    let err = within(p.join()).await.unwrap_err();
+    assert!(matches!(err, Error::Upgrade { .. }), "{err:?}");
+}

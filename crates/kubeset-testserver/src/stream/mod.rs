@@ -38,13 +38,16 @@ pub(crate) const MAX_CONTAINERS: usize = 32;
 /// Most `command` arguments of one exec.
 const MAX_ARGS: usize = 1024;
 
+/// (uid, container) → files, and the order they were made in.
+type Files = (
+    HashMap<(String, String), Arc<fs::Fs>>,
+    VecDeque<(String, String)>,
+);
+
 /// The simulated runtime of one server.
 pub(crate) struct Runtime {
     sessions: Arc<Semaphore>,
-    files: Mutex<(
-        HashMap<(String, String), Arc<fs::Fs>>,
-        VecDeque<(String, String)>,
-    )>,
+    files: Mutex<Files>,
     /// Cancelled when the server shuts down: every session ends.
     cancel: CancellationToken,
 }
@@ -199,6 +202,8 @@ async fn answer(
             "pod {name} does not have a host assigned"
         )));
     }
+    let ports = portforward::ports_of(&pod);
+    let wanted = portforward::requested_ports(&q)?;
     let what = match sub {
         Sub::PortForward => None,
         _ => Some(exec_target(&pod, name, container, sub, &q)?),
@@ -222,14 +227,18 @@ async fn answer(
             ));
         }
     };
+    if sub == Sub::PortForward && protocol != portforward::SPDY_TUNNEL && wanted.is_empty() {
+        // The channel protocol numbers its channels by the query's ports.
+        return Err(ApiError::bad_request(
+            "query parameter \"ports\" is required",
+        ));
+    }
     let permit: OwnedSemaphorePermit = rt
         .sessions
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::injected(429))?;
     let upgrade = hyper::upgrade::on(&mut req);
-    let ports = portforward::ports_of(&pod);
-    let wanted = portforward::requested_ports(&q)?;
     let cancel = rt.cancel.clone();
     tokio::spawn(async move {
         let _permit = permit;

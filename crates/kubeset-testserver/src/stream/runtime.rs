@@ -196,10 +196,10 @@ async fn simple(cmd: &str, args: &[&str], io: &mut Stdio, c: &Container<'_>) -> 
         },
         ("test" | "[", [flag, path, ..]) => {
             let node = c.fs.get(&fs::normalize("/", path));
-            let ok = match (*flag, node) {
-                ("-d", Some(Node::Dir)) | ("-f", Some(Node::File(_))) | ("-e", Some(_)) => true,
-                _ => false,
-            };
+            let ok = matches!(
+                (*flag, node),
+                ("-d", Some(Node::Dir)) | ("-f", Some(Node::File(_))) | ("-e", Some(_))
+            );
             i32::from(!ok)
         }
         ("stty", ["size"]) => stty_size(io).await,
