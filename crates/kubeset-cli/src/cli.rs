@@ -404,17 +404,9 @@ pub struct LogsArgs {
 /// `exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Pod name.
-    pub pod: String,
-    /// Container name (default: the pod's only container).
-    #[arg(short = 'c', long)]
-    pub container: Option<String>,
-    /// Pass stdin to the command.
-    #[arg(short = 'i', long)]
-    pub stdin: bool,
-    /// Allocate a TTY (stderr is merged into stdout).
-    #[arg(short = 't', long)]
-    pub tty: bool,
+    /// Pod, container, stdin and TTY, as for `attach`.
+    #[command(flatten)]
+    pub target: AttachArgs,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -431,7 +423,7 @@ pub struct AttachArgs {
     /// Pass stdin to the process.
     #[arg(short = 'i', long)]
     pub stdin: bool,
-    /// The process has a TTY.
+    /// Allocate a TTY (stderr is merged into stdout).
     #[arg(short = 't', long)]
     pub tty: bool,
 }

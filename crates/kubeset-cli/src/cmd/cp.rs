@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 use kubeset::api::core::v1::Pod;
-use kubeset::ws::{AttachParams, exit_code};
+use kubeset::ws::AttachParams;
 use kubeset::{Api, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -58,35 +58,36 @@ pub fn parse_spec(s: &str) -> Spec {
 
 /// Copies in the direction the specs say.
 pub async fn run(global: &Global, client: &Client, args: &CpArgs) -> Result<(), CliError> {
-    match (parse_spec(&args.src), parse_spec(&args.dest)) {
-        (
-            Spec::Local(src),
-            Spec::Remote {
-                namespace: ns,
-                pod,
-                path,
-            },
-        ) => {
-            let api = pods(global, client, ns);
-            to_pod(&api, &pod, args.container.as_deref(), &src, &path).await
+    let (remote, local, upload) = match (parse_spec(&args.src), parse_spec(&args.dest)) {
+        (Spec::Local(src), remote @ Spec::Remote { .. }) => (remote, src, true),
+        (remote @ Spec::Remote { .. }, Spec::Local(dest)) => (remote, dest, false),
+        (Spec::Local(_), Spec::Local(_)) => {
+            return Err(CliError::usage(
+                "one of src or dest must be a remote file specification (POD:PATH)",
+            ));
         }
-        (
-            Spec::Remote {
-                namespace: ns,
-                pod,
-                path,
-            },
-            Spec::Local(dest),
-        ) => {
-            let api = pods(global, client, ns);
-            from_pod(&api, &pod, args.container.as_deref(), &path, &dest).await
-        }
-        (Spec::Local(_), Spec::Local(_)) => Err(CliError::usage(
-            "one of src or dest must be a remote file specification (POD:PATH)",
-        )),
         (Spec::Remote { .. }, Spec::Remote { .. }) => {
-            Err(CliError::usage("copying between two pods is not supported"))
+            return Err(CliError::usage("copying between two pods is not supported"));
         }
+    };
+    let Spec::Remote {
+        namespace: ns,
+        pod,
+        path,
+    } = remote
+    else {
+        return Err(CliError::usage("no remote file specification (POD:PATH)"));
+    };
+    let api = pods(global, client, ns);
+    let r = Remote {
+        api: &api,
+        pod: &pod,
+        container: args.container.as_deref(),
+    };
+    if upload {
+        to_pod(&r, &local, &path).await
+    } else {
+        from_pod(&r, &path, &local).await
     }
 }
 
@@ -103,19 +104,26 @@ fn params(container: Option<&str>, stdin: bool) -> AttachParams {
     }
 }
 
+/// The container a copy runs its commands in.
+struct Remote<'a> {
+    api: &'a Api<Pod>,
+    pod: &'a str,
+    container: Option<&'a str>,
+}
+
 /// Runs `command`, feeding `input` chunks to its stdin; stdout chunks go
-/// to `output`. Fails on a non-zero exit with the command's stderr.
+/// to `output`. The exit code; the command's stderr is printed when it
+/// is not 0.
 async fn run_remote(
-    api: &Api<Pod>,
-    pod: &str,
-    container: Option<&str>,
+    r: &Remote<'_>,
     command: Vec<String>,
     input: Option<mpsc::Receiver<Vec<u8>>>,
     output: Option<mpsc::Sender<Vec<u8>>>,
 ) -> Result<i32, CliError> {
-    let action = format!("executing in pod {pod:?}");
-    let mut p = api
-        .exec(pod, command, &params(container, input.is_some()))
+    let action = format!("executing in pod {:?}", r.pod);
+    let mut p = r
+        .api
+        .exec(r.pod, command, &params(r.container, input.is_some()))
         .await
         .map_err(|e| CliError::api(action, e))?;
     if let (Some(mut input), Some(mut stdin)) = (input, p.stdin()) {
@@ -153,25 +161,11 @@ async fn run_remote(
         None => None,
     };
     let _ = out_task.await;
-    match status.as_ref().and_then(exit_code) {
-        Some(code) => {
-            if code != 0 && !stderr.is_empty() {
-                eprint!("{stderr}");
-            }
-            Ok(code)
-        }
-        None => Err(match status {
-            Some(s) => CliError::Remote {
-                message: s.message.unwrap_or_else(|| "the command failed".into()),
-            },
-            None => match p.join().await {
-                Err(e) => CliError::api("streaming", e),
-                Ok(()) => CliError::Remote {
-                    message: "the stream ended without an exit status".into(),
-                },
-            },
-        }),
+    let code = super::exec::outcome(status, p).await?;
+    if code != 0 && !stderr.is_empty() {
+        eprint!("{stderr}");
     }
+    Ok(code)
 }
 
 /// `dir` and `base` of a remote path (`/tmp/x` → `/tmp`, `x`).
@@ -184,13 +178,7 @@ fn split_remote(path: &str) -> (String, String) {
     }
 }
 
-async fn to_pod(
-    api: &Api<Pod>,
-    pod: &str,
-    container: Option<&str>,
-    src: &Path,
-    dest: &str,
-) -> Result<(), CliError> {
+async fn to_pod(r: &Remote<'_>, src: &Path, dest: &str) -> Result<(), CliError> {
     if !src.exists() {
         return Err(CliError::io(
             format!("{}", src.display()),
@@ -198,7 +186,7 @@ async fn to_pod(
         ));
     }
     let test = vec!["test".into(), "-d".into(), dest.to_owned()];
-    let dest = if run_remote(api, pod, container, test, None, None).await? == 0 {
+    let dest = if run_remote(r, test, None, None).await? == 0 {
         let name = src
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -224,7 +212,7 @@ async fn to_pod(
     if !dir.is_empty() {
         cmd.extend(["-C".into(), dir]);
     }
-    let code = run_remote(api, pod, container, cmd, Some(rx), None).await?;
+    let code = run_remote(r, cmd, Some(rx), None).await?;
     match writer.join() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(CliError::io("reading the local files", e)),
@@ -241,13 +229,7 @@ async fn to_pod(
     }
 }
 
-async fn from_pod(
-    api: &Api<Pod>,
-    pod: &str,
-    container: Option<&str>,
-    src: &str,
-    dest: &Path,
-) -> Result<(), CliError> {
+async fn from_pod(r: &Remote<'_>, src: &str, dest: &Path) -> Result<(), CliError> {
     let prefix = src.trim_start_matches('/').trim_end_matches('/').to_owned();
     let (tx, rx) = mpsc::channel::<Vec<u8>>(4);
     let dest = dest.to_owned();
@@ -263,7 +245,7 @@ async fn from_pod(
         )
     });
     let cmd = vec!["tar".into(), "cf".into(), "-".into(), src.to_owned()];
-    let code = run_remote(api, pod, container, cmd, None, Some(tx)).await?;
+    let code = run_remote(r, cmd, None, Some(tx)).await?;
     let result = reader.join().map_err(|_| CliError::Remote {
         message: "the tar reader failed".into(),
     })?;

@@ -22,14 +22,15 @@ fn params(container: Option<&String>, stdin: bool, tty: bool) -> AttachParams {
 
 /// `exec POD [-c C] [-i] [-t] -- CMD…`.
 pub async fn exec(global: &Global, client: &Client, args: &ExecArgs) -> Result<(), CliError> {
+    let t = &args.target;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace(global, client));
-    let ap = params(args.container.as_ref(), args.stdin, args.tty);
-    let action = format!("executing in pod {:?}", args.pod);
+    let ap = params(t.container.as_ref(), t.stdin, t.tty);
+    let action = format!("executing in pod {:?}", t.pod);
     let p = pods
-        .exec(&args.pod, args.command.iter().cloned(), &ap)
+        .exec(&t.pod, args.command.iter().cloned(), &ap)
         .await
         .map_err(|e| CliError::api(action, e))?;
-    run_session(p, args.stdin, args.tty).await
+    run_session(p, t.stdin, t.tty).await
 }
 
 /// `attach POD [-c C] [-i] [-t]`.
@@ -80,27 +81,29 @@ pub(crate) async fn run_session(
     for task in [out, err].into_iter().flatten() {
         let _ = task.await;
     }
-    finish(status, p).await
+    match outcome(status, p).await? {
+        0 => Ok(()),
+        code => Err(CliError::CommandExit { code }),
+    }
 }
 
-async fn finish(
+/// The command's exit code from its final status; a status that is no
+/// exit (the command did not run) or none at all (the stream broke) is
+/// the error.
+pub(crate) async fn outcome(
     status: Option<kubeset::apimachinery::pkg::apis::meta::v1::Status>,
     p: AttachedProcess,
-) -> Result<(), CliError> {
+) -> Result<i32, CliError> {
     match status {
-        Some(s) => match exit_code(&s) {
-            Some(0) => Ok(()),
-            Some(code) => Err(CliError::CommandExit { code }),
-            None => Err(CliError::Remote {
-                message: s.message.unwrap_or_else(|| "the command failed".to_owned()),
-            }),
-        },
-        None => match p.join().await {
-            Err(e) => Err(CliError::api("streaming", e)),
-            Ok(()) => Err(CliError::Remote {
+        Some(s) => exit_code(&s).ok_or_else(|| CliError::Remote {
+            message: s.message.unwrap_or_else(|| "the command failed".to_owned()),
+        }),
+        None => Err(match p.join().await {
+            Err(e) => CliError::api("streaming", e),
+            Ok(()) => CliError::Remote {
                 message: "the stream ended without an exit status".to_owned(),
-            }),
-        },
+            },
+        }),
     }
 }
 
