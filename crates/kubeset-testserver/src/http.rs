@@ -227,7 +227,7 @@ pub(crate) async fn handle(
     {
         return Ok(error_response(&ApiError::unauthorized()));
     }
-    let req = match crate::stream::intercept(req, &shared).await {
+    let req = match crate::stream::intercept(req, &shared, &faults).await {
         Ok(upgraded) => return Ok(upgraded),
         Err(req) => req,
     };

@@ -430,3 +430,21 @@ async fn protocol_violations_are_errors() {
     let err = within(p.join()).await.unwrap_err();
     assert!(matches!(err, Error::Upgrade { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_replica_taken_down_ends_its_streams() {
+    let (server, pods) = setup().await;
+    let mut p = within(pods.exec("web", ["cat"], &main_container().stdin(true)))
+        .await
+        .unwrap();
+    let mut stdin = p.stdin().unwrap();
+    let mut out = p.stdout().unwrap();
+    stdin.write_all(b"x").await.unwrap();
+    let mut one = [0u8; 1];
+    within(out.read_exact(&mut one)).await.unwrap();
+    server.faults(0).unwrap().down().await;
+    let err = within(p.join()).await.unwrap_err();
+    assert!(matches!(err, Error::Upgrade { .. }), "{err:?}");
+    let mut rest = Vec::new();
+    assert_eq!(within(out.read_to_end(&mut rest)).await.unwrap(), 0);
+}

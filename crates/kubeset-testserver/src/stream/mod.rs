@@ -28,6 +28,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_util::sync::CancellationToken;
 
+use tokio::sync::watch;
+
+use crate::faults::{FaultState, Mode};
 use crate::http::{Body, Shared, full, percent_decode};
 use crate::status::ApiError;
 
@@ -136,6 +139,7 @@ fn status_response(e: &ApiError) -> Response<Body> {
 pub(crate) async fn intercept(
     req: Request<hyper::body::Incoming>,
     shared: &Shared,
+    faults: &FaultState,
 ) -> Result<Response<Body>, Request<hyper::body::Incoming>> {
     let Some(rt) = shared.runtime.clone() else {
         return Err(req);
@@ -159,7 +163,17 @@ pub(crate) async fn intercept(
         _ => return Err(req),
     };
     Ok(
-        match answer(req, shared, rt, sub, &segs[3], &segs[5]).await {
+        match answer(
+            req,
+            shared,
+            rt,
+            faults.subscribe_mode(),
+            sub,
+            &segs[3],
+            &segs[5],
+        )
+        .await
+        {
             Ok(r) => r,
             Err(e) => status_response(&e),
         },
@@ -170,6 +184,9 @@ async fn answer(
     mut req: Request<hyper::body::Incoming>,
     shared: &Shared,
     rt: Arc<Runtime>,
+    // A replica taken down drops its upgraded connections too (the
+    // invariant of `server.rs`): the session watches the replica's mode.
+    mut mode: watch::Receiver<Mode>,
     sub: Sub,
     ns: &str,
     name: &str,
@@ -253,6 +270,7 @@ async fn answer(
         tokio::select! {
             () = work => {}
             () = cancel.cancelled() => {}
+            _ = mode.wait_for(|m| *m == Mode::Down) => {}
         }
     });
     let mut r = Response::new(full(""));
