@@ -16,6 +16,10 @@
 //! ([`UpgradeError::Closed`](kubeset_rest::ws::UpgradeError::Closed) or
 //! the WebSocket's).
 //!
+//! Dropping an [`AttachedProcess`] or a [`Portforwarder`] closes its
+//! connection (the server ends the session); keep it until its pipes are
+//! read.
+//!
 //! Memory is bounded: every pipe between the user and the connection
 //! holds at most its `max_*_buf_size` (default 64 KiB), and a reader that
 //! does not keep up slows the server (TCP backpressure), never buffers.

@@ -25,7 +25,17 @@ const MAX_ERROR: usize = 16 << 10;
 pub struct Portforwarder {
     streams: HashMap<u16, DuplexStream>,
     errors: HashMap<u16, oneshot::Receiver<String>>,
-    task: JoinHandle<Result<(), UpgradeError>>,
+    /// `None` only after `join` took it; dropping the forwarder aborts it.
+    task: Option<JoinHandle<Result<(), UpgradeError>>>,
+}
+
+impl Drop for Portforwarder {
+    /// Closes the connection.
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
 }
 
 impl std::fmt::Debug for Portforwarder {
@@ -99,7 +109,7 @@ impl Portforwarder {
         Self {
             streams,
             errors,
-            task,
+            task: Some(task),
         }
     }
 
@@ -125,13 +135,18 @@ impl Portforwarder {
 
     /// Stops forwarding (the connection is closed).
     pub fn abort(&self) {
-        self.task.abort();
+        if let Some(t) = &self.task {
+            t.abort();
+        }
     }
 
     /// Waits until the forward ends: `Ok` when every stream was closed by
     /// the user or the server closed cleanly, else the error.
-    pub async fn join(self) -> Result<(), Error> {
-        match self.task.await {
+    pub async fn join(mut self) -> Result<(), Error> {
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match task.await {
             Ok(r) => r.map_err(Error::from),
             Err(e) => Err(UpgradeError::Violation {
                 reason: format!("port-forward task: {e}"),

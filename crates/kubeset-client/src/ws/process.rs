@@ -46,13 +46,26 @@ pub struct AttachedProcess {
     stderr: Option<DuplexStream>,
     status: Option<oneshot::Receiver<Status>>,
     size: Option<TerminalSizeSender>,
-    task: JoinHandle<Result<(), UpgradeError>>,
+    /// `None` only after `join` took it; dropping the process aborts it.
+    task: Option<JoinHandle<Result<(), UpgradeError>>>,
+}
+
+impl Drop for AttachedProcess {
+    /// Closes the connection (the server ends the session).
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
 }
 
 impl std::fmt::Debug for AttachedProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AttachedProcess")
-            .field("finished", &self.task.is_finished())
+            .field(
+                "finished",
+                &self.task.as_ref().is_none_or(JoinHandle::is_finished),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -99,7 +112,7 @@ impl AttachedProcess {
             stderr: stderr_user,
             status: Some(status_rx),
             size: size_tx,
-            task: tokio::spawn(drive(ws, v5, pipes)),
+            task: Some(tokio::spawn(drive(ws, v5, pipes))),
         }
     }
 
@@ -134,8 +147,11 @@ impl AttachedProcess {
 
     /// Waits until the session ends: `Ok` after the server's status and
     /// close, the error when the connection broke first.
-    pub async fn join(self) -> Result<(), Error> {
-        match self.task.await {
+    pub async fn join(mut self) -> Result<(), Error> {
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match task.await {
             Ok(r) => r.map_err(Error::from),
             Err(e) => Err(UpgradeError::Violation {
                 reason: format!("stream task: {e}"),
@@ -146,7 +162,9 @@ impl AttachedProcess {
 
     /// Stops the session (the connection is closed).
     pub fn abort(&self) {
-        self.task.abort();
+        if let Some(t) = &self.task {
+            t.abort();
+        }
     }
 }
 
