@@ -179,7 +179,11 @@ fn answered_err(e: impl Into<Error>) -> Dial {
 impl RestClient {
     /// Opens a WebSocket for `request` (a GET of `pods/exec` and the like,
     /// its query set), offering `protocols` in order of preference, and
-    /// returns it with the subprotocol the server chose.
+    /// returns it with the subprotocol the server chose. Of the request,
+    /// its path and query are used; its own headers and timeout are not
+    /// (the handshake is bounded by [`HANDSHAKE_TIMEOUT`], the stream by
+    /// nothing: an exec may run for hours, as with kubectl). No retries and
+    /// no client-side rate limit, as client-go's stream executors.
     ///
     /// A server that answers anything but `101` gives its `Status` as
     /// [`Error::Api`] (`pods "x" not found`, `pod x does not have a host
@@ -205,8 +209,16 @@ impl RestClient {
             match dial.await {
                 Ok(Dial::Answered(r)) => {
                     let r = *r;
-                    if r.is_ok() {
-                        self.inner.endpoints.prefer(&ep.origin);
+                    match &r {
+                        Ok(_) => self.inner.endpoints.prefer(&ep.origin),
+                        // As for any request: cached credentials are
+                        // refreshed for the next call (a stream is not retried).
+                        Err(Error::Api(e)) if e.code == 401 => {
+                            if let Some(auth) = &self.inner.authenticator {
+                                auth.invalidate();
+                            }
+                        }
+                        Err(_) => {}
                     }
                     return r;
                 }

@@ -448,3 +448,51 @@ async fn a_replica_taken_down_ends_its_streams() {
     let mut rest = Vec::new();
     assert_eq!(within(out.read_to_end(&mut rest)).await.unwrap(), 0);
 }
+
+/// Hands out a wrong token and counts the invalidations.
+#[derive(Debug, Default)]
+struct WrongToken {
+    invalidated: std::sync::atomic::AtomicUsize,
+}
+
+impl kubeset::rest::auth::Authenticator for WrongToken {
+    fn authorization(&self) -> kubeset::rest::auth::AuthFuture<'_> {
+        Box::pin(async { Ok(Some(http::HeaderValue::from_static("Bearer wrong"))) })
+    }
+    fn invalidate(&self) {
+        self.invalidated
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_401_refreshes_the_credentials_and_is_not_retried() {
+    let server = TestServer::builder()
+        .container_runtime(true)
+        .token(Some("right".into()))
+        .start()
+        .await
+        .unwrap();
+    server.create(pod("web", Some("node-1"))).unwrap();
+    let auth = std::sync::Arc::new(WrongToken::default());
+    let rest = RestClient::new(
+        RestConfig::new(server.url())
+            .with_authenticator(auth.clone())
+            .with_qps_burst(-1.0, 0),
+    )
+    .unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(Client::new(rest, "default"));
+    let err = within(pods.exec("web", ["echo"], &main_container()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.api_error().map(|e| e.code), Some(401), "{err:?}");
+    assert_eq!(
+        auth.invalidated.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    assert_eq!(
+        server.faults(0).unwrap().requests_served(),
+        1,
+        "one attempt"
+    );
+}
