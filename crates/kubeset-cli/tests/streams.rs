@@ -324,3 +324,59 @@ async fn kubectl_exec_attach_cp_port_forward() {
     mark_running(&s).await;
     port_forward_get("kubectl", &s).await;
 }
+
+/// `exec -it` under a pseudo-terminal (util-linux `script`) whose size is
+/// set first: the remote `stty size` sees it, so raw mode, the TTY flag
+/// and the initial resize all made it through.
+async fn tty_size(program: &str, s: &Served) {
+    let bin = if program == "kubeset" {
+        BIN.to_owned()
+    } else {
+        "kubectl".to_owned()
+    };
+    let args = if program == "kubectl" {
+        kubectl_args(s, &["exec", "-it", "box", "--", "stty", "size"])
+    } else {
+        kubeset_args(s, &["exec", "-it", "box", "--", "stty", "size"])
+    };
+    let line = format!("stty cols 100 rows 30; {bin} {}", args.join(" "));
+    let r = run_with(
+        "script",
+        vec!["-qec".into(), line, "/dev/null".into()],
+        None,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{program}: {} {}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("30 100"), "{program}: {:?}", r.stdout);
+}
+
+fn script_available() -> bool {
+    Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_it_sends_the_terminal_size() {
+    if !script_available() {
+        eprintln!(
+            "## SKIPPED: util-linux `script` is not installed: exec -it under a TTY was NOT checked ##"
+        );
+        return;
+    }
+    let s = serve();
+    let pod = create_pod(&s);
+    run_with(
+        "kubeset",
+        kubeset_args(&s, &["apply", "-f", pod.to_str().unwrap()]),
+        None,
+    )
+    .await
+    .ok();
+    tty_size("kubeset", &s).await;
+    if kubectl_available() {
+        tty_size("kubectl", &s).await;
+    }
+}
