@@ -30,6 +30,8 @@ pub(crate) enum FsError {
     Full { path: String },
     #[error("{path}: File name too long")]
     TooLong { path: String },
+    #[error("{path}: Is a directory")]
+    IsDir { path: String },
     #[error("{path}: Not a directory")]
     NotDir { path: String },
     #[error("{path}: Cannot open: No such file or directory")]
@@ -41,7 +43,21 @@ pub(crate) enum FsError {
 /// The tree of one container; `/` and `/tmp` exist from the start.
 #[derive(Debug)]
 pub(crate) struct Fs {
-    nodes: Mutex<BTreeMap<String, Node>>,
+    tree: Mutex<Tree>,
+}
+
+#[derive(Debug, Default)]
+struct Tree {
+    nodes: BTreeMap<String, Node>,
+    /// Bytes of file data held (kept, not summed per write).
+    used: usize,
+}
+
+fn size(n: &Node) -> usize {
+    match n {
+        Node::File(b) => b.len(),
+        Node::Dir => 0,
+    }
 }
 
 /// `path` made absolute (against `cwd`) and normalised: no `.`, `..` or
@@ -79,21 +95,21 @@ impl Default for Fs {
         nodes.insert("/".to_owned(), Node::Dir);
         nodes.insert("/tmp".to_owned(), Node::Dir);
         Self {
-            nodes: Mutex::new(nodes),
+            tree: Mutex::new(Tree { nodes, used: 0 }),
         }
     }
 }
 
 impl Fs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Node>> {
-        self.nodes
+    fn lock(&self) -> std::sync::MutexGuard<'_, Tree> {
+        self.tree
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The node at an absolute, normalised path.
     pub(crate) fn get(&self, path: &str) -> Option<Node> {
-        self.lock().get(path).cloned()
+        self.lock().nodes.get(path).cloned()
     }
 
     /// Writes a file or a directory, creating missing parents (as tar
@@ -102,25 +118,18 @@ impl Fs {
         if path.len() > MAX_PATH {
             return Err(FsError::TooLong { path: path.into() });
         }
-        let mut nodes = self.lock();
-        let used: usize = nodes
-            .values()
-            .map(|n| match n {
-                Node::File(b) => b.len(),
-                Node::Dir => 0,
-            })
-            .sum();
+        let mut tree = self.lock();
+        let Tree { nodes, used } = &mut *tree;
         let old = match nodes.get(path) {
-            Some(Node::File(b)) => b.len(),
-            _ => 0,
+            Some(Node::Dir) if matches!(node, Node::File(_)) => {
+                return Err(FsError::IsDir { path: path.into() });
+            }
+            Some(n) => size(n),
+            None => 0,
         };
-        let new = match &node {
-            Node::File(b) => b.len(),
-            Node::Dir => 0,
-        };
-        let full = || FsError::Full { path: path.into() };
-        if used - old + new > MAX_BYTES || nodes.len() >= MAX_ENTRIES {
-            return Err(full());
+        let new = size(&node);
+        if *used - old + new > MAX_BYTES || nodes.len() >= MAX_ENTRIES {
+            return Err(FsError::Full { path: path.into() });
         }
         let mut dir = parent(path);
         while let Some(d) = dir {
@@ -137,13 +146,15 @@ impl Fs {
             return Ok(());
         }
         nodes.insert(path.to_owned(), node);
+        *used = *used - old + new;
         Ok(())
     }
 
     /// `root` and everything under it, in path order (a tar source's
     /// entries), or `Missing`.
     pub(crate) fn walk(&self, root: &str) -> Result<Vec<(String, Node)>, FsError> {
-        let nodes = self.lock();
+        let tree = self.lock();
+        let nodes = &tree.nodes;
         if !nodes.contains_key(root) {
             return Err(FsError::Missing { path: root.into() });
         }
@@ -497,5 +508,13 @@ mod tests {
             fs.put("/a/b", Node::Dir),
             Err(FsError::NotDir { .. })
         ));
+        assert!(matches!(
+            fs.put("/tmp", Node::File(Bytes::new())),
+            Err(FsError::IsDir { .. })
+        ));
+        // Replacing a file frees its bytes.
+        fs.put("/a", Node::File(Bytes::from_static(b"small")))
+            .unwrap();
+        fs.put("/b", Node::File(Bytes::from_static(b"x"))).unwrap();
     }
 }
