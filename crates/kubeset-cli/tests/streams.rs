@@ -20,6 +20,8 @@ spec:
   - name: main
     image: busybox
     command: [cat]
+    stdin: true
+    stdinOnce: true
     env: [{name: GREETING, value: hello}]
     ports: [{name: http, containerPort: 8080}, {containerPort: 7}]
 ";

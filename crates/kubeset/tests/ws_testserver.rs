@@ -28,7 +28,7 @@ fn pod(name: &str, node: Option<&str>) -> serde_json::Value {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"containers": [{
-            "name": "main", "image": "x", "command": ["cat"],
+            "name": "main", "image": "x", "command": ["cat"], "stdin": true, "stdinOnce": true,
             "env": [{"name": "GREETING", "value": "hello"}],
             "ports": [{"name": "http", "containerPort": 8080}, {"containerPort": 7}],
         }, {"name": "side", "image": "y"}]},
@@ -495,4 +495,55 @@ async fn a_401_refreshes_the_credentials_and_is_not_retried() {
         1,
         "one attempt"
     );
+}
+
+#[tokio::test]
+async fn attaches_share_the_main_process() {
+    let (server, pods) = setup().await;
+    server
+        .create(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "shared", "namespace": "default"},
+            "spec": {"nodeName": "n", "containers": [
+                {"name": "c", "image": "x", "command": ["cat"], "stdin": true}]}}))
+        .unwrap();
+    let ap = AttachParams::default();
+    let mut writer = within(pods.attach("shared", &ap.clone().stdin(true)))
+        .await
+        .unwrap();
+    let mut watcher = within(pods.attach("shared", &ap)).await.unwrap();
+    let mut stdin = writer.stdin().unwrap();
+    let mut seen = watcher.stdout().unwrap();
+    // The watcher subscribes once its upgrade is served: write until it
+    // sees a line (output from before an attach is not replayed).
+    async fn until_seen(
+        stdin: &mut (impl tokio::io::AsyncWrite + Unpin),
+        seen: &mut (impl tokio::io::AsyncRead + Unpin),
+        line: &str,
+    ) {
+        within(async {
+            let mut got = String::new();
+            let mut buf = [0u8; 256];
+            while !got.contains(line) {
+                stdin.write_all(line.as_bytes()).await.unwrap();
+                let n = tokio::time::timeout(Duration::from_millis(200), seen.read(&mut buf)).await;
+                if let Ok(n) = n {
+                    let n = n.unwrap();
+                    assert!(n > 0, "the watcher's stdout ended");
+                    got.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+                }
+            }
+        })
+        .await;
+    }
+    until_seen(&mut stdin, &mut seen, "first\n").await;
+    // Not stdinOnce: the writer leaving does not end the process; a new
+    // attach writes to the same one, which the watcher still reads.
+    drop(stdin);
+    drop(writer);
+    let mut again = within(pods.attach("shared", &ap.clone().stdin(true)))
+        .await
+        .unwrap();
+    let mut stdin = again.stdin().unwrap();
+    until_seen(&mut stdin, &mut seen, "second\n").await;
+    drop(watcher);
 }

@@ -11,6 +11,7 @@
 //! per session, 1 MiB WebSocket messages, `fs::MAX_BYTES` of files per
 //! container and [`MAX_CONTAINERS`] containers with files.
 
+mod attach;
 mod channel;
 mod fs;
 pub(crate) mod portforward;
@@ -51,6 +52,8 @@ type Files = (
 pub(crate) struct Runtime {
     sessions: Arc<Semaphore>,
     files: Mutex<Files>,
+    /// Each container's main process, for attach.
+    mains: Mutex<HashMap<(String, String), Arc<attach::Main>>>,
     /// Cancelled when the server shuts down: every session ends.
     cancel: CancellationToken,
 }
@@ -60,6 +63,7 @@ impl Runtime {
         Self {
             sessions: Arc::new(Semaphore::new(MAX_SESSIONS)),
             files: Mutex::default(),
+            mains: Mutex::default(),
             cancel,
         }
     }
@@ -98,6 +102,8 @@ pub(crate) struct ExecTarget {
     pub(crate) stdout: bool,
     pub(crate) stderr: bool,
     pub(crate) tty: bool,
+    /// The container's `stdinOnce` (attach: the first stdin close is EOF).
+    pub(crate) stdin_once: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -263,6 +269,10 @@ async fn answer(
         let ws = session::websocket(up).await;
         let work = async {
             match what {
+                Some(t) if sub == Sub::Attach => {
+                    let once = t.stdin_once;
+                    attach::run(&rt, ws, protocol, t, once).await;
+                }
                 Some(t) => session::run(&rt, ws, protocol, t).await,
                 None => portforward::run(ws, protocol, &wanted, &ports).await,
             }
@@ -417,5 +427,9 @@ fn exec_target(
         stdout,
         stderr,
         tty,
+        stdin_once: spec
+            .and_then(|c| c.get("stdinOnce"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     })
 }

@@ -42,7 +42,64 @@ pub(crate) async fn websocket(up: Upgraded) -> Ws {
     WebSocketStream::from_raw_socket(TokioIo::new(up), Role::Server, Some(ws_config())).await
 }
 
-/// Runs one exec/attach session to its end.
+/// Client → command: stdin chunks, terminal sizes, v5's stdin close
+/// (`on_stdin_close` too). Ends on a close frame, a broken socket or the
+/// end of the session; dropping `stdin` is the command's EOF.
+pub(crate) async fn client_reader(
+    source: &mut futures::stream::SplitStream<Ws>,
+    v5: bool,
+    mut stdin: Option<mpsc::Sender<Bytes>>,
+    size: &watch::Sender<Option<(u16, u16)>>,
+    mut on_stdin_close: impl FnMut(),
+) {
+    while let Some(Ok(msg)) = source.next().await {
+        let data = match msg {
+            Message::Binary(b) => b,
+            Message::Close(_) => break,
+            _ => continue,
+        };
+        match channel::classify(&data, v5) {
+            Incoming::Stdin(d) => {
+                if let Some(tx) = &stdin
+                    && tx.send(data.slice_ref(d)).await.is_err()
+                {
+                    stdin = None;
+                }
+            }
+            Incoming::Resize { width, height } => {
+                size.send_replace(Some((width, height)));
+            }
+            Incoming::Close(STDIN) => {
+                stdin = None;
+                on_stdin_close();
+            }
+            Incoming::Close(_) | Incoming::Ignored => {}
+        }
+    }
+}
+
+/// The exit status on the error channel, then a close frame.
+pub(crate) async fn finish(
+    sink: &mut futures::stream::SplitSink<Ws, Message>,
+    argv: &[String],
+    code: i32,
+) {
+    let status = channel::exit_status(argv, code).to_string();
+    let _ = sink
+        .send(Message::Binary(
+            channel::frame(ERROR, status.as_bytes()).into(),
+        ))
+        .await;
+    let _ = sink
+        .send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        })))
+        .await;
+    let _ = sink.close().await;
+}
+
+/// Runs one exec session to its end.
 pub(crate) async fn run(rt: &Runtime, ws: Ws, protocol: &'static str, t: ExecTarget) {
     let v5 = protocol == channel::V5;
     let (mut sink, mut source) = ws.split();
@@ -52,32 +109,7 @@ pub(crate) async fn run(rt: &Runtime, ws: Ws, protocol: &'static str, t: ExecTar
     // What the client asked to receive (with a TTY, stderr is merged).
     let wants = [t.stdout, t.stderr && !t.tty];
 
-    // Client → command. Ends on a close frame, a broken socket or the
-    // end of the session; dropping `stdin_tx` is the command's EOF.
-    let reader = async move {
-        let mut stdin_tx = Some(stdin_tx);
-        while let Some(Ok(msg)) = source.next().await {
-            let data = match msg {
-                Message::Binary(b) => b,
-                Message::Close(_) => break,
-                _ => continue,
-            };
-            match channel::classify(&data, v5) {
-                Incoming::Stdin(d) => {
-                    if let Some(tx) = &stdin_tx
-                        && tx.send(data.slice_ref(d)).await.is_err()
-                    {
-                        stdin_tx = None;
-                    }
-                }
-                Incoming::Resize { width, height } => {
-                    size_tx.send_replace(Some((width, height)));
-                }
-                Incoming::Close(STDIN) => stdin_tx = None,
-                Incoming::Close(_) | Incoming::Ignored => {}
-            }
-        }
-    };
+    let reader = client_reader(&mut source, v5, Some(stdin_tx), &size_tx, || {});
 
     let process = async move {
         let fs = rt.fs(&t.uid, &t.container);
@@ -115,19 +147,7 @@ pub(crate) async fn run(rt: &Runtime, ws: Ws, protocol: &'static str, t: ExecTar
             }
         }
         let Some((code, argv)) = finished else { return };
-        let status = channel::exit_status(&argv, code).to_string();
-        let _ = sink
-            .send(Message::Binary(
-                channel::frame(ERROR, status.as_bytes()).into(),
-            ))
-            .await;
-        let _ = sink
-            .send(Message::Close(Some(CloseFrame {
-                code: CloseCode::Normal,
-                reason: "".into(),
-            })))
-            .await;
-        let _ = sink.close().await;
+        finish(&mut sink, &argv, code).await;
     };
 
     tokio::select! {
