@@ -24,6 +24,13 @@ spec:
     stdinOnce: true
     env: [{name: GREETING, value: hello}]
     ports: [{name: http, containerPort: 8080}, {containerPort: 7}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: duo}
+spec:
+  nodeName: node-1
+  containers: [{name: main, image: busybox}, {name: side, image: busybox}]
 ";
 
 struct Served {
@@ -162,6 +169,21 @@ async fn exec_attach_cp(program: &str, s: &Served) {
     assert_eq!(r.code, 3, "{program}: {}", r.stderr);
     assert!(
         r.stderr.contains("command terminated with exit code 3"),
+        "{program}: {}",
+        r.stderr
+    );
+
+    // Two containers, no -c: kubectl's default and its note on stderr.
+    let r = run_with(program, args(&["exec", "duo", "--", "echo", "first"]), None).await;
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "first\n"),
+        "{program}: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("Defaulted container \"main\" out of: main, side"),
         "{program}: {}",
         r.stderr
     );

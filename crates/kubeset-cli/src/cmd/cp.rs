@@ -78,22 +78,22 @@ pub async fn run(global: &Global, client: &Client, args: &CpArgs) -> Result<(), 
     else {
         return Err(CliError::usage("no remote file specification (POD:PATH)"));
     };
-    let api = pods(global, client, ns);
+    let ns = ns.unwrap_or_else(|| namespace(global, client));
+    let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let container = match &args.container {
+        Some(c) => c.clone(),
+        None => super::container::default_for(client, &ns, &pod).await?,
+    };
     let r = Remote {
         api: &api,
         pod: &pod,
-        container: args.container.as_deref(),
+        container: Some(&container),
     };
     if upload {
         to_pod(&r, &local, &path).await
     } else {
         from_pod(&r, &path, &local).await
     }
-}
-
-fn pods(global: &Global, client: &Client, ns: Option<String>) -> Api<Pod> {
-    let ns = ns.unwrap_or_else(|| namespace(global, client));
-    Api::namespaced(client.clone(), &ns)
 }
 
 fn params(container: Option<&str>, stdin: bool) -> AttachParams {

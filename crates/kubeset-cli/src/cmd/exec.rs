@@ -12,19 +12,25 @@ use super::namespace;
 use crate::cli::{AttachArgs, ExecArgs, Global};
 use crate::error::CliError;
 
-fn params(container: Option<&String>, stdin: bool, tty: bool) -> AttachParams {
-    let mut ap = AttachParams::default().stdin(stdin).tty(tty).stderr(!tty);
-    if let Some(c) = container {
-        ap = ap.container(c.clone());
-    }
-    ap
+/// The session's parameters; without `-c`, kubectl's default container.
+async fn params(client: &Client, ns: &str, t: &AttachArgs) -> Result<AttachParams, CliError> {
+    let container = match &t.container {
+        Some(c) => c.clone(),
+        None => super::container::default_for(client, ns, &t.pod).await?,
+    };
+    Ok(AttachParams::default()
+        .container(container)
+        .stdin(t.stdin)
+        .tty(t.tty)
+        .stderr(!t.tty))
 }
 
 /// `exec POD [-c C] [-i] [-t] -- CMD…`.
 pub async fn exec(global: &Global, client: &Client, args: &ExecArgs) -> Result<(), CliError> {
     let t = &args.target;
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace(global, client));
-    let ap = params(t.container.as_ref(), t.stdin, t.tty);
+    let ns = namespace(global, client);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let ap = params(client, &ns, t).await?;
     let action = format!("executing in pod {:?}", t.pod);
     let p = pods
         .exec(&t.pod, args.command.iter().cloned(), &ap)
@@ -35,8 +41,9 @@ pub async fn exec(global: &Global, client: &Client, args: &ExecArgs) -> Result<(
 
 /// `attach POD [-c C] [-i] [-t]`.
 pub async fn attach(global: &Global, client: &Client, args: &AttachArgs) -> Result<(), CliError> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace(global, client));
-    let ap = params(args.container.as_ref(), args.stdin, args.tty);
+    let ns = namespace(global, client);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let ap = params(client, &ns, args).await?;
     let action = format!("attaching to pod {:?}", args.pod);
     let p = pods
         .attach(&args.pod, &ap)
