@@ -116,8 +116,18 @@ fn kubectl_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn create_pod(s: &Served) -> PathBuf {
-    write(s.dir.path(), "pod.yaml", POD)
+/// `kubeset serve` with the test pods, created by `program`.
+async fn serve_with_pods(program: &str) -> Served {
+    let s = serve();
+    let pod = write(s.dir.path(), "pod.yaml", POD);
+    let file = pod.to_str().unwrap();
+    let args = if program == "kubectl" {
+        kubectl_args(&s, &["apply", "-f", file])
+    } else {
+        kubeset_args(&s, &["apply", "-f", file])
+    };
+    run_with(program, args, None).await.ok();
+    s
 }
 
 /// kubectl port-forward wants a Running pod (no kubelet reports it here).
@@ -294,15 +304,7 @@ async fn port_forward_get(program: &str, s: &Served) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubeset_binary_exec_attach_cp_port_forward() {
-    let s = serve();
-    let pod = create_pod(&s);
-    run_with(
-        "kubeset",
-        kubeset_args(&s, &["apply", "-f", pod.to_str().unwrap()]),
-        None,
-    )
-    .await
-    .ok();
+    let s = serve_with_pods("kubeset").await;
     exec_attach_cp("kubeset", &s).await;
     port_forward_get("kubeset", &s).await;
     // A command that does not exist: its stderr, exit 127 as sh would.
@@ -335,15 +337,7 @@ async fn kubectl_exec_attach_cp_port_forward() {
         );
         return;
     }
-    let s = serve();
-    let pod = create_pod(&s);
-    run_with(
-        "kubectl",
-        kubectl_args(&s, &["apply", "-f", pod.to_str().unwrap()]),
-        None,
-    )
-    .await
-    .ok();
+    let s = serve_with_pods("kubectl").await;
     exec_attach_cp("kubectl", &s).await;
     mark_running(&s).await;
     port_forward_get("kubectl", &s).await;
@@ -390,15 +384,7 @@ async fn exec_it_sends_the_terminal_size() {
         );
         return;
     }
-    let s = serve();
-    let pod = create_pod(&s);
-    run_with(
-        "kubeset",
-        kubeset_args(&s, &["apply", "-f", pod.to_str().unwrap()]),
-        None,
-    )
-    .await
-    .ok();
+    let s = serve_with_pods("kubeset").await;
     tty_size("kubeset", &s).await;
     if kubectl_available() {
         tty_size("kubectl", &s).await;

@@ -199,9 +199,14 @@ async fn refusals_are_api_errors() {
     );
 }
 
-#[tokio::test]
-async fn a_server_that_goes_away_fails_the_stream() {
-    let (server, pods) = setup().await;
+/// A `cat` that answered once: the process, its stdin and its stdout.
+async fn live_cat(
+    pods: &Api<Pod>,
+) -> (
+    kubeset::ws::AttachedProcess,
+    impl tokio::io::AsyncWrite + Unpin,
+    impl tokio::io::AsyncRead + Unpin,
+) {
     let mut p = within(pods.exec("web", ["cat"], &main_container().stdin(true)))
         .await
         .unwrap();
@@ -211,6 +216,13 @@ async fn a_server_that_goes_away_fails_the_stream() {
     let mut buf = [0u8; 5];
     within(out.read_exact(&mut buf)).await.unwrap();
     assert_eq!(&buf, b"ping\n");
+    (p, stdin, out)
+}
+
+#[tokio::test]
+async fn a_server_that_goes_away_fails_the_stream() {
+    let (server, pods) = setup().await;
+    let (mut p, _stdin, mut out) = live_cat(&pods).await;
     let status = p.take_status().unwrap();
     server.shutdown().await;
     assert_eq!(within(status).await, None, "no status from a dead server");
@@ -434,14 +446,7 @@ async fn protocol_violations_are_errors() {
 #[tokio::test]
 async fn a_replica_taken_down_ends_its_streams() {
     let (server, pods) = setup().await;
-    let mut p = within(pods.exec("web", ["cat"], &main_container().stdin(true)))
-        .await
-        .unwrap();
-    let mut stdin = p.stdin().unwrap();
-    let mut out = p.stdout().unwrap();
-    stdin.write_all(b"x").await.unwrap();
-    let mut one = [0u8; 1];
-    within(out.read_exact(&mut one)).await.unwrap();
+    let (p, _stdin, mut out) = live_cat(&pods).await;
     server.faults(0).unwrap().down().await;
     let err = within(p.join()).await.unwrap_err();
     assert!(matches!(err, Error::Upgrade { .. }), "{err:?}");

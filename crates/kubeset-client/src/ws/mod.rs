@@ -42,6 +42,7 @@ mod process;
 use kubeset_api::api::core::v1::Pod;
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
 use kubeset_rest::Verb;
+use kubeset_rest::ws::UpgradeError;
 
 pub use portforward::Portforwarder;
 pub use process::{AttachedProcess, TerminalSize, TerminalSizeSender};
@@ -182,6 +183,49 @@ pub fn exit_code(status: &Status) -> Option<i32> {
             .parse()
             .ok(),
         _ => None,
+    }
+}
+
+/// The task that owns a stream's WebSocket: aborted when dropped (so a
+/// dropped process or forwarder closes its connection), joined once.
+pub(crate) struct StreamTask(Option<tokio::task::JoinHandle<Result<(), UpgradeError>>>);
+
+impl StreamTask {
+    pub(crate) fn spawn(
+        f: impl std::future::Future<Output = Result<(), UpgradeError>> + Send + 'static,
+    ) -> Self {
+        Self(Some(tokio::spawn(f)))
+    }
+
+    pub(crate) fn abort(&self) {
+        if let Some(t) = &self.0 {
+            t.abort();
+        }
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(tokio::task::JoinHandle::is_finished)
+    }
+
+    pub(crate) async fn join(&mut self) -> Result<(), Error> {
+        let Some(task) = self.0.take() else {
+            return Ok(());
+        };
+        match task.await {
+            Ok(r) => r.map_err(Error::from),
+            Err(e) => Err(UpgradeError::Violation {
+                reason: format!("stream task: {e}"),
+            }
+            .into()),
+        }
+    }
+}
+
+impl Drop for StreamTask {
+    fn drop(&mut self) {
+        self.abort();
     }
 }
 

@@ -12,9 +12,8 @@ use kubeset_rest::ws::tungstenite::Message;
 use kubeset_rest::ws::{UpgradeError, WebSocket};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
-use super::DEFAULT_BUF_SIZE;
+use super::{DEFAULT_BUF_SIZE, StreamTask};
 use crate::Error;
 
 /// Largest error message kept per port.
@@ -25,17 +24,8 @@ const MAX_ERROR: usize = 16 << 10;
 pub struct Portforwarder {
     streams: HashMap<u16, DuplexStream>,
     errors: HashMap<u16, oneshot::Receiver<String>>,
-    /// `None` only after `join` took it; dropping the forwarder aborts it.
-    task: Option<JoinHandle<Result<(), UpgradeError>>>,
-}
-
-impl Drop for Portforwarder {
-    /// Closes the connection.
-    fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
-    }
+    /// Dropping the forwarder aborts it (the connection closes).
+    task: StreamTask,
 }
 
 impl std::fmt::Debug for Portforwarder {
@@ -99,7 +89,7 @@ impl Portforwarder {
             }));
         }
         drop(up_tx);
-        let task = tokio::spawn(async move {
+        let task = StreamTask::spawn(async move {
             let r = drive(ws, state, up_rx).await;
             for h in readers {
                 h.abort();
@@ -109,7 +99,7 @@ impl Portforwarder {
         Self {
             streams,
             errors,
-            task: Some(task),
+            task,
         }
     }
 
@@ -135,24 +125,13 @@ impl Portforwarder {
 
     /// Stops forwarding (the connection is closed).
     pub fn abort(&self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
+        self.task.abort();
     }
 
     /// Waits until the forward ends: `Ok` when every stream was closed by
     /// the user or the server closed cleanly, else the error.
     pub async fn join(mut self) -> Result<(), Error> {
-        let Some(task) = self.task.take() else {
-            return Ok(());
-        };
-        match task.await {
-            Ok(r) => r.map_err(Error::from),
-            Err(e) => Err(UpgradeError::Violation {
-                reason: format!("port-forward task: {e}"),
-            }
-            .into()),
-        }
+        self.task.join().await
     }
 }
 

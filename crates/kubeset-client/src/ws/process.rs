@@ -10,9 +10,8 @@ use kubeset_rest::ws::tungstenite::Message;
 use kubeset_rest::ws::{UpgradeError, WebSocket};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadHalf};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
-use super::{AttachParams, DEFAULT_BUF_SIZE};
+use super::{AttachParams, DEFAULT_BUF_SIZE, StreamTask};
 use crate::Error;
 
 const STDIN: u8 = 0;
@@ -46,26 +45,14 @@ pub struct AttachedProcess {
     stderr: Option<DuplexStream>,
     status: Option<oneshot::Receiver<Status>>,
     size: Option<TerminalSizeSender>,
-    /// `None` only after `join` took it; dropping the process aborts it.
-    task: Option<JoinHandle<Result<(), UpgradeError>>>,
-}
-
-impl Drop for AttachedProcess {
-    /// Closes the connection (the server ends the session).
-    fn drop(&mut self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
-    }
+    /// Dropping the process aborts it (the connection closes).
+    task: StreamTask,
 }
 
 impl std::fmt::Debug for AttachedProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AttachedProcess")
-            .field(
-                "finished",
-                &self.task.as_ref().is_none_or(JoinHandle::is_finished),
-            )
+            .field("finished", &self.task.is_finished())
             .finish_non_exhaustive()
     }
 }
@@ -112,7 +99,7 @@ impl AttachedProcess {
             stderr: stderr_user,
             status: Some(status_rx),
             size: size_tx,
-            task: Some(tokio::spawn(drive(ws, v5, pipes))),
+            task: StreamTask::spawn(drive(ws, v5, pipes)),
         }
     }
 
@@ -148,23 +135,12 @@ impl AttachedProcess {
     /// Waits until the session ends: `Ok` after the server's status and
     /// close, the error when the connection broke first.
     pub async fn join(mut self) -> Result<(), Error> {
-        let Some(task) = self.task.take() else {
-            return Ok(());
-        };
-        match task.await {
-            Ok(r) => r.map_err(Error::from),
-            Err(e) => Err(UpgradeError::Violation {
-                reason: format!("stream task: {e}"),
-            }
-            .into()),
-        }
+        self.task.join().await
     }
 
     /// Stops the session (the connection is closed).
     pub fn abort(&self) {
-        if let Some(t) = &self.task {
-            t.abort();
-        }
+        self.task.abort();
     }
 }
 
