@@ -13,7 +13,7 @@
 //! **A stream is never resumed.** If its connection breaks, the readers
 //! see EOF, [`AttachedProcess::take_status`] resolves to `None` and
 //! [`AttachedProcess::join`] returns the error
-//! ([`UpgradeError::Closed`](kubeset_rest::ws::UpgradeError::Closed) or
+//! ([`UpgradeError::Closed`] or
 //! the WebSocket's).
 //!
 //! Dropping an [`AttachedProcess`] or a [`Portforwarder`] closes its
