@@ -84,6 +84,8 @@ pub fn run(bless: bool) -> Result<(), Error> {
 fn features_of(krate: &str) -> &'static [&'static str] {
     match krate {
         "kubeset-runtime" => &["--features", "leader,events,metrics,conditions"],
+        "kubeset-rest" => &["--features", "ws"],
+        "kubeset-client" => &["--features", "ws,protobuf"],
         _ => &[],
     }
 }

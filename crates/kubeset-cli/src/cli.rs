@@ -77,6 +77,14 @@ pub enum Command {
     Watch(WatchArgs),
     /// Print a pod's logs.
     Logs(LogsArgs),
+    /// Run a command in a container (exits with the command's exit code).
+    Exec(ExecArgs),
+    /// Attach to the main process of a running container.
+    Attach(AttachArgs),
+    /// Forward local ports to a pod.
+    PortForward(PortForwardArgs),
+    /// Copy files to and from a container (tar over exec, as kubectl).
+    Cp(CpArgs),
     /// List the resource types the server serves.
     ApiResources(ApiResourcesArgs),
     /// Run the embedded API server until Ctrl-C or SIGTERM.
@@ -393,6 +401,59 @@ pub struct LogsArgs {
     pub follow: bool,
 }
 
+/// `exec` arguments.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// Pod, container, stdin and TTY, as for `attach`.
+    #[command(flatten)]
+    pub target: AttachArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// `attach` arguments.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// Pod name.
+    pub pod: String,
+    /// Container name (default: the pod's only container).
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+    /// Pass stdin to the process.
+    #[arg(short = 'i', long)]
+    pub stdin: bool,
+    /// Allocate a TTY (stderr is merged into stdout).
+    #[arg(short = 't', long)]
+    pub tty: bool,
+}
+
+/// `port-forward` arguments.
+#[derive(Debug, Args)]
+pub struct PortForwardArgs {
+    /// Pod name.
+    pub pod: String,
+    /// `LOCAL:REMOTE`, `PORT` (the same on both sides) or `:REMOTE` (any
+    /// free local port).
+    #[arg(required = true, value_name = "PORTS")]
+    pub ports: Vec<String>,
+    /// Local address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub address: std::net::IpAddr,
+}
+
+/// `cp` arguments.
+#[derive(Debug, Args)]
+pub struct CpArgs {
+    /// `[NAMESPACE/]POD:PATH` or a local path.
+    pub src: String,
+    /// `[NAMESPACE/]POD:PATH` or a local path.
+    pub dest: String,
+    /// Container name (default: the pod's only container).
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+}
+
 /// `api-resources` arguments.
 #[derive(Debug, Args)]
 pub struct ApiResourcesArgs {
@@ -441,6 +502,12 @@ pub struct ServeArgs {
     /// garbage-collected (`kubectl rollout status` and `wait` finish).
     #[arg(long)]
     pub controllers: bool,
+    /// Serve exec, attach, port-forward and cp (WebSocket) with a
+    /// simulated runtime of built-in commands (echo, cat, env, sh -c 'exit N',
+    /// sleep, tar; a TCP echo or HTTP hello on declared ports); never runs a
+    /// host process. Pods need spec.nodeName
+    #[arg(long)]
+    pub container_runtime: bool,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.

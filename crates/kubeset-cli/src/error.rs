@@ -87,6 +87,20 @@ pub enum CliError {
         #[source]
         source: kubeset_testserver::Error,
     },
+    /// The remote command exited with a non-zero code: kubectl's line
+    /// and the same exit code.
+    #[error("command terminated with exit code {code}")]
+    CommandExit {
+        /// The command's exit code.
+        code: i32,
+    },
+    /// The remote command did not run, or a stream failed without a status
+    /// (exit 1).
+    #[error("{message}")]
+    Remote {
+        /// The server's message.
+        message: String,
+    },
     /// Reading stdin, writing stdout or a file failed (exit 1).
     #[error("{what}")]
     Io {
@@ -107,6 +121,10 @@ impl CliError {
             | CliError::Config { .. }
             | CliError::Client { .. }
             | CliError::Manifest { .. } => 2,
+            // An exit code outside 1..=255 (a signal's negative one) is 1.
+            CliError::CommandExit { code } => {
+                u8::try_from(*code).ok().filter(|c| *c != 0).unwrap_or(1)
+            }
             _ => 1,
         }
     }
@@ -138,6 +156,10 @@ impl CliError {
     /// shows it (`Error from server (NotFound): …`), otherwise `error:`
     /// and the chain of causes joined by `: `.
     pub fn one_line(&self) -> String {
+        if let CliError::CommandExit { .. } = self {
+            // kubectl prints this line without `error:`.
+            return self.to_string();
+        }
         if let CliError::Api { source, .. } = self
             && let Some(api) = source.api_error()
         {

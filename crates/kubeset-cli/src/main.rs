@@ -118,6 +118,10 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Delete(args) => cmd::delete::run(g, &g.client()?, args).await,
         Command::Watch(args) => cmd::watch::run(g, &g.client()?, args).await,
         Command::Logs(args) => cmd::logs::run(g, &g.client()?, args).await,
+        Command::Exec(args) => cmd::exec::exec(g, &g.client()?, args).await,
+        Command::Attach(args) => cmd::exec::attach(g, &g.client()?, args).await,
+        Command::PortForward(args) => cmd::port_forward::run(g, &g.client()?, args).await,
+        Command::Cp(args) => cmd::cp::run(g, &g.client()?, args).await,
         Command::ApiResources(args) => cmd::api_resources::run(&g.client()?, args).await,
         Command::Completion(args) => cmd::completion::run(args),
     }

@@ -541,7 +541,7 @@ where
     }
 
     /// `<verb> …/{name}/{subresource}`.
-    fn subresource_request(&self, verb: Verb, subresource: &str, name: &str) -> Request {
+    pub(crate) fn subresource_request(&self, verb: Verb, subresource: &str, name: &str) -> Request {
         self.request(verb, Some(name)).sub_resource([subresource])
     }
 

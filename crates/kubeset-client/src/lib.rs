@@ -47,6 +47,8 @@ mod patch;
 #[cfg(feature = "protobuf")]
 mod protobuf;
 mod url;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use api_typed::{Api, Deleted};
 pub use client::{Client, ClientError};

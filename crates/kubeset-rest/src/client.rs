@@ -408,6 +408,8 @@ pub(crate) struct Inner {
     pub(crate) budget: Duration,
     pub(crate) watch_idle_timeout: Duration,
     pub(crate) max_response_body: usize,
+    #[cfg(feature = "ws")]
+    pub(crate) stream: crate::ws::StreamParts,
 }
 
 impl Inner {
@@ -547,6 +549,8 @@ impl RestClient {
         } else {
             Duration::from_secs(30)
         };
+        #[cfg(feature = "ws")]
+        let stream = crate::ws::StreamParts::new(&tls, &user_agent, config.proxy.is_some());
         let mut builder = reqwest::Client::builder()
             .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
@@ -629,6 +633,8 @@ impl RestClient {
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
                 max_response_body: config.max_response_body,
+                #[cfg(feature = "ws")]
+                stream,
             }),
         })
     }

@@ -247,6 +247,15 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A stream (exec, attach, port-forward) could not be opened or broke.
+    #[cfg(feature = "ws")]
+    #[error("streaming")]
+    Upgrade {
+        /// The cause.
+        #[source]
+        source: crate::ws::UpgradeError,
+    },
+
     /// The authenticator failed to supply credentials.
     #[error("obtaining credentials")]
     Auth {

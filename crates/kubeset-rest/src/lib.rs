@@ -49,6 +49,8 @@ pub mod transport;
 mod url;
 pub mod warning;
 pub mod watch;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use client::{
     DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_RETRIES,

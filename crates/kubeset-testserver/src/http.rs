@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) bookmark_interval: Duration,
     /// OpenAPI specs read at start, if a directory was given.
     pub(crate) openapi: Option<Arc<openapi::Specs>>,
+    /// The simulated container runtime (exec, attach, port-forward), if on.
+    pub(crate) runtime: Option<Arc<crate::stream::Runtime>>,
 }
 
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
@@ -219,6 +221,10 @@ pub(crate) async fn handle(
     {
         return Ok(error_response(&ApiError::unauthorized()));
     }
+    let req = match crate::stream::intercept(req, &shared, &faults).await {
+        Ok(upgraded) => return Ok(upgraded),
+        Err(req) => req,
+    };
     let negotiation = crate::protobuf::Negotiation::of(&req);
     let resp = match route(req, &shared, &faults, local).await {
         Ok(r) => r,

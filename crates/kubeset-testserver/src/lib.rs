@@ -82,6 +82,7 @@ mod server;
 mod services;
 mod status;
 mod store;
+mod stream;
 mod subresource;
 mod table;
 mod tls;
@@ -132,6 +133,7 @@ pub struct TestServerBuilder {
     bookmark_interval: Duration,
     openapi_specs: Option<std::path::PathBuf>,
     controllers: bool,
+    container_runtime: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -147,6 +149,7 @@ impl Default for TestServerBuilder {
             bookmark_interval: Duration::from_secs(10),
             openapi_specs: None,
             controllers: false,
+            container_runtime: false,
         }
     }
 }
@@ -234,6 +237,19 @@ impl TestServerBuilder {
         self
     }
 
+    /// Serve `pods/exec`, `pods/attach` and `pods/portforward` over
+    /// WebSocket (`v5.channel.k8s.io`, `v4.channel.k8s.io`) with a
+    /// simulated, sandboxed runtime: a fixed set of built-in commands
+    /// (`echo`, `cat`, `env`, `sh -c 'exit N'`, `sleep`, `tar` for
+    /// `kubectl cp`, …) over in-memory files, and a TCP echo or an HTTP
+    /// hello on each declared container port. No host process ever runs.
+    /// A pod needs `spec.nodeName` (as on kube-apiserver). Off by default:
+    /// the subresources then answer 405.
+    pub fn container_runtime(mut self, on: bool) -> Self {
+        self.container_runtime = on;
+        self
+    }
+
     /// Binds every replica (and the admin endpoint) and starts serving.
     pub async fn start(self) -> Result<TestServer, Error> {
         let tls = if self.tls {
@@ -250,13 +266,16 @@ impl TestServerBuilder {
             }
             None => None,
         };
+        let root = CancellationToken::new();
         let shared = Arc::new(Shared {
+            runtime: self
+                .container_runtime
+                .then(|| Arc::new(stream::Runtime::new(root.child_token()))),
             store: store.clone(),
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             openapi,
         });
-        let root = CancellationToken::new();
         let mut replicas = Vec::with_capacity(self.replicas);
         for i in 0..self.replicas {
             let port = if self.base_port == 0 {

@@ -161,10 +161,14 @@ async fn serve_connection(replica: Arc<Replica>, stream: TcpStream, cancel: Canc
                 let Ok(tls) = acceptor.accept(stream).await else {
                     return;
                 };
-                let _ = builder.serve_connection(TokioIo::new(tls), svc).await;
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(tls), svc)
+                    .await;
             }
             None => {
-                let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), svc)
+                    .await;
             }
         }
     };

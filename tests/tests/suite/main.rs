@@ -30,6 +30,7 @@ mod protobuf;
 mod readme;
 mod runtime;
 mod runtime_leader;
+mod streams;
 mod subresources;
 mod throttle;
 mod toolkit;

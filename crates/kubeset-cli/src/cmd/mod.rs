@@ -5,14 +5,17 @@ pub mod api_resources;
 pub mod apply;
 pub mod completion;
 pub mod container;
+pub mod cp;
 pub mod create;
 pub mod delete;
 pub mod demo;
+pub mod exec;
 pub mod get;
 pub mod get_all;
 pub mod logs;
 pub mod manifest;
 pub mod patch;
+pub mod port_forward;
 pub mod serve;
 pub mod watch;
 

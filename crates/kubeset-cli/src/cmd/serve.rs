@@ -48,6 +48,7 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
     }
     let server = builder
         .controllers(args.controllers)
+        .container_runtime(args.container_runtime)
         .replicas(args.replicas)
         .base_port(args.port)
         .tls(args.tls)

@@ -1,0 +1,224 @@
+//! [`Portforwarder`]: the channel protocol of `pods/portforward`
+//! (`v4.channel.k8s.io`): port `i` of the request has data channel `2i`
+//! and error channel `2i + 1`, each opened by the server with the port
+//! number (2 bytes, little-endian), which is checked.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use kubeset_rest::ws::tungstenite::Message;
+use kubeset_rest::ws::{UpgradeError, WebSocket};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, WriteHalf};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{DEFAULT_BUF_SIZE, StreamTask};
+use crate::Error;
+
+/// Largest error message kept per port.
+const MAX_ERROR: usize = 16 << 10;
+
+/// A running port-forward (kube-rs's shape): one bidirectional stream per
+/// requested port.
+pub struct Portforwarder {
+    streams: HashMap<u16, DuplexStream>,
+    errors: HashMap<u16, oneshot::Receiver<String>>,
+    /// Dropping the forwarder aborts it (the connection closes).
+    task: StreamTask,
+}
+
+impl std::fmt::Debug for Portforwarder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Portforwarder")
+            .field("ports", &self.streams.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Port {
+    port: u16,
+    /// Where the pod's bytes go (the user reads the other end).
+    to_user: Option<WriteHalf<DuplexStream>>,
+    /// Whether each channel's port prefix was seen (data, error).
+    opened: [bool; 2],
+    error: Vec<u8>,
+    error_tx: Option<oneshot::Sender<String>>,
+}
+
+impl Portforwarder {
+    pub(crate) fn start(ws: WebSocket, ports: &[u16]) -> Self {
+        let mut streams = HashMap::new();
+        let mut errors = HashMap::new();
+        let mut state = Vec::with_capacity(ports.len());
+        let (up_tx, up_rx) = mpsc::channel::<(usize, Option<Bytes>)>(16);
+        let mut readers = Vec::new();
+        for (i, &port) in ports.iter().enumerate() {
+            let (user, task_end) = tokio::io::duplex(DEFAULT_BUF_SIZE);
+            let (mut from_user, to_user) = tokio::io::split(task_end);
+            let (etx, erx) = oneshot::channel();
+            streams.insert(port, user);
+            errors.insert(port, erx);
+            state.push(Port {
+                port,
+                to_user: Some(to_user),
+                opened: [false; 2],
+                error: Vec::new(),
+                error_tx: Some(etx),
+            });
+            let tx = up_tx.clone();
+            readers.push(tokio::spawn(async move {
+                let mut buf = vec![0u8; 32 << 10];
+                loop {
+                    match from_user.read(&mut buf).await {
+                        Ok(0) | Err(_) => {
+                            let _ = tx.send((i, None)).await;
+                            return;
+                        }
+                        Ok(n) => {
+                            if tx
+                                .send((i, Some(Bytes::copy_from_slice(&buf[..n]))))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        drop(up_tx);
+        let task = StreamTask::spawn(async move {
+            let r = drive(ws, state, up_rx).await;
+            for h in readers {
+                h.abort();
+            }
+            r
+        });
+        Self {
+            streams,
+            errors,
+            task,
+        }
+    }
+
+    /// The stream of `port` (once): write to send to the pod's port, read
+    /// what it answers.
+    pub fn take_stream(
+        &mut self,
+        port: u16,
+    ) -> Option<impl AsyncRead + AsyncWrite + Unpin + use<>> {
+        self.streams.remove(&port)
+    }
+
+    /// The error the server reports for `port` (once): resolves to the
+    /// message, or `None` when the forward ends without one.
+    pub fn take_error(
+        &mut self,
+        port: u16,
+    ) -> Option<impl Future<Output = Option<String>> + use<>> {
+        self.errors
+            .remove(&port)
+            .map(|rx| async move { rx.await.ok() })
+    }
+
+    /// Stops forwarding (the connection is closed).
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// Waits until the forward ends: `Ok` when every stream was closed by
+    /// the user or the server closed cleanly, else the error.
+    pub async fn join(mut self) -> Result<(), Error> {
+        self.task.join().await
+    }
+}
+
+fn violation(reason: String) -> UpgradeError {
+    UpgradeError::Violation { reason }
+}
+
+async fn drive(
+    mut ws: WebSocket,
+    mut ports: Vec<Port>,
+    mut up: mpsc::Receiver<(usize, Option<Bytes>)>,
+) -> Result<(), UpgradeError> {
+    let mut open = ports.len();
+    let result = loop {
+        if open == 0 {
+            let _ = ws.close(None).await;
+            break Ok(());
+        }
+        tokio::select! {
+            msg = ws.next() => match msg {
+                None => break Err(UpgradeError::Closed),
+                Some(Err(e)) => break Err(UpgradeError::WebSocket { source: Box::new(e) }),
+                Some(Ok(Message::Close(_))) => break Ok(()),
+                Some(Ok(Message::Binary(b))) => {
+                    if let Err(e) = incoming(&mut ports, &b).await {
+                        break Err(e);
+                    }
+                }
+                Some(Ok(_)) => {}
+            },
+            item = up.recv() => match item {
+                Some((i, Some(data))) => {
+                    let Ok(ch) = u8::try_from(2 * i) else { continue };
+                    let msg = [&[ch][..], &data].concat();
+                    if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
+                        break Err(UpgradeError::WebSocket { source: Box::new(e) });
+                    }
+                }
+                // The user closed this port's stream; the channel protocol
+                // has no half-close, so the forward ends with the last one.
+                Some((_, None)) => open = open.saturating_sub(1),
+                None => open = 0,
+            },
+        }
+    };
+    for p in &mut ports {
+        if let Some(tx) = p.error_tx.take()
+            && !p.error.is_empty()
+        {
+            let _ = tx.send(String::from_utf8_lossy(&p.error).into_owned());
+        }
+    }
+    result
+}
+
+async fn incoming(ports: &mut [Port], msg: &[u8]) -> Result<(), UpgradeError> {
+    let Some((&ch, mut data)) = msg.split_first() else {
+        return Ok(());
+    };
+    let Some(p) = ports.get_mut(usize::from(ch / 2)) else {
+        return Err(violation(format!("message on unknown channel {ch}")));
+    };
+    let kind = usize::from(ch % 2);
+    if !p.opened[kind] {
+        let Some((prefix, rest)) = data.split_at_checked(2) else {
+            return Err(violation(format!("channel {ch} opened without its port")));
+        };
+        if u16::from_le_bytes([prefix[0], prefix[1]]) != p.port {
+            return Err(violation(format!("channel {ch} opened for another port")));
+        }
+        p.opened[kind] = true;
+        data = rest;
+    }
+    if kind == 0 {
+        if let Some(w) = &mut p.to_user
+            && w.write_all(data).await.is_err()
+        {
+            p.to_user = None;
+        }
+    } else {
+        let room = MAX_ERROR.saturating_sub(p.error.len());
+        p.error.extend_from_slice(&data[..data.len().min(room)]);
+        if !p.error.is_empty()
+            && let Some(tx) = p.error_tx.take()
+        {
+            let _ = tx.send(String::from_utf8_lossy(&p.error).into_owned());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! [`AttachedProcess`]: one exec or attach session, driven by a task that
+//! owns the WebSocket and moves bytes between it and the user's pipes.
+
+use std::future::Future;
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
+use kubeset_rest::ws::tungstenite::Message;
+use kubeset_rest::ws::{UpgradeError, WebSocket};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadHalf};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{AttachParams, DEFAULT_BUF_SIZE, StreamTask};
+use crate::Error;
+
+const STDIN: u8 = 0;
+const STDOUT: u8 = 1;
+const STDERR: u8 = 2;
+const ERROR: u8 = 3;
+const RESIZE: u8 = 4;
+const CLOSE: u8 = 255;
+/// Largest status accepted on the error channel.
+const MAX_STATUS: usize = 64 << 10;
+
+/// A terminal size, sent on the resize channel as `{"Width":…,"Height":…}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TerminalSize {
+    /// Columns.
+    #[serde(rename = "Width")]
+    pub width: u16,
+    /// Rows.
+    #[serde(rename = "Height")]
+    pub height: u16,
+}
+
+/// Sends terminal sizes to a TTY session ([`AttachedProcess::terminal_size`]).
+pub type TerminalSizeSender = mpsc::Sender<TerminalSize>;
+
+/// A running exec or attach (kube-rs's shape): take its pipes, then wait
+/// for its status.
+pub struct AttachedProcess {
+    stdin: Option<DuplexStream>,
+    stdout: Option<DuplexStream>,
+    stderr: Option<DuplexStream>,
+    status: Option<oneshot::Receiver<Status>>,
+    size: Option<TerminalSizeSender>,
+    /// Dropping the process aborts it (the connection closes).
+    task: StreamTask,
+}
+
+impl std::fmt::Debug for AttachedProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttachedProcess")
+            .field("finished", &self.task.is_finished())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Pipes {
+    stdin: Option<ReadHalf<DuplexStream>>,
+    stdout: Option<DuplexStream>,
+    stderr: Option<DuplexStream>,
+    status: oneshot::Sender<Status>,
+    sizes: Option<mpsc::Receiver<TerminalSize>>,
+}
+
+fn pipe(on: bool, size: Option<usize>) -> (Option<DuplexStream>, Option<DuplexStream>) {
+    if !on {
+        return (None, None);
+    }
+    let (a, b) = tokio::io::duplex(size.unwrap_or(DEFAULT_BUF_SIZE).max(1));
+    (Some(a), Some(b))
+}
+
+impl AttachedProcess {
+    pub(crate) fn start(ws: WebSocket, v5: bool, ap: &AttachParams) -> Self {
+        let (stdin_user, stdin_task) = pipe(ap.stdin, ap.max_stdin_buf_size);
+        let (stdout_user, stdout_task) = pipe(ap.stdout, ap.max_stdout_buf_size);
+        let (stderr_user, stderr_task) = pipe(ap.stderr && !ap.tty, ap.max_stderr_buf_size);
+        let (status_tx, status_rx) = oneshot::channel();
+        let (size_tx, size_rx) = if ap.tty {
+            let (tx, rx) = mpsc::channel(4);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let pipes = Pipes {
+            // The task only reads stdin; its write half is dropped.
+            stdin: stdin_task.map(|s| tokio::io::split(s).0),
+            stdout: stdout_task,
+            stderr: stderr_task,
+            status: status_tx,
+            sizes: size_rx,
+        };
+        Self {
+            stdin: stdin_user,
+            stdout: stdout_user,
+            stderr: stderr_user,
+            status: Some(status_rx),
+            size: size_tx,
+            task: StreamTask::spawn(drive(ws, v5, pipes)),
+        }
+    }
+
+    /// The command's stdin (once; `None` without `stdin`). Shutting it
+    /// down (or dropping it) closes stdin on `v5.channel.k8s.io`; `v4`
+    /// cannot say so.
+    pub fn stdin(&mut self) -> Option<impl AsyncWrite + Unpin + use<>> {
+        self.stdin.take()
+    }
+
+    /// The command's stdout (once; `None` without `stdout`).
+    pub fn stdout(&mut self) -> Option<impl AsyncRead + Unpin + use<>> {
+        self.stdout.take()
+    }
+
+    /// The command's stderr (once; `None` without `stderr` or with a TTY).
+    pub fn stderr(&mut self) -> Option<impl AsyncRead + Unpin + use<>> {
+        self.stderr.take()
+    }
+
+    /// The final `Status` (once): `None` when the stream ended without one
+    /// (see [`join`](Self::join) for why). [`exit_code`](super::exit_code)
+    /// reads the exit code from it.
+    pub fn take_status(&mut self) -> Option<impl Future<Output = Option<Status>> + use<>> {
+        self.status.take().map(|rx| async move { rx.await.ok() })
+    }
+
+    /// Sends terminal sizes (once; `None` without a TTY).
+    pub fn terminal_size(&mut self) -> Option<TerminalSizeSender> {
+        self.size.take()
+    }
+
+    /// Waits until the session ends: `Ok` after the server's status and
+    /// close, the error when the connection broke first.
+    pub async fn join(mut self) -> Result<(), Error> {
+        self.task.join().await
+    }
+
+    /// Stops the session (the connection is closed).
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+fn broke(e: kubeset_rest::ws::tungstenite::Error) -> UpgradeError {
+    UpgradeError::WebSocket {
+        source: Box::new(e),
+    }
+}
+
+async fn deliver(pipe: &mut Option<DuplexStream>, data: &[u8]) {
+    if let Some(p) = pipe
+        && p.write_all(data).await.is_err()
+    {
+        // The user dropped the reader: discard the rest of this channel.
+        *pipe = None;
+    }
+}
+
+async fn drive(mut ws: WebSocket, v5: bool, mut p: Pipes) -> Result<(), UpgradeError> {
+    let mut status = Vec::new();
+    let mut buf = vec![0u8; 32 << 10];
+    let result = loop {
+        tokio::select! {
+            msg = ws.next() => match msg {
+                None => break Err(UpgradeError::Closed),
+                Some(Err(e)) => break Err(broke(e)),
+                Some(Ok(Message::Close(_))) => break Ok(()),
+                Some(Ok(Message::Binary(b))) => match b.split_first() {
+                    Some((&STDOUT, d)) => deliver(&mut p.stdout, d).await,
+                    Some((&STDERR, d)) => deliver(&mut p.stderr, d).await,
+                    Some((&ERROR, d)) => {
+                        if status.len() + d.len() > MAX_STATUS {
+                            break Err(UpgradeError::Violation { reason: "status too large".into() });
+                        }
+                        status.extend_from_slice(d);
+                    }
+                    _ => {}
+                },
+                Some(Ok(_)) => {}
+            },
+            n = read_stdin(&mut p.stdin, &mut buf) => match n {
+                Some(n) => {
+                    let msg = [&[STDIN][..], &buf[..n]].concat();
+                    if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
+                        break Err(broke(e));
+                    }
+                }
+                None => {
+                    p.stdin = None;
+                    if v5 && let Err(e) = ws.send(Message::Binary(Bytes::from_static(&[CLOSE, STDIN]))).await {
+                        break Err(broke(e));
+                    }
+                }
+            },
+            Some(size) = next_size(&mut p.sizes) => {
+                let mut msg = vec![RESIZE];
+                msg.extend_from_slice(&serde_json::to_vec(&size).unwrap_or_default());
+                if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
+                    break Err(broke(e));
+                }
+            }
+        }
+    };
+    // Readers see EOF now (their write ends are dropped here).
+    drop(p.stdout.take());
+    drop(p.stderr.take());
+    let parsed = if status.is_empty() {
+        None
+    } else {
+        serde_json::from_slice::<Status>(&status).ok()
+    };
+    match (result, parsed) {
+        // The status is the end of the session: how the socket closed
+        // after it does not matter.
+        (_, Some(s)) => {
+            let _ = p.status.send(s);
+            Ok(())
+        }
+        (Ok(()), None) => Err(UpgradeError::Closed),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// The next chunk of the user's stdin; never resolves without stdin.
+async fn read_stdin(stdin: &mut Option<ReadHalf<DuplexStream>>, buf: &mut [u8]) -> Option<usize> {
+    match stdin {
+        Some(s) => match s.read(buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(n),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+async fn next_size(sizes: &mut Option<mpsc::Receiver<TerminalSize>>) -> Option<TerminalSize> {
+    match sizes {
+        Some(rx) => match rx.recv().await {
+            Some(s) => Some(s),
+            None => {
+                *sizes = None;
+                std::future::pending().await
+            }
+        },
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,406 @@
+//! WebSocket upgrades for the streaming subresources (`pods/exec`,
+//! `pods/attach`, `pods/portforward`), feature `ws`.
+//!
+//! [`RestClient::connect_websocket`] dials the API server itself (one
+//! fresh connection per stream, HTTP/1.1 only, since an HTTP/2
+//! connection cannot be upgraded) with the client's TLS configuration
+//! (CA, client certificate), its [`Authenticator`](crate::auth::Authenticator),
+//! user agent and default headers (impersonation), then hands back the
+//! upgraded socket as a [`WebSocket`] and the subprotocol the server chose.
+//!
+//! Failover as client-go's dialer sees it: a server that cannot be
+//! reached (refused, TLS failure, connect timeout) is skipped for the
+//! next endpoint; an HTTP answer from a server is final (a non-101 answer
+//! is its [`ApiError`](crate::ApiError), as [`Error::Api`]). Once
+//! upgraded, a stream belongs to its one connection: when it breaks, the
+//! stream fails; it is never resumed elsewhere (a command would run
+//! twice). HTTP proxies are not used for streams.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderValue, Request as HttpRequest, StatusCode, header};
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+
+use crate::failover::Endpoint;
+use crate::{Error, Request, RestClient, Verb};
+
+pub use tokio_tungstenite::tungstenite;
+
+/// An upgraded stream: tokio-tungstenite's WebSocket over hyper's upgraded
+/// connection (kube-rs's shape).
+pub type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// Largest WebSocket message accepted from the server.
+pub const MAX_MESSAGE: usize = 4 << 20;
+/// Time to connect, finish TLS and get the upgrade answer, per endpoint.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest error body read from a refused upgrade.
+const MAX_ERROR_BODY: usize = 64 << 10;
+
+/// What the stream layer needs of the client's configuration, kept at
+/// build time (reqwest keeps its own copies private).
+#[derive(Clone)]
+pub(crate) struct StreamParts {
+    pub(crate) tls: Arc<rustls::ClientConfig>,
+    pub(crate) user_agent: HeaderValue,
+    pub(crate) proxied: bool,
+}
+
+impl StreamParts {
+    /// From the client's TLS configuration: the same roots and client
+    /// certificate, ALPN `http/1.1` only.
+    pub(crate) fn new(tls: &rustls::ClientConfig, user_agent: &str, proxied: bool) -> Self {
+        let mut tls = tls.clone();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Self {
+            tls: Arc::new(tls),
+            user_agent: HeaderValue::from_str(user_agent)
+                .unwrap_or_else(|_| HeaderValue::from_static("kubeset")),
+            proxied,
+        }
+    }
+}
+
+/// Why a stream could not be opened or broke; an [`Error::Upgrade`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpgradeError {
+    /// No endpoint could be reached; the last endpoint's failure.
+    #[error("connecting to {origin}")]
+    Connect {
+        /// The server tried last.
+        origin: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// Connecting, TLS and the upgrade answer took longer than
+    /// [`HANDSHAKE_TIMEOUT`].
+    #[error("no upgrade answer from {origin} within {after:?}")]
+    Timeout {
+        /// The server.
+        origin: String,
+        /// The limit.
+        after: Duration,
+    },
+    /// The HTTP/1.1 exchange before the upgrade failed.
+    #[error("upgrade request to {origin}")]
+    Http {
+        /// The server.
+        origin: String,
+        /// The cause.
+        #[source]
+        source: hyper::Error,
+    },
+    /// The server answered 101 but not as RFC 6455 requires.
+    #[error("{origin} did not upgrade to WebSocket: {reason}")]
+    Handshake {
+        /// The server.
+        origin: String,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The server chose no subprotocol, or one the client did not offer.
+    #[error("{origin} chose subprotocol {chosen:?}; offered {offered:?}")]
+    Protocol {
+        /// The server.
+        origin: String,
+        /// The answer's `Sec-WebSocket-Protocol`, if any.
+        chosen: Option<String>,
+        /// What the client offered.
+        offered: Vec<String>,
+    },
+    /// The client is configured with an HTTP proxy, which streams do not use.
+    #[error("streams (exec, attach, port-forward) do not go through an HTTP proxy")]
+    Proxy,
+    /// The WebSocket broke after the upgrade.
+    #[error("the stream broke")]
+    WebSocket {
+        /// The cause.
+        #[source]
+        source: Box<tungstenite::Error>,
+    },
+    /// The server closed the connection before the stream ended (no exit
+    /// status was received).
+    #[error("the server closed the stream before it ended")]
+    Closed,
+    /// The server sent a message the protocol does not allow.
+    #[error("protocol violation: {reason}")]
+    Violation {
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+impl From<UpgradeError> for Error {
+    fn from(source: UpgradeError) -> Self {
+        Error::Upgrade { source }
+    }
+}
+
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+}
+
+/// The endpoints to try, in order of preference.
+fn candidates(client: &RestClient) -> Vec<Endpoint> {
+    let inner = &client.inner;
+    if inner.endpoints.active() {
+        let all = inner.endpoints.snapshot();
+        if !all.is_empty() {
+            return all;
+        }
+    }
+    vec![inner.server.clone()]
+}
+
+enum Dial {
+    /// Could not reach this server: try the next one.
+    Unreachable(UpgradeError),
+    /// The server answered: final.
+    Answered(Box<Result<(WebSocket, String), Error>>),
+}
+
+fn answered_err(e: impl Into<Error>) -> Dial {
+    Dial::Answered(Box::new(Err(e.into())))
+}
+
+impl RestClient {
+    /// Opens a WebSocket for `request` (a GET of `pods/exec` and the like,
+    /// its query set), offering `protocols` in order of preference, and
+    /// returns it with the subprotocol the server chose. Of the request,
+    /// its path and query are used; its own headers and timeout are not
+    /// (the handshake is bounded by [`HANDSHAKE_TIMEOUT`], the stream by
+    /// nothing: an exec may run for hours, as with kubectl). No retries and
+    /// no client-side rate limit, as client-go's stream executors.
+    ///
+    /// A server that answers anything but `101` gives its `Status` as
+    /// [`Error::Api`] (`pods "x" not found`, `pod x does not have a host
+    /// assigned`, 401, …); transport and handshake failures are
+    /// [`Error::Upgrade`].
+    pub async fn connect_websocket(
+        &self,
+        request: &Request,
+        protocols: &[&str],
+    ) -> Result<(WebSocket, String), Error> {
+        if let Some(e) = request.error() {
+            return Err(Error::InvalidRequest {
+                message: e.to_string(),
+            });
+        }
+        if self.inner.stream.proxied {
+            return Err(UpgradeError::Proxy.into());
+        }
+        let path = request.path_and_query();
+        let mut last = None;
+        for ep in candidates(self) {
+            let dial = tokio::time::timeout(HANDSHAKE_TIMEOUT, self.dial(&ep, &path, protocols));
+            match dial.await {
+                Ok(Dial::Answered(r)) => {
+                    let r = *r;
+                    match &r {
+                        Ok(_) => self.inner.endpoints.prefer(&ep.origin),
+                        // As for any request: cached credentials are
+                        // refreshed for the next call (a stream is not retried).
+                        Err(Error::Api(e)) if e.code == 401 => {
+                            if let Some(auth) = &self.inner.authenticator {
+                                auth.invalidate();
+                            }
+                        }
+                        Err(_) => {}
+                    }
+                    return r;
+                }
+                Ok(Dial::Unreachable(e)) => last = Some(e),
+                Err(_) => {
+                    last = Some(UpgradeError::Timeout {
+                        origin: ep.origin.clone(),
+                        after: HANDSHAKE_TIMEOUT,
+                    });
+                }
+            }
+            self.inner.endpoints.demote(&ep.origin);
+        }
+        Err(last
+            .unwrap_or(UpgradeError::Connect {
+                origin: self.inner.origin.clone(),
+                source: io::Error::new(io::ErrorKind::NotFound, "no endpoint"),
+            })
+            .into())
+    }
+
+    async fn dial(&self, ep: &Endpoint, path: &str, protocols: &[&str]) -> Dial {
+        let origin = ep.origin.clone();
+        let unreachable = |source| {
+            Dial::Unreachable(UpgradeError::Connect {
+                origin: origin.clone(),
+                source,
+            })
+        };
+        let host = ep
+            .base
+            .host_str()
+            .unwrap_or("")
+            .trim_matches(['[', ']'])
+            .to_owned();
+        let port = ep.base.port_or_known_default().unwrap_or(443);
+        let tcp = match TcpStream::connect((host.as_str(), port)).await {
+            Ok(t) => t,
+            Err(e) => return unreachable(e),
+        };
+        let _ = tcp.set_nodelay(true);
+        let req = match self.upgrade_request(ep, path, protocols).await {
+            Ok(r) => r,
+            Err(e) => return answered_err(e),
+        };
+        if ep.base.scheme() == "https" {
+            let name = match rustls::pki_types::ServerName::try_from(host.clone()) {
+                Ok(n) => n,
+                Err(e) => return unreachable(io::Error::new(io::ErrorKind::InvalidInput, e)),
+            };
+            let tls = TlsConnector::from(self.inner.stream.tls.clone());
+            match tls.connect(name, tcp).await {
+                Ok(s) => handshake(s, req, &origin, protocols).await,
+                Err(e) => unreachable(e),
+            }
+        } else {
+            handshake(tcp, req, &origin, protocols).await
+        }
+    }
+
+    async fn upgrade_request(
+        &self,
+        ep: &Endpoint,
+        path: &str,
+        protocols: &[&str],
+    ) -> Result<(HttpRequest<Empty<bytes::Bytes>>, String), Error> {
+        let inner = &self.inner;
+        let key = tungstenite::handshake::client::generate_key();
+        let mut b = HttpRequest::get(path)
+            .header(header::HOST, ep.host_key.as_str())
+            .header(header::CONNECTION, "Upgrade")
+            .header(header::UPGRADE, "websocket")
+            .header(header::SEC_WEBSOCKET_VERSION, "13")
+            .header(header::SEC_WEBSOCKET_KEY, key.as_str())
+            .header(header::SEC_WEBSOCKET_PROTOCOL, protocols.join(", "))
+            .header(header::USER_AGENT, inner.stream.user_agent.clone());
+        for (name, value) in &inner.default_headers {
+            b = b.header(name, value);
+        }
+        if let Some(auth) = &inner.authenticator {
+            match auth.authorization().await {
+                Ok(Some(v)) => b = b.header(header::AUTHORIZATION, v),
+                Ok(None) => {}
+                Err(source) => return Err(Error::Auth { source }),
+            }
+        }
+        b.body(Empty::new())
+            .map(|r| (r, key))
+            .map_err(|e| Error::InvalidRequest {
+                message: format!("upgrade request: {e}"),
+            })
+    }
+}
+
+/// The HTTP/1.1 upgrade on an established connection.
+async fn handshake<S>(
+    io: S,
+    (req, key): (HttpRequest<Empty<bytes::Bytes>>, String),
+    origin: &str,
+    protocols: &[&str],
+) -> Dial
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let http_err = |source| {
+        answered_err(UpgradeError::Http {
+            origin: origin.to_owned(),
+            source,
+        })
+    };
+    let (mut send, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(io)).await {
+        Ok(x) => x,
+        Err(e) => return http_err(e),
+    };
+    tokio::spawn(conn.with_upgrades());
+    let resp = match send.send_request(req).await {
+        Ok(r) => r,
+        Err(e) => return http_err(e),
+    };
+    if resp.status() != StatusCode::SWITCHING_PROTOCOLS {
+        return answered_err(refused(resp).await);
+    }
+    let bad = |reason| {
+        answered_err(UpgradeError::Handshake {
+            origin: origin.to_owned(),
+            reason,
+        })
+    };
+    let h = resp.headers();
+    let is = |name, want: &str| {
+        h.get(name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|p| p.trim().eq_ignore_ascii_case(want)))
+    };
+    if !is(header::UPGRADE, "websocket") || !is(header::CONNECTION, "upgrade") {
+        return bad("no Upgrade: websocket / Connection: Upgrade");
+    }
+    let want = derive_accept_key(key.as_bytes());
+    if h.get(header::SEC_WEBSOCKET_ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        != Some(&want)
+    {
+        return bad("wrong Sec-WebSocket-Accept");
+    }
+    let chosen = h
+        .get(header::SEC_WEBSOCKET_PROTOCOL)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let Some(chosen) = chosen.filter(|c| protocols.contains(&c.as_str())) else {
+        return answered_err(UpgradeError::Protocol {
+            origin: origin.to_owned(),
+            chosen: h
+                .get(header::SEC_WEBSOCKET_PROTOCOL)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            offered: protocols.iter().map(|p| (*p).to_owned()).collect(),
+        });
+    };
+    match hyper::upgrade::on(resp).await {
+        Ok(up) => {
+            let ws =
+                WebSocketStream::from_raw_socket(TokioIo::new(up), Role::Client, Some(ws_config()))
+                    .await;
+            Dial::Answered(Box::new(Ok((ws, chosen))))
+        }
+        Err(e) => http_err(e),
+    }
+}
+
+/// The server's refusal as its `Status` (bounded read).
+async fn refused(resp: http::Response<hyper::body::Incoming>) -> Error {
+    let code = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = match Limited::new(resp.into_body(), MAX_ERROR_BODY)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(_) => bytes::Bytes::new(),
+    };
+    crate::response::decode::error_for(code, Verb::Get, content_type.as_deref(), None, &body).into()
+}
