@@ -63,7 +63,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Adjacent {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -258,7 +259,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Cel {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -381,7 +383,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Conditioned {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -555,7 +558,8 @@ pub mod crdout_kubeset_dev {
             }
             impl EmbeddedMeta {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -842,7 +846,8 @@ pub mod crdout_kubeset_dev {
             }
             impl External {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -932,7 +937,8 @@ pub mod crdout_kubeset_dev {
             }
             impl ExternalMixed {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1124,7 +1130,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Flatten {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1216,7 +1223,8 @@ pub mod crdout_kubeset_dev {
             }
             impl FlattenEnum {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1397,7 +1405,8 @@ pub mod crdout_kubeset_dev {
             }
             impl FlattenMap {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1534,7 +1543,8 @@ pub mod crdout_kubeset_dev {
             }
             impl FlattenTwo {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1704,7 +1714,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Internal {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -1903,7 +1914,8 @@ pub mod crdout_kubeset_dev {
             }
             impl ListTypes {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2043,7 +2055,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Lists {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2174,7 +2187,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Maps {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2307,7 +2321,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Optionals {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2454,7 +2469,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Policy {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2561,7 +2577,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Printed {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2670,7 +2687,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Quantities {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2786,7 +2804,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Scalars {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -2917,7 +2936,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Scaled {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3056,7 +3076,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Selectors {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3283,7 +3304,8 @@ pub mod crdout_kubeset_dev {
             }
             impl SerdeAttrs {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3400,7 +3422,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Templated {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3511,7 +3534,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Times {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3623,7 +3647,8 @@ pub mod crdout_kubeset_dev {
             }
             impl UnitEnum {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3855,7 +3880,8 @@ pub mod crdout_kubeset_dev {
             }
             impl UntaggedObjects {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -3990,7 +4016,8 @@ pub mod crdout_kubeset_dev {
             }
             impl UntaggedScalars {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -4107,7 +4134,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Untyped {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -4193,7 +4221,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Validated {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -4377,7 +4406,8 @@ pub mod crdout_kubeset_dev {
             }
             impl VariantCel {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
@@ -4704,7 +4734,8 @@ pub mod crdout_kubeset_dev {
             }
             impl Wide {
                 /// kubectl short names of the resource.
-                pub const SHORT_NAMES: &'static [&'static str] = &[];
+                pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO
+                    .short_names;
                 /// The resource as discovery describes it.
                 pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = kubeset::resources::ResourceInfo {
                     group: "crdout.kubeset.dev",
