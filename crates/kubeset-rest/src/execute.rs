@@ -2,6 +2,8 @@
 //!
 //! **Invariant:** a [`Prepared`] request holds only the path and query; the
 //! server origin is joined per attempt, so attempts can be retargeted.
+//! The description is prepared once per call (`desc.rs`); nothing here
+//! rebuilds it per attempt.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,39 +15,24 @@ use tokio::time::Instant;
 use crate::{
     budget::{self, Budget, Wait, WaitCause, plain_wait},
     client::Inner,
+    desc::Prepared,
+    discovery,
+    error::EndpointFailure,
     error::Error,
-    failover::{self, Endpoint, EndpointFailure, calculate_timeouts},
-    request::Verb,
+    failover::{Endpoint, calculate_timeouts},
     response::{Response, decode},
     retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
     transport::classify,
+    verb::Verb,
     warning::{self, Warning},
 };
 
-pub(crate) use crate::retry::Mode;
+pub(crate) use crate::desc::Mode;
 
 /// Waits longer than this are logged at debug level.
 const LONG_THROTTLE: Duration = Duration::from_millis(50);
 /// Waits longer than this are also logged at info level (rate-limited).
 const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
-
-/// A request ready to be sent, independent of the server.
-#[derive(Debug, Clone)]
-pub(crate) struct Prepared {
-    pub(crate) verb: Verb,
-    pub(crate) path_and_query: String,
-    pub(crate) url_template: String,
-    /// `None`: the client's [`request_headers`](Inner::request_headers).
-    pub(crate) headers: Option<HeaderMap>,
-    pub(crate) body: Option<Bytes>,
-    pub(crate) max_retries: u32,
-    /// Deadline of the whole request, retries included.
-    pub(crate) timeout: Option<Duration>,
-    /// How long a streamed body may run: the request's `timeout` (or its
-    /// `timeoutSeconds` parameter) plus [`budget::STREAM_GRACE`].
-    pub(crate) stream_deadline: Option<Duration>,
-    pub(crate) mode: Mode,
-}
 
 enum Payload {
     Full(Bytes),
@@ -65,7 +52,10 @@ struct Outcome {
 /// The full URL of `p` at `origin` (for errors and logs; attempts use
 /// [`Endpoint::url`]).
 fn full_url(origin: &str, p: &Prepared) -> String {
-    format!("{origin}{}", p.path_and_query)
+    if p.query.is_empty() {
+        return format!("{origin}{}", p.path);
+    }
+    format!("{origin}{}?{}", p.path, p.query)
 }
 
 fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
@@ -182,8 +172,8 @@ fn open_budget(p: &Prepared, client: Option<Duration>) -> Option<Duration> {
 /// URL (only path and query are parsed per attempt) and the prepared
 /// headers; the response's headers are moved out, not copied.
 async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
-    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path_and_query));
-    *req.headers_mut() = p.headers.as_ref().unwrap_or(&inner.request_headers).clone();
+    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path, &p.query));
+    *req.headers_mut() = p.headers(&inner.defaults).clone();
     if let Some(body) = &p.body {
         *req.body_mut() = Some(body.clone().into());
     }
@@ -453,7 +443,7 @@ fn all_failed(attempts: Vec<EndpointFailure>) -> Error {
 /// from the remaining time and the first `nodes` endpoints are tried again
 /// after [`TRANSPORT_RETRY_WAIT`].
 async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
-    failover::refresh_if_stale(inner).await;
+    discovery::refresh_if_stale(inner).await;
     let first = inner.endpoints.snapshot();
     let first_origin = first
         .first()

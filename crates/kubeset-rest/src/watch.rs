@@ -418,11 +418,9 @@ type Reopen = Pin<
 /// replays the current state when reopened before any event was seen.
 pub struct ResumableWatch<T> {
     client: crate::RestClient,
-    /// The request without `resourceVersion` changes: path and query
-    /// regenerated per reopen.
-    template: crate::execute::Prepared,
-    path: String,
-    params: crate::url::Params,
+    /// The request, prepared once; a reopen changes only its
+    /// `resourceVersion` parameter.
+    template: crate::desc::Prepared,
     current: Option<WatchStream<T>>,
     reopening: Option<Reopen>,
     /// Origin of the endpoint serving `current`.
@@ -453,18 +451,14 @@ impl<T> fmt::Debug for ResumableWatch<T> {
 impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
     pub(crate) fn new(
         client: crate::RestClient,
-        template: crate::execute::Prepared,
-        path: String,
-        params: crate::url::Params,
+        template: crate::desc::Prepared,
         body: BoxStream<'static, Result<Bytes, Error>>,
         serving: String,
     ) -> Self {
-        let last_rv = params.get("resourceVersion").map(str::to_owned);
+        let last_rv = template.params.get("resourceVersion").map(str::to_owned);
         let mut w = Self {
             client,
             template,
-            path,
-            params,
             current: Some(WatchStream::from_bytes(body).tracking()),
             reopening: None,
             serving,
@@ -521,17 +515,10 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         };
         let pause = reopen_backoff(self.failures, jitter());
         self.resumes += 1;
-        let mut params = self.params.clone();
         if let Some(rv) = &self.last_rv {
-            params.set("resourceVersion", rv);
+            self.template.set_param("resourceVersion", rv);
         }
-        let mut p = self.template.clone();
-        p.path_and_query.clone_from(&self.path);
-        let query = params.encode();
-        if !query.is_empty() {
-            p.path_and_query.push('?');
-            p.path_and_query.push_str(&query);
-        }
+        let p = self.template.clone();
         let client = self.client.clone();
         self.reopening = Some(Box::pin(async move {
             if !pause.is_zero() {
