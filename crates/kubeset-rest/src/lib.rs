@@ -33,6 +33,7 @@ pub mod budget;
 mod client;
 mod collection;
 pub mod config;
+mod decide;
 pub mod desc;
 mod discovery;
 mod error;
