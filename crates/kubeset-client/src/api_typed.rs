@@ -301,26 +301,14 @@ where
         patch: &Patch<P>,
         subresource: &[&str],
     ) -> Request {
-        let req = self
-            .shared
-            .url
-            .patch(self.client.rest(), patch.patch_type(params), name);
+        let (kind, query) = patch.request_parts(params);
+        let req = self.shared.url.patch(self.client.rest(), kind, name);
         let req = if subresource.is_empty() {
             req
         } else {
             req.sub_resource(subresource)
         };
-        let req = if patch.is_apply() {
-            // The request layer already sent fieldManager and force for apply.
-            let rest = PatchParams {
-                field_manager: None,
-                force: false,
-                ..params.clone()
-            };
-            with_params(req, &rest)
-        } else {
-            with_params(req, params)
-        };
+        let req = with_params(req, &query);
         if patch.is_apply() {
             match self.typed_body(patch.body()) {
                 Ok(body) => req.body(body),
