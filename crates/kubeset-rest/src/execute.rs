@@ -13,7 +13,7 @@ use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 
 use crate::{
-    budget::{self, Budget, Wait, WaitCause, plain_wait},
+    budget::{self, Budget, Wait, WaitCause},
     client::Inner,
     decide::{Attempt, Next, Node, State, decide},
     desc::Prepared,
@@ -86,19 +86,23 @@ async fn throttle(
     let Some(limiter) = &inner.rate_limiter else {
         return Ok(());
     };
-    let wait = limiter.reserve();
+    // A wait the budget cannot cover takes no slot (`reserve_within`), so
+    // a call that fails at once does not delay the ones behind it.
+    let wait = match limiter.reserve_within(budget.remaining(Instant::now())) {
+        Ok(wait) => wait,
+        Err(wait) => {
+            return Err(exhausted(
+                p,
+                origin,
+                WaitCause::RateLimiter,
+                wait,
+                budget,
+                None,
+            ));
+        }
+    };
     if wait.is_zero() {
         return Ok(());
-    }
-    if let Wait::Exhausted { wait } = plain_wait(budget.remaining(Instant::now()), wait) {
-        return Err(exhausted(
-            p,
-            origin,
-            WaitCause::RateLimiter,
-            wait,
-            budget,
-            None,
-        ));
     }
     inner.sleep(wait).await;
     if let Some(m) = &inner.metrics {
