@@ -242,6 +242,29 @@ fn invalid(message: String) -> Error {
     Error::InvalidRequest { message }
 }
 
+/// client-go's set-once rule: `what` was set to `current` already.
+fn already_set(what: &str, current: &str, new: &str) -> Error {
+    invalid(format!(
+        "{what} already set to {}, cannot change to {}",
+        go_quote(current),
+        go_quote(new)
+    ))
+}
+
+/// client-go's segment rule for `what` (a namespace, resource, name or
+/// subresource part): not `.` or `..`, no `/` or `%`.
+fn check_segment(what: &str, value: &str) -> Result<(), Error> {
+    let problems = segment_problems(value);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "invalid {what} {}: {}",
+        go_quote(value),
+        go_list(&problems)
+    )))
+}
+
 /// One request, described (client-go's `rest.Request` without the client).
 ///
 /// The first builder error sticks: later calls are ignored and
@@ -456,124 +479,77 @@ impl RequestDesc {
         self
     }
 
+    /// Apply a builder step unless an error stuck; its error sticks.
+    fn update(mut self, step: impl FnOnce(&mut Self) -> Result<(), Error>) -> Self {
+        if self.err.is_none()
+            && let Err(err) = step(&mut self)
+        {
+            self.err = Some(err);
+        }
+        self
+    }
+
     /// The namespace; `""` leaves the segment out (and arms the preflight
     /// checks). Setting it twice is an error.
-    pub fn namespace(mut self, namespace: &str) -> Self {
-        if self.err.is_some() {
-            return self;
-        }
-        self.unshare();
-        if self.namespace_set {
-            let msg = format!(
-                "namespace already set to {}, cannot change to {}",
-                go_quote(&self.namespace),
-                go_quote(namespace)
-            );
-            return self.fail(invalid(msg));
-        }
-        let problems = segment_problems(namespace);
-        if !problems.is_empty() {
-            let msg = format!(
-                "invalid namespace {}: {}",
-                go_quote(namespace),
-                go_list(&problems)
-            );
-            return self.fail(invalid(msg));
-        }
-        self.namespace_set = true;
-        self.namespace = namespace.to_owned();
-        self
+    pub fn namespace(self, namespace: &str) -> Self {
+        self.update(|r| {
+            r.unshare();
+            if r.namespace_set {
+                return Err(already_set("namespace", &r.namespace, namespace));
+            }
+            check_segment("namespace", namespace)?;
+            r.namespace_set = true;
+            r.namespace = namespace.to_owned();
+            Ok(())
+        })
     }
 
     /// The resource (lowercased in the URL). Setting it twice is an error.
-    pub fn resource(mut self, resource: &str) -> Self {
-        if self.err.is_some() {
-            return self;
-        }
-        self.unshare();
-        if !self.resource.is_empty() {
-            let msg = format!(
-                "resource already set to {}, cannot change to {}",
-                go_quote(&self.resource),
-                go_quote(resource)
-            );
-            return self.fail(invalid(msg));
-        }
-        let problems = segment_problems(resource);
-        if !problems.is_empty() {
-            let msg = format!(
-                "invalid resource {}: {}",
-                go_quote(resource),
-                go_list(&problems)
-            );
-            return self.fail(invalid(msg));
-        }
-        self.resource = resource.to_owned();
-        self
+    pub fn resource(self, resource: &str) -> Self {
+        self.update(|r| {
+            r.unshare();
+            if !r.resource.is_empty() {
+                return Err(already_set("resource", &r.resource, resource));
+            }
+            check_segment("resource", resource)?;
+            r.resource = resource.to_owned();
+            Ok(())
+        })
     }
 
     /// The object name; empty or set twice is an error.
-    pub fn name(mut self, name: &str) -> Self {
-        if self.err.is_some() {
-            return self;
-        }
-        if name.is_empty() {
-            return self.fail(invalid("resource name may not be empty".to_owned()));
-        }
-        if !self.resource_name.is_empty() {
-            let msg = format!(
-                "resource name already set to {}, cannot change to {}",
-                go_quote(&self.resource_name),
-                go_quote(name)
-            );
-            return self.fail(invalid(msg));
-        }
-        let problems = segment_problems(name);
-        if !problems.is_empty() {
-            let msg = format!(
-                "invalid resource name {}: {}",
-                go_quote(name),
-                go_list(&problems)
-            );
-            return self.fail(invalid(msg));
-        }
-        self.resource_name = name.to_owned();
-        self
+    pub fn name(self, name: &str) -> Self {
+        self.update(|r| {
+            if name.is_empty() {
+                return Err(invalid("resource name may not be empty".to_owned()));
+            }
+            if !r.resource_name.is_empty() {
+                return Err(already_set("resource name", &r.resource_name, name));
+            }
+            check_segment("resource name", name)?;
+            r.resource_name = name.to_owned();
+            Ok(())
+        })
     }
 
     /// Subresource path parts (`status`, `scale`, …). Set twice is an error.
-    pub fn sub_resource<I, S>(mut self, parts: I) -> Self
+    pub fn sub_resource<I, S>(self, parts: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        if self.err.is_some() {
-            return self;
-        }
-        let parts: Vec<S> = parts.into_iter().collect();
-        let subresource = join(parts.iter().map(AsRef::as_ref));
-        if !self.subresource.is_empty() {
-            let msg = format!(
-                "subresource already set to {}, cannot change to {}",
-                go_quote(&self.subresource),
-                go_quote(&subresource)
-            );
-            return self.fail(invalid(msg));
-        }
-        for part in &parts {
-            let part = part.as_ref();
-            let problems = segment_problems(part);
-            if !problems.is_empty() {
-                let msg = format!(
-                    "invalid subresource {}: {}",
-                    go_quote(part),
-                    go_list(&problems)
-                );
-                return self.fail(invalid(msg));
+        self.update(|r| {
+            let parts: Vec<S> = parts.into_iter().collect();
+            let subresource = join(parts.iter().map(AsRef::as_ref));
+            if !r.subresource.is_empty() {
+                return Err(already_set("subresource", &r.subresource, &subresource));
             }
-        }
-        self.subresource = subresource;
-        self
+            for part in &parts {
+                check_segment("subresource", part.as_ref())?;
+            }
+            r.subresource = subresource;
+            Ok(())
+        })
     }
 
     /// Add a query parameter (values accumulate per key).
