@@ -242,6 +242,16 @@ fn invalid(message: String) -> Error {
     Error::InvalidRequest { message }
 }
 
+/// Go's `path.Join` of builder arguments.
+fn join_segments<I, S>(segments: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let segments: Vec<S> = segments.into_iter().collect();
+    join(segments.iter().map(AsRef::as_ref))
+}
+
 /// client-go's set-once rule: `what` was set to `current` already.
 fn already_set(what: &str, current: &str, new: &str) -> Error {
     invalid(format!(
@@ -424,34 +434,30 @@ impl RequestDesc {
     }
 
     /// Append segments to the path prefix (before namespace/resource).
-    pub fn prefix<I, S>(mut self, segments: I) -> Self
+    pub fn prefix<I, S>(self, segments: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        if self.err.is_some() {
-            return self;
-        }
-        self.unshare();
-        let segments: Vec<S> = segments.into_iter().collect();
-        let joined = join(segments.iter().map(AsRef::as_ref));
-        self.path_prefix = join([&*self.path_prefix, joined.as_str()]).into();
-        self
+        self.update(|r| {
+            r.unshare();
+            let joined = join_segments(segments);
+            r.path_prefix = join([&*r.path_prefix, joined.as_str()]).into();
+            Ok(())
+        })
     }
 
     /// Append segments after everything else (client-go's `Suffix`).
-    pub fn suffix<I, S>(mut self, segments: I) -> Self
+    pub fn suffix<I, S>(self, segments: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        if self.err.is_some() {
-            return self;
-        }
-        let segments: Vec<S> = segments.into_iter().collect();
-        let joined = join(segments.iter().map(AsRef::as_ref));
-        self.sub_path = join([self.sub_path.as_str(), joined.as_str()]);
-        self
+        self.update(|r| {
+            let joined = join_segments(segments);
+            r.sub_path = join([r.sub_path.as_str(), joined.as_str()]);
+            Ok(())
+        })
     }
 
     /// Replace the prefix with the base URL path plus these segments (API
