@@ -370,7 +370,7 @@ pub const REOPEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// reflector backoff: 800 ms doubling up to 30 s, plus a jitter of up to
 /// 100 % (`jitter` in `[0, 1)`), so waits lie in `[d, 2d)`. Pure: the
 /// caller supplies the randomness. [`ResumableWatch`] holds one
-/// [`Backoff`](crate::backoff::Backoff) with this schedule.
+/// [`Backoff`] with this schedule.
 pub fn reopen_backoff(failures: u32, jitter: f64) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
