@@ -393,6 +393,8 @@ pub(crate) struct Inner {
     pub(crate) budget: Duration,
     pub(crate) watch_idle_timeout: Duration,
     pub(crate) max_response_body: usize,
+    /// The `User-Agent` reqwest sends (for [`RestClient::http_request`]).
+    pub(crate) user_agent: HeaderValue,
 }
 
 impl Inner {
@@ -522,7 +524,7 @@ impl RestClient {
             .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
             .tls_backend_preconfigured(tls)
-            .user_agent(user_agent);
+            .user_agent(user_agent.clone());
         // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
         // PingTimeout 15 s): a dead connection under an open watch is
         // noticed instead of hanging.
@@ -598,6 +600,7 @@ impl RestClient {
                 endpoints,
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
+                user_agent: header("user agent", &user_agent)?,
                 max_response_body: config.max_response_body,
             }),
         })
@@ -631,8 +634,8 @@ impl RestClient {
     }
 
     /// The `http::Request` of `prepared` at the endpoint the next call
-    /// tries first, with the client's default headers and the
-    /// authenticator's `Authorization` (see [`Request::into_http`](crate::Request::into_http)).
+    /// tries first, with the client's default headers, its `User-Agent` and
+    /// the authenticator's `Authorization` (see [`Request::into_http`](crate::Request::into_http)).
     pub async fn http_request(
         &self,
         prepared: &Prepared,
@@ -645,6 +648,10 @@ impl RestClient {
             .next()
             .map_or_else(|| self.inner.origin.clone(), |e| e.origin);
         let mut req = to_http(prepared, &origin, &self.inner.defaults)?;
+        if !req.headers().contains_key(http::header::USER_AGENT) {
+            let ua = self.inner.user_agent.clone();
+            req.headers_mut().insert(http::header::USER_AGENT, ua);
+        }
         if let Some(auth) = &self.inner.authenticator {
             match auth.authorization().await {
                 Ok(Some(value)) => {
