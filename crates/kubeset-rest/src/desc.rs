@@ -147,10 +147,10 @@ impl Base {
             Error::InvalidRequest { message } => message.clone(),
             other => other.to_string(),
         });
-        let path = req.path(false);
+        let path = req.path();
         let mut escaped = String::with_capacity(path.len());
         path_escape(&path, &mut escaped);
-        let template = req.path(true);
+        let template = req.template_path();
         CollectionPath {
             inner: Arc::new(CollectionInner {
                 base_path: self.0.base_path.clone(),
@@ -611,15 +611,32 @@ impl RequestDesc {
     /// prefix / `namespaces/<ns>` / resource / name / subresource / suffix,
     /// as one Go `path.Join` (the same result as joining step by step:
     /// cleaning is a left-to-right pass, so cleaning early changes nothing).
-    fn path(&self, template: bool) -> String {
+    fn path(&self) -> String {
+        let name = self.resource_name.as_str();
+        self.path_with(&self.namespace, name, |c| &c.path)
+    }
+
+    /// [`path`](Self::path) with `{namespace}` and `{name}` for the
+    /// namespace and the name (for metrics).
+    fn template_path(&self) -> String {
+        let name = if self.resource_name.is_empty() {
+            ""
+        } else {
+            "{name}"
+        };
+        self.path_with("{namespace}", name, |c| &c.template)
+    }
+
+    /// The path with these words for the namespace and the name, and this
+    /// form of a shared collection's path.
+    fn path_with(
+        &self,
+        namespace: &str,
+        name: &str,
+        collection: fn(&CollectionInner) -> &String,
+    ) -> String {
         if let Some(c) = &self.collection {
-            let c = &*c.inner;
-            let name = if template && !self.resource_name.is_empty() {
-                "{name}"
-            } else {
-                &self.resource_name
-            };
-            let collection = if template { &c.template } else { &c.path };
+            let collection = collection(&c.inner);
             return join([collection.as_str(), name, &self.subresource, &self.sub_path]);
         }
         let namespaced = self.namespace_set && !self.namespace.is_empty();
@@ -641,18 +658,10 @@ impl RequestDesc {
         let mut elems = [&*self.path_prefix, "", "", &resource, "", "", ""];
         if namespaced {
             elems[1] = "namespaces";
-            elems[2] = if template {
-                "{namespace}"
-            } else {
-                &self.namespace
-            };
+            elems[2] = namespace;
         }
         if named {
-            elems[4] = if template && !self.resource_name.is_empty() {
-                "{name}"
-            } else {
-                &self.resource_name
-            };
+            elems[4] = name;
             elems[5] = &self.subresource;
             elems[6] = &self.sub_path;
         }
@@ -679,7 +688,7 @@ impl RequestDesc {
                 }
             }
             _ => {
-                let path = self.path(false);
+                let path = self.path();
                 out = String::with_capacity(path.len() + 16);
                 path_escape(&path, &mut out);
             }
@@ -714,7 +723,7 @@ impl RequestDesc {
     /// The path with namespace and name replaced by `{namespace}` and
     /// `{name}` (for metrics).
     pub fn url_template(&self) -> String {
-        self.path(true)
+        self.template_path()
     }
 
     /// client-go's preflight check: an explicitly empty namespace is
