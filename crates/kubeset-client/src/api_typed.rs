@@ -76,7 +76,23 @@ impl<K: Resource> Api<K> {
         Self::with_namespace(client, None)
     }
 
-    /// Objects of a namespaced kind in `namespace`.
+    /// Objects of a namespaced kind in `namespace`. Scope is a type-level
+    /// fact, as in kube-rs: a cluster-scoped kind does not compile here.
+    ///
+    /// ```
+    /// # fn f(client: kubeset_client::Client) {
+    /// use kubeset_client::{Api, api::core::v1::ConfigMap};
+    /// let cms: Api<ConfigMap> = Api::namespaced(client, "kube-system");
+    /// # }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// # fn f(client: kubeset_client::Client) {
+    /// use kubeset_client::{Api, api::core::v1::Namespace};
+    /// // Namespaces are cluster-scoped: use `Api::cluster` or `Api::all`.
+    /// let namespaces: Api<Namespace> = Api::namespaced(client, "default");
+    /// # }
+    /// ```
     pub fn namespaced(client: Client, namespace: &str) -> Self
     where
         K: Resource<Scope = NamespaceResourceScope>,
@@ -93,7 +109,23 @@ impl<K: Resource> Api<K> {
         Self::with_namespace(client, Some(&ns))
     }
 
-    /// Objects of a cluster-scoped kind.
+    /// Objects of a cluster-scoped kind; a namespaced kind does not
+    /// compile here.
+    ///
+    /// ```
+    /// # fn f(client: kubeset_client::Client) {
+    /// use kubeset_client::{Api, api::core::v1::Namespace};
+    /// let namespaces: Api<Namespace> = Api::cluster(client);
+    /// # }
+    /// ```
+    ///
+    /// ```compile_fail
+    /// # fn f(client: kubeset_client::Client) {
+    /// use kubeset_client::{Api, api::core::v1::ConfigMap};
+    /// // ConfigMaps live in a namespace: `Api::namespaced` or `Api::all`.
+    /// let cms: Api<ConfigMap> = Api::cluster(client);
+    /// # }
+    /// ```
     pub fn cluster(client: Client) -> Self
     where
         K: Resource<Scope = ClusterResourceScope>,
@@ -230,7 +262,30 @@ where
         )
     }
 
-    /// Reads one object.
+    /// Reads one object (404 is `Err`: `err.is_not_found()`; see
+    /// [`get_opt`](Self::get_opt)).
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// # cms.create(&PostParams::default(), &cm("settings")).await?;
+    /// let cm = cms.get("settings").await?;
+    /// assert_eq!(cm.metadata.name.as_deref(), Some("settings"));
+    /// assert!(cms.get("missing").await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub async fn get(&self, name: &str) -> Result<K, Error> {
         #[cfg(feature = "protobuf")]
         if self.protobuf().is_some() {
@@ -262,6 +317,30 @@ where
     }
 
     /// Lists objects (one page when `params.limit` is set).
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// # cms.create(&PostParams::default(), &cm("a")).await?;
+    /// # cms.create(&PostParams::default(), &cm("b")).await?;
+    /// let list = cms.list(&ListParams::default().labels("app=web")).await?;
+    /// assert!(list.items.is_empty());
+    /// let all = cms.list(&ListParams::default()).await?;
+    /// assert_eq!(all.items.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub async fn list(&self, params: &ListParams) -> Result<List<K>, Error> {
         #[cfg(feature = "protobuf")]
         if self.protobuf().is_some() {
@@ -302,6 +381,28 @@ where
 
     /// Creates an object; `apiVersion` and `kind` are filled in when the
     /// serialized object lacks them.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// let created = cms.create(&PostParams::default(), &cm("settings")).await?;
+    /// assert!(created.metadata.uid.is_some());
+    /// let again = cms.create(&PostParams::default(), &cm("settings")).await;
+    /// assert!(again.unwrap_err().is_already_exists());
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self, params: &PostParams, obj: &K) -> Result<K, Error> {
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
@@ -318,6 +419,32 @@ where
 
     /// Replaces an object (`PUT`); `metadata.resourceVersion` makes it a
     /// compare-and-swap (409 Conflict when stale).
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// # cms.create(&PostParams::default(), &cm("settings")).await?;
+    /// let mut current = cms.get("settings").await?;
+    /// current.data = Some([("k".to_owned(), "v".to_owned())].into());
+    /// let replaced = cms.replace("settings", &PostParams::default(), &current).await?;
+    /// // `current` still carries the old resourceVersion: a second write is stale.
+    /// let stale = cms.replace("settings", &PostParams::default(), &current).await;
+    /// assert!(stale.unwrap_err().is_conflict());
+    /// assert_ne!(replaced.metadata.resource_version, current.metadata.resource_version);
+    /// # Ok(()) }
+    /// ```
     pub async fn replace(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
@@ -333,7 +460,36 @@ where
             .await
     }
 
-    /// Patches an object with any [`Patch`] flavour, including server-side apply.
+    /// Patches an object with any [`Patch`] flavour, including server-side apply
+    /// (`fieldManager` from [`PatchParams::apply`], required by the server).
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// # cms.create(&PostParams::default(), &cm("settings")).await?;
+    /// let merge = serde_json::json!({"data": {"k": "v"}});
+    /// let patched = cms.patch("settings", &PatchParams::default(), &Patch::Merge(&merge)).await?;
+    /// assert_eq!(patched.data.unwrap()["k"], "v");
+    /// let intent = serde_json::json!({
+    ///     "apiVersion": "v1", "kind": "ConfigMap",
+    ///     "metadata": {"name": "applied"}, "data": {"owner": "me"},
+    /// });
+    /// let applied = cms.patch("applied", &PatchParams::apply("docs"), &Patch::Apply(&intent)).await?;
+    /// assert_eq!(applied.data.unwrap()["owner"], "me");
+    /// # Ok(()) }
+    /// ```
     pub async fn patch<P: Serialize>(
         &self,
         name: &str,
@@ -352,26 +508,14 @@ where
         patch: &Patch<P>,
         subresource: &[&str],
     ) -> Request {
-        let req = self
-            .shared
-            .url
-            .patch(self.client.rest(), patch.patch_type(params), name);
+        let (kind, query) = patch.request_parts(params);
+        let req = self.shared.url.patch(self.client.rest(), kind, name);
         let req = if subresource.is_empty() {
             req
         } else {
             req.sub_resource(subresource)
         };
-        let req = if patch.is_apply() {
-            // The request layer already sent fieldManager and force for apply.
-            let rest = PatchParams {
-                field_manager: None,
-                force: false,
-                ..params.clone()
-            };
-            with_params(req, &rest)
-        } else {
-            with_params(req, params)
-        };
+        let req = with_params(req, &query);
         if patch.is_apply() {
             match self.typed_body(patch.body()) {
                 Ok(body) => req.body(body),
@@ -382,7 +526,32 @@ where
         }
     }
 
-    /// Deletes an object.
+    /// Deletes an object: [`Deleted::Gone`] when it is gone, or
+    /// [`Deleted::Pending`] while finalizers hold it.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// # cms.create(&PostParams::default(), &cm("settings")).await?;
+    /// match cms.delete("settings", &DeleteParams::default()).await? {
+    ///     Deleted::Gone(status) => println!("deleted: {:?}", status.status),
+    ///     Deleted::Pending(cm) => println!("finalizing {:?}", cm.metadata.deletion_timestamp),
+    /// }
+    /// assert!(cms.get_opt("settings").await?.is_none());
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, name: &str, params: &DeleteParams) -> Result<Deleted<K>, Error> {
         let mut req = self.request(Verb::Delete, Some(name));
         if let Some(body) = params.body() {
@@ -415,6 +584,32 @@ where
     /// Watches changes after `resource_version` (`""` or `"0"`: from any
     /// recent state). The stream ends when the server closes the watch;
     /// resume from the last event's resourceVersion.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kubeset_client::params::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
+    /// use kubeset_client::{Api, Deleted, Patch, WatchEvent};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// # let cm = |name: &str| ConfigMap {
+    /// #     metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+    /// #     ..ConfigMap::default()
+    /// # };
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// use futures::StreamExt as _;
+    /// let rv = cms.list(&ListParams::default()).await?.metadata.resource_version.unwrap_or_default();
+    /// let mut events = cms.watch(&WatchParams::default().timeout(10), &rv).await?;
+    /// cms.create(&PostParams::default(), &cm("new")).await?;
+    /// match events.next().await.transpose()? {
+    ///     Some(WatchEvent::Added(cm)) => assert_eq!(cm.metadata.name.as_deref(), Some("new")),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn watch(
         &self,
         params: &WatchParams,

@@ -1,5 +1,6 @@
-//! Per-host exponential backoff (client-go's `URLBackoff`) and the sleeper
-//! the request loop waits with.
+//! Per-host exponential backoff (client-go's `URLBackoff`), the sleeper
+//! the request loop waits with, and [`Backoff`], the watch's retry
+//! schedule.
 
 use std::{
     collections::HashMap,
@@ -9,6 +10,12 @@ use std::{
     sync::Mutex,
     time::{Duration, Instant},
 };
+
+mod schedule;
+
+pub use schedule::Backoff;
+#[cfg(test)]
+pub(crate) use schedule::jitter;
 
 /// Environment variable with the backoff base in whole seconds.
 pub const ENV_BACKOFF_BASE: &str = "KUBE_CLIENT_BACKOFF_BASE";

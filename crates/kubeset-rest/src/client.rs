@@ -12,6 +12,10 @@ use http::{HeaderMap, HeaderValue};
 use crate::{
     auth::Authenticator,
     backoff::{BackoffSettings, Sleeper, UrlBackoff},
+    desc::{
+        Base, DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES, Defaults, Prepared,
+        to_http,
+    },
     error::Error,
     failover::{
         DEFAULT_BUDGET, DEFAULT_DISCOVERY_TTL, Endpoint, Endpoints, Keepalive, calculate_timeouts,
@@ -19,22 +23,15 @@ use crate::{
     },
     metrics::Metrics,
     rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
-    request::{CollectionPath, PatchType, Request, Verb},
     warning::{LogWarnings, WarningHandler},
 };
 
-/// client-go's default maximum number of retries.
-pub const DEFAULT_MAX_RETRIES: u32 = 10;
-/// The default `Accept` header.
-pub const DEFAULT_ACCEPT: &str = "application/json, */*";
 /// The default idle timeout of a resumable watch.
 pub const DEFAULT_WATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default limit of a non-streaming response body: 1 GiB, far above
 /// any real list (kube-apiserver pages lists; an unpaged list of 100,000
 /// small pods is about 400 MiB).
 pub const DEFAULT_MAX_RESPONSE_BODY: usize = 1 << 30;
-/// The default request body Content-Type.
-pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
 
 /// Settings of a [`RestClient`]; a by-value builder.
 #[must_use]
@@ -379,23 +376,15 @@ pub(crate) struct Inner {
     pub(crate) origin: String,
     /// The configured server as an endpoint (its parsed base URL).
     pub(crate) server: Endpoint,
-    /// The base URL's path (for `abs_path`).
-    pub(crate) base_path: Arc<str>,
-    /// `join("/", base path, api path)`: every request's starting prefix.
-    pub(crate) api_prefix: Arc<str>,
-    pub(crate) content_type: HeaderValue,
-    pub(crate) accept: HeaderValue,
+    /// Origin, base URL path and API prefix: where descriptions start.
+    pub(crate) base: Base,
+    /// What every prepared request gets: default headers, `Accept`,
+    /// Content-Type, the retry limit.
+    pub(crate) defaults: Defaults,
     pub(crate) wire_format: crate::content::WireFormat,
-    /// Sent with every request unless the request sets the same name; all
-    /// values of a name are kept.
-    pub(crate) default_headers: HeaderMap,
-    /// The headers of a request that sets none and has no body: the
-    /// default headers and `Accept`, built once.
-    pub(crate) request_headers: HeaderMap,
     pub(crate) timeout: Option<Duration>,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) backoff: Option<UrlBackoff>,
-    pub(crate) max_retries: u32,
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) metrics: Option<Arc<dyn Metrics>>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
@@ -409,7 +398,9 @@ pub(crate) struct Inner {
     pub(crate) watch_idle_timeout: Duration,
     pub(crate) max_response_body: usize,
     #[cfg(feature = "ws")]
-    pub(crate) stream: crate::ws::StreamParts,
+    pub(crate) stream: crate::upgrade::StreamParts,
+    /// The `User-Agent` reqwest sends (for [`RestClient::http_request`]).
+    pub(crate) user_agent: HeaderValue,
 }
 
 impl Inner {
@@ -440,7 +431,7 @@ impl fmt::Debug for RestClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RestClient")
             .field("origin", &self.inner.origin)
-            .field("api_prefix", &self.inner.api_prefix)
+            .field("api_prefix", &self.inner.base.api_prefix())
             .finish_non_exhaustive()
     }
 }
@@ -489,21 +480,9 @@ impl RestClient {
         if config.base_url.is_empty() {
             return Err(invalid("no base URL"));
         }
-        let base = reqwest::Url::parse(&config.base_url)
-            .map_err(|e| invalid(format!("base URL {:?}: {e}", config.base_url)))?;
-        if !matches!(base.scheme(), "http" | "https") {
-            return Err(invalid(format!(
-                "base URL {:?}: scheme must be http or https",
-                config.base_url
-            )));
-        }
-        let host = base
-            .host_str()
-            .ok_or_else(|| invalid(format!("base URL {:?} has no host", config.base_url)))?;
-        let port = base.port_or_known_default().unwrap_or(443);
-        let host_key = format!("{host}:{port}");
-        let origin = base.origin().ascii_serialization();
-        let server = Endpoint::new(origin.clone(), host_key).map_err(invalid)?;
+        let base = Base::parse(&config.base_url, &config.api_path)?;
+        let origin = base.origin().to_owned();
+        let server = Endpoint::new(origin.clone(), base.host_key().to_owned()).map_err(invalid)?;
         let mut configured = vec![server.clone()];
         for extra in &config.endpoints {
             configured.push(Endpoint::parse(extra).map_err(invalid)?);
@@ -513,8 +492,6 @@ impl RestClient {
             .request_deadline
             .or(config.timeout)
             .unwrap_or(DEFAULT_BUDGET);
-        let base_path: Arc<str> = base.path().into();
-        let api_prefix = crate::url::join(["/", &*base_path, config.api_path.as_str()]).into();
 
         let header = |what: &str, v: &str| {
             HeaderValue::from_str(v)
@@ -550,12 +527,12 @@ impl RestClient {
             Duration::from_secs(30)
         };
         #[cfg(feature = "ws")]
-        let stream = crate::ws::StreamParts::new(&tls, &user_agent, config.proxy.is_some());
+        let stream = crate::upgrade::StreamParts::new(&tls, &user_agent, config.proxy.is_some());
         let mut builder = reqwest::Client::builder()
             .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
             .tls_backend_preconfigured(tls)
-            .user_agent(user_agent);
+            .user_agent(user_agent.clone());
         // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
         // PingTimeout 15 s): a dead connection under an open watch is
         // noticed instead of hanging.
@@ -606,24 +583,24 @@ impl RestClient {
                 }
             };
 
-        let request_headers =
-            crate::request::with_defaults(HeaderMap::new(), &config.default_headers, &accept);
+        let mut defaults = Defaults::new(
+            config.default_headers,
+            accept,
+            content_type,
+            config.max_retries,
+        );
+        defaults.url_templates = config.metrics.is_some();
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
                 origin,
                 server,
-                base_path,
-                api_prefix,
-                content_type,
-                accept,
+                base,
+                defaults,
                 wire_format: config.wire_format,
-                request_headers,
-                default_headers: config.default_headers,
                 timeout: config.timeout,
                 rate_limiter,
                 backoff: config.backoff.map(UrlBackoff::new),
-                max_retries: config.max_retries,
                 warning_handler: config.warning_handler,
                 metrics: config.metrics,
                 authenticator: config.authenticator,
@@ -632,6 +609,7 @@ impl RestClient {
                 endpoints,
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
+                user_agent: header("user agent", &user_agent)?,
                 max_response_body: config.max_response_body,
                 #[cfg(feature = "ws")]
                 stream,
@@ -657,49 +635,59 @@ impl RestClient {
 
     /// The path every request starts from (base URL path + API path).
     pub fn api_prefix(&self) -> &str {
-        &self.inner.api_prefix
+        self.inner.base.api_prefix()
     }
 
-    /// A request with this verb.
-    pub fn verb(&self, verb: Verb) -> Request {
-        Request::new(self.clone(), verb)
+    /// Where this client's requests start (for [`RequestDesc`](crate::desc::RequestDesc)s
+    /// built without it).
+    pub fn base(&self) -> &Base {
+        &self.inner.base
     }
 
-    /// The collection of `resource` under `abs_path` (`["api", "v1"]`,
-    /// `["apis", group, version]`), in `namespace` when given, validated
-    /// and joined once for [`Request::collection`].
-    pub fn collection(
+    /// The `http::Request` of `prepared` at the endpoint the next call
+    /// tries first, with the client's default headers, its `User-Agent` and
+    /// the authenticator's `Authorization` (see [`Request::into_http`](crate::Request::into_http)).
+    pub async fn http_request(
         &self,
-        abs_path: &[&str],
-        namespace: Option<&str>,
-        resource: &str,
-    ) -> CollectionPath {
-        CollectionPath::new(self, abs_path, namespace, resource)
+        prepared: &Prepared,
+    ) -> Result<http::Request<bytes::Bytes>, Error> {
+        let origin = self
+            .inner
+            .endpoints
+            .snapshot()
+            .into_iter()
+            .next()
+            .map_or_else(|| self.inner.origin.clone(), |e| e.origin);
+        let mut req = to_http(prepared, &origin, &self.inner.defaults)?;
+        if !req.headers().contains_key(http::header::USER_AGENT) {
+            let ua = self.inner.user_agent.clone();
+            req.headers_mut().insert(http::header::USER_AGENT, ua);
+        }
+        if let Some(auth) = &self.inner.authenticator {
+            match auth.authorization().await {
+                Ok(Some(value)) => {
+                    req.headers_mut().insert(http::header::AUTHORIZATION, value);
+                }
+                Ok(None) => {}
+                Err(source) => return Err(Error::Auth { source }),
+            }
+        }
+        Ok(req)
     }
+}
 
-    /// A GET request.
-    pub fn get(&self) -> Request {
-        self.verb(Verb::Get)
+impl RestConfig {
+    /// The wire format for built-in kinds (default
+    /// [`WireFormat::Json`](crate::content::WireFormat::Json)); client-go's `ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}`.
+    pub fn with_wire_format(mut self, format: crate::content::WireFormat) -> Self {
+        self.wire_format = format;
+        self
     }
+}
 
-    /// A POST request.
-    pub fn post(&self) -> Request {
-        self.verb(Verb::Post)
-    }
-
-    /// A PUT request.
-    pub fn put(&self) -> Request {
-        self.verb(Verb::Put)
-    }
-
-    /// A DELETE request.
-    pub fn delete(&self) -> Request {
-        self.verb(Verb::Delete)
-    }
-
-    /// A PATCH request of this type (sets the Content-Type; for apply also
-    /// `fieldManager` and `force`).
-    pub fn patch(&self, patch: PatchType) -> Request {
-        self.verb(Verb::Patch).patch_type(patch)
+impl RestClient {
+    /// The configured wire format.
+    pub fn wire_format(&self) -> crate::content::WireFormat {
+        self.inner.wire_format
     }
 }

@@ -5,8 +5,6 @@
 //! and falls back to JSON for a kind without a protobuf codec or a server
 //! that answers `406 Not Acceptable`/`415 Unsupported Media Type`.
 
-use crate::client::{RestClient, RestConfig};
-
 /// The protobuf media type of Kubernetes objects.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
@@ -25,20 +23,4 @@ pub enum WireFormat {
     /// `PROTOBUF`), JSON for the rest; what kube-controller-manager and
     /// kubectl use. Needs the client layer's `protobuf` feature.
     Protobuf,
-}
-
-impl RestConfig {
-    /// The wire format for built-in kinds (default [`WireFormat::Json`]);
-    /// client-go's `ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}`.
-    pub fn with_wire_format(mut self, format: WireFormat) -> Self {
-        self.wire_format = format;
-        self
-    }
-}
-
-impl RestClient {
-    /// The configured wire format.
-    pub fn wire_format(&self) -> WireFormat {
-        self.inner.wire_format
-    }
 }

@@ -5,11 +5,10 @@ use std::time::Duration;
 use crate::{
     auth::BoxError,
     budget::{MAX_SERVER_WAIT, WaitCause},
-    failover::EndpointFailure,
-    request::Verb,
     status::{StatusBody, StatusReason},
     transport::TransportKind,
     url::go_duration,
+    verb::Verb,
 };
 
 /// An error answered by the API server: a failed `Status` body, or a
@@ -253,7 +252,7 @@ pub enum Error {
     Upgrade {
         /// The cause.
         #[source]
-        source: crate::ws::UpgradeError,
+        source: crate::upgrade::UpgradeError,
     },
 
     /// The authenticator failed to supply credentials.
@@ -502,5 +501,24 @@ impl Error {
                         | TransportKind::Timeout
                 )
             )
+    }
+}
+
+/// One failed attempt of a call that tried several API servers.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct EndpointFailure {
+    /// The endpoint (`scheme://host:port`).
+    pub endpoint: String,
+    /// How it failed.
+    pub kind: TransportKind,
+    /// The attempt's error.
+    pub error: Error,
+}
+
+#[cfg(feature = "ws")]
+impl From<crate::upgrade::UpgradeError> for Error {
+    fn from(source: crate::upgrade::UpgradeError) -> Self {
+        Error::Upgrade { source }
     }
 }

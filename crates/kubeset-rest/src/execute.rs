@@ -2,6 +2,8 @@
 //!
 //! **Invariant:** a [`Prepared`] request holds only the path and query; the
 //! server origin is joined per attempt, so attempts can be retargeted.
+//! The description is prepared once per call (`desc.rs`); nothing here
+//! rebuilds it per attempt.
 
 use std::time::{Duration, SystemTime};
 
@@ -11,41 +13,27 @@ use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 
 use crate::{
-    budget::{self, Budget, Wait, WaitCause, plain_wait},
+    budget::{self, Budget, Wait, WaitCause},
     client::Inner,
+    decide::{Attempt, Next, Node, State, decide},
+    desc::Prepared,
+    discovery,
+    error::EndpointFailure,
     error::Error,
-    failover::{self, Endpoint, EndpointFailure, calculate_timeouts},
-    request::Verb,
+    failover::{Endpoint, calculate_timeouts},
     response::{Response, decode},
-    retry::{TRANSPORT_RETRY_WAIT, status_may_retry, transport_may_retry, wrap_previous},
+    retry::{TRANSPORT_RETRY_WAIT, status_may_retry, wrap_previous},
     transport::classify,
+    verb::Verb,
     warning::{self, Warning},
 };
 
-pub(crate) use crate::retry::Mode;
+pub(crate) use crate::desc::Mode;
 
 /// Waits longer than this are logged at debug level.
 const LONG_THROTTLE: Duration = Duration::from_millis(50);
 /// Waits longer than this are also logged at info level (rate-limited).
 const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
-
-/// A request ready to be sent, independent of the server.
-#[derive(Debug, Clone)]
-pub(crate) struct Prepared {
-    pub(crate) verb: Verb,
-    pub(crate) path_and_query: String,
-    pub(crate) url_template: String,
-    /// `None`: the client's [`request_headers`](Inner::request_headers).
-    pub(crate) headers: Option<HeaderMap>,
-    pub(crate) body: Option<Bytes>,
-    pub(crate) max_retries: u32,
-    /// Deadline of the whole request, retries included.
-    pub(crate) timeout: Option<Duration>,
-    /// How long a streamed body may run: the request's `timeout` (or its
-    /// `timeoutSeconds` parameter) plus [`budget::STREAM_GRACE`].
-    pub(crate) stream_deadline: Option<Duration>,
-    pub(crate) mode: Mode,
-}
 
 enum Payload {
     Full(Bytes),
@@ -65,7 +53,10 @@ struct Outcome {
 /// The full URL of `p` at `origin` (for errors and logs; attempts use
 /// [`Endpoint::url`]).
 fn full_url(origin: &str, p: &Prepared) -> String {
-    format!("{origin}{}", p.path_and_query)
+    if p.query.is_empty() {
+        return format!("{origin}{}", p.path);
+    }
+    format!("{origin}{}?{}", p.path, p.query)
 }
 
 fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
@@ -95,19 +86,23 @@ async fn throttle(
     let Some(limiter) = &inner.rate_limiter else {
         return Ok(());
     };
-    let wait = limiter.reserve();
+    // A wait the budget cannot cover takes no slot (`reserve_within`), so
+    // a call that fails at once does not delay the ones behind it.
+    let wait = match limiter.reserve_within(budget.remaining(Instant::now())) {
+        Ok(wait) => wait,
+        Err(wait) => {
+            return Err(exhausted(
+                p,
+                origin,
+                WaitCause::RateLimiter,
+                wait,
+                budget,
+                None,
+            ));
+        }
+    };
     if wait.is_zero() {
         return Ok(());
-    }
-    if let Wait::Exhausted { wait } = plain_wait(budget.remaining(Instant::now()), wait) {
-        return Err(exhausted(
-            p,
-            origin,
-            WaitCause::RateLimiter,
-            wait,
-            budget,
-            None,
-        ));
     }
     inner.sleep(wait).await;
     if let Some(m) = &inner.metrics {
@@ -182,8 +177,8 @@ fn open_budget(p: &Prepared, client: Option<Duration>) -> Option<Duration> {
 /// URL (only path and query are parsed per attempt) and the prepared
 /// headers; the response's headers are moved out, not copied.
 async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
-    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path_and_query));
-    *req.headers_mut() = p.headers.as_ref().unwrap_or(&inner.request_headers).clone();
+    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path, &p.query));
+    *req.headers_mut() = p.headers(&inner.defaults).clone();
     if let Some(body) = &p.body {
         *req.body_mut() = Some(body.clone().into());
     }
@@ -307,6 +302,94 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     Ok(outcome)
 }
 
+/// The decision's view of an attempt's result (the `Retry-After` parsed
+/// once, here).
+fn attempt_of(result: &Result<Outcome, Error>) -> Attempt {
+    match result {
+        Ok(o) => Attempt::Status {
+            code: o.status.as_u16(),
+            retry_after: if status_may_retry(o.status.as_u16()) {
+                decode::retry_after(&o.headers, SystemTime::now())
+            } else {
+                None
+            },
+        },
+        Err(e) => e
+            .transport_kind()
+            .map_or(Attempt::Other, Attempt::Transport),
+    }
+}
+
+/// The call's decision state at its start.
+fn start_state(inner: &Inner, p: &Prepared, node: Option<Node>) -> State {
+    State {
+        verb: p.verb,
+        mode: p.mode,
+        max_retries: p.max_retries,
+        retries: 0,
+        can_reauth: inner.authenticator.is_some(),
+        reauthed: false,
+        node,
+    }
+}
+
+/// What every attempt leaves behind, whichever loop made it: the metrics
+/// of the attempt (latency, result) and of a retry, and the per-host
+/// backoff's update.
+fn record_attempt(
+    inner: &Inner,
+    p: &Prepared,
+    host: &str,
+    started: Option<Instant>,
+    code: Option<u16>,
+    next: Next,
+) {
+    if let Some(m) = &inner.metrics {
+        if let Some(started) = started {
+            m.request_latency(p.verb, &p.url_template, started.elapsed());
+        }
+        m.request_result(p.verb, host, code);
+        if next.is_retry() {
+            m.request_retry(p.verb, host, code);
+        }
+    }
+    if let Some(b) = &inner.backoff {
+        b.update(host, code.unwrap_or(0), std::time::Instant::now());
+    }
+}
+
+/// One attempt within what is left of `budget` (and `per_node`), its
+/// decision and its records. `None` start time: no metrics hook.
+async fn attempt_and_decide(
+    inner: &Inner,
+    p: &Prepared,
+    ep: &Endpoint,
+    limit: Option<Duration>,
+    state: &State,
+) -> (Result<Outcome, Error>, Next) {
+    // Only a metrics hook reads the attempt's duration.
+    let started = inner.metrics.is_some().then(Instant::now);
+    let result = match limit {
+        Some(limit) => attempt_within(inner, p, ep, limit).await,
+        None => attempt(inner, p, ep).await,
+    };
+    let next = decide(attempt_of(&result), state);
+    let code = result.as_ref().ok().map(|o| o.status.as_u16());
+    record_attempt(inner, p, &ep.host_key, started, code, next);
+    if next == Next::ReAuth
+        && let Some(auth) = &inner.authenticator
+    {
+        auth.invalidate();
+    }
+    (result, next)
+}
+
+/// The final outcome's warnings, parsed and dispatched.
+fn finish(inner: &Inner, outcome: &mut Outcome) {
+    outcome.warnings = warning::from_headers(&outcome.headers);
+    warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
+}
+
 /// The attempt loop against the one configured server, within one
 /// [`Budget`] for the whole call (rate limiter, attempts, waits).
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
@@ -315,11 +398,10 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let budget = Budget::new(open_budget(p, inner.timeout), Instant::now());
     throttle(inner, p, &ep.origin, "", &budget).await?;
 
-    let mut retries = 0u32;
+    let mut state = start_state(inner, p, None);
     let mut retry_wait: Option<Duration> = None;
     let mut previous: Option<Error> = None;
     let mut last_status: Option<Error> = None;
-    let mut auth_retried = false;
     loop {
         let backoff = inner
             .backoff
@@ -349,68 +431,30 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let last = last_status.take().or(previous.take());
             return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
         }
-        // Only a metrics hook reads the attempt's duration.
-        let started = inner.metrics.is_some().then(Instant::now);
-        let result = match limit {
-            Some(limit) => attempt_within(inner, p, ep, limit).await,
-            None => attempt(inner, p, ep).await,
-        };
-        let code = result.as_ref().ok().map(|o| o.status.as_u16());
-        if let (Some(m), Some(started)) = (&inner.metrics, started) {
-            m.request_latency(p.verb, &p.url_template, started.elapsed());
-            m.request_result(p.verb, host, code);
-        }
-        if let Some(b) = &inner.backoff {
-            b.update(host, code.unwrap_or(0), std::time::Instant::now());
-        }
-
-        match result {
-            Ok(mut outcome) => {
-                let code = outcome.status.as_u16();
-                if code == 401
-                    && !auth_retried
-                    && let Some(auth) = &inner.authenticator
-                {
-                    auth_retried = true;
-                    auth.invalidate();
-                    retry_wait = None;
-                    continue;
-                }
-                if status_may_retry(code)
-                    && retries < p.max_retries
-                    && let Some(ra) = decode::retry_after(&outcome.headers, SystemTime::now())
-                {
-                    retries += 1;
-                    if let Some(m) = &inner.metrics {
-                        m.request_retry(p.verb, host, Some(code));
-                    }
-                    retry_wait = Some(ra);
-                    last_status = outcome_error(p, &outcome);
-                    continue;
-                }
-                outcome.warnings = warning::from_headers(&outcome.headers);
-                warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
+        let (result, next) = attempt_and_decide(inner, p, ep, limit, &state).await;
+        state = state.after(next);
+        retry_wait = None;
+        match (result, next) {
+            (Ok(mut outcome), Next::Return) => {
+                finish(inner, &mut outcome);
                 return Ok(outcome);
             }
-            Err(err @ (Error::Auth { .. } | Error::InvalidRequest { .. })) => {
-                return Err(wrap_previous(err, previous));
+            (Ok(outcome), Next::Retry { wait }) => {
+                retry_wait = Some(wait);
+                last_status = outcome_error(p, &outcome);
             }
-            Err(err) => {
-                let retry = retries < p.max_retries
-                    && err
-                        .transport_kind()
-                        .is_some_and(|k| transport_may_retry(p.mode, p.verb, k));
-                if !retry {
-                    return Err(wrap_previous(err, previous));
-                }
-                retries += 1;
-                if let Some(m) = &inner.metrics {
-                    m.request_retry(p.verb, host, None);
-                }
+            (Err(err), Next::Retry { wait }) => {
                 tracing::debug!(verb = %p.verb, url = full_url(&ep.origin, p), error = %err, "retrying after a transport error");
-                retry_wait = Some(TRANSPORT_RETRY_WAIT);
+                retry_wait = Some(wait);
                 last_status = None;
                 previous = Some(err);
+            }
+            (_, Next::ReAuth) => {}
+            (Err(err), _) => return Err(wrap_previous(err, previous)),
+            // A status is never failed over (and `Fail` is for errors).
+            (Ok(mut outcome), _) => {
+                finish(inner, &mut outcome);
+                return Ok(outcome);
             }
         }
     }
@@ -453,7 +497,7 @@ fn all_failed(attempts: Vec<EndpointFailure>) -> Error {
 /// from the remaining time and the first `nodes` endpoints are tried again
 /// after [`TRANSPORT_RETRY_WAIT`].
 async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
-    failover::refresh_if_stale(inner).await;
+    discovery::refresh_if_stale(inner).await;
     let first = inner.endpoints.snapshot();
     let first_origin = first
         .first()
@@ -465,8 +509,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     throttle(inner, p, &first_origin, "", &budget).await?;
 
     let mut failures: Vec<EndpointFailure> = Vec::new();
-    let mut retries = 0u32;
-    let mut auth_retried = false;
+    let mut state = start_state(inner, p, None);
     let mut first_round = true;
     loop {
         let list = inner.endpoints.snapshot();
@@ -491,7 +534,10 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         for (index, ep) in list.iter().take(nodes).enumerate() {
             let host = ep.host_key.as_str();
-            let mut tries = 0u32;
+            state.node = Some(Node {
+                tries: 0,
+                retries: per_node_retries,
+            });
             let mut retry_after: Option<Duration> = None;
             let mut last_status: Option<Error> = None;
             loop {
@@ -520,70 +566,39 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                 if remaining.is_zero() {
                     return Err(all_failed(failures));
                 }
-                let started = Instant::now();
-                let result = attempt_within(inner, p, ep, per_node.min(remaining)).await;
-                let code = result.as_ref().ok().map(|o| o.status.as_u16());
-                if let Some(m) = &inner.metrics {
-                    m.request_latency(p.verb, &p.url_template, started.elapsed());
-                    m.request_result(p.verb, host, code);
-                }
-                if let Some(b) = &inner.backoff {
-                    b.update(host, code.unwrap_or(0), std::time::Instant::now());
-                }
-                match result {
-                    Ok(mut outcome) => {
-                        let code = outcome.status.as_u16();
-                        if code == 401
-                            && !auth_retried
-                            && let Some(auth) = &inner.authenticator
-                        {
-                            auth_retried = true;
-                            auth.invalidate();
-                            continue;
-                        }
-                        if status_may_retry(code)
-                            && retries < p.max_retries
-                            && let Some(ra) =
-                                decode::retry_after(&outcome.headers, SystemTime::now())
-                        {
-                            retries += 1;
-                            if let Some(m) = &inner.metrics {
-                                m.request_retry(p.verb, host, Some(code));
-                            }
-                            retry_after = Some(ra);
-                            last_status = outcome_error(p, &outcome);
-                            continue;
-                        }
+                let limit = Some(per_node.min(remaining));
+                let (result, next) = attempt_and_decide(inner, p, ep, limit, &state).await;
+                state = state.after(next);
+                match (result, next) {
+                    (Ok(outcome), Next::Retry { wait }) => {
+                        retry_after = Some(wait);
+                        last_status = outcome_error(p, &outcome);
+                    }
+                    (_, Next::ReAuth) => {}
+                    (Ok(mut outcome), _) => {
                         if index != 0 || !failures.is_empty() {
                             tracing::debug!(endpoint = %ep.origin, "API server answered after a failover");
                             inner.endpoints.prefer(&ep.origin);
                             inner.endpoints.mark_stale();
                         }
-                        outcome.warnings = warning::from_headers(&outcome.headers);
-                        warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
+                        finish(inner, &mut outcome);
                         outcome.served_by.clone_from(&ep.origin);
                         return Ok(outcome);
                     }
-                    Err(err) => {
-                        let Some(kind) = err.transport_kind() else {
-                            return Err(err);
-                        };
+                    (Err(err), Next::SameEndpoint | Next::FailOver) => {
                         tracing::debug!(verb = %p.verb, url = full_url(&ep.origin, p), error = %err, "API server failed; trying the next one");
-                        if let Some(m) = &inner.metrics {
-                            m.request_retry(p.verb, host, None);
-                        }
+                        let kind = err.transport_kind().unwrap_or(crate::TransportKind::Other);
                         failures.push(EndpointFailure {
                             endpoint: ep.origin.clone(),
                             kind,
                             error: err,
                         });
                         last_status = None;
-                        if tries < per_node_retries {
-                            tries += 1;
-                            continue;
+                        if next == Next::FailOver {
+                            break;
                         }
-                        break;
                     }
+                    (Err(err), _) => return Err(err),
                 }
             }
         }

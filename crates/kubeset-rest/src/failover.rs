@@ -23,7 +23,7 @@ use std::{
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::{error::Error, transport::TransportKind};
+pub use crate::error::EndpointFailure;
 
 /// The default total budget of one call when neither the request nor the
 /// client sets a timeout (Patroni's read timeout, 10 s).
@@ -118,18 +118,6 @@ impl Keepalive {
     }
 }
 
-/// One failed attempt of a call that tried several API servers.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct EndpointFailure {
-    /// The endpoint (`scheme://host:port`).
-    pub endpoint: String,
-    /// How it failed.
-    pub kind: TransportKind,
-    /// The attempt's error.
-    pub error: Error,
-}
-
 /// One API server: its origin, its backoff key and its parsed base URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Endpoint {
@@ -167,17 +155,13 @@ impl Endpoint {
         })
     }
 
-    /// The URL of one attempt: this endpoint with `path_and_query` (already
-    /// escaped, see [`Request::path_and_query`](crate::Request::path_and_query)).
-    /// Only the path and query are parsed, never the host.
-    pub(crate) fn url(&self, path_and_query: &str) -> reqwest::Url {
+    /// The URL of one attempt: this endpoint with `path` and `query`
+    /// (already escaped, see [`Prepared`](crate::desc::Prepared)). Only the
+    /// path and query are parsed, never the host.
+    pub(crate) fn url(&self, path: &str, query: &str) -> reqwest::Url {
         let mut url = self.base.clone();
-        let (path, query) = match path_and_query.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (path_and_query, None),
-        };
         url.set_path(path);
-        url.set_query(query);
+        url.set_query((!query.is_empty()).then_some(query));
         url
     }
 }
@@ -193,12 +177,12 @@ pub(crate) struct Endpoints {
     /// The configured server, then the extra ones (deduplicated).
     configured: Vec<Endpoint>,
     /// Scheme of discovered endpoints: that of the configured server.
-    scheme: &'static str,
+    pub(crate) scheme: &'static str,
     discovery: AtomicBool,
     ttl: Duration,
     state: Mutex<State>,
     /// Held by the one call that refreshes; others go on with the old set.
-    refreshing: tokio::sync::Mutex<()>,
+    pub(crate) refreshing: tokio::sync::Mutex<()>,
     forbidden_logged: AtomicBool,
 }
 
@@ -276,7 +260,7 @@ impl Endpoints {
         self.lock().refreshed = None;
     }
 
-    fn stale(&self) -> bool {
+    pub(crate) fn stale(&self) -> bool {
         self.discovery_enabled()
             && self
                 .lock()
@@ -286,7 +270,7 @@ impl Endpoints {
 
     /// Replace the set with discovered origins, keeping the current first
     /// endpoint first when it is among them.
-    fn set_discovered(&self, origins: Vec<String>) {
+    pub(crate) fn set_discovered(&self, origins: Vec<String>) {
         let mut list: Vec<Endpoint> = origins
             .iter()
             .filter_map(|o| Endpoint::parse(o).ok())
@@ -305,12 +289,12 @@ impl Endpoints {
         st.list = list;
     }
 
-    fn keep_previous(&self) {
+    pub(crate) fn keep_previous(&self) {
         self.lock().refreshed = Some(Instant::now());
     }
 
     /// A 403 on discovery: stop discovering, use the configured servers.
-    fn forbid(&self) {
+    pub(crate) fn forbid(&self) {
         self.discovery.store(false, Ordering::Relaxed);
         let mut st = self.lock();
         st.list = self.configured.clone();
@@ -405,7 +389,7 @@ pub(crate) fn from_endpoints(obj: &Value, scheme: &str) -> Vec<String> {
 /// Fisher–Yates with xorshift64 seeded from std's random hash keys: load
 /// spreading over a handful of servers needs no cryptographic randomness
 /// (nor a `rand` dependency in every client build).
-fn shuffle<T>(list: &mut [T]) {
+pub(crate) fn shuffle<T>(list: &mut [T]) {
     use std::hash::{BuildHasher as _, RandomState};
     let mut state = RandomState::new().hash_one(std::time::SystemTime::now()) | 1;
     for i in (1..list.len()).rev() {
@@ -416,108 +400,6 @@ fn shuffle<T>(list: &mut [T]) {
         let j = usize::try_from(state % bound).unwrap_or(0);
         list.swap(i, j);
     }
-}
-
-/// What one discovery GET found.
-enum Found {
-    Origins(Vec<String>),
-    /// 404 or nothing usable: try the other source.
-    Nothing,
-    Forbidden,
-    /// Transport failure or another status: try the next endpoint.
-    Failed,
-}
-
-async fn discovery_get(
-    inner: &crate::client::Inner,
-    origin: &str,
-    path: &str,
-    limit: Duration,
-    slices: bool,
-) -> Found {
-    let url = format!("{origin}{}{path}", inner.base_path.trim_end_matches('/'));
-    let mut builder = inner
-        .http
-        .get(&url)
-        .header(http::header::ACCEPT, "application/json");
-    if let Some(auth) = &inner.authenticator {
-        match auth.authorization().await {
-            Ok(Some(value)) => builder = builder.header(http::header::AUTHORIZATION, value),
-            Ok(None) => {}
-            Err(_) => return Found::Failed,
-        }
-    }
-    let scheme = inner.endpoints.scheme;
-    let fetch = async {
-        let resp = builder.send().await.ok()?;
-        let status = resp.status().as_u16();
-        let body = resp.bytes().await.ok()?;
-        Some((status, body))
-    };
-    let Ok(Some((status, body))) = tokio::time::timeout(limit, fetch).await else {
-        return Found::Failed;
-    };
-    match status {
-        200 => {
-            let Ok(v) = serde_json::from_slice::<Value>(&body) else {
-                return Found::Failed;
-            };
-            let origins = if slices {
-                from_endpoint_slices(&v, scheme)
-            } else {
-                from_endpoints(&v, scheme)
-            };
-            if origins.is_empty() {
-                Found::Nothing
-            } else {
-                Found::Origins(origins)
-            }
-        }
-        403 => Found::Forbidden,
-        404 => Found::Nothing,
-        _ => Found::Failed,
-    }
-}
-
-/// Refresh the endpoint set if discovery is on and the set is older than
-/// the TTL. Only one call refreshes at a time; the others use the current
-/// set. A failure keeps the previous set (until the next TTL).
-pub(crate) async fn refresh_if_stale(inner: &crate::client::Inner) {
-    let eps = &inner.endpoints;
-    if !eps.stale() {
-        return;
-    }
-    let Ok(_guard) = eps.refreshing.try_lock() else {
-        return;
-    };
-    if !eps.stale() {
-        return;
-    }
-    let list = eps.snapshot();
-    let (nodes, per_node, _) = calculate_timeouts(list.len(), inner.budget);
-    let per_node = if nodes == 0 { inner.budget } else { per_node };
-    for ep in list.iter().take(nodes.max(1)) {
-        let mut result =
-            discovery_get(inner, &ep.origin, ENDPOINT_SLICES_PATH, per_node, true).await;
-        if matches!(result, Found::Nothing) {
-            result = discovery_get(inner, &ep.origin, ENDPOINTS_PATH, per_node, false).await;
-        }
-        match result {
-            Found::Origins(mut origins) => {
-                shuffle(&mut origins);
-                tracing::debug!(endpoints = ?origins, "discovered API servers");
-                eps.set_discovered(origins);
-                return;
-            }
-            Found::Forbidden => {
-                eps.forbid();
-                return;
-            }
-            Found::Nothing | Found::Failed => {}
-        }
-    }
-    tracing::debug!("API server discovery failed; keeping the previous endpoints");
-    eps.keep_previous();
 }
 
 #[cfg(test)]

@@ -31,8 +31,12 @@ pub mod auth;
 pub mod backoff;
 pub mod budget;
 mod client;
+mod collection;
 pub mod config;
 pub mod content;
+mod decide;
+pub mod desc;
+mod discovery;
 mod error;
 mod execute;
 pub mod failover;
@@ -46,20 +50,23 @@ mod response;
 mod retry;
 mod status;
 pub mod transport;
+#[cfg(feature = "ws")]
+mod upgrade;
 mod url;
+mod verb;
 pub mod warning;
 pub mod watch;
 #[cfg(feature = "ws")]
 pub mod ws;
 
-pub use client::{
-    DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RESPONSE_BODY, DEFAULT_MAX_RETRIES,
-    DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig,
-};
+pub use client::{DEFAULT_MAX_RESPONSE_BODY, DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig};
+pub use collection::CollectionPath;
+pub use desc::{DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES};
 pub use error::{ApiError, Error};
-pub use request::{CollectionPath, PatchType, Request, Verb};
+pub use request::Request;
 pub use response::{Response, decode::from_json};
 pub use status::StatusReason;
 pub use transport::TransportKind;
 pub use url::go_duration;
+pub use verb::{PatchType, Verb};
 pub use watch::{ResumableWatch, WatchEvent, WatchStream};

@@ -4,7 +4,7 @@
 
 use std::{fmt, time::Duration};
 
-use crate::request::Verb;
+use crate::verb::Verb;
 
 /// Receives measurements from every request of a client.
 ///

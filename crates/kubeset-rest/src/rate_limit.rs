@@ -15,6 +15,28 @@ pub trait RateLimiter: Send + Sync + fmt::Debug {
     /// Take a permit and return how long the caller must wait before using
     /// it (zero: go now). The permit is taken even if the caller gives up.
     fn reserve(&self) -> Duration;
+
+    /// Take a permit only when its wait is shorter than `max_wait` (`None`:
+    /// any wait; a zero wait always goes): `Ok(wait)`, or `Err(wait)` with
+    /// the wait it would have been and **no permit taken**, as Go's
+    /// `rate.Limiter.Wait` with a context deadline (client-go's limiter).
+    /// The call's time budget asks this, so a call that gives up at once
+    /// does not delay the calls behind it. The default takes the permit
+    /// with [`reserve`](Self::reserve) whatever the answer (a limiter that
+    /// cannot give one back); [`TokenBucket`] overrides it.
+    fn reserve_within(&self, max_wait: Option<Duration>) -> Result<Duration, Duration> {
+        let wait = self.reserve();
+        if refused(wait, max_wait) {
+            Err(wait)
+        } else {
+            Ok(wait)
+        }
+    }
+}
+
+/// Whether `wait` is too long for `max_wait` (a zero wait never is).
+fn refused(wait: Duration, max_wait: Option<Duration>) -> bool {
+    max_wait.is_some_and(|max| !wait.is_zero() && wait >= max)
 }
 
 #[derive(Debug)]
@@ -51,18 +73,38 @@ impl TokenBucket {
     }
 }
 
-impl RateLimiter for TokenBucket {
-    fn reserve(&self) -> Duration {
+impl TokenBucket {
+    /// Refill, then take a token unless its wait is refused for
+    /// `max_wait`: the wait, and whether the token was taken.
+    fn take(&self, max_wait: Option<Duration>) -> (Duration, bool) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
         state.tokens = (state.tokens + elapsed * self.qps).min(self.burst);
         state.last = now;
-        state.tokens -= 1.0;
-        if state.tokens >= 0.0 {
+        let left = state.tokens - 1.0;
+        let wait = if left >= 0.0 {
             Duration::ZERO
         } else {
-            Duration::try_from_secs_f64(-state.tokens / self.qps).unwrap_or(Duration::MAX)
+            Duration::try_from_secs_f64(-left / self.qps).unwrap_or(Duration::MAX)
+        };
+        if refused(wait, max_wait) {
+            return (wait, false);
+        }
+        state.tokens = left;
+        (wait, true)
+    }
+}
+
+impl RateLimiter for TokenBucket {
+    fn reserve(&self) -> Duration {
+        self.take(None).0
+    }
+
+    fn reserve_within(&self, max_wait: Option<Duration>) -> Result<Duration, Duration> {
+        match self.take(max_wait) {
+            (wait, true) => Ok(wait),
+            (wait, false) => Err(wait),
         }
     }
 }
@@ -95,5 +137,43 @@ mod tests {
         let took = start.elapsed();
         assert!(took >= Duration::from_secs(1), "{took:?}");
         assert!(took < Duration::from_millis(1200), "{took:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_wait_takes_no_slot() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // (qps 1, burst 2), one call after another at the same instant:
+        // (the call's budget, the answer).
+        let cases = [
+            (Some(ms(1)), Ok(Duration::ZERO)),
+            (None, Ok(Duration::ZERO)),
+            // The third waits 1 s: refused by a shorter (or equal) budget,
+            // and the bucket is as it was.
+            (Some(ms(500)), Err(s(1))),
+            (Some(s(1)), Err(s(1))),
+            (Some(ms(1001)), Ok(s(1))),
+            // The slot above was taken: the next waits 2 s, not 3 s.
+            (Some(s(2)), Err(s(2))),
+            (None, Ok(s(2))),
+        ];
+        let b = TokenBucket::new(1.0, 2);
+        for (i, (budget, want)) in cases.into_iter().enumerate() {
+            assert_eq!(b.reserve_within(budget), want, "call {i} with {budget:?}");
+        }
+        // The default of a limiter that cannot give a slot back spends it,
+        // and still answers by the same rule.
+        #[derive(Debug)]
+        struct Fixed(std::sync::atomic::AtomicU32);
+        impl RateLimiter for Fixed {
+            fn reserve(&self) -> Duration {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Duration::from_secs(1)
+            }
+        }
+        let f = Fixed(std::sync::atomic::AtomicU32::new(0));
+        assert_eq!(f.reserve_within(Some(ms(10))), Err(s(1)));
+        assert_eq!(f.reserve_within(None), Ok(s(1)));
+        assert_eq!(f.0.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 }

@@ -3,18 +3,8 @@
 
 use std::time::Duration;
 
-use crate::{error::Error, request::Verb, transport::TransportKind};
-
-/// How a request is consumed; decides which transport errors are retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// `send`: the whole body is read in the attempt.
-    Do,
-    /// `watch`: the body is streamed as events.
-    Watch,
-    /// `stream`: the body is streamed as bytes.
-    Stream,
-}
+pub(crate) use crate::desc::Mode;
+use crate::{error::Error, transport::TransportKind, verb::Verb};
 
 /// The wait client-go uses for a retried transport error (its artificial
 /// `Retry-After: 1`).

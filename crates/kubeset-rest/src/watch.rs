@@ -18,6 +18,7 @@ use serde::{
 };
 
 use crate::{
+    backoff::Backoff,
     error::{ApiError, Error},
     status::StatusBody,
     transport::TransportKind,
@@ -363,31 +364,28 @@ pub const REOPEN_BACKOFF_BASE: Duration = Duration::from_millis(800);
 pub const REOPEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// The wait before the reopen that follows `failures` consecutive failed
-/// streams (none delivered an event): none for the first failure's
-/// successor being the first reopen after a good stream (`failures == 0`),
-/// else client-go's reflector backoff: 800 ms doubling up to 30 s, plus a
-/// jitter of up to 100 % (`jitter` in `[0, 1)`), so waits lie in
-/// `[d, 2d)`. Pure: the caller supplies the randomness.
+/// streams (none delivered an event): none after a good stream
+/// (`failures == 0`), else the `failures`-th delay of
+/// [`Backoff::reflector`](crate::backoff::Backoff::reflector), client-go's
+/// reflector backoff: 800 ms doubling up to 30 s, plus a jitter of up to
+/// 100 % (`jitter` in `[0, 1)`), so waits lie in `[d, 2d)`. Pure: the
+/// caller supplies the randomness. [`ResumableWatch`] holds one
+/// [`Backoff`] with this schedule.
 pub fn reopen_backoff(failures: u32, jitter: f64) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
-    let doublings = (failures - 1).min(16);
-    let d = REOPEN_BACKOFF_BASE
-        .saturating_mul(1 << doublings)
-        .min(REOPEN_BACKOFF_MAX);
-    d.saturating_add(d.mul_f64(jitter.clamp(0.0, 1.0)))
+    let mut backoff = Backoff::reflector();
+    let now = std::time::Instant::now();
+    // The cap is reached long before: the loop is bounded.
+    for _ in 1..failures.min(REOPEN_STEPS) {
+        backoff.next_delay_at(now, 0.0);
+    }
+    backoff.next_delay_at(now, jitter)
 }
 
-/// A number in `[0, 1)` from the standard library's per-process random
-/// hash keys (no dependency; jitter needs no quality).
-fn jitter() -> f64 {
-    use std::hash::BuildHasher as _;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let h = std::hash::RandomState::new().hash_one(n);
-    (h >> 11) as f64 / (1u64 << 53) as f64
-}
+/// More steps than [`reopen_backoff`]'s schedule takes to reach its cap.
+const REOPEN_STEPS: u32 = 17;
 
 type Reopen = Pin<
     Box<
@@ -409,20 +407,19 @@ type Reopen = Pin<
 /// gracefully) is followed by a reopen from the last resourceVersion on the
 /// same endpoint order; drop it to stop. Streams that deliver no event and
 /// break (or end within 1 s) are consecutive failures: the reopen after
-/// the n-th waits [`reopen_backoff`]`(n)` (client-go's reflector: 800 ms
-/// doubling to 30 s, jittered), and the first event resets the count, so a
-/// server that keeps cutting watches is not hammered. An `ERROR` event is yielded as `Err(Error::Api)` and ends
+/// the n-th waits [`reopen_backoff`]`(n)` (its [`Backoff`], client-go's
+/// reflector: 800 ms doubling to 30 s, jittered, starting over after 2
+/// minutes without failures), and the first event resets it, so a server
+/// that keeps cutting watches is not hammered. An `ERROR` event is yielded as `Err(Error::Api)` and ends
 /// the watch: a 410 (`err.is_gone()`) means the caller must relist; so does
 /// a failed reopen (its error is yielded, then the end).
 /// Start it with a `resourceVersion` (from a list): a watch without one
 /// replays the current state when reopened before any event was seen.
 pub struct ResumableWatch<T> {
     client: crate::RestClient,
-    /// The request without `resourceVersion` changes: path and query
-    /// regenerated per reopen.
-    template: crate::execute::Prepared,
-    path: String,
-    params: crate::url::Params,
+    /// The request, prepared once; a reopen changes only its
+    /// `resourceVersion` parameter.
+    template: crate::desc::Prepared,
     current: Option<WatchStream<T>>,
     reopening: Option<Reopen>,
     /// Origin of the endpoint serving `current`.
@@ -434,8 +431,9 @@ pub struct ResumableWatch<T> {
     opened: std::time::Instant,
     /// Whether the current stream delivered an event.
     progressed: bool,
-    /// Consecutive streams that failed without an event.
-    failures: u32,
+    /// The reopen schedule ([`Backoff::reflector`]): advanced by each
+    /// stream that fails without an event, reset by one that delivered.
+    backoff: Backoff,
     done: bool,
 }
 
@@ -453,18 +451,14 @@ impl<T> fmt::Debug for ResumableWatch<T> {
 impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
     pub(crate) fn new(
         client: crate::RestClient,
-        template: crate::execute::Prepared,
-        path: String,
-        params: crate::url::Params,
+        template: crate::desc::Prepared,
         body: BoxStream<'static, Result<Bytes, Error>>,
         serving: String,
     ) -> Self {
-        let last_rv = params.get("resourceVersion").map(str::to_owned);
+        let last_rv = template.params.get("resourceVersion").map(str::to_owned);
         let mut w = Self {
             client,
             template,
-            path,
-            params,
             current: Some(WatchStream::from_bytes(body).tracking()),
             reopening: None,
             serving,
@@ -473,7 +467,7 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
             resumes: 0,
             opened: std::time::Instant::now(),
             progressed: false,
-            failures: 0,
+            backoff: Backoff::reflector(),
             done: false,
         };
         w.reset_idle();
@@ -514,24 +508,17 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         }
         // A server that cuts or ends watches at once must not be hammered.
         let failed = !self.progressed && (broken || self.opened.elapsed() < SHORT_STREAM);
-        self.failures = if failed {
-            self.failures.saturating_add(1)
+        let pause = if failed {
+            self.backoff.next_delay()
         } else {
-            0
+            self.backoff.reset();
+            Duration::ZERO
         };
-        let pause = reopen_backoff(self.failures, jitter());
         self.resumes += 1;
-        let mut params = self.params.clone();
         if let Some(rv) = &self.last_rv {
-            params.set("resourceVersion", rv);
+            self.template.set_param("resourceVersion", rv);
         }
-        let mut p = self.template.clone();
-        p.path_and_query.clone_from(&self.path);
-        let query = params.encode();
-        if !query.is_empty() {
-            p.path_and_query.push('?');
-            p.path_and_query.push_str(&query);
-        }
+        let p = self.template.clone();
         let client = self.client.clone();
         self.reopening = Some(Box::pin(async move {
             if !pause.is_zero() {
@@ -687,7 +674,7 @@ mod tests {
         }
         assert_eq!(ms(u32::MAX, 7.0), 60_000);
         for _ in 0..100 {
-            let j = jitter();
+            let j = crate::backoff::jitter();
             assert!((0.0..1.0).contains(&j), "{j}");
         }
     }

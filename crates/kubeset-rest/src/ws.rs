@@ -17,10 +17,9 @@
 //! twice). HTTP proxies are not used for streams.
 
 use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderValue, Request as HttpRequest, StatusCode, header};
+use http::{Request as HttpRequest, StatusCode, header};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
@@ -46,106 +45,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest error body read from a refused upgrade.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
-/// What the stream layer needs of the client's configuration, kept at
-/// build time (reqwest keeps its own copies private).
-#[derive(Clone)]
-pub(crate) struct StreamParts {
-    pub(crate) tls: Arc<rustls::ClientConfig>,
-    pub(crate) user_agent: HeaderValue,
-    pub(crate) proxied: bool,
-}
-
-impl StreamParts {
-    /// From the client's TLS configuration: the same roots and client
-    /// certificate, ALPN `http/1.1` only.
-    pub(crate) fn new(tls: &rustls::ClientConfig, user_agent: &str, proxied: bool) -> Self {
-        let mut tls = tls.clone();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Self {
-            tls: Arc::new(tls),
-            user_agent: HeaderValue::from_str(user_agent)
-                .unwrap_or_else(|_| HeaderValue::from_static("kubeset")),
-            proxied,
-        }
-    }
-}
-
-/// Why a stream could not be opened or broke; an [`Error::Upgrade`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum UpgradeError {
-    /// No endpoint could be reached; the last endpoint's failure.
-    #[error("connecting to {origin}")]
-    Connect {
-        /// The server tried last.
-        origin: String,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
-    /// Connecting, TLS and the upgrade answer took longer than
-    /// [`HANDSHAKE_TIMEOUT`].
-    #[error("no upgrade answer from {origin} within {after:?}")]
-    Timeout {
-        /// The server.
-        origin: String,
-        /// The limit.
-        after: Duration,
-    },
-    /// The HTTP/1.1 exchange before the upgrade failed.
-    #[error("upgrade request to {origin}")]
-    Http {
-        /// The server.
-        origin: String,
-        /// The cause.
-        #[source]
-        source: hyper::Error,
-    },
-    /// The server answered 101 but not as RFC 6455 requires.
-    #[error("{origin} did not upgrade to WebSocket: {reason}")]
-    Handshake {
-        /// The server.
-        origin: String,
-        /// What was wrong.
-        reason: &'static str,
-    },
-    /// The server chose no subprotocol, or one the client did not offer.
-    #[error("{origin} chose subprotocol {chosen:?}; offered {offered:?}")]
-    Protocol {
-        /// The server.
-        origin: String,
-        /// The answer's `Sec-WebSocket-Protocol`, if any.
-        chosen: Option<String>,
-        /// What the client offered.
-        offered: Vec<String>,
-    },
-    /// The client is configured with an HTTP proxy, which streams do not use.
-    #[error("streams (exec, attach, port-forward) do not go through an HTTP proxy")]
-    Proxy,
-    /// The WebSocket broke after the upgrade.
-    #[error("the stream broke")]
-    WebSocket {
-        /// The cause.
-        #[source]
-        source: Box<tungstenite::Error>,
-    },
-    /// The server closed the connection before the stream ended (no exit
-    /// status was received).
-    #[error("the server closed the stream before it ended")]
-    Closed,
-    /// The server sent a message the protocol does not allow.
-    #[error("protocol violation: {reason}")]
-    Violation {
-        /// What was wrong.
-        reason: String,
-    },
-}
-
-impl From<UpgradeError> for Error {
-    fn from(source: UpgradeError) -> Self {
-        Error::Upgrade { source }
-    }
-}
+pub use crate::upgrade::UpgradeError;
 
 fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
@@ -295,7 +195,7 @@ impl RestClient {
             .header(header::SEC_WEBSOCKET_KEY, key.as_str())
             .header(header::SEC_WEBSOCKET_PROTOCOL, protocols.join(", "))
             .header(header::USER_AGENT, inner.stream.user_agent.clone());
-        for (name, value) in &inner.default_headers {
+        for (name, value) in &inner.defaults.default_headers {
             b = b.header(name, value);
         }
         if let Some(auth) = &inner.authenticator {

@@ -167,6 +167,43 @@ async fn a_rate_limiter_wait_past_the_budget_fails_at_once() {
 }
 
 #[tokio::test]
+async fn a_rate_limiter_wait_the_budget_refuses_takes_no_slot() {
+    let server = Server::start(vec![Reply::json(200, OK), Reply::json(200, OK)]).await;
+    let sleeper = Arc::new(RecordingSleeper::default());
+    // One token, one more per second.
+    let c = RestClient::new(
+        RestConfig::new(server.url())
+            .with_qps_burst(1.0, 1)
+            .without_backoff()
+            .with_sleeper(sleeper.clone()),
+    )
+    .unwrap();
+    let short = |c: &RestClient| {
+        c.get()
+            .resource("namespaces")
+            .timeout(Duration::from_millis(500))
+    };
+    short(&c).send().await.unwrap();
+    // The next token is about 1 s away: more than this call's budget.
+    let err = short(&c).send().await.unwrap_err();
+    assert_exhausted(&err, WaitCause::RateLimiter);
+    assert_eq!(server.requests().len(), 1);
+    // A replaced sleeper sees every wait, the zero ones of the loop too.
+    let slept = || -> Vec<Duration> {
+        let waits = sleeper.waits.lock().unwrap();
+        waits.iter().copied().filter(|w| !w.is_zero()).collect()
+    };
+    assert!(slept().is_empty());
+    // The refused call took no token: the next call waits for the second
+    // token (at most 1 s from the first call), not the third (2 s).
+    list(&c).await.unwrap();
+    let waits = slept();
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert!(waits[0] <= Duration::from_secs(1), "{waits:?}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
 async fn bodies_over_the_limit_are_refused_by_content_length_and_while_chunked() {
     let big = "x".repeat(2000);
     let chunk = vec![b'y'; 600];

@@ -464,6 +464,64 @@ async fn timeouts() {
     assert_eq!(reqs[1].target, "/api/v1?timeout=300ms");
 }
 
+#[tokio::test]
+async fn into_http_is_what_the_first_attempt_sends() {
+    let server = Server::start(vec![Reply::json(200, "{}")]).await;
+    let mut defaults = http::HeaderMap::new();
+    defaults.append("impersonate-group", HeaderValue::from_static("a"));
+    defaults.append("impersonate-group", HeaderValue::from_static("b"));
+    let tokens = Arc::new(Tokens {
+        current: Mutex::new(7),
+        invalidations: Mutex::new(0),
+    });
+    let sleeper = Arc::new(RecordingSleeper::default());
+    let c = RestClient::new(
+        config(&server, &sleeper)
+            .with_default_headers(defaults)
+            .with_user_agent("ua/1")
+            .with_authenticator(tokens),
+    )
+    .unwrap();
+    let request = || {
+        c.post()
+            .namespace("ns")
+            .resource("pods")
+            .name("a b")
+            .sub_resource(["exec"])
+            .param("command", "ls")
+            .param("command", "-l")
+            .body(&b"{}"[..])
+    };
+    let http = request().into_http().await.unwrap();
+    request().send().await.unwrap();
+    let sent = &server.requests()[0];
+    assert_eq!(http.method().as_str(), sent.method);
+    assert_eq!(
+        http.uri().to_string(),
+        format!("{}{}", server.url(), sent.target)
+    );
+    assert_eq!(
+        sent.target,
+        "/api/v1/namespaces/ns/pods/a%20b/exec?command=ls&command=-l"
+    );
+    for name in ["authorization", "accept", "content-type", "user-agent"] {
+        assert_eq!(
+            http.headers().get(name).and_then(|v| v.to_str().ok()),
+            sent.header(name),
+            "{name}"
+        );
+    }
+    assert_eq!(http.headers()["authorization"], "Bearer t7");
+    assert_eq!(
+        http.headers().get_all("impersonate-group").iter().count(),
+        2
+    );
+    assert_eq!(&http.body()[..], &sent.body[..]);
+    // Builder errors are the description's.
+    let err = c.get().namespace("a/b").into_http().await.unwrap_err();
+    assert!(matches!(err, Error::InvalidRequest { .. }), "{err}");
+}
+
 #[derive(Debug)]
 struct Tokens {
     current: Mutex<u32>,

@@ -8,9 +8,9 @@ use serde::de::DeserializeOwned;
 
 use crate::{
     error::{ApiError, Error},
-    request::Verb,
     status::{StatusBody, StatusReason},
     url::go_quote,
+    verb::Verb,
 };
 
 /// At most this much of a text body goes into an error message.

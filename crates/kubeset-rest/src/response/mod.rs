@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::{
     error::{ApiError, Error},
-    request::Verb,
+    verb::Verb,
     warning::Warning,
 };
 
