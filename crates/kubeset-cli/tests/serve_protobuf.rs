@@ -132,4 +132,51 @@ fn kubectl_imperative_commands_speak_protobuf_to_kubeset_serve() {
     assert_eq!(image, "nginx:1");
     let (out, _) = ok(&kc, &["delete", "configmap", "x", "-n", "pb"]);
     assert!(out.contains("deleted"), "{out}");
+
+    // The generators for Jobs, CronJobs and Services send protobuf too.
+    let (out, _) = ok(&kc, &["create", "job", "j", "--image=busybox", "-n", "pb"]);
+    assert!(out.contains("job.batch/j created"), "{out}");
+    let (out, _) = ok(
+        &kc,
+        &[
+            "create",
+            "cronjob",
+            "c",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "-n",
+            "pb",
+        ],
+    );
+    assert!(out.contains("cronjob.batch/c created"), "{out}");
+    let (out, _) = ok(
+        &kc,
+        &[
+            "create",
+            "service",
+            "clusterip",
+            "svc",
+            "--tcp=80:8080",
+            "-n",
+            "pb",
+        ],
+    );
+    assert!(out.contains("service/svc created"), "{out}");
+    // kubectl's body carries `nodePort: 0` (a plain int32 in Go): unset,
+    // as kube-apiserver reads it, so the column shows no node port.
+    let (node_port, _) = ok(
+        &kc,
+        &[
+            "get",
+            "service",
+            "svc",
+            "-n",
+            "pb",
+            "-o",
+            "jsonpath={.spec.ports[0].nodePort}",
+        ],
+    );
+    assert_eq!(node_port, "");
+    let (table, _) = ok(&kc, &["get", "service", "svc", "-n", "pb", "--no-headers"]);
+    assert!(table.contains(" 80/TCP "), "{table}");
 }

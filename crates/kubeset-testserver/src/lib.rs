@@ -50,8 +50,9 @@
 //! No controllers run unless [`TestServerBuilder::controllers`] asks for
 //! the lite ones (namespaces are deleted at once with their contents), no
 //! admission or schema validation beyond names and sizes (both as
-//! kube-apiserver 1.35 checks them), no protobuf, no authorization beyond
-//! one optional bearer token. The full list is in the crate README.
+//! kube-apiserver 1.35 checks them), no protobuf watch streams (objects,
+//! lists and Status speak protobuf for built-in kinds), no authorization
+//! beyond one optional bearer token. The full list is in the crate README.
 
 mod admin;
 mod apply;

@@ -510,7 +510,8 @@ fn service(o: &Value) -> Vec<Value> {
             } else {
                 s(p, "/protocol")
             };
-            match p["nodePort"].as_i64() {
+            // As upstream's printer: a node port only when > 0.
+            match p["nodePort"].as_i64().filter(|np| *np > 0) {
                 Some(np) => format!("{}:{np}/{proto}", i(p, "/port")),
                 None => format!("{}/{proto}", i(p, "/port")),
             }

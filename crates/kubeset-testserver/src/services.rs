@@ -88,6 +88,20 @@ pub(crate) fn allocate(
     };
     spec.insert("clusterIP".into(), json!(ip));
     spec.insert("clusterIPs".into(), json!([ip]));
+    // `nodePort` is a plain int32 in Go: 0 is unset, omitted from JSON
+    // (kubectl's protobuf bodies carry it as 0) and allocated below.
+    for p in spec
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(port) = p.as_object_mut()
+            && port.get("nodePort").and_then(Value::as_i64) == Some(0)
+        {
+            port.remove("nodePort");
+        }
+    }
     if ty == "NodePort" || ty == "LoadBalancer" {
         let mut taken = used.node_ports.clone();
         for p in spec
