@@ -211,13 +211,73 @@ fn client_manifest(root: &Path, api: &Path, features: &str) -> String {
          [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\n\n[features]",
     );
     for line in body.lines() {
-        match line.strip_suffix(".workspace = true") {
-            Some(dep) => out.push_str(&format!("{dep} = {}", spec(dep))),
-            None => out.push_str(line),
+        if let Some(dep) = line.strip_suffix(".workspace = true") {
+            out.push_str(&format!("{dep} = {}", spec(dep)));
+        } else if let Some((dep, extra)) = line
+            .split_once(" = { workspace = true, ")
+            .and_then(|(dep, rest)| Some((dep, rest.strip_suffix(" }")?)))
+        {
+            // `dep = { workspace = true, optional = true }`: the workspace's
+            // entry with the extra keys.
+            out.push_str(&format!("{dep} = {}", with_keys(&spec(dep), extra)));
+        } else {
+            out.push_str(line);
         }
         out.push('\n');
     }
-    out
+    drop_unknown_features(&out)
+}
+
+/// Removes, from the hand-written features, plain feature names the
+/// standalone crate does not define (`ws` needs `core-v1`, which the small
+/// specs do not have); `dep:` and `crate/feature` entries stay.
+fn drop_unknown_features(manifest: &str) -> String {
+    let features = manifest
+        .split("[features]")
+        .nth(1)
+        .and_then(|f| f.split("\n[").next())
+        .unwrap_or_default();
+    let defined: Vec<&str> = features
+        .lines()
+        .filter_map(|l| l.split_once(" = [").map(|(name, _)| name.trim()))
+        .collect();
+    let (head, rest) = manifest
+        .split_once("# END GENERATED FEATURES\n")
+        .expect("generated features block");
+    let (hand, tail) = rest.split_once("\n[").unwrap_or((rest, ""));
+    let hand: Vec<String> = hand
+        .lines()
+        .map(|line| match line.split_once(" = [") {
+            Some((name, items)) => {
+                let kept: Vec<&str> = items
+                    .trim_end_matches(']')
+                    .split(", ")
+                    .filter(|item| {
+                        let item = item.trim_matches('"');
+                        item.contains('/') || item.starts_with("dep:") || defined.contains(&item)
+                    })
+                    .collect();
+                format!("{name} = [{}]", kept.join(", "))
+            }
+            None => line.to_owned(),
+        })
+        .collect();
+    format!(
+        "{head}# END GENERATED FEATURES\n{}\n[{tail}",
+        hand.join("\n")
+    )
+}
+
+/// A dependency entry (`"1"` or `{ … }`) with `extra` keys added.
+fn with_keys(entry: &str, extra: &str) -> String {
+    match entry
+        .trim()
+        .strip_prefix('{')
+        .and_then(|e| e.strip_suffix('}'))
+    {
+        Some(inner) => format!("{{ {}, {extra} }}", inner.trim()),
+        None => format!("{{ version = {}, {extra} }}", entry.trim()),
+    }
 }
 
 /// The golden clientset compiles, warning-free with `missing_docs` denied,
