@@ -65,13 +65,6 @@ fn admin(base: &str, method: &str, path: &str) -> String {
     out
 }
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn skip_loudly() {
     eprintln!();
     eprintln!("##################################################################");
@@ -79,18 +72,6 @@ fn skip_loudly() {
     eprintln!("## kubectl against `kubeset serve` was NOT checked.               ##");
     eprintln!("##################################################################");
     eprintln!();
-}
-
-fn kubectl(kc: &Path, cache: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("kubectl");
-    c.arg("--kubeconfig")
-        .arg(kc)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--request-timeout=20s")
-        .args(args)
-        .env_remove("KUBECONFIG");
-    c
 }
 
 async fn kubectl_ok(kc: &Path, cache: &Path, args: &[&str]) -> String {

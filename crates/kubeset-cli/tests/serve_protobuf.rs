@@ -7,33 +7,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use common::*;
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn kubectl(kc: &Path, args: &[&str]) -> Output {
-    let cache = kc.with_file_name("cache");
-    Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kc)
-        .arg("--cache-dir")
-        .arg(cache)
-        .arg("--request-timeout=20s")
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("run kubectl")
-}
-
 fn ok(kc: &Path, args: &[&str]) -> (String, String) {
-    let out = kubectl(kc, args);
+    let out = kubectl(kc, &kc.with_file_name("cache"), args)
+        .output()
+        .expect("run kubectl");
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -109,13 +109,6 @@ fn kubeset_args(s: &Served, args: &[&str]) -> Vec<String> {
     v
 }
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `kubeset serve` with the test pods, created by `program`.
 async fn serve_with_pods(program: &str) -> Served {
     let s = serve();

@@ -104,6 +104,29 @@ pub async fn run_raw(args: Vec<String>) -> Run {
     .expect("join")
 }
 
+/// Whether the real `kubectl` is installed (tests that need it skip
+/// loudly without it).
+pub fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `kubectl --kubeconfig <kc> --cache-dir <cache> --request-timeout=20s
+/// args…`, no KUBECONFIG from the environment.
+pub fn kubectl(kc: &Path, cache: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("kubectl");
+    c.arg("--kubeconfig")
+        .arg(kc)
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--request-timeout=20s")
+        .args(args)
+        .env_remove("KUBECONFIG");
+    c
+}
+
 /// Writes a file in `dir`.
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
