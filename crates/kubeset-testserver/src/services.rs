@@ -88,8 +88,9 @@ pub(crate) fn allocate(
     };
     spec.insert("clusterIP".into(), json!(ip));
     spec.insert("clusterIPs".into(), json!([ip]));
-    // `nodePort` is a plain int32 in Go: 0 is unset, omitted from JSON
-    // (kubectl's protobuf bodies carry it as 0) and allocated below.
+    // `nodePort` is a plain int32 in Go, so 0 means unset whatever the
+    // encoding (a JSON `0`, or the zero kubectl's protobuf bodies carry):
+    // upstream's allocator treats it so, and Go omits it from JSON.
     for p in spec
         .get_mut("ports")
         .and_then(Value::as_array_mut)
