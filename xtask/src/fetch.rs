@@ -3,8 +3,10 @@
 //!
 //! A pin file lists `<sha256>  <path>` for every file of a version's spec
 //! directory (`swagger.json`, `openapi-v3/api/v1.json`,
-//! `openapi-v3/apis/<group>/<version>.json`). `codegen` refuses spec
-//! files that do not match the pins of the version it generates from.
+//! `openapi-v3/apis/<group>/<version>.json` and, where the version has
+//! them, the protobuf field numbers `proto/k8s.io/.../generated.proto`).
+//! `codegen` refuses spec files that do not match the pins of the version
+//! it generates from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,7 +63,9 @@ fn spec_files(dir: &Path) -> Result<Vec<String>, Error> {
             let path = entry?.path();
             if path.is_dir() {
                 walk(&path, base, out)?;
-            } else if path.extension().is_some_and(|e| e == "json")
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "proto")
                 && let Ok(rel) = path.strip_prefix(base)
             {
                 out.push(rel.to_string_lossy().replace('\\', "/"));
@@ -109,7 +113,7 @@ pub fn pin(version: &str, specs_root: &Path) -> Result<(), Error> {
         return Err(format!("no spec files in {}", dir.display()).into());
     }
     let mut text = format!(
-        "# sha256 of the Kubernetes {version} OpenAPI files kubeset generates from.\n\
+        "# sha256 of the Kubernetes {version} OpenAPI (and protobuf) files kubeset generates from.\n\
          # Written by `cargo xtask pin-specs {version}`; checked by `cargo xtask codegen`\n\
          # and `cargo xtask fetch-specs {version}`.\n"
     );
@@ -123,10 +127,18 @@ pub fn pin(version: &str, specs_root: &Path) -> Result<(), Error> {
 }
 
 /// Upstream path of a local spec file: `openapi-v3/apis/apps/v1.json` →
-/// `api/openapi-spec/v3/apis__apps__v1_openapi.json`.
+/// `api/openapi-spec/v3/apis__apps__v1_openapi.json`;
+/// `proto/k8s.io/api/core/v1/generated.proto` →
+/// `staging/src/k8s.io/api/core/v1/generated.proto` (the Go modules'
+/// sources in the kubernetes repository).
 fn upstream_path(file: &str) -> Option<String> {
     if file == "swagger.json" {
         return Some("api/openapi-spec/swagger.json".to_owned());
+    }
+    if let Some(module_path) = file.strip_prefix("proto/") {
+        return module_path
+            .ends_with("/generated.proto")
+            .then(|| format!("staging/src/{module_path}"));
     }
     let rest = file.strip_prefix("openapi-v3/")?.strip_suffix(".json")?;
     Some(format!(
@@ -211,6 +223,11 @@ mod tests {
             upstream_path("swagger.json").as_deref(),
             Some("api/openapi-spec/swagger.json")
         );
+        assert_eq!(
+            upstream_path("proto/k8s.io/api/core/v1/generated.proto").as_deref(),
+            Some("staging/src/k8s.io/api/core/v1/generated.proto")
+        );
+        assert_eq!(upstream_path("proto/k8s.io/api/core/v1/other.proto"), None);
         assert_eq!(upstream_path("other.txt"), None);
     }
 
@@ -235,13 +252,17 @@ mod tests {
                 }
                 let path = request_line.split(' ').nth(1).unwrap_or("");
                 let prefix = format!("/release-{release}/api/openapi-spec/");
-                let local = path.strip_prefix(&prefix).and_then(|p| {
-                    if p == "swagger.json" {
-                        Some(p.to_owned())
-                    } else {
-                        let rest = p.strip_prefix("v3/")?.strip_suffix("_openapi.json")?;
-                        Some(format!("openapi-v3/{}.json", rest.replace("__", "/")))
-                    }
+                let staging = format!("/release-{release}/staging/src/");
+                let proto = path.strip_prefix(&staging).map(|p| format!("proto/{p}"));
+                let local = proto.or_else(|| {
+                    path.strip_prefix(&prefix).and_then(|p| {
+                        if p == "swagger.json" {
+                            Some(p.to_owned())
+                        } else {
+                            let rest = p.strip_prefix("v3/")?.strip_suffix("_openapi.json")?;
+                            Some(format!("openapi-v3/{}.json", rest.replace("__", "/")))
+                        }
+                    })
                 });
                 let body = local.and_then(|l| {
                     let mut bytes = std::fs::read(dir.join(&l)).ok()?;
