@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use kubeset_codegen::proto::{self, ProtoError, ProtoSet, Shape, join};
+use kubeset_codegen::proto::{self, GoValues, ProtoError, ProtoSet, Shape, join};
 use kubeset_codegen::{InputFormat, Ir, Output, load};
 
 fn workspace() -> PathBuf {
@@ -33,10 +33,32 @@ fn inputs() -> &'static (Ir, ProtoSet, String) {
     })
 }
 
+const GO_VALUES: &str = "go-values";
+
+/// The committed Go value-field table of the pinned version.
+fn go_values_text() -> String {
+    let (_, version) = spec_dir();
+    let path = workspace().join(format!("specs/kubernetes-{version}.go-values"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn go_values() -> &'static GoValues {
+    static VALUES: OnceLock<GoValues> = OnceLock::new();
+    VALUES.get_or_init(|| GoValues::parse(GO_VALUES, &go_values_text()).unwrap())
+}
+
+fn join(ir: &Ir, set: &ProtoSet) -> Result<proto::Codecs, ProtoError> {
+    join::join(ir, set, go_values(), GO_VALUES)
+}
+
+fn join_with(ir: &Ir, set: &ProtoSet, fixups: &[join::Fixup]) -> Result<proto::Codecs, ProtoError> {
+    join::join_with(ir, set, fixups, go_values(), GO_VALUES)
+}
+
 #[test]
 fn committed_codecs_are_current() {
     let (ir, set, version) = inputs();
-    let codecs = join::join(ir, set).unwrap();
+    let codecs = join(ir, set).unwrap();
     assert!(codecs.types.len() > 700, "{}", codecs.types.len());
     let mut out = Output::default();
     proto::emit::emit(
@@ -61,7 +83,7 @@ fn committed_codecs_are_current() {
 #[test]
 fn embedded_go_structs_are_nested_messages() {
     let (ir, set, _) = inputs();
-    let codecs = join::join(ir, set).unwrap();
+    let codecs = join(ir, set).unwrap();
     let probe = &codecs.types["io.k8s.api.core.v1.Probe"];
     let handler = probe.fields.iter().find(|f| f.number == 1).unwrap();
     let Shape::Embedded(inner) = &handler.shape else {
@@ -78,12 +100,61 @@ fn embedded_go_structs_are_nested_messages() {
 }
 
 #[test]
+fn go_value_fields_come_from_the_table() {
+    let (ir, set, _) = inputs();
+    let codecs = join(ir, set).unwrap();
+    let field = |definition: &str, json: &str| {
+        codecs.types[definition]
+            .fields
+            .iter()
+            .find(|f| f.json == json)
+            .unwrap_or_else(|| panic!("{definition}.{json}"))
+            .zero_is_unset
+    };
+    // Go `int32` with omitempty: 0 is what Go writes for "not set".
+    assert!(field("io.k8s.api.core.v1.ServicePort", "nodePort"));
+    assert!(field("io.k8s.api.core.v1.PodSpec", "hostNetwork"));
+    // `*int64` and a plain required value keep what the wire says.
+    assert!(!field(
+        "io.k8s.api.core.v1.PodSpec",
+        "terminationGracePeriodSeconds"
+    ));
+    assert!(!field("io.k8s.api.core.v1.ServicePort", "port"));
+}
+
+#[test]
+fn a_stale_go_value_table_fails_the_run() {
+    let (ir, set, _) = inputs();
+    let text = go_values_text();
+    let without_pod_spec: String = text
+        .lines()
+        .filter(|l| !l.starts_with("io.k8s.api.core.v1.PodSpec "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let values = GoValues::parse(GO_VALUES, &without_pod_spec).unwrap();
+    let err = join::join(ir, set, &values, GO_VALUES)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("io.k8s.api.core.v1.PodSpec is joined but not listed")
+            && err.contains("cargo xtask go-values"),
+        "{err}"
+    );
+    let renamed = text.replace(" nodePort ", " nodePortNumber ");
+    let values = GoValues::parse(GO_VALUES, &renamed).unwrap();
+    let err = join::join(ir, set, &values, GO_VALUES)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("has no field \"nodePortNumber\""), "{err}");
+}
+
+#[test]
 fn a_disagreement_fails_the_run() {
     let (ir, set, _) = inputs();
     let mut set = set.clone();
     let pod = set.messages.get_mut("k8s.io.api.core.v1.PodSpec").unwrap();
     pod.fields.retain(|f| f.name != "nodeName");
-    let err = join::join(ir, &set).unwrap_err();
+    let err = join(ir, &set).unwrap_err();
     let text = err.to_string();
     assert!(
         matches!(err, ProtoError::Mismatches { count: 1, .. }),
@@ -103,7 +174,7 @@ fn a_fixup_that_matches_nothing_fails_the_run() {
         name: "gone_upstream",
         renames: &[("io.k8s.api.core.v1.Pod", "nothing", "Nothing")],
     });
-    let err = join::join_with(ir, set, &fixups).unwrap_err();
+    let err = join_with(ir, set, &fixups).unwrap_err();
     assert!(
         matches!(
             err,
@@ -122,7 +193,7 @@ fn a_fixup_that_matches_nothing_fails_the_run() {
             .copied()
             .collect();
         assert!(
-            join::join_with(ir, set, &fewer).is_err(),
+            join_with(ir, set, &fewer).is_err(),
             "{} is not needed",
             skip.name
         );

@@ -180,7 +180,8 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     let ir = kubeset_codegen::ir::lower(input)?;
     let mut output = emit::emit(&ir, &label)?;
     kubeset_codegen::emit_schema::add(&ir, &definitions, &label, &mut output)?;
-    kubeset_codegen::proto::emit::emit_dir(&dir, &ir, &label, &mut output)?;
+    let go_values = crate::go_values::path(&version);
+    kubeset_codegen::proto::emit::emit_dir(&dir, &go_values, &ir, &label, &mut output)?;
     let client = emit_client::emit(&ir, &label)?;
     let root = workspace_root();
     let api_dir = root.join("crates/kubeset-api");

@@ -14,6 +14,9 @@
 //!   `specs/kubernetes-<version>.sha256` from a spec directory.
 //! - `cargo xtask fetch-specs <version> [--dest DIR]`: download a release's
 //!   pinned specs from upstream and check their sha256.
+//! - `cargo xtask go-values`: write `specs/kubernetes-<version>.go-values`
+//!   (which protobuf fields are Go values) from Go's types; see
+//!   [`go_values`].
 //! - `cargo xtask bench [--quick] [--only ROWS]`: kubeset vs
 //!   kube-rs/k8s-openapi and client-go, written to `docs/benchmarks.md`
 //!   (a partial `--only` run writes beside its data instead); see [`mod@bench`].
@@ -27,6 +30,7 @@ mod bench;
 mod codegen;
 mod fetch;
 mod fuzz;
+mod go_values;
 mod public_api;
 mod test;
 
@@ -53,6 +57,7 @@ fn usage() -> ExitCode {
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
          cargo xtask fetch-specs <version> [--dest DIR]\n       \
+         cargo xtask go-values\n       \
          cargo xtask bench [--quick] [--only codec,watch,roundtrip,failover,memory,build]\n       \
          cargo xtask public-api [--bless]\n       \
          cargo xtask fuzz [--smoke] [--seconds N] [TARGET...]"
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("test") => test::run_all(&specs_root(specs)),
+        Some("go-values") => go_values::run(),
         Some("bench") => bench::run(quick),
         Some("public-api") => public_api::run(bless),
         Some("fuzz") => fuzz::run(smoke, seconds, &positional[1..]),

@@ -28,16 +28,31 @@ fn preamble(line: &str) -> String {
     format!("{GENERATED_MARKER}\n// {line}\n")
 }
 
-/// Reads `<spec_dir>/proto/` (if any), joins it to `ir` and adds the
-/// codec files to `out`: the one call of `cargo xtask codegen`.
+/// Reads `<spec_dir>/proto/` (if any), joins it to `ir` with the Go
+/// value-field table at `go_values` (read only when there are proto files)
+/// and adds the codec files to `out`: the one call of `cargo xtask codegen`.
 pub fn emit_dir(
     spec_dir: &std::path::Path,
+    go_values: &std::path::Path,
     ir: &Ir,
     spec_label: &str,
     out: &mut Output,
 ) -> Result<(), CodegenError> {
     let codecs = match super::load(spec_dir)? {
-        Some(set) => Some(super::join::join(ir, &set)?),
+        Some(set) => {
+            let text =
+                std::fs::read_to_string(go_values).map_err(|source| super::ProtoError::Read {
+                    path: go_values.to_owned(),
+                    source,
+                })?;
+            let label = go_values
+                .file_name()
+                .unwrap_or(go_values.as_os_str())
+                .to_string_lossy()
+                .into_owned();
+            let values = super::GoValues::parse(&label, &text)?;
+            Some(super::join::join(ir, &set, &values, &label)?)
+        }
         None => None,
     };
     emit(ir, codecs.as_ref(), spec_label, out)

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::parse::{Label, Message, ProtoField};
-use super::{ProtoError, ProtoSet, message_name};
+use super::{GoValues, ProtoError, ProtoSet, message_name};
 use crate::ir::Field;
 use crate::ir::{Ir, Ty, TypeKind};
 
@@ -106,9 +106,9 @@ pub struct FieldCodec {
     pub required: bool,
     /// Behind a `Box` in the model.
     pub boxed: bool,
-    /// A Go value field (not a pointer) of a scalar type: Go writes its
-    /// zero value on the wire when unset, so a zero reads as `None`
-    /// ([`GO_VALUE_FIELDS`]).
+    /// A Go value field (not a pointer) of a scalar type with `omitempty`:
+    /// Go writes its zero value on the wire when unset, so a zero reads as
+    /// `None` ([`GoValues`]).
     pub zero_is_unset: bool,
 }
 
@@ -163,83 +163,6 @@ impl Fixup {
             .find(|(d, j, _)| *d == definition && *j == json)
             .map(|(_, _, p)| *p)
     }
-}
-
-/// Optional scalar fields that are Go values, not pointers, in the types
-/// every object carries. Go writes them even when unset (`generateName:
-/// ""`, `generation: 0`); read back, a zero is `None`, as from JSON (where
-/// Go omits them). Elsewhere presence is kept as sent: without Go's
-/// pointer information a zero may be meaningful (`replicas: 0` is a Go
-/// `*int32`). Each entry must name optional scalar fields, or the run
-/// fails.
-pub const GO_VALUE_FIELDS: &[(&str, &[&str])] = &[
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
-        &[
-            "name",
-            "generateName",
-            "namespace",
-            "selfLink",
-            "uid",
-            "resourceVersion",
-            "generation",
-        ],
-    ),
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
-        &["selfLink", "resourceVersion", "continue"],
-    ),
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
-        &[
-            "manager",
-            "operation",
-            "apiVersion",
-            "fieldsType",
-            "subresource",
-        ],
-    ),
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-        &["status", "message", "reason", "code"],
-    ),
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails",
-        &["name", "group", "kind", "uid", "retryAfterSeconds"],
-    ),
-    (
-        "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause",
-        &["reason", "message", "field"],
-    ),
-];
-
-fn go_value(definition: &str, json: &str) -> bool {
-    GO_VALUE_FIELDS
-        .iter()
-        .any(|(d, fields)| *d == definition && fields.contains(&json))
-}
-
-/// Every [`GO_VALUE_FIELDS`] entry names an optional scalar of a joined
-/// struct.
-fn check_go_values(codecs: &Codecs) -> Result<(), ProtoError> {
-    for (definition, fields) in GO_VALUE_FIELDS {
-        for json in *fields {
-            let ok = codecs.types.get(*definition).is_some_and(|c| {
-                c.fields.iter().any(|f| {
-                    f.json == *json
-                        && f.zero_is_unset
-                        && matches!(f.shape, Shape::One(Elem::Scalar(_)))
-                })
-            });
-            if !ok {
-                return Err(ProtoError::FixupNoLongerApplies {
-                    fixup: "GO_VALUE_FIELDS",
-                    reason: format!("{definition}.{json} is not an optional scalar"),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Every fixup of the upstream files.
@@ -364,20 +287,35 @@ pub const FIXUPS: &[Fixup] = &[
 struct Joiner<'a> {
     set: &'a ProtoSet,
     ir: &'a Ir,
+    go_values: &'a GoValues,
     used: BTreeSet<&'static str>,
 }
 
 /// Joins every IR struct that has a message; fails on any disagreement
-/// not covered by [`FIXUPS`], and on a fixup that matched nothing.
-pub fn join(ir: &Ir, set: &ProtoSet) -> Result<Codecs, ProtoError> {
-    join_with(ir, set, FIXUPS)
+/// not covered by [`FIXUPS`], on a fixup that matched nothing, and on a
+/// [`GoValues`] table (`label` names its file) that does not describe the
+/// result.
+pub fn join(
+    ir: &Ir,
+    set: &ProtoSet,
+    go_values: &GoValues,
+    label: &str,
+) -> Result<Codecs, ProtoError> {
+    join_with(ir, set, FIXUPS, go_values, label)
 }
 
 /// [`join`] with a chosen fixup list (tests).
-pub fn join_with(ir: &Ir, set: &ProtoSet, fixups: &[Fixup]) -> Result<Codecs, ProtoError> {
+pub fn join_with(
+    ir: &Ir,
+    set: &ProtoSet,
+    fixups: &[Fixup],
+    go_values: &GoValues,
+    label: &str,
+) -> Result<Codecs, ProtoError> {
     let mut j = Joiner {
         set,
         ir,
+        go_values,
         used: BTreeSet::new(),
     };
     let mut codecs = Codecs::default();
@@ -426,7 +364,7 @@ pub fn join_with(ir: &Ir, set: &ProtoSet, fixups: &[Fixup]) -> Result<Codecs, Pr
             list: errors.iter().map(|e| format!("\n  {e}")).collect(),
         });
     }
-    check_go_values(&codecs)?;
+    go_values.check(label, ir, &codecs)?;
     if let Some(f) = fixups.iter().find(|f| !j.used.contains(f.name)) {
         return Err(ProtoError::FixupNoLongerApplies {
             fixup: f.name,
@@ -500,7 +438,7 @@ impl Joiner<'_> {
                     .map_err(|reason| format!("field {:?}: {reason}", f.json))?;
                 let zero_is_unset = !f.required
                     && matches!(shape, Shape::One(Elem::Scalar(_)))
-                    && go_value(definition, &f.json);
+                    && self.go_values.zero_is_unset(definition, &f.json);
                 out.push(FieldCodec {
                     rust: f.rust.clone(),
                     json: f.json.clone(),

@@ -7,18 +7,20 @@
 //! message to its definition, `k8s.io.api.core.v1.Pod` ↔
 //! `io.k8s.api.core.v1.Pod`, each field by JSON name; a field in one and
 //! not the other fails the run unless a named [`join::FIXUPS`] entry covers
-//! it) → [`emit`] (per-struct encode/decode in `kubeset-api`'s
+//! it; which zeros are unset comes from [`GoValues`]) → [`emit`] (per-struct encode/decode in `kubeset-api`'s
 //! `src/protobuf/generated/`, behind the cargo feature `protobuf`).
 //!
 //! A version without a `proto/` directory generates JSON-only models.
 
 pub mod emit;
+pub mod go_values;
 pub mod join;
 pub mod parse;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use go_values::GoValues;
 pub use join::{Codec, Codecs, Elem, FieldCodec, Scalar, Shape};
 pub use parse::Message;
 
@@ -61,6 +63,14 @@ pub enum ProtoError {
         count: usize,
         /// One line per disagreement.
         list: String,
+    },
+    /// The Go value-field table is malformed or does not describe the join.
+    #[error("{file}: {reason}")]
+    GoValues {
+        /// The table's file.
+        file: String,
+        /// What is wrong.
+        reason: String,
     },
     /// A named fixup found nothing to fix: upstream changed, remove it.
     #[error("proto fixup {fixup} no longer applies: {reason}")]

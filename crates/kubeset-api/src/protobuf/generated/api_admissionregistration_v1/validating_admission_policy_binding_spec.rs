@@ -28,7 +28,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.policy_name = Some(w::string(value)?),
+            1 => self.policy_name = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     &mut **self.param_ref.get_or_insert_with(Default::default),

@@ -25,7 +25,7 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.observed_generation = Some(w::int64(value)?),
+            1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => {
                 w::merge(
                     self.type_checking.get_or_insert_with(Default::default),

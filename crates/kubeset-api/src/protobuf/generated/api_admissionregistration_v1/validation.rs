@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Validat
         let _ = depth;
         match number {
             1 => self.expression = w::string(value)?,
-            2 => self.message = Some(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
             3 => self.reason = Some(w::string(value)?),
-            4 => self.message_expression = Some(w::string(value)?),
+            4 => self.message_expression = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

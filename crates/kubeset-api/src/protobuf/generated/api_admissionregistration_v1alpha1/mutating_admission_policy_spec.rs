@@ -71,7 +71,7 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            7 => self.reinvocation_policy = Some(w::string(value)?),
+            7 => self.reinvocation_policy = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -25,8 +25,8 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::P
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.namespace = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.namespace = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
                     &mut **self.selector.get_or_insert_with(Default::default),

@@ -17,7 +17,7 @@ for crate::api::admissionregistration::v1beta1::ApplyConfiguration {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         if number == 1 {
-            self.expression = Some(w::string(value)?);
+            self.expression = w::nonzero(w::string(value)?);
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::JS
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         if number == 1 {
-            self.expression = Some(w::string(value)?);
+            self.expression = w::nonzero(w::string(value)?);
         }
         Ok(())
     }

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Pa
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.api_version = Some(w::string(value)?),
-            2 => self.kind = Some(w::string(value)?),
+            1 => self.api_version = w::nonzero(w::string(value)?),
+            2 => self.kind = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

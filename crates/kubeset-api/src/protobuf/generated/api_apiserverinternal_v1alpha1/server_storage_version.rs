@@ -30,8 +30,8 @@ for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.api_server_id = Some(w::string(value)?),
-            2 => self.encoding_version = Some(w::string(value)?),
+            1 => self.api_server_id = w::nonzero(w::string(value)?),
+            2 => self.encoding_version = w::nonzero(w::string(value)?),
             3 => {
                 self.decodable_versions
                     .get_or_insert_with(Vec::new)

@@ -38,7 +38,7 @@ for crate::api::apiserverinternal::v1alpha1::StorageVersionCondition {
         match number {
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,
-            3 => self.observed_generation = Some(w::int64(value)?),
+            3 => self.observed_generation = w::nonzero(w::int64(value)?),
             4 => self.last_transition_time = w::time(value)?,
             5 => self.reason = w::string(value)?,
             6 => self.message = w::string(value)?,

@@ -39,7 +39,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetSpec {
                     depth,
                 )?
             }
-            4 => self.min_ready_seconds = Some(w::int32(value)?),
+            4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             6 => self.revision_history_limit = Some(w::int32(value)?),
             _ => {}
         }

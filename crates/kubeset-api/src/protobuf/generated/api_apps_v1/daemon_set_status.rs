@@ -53,10 +53,10 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetStatus {
             2 => self.number_misscheduled = w::int32(value)?,
             3 => self.desired_number_scheduled = w::int32(value)?,
             4 => self.number_ready = w::int32(value)?,
-            5 => self.observed_generation = Some(w::int64(value)?),
-            6 => self.updated_number_scheduled = Some(w::int32(value)?),
-            7 => self.number_available = Some(w::int32(value)?),
-            8 => self.number_unavailable = Some(w::int32(value)?),
+            5 => self.observed_generation = w::nonzero(w::int64(value)?),
+            6 => self.updated_number_scheduled = w::nonzero(w::int32(value)?),
+            7 => self.number_available = w::nonzero(w::int32(value)?),
+            8 => self.number_unavailable = w::nonzero(w::int32(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
             10 => {
                 self.conditions

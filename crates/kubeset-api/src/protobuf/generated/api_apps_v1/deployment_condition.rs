@@ -37,8 +37,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentCondition {
             2 => self.status = w::string(value)?,
             6 => self.last_update_time = w::time(value)?,
             7 => self.last_transition_time = w::time(value)?,
-            4 => self.reason = Some(w::string(value)?),
-            5 => self.message = Some(w::string(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
+            5 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -49,9 +49,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentSpec {
                     depth,
                 )?
             }
-            5 => self.min_ready_seconds = Some(w::int32(value)?),
+            5 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             6 => self.revision_history_limit = Some(w::int32(value)?),
-            7 => self.paused = Some(w::bool(value)?),
+            7 => self.paused = w::nonzero(w::bool(value)?),
             9 => self.progress_deadline_seconds = Some(w::int32(value)?),
             _ => {}
         }

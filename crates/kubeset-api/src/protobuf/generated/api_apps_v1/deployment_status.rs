@@ -42,12 +42,12 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.observed_generation = Some(w::int64(value)?),
-            2 => self.replicas = Some(w::int32(value)?),
-            3 => self.updated_replicas = Some(w::int32(value)?),
-            7 => self.ready_replicas = Some(w::int32(value)?),
-            4 => self.available_replicas = Some(w::int32(value)?),
-            5 => self.unavailable_replicas = Some(w::int32(value)?),
+            1 => self.observed_generation = w::nonzero(w::int64(value)?),
+            2 => self.replicas = w::nonzero(w::int32(value)?),
+            3 => self.updated_replicas = w::nonzero(w::int32(value)?),
+            7 => self.ready_replicas = w::nonzero(w::int32(value)?),
+            4 => self.available_replicas = w::nonzero(w::int32(value)?),
+            5 => self.unavailable_replicas = w::nonzero(w::int32(value)?),
             9 => self.terminating_replicas = Some(w::int32(value)?),
             6 => {
                 self.conditions

@@ -27,7 +27,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
         let _ = depth;
         match number {
             1 => self.replicas = Some(w::int32(value)?),
-            4 => self.min_ready_seconds = Some(w::int32(value)?),
+            4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             2 => w::merge(&mut self.selector, value, depth)?,
             3 => {
                 w::merge(

@@ -38,11 +38,11 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetStatus {
         let _ = depth;
         match number {
             1 => self.replicas = w::int32(value)?,
-            2 => self.fully_labeled_replicas = Some(w::int32(value)?),
-            4 => self.ready_replicas = Some(w::int32(value)?),
-            5 => self.available_replicas = Some(w::int32(value)?),
+            2 => self.fully_labeled_replicas = w::nonzero(w::int32(value)?),
+            4 => self.ready_replicas = w::nonzero(w::int32(value)?),
+            5 => self.available_replicas = w::nonzero(w::int32(value)?),
             7 => self.terminating_replicas = Some(w::int32(value)?),
-            3 => self.observed_generation = Some(w::int64(value)?),
+            3 => self.observed_generation = w::nonzero(w::int64(value)?),
             6 => {
                 self.conditions
                     .get_or_insert_with(Vec::new)

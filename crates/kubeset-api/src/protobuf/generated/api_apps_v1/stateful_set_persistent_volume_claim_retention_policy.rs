@@ -20,8 +20,8 @@ for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.when_deleted = Some(w::string(value)?),
-            2 => self.when_scaled = Some(w::string(value)?),
+            1 => self.when_deleted = w::nonzero(w::string(value)?),
+            2 => self.when_scaled = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -59,7 +59,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
                     .push(w::message(value, depth)?)
             }
             5 => self.service_name = Some(w::string(value)?),
-            6 => self.pod_management_policy = Some(w::string(value)?),
+            6 => self.pod_management_policy = w::nonzero(w::string(value)?),
             7 => {
                 w::merge(
                     &mut **self.update_strategy.get_or_insert_with(Default::default),
@@ -68,7 +68,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
                 )?
             }
             8 => self.revision_history_limit = Some(w::int32(value)?),
-            9 => self.min_ready_seconds = Some(w::int32(value)?),
+            9 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             10 => {
                 w::merge(
                     &mut **self

@@ -46,13 +46,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.observed_generation = Some(w::int64(value)?),
+            1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => self.replicas = w::int32(value)?,
-            3 => self.ready_replicas = Some(w::int32(value)?),
-            4 => self.current_replicas = Some(w::int32(value)?),
-            5 => self.updated_replicas = Some(w::int32(value)?),
-            6 => self.current_revision = Some(w::string(value)?),
-            7 => self.update_revision = Some(w::string(value)?),
+            3 => self.ready_replicas = w::nonzero(w::int32(value)?),
+            4 => self.current_replicas = w::nonzero(w::int32(value)?),
+            5 => self.updated_replicas = w::nonzero(w::int32(value)?),
+            6 => self.current_revision = w::nonzero(w::string(value)?),
+            7 => self.update_revision = w::nonzero(w::string(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
             10 => {
                 self.conditions

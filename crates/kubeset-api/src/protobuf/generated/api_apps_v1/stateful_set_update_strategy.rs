@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetUpdateStrateg
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.type_ = Some(w::string(value)?),
+            1 => self.type_ = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.rolling_update.get_or_insert_with(Default::default),

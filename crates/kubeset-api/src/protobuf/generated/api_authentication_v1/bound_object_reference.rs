@@ -25,10 +25,10 @@ impl crate::protobuf::Message for crate::api::authentication::v1::BoundObjectRef
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.kind = Some(w::string(value)?),
-            2 => self.api_version = Some(w::string(value)?),
-            3 => self.name = Some(w::string(value)?),
-            4 => self.uid = Some(w::string(value)?),
+            1 => self.kind = w::nonzero(w::string(value)?),
+            2 => self.api_version = w::nonzero(w::string(value)?),
+            3 => self.name = w::nonzero(w::string(value)?),
+            4 => self.uid = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

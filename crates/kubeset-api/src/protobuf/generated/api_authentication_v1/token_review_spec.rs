@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSpe
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.token = Some(w::string(value)?),
+            1 => self.token = w::nonzero(w::string(value)?),
             2 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }

@@ -27,7 +27,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.authenticated = Some(w::bool(value)?),
+            1 => self.authenticated = w::nonzero(w::bool(value)?),
             2 => {
                 w::merge(
                     &mut **self.user.get_or_insert_with(Default::default),
@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
                 )?
             }
             4 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
-            3 => self.error = Some(w::string(value)?),
+            3 => self.error = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

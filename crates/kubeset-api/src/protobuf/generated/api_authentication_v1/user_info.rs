@@ -27,8 +27,8 @@ impl crate::protobuf::Message for crate::api::authentication::v1::UserInfo {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.username = Some(w::string(value)?),
-            2 => self.uid = Some(w::string(value)?),
+            1 => self.username = w::nonzero(w::string(value)?),
+            2 => self.uid = w::nonzero(w::string(value)?),
             3 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => {
                 let (k, v) = w::entry(

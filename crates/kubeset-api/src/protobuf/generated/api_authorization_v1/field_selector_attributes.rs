@@ -22,7 +22,7 @@ for crate::api::authorization::v1::FieldSelectorAttributes {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.raw_selector = Some(w::string(value)?),
+            1 => self.raw_selector = w::nonzero(w::string(value)?),
             2 => {
                 self.requirements
                     .get_or_insert_with(Vec::new)

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::authorization::v1::NonResourceAttr
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.path = Some(w::string(value)?),
-            2 => self.verb = Some(w::string(value)?),
+            1 => self.path = w::nonzero(w::string(value)?),
+            2 => self.verb = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -40,13 +40,13 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.namespace = Some(w::string(value)?),
-            2 => self.verb = Some(w::string(value)?),
-            3 => self.group = Some(w::string(value)?),
-            4 => self.version = Some(w::string(value)?),
-            5 => self.resource = Some(w::string(value)?),
-            6 => self.subresource = Some(w::string(value)?),
-            7 => self.name = Some(w::string(value)?),
+            1 => self.namespace = w::nonzero(w::string(value)?),
+            2 => self.verb = w::nonzero(w::string(value)?),
+            3 => self.group = w::nonzero(w::string(value)?),
+            4 => self.version = w::nonzero(w::string(value)?),
+            5 => self.resource = w::nonzero(w::string(value)?),
+            6 => self.subresource = w::nonzero(w::string(value)?),
+            7 => self.name = w::nonzero(w::string(value)?),
             8 => {
                 w::merge(
                     &mut **self.field_selector.get_or_insert_with(Default::default),

@@ -17,7 +17,7 @@ for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         if number == 1 {
-            self.namespace = Some(w::string(value)?);
+            self.namespace = w::nonzero(w::string(value)?);
         }
         Ok(())
     }

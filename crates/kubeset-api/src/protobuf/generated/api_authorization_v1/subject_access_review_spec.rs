@@ -50,7 +50,7 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
                     depth,
                 )?
             }
-            3 => self.user = Some(w::string(value)?),
+            3 => self.user = w::nonzero(w::string(value)?),
             4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             5 => {
                 let (k, v) = w::entry(
@@ -63,7 +63,7 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);
             }
-            6 => self.uid = Some(w::string(value)?),
+            6 => self.uid = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

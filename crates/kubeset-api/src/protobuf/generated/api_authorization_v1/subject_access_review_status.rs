@@ -28,9 +28,9 @@ for crate::api::authorization::v1::SubjectAccessReviewStatus {
         let _ = depth;
         match number {
             1 => self.allowed = w::bool(value)?,
-            4 => self.denied = Some(w::bool(value)?),
-            2 => self.reason = Some(w::string(value)?),
-            3 => self.evaluation_error = Some(w::string(value)?),
+            4 => self.denied = w::nonzero(w::bool(value)?),
+            2 => self.reason = w::nonzero(w::string(value)?),
+            3 => self.evaluation_error = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -36,7 +36,7 @@ for crate::api::authorization::v1::SubjectRulesReviewStatus {
             1 => self.resource_rules.push(w::message(value, depth)?),
             2 => self.non_resource_rules.push(w::message(value, depth)?),
             3 => self.incomplete = w::bool(value)?,
-            4 => self.evaluation_error = Some(w::string(value)?),
+            4 => self.evaluation_error = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

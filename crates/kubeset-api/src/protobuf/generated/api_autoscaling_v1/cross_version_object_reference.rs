@@ -27,7 +27,7 @@ for crate::api::autoscaling::v1::CrossVersionObjectReference {
         match number {
             1 => self.kind = w::string(value)?,
             2 => self.name = w::string(value)?,
-            3 => self.api_version = Some(w::string(value)?),
+            3 => self.api_version = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::ScaleSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         if number == 1 {
-            self.replicas = Some(w::int32(value)?);
+            self.replicas = w::nonzero(w::int32(value)?);
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::ScaleStatus {
         let _ = depth;
         match number {
             1 => self.replicas = w::int32(value)?,
-            2 => self.selector = Some(w::string(value)?),
+            2 => self.selector = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -39,7 +39,7 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
         match number {
             1 => self.observed_generation = Some(w::int64(value)?),
             2 => self.last_scale_time = w::time(value)?,
-            3 => self.current_replicas = Some(w::int32(value)?),
+            3 => self.current_replicas = w::nonzero(w::int32(value)?),
             4 => self.desired_replicas = w::int32(value)?,
             5 => {
                 self.current_metrics

@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobSpec {
             1 => self.schedule = w::string(value)?,
             8 => self.time_zone = Some(w::string(value)?),
             2 => self.starting_deadline_seconds = Some(w::int64(value)?),
-            3 => self.concurrency_policy = Some(w::string(value)?),
+            3 => self.concurrency_policy = w::nonzero(w::string(value)?),
             4 => self.suspend = Some(w::bool(value)?),
             5 => w::merge(&mut self.job_template, value, depth)?,
             6 => self.successful_jobs_history_limit = Some(w::int32(value)?),

@@ -37,8 +37,8 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobCondition {
             2 => self.status = w::string(value)?,
             3 => self.last_probe_time = w::time(value)?,
             4 => self.last_transition_time = w::time(value)?,
-            5 => self.reason = Some(w::string(value)?),
-            6 => self.message = Some(w::string(value)?),
+            5 => self.reason = w::nonzero(w::string(value)?),
+            6 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -55,11 +55,11 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             }
             2 => self.start_time = w::time(value)?,
             3 => self.completion_time = w::time(value)?,
-            4 => self.active = Some(w::int32(value)?),
-            5 => self.succeeded = Some(w::int32(value)?),
-            6 => self.failed = Some(w::int32(value)?),
+            4 => self.active = w::nonzero(w::int32(value)?),
+            5 => self.succeeded = w::nonzero(w::int32(value)?),
+            6 => self.failed = w::nonzero(w::int32(value)?),
             11 => self.terminating = Some(w::int32(value)?),
-            7 => self.completed_indexes = Some(w::string(value)?),
+            7 => self.completed_indexes = w::nonzero(w::string(value)?),
             10 => self.failed_indexes = Some(w::string(value)?),
             8 => {
                 w::merge(

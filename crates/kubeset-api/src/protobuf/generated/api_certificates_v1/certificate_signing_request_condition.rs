@@ -36,8 +36,8 @@ for crate::api::certificates::v1::CertificateSigningRequestCondition {
         match number {
             1 => self.type_ = w::string(value)?,
             6 => self.status = w::string(value)?,
-            2 => self.reason = Some(w::string(value)?),
-            3 => self.message = Some(w::string(value)?),
+            2 => self.reason = w::nonzero(w::string(value)?),
+            3 => self.message = w::nonzero(w::string(value)?),
             4 => self.last_update_time = w::time(value)?,
             5 => self.last_transition_time = w::time(value)?,
             _ => {}

@@ -48,8 +48,8 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
             7 => self.signer_name = w::string(value)?,
             8 => self.expiration_seconds = Some(w::int32(value)?),
             5 => self.usages.get_or_insert_with(Vec::new).push(w::string(value)?),
-            2 => self.username = Some(w::string(value)?),
-            3 => self.uid = Some(w::string(value)?),
+            2 => self.username = w::nonzero(w::string(value)?),
+            3 => self.uid = w::nonzero(w::string(value)?),
             4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
             6 => {
                 let (k, v) = w::entry(

@@ -21,7 +21,7 @@ for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.signer_name = Some(w::string(value)?),
+            1 => self.signer_name = w::nonzero(w::string(value)?),
             2 => self.trust_bundle = w::string(value)?,
             _ => {}
         }

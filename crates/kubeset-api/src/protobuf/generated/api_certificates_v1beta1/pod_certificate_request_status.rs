@@ -36,7 +36,7 @@ for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            2 => self.certificate_chain = Some(w::string(value)?),
+            2 => self.certificate_chain = w::nonzero(w::string(value)?),
             4 => self.not_before = w::time(value)?,
             5 => self.begin_refresh_at = w::time(value)?,
             6 => self.not_after = w::time(value)?,

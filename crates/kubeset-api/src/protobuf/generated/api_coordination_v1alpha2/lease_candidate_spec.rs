@@ -39,7 +39,7 @@ for crate::api::coordination::v1alpha2::LeaseCandidateSpec {
             2 => self.ping_time = w::micro_time(value)?,
             3 => self.renew_time = w::micro_time(value)?,
             4 => self.binary_version = w::string(value)?,
-            5 => self.emulation_version = Some(w::string(value)?),
+            5 => self.emulation_version = w::nonzero(w::string(value)?),
             6 => self.strategy = w::string(value)?,
             _ => {}
         }

@@ -38,7 +38,7 @@ impl crate::protobuf::Message for crate::api::coordination::v1beta1::LeaseCandid
             2 => self.ping_time = w::micro_time(value)?,
             3 => self.renew_time = w::micro_time(value)?,
             4 => self.binary_version = w::string(value)?,
-            5 => self.emulation_version = Some(w::string(value)?),
+            5 => self.emulation_version = w::nonzero(w::string(value)?),
             6 => self.strategy = w::string(value)?,
             _ => {}
         }

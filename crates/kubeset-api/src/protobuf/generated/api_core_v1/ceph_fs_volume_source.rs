@@ -35,9 +35,9 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSVolumeSource {
         let _ = depth;
         match number {
             1 => self.monitors.push(w::string(value)?),
-            2 => self.path = Some(w::string(value)?),
-            3 => self.user = Some(w::string(value)?),
-            4 => self.secret_file = Some(w::string(value)?),
+            2 => self.path = w::nonzero(w::string(value)?),
+            3 => self.user = w::nonzero(w::string(value)?),
+            4 => self.secret_file = w::nonzero(w::string(value)?),
             5 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
@@ -45,7 +45,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSVolumeSource {
                     depth,
                 )?
             }
-            6 => self.read_only = Some(w::bool(value)?),
+            6 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

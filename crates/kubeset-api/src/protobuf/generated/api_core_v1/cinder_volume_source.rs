@@ -27,8 +27,8 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderVolumeSource {
         let _ = depth;
         match number {
             1 => self.volume_id = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
-            3 => self.read_only = Some(w::bool(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
             4 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),

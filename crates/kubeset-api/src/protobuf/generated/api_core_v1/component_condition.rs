@@ -29,8 +29,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ComponentCondition {
         match number {
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,
-            3 => self.message = Some(w::string(value)?),
-            4 => self.error = Some(w::string(value)?),
+            3 => self.message = w::nonzero(w::string(value)?),
+            4 => self.error = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

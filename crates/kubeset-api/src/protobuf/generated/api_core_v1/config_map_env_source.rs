@@ -32,7 +32,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapEnvSource {
                     &mut |number, value, depth| {
                         let _ = depth;
                         if number == 1 {
-                            self.name = Some(w::string(value)?);
+                            self.name = w::nonzero(w::string(value)?);
                         }
                         Ok(())
                     },

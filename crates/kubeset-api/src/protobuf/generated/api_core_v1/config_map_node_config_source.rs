@@ -33,8 +33,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapNodeConfigSourc
         match number {
             1 => self.namespace = w::string(value)?,
             2 => self.name = w::string(value)?,
-            3 => self.uid = Some(w::string(value)?),
-            4 => self.resource_version = Some(w::string(value)?),
+            3 => self.uid = w::nonzero(w::string(value)?),
+            4 => self.resource_version = w::nonzero(w::string(value)?),
             5 => self.kubelet_config_key = w::string(value)?,
             _ => {}
         }

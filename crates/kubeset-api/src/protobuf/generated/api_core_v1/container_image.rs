@@ -22,7 +22,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerImage {
         let _ = depth;
         match number {
             1 => self.names.get_or_insert_with(Vec::new).push(w::string(value)?),
-            2 => self.size_bytes = Some(w::int64(value)?),
+            2 => self.size_bytes = w::nonzero(w::int64(value)?),
             _ => {}
         }
         Ok(())

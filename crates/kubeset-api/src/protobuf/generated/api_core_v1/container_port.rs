@@ -29,11 +29,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerPort {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.host_port = Some(w::int32(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.host_port = w::nonzero(w::int32(value)?),
             3 => self.container_port = w::int32(value)?,
-            4 => self.protocol = Some(w::string(value)?),
-            5 => self.host_ip = Some(w::string(value)?),
+            4 => self.protocol = w::nonzero(w::string(value)?),
+            5 => self.host_ip = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

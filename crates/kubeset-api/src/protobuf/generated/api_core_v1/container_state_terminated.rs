@@ -36,12 +36,12 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStateTerminated
         let _ = depth;
         match number {
             1 => self.exit_code = w::int32(value)?,
-            2 => self.signal = Some(w::int32(value)?),
-            3 => self.reason = Some(w::string(value)?),
-            4 => self.message = Some(w::string(value)?),
+            2 => self.signal = w::nonzero(w::int32(value)?),
+            3 => self.reason = w::nonzero(w::string(value)?),
+            4 => self.message = w::nonzero(w::string(value)?),
             5 => self.started_at = w::time(value)?,
             6 => self.finished_at = w::time(value)?,
-            7 => self.container_id = Some(w::string(value)?),
+            7 => self.container_id = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

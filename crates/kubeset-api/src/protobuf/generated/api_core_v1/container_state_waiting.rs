@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStateWaiting {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.reason = Some(w::string(value)?),
-            2 => self.message = Some(w::string(value)?),
+            1 => self.reason = w::nonzero(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -86,7 +86,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             5 => self.restart_count = w::int32(value)?,
             6 => self.image = w::string(value)?,
             7 => self.image_id = w::string(value)?,
-            8 => self.container_id = Some(w::string(value)?),
+            8 => self.container_id = w::nonzero(w::string(value)?),
             9 => self.started = Some(w::bool(value)?),
             10 => {
                 let (k, v) = w::entry(

@@ -47,8 +47,8 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.volume_handle = w::string(value)?,
-            3 => self.read_only = Some(w::bool(value)?),
-            4 => self.fs_type = Some(w::string(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
+            4 => self.fs_type = w::nonzero(w::string(value)?),
             5 => {
                 let (k, v) = w::entry(
                     value,

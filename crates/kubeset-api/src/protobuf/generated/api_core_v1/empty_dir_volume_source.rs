@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EmptyDirVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.medium = Some(w::string(value)?),
+            1 => self.medium = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.size_limit.get_or_insert_with(Default::default),

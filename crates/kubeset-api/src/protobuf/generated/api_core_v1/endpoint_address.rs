@@ -27,7 +27,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
         let _ = depth;
         match number {
             1 => self.ip = w::string(value)?,
-            3 => self.hostname = Some(w::string(value)?),
+            3 => self.hostname = w::nonzero(w::string(value)?),
             4 => self.node_name = Some(w::string(value)?),
             2 => {
                 w::merge(

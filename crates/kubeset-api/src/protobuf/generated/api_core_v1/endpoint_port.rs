@@ -26,9 +26,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointPort {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
             2 => self.port = w::int32(value)?,
-            3 => self.protocol = Some(w::string(value)?),
+            3 => self.protocol = w::nonzero(w::string(value)?),
             4 => self.app_protocol = Some(w::string(value)?),
             _ => {}
         }

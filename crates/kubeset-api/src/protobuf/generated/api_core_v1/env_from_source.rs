@@ -22,7 +22,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvFromSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.prefix = Some(w::string(value)?),
+            1 => self.prefix = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.config_map_ref.get_or_insert_with(Default::default),

@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => self.value = Some(w::string(value)?),
+            2 => self.value = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
                     &mut **self.value_from.get_or_insert_with(Default::default),

@@ -124,7 +124,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                         let _ = depth;
                         match number {
                             1 => self.name = w::string(value)?,
-                            2 => self.image = Some(w::string(value)?),
+                            2 => self.image = w::nonzero(w::string(value)?),
                             3 => {
                                 self.command
                                     .get_or_insert_with(Vec::new)
@@ -135,7 +135,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                     .get_or_insert_with(Vec::new)
                                     .push(w::string(value)?)
                             }
-                            5 => self.working_dir = Some(w::string(value)?),
+                            5 => self.working_dir = w::nonzero(w::string(value)?),
                             6 => {
                                 self.ports
                                     .get_or_insert_with(Vec::new)
@@ -213,11 +213,17 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                     depth,
                                 )?
                             }
-                            13 => self.termination_message_path = Some(w::string(value)?),
-                            20 => {
-                                self.termination_message_policy = Some(w::string(value)?);
+                            13 => {
+                                self.termination_message_path = w::nonzero(
+                                    w::string(value)?,
+                                );
                             }
-                            14 => self.image_pull_policy = Some(w::string(value)?),
+                            20 => {
+                                self.termination_message_policy = w::nonzero(
+                                    w::string(value)?,
+                                );
+                            }
+                            14 => self.image_pull_policy = w::nonzero(w::string(value)?),
                             15 => {
                                 w::merge(
                                     &mut **self
@@ -227,16 +233,16 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                     depth,
                                 )?
                             }
-                            16 => self.stdin = Some(w::bool(value)?),
-                            17 => self.stdin_once = Some(w::bool(value)?),
-                            18 => self.tty = Some(w::bool(value)?),
+                            16 => self.stdin = w::nonzero(w::bool(value)?),
+                            17 => self.stdin_once = w::nonzero(w::bool(value)?),
+                            18 => self.tty = w::nonzero(w::bool(value)?),
                             _ => {}
                         }
                         Ok(())
                     },
                 )?
             }
-            2 => self.target_container_name = Some(w::string(value)?),
+            2 => self.target_container_name = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -62,8 +62,8 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.involved_object, value, depth)?,
-            3 => self.reason = Some(w::string(value)?),
-            4 => self.message = Some(w::string(value)?),
+            3 => self.reason = w::nonzero(w::string(value)?),
+            4 => self.message = w::nonzero(w::string(value)?),
             5 => {
                 w::merge(
                     &mut **self.source.get_or_insert_with(Default::default),
@@ -73,13 +73,13 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
             }
             6 => self.first_timestamp = w::time(value)?,
             7 => self.last_timestamp = w::time(value)?,
-            8 => self.count = Some(w::int32(value)?),
-            9 => self.type_ = Some(w::string(value)?),
+            8 => self.count = w::nonzero(w::int32(value)?),
+            9 => self.type_ = w::nonzero(w::string(value)?),
             10 => self.event_time = w::micro_time(value)?,
             11 => {
                 w::merge(self.series.get_or_insert_with(Default::default), value, depth)?
             }
-            12 => self.action = Some(w::string(value)?),
+            12 => self.action = w::nonzero(w::string(value)?),
             13 => {
                 w::merge(
                     &mut **self.related.get_or_insert_with(Default::default),

@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EventSeries {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.count = Some(w::int32(value)?),
+            1 => self.count = w::nonzero(w::int32(value)?),
             2 => self.last_observed_time = w::micro_time(value)?,
             _ => {}
         }

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::core::v1::EventSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.component = Some(w::string(value)?),
-            2 => self.host = Some(w::string(value)?),
+            1 => self.component = w::nonzero(w::string(value)?),
+            2 => self.host = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -34,8 +34,8 @@ impl crate::protobuf::Message for crate::api::core::v1::FCVolumeSource {
         match number {
             1 => self.target_wwns.get_or_insert_with(Vec::new).push(w::string(value)?),
             2 => self.lun = Some(w::int32(value)?),
-            3 => self.fs_type = Some(w::string(value)?),
-            4 => self.read_only = Some(w::bool(value)?),
+            3 => self.fs_type = w::nonzero(w::string(value)?),
+            4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => self.wwids.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }

@@ -30,7 +30,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexVolumeSource {
         let _ = depth;
         match number {
             1 => self.driver = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
@@ -38,7 +38,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexVolumeSource {
                     depth,
                 )?
             }
-            4 => self.read_only = Some(w::bool(value)?),
+            4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => {
                 let (k, v) = w::entry(
                     value,

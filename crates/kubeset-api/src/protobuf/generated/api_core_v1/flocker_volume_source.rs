@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::core::v1::FlockerVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.dataset_name = Some(w::string(value)?),
-            2 => self.dataset_uuid = Some(w::string(value)?),
+            1 => self.dataset_name = w::nonzero(w::string(value)?),
+            2 => self.dataset_uuid = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

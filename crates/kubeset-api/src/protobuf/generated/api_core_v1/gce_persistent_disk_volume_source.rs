@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::api::core::v1::GCEPersistentDiskVolumeS
         let _ = depth;
         match number {
             1 => self.pd_name = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
-            3 => self.partition = Some(w::int32(value)?),
-            4 => self.read_only = Some(w::bool(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
+            3 => self.partition = w::nonzero(w::int32(value)?),
+            4 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

@@ -24,8 +24,8 @@ impl crate::protobuf::Message for crate::api::core::v1::GitRepoVolumeSource {
         let _ = depth;
         match number {
             1 => self.repository = w::string(value)?,
-            2 => self.revision = Some(w::string(value)?),
-            3 => self.directory = Some(w::string(value)?),
+            2 => self.revision = w::nonzero(w::string(value)?),
+            3 => self.directory = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::GlusterfsPersistentVolum
         match number {
             1 => self.endpoints = w::string(value)?,
             2 => self.path = w::string(value)?,
-            3 => self.read_only = Some(w::bool(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
             4 => self.endpoints_namespace = Some(w::string(value)?),
             _ => {}
         }

@@ -31,10 +31,10 @@ impl crate::protobuf::Message for crate::api::core::v1::HTTPGetAction {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.path = Some(w::string(value)?),
+            1 => self.path = w::nonzero(w::string(value)?),
             2 => w::merge(&mut self.port, value, depth)?,
-            3 => self.host = Some(w::string(value)?),
-            4 => self.scheme = Some(w::string(value)?),
+            3 => self.host = w::nonzero(w::string(value)?),
+            4 => self.scheme = w::nonzero(w::string(value)?),
             5 => {
                 self.http_headers
                     .get_or_insert_with(Vec::new)

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ImageVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.reference = Some(w::string(value)?),
-            2 => self.pull_policy = Some(w::string(value)?),
+            1 => self.reference = w::nonzero(w::string(value)?),
+            2 => self.pull_policy = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -54,12 +54,12 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIVolumeSource {
             1 => self.target_portal = w::string(value)?,
             2 => self.iqn = w::string(value)?,
             3 => self.lun = w::int32(value)?,
-            4 => self.iscsi_interface = Some(w::string(value)?),
-            5 => self.fs_type = Some(w::string(value)?),
-            6 => self.read_only = Some(w::bool(value)?),
+            4 => self.iscsi_interface = w::nonzero(w::string(value)?),
+            5 => self.fs_type = w::nonzero(w::string(value)?),
+            6 => self.read_only = w::nonzero(w::bool(value)?),
             7 => self.portals.get_or_insert_with(Vec::new).push(w::string(value)?),
-            8 => self.chap_auth_discovery = Some(w::bool(value)?),
-            11 => self.chap_auth_session = Some(w::bool(value)?),
+            8 => self.chap_auth_discovery = w::nonzero(w::bool(value)?),
+            11 => self.chap_auth_session = w::nonzero(w::bool(value)?),
             10 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),

@@ -27,8 +27,8 @@ impl crate::protobuf::Message for crate::api::core::v1::LoadBalancerIngress {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.ip = Some(w::string(value)?),
-            2 => self.hostname = Some(w::string(value)?),
+            1 => self.ip = w::nonzero(w::string(value)?),
+            2 => self.hostname = w::nonzero(w::string(value)?),
             3 => self.ip_mode = Some(w::string(value)?),
             4 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             _ => {}

@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LocalObjectReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         if number == 1 {
-            self.name = Some(w::string(value)?);
+            self.name = w::nonzero(w::string(value)?);
         }
         Ok(())
     }

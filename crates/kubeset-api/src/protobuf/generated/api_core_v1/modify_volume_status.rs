@@ -20,7 +20,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ModifyVolumeStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.target_volume_attributes_class_name = Some(w::string(value)?),
+            1 => self.target_volume_attributes_class_name = w::nonzero(w::string(value)?),
             2 => self.status = w::string(value)?,
             _ => {}
         }

@@ -33,8 +33,8 @@ impl crate::protobuf::Message for crate::api::core::v1::NamespaceCondition {
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,
             4 => self.last_transition_time = w::time(value)?,
-            5 => self.reason = Some(w::string(value)?),
-            6 => self.message = Some(w::string(value)?),
+            5 => self.reason = w::nonzero(w::string(value)?),
+            6 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NamespaceStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.phase = Some(w::string(value)?),
+            1 => self.phase = w::nonzero(w::string(value)?),
             2 => {
                 self.conditions
                     .get_or_insert_with(Vec::new)

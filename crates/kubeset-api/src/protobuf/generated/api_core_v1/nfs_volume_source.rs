@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NFSVolumeSource {
         match number {
             1 => self.server = w::string(value)?,
             2 => self.path = w::string(value)?,
-            3 => self.read_only = Some(w::bool(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

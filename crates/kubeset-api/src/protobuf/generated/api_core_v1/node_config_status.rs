@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigStatus {
                     depth,
                 )?
             }
-            4 => self.error = Some(w::string(value)?),
+            4 => self.error = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -38,10 +38,10 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.pod_cidr = Some(w::string(value)?),
+            1 => self.pod_cidr = w::nonzero(w::string(value)?),
             7 => self.pod_cidrs.get_or_insert_with(Vec::new).push(w::string(value)?),
-            3 => self.provider_id = Some(w::string(value)?),
-            4 => self.unschedulable = Some(w::bool(value)?),
+            3 => self.provider_id = w::nonzero(w::string(value)?),
+            4 => self.unschedulable = w::nonzero(w::bool(value)?),
             5 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             6 => {
                 w::merge(
@@ -50,7 +50,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
                     depth,
                 )?
             }
-            2 => self.external_id = Some(w::string(value)?),
+            2 => self.external_id = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -91,7 +91,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                 )?;
                 self.allocatable.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self.phase = Some(w::string(value)?),
+            3 => self.phase = w::nonzero(w::string(value)?),
             4 => {
                 self.conditions
                     .get_or_insert_with(Vec::new)

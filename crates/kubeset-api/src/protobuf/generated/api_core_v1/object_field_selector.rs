@@ -20,7 +20,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ObjectFieldSelector {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.api_version = Some(w::string(value)?),
+            1 => self.api_version = w::nonzero(w::string(value)?),
             2 => self.field_path = w::string(value)?,
             _ => {}
         }

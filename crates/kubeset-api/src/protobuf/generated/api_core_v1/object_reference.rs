@@ -34,13 +34,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ObjectReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.kind = Some(w::string(value)?),
-            2 => self.namespace = Some(w::string(value)?),
-            3 => self.name = Some(w::string(value)?),
-            4 => self.uid = Some(w::string(value)?),
-            5 => self.api_version = Some(w::string(value)?),
-            6 => self.resource_version = Some(w::string(value)?),
-            7 => self.field_path = Some(w::string(value)?),
+            1 => self.kind = w::nonzero(w::string(value)?),
+            2 => self.namespace = w::nonzero(w::string(value)?),
+            3 => self.name = w::nonzero(w::string(value)?),
+            4 => self.uid = w::nonzero(w::string(value)?),
+            5 => self.api_version = w::nonzero(w::string(value)?),
+            6 => self.resource_version = w::nonzero(w::string(value)?),
+            7 => self.field_path = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

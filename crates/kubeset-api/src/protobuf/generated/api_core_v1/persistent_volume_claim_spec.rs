@@ -57,7 +57,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
                     depth,
                 )?
             }
-            3 => self.volume_name = Some(w::string(value)?),
+            3 => self.volume_name = w::nonzero(w::string(value)?),
             5 => self.storage_class_name = Some(w::string(value)?),
             6 => self.volume_mode = Some(w::string(value)?),
             7 => {

@@ -41,7 +41,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.phase = Some(w::string(value)?),
+            1 => self.phase = w::nonzero(w::string(value)?),
             2 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => {
                 let (k, v) = w::entry(

@@ -22,7 +22,7 @@ for crate::api::core::v1::PersistentVolumeClaimVolumeSource {
         let _ = depth;
         match number {
             1 => self.claim_name = w::string(value)?,
-            2 => self.read_only = Some(w::bool(value)?),
+            2 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

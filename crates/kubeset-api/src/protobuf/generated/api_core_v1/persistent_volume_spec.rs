@@ -314,8 +314,8 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                     depth,
                 )?
             }
-            5 => self.persistent_volume_reclaim_policy = Some(w::string(value)?),
-            6 => self.storage_class_name = Some(w::string(value)?),
+            5 => self.persistent_volume_reclaim_policy = w::nonzero(w::string(value)?),
+            6 => self.storage_class_name = w::nonzero(w::string(value)?),
             7 => self.mount_options.get_or_insert_with(Vec::new).push(w::string(value)?),
             8 => self.volume_mode = Some(w::string(value)?),
             9 => {

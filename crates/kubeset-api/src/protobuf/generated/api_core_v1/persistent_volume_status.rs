@@ -25,9 +25,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.phase = Some(w::string(value)?),
-            2 => self.message = Some(w::string(value)?),
-            3 => self.reason = Some(w::string(value)?),
+            1 => self.phase = w::nonzero(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
+            3 => self.reason = w::nonzero(w::string(value)?),
             4 => self.last_phase_transition_time = w::time(value)?,
             _ => {}
         }

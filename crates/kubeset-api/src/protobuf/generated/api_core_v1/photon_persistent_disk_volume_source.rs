@@ -22,7 +22,7 @@ for crate::api::core::v1::PhotonPersistentDiskVolumeSource {
         let _ = depth;
         match number {
             1 => self.pd_id = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

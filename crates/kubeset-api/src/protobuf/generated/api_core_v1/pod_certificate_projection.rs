@@ -39,9 +39,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
             1 => self.signer_name = w::string(value)?,
             2 => self.key_type = w::string(value)?,
             3 => self.max_expiration_seconds = Some(w::int32(value)?),
-            4 => self.credential_bundle_path = Some(w::string(value)?),
-            5 => self.key_path = Some(w::string(value)?),
-            6 => self.certificate_chain_path = Some(w::string(value)?),
+            4 => self.credential_bundle_path = w::nonzero(w::string(value)?),
+            5 => self.key_path = w::nonzero(w::string(value)?),
+            6 => self.certificate_chain_path = w::nonzero(w::string(value)?),
             7 => {
                 let (k, v) = w::entry(
                     value,

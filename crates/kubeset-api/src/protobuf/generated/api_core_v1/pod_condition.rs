@@ -37,12 +37,12 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCondition {
         let _ = depth;
         match number {
             1 => self.type_ = w::string(value)?,
-            7 => self.observed_generation = Some(w::int64(value)?),
+            7 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => self.status = w::string(value)?,
             3 => self.last_probe_time = w::time(value)?,
             4 => self.last_transition_time = w::time(value)?,
-            5 => self.reason = Some(w::string(value)?),
-            6 => self.message = Some(w::string(value)?),
+            5 => self.reason = w::nonzero(w::string(value)?),
+            6 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

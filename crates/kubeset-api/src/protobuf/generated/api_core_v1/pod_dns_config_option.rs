@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodDNSConfigOption {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
             2 => self.value = Some(w::string(value)?),
             _ => {}
         }

@@ -176,10 +176,10 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            3 => self.restart_policy = Some(w::string(value)?),
+            3 => self.restart_policy = w::nonzero(w::string(value)?),
             4 => self.termination_grace_period_seconds = Some(w::int64(value)?),
             5 => self.active_deadline_seconds = Some(w::int64(value)?),
-            6 => self.dns_policy = Some(w::string(value)?),
+            6 => self.dns_policy = w::nonzero(w::string(value)?),
             7 => {
                 let (k, v) = w::entry(
                     value,
@@ -191,13 +191,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 )?;
                 self.node_selector.get_or_insert_with(Default::default).insert(k, v);
             }
-            8 => self.service_account_name = Some(w::string(value)?),
-            9 => self.service_account = Some(w::string(value)?),
+            8 => self.service_account_name = w::nonzero(w::string(value)?),
+            9 => self.service_account = w::nonzero(w::string(value)?),
             21 => self.automount_service_account_token = Some(w::bool(value)?),
-            10 => self.node_name = Some(w::string(value)?),
-            11 => self.host_network = Some(w::bool(value)?),
-            12 => self.host_pid = Some(w::bool(value)?),
-            13 => self.host_ipc = Some(w::bool(value)?),
+            10 => self.node_name = w::nonzero(w::string(value)?),
+            11 => self.host_network = w::nonzero(w::bool(value)?),
+            12 => self.host_pid = w::nonzero(w::bool(value)?),
+            13 => self.host_ipc = w::nonzero(w::bool(value)?),
             27 => self.share_process_namespace = Some(w::bool(value)?),
             14 => {
                 w::merge(
@@ -211,8 +211,8 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            16 => self.hostname = Some(w::string(value)?),
-            17 => self.subdomain = Some(w::string(value)?),
+            16 => self.hostname = w::nonzero(w::string(value)?),
+            17 => self.subdomain = w::nonzero(w::string(value)?),
             18 => {
                 w::merge(
                     self.affinity.get_or_insert_with(Default::default),
@@ -220,7 +220,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     depth,
                 )?
             }
-            19 => self.scheduler_name = Some(w::string(value)?),
+            19 => self.scheduler_name = w::nonzero(w::string(value)?),
             22 => {
                 self.tolerations
                     .get_or_insert_with(Vec::new)
@@ -231,7 +231,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            24 => self.priority_class_name = Some(w::string(value)?),
+            24 => self.priority_class_name = w::nonzero(w::string(value)?),
             25 => self.priority = Some(w::int32(value)?),
             26 => {
                 w::merge(

@@ -87,23 +87,23 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            17 => self.observed_generation = Some(w::int64(value)?),
-            1 => self.phase = Some(w::string(value)?),
+            17 => self.observed_generation = w::nonzero(w::int64(value)?),
+            1 => self.phase = w::nonzero(w::string(value)?),
             2 => {
                 self.conditions
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            3 => self.message = Some(w::string(value)?),
-            4 => self.reason = Some(w::string(value)?),
-            11 => self.nominated_node_name = Some(w::string(value)?),
-            5 => self.host_ip = Some(w::string(value)?),
+            3 => self.message = w::nonzero(w::string(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
+            11 => self.nominated_node_name = w::nonzero(w::string(value)?),
+            5 => self.host_ip = w::nonzero(w::string(value)?),
             16 => {
                 self.host_ips
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            6 => self.pod_ip = Some(w::string(value)?),
+            6 => self.pod_ip = w::nonzero(w::string(value)?),
             12 => {
                 self.pod_ips.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
             }
@@ -118,13 +118,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            9 => self.qos_class = Some(w::string(value)?),
+            9 => self.qos_class = w::nonzero(w::string(value)?),
             13 => {
                 self.ephemeral_container_statuses
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            14 => self.resize = Some(w::string(value)?),
+            14 => self.resize = w::nonzero(w::string(value)?),
             15 => {
                 self.resource_claim_statuses
                     .get_or_insert_with(Vec::new)

@@ -24,8 +24,8 @@ impl crate::protobuf::Message for crate::api::core::v1::PortworxVolumeSource {
         let _ = depth;
         match number {
             1 => self.volume_id = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
-            3 => self.read_only = Some(w::bool(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

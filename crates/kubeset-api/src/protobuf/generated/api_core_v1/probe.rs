@@ -90,11 +90,11 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
                     },
                 )?
             }
-            2 => self.initial_delay_seconds = Some(w::int32(value)?),
-            3 => self.timeout_seconds = Some(w::int32(value)?),
-            4 => self.period_seconds = Some(w::int32(value)?),
-            5 => self.success_threshold = Some(w::int32(value)?),
-            6 => self.failure_threshold = Some(w::int32(value)?),
+            2 => self.initial_delay_seconds = w::nonzero(w::int32(value)?),
+            3 => self.timeout_seconds = w::nonzero(w::int32(value)?),
+            4 => self.period_seconds = w::nonzero(w::int32(value)?),
+            5 => self.success_threshold = w::nonzero(w::int32(value)?),
+            6 => self.failure_threshold = w::nonzero(w::int32(value)?),
             7 => self.termination_grace_period_seconds = Some(w::int64(value)?),
             _ => {}
         }

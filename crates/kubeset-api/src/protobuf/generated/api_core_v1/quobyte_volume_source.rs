@@ -35,10 +35,10 @@ impl crate::protobuf::Message for crate::api::core::v1::QuobyteVolumeSource {
         match number {
             1 => self.registry = w::string(value)?,
             2 => self.volume = w::string(value)?,
-            3 => self.read_only = Some(w::bool(value)?),
-            4 => self.user = Some(w::string(value)?),
-            5 => self.group = Some(w::string(value)?),
-            6 => self.tenant = Some(w::string(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
+            4 => self.user = w::nonzero(w::string(value)?),
+            5 => self.group = w::nonzero(w::string(value)?),
+            6 => self.tenant = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

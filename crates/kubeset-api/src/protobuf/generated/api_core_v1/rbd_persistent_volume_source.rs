@@ -43,10 +43,10 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
         match number {
             1 => self.monitors.push(w::string(value)?),
             2 => self.image = w::string(value)?,
-            3 => self.fs_type = Some(w::string(value)?),
-            4 => self.pool = Some(w::string(value)?),
-            5 => self.user = Some(w::string(value)?),
-            6 => self.keyring = Some(w::string(value)?),
+            3 => self.fs_type = w::nonzero(w::string(value)?),
+            4 => self.pool = w::nonzero(w::string(value)?),
+            5 => self.user = w::nonzero(w::string(value)?),
+            6 => self.keyring = w::nonzero(w::string(value)?),
             7 => {
                 w::merge(
                     &mut **self.secret_ref.get_or_insert_with(Default::default),
@@ -54,7 +54,7 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
                     depth,
                 )?
             }
-            8 => self.read_only = Some(w::bool(value)?),
+            8 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

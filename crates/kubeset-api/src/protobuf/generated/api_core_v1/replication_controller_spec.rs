@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
         let _ = depth;
         match number {
             1 => self.replicas = Some(w::int32(value)?),
-            4 => self.min_ready_seconds = Some(w::int32(value)?),
+            4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             2 => {
                 let (k, v) = w::entry(
                     value,

@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceClaim {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => self.request = Some(w::string(value)?),
+            2 => self.request = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

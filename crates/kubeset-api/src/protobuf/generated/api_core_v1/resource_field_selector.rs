@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceFieldSelector {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.container_name = Some(w::string(value)?),
+            1 => self.container_name = w::nonzero(w::string(value)?),
             2 => self.resource = w::string(value)?,
             3 => {
                 w::merge(

@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceHealth {
         let _ = depth;
         match number {
             1 => self.resource_id = w::string(value)?,
-            2 => self.health = Some(w::string(value)?),
+            2 => self.health = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

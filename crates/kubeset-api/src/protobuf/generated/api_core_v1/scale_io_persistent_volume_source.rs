@@ -49,13 +49,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ScaleIOPersistentVolumeS
             1 => self.gateway = w::string(value)?,
             2 => self.system = w::string(value)?,
             3 => w::merge(&mut self.secret_ref, value, depth)?,
-            4 => self.ssl_enabled = Some(w::bool(value)?),
-            5 => self.protection_domain = Some(w::string(value)?),
-            6 => self.storage_pool = Some(w::string(value)?),
-            7 => self.storage_mode = Some(w::string(value)?),
-            8 => self.volume_name = Some(w::string(value)?),
-            9 => self.fs_type = Some(w::string(value)?),
-            10 => self.read_only = Some(w::bool(value)?),
+            4 => self.ssl_enabled = w::nonzero(w::bool(value)?),
+            5 => self.protection_domain = w::nonzero(w::string(value)?),
+            6 => self.storage_pool = w::nonzero(w::string(value)?),
+            7 => self.storage_mode = w::nonzero(w::string(value)?),
+            8 => self.volume_name = w::nonzero(w::string(value)?),
+            9 => self.fs_type = w::nonzero(w::string(value)?),
+            10 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

@@ -25,10 +25,10 @@ impl crate::protobuf::Message for crate::api::core::v1::SELinuxOptions {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.user = Some(w::string(value)?),
-            2 => self.role = Some(w::string(value)?),
-            3 => self.type_ = Some(w::string(value)?),
-            4 => self.level = Some(w::string(value)?),
+            1 => self.user = w::nonzero(w::string(value)?),
+            2 => self.role = w::nonzero(w::string(value)?),
+            3 => self.type_ = w::nonzero(w::string(value)?),
+            4 => self.level = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -53,7 +53,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
                 )?;
                 self.string_data.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self.type_ = Some(w::string(value)?),
+            3 => self.type_ = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.namespace = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.namespace = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

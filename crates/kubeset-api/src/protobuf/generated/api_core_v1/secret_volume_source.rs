@@ -27,7 +27,7 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.secret_name = Some(w::string(value)?),
+            1 => self.secret_name = w::nonzero(w::string(value)?),
             2 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             3 => self.default_mode = Some(w::int32(value)?),
             4 => self.optional = Some(w::bool(value)?),

@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceAccountTokenProje
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.audience = Some(w::string(value)?),
+            1 => self.audience = w::nonzero(w::string(value)?),
             2 => self.expiration_seconds = Some(w::int64(value)?),
             3 => self.path = w::string(value)?,
             _ => {}

@@ -32,8 +32,8 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.protocol = Some(w::string(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.protocol = w::nonzero(w::string(value)?),
             6 => self.app_protocol = Some(w::string(value)?),
             3 => self.port = w::int32(value)?,
             4 => {
@@ -43,7 +43,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
                     depth,
                 )?
             }
-            5 => self.node_port = Some(w::int32(value)?),
+            5 => self.node_port = w::nonzero(w::int32(value)?),
             _ => {}
         }
         Ok(())

@@ -95,21 +95,21 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
                 )?;
                 self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self.cluster_ip = Some(w::string(value)?),
+            3 => self.cluster_ip = w::nonzero(w::string(value)?),
             18 => self.cluster_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
-            4 => self.type_ = Some(w::string(value)?),
+            4 => self.type_ = w::nonzero(w::string(value)?),
             5 => self.external_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
-            7 => self.session_affinity = Some(w::string(value)?),
-            8 => self.load_balancer_ip = Some(w::string(value)?),
+            7 => self.session_affinity = w::nonzero(w::string(value)?),
+            8 => self.load_balancer_ip = w::nonzero(w::string(value)?),
             9 => {
                 self.load_balancer_source_ranges
                     .get_or_insert_with(Vec::new)
                     .push(w::string(value)?)
             }
-            10 => self.external_name = Some(w::string(value)?),
-            11 => self.external_traffic_policy = Some(w::string(value)?),
-            12 => self.health_check_node_port = Some(w::int32(value)?),
-            13 => self.publish_not_ready_addresses = Some(w::bool(value)?),
+            10 => self.external_name = w::nonzero(w::string(value)?),
+            11 => self.external_traffic_policy = w::nonzero(w::string(value)?),
+            12 => self.health_check_node_port = w::nonzero(w::int32(value)?),
+            13 => self.publish_not_ready_addresses = w::nonzero(w::bool(value)?),
             14 => {
                 w::merge(
                     self.session_affinity_config.get_or_insert_with(Default::default),

@@ -28,10 +28,10 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.volume_name = Some(w::string(value)?),
-            2 => self.volume_namespace = Some(w::string(value)?),
-            3 => self.fs_type = Some(w::string(value)?),
-            4 => self.read_only = Some(w::bool(value)?),
+            1 => self.volume_name = w::nonzero(w::string(value)?),
+            2 => self.volume_namespace = w::nonzero(w::string(value)?),
+            3 => self.fs_type = w::nonzero(w::string(value)?),
+            4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),

@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::core::v1::TCPSocketAction {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.port, value, depth)?,
-            2 => self.host = Some(w::string(value)?),
+            2 => self.host = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -37,12 +37,12 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMount {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => self.read_only = Some(w::bool(value)?),
+            2 => self.read_only = w::nonzero(w::bool(value)?),
             7 => self.recursive_read_only = Some(w::string(value)?),
             3 => self.mount_path = w::string(value)?,
-            4 => self.sub_path = Some(w::string(value)?),
+            4 => self.sub_path = w::nonzero(w::string(value)?),
             5 => self.mount_propagation = Some(w::string(value)?),
-            6 => self.sub_path_expr = Some(w::string(value)?),
+            6 => self.sub_path_expr = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMountStatus {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.mount_path = w::string(value)?,
-            3 => self.read_only = Some(w::bool(value)?),
+            3 => self.read_only = w::nonzero(w::bool(value)?),
             4 => self.recursive_read_only = Some(w::string(value)?),
             _ => {}
         }

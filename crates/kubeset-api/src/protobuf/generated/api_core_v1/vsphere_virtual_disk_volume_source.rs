@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::api::core::v1::VsphereVirtualDiskVolume
         let _ = depth;
         match number {
             1 => self.volume_path = w::string(value)?,
-            2 => self.fs_type = Some(w::string(value)?),
-            3 => self.storage_policy_name = Some(w::string(value)?),
-            4 => self.storage_policy_id = Some(w::string(value)?),
+            2 => self.fs_type = w::nonzero(w::string(value)?),
+            3 => self.storage_policy_name = w::nonzero(w::string(value)?),
+            4 => self.storage_policy_id = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::WorkloadReference {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.pod_group = w::string(value)?,
-            3 => self.pod_group_replica_key = Some(w::string(value)?),
+            3 => self.pod_group_replica_key = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -64,10 +64,10 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             3 => {
                 w::merge(self.series.get_or_insert_with(Default::default), value, depth)?
             }
-            4 => self.reporting_controller = Some(w::string(value)?),
-            5 => self.reporting_instance = Some(w::string(value)?),
-            6 => self.action = Some(w::string(value)?),
-            7 => self.reason = Some(w::string(value)?),
+            4 => self.reporting_controller = w::nonzero(w::string(value)?),
+            5 => self.reporting_instance = w::nonzero(w::string(value)?),
+            6 => self.action = w::nonzero(w::string(value)?),
+            7 => self.reason = w::nonzero(w::string(value)?),
             8 => {
                 w::merge(
                     &mut **self.regarding.get_or_insert_with(Default::default),
@@ -82,8 +82,8 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
                     depth,
                 )?
             }
-            10 => self.note = Some(w::string(value)?),
-            11 => self.type_ = Some(w::string(value)?),
+            10 => self.note = w::nonzero(w::string(value)?),
+            11 => self.type_ = w::nonzero(w::string(value)?),
             12 => {
                 w::merge(
                     &mut **self.deprecated_source.get_or_insert_with(Default::default),
@@ -93,7 +93,7 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             }
             13 => self.deprecated_first_timestamp = w::time(value)?,
             14 => self.deprecated_last_timestamp = w::time(value)?,
-            15 => self.deprecated_count = Some(w::int32(value)?),
+            15 => self.deprecated_count = w::nonzero(w::int32(value)?),
             _ => {}
         }
         Ok(())

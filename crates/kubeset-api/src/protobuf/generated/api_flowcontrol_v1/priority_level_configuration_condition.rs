@@ -29,11 +29,11 @@ for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.type_ = Some(w::string(value)?),
-            2 => self.status = Some(w::string(value)?),
+            1 => self.type_ = w::nonzero(w::string(value)?),
+            2 => self.status = w::nonzero(w::string(value)?),
             3 => self.last_transition_time = w::time(value)?,
-            4 => self.reason = Some(w::string(value)?),
-            5 => self.message = Some(w::string(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
+            5 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::ResourcePolicyRul
             1 => self.verbs.push(w::string(value)?),
             2 => self.api_groups.push(w::string(value)?),
             3 => self.resources.push(w::string(value)?),
-            4 => self.cluster_scope = Some(w::bool(value)?),
+            4 => self.cluster_scope = w::nonzero(w::bool(value)?),
             5 => self.namespaces.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }

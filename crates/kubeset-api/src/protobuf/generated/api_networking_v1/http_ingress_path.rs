@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::HTTPIngressPath {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.path = Some(w::string(value)?),
+            1 => self.path = w::nonzero(w::string(value)?),
             3 => self.path_type = w::string(value)?,
             2 => w::merge(&mut self.backend, value, depth)?,
             _ => {}

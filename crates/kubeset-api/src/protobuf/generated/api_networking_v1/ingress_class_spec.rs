@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.controller = Some(w::string(value)?),
+            1 => self.controller = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     &mut **self.parameters.get_or_insert_with(Default::default),

@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressRule {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.host = Some(w::string(value)?),
+            1 => self.host = w::nonzero(w::string(value)?),
             2 => {
                 w::embedded(
                     value,

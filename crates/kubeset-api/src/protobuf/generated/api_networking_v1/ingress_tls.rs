@@ -22,7 +22,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressTLS {
         let _ = depth;
         match number {
             1 => self.hosts.get_or_insert_with(Vec::new).push(w::string(value)?),
-            2 => self.secret_name = Some(w::string(value)?),
+            2 => self.secret_name = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::api::networking::v1::ParentReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.group = Some(w::string(value)?),
+            1 => self.group = w::nonzero(w::string(value)?),
             2 => self.resource = w::string(value)?,
-            3 => self.namespace = Some(w::string(value)?),
+            3 => self.namespace = w::nonzero(w::string(value)?),
             4 => self.name = w::string(value)?,
             _ => {}
         }

@@ -19,8 +19,8 @@ impl crate::protobuf::Message for crate::api::networking::v1::ServiceBackendPort
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.name = Some(w::string(value)?),
-            2 => self.number = Some(w::int32(value)?),
+            1 => self.name = w::nonzero(w::string(value)?),
+            2 => self.number = w::nonzero(w::int32(value)?),
             _ => {}
         }
         Ok(())

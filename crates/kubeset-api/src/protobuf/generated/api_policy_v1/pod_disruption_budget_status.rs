@@ -40,7 +40,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.observed_generation = Some(w::int64(value)?),
+            1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => {
                 let (k, v) = w::entry(
                     value,

@@ -28,9 +28,9 @@ impl crate::protobuf::Message for crate::api::rbac::v1::Subject {
         let _ = depth;
         match number {
             1 => self.kind = w::string(value)?,
-            2 => self.api_group = Some(w::string(value)?),
+            2 => self.api_group = w::nonzero(w::string(value)?),
             3 => self.name = w::string(value)?,
-            4 => self.namespace = Some(w::string(value)?),
+            4 => self.namespace = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

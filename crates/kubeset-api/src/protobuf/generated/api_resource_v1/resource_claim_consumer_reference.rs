@@ -29,7 +29,7 @@ for crate::api::resource::v1::ResourceClaimConsumerReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.api_group = Some(w::string(value)?),
+            1 => self.api_group = w::nonzero(w::string(value)?),
             3 => self.resource = w::string(value)?,
             4 => self.name = w::string(value)?,
             5 => self.uid = w::string(value)?,

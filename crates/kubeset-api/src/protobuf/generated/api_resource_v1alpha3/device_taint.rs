@@ -28,7 +28,7 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaint {
         let _ = depth;
         match number {
             1 => self.key = w::string(value)?,
-            2 => self.value = Some(w::string(value)?),
+            2 => self.value = w::nonzero(w::string(value)?),
             3 => self.effect = w::string(value)?,
             4 => self.time_added = w::time(value)?,
             _ => {}

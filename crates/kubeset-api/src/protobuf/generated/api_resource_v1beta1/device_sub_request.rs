@@ -47,8 +47,8 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceSubReques
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            4 => self.allocation_mode = Some(w::string(value)?),
-            5 => self.count = Some(w::int64(value)?),
+            4 => self.allocation_mode = w::nonzero(w::string(value)?),
+            5 => self.count = w::nonzero(w::int64(value)?),
             7 => {
                 self.tolerations
                     .get_or_insert_with(Vec::new)

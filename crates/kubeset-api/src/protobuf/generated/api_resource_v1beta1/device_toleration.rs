@@ -28,10 +28,10 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceToleratio
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.key = Some(w::string(value)?),
-            2 => self.operator = Some(w::string(value)?),
-            3 => self.value = Some(w::string(value)?),
-            4 => self.effect = Some(w::string(value)?),
+            1 => self.key = w::nonzero(w::string(value)?),
+            2 => self.operator = w::nonzero(w::string(value)?),
+            3 => self.value = w::nonzero(w::string(value)?),
+            4 => self.effect = w::nonzero(w::string(value)?),
             5 => self.toleration_seconds = Some(w::int64(value)?),
             _ => {}
         }

@@ -45,7 +45,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::ResourceSliceSp
         match number {
             1 => self.driver = w::string(value)?,
             2 => w::merge(&mut self.pool, value, depth)?,
-            3 => self.node_name = Some(w::string(value)?),
+            3 => self.node_name = w::nonzero(w::string(value)?),
             4 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),
@@ -53,7 +53,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::ResourceSliceSp
                     depth,
                 )?
             }
-            5 => self.all_nodes = Some(w::bool(value)?),
+            5 => self.all_nodes = w::nonzero(w::bool(value)?),
             6 => {
                 self.devices.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
             }

@@ -45,8 +45,8 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ExactDeviceRequ
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            3 => self.allocation_mode = Some(w::string(value)?),
-            4 => self.count = Some(w::int64(value)?),
+            3 => self.allocation_mode = w::nonzero(w::string(value)?),
+            4 => self.count = w::nonzero(w::int64(value)?),
             5 => self.admin_access = Some(w::bool(value)?),
             6 => {
                 self.tolerations

@@ -24,9 +24,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::NetworkDeviceDa
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.interface_name = Some(w::string(value)?),
+            1 => self.interface_name = w::nonzero(w::string(value)?),
             2 => self.ips.get_or_insert_with(Vec::new).push(w::string(value)?),
-            3 => self.hardware_address = Some(w::string(value)?),
+            3 => self.hardware_address = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

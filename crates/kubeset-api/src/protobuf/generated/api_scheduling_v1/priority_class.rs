@@ -32,8 +32,8 @@ impl crate::protobuf::Message for crate::api::scheduling::v1::PriorityClass {
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => self.value = w::int32(value)?,
-            3 => self.global_default = Some(w::bool(value)?),
-            4 => self.description = Some(w::string(value)?),
+            3 => self.global_default = w::nonzero(w::bool(value)?),
+            4 => self.description = w::nonzero(w::string(value)?),
             5 => self.preemption_policy = Some(w::string(value)?),
             _ => {}
         }

@@ -25,7 +25,7 @@ for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.api_group = Some(w::string(value)?),
+            1 => self.api_group = w::nonzero(w::string(value)?),
             2 => self.kind = w::string(value)?,
             3 => self.name = w::string(value)?,
             _ => {}

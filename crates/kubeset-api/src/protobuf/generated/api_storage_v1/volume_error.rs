@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeError {
         let _ = depth;
         match number {
             1 => self.time = w::time(value)?,
-            2 => self.message = Some(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
             3 => self.error_code = Some(w::int32(value)?),
             _ => {}
         }

@@ -27,7 +27,7 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
                     .get_or_insert_with(Vec::new)
                     .push(w::message(value, depth)?)
             }
-            2 => self.resource_version = Some(w::string(value)?),
+            2 => self.resource_version = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

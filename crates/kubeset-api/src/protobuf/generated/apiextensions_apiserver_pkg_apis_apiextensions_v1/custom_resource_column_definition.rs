@@ -37,9 +37,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         match number {
             1 => self.name = w::string(value)?,
             2 => self.type_ = w::string(value)?,
-            3 => self.format = Some(w::string(value)?),
-            4 => self.description = Some(w::string(value)?),
-            5 => self.priority = Some(w::int32(value)?),
+            3 => self.format = w::nonzero(w::string(value)?),
+            4 => self.description = w::nonzero(w::string(value)?),
+            5 => self.priority = w::nonzero(w::int32(value)?),
             6 => self.json_path = w::string(value)?,
             _ => {}
         }

@@ -37,9 +37,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,
             3 => self.last_transition_time = w::time(value)?,
-            4 => self.reason = Some(w::string(value)?),
-            5 => self.message = Some(w::string(value)?),
-            6 => self.observed_generation = Some(w::int64(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
+            5 => self.message = w::nonzero(w::string(value)?),
+            6 => self.observed_generation = w::nonzero(w::int64(value)?),
             _ => {}
         }
         Ok(())

@@ -39,10 +39,10 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         let _ = depth;
         match number {
             1 => self.plural = w::string(value)?,
-            2 => self.singular = Some(w::string(value)?),
+            2 => self.singular = w::nonzero(w::string(value)?),
             3 => self.short_names.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => self.kind = w::string(value)?,
-            5 => self.list_kind = Some(w::string(value)?),
+            5 => self.list_kind = w::nonzero(w::string(value)?),
             6 => self.categories.get_or_insert_with(Vec::new).push(w::string(value)?),
             _ => {}
         }

@@ -49,7 +49,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     depth,
                 )?
             }
-            10 => self.preserve_unknown_fields = Some(w::bool(value)?),
+            10 => self.preserve_unknown_fields = w::nonzero(w::bool(value)?),
             _ => {}
         }
         Ok(())

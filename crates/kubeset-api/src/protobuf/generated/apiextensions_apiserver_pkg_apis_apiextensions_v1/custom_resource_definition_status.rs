@@ -45,7 +45,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             3 => {
                 self.stored_versions.get_or_insert_with(Vec::new).push(w::string(value)?)
             }
-            4 => self.observed_generation = Some(w::int64(value)?),
+            4 => self.observed_generation = w::nonzero(w::int64(value)?),
             _ => {}
         }
         Ok(())

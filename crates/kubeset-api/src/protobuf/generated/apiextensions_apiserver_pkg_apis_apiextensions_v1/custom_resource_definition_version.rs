@@ -51,7 +51,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             1 => self.name = w::string(value)?,
             2 => self.served = w::bool(value)?,
             3 => self.storage = w::bool(value)?,
-            7 => self.deprecated = Some(w::bool(value)?),
+            7 => self.deprecated = w::nonzero(w::bool(value)?),
             8 => self.deprecation_warning = Some(w::string(value)?),
             4 => {
                 w::merge(self.schema.get_or_insert_with(Default::default), value, depth)?

@@ -20,8 +20,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocume
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.description = Some(w::string(value)?),
-            2 => self.url = Some(w::string(value)?),
+            1 => self.description = w::nonzero(w::string(value)?),
+            2 => self.url = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

@@ -160,13 +160,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.id = Some(w::string(value)?),
-            2 => self.schema = Some(w::string(value)?),
+            1 => self.id = w::nonzero(w::string(value)?),
+            2 => self.schema = w::nonzero(w::string(value)?),
             3 => self.ref_ = Some(w::string(value)?),
-            4 => self.description = Some(w::string(value)?),
-            5 => self.type_ = Some(w::string(value)?),
-            6 => self.format = Some(w::string(value)?),
-            7 => self.title = Some(w::string(value)?),
+            4 => self.description = w::nonzero(w::string(value)?),
+            5 => self.type_ = w::nonzero(w::string(value)?),
+            6 => self.format = w::nonzero(w::string(value)?),
+            7 => self.title = w::nonzero(w::string(value)?),
             8 => {
                 w::merge(
                     self.default.get_or_insert_with(Default::default),
@@ -175,15 +175,15 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                 )?
             }
             9 => self.maximum = Some(w::double(value)?),
-            10 => self.exclusive_maximum = Some(w::bool(value)?),
+            10 => self.exclusive_maximum = w::nonzero(w::bool(value)?),
             11 => self.minimum = Some(w::double(value)?),
-            12 => self.exclusive_minimum = Some(w::bool(value)?),
+            12 => self.exclusive_minimum = w::nonzero(w::bool(value)?),
             13 => self.max_length = Some(w::int64(value)?),
             14 => self.min_length = Some(w::int64(value)?),
-            15 => self.pattern = Some(w::string(value)?),
+            15 => self.pattern = w::nonzero(w::string(value)?),
             16 => self.max_items = Some(w::int64(value)?),
             17 => self.min_items = Some(w::int64(value)?),
-            18 => self.unique_items = Some(w::bool(value)?),
+            18 => self.unique_items = w::nonzero(w::bool(value)?),
             19 => self.multiple_of = Some(w::double(value)?),
             20 => self.enum_.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
             21 => self.max_properties = Some(w::int64(value)?),
@@ -282,10 +282,10 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                     depth,
                 )?
             }
-            37 => self.nullable = Some(w::bool(value)?),
+            37 => self.nullable = w::nonzero(w::bool(value)?),
             38 => self.x_kubernetes_preserve_unknown_fields = Some(w::bool(value)?),
-            39 => self.x_kubernetes_embedded_resource = Some(w::bool(value)?),
-            40 => self.x_kubernetes_int_or_string = Some(w::bool(value)?),
+            39 => self.x_kubernetes_embedded_resource = w::nonzero(w::bool(value)?),
+            40 => self.x_kubernetes_int_or_string = w::nonzero(w::bool(value)?),
             41 => {
                 self.x_kubernetes_list_map_keys
                     .get_or_insert_with(Vec::new)

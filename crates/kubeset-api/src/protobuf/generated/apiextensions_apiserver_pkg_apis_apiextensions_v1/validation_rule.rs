@@ -34,10 +34,10 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule
         let _ = depth;
         match number {
             1 => self.rule = w::string(value)?,
-            2 => self.message = Some(w::string(value)?),
-            3 => self.message_expression = Some(w::string(value)?),
+            2 => self.message = w::nonzero(w::string(value)?),
+            3 => self.message_expression = w::nonzero(w::string(value)?),
             4 => self.reason = Some(w::string(value)?),
-            5 => self.field_path = Some(w::string(value)?),
+            5 => self.field_path = w::nonzero(w::string(value)?),
             6 => self.optional_old_self = Some(w::bool(value)?),
             _ => {}
         }

@@ -55,13 +55,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
             1 => self.name = w::string(value)?,
             6 => self.singular_name = w::string(value)?,
             2 => self.namespaced = w::bool(value)?,
-            8 => self.group = Some(w::string(value)?),
-            9 => self.version = Some(w::string(value)?),
+            8 => self.group = w::nonzero(w::string(value)?),
+            9 => self.version = w::nonzero(w::string(value)?),
             3 => self.kind = w::string(value)?,
             4 => self.verbs = w::wrapped(value, w::string)?,
             5 => self.short_names.get_or_insert_with(Vec::new).push(w::string(value)?),
             7 => self.categories.get_or_insert_with(Vec::new).push(w::string(value)?),
-            10 => self.storage_version_hash = Some(w::string(value)?),
+            10 => self.storage_version_hash = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

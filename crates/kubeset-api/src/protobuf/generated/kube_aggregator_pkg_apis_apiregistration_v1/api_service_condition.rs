@@ -34,8 +34,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition 
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,
             3 => self.last_transition_time = w::time(value)?,
-            4 => self.reason = Some(w::string(value)?),
-            5 => self.message = Some(w::string(value)?),
+            4 => self.reason = w::nonzero(w::string(value)?),
+            5 => self.message = w::nonzero(w::string(value)?),
             _ => {}
         }
         Ok(())

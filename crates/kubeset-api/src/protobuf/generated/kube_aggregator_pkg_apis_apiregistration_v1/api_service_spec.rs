@@ -44,9 +44,9 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
                     depth,
                 )?
             }
-            2 => self.group = Some(w::string(value)?),
-            3 => self.version = Some(w::string(value)?),
-            4 => self.insecure_skip_tls_verify = Some(w::bool(value)?),
+            2 => self.group = w::nonzero(w::string(value)?),
+            3 => self.version = w::nonzero(w::string(value)?),
+            4 => self.insecure_skip_tls_verify = w::nonzero(w::bool(value)?),
             5 => self.ca_bundle = Some(w::bytes(value)?),
             7 => self.group_priority_minimum = w::int32(value)?,
             8 => self.version_priority = w::int32(value)?,

@@ -23,8 +23,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = depth;
         match number {
-            1 => self.namespace = Some(w::string(value)?),
-            2 => self.name = Some(w::string(value)?),
+            1 => self.namespace = w::nonzero(w::string(value)?),
+            2 => self.name = w::nonzero(w::string(value)?),
             3 => self.port = Some(w::int32(value)?),
             _ => {}
         }
