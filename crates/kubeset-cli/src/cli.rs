@@ -269,6 +269,10 @@ pub struct GetArgs {
     /// list's resourceVersion, so nothing is missed or repeated).
     #[arg(short = 'w', long)]
     pub watch: bool,
+    /// Print `metadata.managedFields` too in json and yaml output (hidden
+    /// by default, as kubectl does; JSONPath templates always see them).
+    #[arg(long)]
+    pub show_managed_fields: bool,
 }
 
 /// A manifest file argument.

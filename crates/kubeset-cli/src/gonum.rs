@@ -158,8 +158,12 @@ pub fn g_float(x: f64) -> String {
 /// digits (`1e-06`, `1.8446744073709552e+19`).
 pub fn yaml_float(x: f64) -> String {
     let json = json_float(x);
-    if json.parse::<i64>().is_ok() || json.parse::<u64>().is_ok() {
-        return json;
+    // go-yaml reads an integer literal as an integer: `-0` prints as `0`.
+    if let Ok(i) = json.parse::<i64>() {
+        return i.to_string();
+    }
+    if let Ok(u) = json.parse::<u64>() {
+        return u.to_string();
     }
     go_yaml_g(x)
 }
@@ -208,6 +212,23 @@ impl<F: Formatter> Formatter for GoJson<F> {
         }
     }
 
+    /// Go's `encoding/json` escapes `<`, `>`, `&`, U+2028 and U+2029 in
+    /// strings (HTML-safe), and kubectl prints what it wrote.
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut rest = fragment;
+        while let Some(at) = rest.find(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+            w.write_all(&rest.as_bytes()[..at])?;
+            let c = rest[at..].chars().next().unwrap_or('&');
+            write!(w, "\\u{:04x}", u32::from(c))?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        w.write_all(rest.as_bytes())
+    }
+
     forward! {
         begin_array();
         end_array();
@@ -231,105 +252,18 @@ fn to_json<F: Formatter>(value: &Value, formatter: F) -> Result<String, serde_js
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-/// `value` as indented JSON (two spaces) with Go's numbers: `-o json`.
+/// `value` as kubectl's `-o json` prints it: indented by four spaces
+/// (`json.MarshalIndent(obj, "", "    ")`), Go's numbers and escapes.
 pub fn to_json_pretty(value: &Value) -> Result<String, serde_json::Error> {
-    to_json(value, serde_json::ser::PrettyFormatter::new())
+    to_json(
+        value,
+        serde_json::ser::PrettyFormatter::with_indent(b"    "),
+    )
 }
 
 /// `value` as compact JSON with Go's numbers: jsonpath's objects and arrays.
 pub fn to_json_compact(value: &Value) -> Result<String, serde_json::Error> {
     to_json(value, serde_json::ser::CompactFormatter)
-}
-
-/// Whether `value` holds a number kubectl holds as a float64.
-fn has_float(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => matches!(GoNumber::of(n), GoNumber::Float(_)),
-        Value::Array(a) => a.iter().any(has_float),
-        Value::Object(o) => o.values().any(has_float),
-        _ => false,
-    }
-}
-
-/// Whether `needle` occurs in any string or key of `value`.
-fn mentions(value: &Value, needle: &str) -> bool {
-    match value {
-        Value::String(s) => s.contains(needle),
-        Value::Array(a) => a.iter().any(|v| mentions(v, needle)),
-        Value::Object(o) => o
-            .iter()
-            .any(|(k, v)| k.contains(needle) || mentions(v, needle)),
-        _ => false,
-    }
-}
-
-/// Replaces every float in `value` by the plain string `{prefix}{i}`,
-/// pushing its YAML text to `texts`.
-fn mark_floats(value: &mut Value, prefix: &str, texts: &mut Vec<String>) {
-    match value {
-        Value::Number(n) => {
-            if let GoNumber::Float(f) = GoNumber::of(n) {
-                *value = Value::String(format!("{prefix}{}", texts.len()));
-                texts.push(yaml_float(f));
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|v| mark_floats(v, prefix, texts)),
-        Value::Object(o) => o.values_mut().for_each(|v| mark_floats(v, prefix, texts)),
-        _ => {}
-    }
-}
-
-/// `value` as YAML (serde_norway's layout, kubectl's key order) with
-/// numbers as `kubectl -o yaml` prints them.
-///
-/// serde_norway prints floats with ryu (`1.8446744073709552e19`) and has
-/// no hook for a scalar's text, so a document with floats is printed with
-/// each float replaced by a placeholder plain scalar (a prefix that occurs
-/// in no string or key of the document, and a number), and the
-/// placeholders are then replaced by [`yaml_float`]'s text. A document
-/// without floats (nearly every object) is printed as it is. Should a
-/// placeholder not come out as written (serde_norway prints such plain
-/// scalars as they are; this is checked rather than assumed), the
-/// document is printed with serde_norway's own float notation: the same
-/// values, another notation.
-pub fn to_yaml(value: &Value) -> Result<String, serde_norway::Error> {
-    if !has_float(value) {
-        return serde_norway::to_string(value);
-    }
-    // Starts with `k`, which no escape sequence of a double-quoted YAML
-    // scalar produces, and occurs in no string of the document: every
-    // occurrence in the output is a placeholder.
-    let mut prefix = "kubesetgofloat".to_owned();
-    while mentions(value, &prefix) {
-        prefix.push('x');
-    }
-    let mut marked = value.clone();
-    let mut texts = Vec::new();
-    mark_floats(&mut marked, &prefix, &mut texts);
-    let yaml = serde_norway::to_string(&marked)?;
-    let mut out = String::with_capacity(yaml.len());
-    let mut rest = yaml.as_str();
-    let mut replaced = 0;
-    while let Some(at) = rest.find(&prefix) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + prefix.len()..];
-        let len = after.bytes().take_while(u8::is_ascii_digit).count();
-        let Some(text) = after[..len]
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| texts.get(i))
-        else {
-            return serde_norway::to_string(value);
-        };
-        out.push_str(text);
-        replaced += 1;
-        rest = &after[len..];
-    }
-    out.push_str(rest);
-    if replaced != texts.len() {
-        return serde_norway::to_string(value);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -397,10 +331,11 @@ mod tests {
         for &(server, json, yaml, jsonpath) in KUBECTL {
             let v: Value = serde_json::from_str(server).unwrap();
             assert_eq!(to_json_compact(&v).unwrap(), json, "json of {server}");
-            let doc = serde_json::json!({ "n": v });
+            // (Not `n`: YAML 1.1 reads that key as false, go-yaml quotes it.)
+            let doc = serde_json::json!({ "num": v });
             assert_eq!(
-                to_yaml(&doc).unwrap(),
-                format!("n: {yaml}\n"),
+                crate::yaml::to_yaml(&doc),
+                format!("num: {yaml}\n"),
                 "yaml of {server}"
             );
             let Value::Number(n) = &v else {
@@ -414,6 +349,7 @@ mod tests {
     fn go_formats_of_values_the_server_does_not_send() {
         // The same rules, for floats a user's file may hold.
         assert_eq!(json_float(-0.0), "-0");
+        assert_eq!(yaml_float(-0.0), "0");
         assert_eq!(json_float(1e20), "100000000000000000000");
         assert_eq!(json_float(3.0), "3");
         assert_eq!(g_float(1e20), "1e+20");
@@ -431,32 +367,16 @@ mod tests {
     }
 
     #[test]
-    fn yaml_placeholders_never_meet_the_documents_own_strings() {
+    fn pretty_json_is_go_s_marshal_indent() {
         let doc = serde_json::json!({
-            "kubesetgofloat0": "kubesetgofloat1 kubesetgofloatx",
-            "list": [1.5e300, "x", {"kubesetgofloatxx": 0.000001}],
-            "int": 7,
+            "a": [1, 2.5, {"b": 18446744073709551615u64}],
+            "c": {},
+            "d": [],
+            "h": "<a href=\"x\">&</a>\u{2028}\n",
         });
         assert_eq!(
-            to_yaml(&doc).unwrap(),
-            "int: 7\nkubesetgofloat0: kubesetgofloat1 kubesetgofloatx\nlist:\n- 1.5e+300\n- x\n- kubesetgofloatxx: 1e-06\n"
-        );
-        let plain = serde_json::json!({"a": [1, "b"], "c": {"d": null}});
-        assert_eq!(
-            to_yaml(&plain).unwrap(),
-            serde_norway::to_string(&plain).unwrap()
-        );
-    }
-
-    #[test]
-    fn pretty_json_keeps_serde_jsons_layout() {
-        let doc =
-            serde_json::json!({"a": [1, 2.5, {"b": 18446744073709551615u64}], "c": {}, "d": []});
-        let ours = to_json_pretty(&doc).unwrap();
-        let theirs = serde_json::to_string_pretty(&doc).unwrap();
-        assert_eq!(
-            ours.replace("18446744073709552000", "18446744073709551615"),
-            theirs
+            to_json_pretty(&doc).unwrap(),
+            "{\n    \"a\": [\n        1,\n        2.5,\n        {\n            \"b\": 18446744073709552000\n        }\n    ],\n    \"c\": {},\n    \"d\": [],\n    \"h\": \"\\u003ca href=\\\"x\\\"\\u003e\\u0026\\u003c/a\\u003e\\u2028\\n\"\n}"
         );
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::cli::OutputFormat;
 use crate::error::CliError;
 use crate::gonum::{self, GoNumber};
+use crate::yaml;
 
 /// `configmap/x` or `deployment.apps/web`, as kubectl names objects.
 pub fn object_ref(resource: &ApiResource, name: &str) -> String {
@@ -25,15 +26,39 @@ pub fn kind_ref(resource: &ApiResource) -> String {
     }
 }
 
+/// Which fields an object is printed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shown {
+    /// `metadata.managedFields` too.
+    pub managed_fields: bool,
+}
+
+impl Shown {
+    /// What `-o FORMAT` prints: kubectl hides managedFields in json and
+    /// yaml unless `--show-managed-fields` (since 1.21); a JSONPath
+    /// template sees the whole object.
+    pub fn of(format: Option<&OutputFormat>, show_managed_fields: bool) -> Self {
+        Self {
+            managed_fields: show_managed_fields
+                || matches!(format, Some(OutputFormat::JsonPath(_))),
+        }
+    }
+}
+
 /// An object as JSON with `apiVersion` and `kind` filled in (list items
-/// come without them).
-pub fn with_type(resource: &ApiResource, obj: &DynamicObject) -> Value {
+/// come without them), without `metadata.managedFields` unless `shown`.
+pub fn with_type(resource: &ApiResource, obj: &DynamicObject, shown: Shown) -> Value {
     let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
     if let Some(map) = value.as_object_mut() {
         map.entry("apiVersion")
             .or_insert_with(|| resource.api_version().into());
         map.entry("kind")
             .or_insert_with(|| resource.kind.clone().into());
+        if !shown.managed_fields
+            && let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("managedFields");
+        }
     }
     value
 }
@@ -45,8 +70,12 @@ pub fn render(
     resource: &ApiResource,
     objects: &[DynamicObject],
     single: bool,
+    shown: Shown,
 ) -> Result<String, CliError> {
-    let values: Vec<Value> = objects.iter().map(|o| with_type(resource, o)).collect();
+    let values: Vec<Value> = objects
+        .iter()
+        .map(|o| with_type(resource, o, shown))
+        .collect();
     let doc = match (single, values.first()) {
         (true, Some(v)) => v.clone(),
         _ => list_doc(values),
@@ -78,9 +107,7 @@ pub fn encode(format: &OutputFormat, doc: &Value) -> Result<String, CliError> {
         OutputFormat::Json => gonum::to_json_pretty(doc)
             .map(|s| s + "\n")
             .map_err(|e| CliError::io("encoding JSON", std::io::Error::other(e))),
-        OutputFormat::Yaml => {
-            gonum::to_yaml(doc).map_err(|e| CliError::io("encoding YAML", std::io::Error::other(e)))
-        }
+        OutputFormat::Yaml => Ok(yaml::to_yaml(doc)),
         OutputFormat::JsonPath(template) => Ok(template.render(doc)),
         OutputFormat::Name | OutputFormat::Wide => Ok(String::new()),
     }
@@ -127,6 +154,7 @@ pub struct ListWriter<'r, W: std::io::Write> {
     out: W,
     format: ListFormat,
     resource: &'r ApiResource,
+    shown: Shown,
     items: usize,
     /// The reader went away (a closed pipe: `| head`); nothing more is
     /// written, and that is no error.
@@ -139,11 +167,12 @@ fn encode_error(what: &str, e: impl std::error::Error + Send + Sync + 'static) -
 
 impl<'r, W: std::io::Write> ListWriter<'r, W> {
     /// A writer for a list of `resource`.
-    pub fn new(out: W, format: ListFormat, resource: &'r ApiResource) -> Self {
+    pub fn new(out: W, format: ListFormat, resource: &'r ApiResource, shown: Shown) -> Self {
         Self {
             out,
             format,
             resource,
+            shown,
             items: 0,
             closed: false,
         }
@@ -173,29 +202,25 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
         self.items += 1;
         let text = match self.format {
             ListFormat::Json => {
-                let item = gonum::to_json_pretty(&with_type(self.resource, obj))
+                let item = gonum::to_json_pretty(&with_type(self.resource, obj, self.shown))
                     .map_err(|e| encode_error("JSON", e))?;
                 // JSON strings escape newlines: every one is structural.
                 let head = if first {
-                    "{\n  \"apiVersion\": \"v1\",\n  \"items\": [\n    "
+                    "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        "
                 } else {
-                    ",\n    "
+                    ",\n        "
                 };
-                format!("{head}{}", item.replace('\n', "\n    "))
+                format!("{head}{}", item.replace('\n', "\n        "))
             }
             ListFormat::Yaml => {
-                let item = gonum::to_yaml(&with_type(self.resource, obj))
-                    .map_err(|e| encode_error("YAML", e))?;
-                let mut text = String::with_capacity(item.len() + 64);
+                // Written as an item of the list, so long strings fold
+                // where kubectl folds them there.
+                let item = yaml::list_item(&with_type(self.resource, obj, self.shown));
                 if first {
-                    text.push_str("apiVersion: v1\nitems:\n");
+                    format!("apiVersion: v1\nitems:\n{item}")
+                } else {
+                    item
                 }
-                for (i, line) in item.lines().enumerate() {
-                    text.push_str(if i == 0 { "- " } else { "  " });
-                    text.push_str(line);
-                    text.push('\n');
-                }
-                text
             }
             ListFormat::Name => object_ref(self.resource, obj.name()) + "\n",
         };
@@ -206,15 +231,15 @@ impl<'r, W: std::io::Write> ListWriter<'r, W> {
     pub fn finish(mut self) -> Result<(), CliError> {
         let tail = match (self.format, self.items) {
             (ListFormat::Json, 0) => {
-                "{\n  \"apiVersion\": \"v1\",\n  \"items\": [],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+                "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n"
             }
             (ListFormat::Json, _) => {
-                "\n  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+                "\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n"
             }
             (ListFormat::Yaml, 0) => {
-                "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ''\n"
+                "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
             }
-            (ListFormat::Yaml, _) => "kind: List\nmetadata:\n  resourceVersion: ''\n",
+            (ListFormat::Yaml, _) => "kind: List\nmetadata:\n  resourceVersion: \"\"\n",
             (ListFormat::Name, _) => "",
         };
         self.write(tail)?;
@@ -507,7 +532,7 @@ fn table_rows(
     let now = Time::now().unix_seconds();
     let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| (*h).to_owned()).collect()];
     for obj in objects {
-        let value = with_type(resource, obj);
+        let value = with_type(resource, obj, Shown::default());
         let mut row = Vec::new();
         if all_namespaces && resource.namespaced {
             row.push(obj.namespace().unwrap_or_default().to_owned());
@@ -632,7 +657,7 @@ mod tests {
     fn streamed(format: ListFormat, objects: &[DynamicObject]) -> String {
         let mut out = Vec::new();
         let resource = cm();
-        let mut w = ListWriter::new(&mut out, format, &resource);
+        let mut w = ListWriter::new(&mut out, format, &resource, Shown::default());
         for o in objects {
             w.item(o).unwrap();
         }
@@ -654,7 +679,14 @@ mod tests {
         ];
         for format in [ListFormat::Json, ListFormat::Yaml, ListFormat::Name] {
             for n in [0, 1, 3] {
-                let whole = render(&format.into(), &cm(), &objects[..n], false).unwrap();
+                let whole = render(
+                    &format.into(),
+                    &cm(),
+                    &objects[..n],
+                    false,
+                    Shown::default(),
+                )
+                .unwrap();
                 assert_eq!(streamed(format, &objects[..n]), whole, "{format:?} {n}");
             }
         }
@@ -735,18 +767,20 @@ mod tests {
         assert_eq!(lines[0], "NAMESPACE   NAME   DATA   AGE");
         assert!(lines[1].starts_with("ns1         demo   2      "), "{t}");
 
-        let out = render(&OutputFormat::Name, &cm(), &[o.clone()], false).unwrap();
+        let shown = Shown::default();
+        let out = render(&OutputFormat::Name, &cm(), &[o.clone()], false, shown).unwrap();
         assert_eq!(out, "configmap/demo\n");
         let mut item = o.clone();
         item.api_version.clear();
         item.kind.clear();
-        let list: Value =
-            serde_json::from_str(&render(&OutputFormat::Json, &cm(), &[item], false).unwrap())
-                .unwrap();
+        let list: Value = serde_json::from_str(
+            &render(&OutputFormat::Json, &cm(), &[item], false, shown).unwrap(),
+        )
+        .unwrap();
         assert_eq!(list["kind"], "List");
         assert_eq!(list["items"][0]["kind"], "ConfigMap");
         assert_eq!(list["items"][0]["apiVersion"], "v1");
-        let yaml = render(&OutputFormat::Yaml, &cm(), &[o], true).unwrap();
+        let yaml = render(&OutputFormat::Yaml, &cm(), &[o], true, shown).unwrap();
         assert!(
             yaml.contains("kind: ConfigMap") && yaml.contains("name: demo"),
             "{yaml}"

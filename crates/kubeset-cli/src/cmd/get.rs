@@ -40,7 +40,8 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
     let machine = streamed.is_some();
     let (objects, single) = match (&args.name, streamed) {
         (None, Some(format)) => {
-            list_rv = list_streamed(&api, &list_params(args), format, &resource).await?;
+            list_rv =
+                list_streamed(&api, &list_params(args), format, &resource, shown(args)).await?;
             (Vec::new(), false)
         }
         (Some(name), _) => {
@@ -112,6 +113,7 @@ async fn list_streamed(
     params: &ListParams,
     format: output::ListFormat,
     resource: &ApiResource,
+    shown: output::Shown,
 ) -> Result<String, CliError> {
     let action = || format!("listing {}", resource.plural);
     let mut pairs = Vec::new();
@@ -122,8 +124,12 @@ async fn list_streamed(
     }
     let response = req.send().await.map_err(|e| CliError::api(action(), e))?;
     let stdout = std::io::stdout();
-    let mut writer =
-        output::ListWriter::new(std::io::BufWriter::new(stdout.lock()), format, resource);
+    let mut writer = output::ListWriter::new(
+        std::io::BufWriter::new(stdout.lock()),
+        format,
+        resource,
+        shown,
+    );
     let mut failed = None;
     let mut on_item = |obj: DynamicObject| match writer.item(&obj) {
         Ok(()) => !writer.closed(),
@@ -228,6 +234,11 @@ impl<'de, F: FnMut(DynamicObject) -> bool> Visitor<'de> for Items<'_, F> {
     }
 }
 
+/// The fields `-o json|yaml|jsonpath` print.
+pub(super) fn shown(args: &GetArgs) -> output::Shown {
+    output::Shown::of(args.output.as_ref(), args.show_managed_fields)
+}
+
 fn show(
     args: &GetArgs,
     resource: &ApiResource,
@@ -253,6 +264,12 @@ fn show(
         Some(OutputFormat::Wide) => {
             print(&output::table(resource, objects, args.all_namespaces, true))
         }
-        Some(format) => print(&output::render(format, resource, objects, single)?),
+        Some(format) => print(&output::render(
+            format,
+            resource,
+            objects,
+            single,
+            shown(args),
+        )?),
     }
 }

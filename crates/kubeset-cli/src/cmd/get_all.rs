@@ -70,7 +70,10 @@ fn render(args: &GetArgs, found: &[(ApiResource, Vec<DynamicObject>)]) -> Result
         Some(format) => {
             let items = found
                 .iter()
-                .flat_map(|(r, objs)| objs.iter().map(|o| output::with_type(r, o)))
+                .flat_map(|(r, objs)| {
+                    objs.iter()
+                        .map(|o| output::with_type(r, o, super::get::shown(args)))
+                })
                 .collect();
             output::encode(format, &output::list_doc(items))
         }
