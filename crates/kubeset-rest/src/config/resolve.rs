@@ -1,0 +1,507 @@
+//! The stages of [`Config::from_custom_kubeconfig`](super::Config::from_custom_kubeconfig),
+//! split as client-go's `clientcmd.DirectClientConfig` splits them: pick
+//! the context, then its cluster and user (`getContext`, `getCluster`,
+//! `getAuthInfo`); the server URL, proxy and trust of the cluster
+//! (`getServerIdentificationPartialConfig`); the credentials of the user
+//! (`getUserIdentificationPartialConfig`: client certificate, token or
+//! token file, basic auth, exec plugin); impersonation. Each stage takes
+//! the parsed kubeconfig pieces and returns its part of the `Config` or a
+//! [`ConfigError`] naming the file, the entry and the field. Only reading
+//! the files an entry names is I/O.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use base64::Engine as _;
+use rustls::pki_types::CertificateDer;
+use url::Url;
+
+use super::{
+    AuthInfo, BasicAuth, ClientIdentity, Cluster, Config, ConfigError, Context, DEFAULT_EXEC_TIMEOUT,
+    ExecAuthenticator, ExecConfig, Impersonation, KubeConfigOptions, Kubeconfig, Secret,
+    StaticToken, TokenFile, error, exec, kubeconfig, parse_server, tls,
+};
+use crate::auth::Authenticator;
+
+/// A kubeconfig entry as chosen, with where it came from for errors.
+pub(super) struct Chosen<T> {
+    /// The entry's value (its default when the entry has none).
+    pub value: T,
+    /// The file the entry was read from.
+    pub file: String,
+    /// `context "name"`, `cluster "name"`, `user "name"`.
+    pub label: String,
+}
+
+impl<T> Chosen<T> {
+    fn loader(&self) -> Loader<'_> {
+        Loader {
+            file: &self.file,
+            entry: &self.label,
+        }
+    }
+
+    /// `user "alice" in /home/a/.kube/config`.
+    fn described(&self) -> String {
+        format!("{} in {}", self.label, self.file)
+    }
+}
+
+/// The context, cluster and user a kubeconfig and the options pick.
+pub(super) struct Selection {
+    /// The context (namespace).
+    pub context: Chosen<Context>,
+    /// The cluster: the context's, or the one the options name.
+    pub cluster: Chosen<Cluster>,
+    /// The user: the context's, or the one the options name; an empty
+    /// name is a user without credentials.
+    pub user: Chosen<AuthInfo>,
+}
+
+/// Picks the context (`options.context`, else `current-context`), then its
+/// cluster and user, each overridable by the options (`--cluster`,
+/// `--user`), as client-go's `getContext`/`getCluster`/`getAuthInfo`.
+pub(super) fn select(
+    kubeconfig: &Kubeconfig,
+    options: &KubeConfigOptions,
+) -> Result<Selection, ConfigError> {
+    let files = kubeconfig.describe_files();
+    let context = select_context(kubeconfig, options.context.as_deref(), &files)?;
+    let cluster = select_cluster(kubeconfig, options.cluster.as_deref(), &context, &files)?;
+    let user = select_user(kubeconfig, options.user.as_deref(), &context, &files)?;
+    Ok(Selection {
+        context,
+        cluster,
+        user,
+    })
+}
+
+fn select_context(
+    kubeconfig: &Kubeconfig,
+    requested: Option<&str>,
+    files: &str,
+) -> Result<Chosen<Context>, ConfigError> {
+    let (name, field, referrer) = match (requested, kubeconfig.current_context.as_deref()) {
+        (Some(c), _) => (c, "context", "options"),
+        (None, Some(c)) if !c.is_empty() => (c, "current-context", "current-context"),
+        _ => {
+            return Err(ConfigError::NoCurrentContext {
+                file: files.to_owned(),
+            });
+        }
+    };
+    let entry = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| ConfigError::NotFound {
+            file: files.to_owned(),
+            kind: "context",
+            name: name.to_owned(),
+            field,
+            referrer: referrer.to_owned(),
+        })?;
+    Ok(Chosen {
+        value: entry.context.clone().unwrap_or_default(),
+        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
+        label: format!("context {name:?}"),
+    })
+}
+
+fn select_cluster(
+    kubeconfig: &Kubeconfig,
+    requested: Option<&str>,
+    context: &Chosen<Context>,
+    files: &str,
+) -> Result<Chosen<Cluster>, ConfigError> {
+    let (name, referrer) = match requested {
+        Some(c) => (c, "options".to_owned()),
+        None => (context.value.cluster.as_str(), context.described()),
+    };
+    if name.is_empty() {
+        return Err(context.loader().missing("cluster"));
+    }
+    let entry = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| ConfigError::NotFound {
+            file: files.to_owned(),
+            kind: "cluster",
+            name: name.to_owned(),
+            field: "cluster",
+            referrer,
+        })?;
+    Ok(Chosen {
+        value: entry.cluster.clone().unwrap_or_default(),
+        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
+        label: format!("cluster {name:?}"),
+    })
+}
+
+fn select_user(
+    kubeconfig: &Kubeconfig,
+    requested: Option<&str>,
+    context: &Chosen<Context>,
+    files: &str,
+) -> Result<Chosen<AuthInfo>, ConfigError> {
+    let name = requested.unwrap_or(&context.value.user);
+    if name.is_empty() {
+        // A context without a user: no credentials.
+        return Ok(Chosen {
+            value: AuthInfo::default(),
+            file: context.file.clone(),
+            label: "user \"\"".to_owned(),
+        });
+    }
+    let entry = kubeconfig
+        .users
+        .iter()
+        .find(|u| u.name == name)
+        .ok_or_else(|| ConfigError::NotFound {
+            file: files.to_owned(),
+            kind: "user",
+            name: name.to_owned(),
+            field: "user",
+            referrer: match requested {
+                Some(_) => "options".to_owned(),
+                None => context.described(),
+            },
+        })?;
+    Ok(Chosen {
+        value: entry.user.clone().unwrap_or_default(),
+        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
+        label: format!("user {name:?}"),
+    })
+}
+
+/// The context's namespace, if it names one.
+pub(super) fn namespace(context: &Context) -> Option<String> {
+    context.namespace.clone().filter(|n| !n.is_empty())
+}
+
+/// The cluster's `server`, parsed by [`parse_server`].
+pub(super) fn server(cluster: &Chosen<Cluster>) -> Result<Url, ConfigError> {
+    let l = cluster.loader();
+    let server = cluster.value.server.as_deref().unwrap_or("");
+    if server.trim().is_empty() {
+        return Err(l.missing("server"));
+    }
+    parse_server(server).map_err(|e| l.invalid("server", e.to_string()))
+}
+
+/// The cluster's `proxy-url`, if it has one.
+pub(super) fn proxy(cluster: &Chosen<Cluster>) -> Result<Option<Url>, ConfigError> {
+    match cluster.value.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+        None => Ok(None),
+        Some(p) => Url::parse(p)
+            .map(Some)
+            .map_err(|e| cluster.loader().invalid("proxy-url", e.to_string())),
+    }
+}
+
+/// How the cluster entry says to trust the server.
+pub(super) struct Trust {
+    /// The CA bundle as PEM (`certificate-authority-data` wins over
+    /// `certificate-authority`), for exec plugins' cluster info.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The certificates of `ca_pem`.
+    pub root_certs: Vec<CertificateDer<'static>>,
+    /// `insecure-skip-tls-verify`.
+    pub insecure_skip_verify: bool,
+    /// `tls-server-name`, if not empty.
+    pub server_name: Option<String>,
+}
+
+/// The CA (inline data over a file, as client-go), `insecure-skip-tls-verify`
+/// (which excludes a CA, as client-go's validation) and `tls-server-name`.
+pub(super) fn trust(cluster: &Chosen<Cluster>) -> Result<Trust, ConfigError> {
+    let (c, l) = (&cluster.value, cluster.loader());
+    let (field, ca_pem) = match (&c.certificate_authority_data, &c.certificate_authority) {
+        (Some(data), _) if !data.is_empty() => (
+            "certificate-authority-data",
+            Some(l.base64("certificate-authority-data", data)?),
+        ),
+        (_, Some(path)) if !path.is_empty() => (
+            "certificate-authority",
+            Some(l.read("certificate-authority", path)?),
+        ),
+        _ => ("", None),
+    };
+    if c.insecure_skip_tls_verify && ca_pem.is_some() {
+        return Err(ConfigError::Conflict {
+            file: cluster.file.clone(),
+            entry: cluster.label.clone(),
+            reason: "certificate-authority(-data) and insecure-skip-tls-verify exclude each other"
+                .to_owned(),
+        });
+    }
+    let root_certs = match &ca_pem {
+        Some(pem) => tls::parse_certs(pem).map_err(|reason| l.invalid(field, reason))?,
+        None => Vec::new(),
+    };
+    Ok(Trust {
+        ca_pem,
+        root_certs,
+        insecure_skip_verify: c.insecure_skip_tls_verify,
+        server_name: c.tls_server_name.clone().filter(|n| !n.is_empty()),
+    })
+}
+
+/// Refuses a legacy `auth-provider` (removed from client-go in 1.26).
+pub(super) fn reject_auth_provider(user: &Chosen<AuthInfo>) -> Result<(), ConfigError> {
+    match &user.value.auth_provider {
+        None => Ok(()),
+        Some(provider) => Err(user.loader().invalid(
+            "auth-provider",
+            format!(
+                "auth provider {:?} is not supported; use an exec plugin",
+                provider.name
+            ),
+        )),
+    }
+}
+
+/// The user's static client certificate and key (inline data over files),
+/// both or neither.
+pub(super) fn client_certificate(
+    user: &Chosen<AuthInfo>,
+) -> Result<Option<ClientIdentity>, ConfigError> {
+    let (u, l) = (&user.value, user.loader());
+    let cert_pem = match (&u.client_certificate_data, &u.client_certificate) {
+        (Some(d), _) if !d.is_empty() => Some(l.base64("client-certificate-data", d)?),
+        (_, Some(p)) if !p.is_empty() => Some(l.read("client-certificate", p)?),
+        _ => None,
+    };
+    let key_pem = match (&u.client_key_data, &u.client_key) {
+        (Some(d), _) if !d.expose().is_empty() => {
+            Some(Secret::new(l.base64("client-key-data", d.expose())?))
+        }
+        (_, Some(p)) if !p.is_empty() => Some(Secret::new(l.read("client-key", p)?)),
+        _ => None,
+    };
+    match (cert_pem, key_pem) {
+        (Some(cert), Some(key)) => {
+            let ck = tls::certified_key(&cert, key.expose())
+                .map_err(|reason| l.invalid("client-certificate/client-key", reason))?;
+            Ok(Some(ClientIdentity::Static(Arc::new(ck))))
+        }
+        (Some(_), None) => Err(l.missing("client-key")),
+        (None, Some(_)) => Err(l.missing("client-certificate")),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The user's static credential, as client-go ranks them: `tokenFile`
+/// (re-read, wins over `token` as client-go's `BearerTokenFile`), `token`,
+/// basic auth. Basic auth with a token is a conflict (client-go's "more
+/// than one authentication method").
+pub(super) enum Credential {
+    /// `tokenFile`.
+    TokenFile(String),
+    /// `token`.
+    Token(Secret<String>),
+    /// `username`/`password`.
+    Basic,
+    /// None of them (an exec plugin, if any, authenticates).
+    None,
+}
+
+impl Credential {
+    /// Which credential the user has; no I/O.
+    pub(super) fn of(user: &Chosen<AuthInfo>) -> Result<Self, ConfigError> {
+        let u = &user.value;
+        let token = u.token.clone().filter(|t| !t.expose().is_empty());
+        let token_file = u.token_file.clone().filter(|t| !t.is_empty());
+        let basic = u.username.as_deref().is_some_and(|n| !n.is_empty())
+            || u.password.as_ref().is_some_and(|p| !p.expose().is_empty());
+        if basic && (token.is_some() || token_file.is_some()) {
+            return Err(ConfigError::Conflict {
+                file: user.file.clone(),
+                entry: user.label.clone(),
+                reason: "username/password and token/tokenFile exclude each other".to_owned(),
+            });
+        }
+        Ok(match (token_file, token) {
+            (Some(path), _) => Self::TokenFile(path),
+            (None, Some(token)) => Self::Token(token),
+            (None, None) if basic => Self::Basic,
+            (None, None) => Self::None,
+        })
+    }
+
+    /// Whether an exec plugin's token is overridden (a token or token
+    /// file); basic auth set beside a plugin also wins, as client-go's exec
+    /// round tripper keeps an `Authorization` header already set.
+    fn is_token(&self) -> bool {
+        matches!(self, Self::TokenFile(_) | Self::Token(_))
+    }
+
+    /// The authenticator; reads the token file once to check it.
+    pub(super) fn authenticator(
+        self,
+        user: &Chosen<AuthInfo>,
+    ) -> Result<Option<Arc<dyn Authenticator>>, ConfigError> {
+        let invalid_header = |field: &str| ConfigError::InvalidHeader {
+            entry: user.described(),
+            field: field.to_owned(),
+        };
+        Ok(match self {
+            Self::TokenFile(path) => Some(Arc::new(token_file(user, path)?)),
+            Self::Token(token) => Some(Arc::new(
+                StaticToken::new(&token).map_err(|_| invalid_header("token"))?,
+            )),
+            Self::Basic => {
+                let u = &user.value;
+                let password = u.password.clone().unwrap_or_default();
+                Some(Arc::new(
+                    BasicAuth::new(u.username.as_deref().unwrap_or(""), &password)
+                        .map_err(|_| invalid_header("username/password"))?,
+                ))
+            }
+            Self::None => None,
+        })
+    }
+}
+
+fn token_file(user: &Chosen<AuthInfo>, path: String) -> Result<TokenFile, ConfigError> {
+    TokenFile::new(PathBuf::from(&path)).map_err(|e| match e {
+        ConfigError::ReadFile { path, source } => ConfigError::ReadReferencedFile {
+            file: user.file.clone(),
+            entry: user.label.clone(),
+            field: "tokenFile",
+            path,
+            source,
+        },
+        ConfigError::EmptyTokenFile { path } => user
+            .loader()
+            .invalid("tokenFile", format!("{} is empty", path.display())),
+        other => other,
+    })
+}
+
+/// What an exec plugin with `provideClusterInfo` is told about the cluster.
+pub(super) fn cluster_info(server: &Url, cluster: &Cluster, trust: &Trust) -> exec::ClusterInfo {
+    exec::ClusterInfo {
+        server: server.to_string(),
+        tls_server_name: trust.server_name.clone(),
+        insecure_skip_tls_verify: cluster.insecure_skip_tls_verify,
+        ca_pem: trust.ca_pem.clone(),
+        proxy_url: cluster.proxy_url.clone(),
+        exec_extension: cluster
+            .extensions
+            .iter()
+            .find(|e| e.name == "client.authentication.k8s.io/exec")
+            .map(|e| e.extension.clone()),
+    }
+}
+
+/// The user's exec credential plugin, checked now (command, API version,
+/// timeout) and run on the first request.
+pub(super) fn exec_plugin(
+    user: &Chosen<AuthInfo>,
+    exec: &ExecConfig,
+    cluster: exec::ClusterInfo,
+    timeout: Option<Duration>,
+) -> Result<Arc<ExecAuthenticator>, ConfigError> {
+    let timeout = exec::check_exec_timeout(timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT))?;
+    ExecAuthenticator::new(user.described(), exec, Some(cluster), timeout)
+        .map(Arc::new)
+        .map_err(|e| match e {
+            ConfigError::InvalidField { field, reason, .. } => {
+                user.loader().invalid(field, reason)
+            }
+            other => other,
+        })
+}
+
+/// The user's credentials into `config`: the exec plugin (client
+/// certificate unless a static one is set; token unless `token`/`tokenFile`
+/// or basic auth is set), then the static credential.
+pub(super) fn credentials(
+    config: &mut Config,
+    user: &Chosen<AuthInfo>,
+    cluster: exec::ClusterInfo,
+    exec_timeout: Option<Duration>,
+) -> Result<(), ConfigError> {
+    let credential = Credential::of(user)?;
+    if let Some(exec) = &user.value.exec {
+        let plugin = exec_plugin(user, exec, cluster, exec_timeout)?;
+        if config.tls.client_identity.is_none() {
+            config.tls.client_identity = Some(ClientIdentity::Exec(plugin.clone()));
+        }
+        if !credential.is_token() {
+            config.authenticator = Some(plugin.clone());
+        }
+        config.exec = Some(plugin);
+    }
+    if let Some(auth) = credential.authenticator(user)? {
+        config.authenticator = Some(auth);
+    }
+    Ok(())
+}
+
+/// The user's `as`, `as-uid`, `as-groups` and `as-user-extra`.
+pub(super) fn impersonation(user: &AuthInfo) -> Impersonation {
+    Impersonation {
+        user: user.impersonate.clone().filter(|u| !u.is_empty()),
+        uid: user.impersonate_uid.clone().filter(|u| !u.is_empty()),
+        groups: user.impersonate_groups.clone(),
+        extra: user.impersonate_extra.clone(),
+    }
+}
+
+/// Builds the default headers once, so a bad impersonation value fails at
+/// load naming the user rather than on the first request.
+pub(super) fn check_headers(config: &Config, user: &Chosen<AuthInfo>) -> Result<(), ConfigError> {
+    config.default_headers().map(drop).map_err(|e| match e {
+        ConfigError::InvalidHeader { field, .. } => ConfigError::InvalidHeader {
+            entry: user.described(),
+            field,
+        },
+        other => other,
+    })
+}
+
+/// Error context for one kubeconfig entry.
+struct Loader<'a> {
+    file: &'a str,
+    entry: &'a str,
+}
+
+impl Loader<'_> {
+    fn missing(&self, field: &'static str) -> ConfigError {
+        ConfigError::MissingField {
+            file: self.file.to_owned(),
+            entry: self.entry.to_owned(),
+            field,
+        }
+    }
+
+    fn invalid(&self, field: &'static str, reason: String) -> ConfigError {
+        ConfigError::InvalidField {
+            file: self.file.to_owned(),
+            entry: self.entry.to_owned(),
+            field,
+            reason,
+        }
+    }
+
+    fn base64(&self, field: &'static str, data: &str) -> Result<Vec<u8>, ConfigError> {
+        let compact: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map_err(|_| self.invalid(field, "not valid base64".to_owned()))
+    }
+
+    fn read(&self, field: &'static str, path: &str) -> Result<Vec<u8>, ConfigError> {
+        error::read_bounded(std::path::Path::new(path), |source| {
+            ConfigError::ReadReferencedFile {
+                file: self.file.to_owned(),
+                entry: self.entry.to_owned(),
+                field,
+                path: PathBuf::from(path),
+                source,
+            }
+        })
+    }
+}
