@@ -16,13 +16,14 @@ use rustls::pki_types::CertificateDer;
 use url::Url;
 
 use super::{
-    AuthInfo, BasicAuth, ClientIdentity, Cluster, Config, ConfigError, Context, DEFAULT_EXEC_TIMEOUT,
-    ExecAuthenticator, ExecConfig, Impersonation, KubeConfigOptions, Kubeconfig, Secret,
-    StaticToken, TokenFile, error, exec, kubeconfig, parse_server, tls,
+    AuthInfo, BasicAuth, ClientIdentity, Cluster, Config, ConfigError, Context,
+    DEFAULT_EXEC_TIMEOUT, ExecAuthenticator, ExecConfig, Impersonation, KubeConfigOptions,
+    Kubeconfig, Secret, StaticToken, TokenFile, error, exec, kubeconfig, parse_server, tls,
 };
 use crate::auth::Authenticator;
 
 /// A kubeconfig entry as chosen, with where it came from for errors.
+#[derive(Debug)]
 pub(super) struct Chosen<T> {
     /// The entry's value (its default when the entry has none).
     pub value: T,
@@ -47,6 +48,7 @@ impl<T> Chosen<T> {
 }
 
 /// The context, cluster and user a kubeconfig and the options pick.
+#[derive(Debug)]
 pub(super) struct Selection {
     /// The context (namespace).
     pub context: Chosen<Context>,
@@ -200,6 +202,7 @@ pub(super) fn proxy(cluster: &Chosen<Cluster>) -> Result<Option<Url>, ConfigErro
 }
 
 /// How the cluster entry says to trust the server.
+#[derive(Debug)]
 pub(super) struct Trust {
     /// The CA bundle as PEM (`certificate-authority-data` wins over
     /// `certificate-authority`), for exec plugins' cluster info.
@@ -295,6 +298,7 @@ pub(super) fn client_certificate(
 /// (re-read, wins over `token` as client-go's `BearerTokenFile`), `token`,
 /// basic auth. Basic auth with a token is a conflict (client-go's "more
 /// than one authentication method").
+#[derive(Debug)]
 pub(super) enum Credential {
     /// `tokenFile`.
     TokenFile(String),
@@ -407,9 +411,7 @@ pub(super) fn exec_plugin(
     ExecAuthenticator::new(user.described(), exec, Some(cluster), timeout)
         .map(Arc::new)
         .map_err(|e| match e {
-            ConfigError::InvalidField { field, reason, .. } => {
-                user.loader().invalid(field, reason)
-            }
+            ConfigError::InvalidField { field, reason, .. } => user.loader().invalid(field, reason),
             other => other,
         })
 }
@@ -503,5 +505,331 @@ impl Loader<'_> {
                 source,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CA: &str = "certs/ca.crt";
+
+    /// Two contexts, two clusters, two users; `current-context: cur`.
+    fn kubeconfig(cluster_extra: &str, user: &str) -> Kubeconfig {
+        Kubeconfig::from_yaml(&format!(
+            r#"
+current-context: cur
+contexts:
+- {{name: cur, context: {{cluster: c1, user: u1, namespace: ns1}}}}
+- {{name: other, context: {{cluster: c2, user: u2}}}}
+- {{name: no-cluster, context: {{user: u1}}}}
+- {{name: no-user, context: {{cluster: c1}}}}
+clusters:
+- {{name: c1, cluster: {{server: "https://one:6443"{cluster_extra}}}}}
+- {{name: c2, cluster: {{server: "https://two:6443"}}}}
+users:
+- {{name: u1, user: {user}}}
+- {{name: u2, user: {{token: two}}}}
+"#
+        ))
+        .unwrap()
+    }
+
+    fn plain() -> Kubeconfig {
+        kubeconfig("", "{token: one}")
+    }
+
+    fn options() -> KubeConfigOptions {
+        KubeConfigOptions::default()
+    }
+
+    fn labels(s: &Selection) -> [&str; 3] {
+        [&s.context.label, &s.cluster.label, &s.user.label]
+    }
+
+    #[test]
+    fn the_context_option_wins_over_current_context() {
+        let s = select(&plain(), &options()).unwrap();
+        assert_eq!(
+            labels(&s),
+            ["context \"cur\"", "cluster \"c1\"", "user \"u1\""]
+        );
+        assert_eq!(namespace(&s.context.value).as_deref(), Some("ns1"));
+        let s = select(&plain(), &options().with_context("other")).unwrap();
+        assert_eq!(
+            labels(&s),
+            ["context \"other\"", "cluster \"c2\"", "user \"u2\""]
+        );
+        assert_eq!(namespace(&s.context.value), None);
+    }
+
+    #[test]
+    fn a_missing_context_names_who_asked_for_it() {
+        let err = select(&plain(), &options().with_context("nope")).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotFound { kind: "context", name, field: "context", referrer, .. }
+                if name == "nope" && referrer == "options"),
+            "{err:?}"
+        );
+        let mut kc = plain();
+        kc.current_context = Some("gone".to_owned());
+        let err = select(&kc, &options()).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotFound { kind: "context", field: "current-context", referrer, .. }
+                if referrer == "current-context"),
+            "{err:?}"
+        );
+        // An empty current-context is no current context (client-go's
+        // "current-context is not set"); the option still works.
+        kc.current_context = Some(String::new());
+        let err = select(&kc, &options()).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::NoCurrentContext { .. }),
+            "{err:?}"
+        );
+        assert!(select(&kc, &options().with_context("cur")).is_ok());
+    }
+
+    #[test]
+    fn cluster_and_user_options_override_the_context() {
+        let s = select(&plain(), &options().with_cluster("c2").with_user("u2")).unwrap();
+        assert_eq!(
+            labels(&s),
+            ["context \"cur\"", "cluster \"c2\"", "user \"u2\""]
+        );
+        assert_eq!(server(&s.cluster).unwrap().as_str(), "https://two:6443/");
+        // The context's namespace stays.
+        assert_eq!(namespace(&s.context.value).as_deref(), Some("ns1"));
+        // A cluster override rescues a context without a cluster.
+        let s = select(
+            &plain(),
+            &options().with_context("no-cluster").with_cluster("c2"),
+        );
+        assert_eq!(s.unwrap().cluster.label, "cluster \"c2\"");
+
+        let err = select(&plain(), &options().with_cluster("nope")).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotFound { kind: "cluster", referrer, .. } if referrer == "options"),
+            "{err:?}"
+        );
+        let err = select(&plain(), &options().with_user("nope")).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotFound { kind: "user", referrer, .. } if referrer == "options"),
+            "{err:?}"
+        );
+        let mut kc = plain();
+        kc.contexts[0].context.as_mut().unwrap().user = "gone".to_owned();
+        let err = select(&kc, &options()).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::NotFound { kind: "user", referrer, .. }
+                if referrer.starts_with("context \"cur\" in ")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_context_without_a_cluster_is_an_error_and_without_a_user_has_no_credentials() {
+        let err = select(&plain(), &options().with_context("no-cluster")).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::MissingField { entry, field: "cluster", .. }
+                if entry == "context \"no-cluster\""),
+            "{err:?}"
+        );
+        let s = select(&plain(), &options().with_context("no-user")).unwrap();
+        assert_eq!(s.user.label, "user \"\"");
+        assert!(matches!(Credential::of(&s.user), Ok(Credential::None)));
+    }
+
+    #[test]
+    fn insecure_skip_tls_verify_excludes_a_ca_in_either_form() {
+        // As client-go's validation: the conflict is found before the CA
+        // is parsed, so any bytes do.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("ca.crt");
+        std::fs::write(&file, "not parsed").unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode("not parsed");
+        for extra in [
+            format!(", insecure-skip-tls-verify: true, certificate-authority-data: {b64}"),
+            format!(
+                ", insecure-skip-tls-verify: true, certificate-authority: {:?}",
+                file.display()
+            ),
+        ] {
+            let kc = kubeconfig(&extra, "{}");
+            let err = trust(&select(&kc, &options()).unwrap().cluster).unwrap_err();
+            assert!(
+                matches!(&err, ConfigError::Conflict { entry, .. } if entry == "cluster \"c1\""),
+                "{extra}: {err:?}"
+            );
+        }
+        let insecure = kubeconfig(
+            ", insecure-skip-tls-verify: true, tls-server-name: ''",
+            "{}",
+        );
+        let t = trust(&select(&insecure, &options()).unwrap().cluster).unwrap();
+        assert!(t.insecure_skip_verify && t.root_certs.is_empty() && t.ca_pem.is_none());
+        assert_eq!(t.server_name, None, "an empty tls-server-name is none");
+    }
+
+    #[test]
+    fn ca_data_wins_over_the_ca_file() {
+        // The file is never read when the data is set (client-go's rule).
+        let b64 = base64::engine::general_purpose::STANDARD.encode("no certificate here");
+        let kc = kubeconfig(
+            &format!(", certificate-authority-data: {b64}, certificate-authority: {CA}"),
+            "{}",
+        );
+        let err = match trust(&select(&kc, &options()).unwrap().cluster) {
+            Err(e) => e,
+            Ok(_) => panic!("a PEM without certificates is accepted"),
+        };
+        assert!(
+            matches!(
+                &err,
+                ConfigError::InvalidField {
+                    field: "certificate-authority-data",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let kc = kubeconfig(", certificate-authority-data: '!!'", "{}");
+        let err = trust(&select(&kc, &options()).unwrap().cluster).err();
+        assert!(
+            matches!(&err, Some(ConfigError::InvalidField { field: "certificate-authority-data", reason, .. })
+                if reason == "not valid base64"),
+            "{err:?}"
+        );
+    }
+
+    fn credential(user: &str) -> Result<Credential, ConfigError> {
+        Credential::of(&select(&kubeconfig("", user), &options()).unwrap().user)
+    }
+
+    #[test]
+    fn token_file_wins_over_token_and_basic_auth_excludes_both() {
+        // client-go: BearerTokenFile's last read value takes precedence
+        // over BearerToken.
+        assert!(matches!(
+            credential("{token: t, tokenFile: /f}"),
+            Ok(Credential::TokenFile(p)) if p == "/f"
+        ));
+        assert!(matches!(
+            credential("{token: t, tokenFile: ''}"),
+            Ok(Credential::Token(t)) if t.expose() == "t"
+        ));
+        assert!(matches!(
+            credential("{token: '', username: a, password: b}"),
+            Ok(Credential::Basic)
+        ));
+        assert!(matches!(credential("{password: b}"), Ok(Credential::Basic)));
+        assert!(matches!(credential("{username: ''}"), Ok(Credential::None)));
+        for both in ["{username: a, token: t}", "{password: b, tokenFile: /f}"] {
+            assert!(
+                matches!(credential(both), Err(ConfigError::Conflict { ref entry, .. }) if entry == "user \"u1\""),
+                "{both}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_or_empty_token_file_names_the_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "").unwrap();
+        for (path, want_read) in [(dir.path().join("missing"), true), (empty, false)] {
+            let kc = kubeconfig("", &format!("{{tokenFile: {:?}}}", path.display()));
+            let user = select(&kc, &options()).unwrap().user;
+            let err = Credential::of(&user)
+                .unwrap()
+                .authenticator(&user)
+                .err()
+                .unwrap();
+            let ok = if want_read {
+                matches!(&err, ConfigError::ReadReferencedFile { entry, field: "tokenFile", .. } if entry == "user \"u1\"")
+            } else {
+                matches!(&err, ConfigError::InvalidField { entry, field: "tokenFile", .. } if entry == "user \"u1\"")
+            };
+            assert!(ok, "{err:?}");
+        }
+    }
+
+    const EXEC: &str = "exec: {apiVersion: client.authentication.k8s.io/v1, command: plugin, interactiveMode: Never}";
+
+    fn load(user: &str) -> Config {
+        Config::from_custom_kubeconfig(kubeconfig("", user), &options()).unwrap()
+    }
+
+    fn is_exec(config: &Config) -> bool {
+        let (Some(auth), Some(exec)) = (&config.authenticator, &config.exec) else {
+            return false;
+        };
+        std::ptr::addr_eq(Arc::as_ptr(auth), Arc::as_ptr(exec))
+    }
+
+    #[test]
+    fn an_exec_plugin_authenticates_unless_a_static_credential_is_set() {
+        let only = load(&format!("{{{EXEC}}}"));
+        assert!(is_exec(&only));
+        assert!(matches!(
+            only.tls.client_identity,
+            Some(ClientIdentity::Exec(_))
+        ));
+        for user in [
+            format!("{{token: t, {EXEC}}}"),
+            format!("{{username: a, password: b, {EXEC}}}"),
+        ] {
+            let c = load(&user);
+            assert!(c.exec.is_some() && c.authenticator.is_some(), "{user}");
+            assert!(!is_exec(&c), "{user}: the static credential wins");
+        }
+        assert_eq!(
+            format!("{:?}", load(&format!("{{token: t, {EXEC}}}")).authenticator),
+            "Some(StaticToken(<redacted>))"
+        );
+        let err =
+            Config::from_custom_kubeconfig(kubeconfig("", "{exec: {command: plugin}}"), &options())
+                .unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::InvalidField { entry, field: "exec.apiVersion", .. } if entry == "user \"u1\""),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_exec_plugin_is_told_the_cluster_as_loaded() {
+        let kc = kubeconfig(
+            ", insecure-skip-tls-verify: true, tls-server-name: api, proxy-url: 'http://p:3128', \
+             extensions: [{name: client.authentication.k8s.io/exec, extension: {audience: x}}]",
+            "{}",
+        );
+        let s = select(&kc, &options()).unwrap();
+        let url = server(&s.cluster).unwrap();
+        let info = cluster_info(&url, &s.cluster.value, &trust(&s.cluster).unwrap());
+        assert_eq!(info.server, "https://one:6443/");
+        assert_eq!(info.tls_server_name.as_deref(), Some("api"));
+        assert!(info.insecure_skip_tls_verify && info.ca_pem.is_none());
+        assert_eq!(info.proxy_url.as_deref(), Some("http://p:3128"));
+        assert_eq!(
+            info.exec_extension,
+            Some(serde_json::json!({"audience": "x"}))
+        );
+        assert_eq!(
+            proxy(&s.cluster).unwrap().unwrap().as_str(),
+            "http://p:3128/"
+        );
+    }
+
+    #[test]
+    fn a_legacy_auth_provider_is_refused_naming_it() {
+        let err = Config::from_custom_kubeconfig(
+            kubeconfig("", "{auth-provider: {name: oidc}}"),
+            &options(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::InvalidField { field: "auth-provider", reason, .. } if reason.contains("\"oidc\"")),
+            "{err:?}"
+        );
     }
 }
