@@ -41,7 +41,7 @@ pub use self::{
     secret::Secret,
     tls::{ClientIdentity, ExecCertResolver, TlsSettings, provider},
 };
-use crate::auth::Authenticator;
+use crate::{auth::Authenticator, content::WireFormat};
 
 /// Which context, cluster and user to use from a kubeconfig; `None` means
 /// the current context and the cluster and user it names.
@@ -165,6 +165,11 @@ pub struct Config {
     /// The largest non-streaming body read
     /// ([`RestConfig::with_max_response_body`](crate::RestConfig::with_max_response_body)); `None`: 1 GiB.
     pub max_response_body: Option<usize>,
+    /// What the client speaks for built-in kinds
+    /// ([`with_wire_format`](Self::with_wire_format)); default
+    /// [`WireFormat::Json`], as client-go's `ContentConfig` and kube-rs
+    /// (which has only JSON).
+    pub wire_format: WireFormat,
     /// The exec credential plugin of the kubeconfig user, if any (the
     /// authenticator and/or the client identity); see
     /// [`with_exec_timeout`](Self::with_exec_timeout).
@@ -197,6 +202,7 @@ impl fmt::Debug for Config {
             .field("watch_idle_timeout", &self.watch_idle_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("max_response_body", &self.max_response_body)
+            .field("wire_format", &self.wire_format)
             .field("exec_timeout", &self.exec_timeout())
             .finish()
     }
@@ -304,8 +310,36 @@ impl Config {
             watch_idle_timeout: None,
             read_timeout: None,
             max_response_body: None,
+            wire_format: WireFormat::Json,
             exec: None,
         }
+    }
+
+    /// Speaks `format` for built-in kinds: client-go's `ContentConfig`
+    /// (`ContentType: application/vnd.kubernetes.protobuf` with
+    /// `AcceptContentTypes: application/vnd.kubernetes.protobuf,
+    /// application/json`). Carried into [`rest_config`](Self::rest_config),
+    /// so a client built from this configuration
+    /// ([`RestClient::wire_format`](crate::RestClient::wire_format))
+    /// negotiates it. [`WireFormat::Protobuf`] takes effect only with the
+    /// `protobuf` cargo feature of `kubeset-client` (`kubeset`'s
+    /// `protobuf`), and only for built-in kinds: custom resources, kinds
+    /// without a protobuf codec and servers that answer `406`/`415` get
+    /// JSON, as with client-go. Without the feature the client speaks JSON.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kubeset_rest::{RestClient, config::Config, content::WireFormat};
+    /// let config = Config::new("https://10.0.0.1:6443".parse()?)
+    ///     .with_wire_format(WireFormat::Protobuf);
+    /// let client = RestClient::new(config.rest_config()?)?;
+    /// assert_eq!(client.wire_format(), WireFormat::Protobuf);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_wire_format(mut self, format: WireFormat) -> Self {
+        self.wire_format = format;
+        self
     }
 
     /// How long the exec credential plugin may run, if this configuration
