@@ -77,6 +77,44 @@ pub(super) fn select(
     })
 }
 
+/// One entry a kubeconfig is asked for, and who asked (for errors).
+struct Wanted<'a> {
+    /// `context`, `cluster`, `user`.
+    kind: &'static str,
+    name: &'a str,
+    /// The field that named it.
+    field: &'static str,
+    /// `options`, `current-context` or the context entry.
+    referrer: String,
+    /// The kubeconfig's files, for a name no entry has.
+    files: &'a str,
+}
+
+impl Wanted<'_> {
+    /// The named entry of `entries` (`parts`: its name, value and origin).
+    fn find<'e, E, T: Clone + Default + 'e>(
+        self,
+        kubeconfig: &Kubeconfig,
+        entries: &'e [E],
+        parts: impl Fn(&'e E) -> (&'e str, Option<&'e T>, Option<&'e PathBuf>),
+    ) -> Result<Chosen<T>, ConfigError> {
+        let Some((_, value, origin)) = entries.iter().map(parts).find(|p| p.0 == self.name) else {
+            return Err(ConfigError::NotFound {
+                file: self.files.to_owned(),
+                kind: self.kind,
+                name: self.name.to_owned(),
+                field: self.field,
+                referrer: self.referrer,
+            });
+        };
+        Ok(Chosen {
+            value: value.cloned().unwrap_or_default(),
+            file: kubeconfig::origin_name(origin, kubeconfig),
+            label: format!("{} {:?}", self.kind, self.name),
+        })
+    }
+}
+
 fn select_context(
     kubeconfig: &Kubeconfig,
     requested: Option<&str>,
@@ -91,21 +129,15 @@ fn select_context(
             });
         }
     };
-    let entry = kubeconfig
-        .contexts
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| ConfigError::NotFound {
-            file: files.to_owned(),
-            kind: "context",
-            name: name.to_owned(),
-            field,
-            referrer: referrer.to_owned(),
-        })?;
-    Ok(Chosen {
-        value: entry.context.clone().unwrap_or_default(),
-        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
-        label: format!("context {name:?}"),
+    let wanted = Wanted {
+        kind: "context",
+        name,
+        field,
+        referrer: referrer.to_owned(),
+        files,
+    };
+    wanted.find(kubeconfig, &kubeconfig.contexts, |e| {
+        (&e.name, e.context.as_ref(), e.origin.as_ref())
     })
 }
 
@@ -122,21 +154,15 @@ fn select_cluster(
     if name.is_empty() {
         return Err(context.loader().missing("cluster"));
     }
-    let entry = kubeconfig
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| ConfigError::NotFound {
-            file: files.to_owned(),
-            kind: "cluster",
-            name: name.to_owned(),
-            field: "cluster",
-            referrer,
-        })?;
-    Ok(Chosen {
-        value: entry.cluster.clone().unwrap_or_default(),
-        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
-        label: format!("cluster {name:?}"),
+    let wanted = Wanted {
+        kind: "cluster",
+        name,
+        field: "cluster",
+        referrer,
+        files,
+    };
+    wanted.find(kubeconfig, &kubeconfig.clusters, |e| {
+        (&e.name, e.cluster.as_ref(), e.origin.as_ref())
     })
 }
 
@@ -155,24 +181,18 @@ fn select_user(
             label: "user \"\"".to_owned(),
         });
     }
-    let entry = kubeconfig
-        .users
-        .iter()
-        .find(|u| u.name == name)
-        .ok_or_else(|| ConfigError::NotFound {
-            file: files.to_owned(),
-            kind: "user",
-            name: name.to_owned(),
-            field: "user",
-            referrer: match requested {
-                Some(_) => "options".to_owned(),
-                None => context.described(),
-            },
-        })?;
-    Ok(Chosen {
-        value: entry.user.clone().unwrap_or_default(),
-        file: kubeconfig::origin_name(entry.origin.as_ref(), kubeconfig),
-        label: format!("user {name:?}"),
+    let wanted = Wanted {
+        kind: "user",
+        name,
+        field: "user",
+        referrer: match requested {
+            Some(_) => "options".to_owned(),
+            None => context.described(),
+        },
+        files,
+    };
+    wanted.find(kubeconfig, &kubeconfig.users, |e| {
+        (&e.name, e.user.as_ref(), e.origin.as_ref())
     })
 }
 
