@@ -51,7 +51,20 @@ impl Client {
         Self::try_from_config(&config)
     }
 
-    /// Builds a client from a loaded [`Config`].
+    /// Builds a client from a loaded [`Config`]: its server, credentials,
+    /// limits and wire format ([`Config::with_wire_format`]; protobuf for
+    /// built-in kinds needs this crate's `protobuf` feature).
+    /// `Client::try_from(config)` ([`TryFrom`]) does the same with an
+    /// owned `Config`, as kube-rs.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kubeset_client::{Client, Config, rest::content::WireFormat};
+    /// let config = Config::infer().await?.with_wire_format(WireFormat::Protobuf);
+    /// let client = Client::try_from_config(&config)?;
+    /// assert_eq!(client.rest().wire_format(), WireFormat::Protobuf);
+    /// # Ok(()) }
+    /// ```
     pub fn try_from_config(config: &Config) -> Result<Self, ClientError> {
         let rest_config = config
             .rest_config()
@@ -68,5 +81,21 @@ impl Client {
     /// The request layer, for calls the typed APIs do not cover.
     pub fn rest(&self) -> &RestClient {
         &self.rest
+    }
+}
+
+/// kube-rs's `Client::try_from(config)`: [`Client::try_from_config`].
+///
+/// ```no_run
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// use kubeset_client::{Client, Config};
+/// let client = Client::try_from(Config::infer().await?)?;
+/// # Ok(()) }
+/// ```
+impl TryFrom<Config> for Client {
+    type Error = ClientError;
+
+    fn try_from(config: Config) -> Result<Self, ClientError> {
+        Client::try_from_config(&config)
     }
 }

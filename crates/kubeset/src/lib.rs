@@ -63,9 +63,23 @@
 //! | `all` | no | every group-version the Kubernetes specs have |
 //! | `http2` | yes | HTTP/2 to the API server (ALPN `h2`, keepalive pings), as client-go; without it HTTP/1.1 only, as kube-rs by default, and no `h2` crate in the build |
 //! | `runtime` | no | `kubeset::runtime`: watcher, store, controller, leader election |
+//! | `protobuf` | no | protobuf on the wire for built-in kinds, opted into per client: [`Config::with_wire_format`] (client-go's `ContentConfig`) or [`RestConfig::with_wire_format`](rest::RestConfig::with_wire_format); custom resources stay JSON |
 //!
 //! A controller that needs few kinds builds fastest with
 //! `default-features = false, features = ["core-v1", "runtime"]`.
+//!
+//! With `protobuf`, a client speaks protobuf to the API server for
+//! built-in kinds when its [`Config`] asks for it (the default is JSON, as
+//! client-go's and kube-rs's):
+//!
+//! ```no_run
+//! use kubeset::{Client, Config, rest::content::WireFormat};
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = Config::infer().await?.with_wire_format(WireFormat::Protobuf);
+//! let client = Client::try_from(config)?;
+//! assert_eq!(client.rest().wire_format(), WireFormat::Protobuf);
+//! # Ok(()) }
+//! ```
 //!
 //! # `#[derive(Resource)]`
 //!

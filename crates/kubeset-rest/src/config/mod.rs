@@ -15,14 +15,14 @@ mod exec;
 mod incluster;
 mod kubeconfig;
 mod plugin;
+mod resolve;
 mod rest;
 mod rfc3339;
 mod secret;
 mod tls;
 
-use std::{collections::BTreeMap, fmt, path::PathBuf, sync::Arc, time::Duration};
+use std::{collections::BTreeMap, fmt, sync::Arc, time::Duration};
 
-use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
@@ -41,7 +41,7 @@ pub use self::{
     secret::Secret,
     tls::{ClientIdentity, ExecCertResolver, TlsSettings, provider},
 };
-use crate::auth::Authenticator;
+use crate::{auth::Authenticator, content::WireFormat};
 
 /// Which context, cluster and user to use from a kubeconfig; `None` means
 /// the current context and the cluster and user it names.
@@ -165,6 +165,11 @@ pub struct Config {
     /// The largest non-streaming body read
     /// ([`RestConfig::with_max_response_body`](crate::RestConfig::with_max_response_body)); `None`: 1 GiB.
     pub max_response_body: Option<usize>,
+    /// What the client speaks for built-in kinds
+    /// ([`with_wire_format`](Self::with_wire_format)); default
+    /// [`WireFormat::Json`], as client-go's `ContentConfig` and kube-rs
+    /// (which has only JSON).
+    pub wire_format: WireFormat,
     /// The exec credential plugin of the kubeconfig user, if any (the
     /// authenticator and/or the client identity); see
     /// [`with_exec_timeout`](Self::with_exec_timeout).
@@ -197,6 +202,7 @@ impl fmt::Debug for Config {
             .field("watch_idle_timeout", &self.watch_idle_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("max_response_body", &self.max_response_body)
+            .field("wire_format", &self.wire_format)
             .field("exec_timeout", &self.exec_timeout())
             .finish()
     }
@@ -304,8 +310,36 @@ impl Config {
             watch_idle_timeout: None,
             read_timeout: None,
             max_response_body: None,
+            wire_format: WireFormat::Json,
             exec: None,
         }
+    }
+
+    /// Speaks `format` for built-in kinds: client-go's `ContentConfig`
+    /// (`ContentType: application/vnd.kubernetes.protobuf` with
+    /// `AcceptContentTypes: application/vnd.kubernetes.protobuf,
+    /// application/json`). Carried into [`rest_config`](Self::rest_config),
+    /// so a client built from this configuration
+    /// ([`RestClient::wire_format`](crate::RestClient::wire_format))
+    /// negotiates it. [`WireFormat::Protobuf`] takes effect only with the
+    /// `protobuf` cargo feature of `kubeset-client` (`kubeset`'s
+    /// `protobuf`), and only for built-in kinds: custom resources, kinds
+    /// without a protobuf codec and servers that answer `406`/`415` get
+    /// JSON, as with client-go. Without the feature the client speaks JSON.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kubeset_rest::{RestClient, config::Config, content::WireFormat};
+    /// let config = Config::new("https://10.0.0.1:6443".parse()?)
+    ///     .with_wire_format(WireFormat::Protobuf);
+    /// let client = RestClient::new(config.rest_config()?)?;
+    /// assert_eq!(client.wire_format(), WireFormat::Protobuf);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_wire_format(mut self, format: WireFormat) -> Self {
+        self.wire_format = format;
+        self
     }
 
     /// How long the exec credential plugin may run, if this configuration
@@ -375,281 +409,38 @@ impl Config {
         Self::from_custom_kubeconfig(Kubeconfig::from_env()?, options)
     }
 
-    /// Resolves a context of an already loaded kubeconfig.
+    /// Resolves a context of an already loaded kubeconfig, as client-go's
+    /// `clientcmd.DirectClientConfig.ClientConfig`: the context
+    /// ([`KubeConfigOptions::context`], else `current-context`), its
+    /// cluster and user (each overridable by the options), the server URL,
+    /// proxy and trust of the cluster, the user's credentials (client
+    /// certificate; `tokenFile` over `token`; basic auth; exec plugin) and
+    /// impersonation. Errors name the file, the entry and the field.
     pub fn from_custom_kubeconfig(
         kubeconfig: Kubeconfig,
         options: &KubeConfigOptions,
     ) -> Result<Self, ConfigError> {
-        let files = kubeconfig.describe_files();
-        let (context_name, referrer) = match (&options.context, &kubeconfig.current_context) {
-            (Some(c), _) => (c.clone(), "options"),
-            (None, Some(c)) if !c.is_empty() => (c.clone(), "current-context"),
-            _ => return Err(ConfigError::NoCurrentContext { file: files }),
-        };
-        let context_entry = kubeconfig
-            .contexts
-            .iter()
-            .find(|c| c.name == context_name)
-            .ok_or_else(|| ConfigError::NotFound {
-                file: files.clone(),
-                kind: "context",
-                name: context_name.clone(),
-                field: if referrer == "options" {
-                    "context"
-                } else {
-                    "current-context"
-                },
-                referrer: referrer.to_owned(),
-            })?;
-        let context_file = kubeconfig::origin_name(context_entry.origin.as_ref(), &kubeconfig);
-        let context_label = format!("context {context_name:?}");
-        let context = context_entry.context.clone().unwrap_or_default();
+        let resolve::Selection {
+            context,
+            cluster,
+            user,
+        } = resolve::select(&kubeconfig, options)?;
+        let mut config = Config::new(resolve::server(&cluster)?);
+        if let Some(ns) = resolve::namespace(&context.value) {
+            config.default_namespace = ns;
+        }
+        config.proxy_url = resolve::proxy(&cluster)?;
+        let trust = resolve::trust(&cluster)?;
+        let cluster_info = resolve::cluster_info(&config.cluster_url, &cluster.value, &trust);
+        config.tls.root_certs = trust.root_certs;
+        config.tls.insecure_skip_verify = trust.insecure_skip_verify;
+        config.tls.server_name = trust.server_name;
 
-        let (cluster_name, cluster_ref) = match &options.cluster {
-            Some(c) => (c.clone(), "options".to_owned()),
-            None => (
-                context.cluster.clone(),
-                format!("{context_label} in {context_file}"),
-            ),
-        };
-        if cluster_name.is_empty() {
-            return Err(ConfigError::MissingField {
-                file: context_file,
-                entry: context_label,
-                field: "cluster",
-            });
-        }
-        let cluster_entry = kubeconfig
-            .clusters
-            .iter()
-            .find(|c| c.name == cluster_name)
-            .ok_or_else(|| ConfigError::NotFound {
-                file: files.clone(),
-                kind: "cluster",
-                name: cluster_name.clone(),
-                field: "cluster",
-                referrer: cluster_ref,
-            })?;
-        let cluster_file = kubeconfig::origin_name(cluster_entry.origin.as_ref(), &kubeconfig);
-        let cluster_label = format!("cluster {cluster_name:?}");
-        let cluster = cluster_entry.cluster.clone().unwrap_or_default();
-
-        let user_name = options.user.clone().unwrap_or_else(|| context.user.clone());
-        let (user, user_file, user_label) = if user_name.is_empty() {
-            // A context without a user: no credentials.
-            (
-                AuthInfo::default(),
-                context_file.clone(),
-                "user \"\"".to_owned(),
-            )
-        } else {
-            let user_entry = kubeconfig
-                .users
-                .iter()
-                .find(|u| u.name == user_name)
-                .ok_or_else(|| ConfigError::NotFound {
-                    file: files.clone(),
-                    kind: "user",
-                    name: user_name.clone(),
-                    field: "user",
-                    referrer: match &options.user {
-                        Some(_) => "options".to_owned(),
-                        None => format!("{context_label} in {context_file}"),
-                    },
-                })?;
-            (
-                user_entry.user.clone().unwrap_or_default(),
-                kubeconfig::origin_name(user_entry.origin.as_ref(), &kubeconfig),
-                format!("user {user_name:?}"),
-            )
-        };
-
-        let cl = Loader {
-            file: &cluster_file,
-            entry: &cluster_label,
-        };
-        let server = cluster.server.as_deref().unwrap_or("");
-        if server.trim().is_empty() {
-            return Err(cl.missing("server"));
-        }
-        let cluster_url = parse_server(server).map_err(|e| cl.invalid("server", e.to_string()))?;
-        let mut config = Config::new(cluster_url);
-        if let Some(ns) = context.namespace.as_deref().filter(|n| !n.is_empty()) {
-            config.default_namespace = ns.to_owned();
-        }
-        if let Some(p) = cluster.proxy_url.as_deref().filter(|p| !p.is_empty()) {
-            config.proxy_url =
-                Some(Url::parse(p).map_err(|e| cl.invalid("proxy-url", e.to_string()))?);
-        }
-
-        // Trust.
-        let ca_pem = match (
-            &cluster.certificate_authority_data,
-            &cluster.certificate_authority,
-        ) {
-            (Some(data), _) if !data.is_empty() => {
-                Some(cl.base64("certificate-authority-data", data)?)
-            }
-            (_, Some(path)) if !path.is_empty() => Some(cl.read("certificate-authority", path)?),
-            _ => None,
-        };
-        if cluster.insecure_skip_tls_verify && ca_pem.is_some() {
-            return Err(ConfigError::Conflict {
-                file: cluster_file.clone(),
-                entry: cluster_label.clone(),
-                reason:
-                    "certificate-authority(-data) and insecure-skip-tls-verify exclude each other"
-                        .to_owned(),
-            });
-        }
-        if let Some(pem) = &ca_pem {
-            let field = if cluster
-                .certificate_authority_data
-                .as_deref()
-                .is_some_and(|d| !d.is_empty())
-            {
-                "certificate-authority-data"
-            } else {
-                "certificate-authority"
-            };
-            config.tls.root_certs =
-                tls::parse_certs(pem).map_err(|reason| cl.invalid(field, reason))?;
-        }
-        config.tls.insecure_skip_verify = cluster.insecure_skip_tls_verify;
-        config.tls.server_name = cluster.tls_server_name.clone().filter(|n| !n.is_empty());
-
-        // Credentials.
-        let ul = Loader {
-            file: &user_file,
-            entry: &user_label,
-        };
-        if let Some(provider) = &user.auth_provider {
-            return Err(ul.invalid(
-                "auth-provider",
-                format!(
-                    "auth provider {:?} is not supported; use an exec plugin",
-                    provider.name
-                ),
-            ));
-        }
-        let cert_pem = match (&user.client_certificate_data, &user.client_certificate) {
-            (Some(d), _) if !d.is_empty() => Some(ul.base64("client-certificate-data", d)?),
-            (_, Some(p)) if !p.is_empty() => Some(ul.read("client-certificate", p)?),
-            _ => None,
-        };
-        let key_pem = match (&user.client_key_data, &user.client_key) {
-            (Some(d), _) if !d.expose().is_empty() => {
-                Some(Secret::new(ul.base64("client-key-data", d.expose())?))
-            }
-            (_, Some(p)) if !p.is_empty() => Some(Secret::new(ul.read("client-key", p)?)),
-            _ => None,
-        };
-        match (cert_pem, key_pem) {
-            (Some(cert), Some(key)) => {
-                let ck = tls::certified_key(&cert, key.expose())
-                    .map_err(|reason| ul.invalid("client-certificate/client-key", reason))?;
-                config.tls.client_identity = Some(ClientIdentity::Static(Arc::new(ck)));
-            }
-            (Some(_), None) => return Err(ul.missing("client-key")),
-            (None, Some(_)) => return Err(ul.missing("client-certificate")),
-            (None, None) => {}
-        }
-
-        let token = user.token.clone().filter(|t| !t.expose().is_empty());
-        let token_file = user.token_file.clone().filter(|t| !t.is_empty());
-        let basic = user.username.as_deref().filter(|u| !u.is_empty()).is_some()
-            || user
-                .password
-                .as_ref()
-                .is_some_and(|p| !p.expose().is_empty());
-        if basic && (token.is_some() || token_file.is_some()) {
-            return Err(ConfigError::Conflict {
-                file: user_file.clone(),
-                entry: user_label.clone(),
-                reason: "username/password and token/tokenFile exclude each other".to_owned(),
-            });
-        }
-        if let Some(exec) = &user.exec {
-            let info = exec::ClusterInfo {
-                server: config.cluster_url.to_string(),
-                tls_server_name: config.tls.server_name.clone(),
-                insecure_skip_tls_verify: cluster.insecure_skip_tls_verify,
-                ca_pem: ca_pem.clone(),
-                proxy_url: cluster.proxy_url.clone(),
-                exec_extension: cluster
-                    .extensions
-                    .iter()
-                    .find(|e| e.name == "client.authentication.k8s.io/exec")
-                    .map(|e| e.extension.clone()),
-            };
-            let timeout =
-                exec::check_exec_timeout(options.exec_timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT))?;
-            let exec = Arc::new(
-                ExecAuthenticator::new(
-                    format!("{user_label} in {user_file}"),
-                    exec,
-                    Some(info),
-                    timeout,
-                )
-                .map_err(|e| match e {
-                    ConfigError::InvalidField { field, reason, .. } => ul.invalid(field, reason),
-                    other => other,
-                })?,
-            );
-            config.exec = Some(exec.clone());
-            if config.tls.client_identity.is_none() {
-                config.tls.client_identity = Some(ClientIdentity::Exec(exec.clone()));
-            }
-            if token.is_none() && token_file.is_none() {
-                config.authenticator = Some(exec);
-            }
-        }
-        if let Some(path) = token_file {
-            let auth = TokenFile::new(PathBuf::from(&path)).map_err(|e| match e {
-                ConfigError::ReadFile { path, source } => ConfigError::ReadReferencedFile {
-                    file: user_file.clone(),
-                    entry: user_label.clone(),
-                    field: "tokenFile",
-                    path,
-                    source,
-                },
-                ConfigError::EmptyTokenFile { path } => {
-                    ul.invalid("tokenFile", format!("{} is empty", path.display()))
-                }
-                other => other,
-            })?;
-            config.authenticator = Some(Arc::new(auth));
-        } else if let Some(token) = token {
-            let auth = StaticToken::new(&token).map_err(|_| ConfigError::InvalidHeader {
-                entry: format!("{user_label} in {user_file}"),
-                field: "token".to_owned(),
-            })?;
-            config.authenticator = Some(Arc::new(auth));
-        } else if basic {
-            let password = user.password.clone().unwrap_or_default();
-            let auth = BasicAuth::new(user.username.as_deref().unwrap_or(""), &password).map_err(
-                |_| ConfigError::InvalidHeader {
-                    entry: format!("{user_label} in {user_file}"),
-                    field: "username/password".to_owned(),
-                },
-            )?;
-            config.authenticator = Some(Arc::new(auth));
-        }
-
-        config.impersonate = Impersonation {
-            user: user.impersonate.clone().filter(|u| !u.is_empty()),
-            uid: user.impersonate_uid.clone().filter(|u| !u.is_empty()),
-            groups: user.impersonate_groups.clone(),
-            extra: user.impersonate_extra.clone(),
-        };
-        // Fail now rather than on the first request.
-        config.default_headers().map_err(|e| match e {
-            ConfigError::InvalidHeader { field, .. } => ConfigError::InvalidHeader {
-                entry: format!("{user_label} in {user_file}"),
-                field,
-            },
-            other => other,
-        })?;
+        resolve::reject_auth_provider(&user)?;
+        config.tls.client_identity = resolve::client_certificate(&user)?;
+        resolve::credentials(&mut config, &user, cluster_info, options.exec_timeout)?;
+        config.impersonate = resolve::impersonation(&user.value);
+        resolve::check_headers(&config, &user)?;
         Ok(config)
     }
 
@@ -697,50 +488,6 @@ fn percent_encode(s: &str) -> String {
         }
     }
     out
-}
-
-/// Error context for one kubeconfig entry.
-struct Loader<'a> {
-    file: &'a str,
-    entry: &'a str,
-}
-
-impl Loader<'_> {
-    fn missing(&self, field: &'static str) -> ConfigError {
-        ConfigError::MissingField {
-            file: self.file.to_owned(),
-            entry: self.entry.to_owned(),
-            field,
-        }
-    }
-
-    fn invalid(&self, field: &'static str, reason: String) -> ConfigError {
-        ConfigError::InvalidField {
-            file: self.file.to_owned(),
-            entry: self.entry.to_owned(),
-            field,
-            reason,
-        }
-    }
-
-    fn base64(&self, field: &'static str, data: &str) -> Result<Vec<u8>, ConfigError> {
-        let compact: String = data.chars().filter(|c| !c.is_whitespace()).collect();
-        base64::engine::general_purpose::STANDARD
-            .decode(compact)
-            .map_err(|_| self.invalid(field, "not valid base64".to_owned()))
-    }
-
-    fn read(&self, field: &'static str, path: &str) -> Result<Vec<u8>, ConfigError> {
-        error::read_bounded(std::path::Path::new(path), |source| {
-            ConfigError::ReadReferencedFile {
-                file: self.file.to_owned(),
-                entry: self.entry.to_owned(),
-                field,
-                path: PathBuf::from(path),
-                source,
-            }
-        })
-    }
 }
 
 #[cfg(test)]

@@ -7,14 +7,16 @@ impl Config {
     /// A [`RestConfig`] with this configuration's server, TLS, credentials,
     /// impersonation headers, proxy, rate limit, timeout, user agent and
     /// failover settings (extra endpoints, endpoint discovery, request
-    /// deadline, watch idle timeout), read timeout and response body limit.
+    /// deadline, watch idle timeout), read timeout, response body limit and
+    /// wire format.
     /// The request layer's other settings keep their defaults.
     pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
         let base = self.cluster_url.as_str().trim_end_matches('/');
         let mut rest = RestConfig::new(base)
             .with_tls(self.tls.client_config()?)
             .with_default_headers(self.default_headers()?)
-            .with_qps_burst(self.qps, self.burst);
+            .with_qps_burst(self.qps, self.burst)
+            .with_wire_format(self.wire_format);
         if let Some(auth) = &self.authenticator {
             rest = rest.with_authenticator(auth.clone());
         }
@@ -50,5 +52,25 @@ impl Config {
             rest = rest.with_max_response_body(limit);
         }
         Ok(rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RestClient, content::WireFormat};
+
+    fn client(config: &Config) -> RestClient {
+        RestClient::new(config.rest_config().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_wire_format_is_carried_into_the_client() {
+        let config = Config::new("https://h:6443".parse().unwrap());
+        assert_eq!(config.wire_format, WireFormat::Json, "client-go's default");
+        assert_eq!(client(&config).wire_format(), WireFormat::Json);
+        let config = config.with_wire_format(WireFormat::Protobuf);
+        assert_eq!(client(&config).wire_format(), WireFormat::Protobuf);
+        assert!(format!("{config:?}").contains("wire_format: Protobuf"));
     }
 }
