@@ -936,15 +936,68 @@ fn crd_columns(res: &Resource, name_desc: &'static str) -> (Vec<Value>, Cells) {
         json!({"name": c["name"], "type": c["type"], "format": c.get("format").cloned().unwrap_or(json!("")),
                "description": c.get("description").cloned().unwrap_or(json!("")), "priority": c.get("priority").cloned().unwrap_or(json!(0))})
     }));
-    let paths: Vec<String> = cols.iter().map(|c| s(c, "/jsonPath").to_owned()).collect();
+    let columns: Vec<(String, String)> = cols
+        .iter()
+        .map(|c| (s(c, "/jsonPath").to_owned(), s(c, "/type").to_owned()))
+        .collect();
     (
         defs,
         Box::new(move |o| {
             let mut row = vec![json!(s(o, "/metadata/name"))];
-            row.extend(paths.iter().map(|p| json_path(o, p).unwrap_or(Value::Null)));
+            row.extend(
+                columns
+                    .iter()
+                    .map(|(path, ty)| json_path(o, path).map_or(Value::Null, |v| crd_cell(ty, v))),
+            );
             row
         }),
     )
+}
+
+/// A custom resource's cell as apiextensions-apiserver's table convertor
+/// writes it: a `string` column prints any value (Go's `%v`), a `date`
+/// column the age of its timestamp (`<invalid>` when unreadable), the
+/// other types their value when it has that type, else nothing.
+fn crd_cell(ty: &str, v: Value) -> Value {
+    match (ty, v) {
+        (_, Value::Null) => Value::Null,
+        ("string", Value::String(s)) => Value::String(s),
+        ("string", other) => Value::String(go_value_text(&other)),
+        ("date", Value::String(t)) => match util::parse_rfc3339(&t) {
+            Some(_) => Value::String(util::age(&t)),
+            None => json!("<invalid>"),
+        },
+        ("integer", Value::Number(n)) => match n.as_i64() {
+            Some(i) => json!(i),
+            #[allow(clippy::cast_possible_truncation)]
+            None => n.as_f64().map_or(Value::Null, |f| json!(f as i64)),
+        },
+        ("number", Value::Number(n)) => n.as_f64().map_or(Value::Null, |f| json!(f)),
+        ("boolean", Value::Bool(b)) => Value::Bool(b),
+        _ => Value::Null,
+    }
+}
+
+/// Go's `fmt.Sprintf("%v", v)` of a decoded JSON value: `map[a:1 b:x]`,
+/// `[1 2]`, `<nil>`.
+fn go_value_text(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".to_owned(),
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_i64().map_or_else(|| n.to_string(), |i| i.to_string()),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(go_value_text).collect::<Vec<_>>().join(" ")
+        ),
+        Value::Object(m) => format!(
+            "map[{}]",
+            m.iter()
+                .map(|(k, v)| format!("{k}:{}", go_value_text(v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
 }
 
 /// `.a.b`, `.a[0].b`, `.a['x.y']` on an object.

@@ -445,8 +445,16 @@ async fn kubectl_get_prints_the_real_columns() {
         "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
             "versions": [{"name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}})).unwrap();
-    s.create(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "default"}, "spec": {"size": 7}})).unwrap();
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                    {"name": "Text", "type": "string", "jsonPath": ".spec.size"},
+                    {"name": "Since", "type": "date", "jsonPath": ".spec.since"}]}]}})).unwrap();
+    s.register_crd(json!({"metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})).unwrap();
+    s.create(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "default"},
+        "spec": {"size": 7, "since": "2020-01-01T00:00:00Z"}})).unwrap();
+    s.create(json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1", "namespace": "default"}})).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let k = Kubectl::for_server(&s, dir.path());
     let out = k.ok(&["get", "deployments"]).await;
@@ -460,7 +468,26 @@ async fn kubectl_get_prints_the_real_columns() {
         "{out}"
     );
     let out = k.ok(&["get", "widgets"]).await;
-    assert!(out.contains("SIZE") && out.contains('7'), "{out}");
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "SIZE", "TEXT", "SINCE"], "{out}");
+    // A date column is the age of its timestamp, as apiextensions-apiserver
+    // writes it (years since 2020), a string column the value as text.
+    assert_eq!(lines[1][..3], ["w1", "7", "7"], "{out}");
+    assert!(lines[1][3].contains('y'), "{out}");
+    // Without printer columns: NAME and AGE, the age relative too.
+    let out = k.ok(&["get", "gadgets"]).await;
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "AGE"], "{out}");
+    assert!(
+        lines[1][1].ends_with('s') || lines[1][1].ends_with('m'),
+        "a fresh object's age: {out}"
+    );
 }
 
 /// A server with controllers-lite and the Deployment `web` rolled out
