@@ -10,6 +10,7 @@ mod error;
 mod gonum;
 mod jsonpath;
 mod output;
+mod table;
 mod yaml;
 
 use std::process::ExitCode;

@@ -12,6 +12,7 @@ use super::{describe, dynamic_api, namespace, print, resolve};
 use crate::cli::{EventPrint, GetArgs, Global, OutputFormat, WatchArgs};
 use crate::error::CliError;
 use crate::output;
+use crate::table::{self, Table};
 
 /// Lists or reads objects and prints them.
 pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(), CliError> {
@@ -34,6 +35,15 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         return Err(CliError::usage(
             "--watch follows a whole resource type; drop the name or use --field-selector metadata.name=NAME",
         ));
+    }
+    // A table, as kubectl: the server's own columns for every kind (with
+    // -w the rows of changes come from the client's columns, so the list
+    // uses them too).
+    if !args.watch
+        && matches!(args.output, None | Some(OutputFormat::Wide))
+        && let Some(table) = server_table(&api, args, &resource).await?
+    {
+        return show_table(args, &resource, &ns, &table);
     }
     let mut list_rv = String::new();
     let streamed = output::ListFormat::of(args.output.as_ref());
@@ -90,6 +100,62 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         return super::watch::run(global, client, &watch).await;
     }
     Ok(())
+}
+
+/// The server's `Table` of the object or the list; `None` when it answers
+/// a plain object or list (no table support).
+async fn server_table(
+    api: &Api<DynamicObject>,
+    args: &GetArgs,
+    resource: &ApiResource,
+) -> Result<Option<Table>, CliError> {
+    let action = || match &args.name {
+        Some(name) => format!("getting {}", describe(resource, name)),
+        None => format!("listing {}", resource.plural),
+    };
+    let mut req = api.request(Verb::Get, args.name.as_deref());
+    if args.name.is_none() {
+        let mut pairs = Vec::new();
+        list_params(args).query_pairs(&mut pairs);
+        for (k, v) in pairs {
+            req = req.param(k, v);
+        }
+    }
+    let req = req.header(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static(table::ACCEPT),
+    );
+    let response = req
+        .send_raw()
+        .await
+        .and_then(kubeset::rest::Response::into_result)
+        .map_err(|e| CliError::api(action(), e))?;
+    Ok(Table::parse(&response.body))
+}
+
+fn show_table(
+    args: &GetArgs,
+    resource: &ApiResource,
+    ns: &str,
+    table: &Table,
+) -> Result<(), CliError> {
+    if table.is_empty() {
+        no_resources(args, resource, ns);
+        return Ok(());
+    }
+    let options = table::Options {
+        wide: matches!(args.output, Some(OutputFormat::Wide)),
+        namespace: args.all_namespaces && resource.namespaced,
+    };
+    print(&output::align(&table.rows(options)))
+}
+
+fn no_resources(args: &GetArgs, resource: &ApiResource, ns: &str) {
+    if resource.namespaced && !args.all_namespaces {
+        eprintln!("No resources found in {ns} namespace.");
+    } else {
+        eprintln!("No resources found");
+    }
 }
 
 fn list_params(args: &GetArgs) -> ListParams {
@@ -248,11 +314,7 @@ fn show(
 ) -> Result<(), CliError> {
     match &args.output {
         None | Some(OutputFormat::Wide) if objects.is_empty() => {
-            if resource.namespaced && !args.all_namespaces {
-                eprintln!("No resources found in {ns} namespace.");
-            } else {
-                eprintln!("No resources found");
-            }
+            no_resources(args, resource, ns);
             Ok(())
         }
         None => print(&output::table(
