@@ -221,6 +221,32 @@ async fn machine_output_is_kubectl_s_byte_for_byte() {
             );
         }
     }
+    // Tables are the server's: the same cells as kubectl's (ages may tick
+    // between the two runs, so durations compare as one token).
+    let tables: &[(&[&str], &[&str])] = &[
+        (&["get", "things"], &["get", "things"]),
+        (&["get", "crd"], &["get", "crd"]),
+        (
+            &["get", "deploy", "-o", "wide"],
+            &["get", "deployments", "-o", "wide"],
+        ),
+        (&["get", "svc", "-A"], &["get", "services", "-A"]),
+        (&["get", "cm", "tricky"], &["get", "configmap", "tricky"]),
+    ];
+    for (theirs, ours) in tables {
+        let want = tokio::task::spawn_blocking({
+            let (kc, cache) = (kc.clone(), cache.clone());
+            move || kubectl_ok(&kc, &cache, theirs)
+        })
+        .await
+        .unwrap();
+        let got = kubeset(&kc, ours).await.ok();
+        assert_eq!(
+            cells(&got),
+            cells(&want),
+            "kubeset {ours:?} vs kubectl {theirs:?}"
+        );
+    }
     // The default hides managedFields, which the server did record.
     let shown = kubeset(
         &kc,
@@ -236,4 +262,28 @@ async fn machine_output_is_kubectl_s_byte_for_byte() {
     .await
     .ok();
     assert!(shown.contains("managedFields:"), "{shown}");
+}
+
+/// A table's cells, a duration (`5s`, `3m20s`, `2d4h`) as `<age>`.
+fn cells(table: &str) -> Vec<Vec<String>> {
+    let duration = |c: &str| {
+        !c.is_empty()
+            && c.chars().next().is_some_and(|d| d.is_ascii_digit())
+            && c.chars().all(|d| d.is_ascii_digit() || "smhdy".contains(d))
+            && c.chars().last().is_some_and(|d| "smhdy".contains(d))
+    };
+    table
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|c| {
+                    if duration(c) {
+                        "<age>".to_owned()
+                    } else {
+                        c.to_owned()
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
