@@ -99,6 +99,11 @@ pub(crate) async fn finish(
     let _ = sink.close().await;
 }
 
+/// How long after the upgrade an exec's process starts: the latency of
+/// the kubelet and the container runtime that kubectl's stream setup
+/// relies on (see [`run`]).
+const PROCESS_START: Duration = Duration::from_millis(50);
+
 /// Runs one exec session to its end.
 pub(crate) async fn run(rt: &Runtime, ws: Ws, protocol: &'static str, t: ExecTarget) {
     let v5 = protocol == channel::V5;
@@ -112,6 +117,13 @@ pub(crate) async fn run(rt: &Runtime, ws: Ws, protocol: &'static str, t: ExecTar
     let reader = client_reader(&mut source, v5, Some(stdin_tx), &size_tx, || {});
 
     let process = async move {
+        // A real exec starts after kube-apiserver dialled the kubelet and
+        // the runtime started the process; kubectl's WebSocket client
+        // (client-go 1.32's, this machine's kubectl) creates its streams after its read
+        // loop started and drops output that arrives first ("Unknown stream
+        // id 1"). Starting at once, as nothing else here makes us wait,
+        // lost `echo`'s output under load.
+        tokio::time::sleep(PROCESS_START).await;
         let fs = rt.fs(&t.uid, &t.container);
         let c = Container {
             hostname: &t.pod,
