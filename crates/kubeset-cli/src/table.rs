@@ -43,12 +43,14 @@ struct Row {
 }
 
 /// How the table is printed.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `-o wide`: every column.
     pub wide: bool,
     /// `-A` on a namespaced resource: a `NAMESPACE` column first.
     pub namespace: bool,
+    /// `get all`: names as `kind/name` (`deployment.apps/web`).
+    pub kind: Option<String>,
 }
 
 impl Table {
@@ -65,7 +67,7 @@ impl Table {
     }
 
     /// The header and the rows as cells (for [`crate::output::align`]).
-    pub fn rows(&self, options: Options) -> Vec<Vec<String>> {
+    pub fn rows(&self, options: &Options) -> Vec<Vec<String>> {
         let shown: Vec<usize> = (0..self.column_definitions.len())
             .filter(|&i| options.wide || self.column_definitions[i].priority == 0)
             .collect();
@@ -85,11 +87,15 @@ impl Table {
                 let ns = row.object.pointer("/metadata/namespace");
                 cells.push(ns.and_then(Value::as_str).unwrap_or_default().to_owned());
             }
+            let first = cells.len();
             cells.extend(
                 shown
                     .iter()
                     .map(|&i| row.cells.get(i).map(cell).unwrap_or_default()),
             );
+            if let (Some(kind), Some(name)) = (&options.kind, cells.get_mut(first)) {
+                *name = format!("{kind}/{name}");
+            }
             out.push(cells);
         }
         out
@@ -153,21 +159,27 @@ mod tests {
     fn columns_by_priority_and_cells_as_kubectl() {
         let t = table();
         assert_eq!(
-            t.rows(Options::default()),
+            t.rows(&Options::default()),
             [
                 vec!["NAME", "READY", "RESTARTS"],
                 vec!["web-0", "1/1", "0"],
                 vec!["web-1", "two...", "1.5"],
             ]
         );
-        let wide = t.rows(Options {
+        let wide = t.rows(&Options {
             wide: true,
             namespace: true,
+            kind: None,
         });
         assert_eq!(wide[0], ["NAMESPACE", "NAME", "READY", "RESTARTS", "NODE"]);
         assert_eq!(wide[1], ["a", "web-0", "1/1", "0", "n1"]);
         // A row with fewer cells than columns: the missing one is empty.
         assert_eq!(wide[2], ["b", "web-1", "two...", "1.5", ""]);
+        let all = t.rows(&Options {
+            kind: Some("pod".into()),
+            ..Options::default()
+        });
+        assert_eq!(all[1][0], "pod/web-0");
     }
 
     #[test]

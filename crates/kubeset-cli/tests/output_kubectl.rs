@@ -232,6 +232,11 @@ async fn machine_output_is_kubectl_s_byte_for_byte() {
         ),
         (&["get", "svc", "-A"], &["get", "services", "-A"]),
         (&["get", "cm", "tricky"], &["get", "configmap", "tricky"]),
+        (&["get", "all"], &["get", "all"]),
+        (
+            &["get", "all", "-A", "-o", "wide"],
+            &["get", "all", "-A", "-o", "wide"],
+        ),
     ];
     for (theirs, ours) in tables {
         let want = tokio::task::spawn_blocking({

@@ -41,7 +41,17 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
     // uses them too).
     if !args.watch
         && matches!(args.output, None | Some(OutputFormat::Wide))
-        && let Some(table) = server_table(&api, args, &resource).await?
+        && let Some(table) =
+            server_table(
+                &api,
+                args.name.as_deref(),
+                &list_params(args),
+                || match &args.name {
+                    Some(name) => format!("getting {}", describe(&resource, name)),
+                    None => format!("listing {}", resource.plural),
+                },
+            )
+            .await?
     {
         return show_table(args, &resource, &ns, &table);
     }
@@ -102,21 +112,18 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
     Ok(())
 }
 
-/// The server's `Table` of the object or the list; `None` when it answers
-/// a plain object or list (no table support).
-async fn server_table(
+/// The server's `Table` of the object `name` or of the list; `None` when
+/// it answers a plain object or list (no table support).
+pub(super) async fn server_table(
     api: &Api<DynamicObject>,
-    args: &GetArgs,
-    resource: &ApiResource,
+    name: Option<&str>,
+    params: &ListParams,
+    action: impl Fn() -> String,
 ) -> Result<Option<Table>, CliError> {
-    let action = || match &args.name {
-        Some(name) => format!("getting {}", describe(resource, name)),
-        None => format!("listing {}", resource.plural),
-    };
-    let mut req = api.request(Verb::Get, args.name.as_deref());
-    if args.name.is_none() {
+    let mut req = api.request(Verb::Get, name);
+    if name.is_none() {
         let mut pairs = Vec::new();
-        list_params(args).query_pairs(&mut pairs);
+        params.query_pairs(&mut pairs);
         for (k, v) in pairs {
             req = req.param(k, v);
         }
@@ -146,8 +153,9 @@ fn show_table(
     let options = table::Options {
         wide: matches!(args.output, Some(OutputFormat::Wide)),
         namespace: args.all_namespaces && resource.namespaced,
+        kind: None,
     };
-    print(&output::align(&table.rows(options)))
+    print(&output::align(&table.rows(&options)))
 }
 
 fn no_resources(args: &GetArgs, resource: &ApiResource, ns: &str) {
