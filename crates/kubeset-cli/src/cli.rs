@@ -374,6 +374,11 @@ pub struct WatchArgs {
     /// How events print (`get -w` asks for table rows).
     #[arg(skip)]
     pub print: EventPrint,
+    /// The table's column widths printed so far: rows stay aligned with
+    /// the list above them and with each other (kubectl's tabwriter
+    /// remembers widths across flushes).
+    #[arg(skip)]
+    pub widths: Vec<usize>,
 }
 
 /// How `watch` prints an event.

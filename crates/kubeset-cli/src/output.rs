@@ -557,16 +557,25 @@ fn table_rows(
 
 /// Left-aligned columns separated by three spaces, as kubectl's printer.
 pub fn align(rows: &[Vec<String>]) -> String {
+    align_remembering(rows, &mut Vec::new())
+}
+
+/// [`align`] with column widths at least `widths`, which grow to what
+/// these rows need (kubectl's tabwriter with `RememberWidths`, as
+/// `get -w` prints each change).
+pub fn align_remembering(rows: &[Vec<String>], widths: &mut Vec<usize>) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    if widths.len() < cols {
+        widths.resize(cols, 0);
+    }
+    for (i, w) in widths.iter_mut().enumerate() {
+        let need = rows
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(|c| c.chars().count());
+        *w = need.fold(*w, usize::max);
+    }
+    let widths = &*widths;
     let mut out = String::new();
     for row in rows {
         let mut line = String::new();

@@ -22,9 +22,18 @@ pub const ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,applicati
 pub struct Table {
     kind: String,
     #[serde(default)]
+    metadata: TableMeta,
+    #[serde(default)]
     column_definitions: Vec<ColumnDefinition>,
     #[serde(default)]
     rows: Vec<Row>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TableMeta {
+    #[serde(default)]
+    resource_version: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,6 +68,11 @@ impl Table {
     pub fn parse(body: &[u8]) -> Option<Self> {
         let table: Self = serde_json::from_slice(body).ok()?;
         (table.kind == "Table").then_some(table)
+    }
+
+    /// The table's `resourceVersion` (a list's: where a watch starts).
+    pub fn resource_version(&self) -> &str {
+        &self.metadata.resource_version
     }
 
     /// Whether it has no rows.

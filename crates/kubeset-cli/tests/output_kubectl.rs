@@ -252,6 +252,7 @@ async fn machine_output_is_kubectl_s_byte_for_byte() {
             "kubeset {ours:?} vs kubectl {theirs:?}"
         );
     }
+    watch_rows_as_kubectl(&kc, &cache).await;
     // The default hides managedFields, which the server did record.
     let shown = kubeset(
         &kc,
@@ -291,4 +292,55 @@ fn cells(table: &str) -> Vec<Vec<String>> {
                 .collect()
         })
         .collect()
+}
+
+/// `get pods -w`: the list, then one row per change, the columns as wide
+/// as everything printed so far (kubectl's tabwriter remembers widths), so
+/// a longer name widens its column without a new header.
+async fn watch_rows_as_kubectl(kc: &Path, cache: &Path) {
+    let run = |kc: &Path, cache: &Path, args: &[&str]| {
+        let (kc, cache) = (kc.to_owned(), cache.to_owned());
+        let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            kubectl_ok(&kc, &cache, &refs);
+        })
+    };
+    run(kc, cache, &["run", "w0", "--image=nginx"])
+        .await
+        .unwrap();
+    let theirs = Lines::spawn(kubectl(kc, cache, &["get", "pods", "-w"]));
+    let mut ours_cmd = command(&["--kubeconfig", kc.to_str().unwrap(), "get", "pods", "-w"]);
+    ours_cmd.stdin(std::process::Stdio::null());
+    let ours = Lines::spawn(ours_cmd);
+    let mut got = (
+        vec![theirs.next(), theirs.next()],
+        vec![ours.next(), ours.next()],
+    );
+    run(
+        kc,
+        cache,
+        &["run", "a-much-longer-pod-name", "--image=nginx"],
+    )
+    .await
+    .unwrap();
+    got.0.push(theirs.next());
+    got.1.push(ours.next());
+    let (want, have) = (got.0.join("\n"), got.1.join("\n"));
+    assert_eq!(
+        cells(&have),
+        cells(&want),
+        "kubectl:\n{want}\nkubeset:\n{have}"
+    );
+    // The row of the longer name: its columns where kubectl puts them.
+    let column = |line: &str| line.find("0/1");
+    assert_eq!(
+        column(&got.1[2]),
+        column(&got.0[2]),
+        "kubectl:\n{want}\nkubeset:\n{have}"
+    );
+    assert!(
+        got.1[2].starts_with("a-much-longer-pod-name   0/1"),
+        "{have}"
+    );
 }

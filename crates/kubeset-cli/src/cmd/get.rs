@@ -37,10 +37,8 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         ));
     }
     // A table, as kubectl: the server's own columns for every kind (with
-    // -w the rows of changes come from the client's columns, so the list
-    // uses them too).
-    if !args.watch
-        && matches!(args.output, None | Some(OutputFormat::Wide))
+    // -w, the rows of the changes too).
+    if matches!(args.output, None | Some(OutputFormat::Wide))
         && let Some(table) =
             server_table(
                 &api,
@@ -53,7 +51,16 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
             )
             .await?
     {
-        return show_table(args, &resource, &ns, &table);
+        // As kubectl: with -w an empty list prints nothing.
+        let mut widths = Vec::new();
+        if !(args.watch && table.is_empty()) {
+            widths = show_table(args, &resource, &ns, &table)?;
+        }
+        if !args.watch {
+            return Ok(());
+        }
+        let rv = table.resource_version().to_owned();
+        return watch_rows(global, client, args, rv, widths).await;
     }
     let mut list_rv = String::new();
     let streamed = output::ListFormat::of(args.output.as_ref());
@@ -88,28 +95,41 @@ pub async fn run(global: &Global, client: &Client, args: &GetArgs) -> Result<(),
         show(args, &resource, &ns, &objects, single)?;
     }
     if args.watch {
-        let watch = WatchArgs {
-            resource: args.resource.clone(),
-            all_namespaces: args.all_namespaces,
-            selector: args.selector.clone(),
-            field_selector: args.field_selector.clone(),
-            resource_version: Some(list_rv),
-            timeout: None,
-            print: match &args.output {
-                None => EventPrint::Rows {
-                    wide: false,
-                    header_printed: table_printed,
-                },
-                Some(OutputFormat::Wide) => EventPrint::Rows {
-                    wide: true,
-                    header_printed: table_printed,
-                },
-                Some(_) => EventPrint::Lines,
-            },
-        };
-        return super::watch::run(global, client, &watch).await;
+        // The client's columns: each row aligned with its own header.
+        let widths = if table_printed { vec![0] } else { Vec::new() };
+        return watch_rows(global, client, args, list_rv, widths).await;
     }
     Ok(())
+}
+
+/// `get -w`: the changes after the list, as table rows (`-o wide`'s with
+/// it) or, with another `-o`, as event lines; `widths` are the columns the
+/// list printed (none: no header yet).
+async fn watch_rows(
+    global: &Global,
+    client: &Client,
+    args: &GetArgs,
+    resource_version: String,
+    widths: Vec<usize>,
+) -> Result<(), CliError> {
+    let header_printed = !widths.is_empty();
+    let watch = WatchArgs {
+        resource: args.resource.clone(),
+        all_namespaces: args.all_namespaces,
+        selector: args.selector.clone(),
+        field_selector: args.field_selector.clone(),
+        resource_version: Some(resource_version),
+        timeout: None,
+        print: match &args.output {
+            None | Some(OutputFormat::Wide) => EventPrint::Rows {
+                wide: args.output.is_some(),
+                header_printed,
+            },
+            Some(_) => EventPrint::Lines,
+        },
+        widths,
+    };
+    super::watch::run(global, client, &watch).await
 }
 
 /// The server's `Table` of the object `name` or of the list; `None` when
@@ -140,22 +160,28 @@ pub(super) async fn server_table(
     Ok(Table::parse(&response.body))
 }
 
+/// Prints the table; returns its column widths.
 fn show_table(
     args: &GetArgs,
     resource: &ApiResource,
     ns: &str,
     table: &Table,
-) -> Result<(), CliError> {
+) -> Result<Vec<usize>, CliError> {
     if table.is_empty() {
         no_resources(args, resource, ns);
-        return Ok(());
+        return Ok(Vec::new());
     }
     let options = table::Options {
         wide: matches!(args.output, Some(OutputFormat::Wide)),
         namespace: args.all_namespaces && resource.namespaced,
         kind: None,
     };
-    print(&output::align(&table.rows(&options)))
+    let mut widths = Vec::new();
+    print(&output::align_remembering(
+        &table.rows(&options),
+        &mut widths,
+    ))?;
+    Ok(widths)
 }
 
 fn no_resources(args: &GetArgs, resource: &ApiResource, ns: &str) {

@@ -10,7 +10,40 @@ use kubeset::{Client, WatchEvent};
 use super::{dynamic_api, namespace, print, resolve};
 use crate::cli::{EventPrint, Global, WatchArgs};
 use crate::error::CliError;
-use crate::output::{object_ref, watch_row};
+use crate::output::{self, object_ref, watch_row};
+use crate::table::{self, Table};
+
+/// The header and row of a `Table` event (a `get -w` watch of a server
+/// with tables); `None` for a plain object.
+fn server_row(
+    resource: &ApiResource,
+    obj: &DynamicObject,
+    all_namespaces: bool,
+    wide: bool,
+) -> Option<Vec<Vec<String>>> {
+    if obj.kind != "Table" {
+        return None;
+    }
+    let body = serde_json::to_vec(obj).ok()?;
+    let options = table::Options {
+        wide,
+        namespace: all_namespaces && resource.namespaced,
+        kind: None,
+    };
+    Some(Table::parse(&body)?.rows(&options))
+}
+
+/// The rows aligned with their header and what was printed before, the
+/// header line only when asked.
+fn rows_text(rows: &[Vec<String>], widths: &mut Vec<usize>, with_header: bool) -> String {
+    let text = output::align_remembering(rows, widths);
+    if with_header {
+        return text;
+    }
+    text.split_once('\n')
+        .map(|(_, rows)| rows.to_owned())
+        .unwrap_or_default()
+}
 
 /// `ADDED configmap/x rv=12` (with the namespace, `ns/`, across namespaces).
 pub fn event_line(
@@ -81,6 +114,14 @@ pub async fn run(global: &Global, client: &Client, args: &WatchArgs) -> Result<(
     for (k, v) in pairs {
         req = req.param(k, v);
     }
+    if matches!(args.print, EventPrint::Rows { .. }) {
+        // Rows of the server's table, as kubectl's `get -w` (a server
+        // without tables sends the objects).
+        req = req.header(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static(table::ACCEPT),
+        );
+    }
     let stream: ResumableWatch<DynamicObject> = req
         .watch_resumable()
         .await
@@ -100,6 +141,7 @@ where
     S: futures::Stream<Item = Result<WatchEvent<DynamicObject>, kubeset::Error>> + Unpin,
 {
     let mut print_as = args.print;
+    let mut widths = args.widths.clone();
     while let Some(event) = stream.next().await {
         let event = event.map_err(|e| CliError::api(action(), e))?;
         let (kind, obj) = match event {
@@ -117,7 +159,10 @@ where
                 wide,
                 header_printed,
             } => {
-                let row = watch_row(resource, &obj, args.all_namespaces, *wide, !*header_printed);
+                let row = match server_row(resource, &obj, args.all_namespaces, *wide) {
+                    Some(rows) => rows_text(&rows, &mut widths, !*header_printed),
+                    None => watch_row(resource, &obj, args.all_namespaces, *wide, !*header_printed),
+                };
                 *header_printed = true;
                 row
             }
