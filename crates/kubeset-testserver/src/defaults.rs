@@ -42,6 +42,7 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
             m.entry("reclaimPolicy").or_insert(json!("Delete"));
             m.entry("volumeBindingMode").or_insert(json!("Immediate"));
         }
+        ("autoscaling", "horizontalpodautoscalers") => hpa(obj),
         ("batch", "cronjobs") => {
             for (k, v) in [
                 ("concurrencyPolicy", json!("Allow")),
@@ -53,6 +54,30 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// A HorizontalPodAutoscaler as `SetDefaults_HorizontalPodAutoscaler`
+/// leaves it: `minReplicas` 1 and, in autoscaling/v2, no metrics meaning
+/// the CPU at 80 % utilization (checked against kube-apiserver 1.35).
+fn hpa(obj: &mut Value) {
+    or_insert(obj, "/spec", "minReplicas", json!(1));
+    if obj["apiVersion"] != "autoscaling/v2" {
+        return;
+    }
+    let no_metrics = obj
+        .pointer("/spec/metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if no_metrics && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    if obj.get("status").is_none_or(Value::is_null) {
+        obj["status"] = json!({"currentMetrics": null, "desiredReplicas": 0});
     }
 }
 

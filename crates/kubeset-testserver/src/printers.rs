@@ -462,6 +462,115 @@ fn pdb(o: &Value) -> Vec<Value> {
     ]
 }
 
+/// `printHorizontalPodAutoscaler`: the scale target, the metrics as
+/// `current/target` ([`hpa_metrics`]), min (`<unset>`), max and current
+/// replicas. Reads autoscaling/v2 and v1 objects.
+fn hpa(o: &Value) -> Vec<Value> {
+    let min = match o.pointer("/spec/minReplicas").and_then(Value::as_i64) {
+        Some(n) => n.to_string(),
+        None => "<unset>".to_owned(),
+    };
+    vec![
+        json!(format!(
+            "{}/{}",
+            s(o, "/spec/scaleTargetRef/kind"),
+            s(o, "/spec/scaleTargetRef/name")
+        )),
+        json!(hpa_metrics(o)),
+        json!(min),
+        json!(i(o, "/spec/maxReplicas")),
+        json!(i(o, "/status/currentReplicas")),
+    ]
+}
+
+/// `formatHPAMetrics`: each spec metric with its status's current value
+/// (`<unknown>` until the controller reports one), two at most then
+/// `+ N more...`, `<none>` without metrics. A v1 object's
+/// `targetCPUUtilizationPercentage` is the `cpu` utilization metric it
+/// converts to.
+fn hpa_metrics(o: &Value) -> String {
+    let v1_cpu = o.pointer("/spec/targetCPUUtilizationPercentage").map(|t| {
+        let current = o.pointer("/status/currentCPUUtilizationPercentage");
+        let pct = |v: Option<&Value>| v.and_then(Value::as_i64).map(|n| format!("{n}%"));
+        format!(
+            "cpu: {}/{}",
+            pct(current).unwrap_or_else(|| "<unknown>".into()),
+            pct(Some(t)).unwrap_or_else(|| "<auto>".into())
+        )
+    });
+    let specs = arr(o, "/spec/metrics");
+    let statuses = arr(o, "/status/currentMetrics");
+    let mut list: Vec<String> = v1_cpu.into_iter().collect();
+    for (n, spec) in specs.iter().enumerate() {
+        list.push(hpa_metric(spec, statuses.get(n)));
+    }
+    if list.is_empty() {
+        return "<none>".to_owned();
+    }
+    let count = list.len();
+    if count > 2 {
+        list.truncate(2);
+        return format!("{} + {} more...", list.join(", "), count - 2);
+    }
+    list.join(", ")
+}
+
+/// One metric of [`hpa_metrics`].
+fn hpa_metric(spec: &Value, status: Option<&Value>) -> String {
+    let unknown = || "<unknown>".to_owned();
+    let q = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let pct = |v: Option<&Value>| v.and_then(Value::as_i64).map(|n| format!("{n}%"));
+    // `current/target`, with ` (avg)` for an averaged Object/External one.
+    let value_or_average = |source: &str| {
+        let target = |f: &str| spec.pointer(&format!("/{source}/target/{f}"));
+        let current = |f: &str| status.and_then(|st| st.pointer(&format!("/{source}/current/{f}")));
+        match q(target("averageValue")) {
+            Some(avg) => format!(
+                "{}/{avg} (avg)",
+                q(current("averageValue")).unwrap_or_else(unknown)
+            ),
+            None => format!(
+                "{}/{}",
+                q(current("value")).unwrap_or_else(unknown),
+                q(target("value")).unwrap_or_default()
+            ),
+        }
+    };
+    // `name: current/target` of a (container) resource metric.
+    let resource = |source: &str, label: String| {
+        let target = |f: &str| spec.pointer(&format!("/{source}/target/{f}"));
+        let current = |f: &str| status.and_then(|st| st.pointer(&format!("/{source}/current/{f}")));
+        match q(target("averageValue")) {
+            Some(avg) => format!(
+                "{label}: {}/{avg}",
+                q(current("averageValue")).unwrap_or_else(unknown)
+            ),
+            None => format!(
+                "{label}: {}/{}",
+                pct(current("averageUtilization")).unwrap_or_else(unknown),
+                pct(target("averageUtilization")).unwrap_or_else(|| "<auto>".into())
+            ),
+        }
+    };
+    match s(spec, "/type") {
+        "External" => value_or_average("external"),
+        "Object" => value_or_average("object"),
+        "Pods" => format!(
+            "{}/{}",
+            q(status.and_then(|st| st.pointer("/pods/current/averageValue")))
+                .unwrap_or_else(unknown),
+            s(spec, "/pods/target/averageValue")
+        ),
+        "Resource" => resource("resource", s(spec, "/resource/name").to_owned()),
+        // Named by its resource alone, as kube-apiserver 1.35 prints it.
+        "ContainerResource" => resource(
+            "containerResource",
+            s(spec, "/containerResource/name").to_owned(),
+        ),
+        _ => "<unknown type>".to_owned(),
+    }
+}
+
 /// The beta annotation, else `spec.storageClassName`.
 fn storage_class(o: &Value) -> &str {
     match s(
@@ -771,6 +880,13 @@ const STATUS_COLS: &[Col] = &[st("Status")];
 const DATA_COLS: &[Col] = &[st("Data")];
 const SECRET_COLS: &[Col] = &[st("Type"), st("Data")];
 const HOLDER_COLS: &[Col] = &[st("Holder")];
+const HPA_COLS: &[Col] = &[
+    st("Reference"),
+    st("Targets"),
+    st("MinPods"),
+    int("MaxPods"),
+    int("Replicas"),
+];
 const SC_COLS: &[Col] = &[
     NAME,
     st("Provisioner"),
@@ -835,6 +951,7 @@ fn printer(res: &Resource) -> Option<Printer> {
             named(INGRESS_CLASS_COLS, ingress_class, Tail::Age)
         }
         ("policy", "poddisruptionbudgets") => named(PDB_COLS, pdb, Tail::Age),
+        ("autoscaling", "horizontalpodautoscalers") => named(HPA_COLS, hpa, Tail::Age),
         ("", "nodes") => named(NODE_COLS, node, Tail::None),
         ("", "namespaces") => named(
             STATUS_COLS,

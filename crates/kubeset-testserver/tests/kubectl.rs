@@ -477,6 +477,66 @@ async fn kubectl_get_prints_the_real_columns() {
     // writes it (years since 2020), a string column the value as text.
     assert_eq!(lines[1][..3], ["w1", "7", "7"], "{out}");
     assert!(lines[1][3].contains('y'), "{out}");
+    // HorizontalPodAutoscalers: kube-apiserver 1.35's columns, defaults
+    // (minReplicas 1, no metrics = cpu at 80 %) and metrics text.
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+    for (name, metrics) in [
+        (
+            "h-cr",
+            json!([
+            {"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app",
+                "target": {"type": "Utilization", "averageUtilization": 60}}},
+            {"type": "Resource", "resource": {"name": "memory",
+                "target": {"type": "AverageValue", "averageValue": "100Mi"}}}]),
+        ),
+        (
+            "h-many",
+            json!([
+            {"type": "Pods", "pods": {"metric": {"name": "p"}, "target": {"type": "AverageValue", "averageValue": "1k"}}},
+            {"type": "Object", "object": {"metric": {"name": "rps"}, "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"},
+                "target": {"type": "AverageValue", "averageValue": "5"}}},
+            {"type": "External", "external": {"metric": {"name": "q"}, "target": {"type": "Value", "value": "7"}}}]),
+        ),
+        ("h-none", json!([])),
+    ] {
+        s.create(
+            json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"scaleTargetRef": target, "maxReplicas": 4, "metrics": metrics}}),
+        )
+        .unwrap();
+    }
+    let out = k.ok(&["get", "hpa"]).await;
+    let rows: Vec<&str> = out.lines().collect();
+    assert!(
+        rows[0].starts_with("NAME     REFERENCE        TARGETS"),
+        "{out}"
+    );
+    let cells = |row: &str| {
+        row.split("   ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        cells(rows[1])[..6],
+        [
+            "h-cr",
+            "Deployment/web",
+            "cpu: <unknown>/60%, memory: <unknown>/100Mi",
+            "1",
+            "4",
+            "0"
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        cells(rows[2])[2],
+        "<unknown>/1k, <unknown>/5 (avg) + 1 more...",
+        "{out}"
+    );
+    assert_eq!(cells(rows[3])[2], "cpu: <unknown>/80%", "{out}");
     // Without printer columns: NAME and AGE, the age relative too.
     let out = k.ok(&["get", "gadgets"]).await;
     let lines: Vec<Vec<&str>> = out
