@@ -39,6 +39,10 @@ pub(crate) struct CollectionInner {
     pub(crate) escaped: String,
     /// `path` with `{namespace}` for the namespace (metrics).
     pub(crate) template: String,
+    /// `escaped` at the client's origin, parsed once, so that a request's
+    /// URL appends its name instead of parsing its whole path again.
+    /// `None` when the `url` crate would not keep `escaped` as it is.
+    pub(crate) url: Option<url::Url>,
 }
 
 impl fmt::Debug for CollectionPath {

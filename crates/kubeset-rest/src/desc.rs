@@ -143,7 +143,7 @@ impl Base {
             None => req,
         };
         let req = req.resource(resource);
-        let error = req.err.as_ref().map(|e| match e {
+        let error = req.err.as_deref().map(|e| match e {
             Error::InvalidRequest { message } => message.clone(),
             other => other.to_string(),
         });
@@ -151,6 +151,7 @@ impl Base {
         let mut escaped = String::with_capacity(path.len());
         path_escape(&path, &mut escaped);
         let template = req.template_path();
+        let url = collection_url(&self.0.origin, &escaped);
         CollectionPath {
             inner: Arc::new(CollectionInner {
                 base_path: self.0.base_path.clone(),
@@ -164,6 +165,7 @@ impl Base {
                 path,
                 escaped,
                 template,
+                url,
             }),
         }
     }
@@ -238,6 +240,25 @@ fn with_defaults(mut headers: HeaderMap, defaults: &HeaderMap, accept: &HeaderVa
     headers
 }
 
+/// `escaped` (a collection's escaped path) at `origin`, when the `url`
+/// crate keeps it byte for byte and an appended segment cannot merge with
+/// it (no trailing `/`): the start of [`attempt_url`].
+fn collection_url(origin: &str, escaped: &str) -> Option<url::Url> {
+    let mut url = url::Url::parse(origin).ok()?;
+    url.set_path(escaped);
+    let kept = url.path() == escaped && !escaped.ends_with('/') && url.query().is_none();
+    kept.then_some(url)
+}
+
+/// Whether `segment` is RFC 3986 unreserved characters only: our escaping
+/// and the `url` crate's both leave it as it is, so appending it to a
+/// parsed path gives what parsing the joined path gives.
+fn is_unreserved(segment: &str) -> bool {
+    segment
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
 fn invalid(message: String) -> Error {
     Error::InvalidRequest { message }
 }
@@ -295,13 +316,16 @@ pub struct RequestDesc {
     resource_name: String,
     subresource: String,
     params: Params,
-    headers: HeaderMap,
+    /// `None`: none set (boxed for the same reason as `err`).
+    headers: Option<Box<HeaderMap>>,
     content_type: Option<HeaderValue>,
     timeout: Option<Duration>,
     body: Option<Bytes>,
     /// `None`: the client's.
     max_retries: Option<u32>,
-    err: Option<Error>,
+    /// Boxed: a request is moved through every builder call and async
+    /// state, and an error is rare.
+    err: Option<Box<Error>>,
 }
 
 impl fmt::Debug for RequestDesc {
@@ -310,7 +334,7 @@ impl fmt::Debug for RequestDesc {
         f.debug_struct("RequestDesc")
             .field("verb", &self.verb)
             .field("url", &self.url())
-            .field("headers", &self.headers.len())
+            .field("headers", &self.headers.as_ref().map_or(0, |h| h.len()))
             .field("body_len", &self.body.as_ref().map(Bytes::len))
             .field("error", &self.error())
             .finish_non_exhaustive()
@@ -332,7 +356,7 @@ impl RequestDesc {
             resource_name: String::new(),
             subresource: String::new(),
             params: Params::default(),
-            headers: HeaderMap::new(),
+            headers: None,
             content_type: None,
             timeout: None,
             body: None,
@@ -349,11 +373,11 @@ impl RequestDesc {
 
     /// The builder error, if any.
     pub fn error(&self) -> Option<&Error> {
-        self.err.as_ref()
+        self.err.as_deref()
     }
 
     fn fail(mut self, err: Error) -> Self {
-        self.err = Some(err);
+        self.err = Some(Box::new(err));
         self
     }
 
@@ -363,8 +387,15 @@ impl RequestDesc {
     /// resource yet and `collection` was built for a client with the same
     /// base URL path; otherwise those calls are made).
     pub fn collection(mut self, collection: &CollectionPath) -> Self {
+        self.set_collection(collection);
+        self
+    }
+
+    /// [`collection`](Self::collection) in place (a [`Request`](crate::Request)
+    /// builder call then moves its request once, not three times).
+    pub(crate) fn set_collection(&mut self, collection: &CollectionPath) {
         if self.err.is_some() {
-            return self;
+            return;
         }
         let c = &*collection.inner;
         if self.collection.is_none()
@@ -376,16 +407,17 @@ impl RequestDesc {
             if let Some(message) = &c.error {
                 // The state those calls leave behind, and their error.
                 self.unshare();
-                return self.fail(invalid(message.clone()));
+                self.err = Some(Box::new(invalid(message.clone())));
             }
-            return self;
+            return;
         }
-        let req = self.abs_path(&c.abs);
+        let placeholder = RequestDesc::new(self.verb, &self.base);
+        let req = std::mem::replace(self, placeholder).abs_path(&c.abs);
         let req = match &c.namespace_arg {
             Some(ns) => req.namespace(ns),
             None => req,
         };
-        req.resource(&c.resource_arg)
+        *self = req.resource(&c.resource_arg);
     }
 
     /// Move a shared [`CollectionPath`] into the request's own fields,
@@ -487,12 +519,17 @@ impl RequestDesc {
 
     /// Apply a builder step unless an error stuck; its error sticks.
     fn update(mut self, step: impl FnOnce(&mut Self) -> Result<(), Error>) -> Self {
-        if self.err.is_none()
-            && let Err(err) = step(&mut self)
-        {
-            self.err = Some(err);
-        }
+        self.update_in_place(step);
         self
+    }
+
+    /// [`update`](Self::update) in place.
+    fn update_in_place(&mut self, step: impl FnOnce(&mut Self) -> Result<(), Error>) {
+        if self.err.is_none()
+            && let Err(err) = step(self)
+        {
+            self.err = Some(Box::new(err));
+        }
     }
 
     /// The namespace; `""` leaves the segment out (and arms the preflight
@@ -524,8 +561,14 @@ impl RequestDesc {
     }
 
     /// The object name; empty or set twice is an error.
-    pub fn name(self, name: &str) -> Self {
-        self.update(|r| {
+    pub fn name(mut self, name: &str) -> Self {
+        self.set_name(name);
+        self
+    }
+
+    /// [`name`](Self::name) in place.
+    pub(crate) fn set_name(&mut self, name: &str) {
+        self.update_in_place(|r| {
             if name.is_empty() {
                 return Err(invalid("resource name may not be empty".to_owned()));
             }
@@ -535,7 +578,7 @@ impl RequestDesc {
             check_segment("resource name", name)?;
             r.resource_name = name.to_owned();
             Ok(())
-        })
+        });
     }
 
     /// Subresource path parts (`status`, `scale`, …). Set twice is an error.
@@ -569,7 +612,7 @@ impl RequestDesc {
     /// Add a request header (overrides `Accept` and `Content-Type` defaults).
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         if self.err.is_none() {
-            self.headers.append(name, value);
+            self.headers.get_or_insert_default().append(name, value);
         }
         self
     }
@@ -758,7 +801,7 @@ impl RequestDesc {
         defaults: &Defaults,
     ) -> Result<Prepared, Error> {
         if let Some(err) = self.err.take() {
-            return Err(err);
+            return Err(*err);
         }
         self.preflight()?;
         let headers = self.prepared_headers(defaults);
@@ -779,9 +822,11 @@ impl RequestDesc {
                 Some(Duration::from_secs(secs))
             })),
         };
+        let query = params.encode();
         Ok(Prepared {
             verb: self.verb,
-            query: params.encode(),
+            url: self.attempt_url(&query),
+            query,
             params,
             path,
             url_template,
@@ -794,16 +839,40 @@ impl RequestDesc {
         })
     }
 
+    /// The URL of an attempt at the base URL's origin, from a shared
+    /// collection's parsed URL with the name and subresource appended, when
+    /// that gives what parsing the whole path gives (see
+    /// [`is_unreserved`]); `None`: each attempt parses the path.
+    fn attempt_url(&self, query: &str) -> Option<url::Url> {
+        let c = self.collection.as_ref()?;
+        let base = c.inner.url.as_ref()?;
+        let segments = [self.resource_name.as_str(), &self.subresource];
+        if !self.sub_path.is_empty() || !segments.iter().all(|s| is_unreserved(s)) {
+            return None;
+        }
+        let mut url = base.clone();
+        {
+            let mut path = url.path_segments_mut().ok()?;
+            for segment in segments.iter().filter(|s| !s.is_empty()) {
+                path.push(segment);
+            }
+        }
+        if !query.is_empty() {
+            url.set_query(Some(query));
+        }
+        Some(url)
+    }
+
     /// The headers to send: `None` for a request without headers or body
     /// of its own (the client's prepared set, cloned per attempt, never
     /// built here), else its own merged with `defaults` and the body's
     /// Content-Type.
     fn prepared_headers(&mut self, defaults: &Defaults) -> Option<HeaderMap> {
-        if self.headers.is_empty() && self.body.is_none() {
+        if self.headers.is_none() && self.body.is_none() {
             return None;
         }
         let mut headers = with_defaults(
-            std::mem::take(&mut self.headers),
+            self.headers.take().map(|h| *h).unwrap_or_default(),
             &defaults.default_headers,
             &defaults.accept,
         );
@@ -824,6 +893,10 @@ impl RequestDesc {
 #[derive(Debug, Clone)]
 pub struct Prepared {
     pub(crate) verb: Verb,
+    /// The attempt's URL at the base URL's origin, built once (see
+    /// [`Prepared::url_at`]); `None`: built per attempt from `path` and
+    /// `query`.
+    pub(crate) url: Option<url::Url>,
     /// The escaped path.
     pub(crate) path: String,
     /// The query's parameters (a resumable watch changes one per reopen).
@@ -877,6 +950,16 @@ impl Prepared {
     pub(crate) fn set_param(&mut self, key: &str, value: &str) {
         self.params.set(key, value);
         self.query = self.params.encode();
+        self.url = None;
+    }
+
+    /// The URL built at prepare time, when it is at `origin`
+    /// (`scheme://host[:port]`).
+    pub(crate) fn url_at(&self, origin: &str) -> Option<&url::Url> {
+        let url = self.url.as_ref()?;
+        let s = url.as_str();
+        (s.len() > origin.len() && s.as_bytes()[origin.len()] == b'/' && s.starts_with(origin))
+            .then_some(url)
     }
 
     /// The headers of an attempt: the request's merged set, or the
@@ -1290,5 +1373,68 @@ mod tests {
         );
         let bad = c().post().namespace("").resource("pods").prepare(&defaults);
         assert!(bad.is_err());
+    }
+
+    /// The URL an attempt sends, parsed per attempt from the prepared path
+    /// and query at `origin` (what an endpoint without a prepared URL does).
+    fn parsed(p: &Prepared, origin: &str) -> url::Url {
+        let mut url = url::Url::parse(origin).unwrap();
+        url.set_path(p.path());
+        url.set_query((!p.query().is_empty()).then_some(p.query()));
+        url
+    }
+
+    #[test]
+    fn prepared_url_is_the_parsed_path() {
+        let base = client("http://127.0.0.1:6443/base/", "/api/v1");
+        let origin = base.origin().to_owned();
+        let pods = base.collection(&["api", "v1"], Some("ns-1"), "Pods");
+        let all = base.collection(&["apis", "apps", "v1"], None, "deployments");
+        let cases: [(&CollectionPath, &str, &str, &str, bool); 9] = [
+            (&pods, "web-0", "", "", true),
+            (&pods, "a.b_c~d-9", "status", "", true),
+            (&pods, "UPPER", "", "limit=5", true),
+            (&all, "", "", "watch=true&resourceVersion=7", true),
+            (&pods, "a:b", "", "", false),
+            (&pods, "sp ace", "", "", false),
+            (&pods, "caf\u{e9}", "", "", false),
+            (&pods, "x", "a/b", "", false),
+            (&pods, "q?#", "", "", false),
+        ];
+        for (collection, name, sub, query, prepared) in cases {
+            let mut req = RequestDesc::new(Verb::Get, &base).collection(collection);
+            if !name.is_empty() {
+                req = req.name(name);
+            }
+            if !sub.is_empty() {
+                req = req.sub_resource(sub.split('/'));
+            }
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap();
+                req = req.param(k, v);
+            }
+            let p = req.prepare(&Defaults::default()).unwrap();
+            let want = parsed(&p, &origin);
+            assert_eq!(p.url_at(&origin).is_some(), prepared, "{name:?} {sub:?}");
+            if let Some(url) = p.url_at(&origin) {
+                assert_eq!(url.as_str(), want.as_str(), "{name:?} {sub:?}");
+            }
+            // Another server (a failover endpoint) parses its own.
+            assert!(p.url_at("http://127.0.0.1:644").is_none());
+            assert!(p.url_at("http://127.0.0.1:64430").is_none());
+            assert!(p.url_at("https://127.0.0.1:6443").is_none());
+        }
+        // A resumable watch's new resourceVersion drops the prepared URL.
+        let mut p = RequestDesc::new(Verb::Get, &base)
+            .collection(&all)
+            .param("watch", "true")
+            .prepare(&Defaults::default())
+            .unwrap();
+        assert!(p.url_at(&origin).is_some());
+        p.set_param("resourceVersion", "8");
+        assert!(p.url_at(&origin).is_none());
+        let url = parsed(&p, &origin);
+        assert_eq!(url.path(), "/base/apis/apps/v1/deployments");
+        assert!(url.query().unwrap().contains("resourceVersion=8"));
     }
 }

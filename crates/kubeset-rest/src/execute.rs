@@ -173,23 +173,31 @@ fn open_budget(p: &Prepared, client: Option<Duration>) -> Option<Duration> {
 
 /// One attempt: send, and for `Do` (or an error status) read the body.
 ///
-/// The `reqwest::Request` is built directly from the endpoint's parsed base
-/// URL (only path and query are parsed per attempt) and the prepared
+/// The `reqwest::Request` is built from the URL prepared once per call
+/// when the endpoint is the client's server (else from the endpoint's
+/// parsed base URL: only path and query are parsed) and the prepared
 /// headers; the response's headers are moved out, not copied.
 async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
-    let mut req = reqwest::Request::new(p.verb.method(), ep.url(&p.path, &p.query));
+    // The credentials first: the request is then built and sent with no
+    // await in between, so it is not part of the attempt's async state.
+    let authorization = match &inner.authenticator {
+        Some(auth) => auth
+            .authorization()
+            .await
+            .map_err(|source| Error::Auth { source })?,
+        None => None,
+    };
+    let url = match p.url_at(&ep.origin) {
+        Some(url) => url.clone(),
+        None => ep.url(&p.path, &p.query),
+    };
+    let mut req = reqwest::Request::new(p.verb.method(), url);
     *req.headers_mut() = p.headers(&inner.defaults).clone();
     if let Some(body) = &p.body {
         *req.body_mut() = Some(body.clone().into());
     }
-    if let Some(auth) = &inner.authenticator {
-        match auth.authorization().await {
-            Ok(Some(value)) => {
-                req.headers_mut().insert(http::header::AUTHORIZATION, value);
-            }
-            Ok(None) => {}
-            Err(source) => return Err(Error::Auth { source }),
-        }
+    if let Some(value) = authorization {
+        req.headers_mut().insert(http::header::AUTHORIZATION, value);
     }
     let mut resp = inner
         .http
@@ -239,22 +247,30 @@ async fn read_body(
         return Err(too_large(announced));
     }
     let capacity = announced.map_or(0, |n| usize::try_from(n).unwrap_or(limit));
-    let mut body = bytes::BytesMut::with_capacity(capacity);
+    // The first chunk is kept as it is: a body that comes in one chunk is
+    // neither copied nor given a buffer.
+    let mut first: Option<Bytes> = None;
+    let mut body = bytes::BytesMut::new();
     while let Some(chunk) = resp
         .chunk()
         .await
         .map_err(|e| transport_error(p.verb, full_url(origin, p), e))?
     {
-        if chunk.len() > limit - body.len() {
+        let read = first.as_ref().map_or(body.len(), Bytes::len);
+        if chunk.len() > limit - read {
             return Err(too_large(announced));
         }
-        if body.is_empty() && chunk.len() == capacity {
-            // The whole body in one chunk: no copy.
-            return Ok(chunk);
+        match first.take() {
+            None if body.is_empty() => first = Some(chunk),
+            Some(head) => {
+                body.reserve(capacity.max(head.len() + chunk.len()));
+                body.extend_from_slice(&head);
+                body.extend_from_slice(&chunk);
+            }
+            None => body.extend_from_slice(&chunk),
         }
-        body.extend_from_slice(&chunk);
     }
-    Ok(body.freeze())
+    Ok(first.unwrap_or_else(|| body.freeze()))
 }
 
 /// A streamed body that ends after its first error (reqwest's read
@@ -292,7 +308,9 @@ fn body_stream(
 /// failover is active, else against the one server.
 async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     if inner.endpoints.active() {
-        return run_failover(inner, p).await;
+        // Boxed: its state is larger than the single-endpoint loop's, and
+        // every call would move it through the async states above.
+        return Box::pin(run_failover(inner, p)).await;
     }
     let mut outcome = run_single(inner, p).await?;
     // Only `open_at` reports who answered.
@@ -615,12 +633,12 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
 }
 
 /// `send`: the final response with its whole body.
-pub(crate) async fn send(inner: &Inner, p: Prepared) -> Result<Response, Error> {
-    let outcome = run(inner, &p).await?;
+pub(crate) async fn send(inner: &Inner, p: &Prepared) -> Result<Response, Error> {
+    let outcome = run(inner, p).await?;
     let body = match outcome.payload {
         Payload::Full(b) => b,
         // Not produced in `Do` mode; read it anyway rather than fail.
-        Payload::Streaming(r) => read_body(inner, &p, &inner.origin, r).await?,
+        Payload::Streaming(r) => read_body(inner, p, &inner.origin, r).await?,
     };
     Ok(Response::new(
         outcome.status,

@@ -115,7 +115,7 @@ impl Request {
     /// and `resource(..)` with its arguments, without validating, joining
     /// and escaping them again (see [`RequestDesc::collection`]).
     pub fn collection(mut self, collection: &CollectionPath) -> Self {
-        self.desc = self.desc.collection(collection);
+        self.desc.set_collection(collection);
         self
     }
 
@@ -165,7 +165,7 @@ impl Request {
 
     /// The object name; empty or set twice is an error.
     pub fn name(mut self, name: &str) -> Self {
-        self.desc = self.desc.name(name);
+        self.desc.set_name(name);
         self
     }
 
@@ -252,18 +252,23 @@ impl Request {
     /// retries). Transport and builder errors are `Err`.
     pub async fn send_raw(self) -> Result<Response, Error> {
         let (client, prepared) = self.prepare(Mode::Do)?;
-        execute::send(&client.inner, prepared).await
+        execute::send(&client.inner, &prepared).await
     }
 
     /// Send (client-go's `Do`): a 200–206 response, or the server's error
     /// as [`Error::Api`].
     pub async fn send(self) -> Result<Response, Error> {
-        self.send_raw().await?.into_result()
+        // Not `send_raw().await`: one async state fewer to move per call.
+        let (client, prepared) = self.prepare(Mode::Do)?;
+        execute::send(&client.inner, &prepared).await?.into_result()
     }
 
     /// Send and decode the body as JSON into `T`.
     pub async fn send_json<T: DeserializeOwned>(self) -> Result<T, Error> {
-        self.send().await?.json()
+        // `send().await?.json()` without its async state (`json` returns the
+        // same error for a failed status as `send`).
+        let (client, prepared) = self.prepare(Mode::Do)?;
+        execute::send(&client.inner, &prepared).await?.json()
     }
 
     /// Start a watch: a stream of typed events.

@@ -20,6 +20,14 @@ const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 /// decoded as the requested type.
 const STATUS_SNIFF_LIMIT: usize = 64 * 1024;
 
+/// The searcher for `"Status"` in a body, built once (building one per
+/// body costs more than searching a small object).
+fn status_finder() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Status\""));
+    &FINDER
+}
+
 /// client-go's success range: 200–206.
 pub(crate) fn is_success(code: u16) -> bool {
     (200..=206).contains(&code)
@@ -161,7 +169,7 @@ pub(crate) fn decode_json<T: DeserializeOwned>(
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
-        && memchr::memmem::find(body, b"\"Status\"").is_some()
+        && status_finder().find(body).is_some()
         && let Some(status) = StatusBody::parse(body).filter(StatusBody::is_failure)
     {
         return Err(ApiError::from_status(status, code).into());
