@@ -290,6 +290,15 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
+    /// A protobuf watch frame is not a valid `WatchEvent`, or its object
+    /// did not decode.
+    #[error("unable to decode a protobuf event from the watch stream")]
+    WatchFrame {
+        /// The cause.
+        #[source]
+        source: crate::watch::FrameError,
+    },
+
     /// A watch event line could not be decoded.
     #[error("unable to decode an event from the watch stream")]
     WatchDecode {

@@ -645,9 +645,30 @@ pub(crate) async fn open_at(
     inner: &Inner,
     p: &Prepared,
 ) -> Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error> {
+    open_typed(inner, p).await.map(|o| (o.body, o.origin))
+}
+
+/// An opened stream, the origin of the endpoint that answered and the
+/// response's `Content-Type` (a watch is read by it: JSON or protobuf).
+pub(crate) struct Opened {
+    pub(crate) body: BoxStream<'static, Result<Bytes, Error>>,
+    pub(crate) origin: String,
+    pub(crate) content_type: Option<String>,
+}
+
+/// [`open_at`], also returning the response's `Content-Type`.
+pub(crate) async fn open_typed(inner: &Inner, p: &Prepared) -> Result<Opened, Error> {
     let outcome = run(inner, p).await?;
     match outcome.payload {
-        Payload::Streaming(resp) => Ok((body_stream(resp, p.stream_deadline), outcome.served_by)),
+        Payload::Streaming(resp) => Ok(Opened {
+            body: body_stream(resp, p.stream_deadline),
+            origin: outcome.served_by,
+            content_type: outcome
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        }),
         Payload::Full(body) => {
             let resp = Response::new(
                 outcome.status,
