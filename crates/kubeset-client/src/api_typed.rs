@@ -579,7 +579,9 @@ where
 
     /// Watches changes after `resource_version` (`""` or `"0"`: from any
     /// recent state). The stream ends when the server closes the watch;
-    /// resume from the last event's resourceVersion.
+    /// resume from the last event's resourceVersion. With protobuf
+    /// negotiated (feature `protobuf`) a built-in kind is watched in
+    /// protobuf `;stream=watch` frames, JSON again on 406/415.
     ///
     /// ```
     /// use kubeset_client::api::core::v1::ConfigMap;
@@ -611,6 +613,18 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let decoder = crate::protobuf::decoder_of(pb);
+            match self
+                .watch_request(params, resource_version)
+                .watch_protobuf(decoder)
+                .await
+            {
+                Err(e) if crate::protobuf::refused(&e) => {}
+                opened => return opened,
+            }
+        }
         self.watch_request(params, resource_version).watch().await
     }
 
@@ -630,6 +644,18 @@ where
     where
         K: Send + 'static,
     {
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let decoder = crate::protobuf::decoder_of(pb);
+            match self
+                .watch_request(params, resource_version)
+                .watch_resumable_protobuf(decoder)
+                .await
+            {
+                Err(e) if crate::protobuf::refused(&e) => {}
+                opened => return opened,
+            }
+        }
         self.watch_request(params, resource_version)
             .watch_resumable()
             .await

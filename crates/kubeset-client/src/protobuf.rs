@@ -18,10 +18,13 @@
 //! value would be slower than JSON itself, and would drop what the model
 //! does not know.
 
+use std::sync::Arc;
+
 use http::{HeaderValue, header};
 use kubeset_api::List;
 use kubeset_api::protobuf::dynamic::{self, Typed};
 use kubeset_rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
+use kubeset_rest::watch::{BoxError, ObjectDecoder, is_protobuf};
 use kubeset_rest::{Error, Response, RestClient};
 use serde::de::DeserializeOwned;
 
@@ -59,9 +62,16 @@ impl<K: 'static> Decode<K> for List<K> {
     }
 }
 
-/// Whether `content_type` is protobuf (any parameters).
-pub(crate) fn is_protobuf(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == PROTOBUF)
+/// A server that cannot speak protobuf for this request: `406 Not
+/// Acceptable`, `415 Unsupported Media Type` (asked again in JSON).
+fn refused_status(code: u16) -> bool {
+    matches!(code, 406 | 415)
+}
+
+/// Whether opening a protobuf request failed because the server refuses
+/// protobuf.
+pub(crate) fn refused(e: &Error) -> bool {
+    e.api_error().is_some_and(|a| refused_status(a.code))
 }
 
 /// A request in protobuf (`body` encoded by the caller) or, on fallback,
@@ -72,7 +82,7 @@ pub(crate) async fn send<K: 'static, T: Decode<K> + DeserializeOwned>(
 ) -> Result<T, Error> {
     let req = build(true)?.header(header::ACCEPT, HeaderValue::from_static(PROTOBUF_ACCEPT));
     let resp = req.send_raw().await?;
-    if matches!(resp.status.as_u16(), 406 | 415) {
+    if refused_status(resp.status.as_u16()) {
         return build(false)?.send_json().await;
     }
     if !is_protobuf(resp.content_type.as_deref()) {
@@ -110,4 +120,41 @@ pub(crate) fn with_body<K: 'static>(
 ) -> kubeset_rest::Request {
     req.header(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF))
         .body(codec.encode(obj))
+}
+
+/// The object decoder of a protobuf watch of `K` (the
+/// [`ObjectDecoder`] that [`WatchStream::from_protobuf_bytes`] and
+/// [`Request::watch_protobuf`](kubeset_rest::Request::watch_protobuf)
+/// take): objects decoded straight into `K` by its generated codec.
+/// `None` when `K` is not a built-in model with a codec.
+///
+/// [`WatchStream::from_protobuf_bytes`]: kubeset_rest::WatchStream::from_protobuf_bytes
+///
+/// ```
+/// use kubeset_client::api::core::v1::Pod;
+/// assert!(kubeset_client::protobuf::watch_decoder::<Pod>().is_some());
+/// assert!(kubeset_client::protobuf::watch_decoder::<serde_json::Value>().is_none());
+/// ```
+pub fn watch_decoder<K: 'static>() -> Option<Arc<dyn ObjectDecoder<K>>> {
+    dynamic::typed::<K>().map(decoder_of)
+}
+
+pub(crate) fn decoder_of<K: 'static>(codec: Typed<K>) -> Arc<dyn ObjectDecoder<K>> {
+    Arc::new(Frames(codec))
+}
+
+struct Frames<K>(Typed<K>);
+
+impl<K: 'static> ObjectDecoder<K> for Frames<K> {
+    fn object(&self, bytes: &[u8]) -> Result<K, BoxError> {
+        Ok(self.0.decode(bytes)?)
+    }
+
+    fn status(&self, bytes: &[u8]) -> Result<serde_json::Value, BoxError> {
+        Ok(dynamic::to_json(bytes)?)
+    }
+
+    fn resource_version(&self, bytes: &[u8]) -> Option<String> {
+        dynamic::resource_version(bytes)
+    }
 }
