@@ -22,11 +22,16 @@ use std::sync::Arc;
 
 use http::{HeaderValue, header};
 use kubeset_api::List;
-use kubeset_api::protobuf::dynamic::{self, Typed};
+use kubeset_api::protobuf::dynamic::Typed;
 use kubeset_rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
 use kubeset_rest::watch::{BoxError, ObjectDecoder, is_protobuf};
 use kubeset_rest::{Error, Response, RestClient};
 use serde::de::DeserializeOwned;
+
+/// The codecs by kind and by type (`dynamic::typed::<K>()`).
+pub use kubeset_api::protobuf::dynamic;
+/// What a protobuf decode can fail with.
+pub use kubeset_api::protobuf::DecodeError;
 
 /// `K`'s codec when the client negotiates protobuf and `K` has one.
 pub(crate) fn negotiated<K: 'static>(rest: &RestClient) -> Option<Typed<K>> {
@@ -68,9 +73,9 @@ fn refused_status(code: u16) -> bool {
     matches!(code, 406 | 415)
 }
 
-/// Whether opening a protobuf request failed because the server refuses
-/// protobuf.
-pub(crate) fn refused(e: &Error) -> bool {
+/// Whether a protobuf request failed because the server refuses protobuf
+/// (`406`/`415`): ask again in JSON.
+pub fn refused(e: &Error) -> bool {
     e.api_error().is_some_and(|a| refused_status(a.code))
 }
 
@@ -140,14 +145,29 @@ pub fn watch_decoder<K: 'static>() -> Option<Arc<dyn ObjectDecoder<K>>> {
 }
 
 pub(crate) fn decoder_of<K: 'static>(codec: Typed<K>) -> Arc<dyn ObjectDecoder<K>> {
-    Arc::new(Frames(codec))
+    watch_decoder_with(move |bytes| Ok(codec.decode(bytes)?))
 }
 
-struct Frames<K>(Typed<K>);
+/// A protobuf watch decoder whose objects `object` reads from their bytes
+/// (`k8s\0` + envelope), e.g. kept undecoded until needed (the runtime's
+/// watcher); `ERROR` statuses and resourceVersions are read by the
+/// generated codecs.
+pub fn watch_decoder_with<T, F>(object: F) -> Arc<dyn ObjectDecoder<T>>
+where
+    F: Fn(&[u8]) -> Result<T, BoxError> + Send + Sync + 'static,
+    T: 'static,
+{
+    Arc::new(Frames(object))
+}
 
-impl<K: 'static> ObjectDecoder<K> for Frames<K> {
-    fn object(&self, bytes: &[u8]) -> Result<K, BoxError> {
-        Ok(self.0.decode(bytes)?)
+struct Frames<F>(F);
+
+impl<T, F> ObjectDecoder<T> for Frames<F>
+where
+    F: Fn(&[u8]) -> Result<T, BoxError> + Send + Sync,
+{
+    fn object(&self, bytes: &[u8]) -> Result<T, BoxError> {
+        (self.0)(bytes)
     }
 
     fn status(&self, bytes: &[u8]) -> Result<serde_json::Value, BoxError> {

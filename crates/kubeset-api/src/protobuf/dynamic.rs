@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{DecodeError, Message, Unknown, wire};
 use crate::List;
-use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
+use crate::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
 
 /// A conversion failed.
 #[derive(Debug, thiserror::Error)]
@@ -213,6 +213,21 @@ pub fn resource_version(bytes: &[u8]) -> Option<String> {
     rv.filter(|rv| !rv.is_empty())
 }
 
+/// The `metadata` of an object in `k8s\0` + envelope, decoded alone (a
+/// BOOKMARK's object carries nothing else; a report on an object that did
+/// not decode names it).
+pub fn object_meta(bytes: &[u8]) -> Result<ObjectMeta, DecodeError> {
+    let u = Unknown::parse(bytes)?;
+    let mut meta = ObjectMeta::default();
+    wire::fields(u.raw, &mut |n, v| {
+        if n == 1 {
+            wire::merge(&mut meta, v, 0)?;
+        }
+        Ok(())
+    })?;
+    Ok(meta)
+}
+
 /// The codec of a model type `K`, found by its `TypeId` (so that code
 /// generic over any `K`, custom resources included, can use protobuf for
 /// the built-in kinds without a trait bound).
@@ -381,6 +396,7 @@ mod tests {
         let bytes = super::super::encode_object(&cm);
         assert_eq!(resource_version(&bytes).as_deref(), Some("42"));
         assert_eq!(resource_version(&bytes[..bytes.len() - 3]), None);
+        assert_eq!(object_meta(&bytes).unwrap(), cm.metadata);
         assert_eq!(resource_version(b"{}"), None);
     }
 }
