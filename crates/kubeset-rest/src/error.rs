@@ -296,7 +296,7 @@ pub enum Error {
     WatchFrame {
         /// The cause.
         #[source]
-        source: crate::watch::FrameError,
+        source: FrameError,
     },
 
     /// A watch event line could not be decoded.
@@ -530,4 +530,34 @@ impl From<crate::upgrade::UpgradeError> for Error {
     fn from(source: crate::upgrade::UpgradeError) -> Self {
         Error::Upgrade { source }
     }
+}
+
+/// A protobuf watch frame that is not a valid `WatchEvent`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The frame is not valid protobuf.
+    #[error("invalid protobuf in a watch event: {reason}")]
+    Wire {
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The event has no `type`.
+    #[error("watch event without a type")]
+    MissingType,
+    /// The event has no `object`.
+    #[error("{event_type} watch event without an object")]
+    MissingObject {
+        /// The event type.
+        event_type: &'static str,
+    },
+    /// The caller's decoder refused the object.
+    #[error("decoding the object of a {event_type} watch event")]
+    Object {
+        /// The event type.
+        event_type: &'static str,
+        /// The decoder's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }

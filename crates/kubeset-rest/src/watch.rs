@@ -5,7 +5,8 @@
 
 mod frames;
 
-pub use frames::{BoxError, FrameDecoder, FrameError, ObjectDecoder, is_protobuf};
+pub use crate::error::FrameError;
+pub use frames::{BoxError, FrameDecoder, ObjectDecoder, is_protobuf};
 
 use std::{
     fmt,

@@ -22,11 +22,9 @@ use futures::Stream;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 
-use super::{MAX_EVENT_BYTES, ResumableWatch, WatchEvent, WatchStream};
-use crate::content::{PROTOBUF, PROTOBUF_ACCEPT};
-use crate::error::{ApiError, Error};
-use crate::desc::Mode;
-use crate::request::Request;
+use super::{MAX_EVENT_BYTES, WatchEvent, WatchStream};
+use crate::content::PROTOBUF;
+use crate::error::{ApiError, Error, FrameError};
 use crate::status::StatusBody;
 
 /// The error of an [`ObjectDecoder`].
@@ -42,36 +40,6 @@ pub trait ObjectDecoder<T>: Send + Sync {
     /// The object's `metadata.resourceVersion`, read from its bytes
     /// (resumable watches resume from it); `None` when absent or empty.
     fn resource_version(&self, bytes: &[u8]) -> Option<String>;
-}
-
-/// A protobuf watch frame that is not a valid `WatchEvent`.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FrameError {
-    /// The frame is not valid protobuf.
-    #[error("invalid protobuf in a watch event: {reason}")]
-    Wire {
-        /// What was wrong.
-        reason: &'static str,
-    },
-    /// The event has no `type`.
-    #[error("watch event without a type")]
-    MissingType,
-    /// The event has no `object`.
-    #[error("{event_type} watch event without an object")]
-    MissingObject {
-        /// The event type.
-        event_type: &'static str,
-    },
-    /// The caller's decoder refused the object.
-    #[error("decoding the object of a {event_type} watch event")]
-    Object {
-        /// The event type.
-        event_type: &'static str,
-        /// The decoder's error.
-        #[source]
-        source: BoxError,
-    },
 }
 
 /// Whether `content_type` is a protobuf body (any parameters, e.g.
@@ -290,7 +258,7 @@ impl<T: DeserializeOwned> WatchStream<T> {
 
     /// The stream of an opened watch: protobuf frames when the server
     /// answered in protobuf and a decoder is given, else JSON lines.
-    pub(super) fn for_content_type(
+    pub(crate) fn for_content_type(
         body: impl Stream<Item = Result<Bytes, Error>> + Send + 'static,
         content_type: Option<&str>,
         decoder: Option<&Arc<dyn ObjectDecoder<T>>>,
@@ -299,50 +267,6 @@ impl<T: DeserializeOwned> WatchStream<T> {
             Some(d) if is_protobuf(content_type) => Self::from_protobuf_bytes(body, d.clone()),
             _ => Self::from_bytes(body),
         }
-    }
-}
-
-impl Request {
-    /// Start a watch that asks for protobuf (client-go's protobuf
-    /// `Accept`: protobuf, else JSON) and reads whichever the server
-    /// answers: `;stream=watch` frames with `decoder`, or JSON lines.
-    pub async fn watch_protobuf<T: DeserializeOwned>(
-        self,
-        decoder: Arc<dyn ObjectDecoder<T>>,
-    ) -> Result<WatchStream<T>, Error> {
-        let req = self.protobuf_accept();
-        let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::execute::open_typed(&client.inner, &prepared).await?;
-        Ok(WatchStream::for_content_type(
-            opened.body,
-            opened.content_type.as_deref(),
-            Some(&decoder),
-        ))
-    }
-
-    /// [`watch_protobuf`](Self::watch_protobuf) that resumes as
-    /// [`watch_resumable`](Self::watch_resumable) does; every reopened
-    /// stream is read by its own Content-Type.
-    pub async fn watch_resumable_protobuf<T: DeserializeOwned + Send + 'static>(
-        self,
-        decoder: Arc<dyn ObjectDecoder<T>>,
-    ) -> Result<ResumableWatch<T>, Error> {
-        let req = self.protobuf_accept();
-        let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::execute::open_typed(&client.inner, &prepared).await?;
-        Ok(ResumableWatch::with_decoder(
-            client,
-            prepared,
-            opened,
-            Some(decoder),
-        ))
-    }
-
-    fn protobuf_accept(self) -> Self {
-        self.header(
-            http::header::ACCEPT,
-            http::HeaderValue::from_static(PROTOBUF_ACCEPT),
-        )
     }
 }
 
