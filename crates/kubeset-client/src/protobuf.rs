@@ -28,10 +28,10 @@ use kubeset_rest::watch::{BoxError, ObjectDecoder, is_protobuf};
 use kubeset_rest::{Error, Response, RestClient};
 use serde::de::DeserializeOwned;
 
-/// The codecs by kind and by type (`dynamic::typed::<K>()`).
-pub use kubeset_api::protobuf::dynamic;
 /// What a protobuf decode can fail with.
 pub use kubeset_api::protobuf::DecodeError;
+/// The codecs by kind and by type (`dynamic::typed::<K>()`).
+pub use kubeset_api::protobuf::dynamic;
 
 /// `K`'s codec when the client negotiates protobuf and `K` has one.
 pub(crate) fn negotiated<K: 'static>(rest: &RestClient) -> Option<Typed<K>> {

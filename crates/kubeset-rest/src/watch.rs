@@ -10,10 +10,10 @@ pub use frames::{BoxError, FrameDecoder, ObjectDecoder, is_protobuf};
 
 use std::{
     fmt,
-    sync::Arc,
     future::Future,
     marker::PhantomData,
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
     time::Duration,
 };
@@ -311,8 +311,8 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                     // Whatever broke the body (reset, cut short, a read or
                     // stream timeout), the caller learns it: the stream did
                     // not end cleanly.
-                    let received = (this.frames.as_ref())
-                        .map_or(this.buf.len(), FrameDecoder::buffered);
+                    let received =
+                        (this.frames.as_ref()).map_or(this.buf.len(), FrameDecoder::buffered);
                     this.end();
                     this.broken = true;
                     let cut_mid_event =

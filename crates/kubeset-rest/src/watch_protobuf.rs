@@ -2,8 +2,8 @@
 //! [`Request::watch_resumable_protobuf`] send client-go's protobuf
 //! `Accept` and read the stream by the response's `Content-Type`
 //! (protobuf frames with the caller's decoder, see
-//! [`watch`](crate::watch)'s `frames`, or JSON lines). A layer above
-//! `watch` and `execute`, beside `request`.
+//! [`FrameDecoder`](crate::watch::FrameDecoder), or JSON lines). A layer
+//! above `request`.
 
 use std::sync::Arc;
 
@@ -58,4 +58,3 @@ impl Request {
         )
     }
 }
-

@@ -48,14 +48,20 @@ async fn a_reflector_syncs_over_protobuf() {
     };
     let writer = kubeset_runtime::Writer::<ConfigMap>::default();
     let store = writer.store();
-    let mut events = Box::pin(kubeset_runtime::reflector(writer, watcher(cms.clone(), config())));
+    let mut events = Box::pin(kubeset_runtime::reflector(
+        writer,
+        watcher(cms.clone(), config()),
+    ));
     let state = |store: &kubeset_runtime::Store<ConfigMap>| -> BTreeMap<String, String> {
         store
             .state()
             .iter()
             .map(|o| {
                 let v = o.data.as_ref().and_then(|d| d.get("v")).cloned();
-                (o.metadata.name.clone().unwrap_or_default(), v.unwrap_or_default())
+                (
+                    o.metadata.name.clone().unwrap_or_default(),
+                    v.unwrap_or_default(),
+                )
             })
             .collect()
     };
@@ -71,7 +77,10 @@ async fn a_reflector_syncs_over_protobuf() {
         next().await;
     }
     let want = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     };
     assert_eq!(state(&store), want(&[("a", "1"), ("b", "1")]));
 

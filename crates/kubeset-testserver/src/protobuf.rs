@@ -249,7 +249,8 @@ mod tests {
         let object = dynamic::from_json(&cm).unwrap().unwrap();
         assert_eq!(&frame[frame.len() - object.len()..], &object[..]);
         assert_eq!(frame[11], 0x12);
-        let crd = serde_json::json!({"type": "ADDED", "object": {"apiVersion": "x.io/v1", "kind": "X"}});
+        let crd =
+            serde_json::json!({"type": "ADDED", "object": {"apiVersion": "x.io/v1", "kind": "X"}});
         assert!(watch_frame(&crd).is_none());
     }
 }

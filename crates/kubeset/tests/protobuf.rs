@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
-use kubeset::rest::{RestClient, RestConfig};
 use kubeset::rest::watch::FrameDecoder;
+use kubeset::rest::{RestClient, RestConfig};
 use kubeset::{Api, Client, WatchEvent};
 use kubeset_testserver::TestServer;
 
@@ -158,10 +158,15 @@ async fn watch_in_protobuf() {
         .watch(&WatchParams::default().timeout(60), &rv)
         .await
         .unwrap();
-    let created = cms.create(&PostParams::default(), &cm("w", "1")).await.unwrap();
+    let created = cms
+        .create(&PostParams::default(), &cm("w", "1"))
+        .await
+        .unwrap();
     let mut changed = created.clone();
     changed.data = cm("w", "2").data;
-    cms.replace("w", &PostParams::default(), &changed).await.unwrap();
+    cms.replace("w", &PostParams::default(), &changed)
+        .await
+        .unwrap();
     cms.delete("w", &DeleteParams::default()).await.unwrap();
     match next(&mut events).await {
         WatchEvent::Added(got) => assert_eq!(got, created),
@@ -207,7 +212,13 @@ async fn watch_in_protobuf() {
 
     // A bookmark: the end of the initial events, in protobuf.
     let mut initial = cms
-        .watch(&WatchParams::default().initial_events().bookmarks().timeout(60), "")
+        .watch(
+            &WatchParams::default()
+                .initial_events()
+                .bookmarks()
+                .timeout(60),
+            "",
+        )
         .await
         .unwrap();
     match next(&mut initial).await {
@@ -233,12 +244,16 @@ async fn resumable_watch_in_protobuf_and_json_again_on_406() {
         .watch_resumable(&WatchParams::default().timeout(60), &rv)
         .await
         .unwrap();
-    cms.create(&PostParams::default(), &cm("r1", "1")).await.unwrap();
+    cms.create(&PostParams::default(), &cm("r1", "1"))
+        .await
+        .unwrap();
     assert_eq!(name_of(&next(&mut events).await), ("ADDED", Some("r1")));
     // Cut in the middle of a frame: reopened from the last resourceVersion,
     // nothing lost or repeated.
     faults.cut_watches();
-    cms.create(&PostParams::default(), &cm("r2", "1")).await.unwrap();
+    cms.create(&PostParams::default(), &cm("r2", "1"))
+        .await
+        .unwrap();
     assert_eq!(name_of(&next(&mut events).await), ("ADDED", Some("r2")));
     assert!(events.resumes() >= 1, "the cut watch was reopened");
 
@@ -249,6 +264,10 @@ async fn resumable_watch_in_protobuf_and_json_again_on_406() {
         .watch(&WatchParams::default().timeout(60), &rv)
         .await
         .unwrap();
-    assert_eq!(faults.requests_served() - before, 2, "one refused, one in JSON");
+    assert_eq!(
+        faults.requests_served() - before,
+        2,
+        "one refused, one in JSON"
+    );
     assert_eq!(name_of(&next(&mut json).await), ("ADDED", Some("r1")));
 }

@@ -8,15 +8,15 @@
 
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use kubeset::api::apps::v1::Deployment;
 use kubeset::api::coordination::v1::Lease;
 use kubeset::api::core::v1::{ConfigMap, Secret};
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use futures::StreamExt as _;
 use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
-use kubeset::rest::{RestClient, Verb};
 use kubeset::rest::watch::FrameDecoder;
+use kubeset::rest::{RestClient, Verb};
 use kubeset::{Api, Client, WatchEvent};
 use kubeset_api::protobuf;
 use kubeset_tests::{Identity, TestContext, eventually};
@@ -291,7 +291,8 @@ async fn watch_with_protobuf() {
         resp.content_type.as_deref(),
         Some("application/vnd.kubernetes.protobuf;stream=watch")
     );
-    let mut frames = FrameDecoder::new(kubeset::protobuf::watch_decoder::<ConfigMap>().expect("codec"));
+    let mut frames =
+        FrameDecoder::new(kubeset::protobuf::watch_decoder::<ConfigMap>().expect("codec"));
     frames.push(&resp.body);
     let mut kinds = Vec::new();
     while let Some(ev) = frames.next_event() {
@@ -306,7 +307,10 @@ async fn watch_with_protobuf() {
     let mut initial = ok(
         "initial events watch",
         cms.watch(
-            &WatchParams::default().initial_events().bookmarks().timeout(120),
+            &WatchParams::default()
+                .initial_events()
+                .bookmarks()
+                .timeout(120),
             "",
         )
         .await,

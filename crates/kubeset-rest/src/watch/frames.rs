@@ -52,9 +52,47 @@ pub fn is_protobuf(content_type: Option<&str>) -> bool {
 /// resourceVersion.
 pub(super) type Frame<T> = (WatchEvent<T>, Option<String>);
 
-/// Bytes in, events out: frames split across chunks anywhere are joined;
-/// nothing beyond one frame (at most [`MAX_EVENT_BYTES`]) plus one chunk
-/// is ever buffered.
+/// Bytes in, events out, for kube-apiserver's
+/// `application/vnd.kubernetes.protobuf;stream=watch` bodies: each frame
+/// is a 4-byte big-endian length and a bare `metav1.WatchEvent` (`type` =
+/// 1, `object` = 2, a `RawExtension` whose field 1 holds the object's own
+/// `k8s\0` + `runtime.Unknown` bytes, a `Status` for `ERROR`). Frames
+/// split across chunks anywhere are joined; nothing beyond one frame (at
+/// most [`MAX_EVENT_BYTES`], refused from its length alone as
+/// [`Error::WatchLineTooLong`]) plus one chunk is ever buffered; a body
+/// cut inside a frame is [`Error::WatchCut`]; bytes that are not a
+/// `WatchEvent` are [`Error::WatchFrame`], never a panic.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kubeset_rest::watch::{BoxError, FrameDecoder, ObjectDecoder, WatchEvent};
+///
+/// /// Objects are their bytes after the magic, as text.
+/// struct Text;
+/// impl ObjectDecoder<String> for Text {
+///     fn object(&self, bytes: &[u8]) -> Result<String, BoxError> {
+///         Ok(String::from_utf8(bytes[4..].to_vec())?)
+///     }
+///     fn status(&self, _: &[u8]) -> Result<serde_json::Value, BoxError> {
+///         Err("no status".into())
+///     }
+///     fn resource_version(&self, _: &[u8]) -> Option<String> {
+///         None
+///     }
+/// }
+///
+/// // type = "ADDED", object = { raw = "k8s\0hi" }
+/// let event = b"\x0a\x05ADDED\x12\x08\x0a\x06k8s\x00hi";
+/// let mut frame = (event.len() as u32).to_be_bytes().to_vec();
+/// frame.extend_from_slice(event);
+///
+/// let mut d = FrameDecoder::new(Arc::new(Text));
+/// d.push(&frame[..5]);
+/// assert!(d.next_event().is_none(), "half a frame");
+/// d.push(&frame[5..]);
+/// assert_eq!(d.next_event().unwrap().unwrap(), WatchEvent::Added("hi".to_owned()));
+/// assert!(d.finish().is_ok());
+/// ```
 pub struct FrameDecoder<T> {
     buf: BytesMut,
     decoder: Arc<dyn ObjectDecoder<T>>,
@@ -230,7 +268,9 @@ fn field<'a>(b: &'a [u8], at: &mut usize) -> Result<(u64, Option<&'a [u8]>), &'s
 fn varint(b: &[u8], at: &mut usize) -> Result<u64, &'static str> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
-        let byte = *b.get(*at).ok_or("a varint runs past the end of the frame")?;
+        let byte = *b
+            .get(*at)
+            .ok_or("a varint runs past the end of the frame")?;
         *at += 1;
         v |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
@@ -242,11 +282,10 @@ fn varint(b: &[u8], at: &mut usize) -> Result<u64, &'static str> {
 
 impl<T: DeserializeOwned> WatchStream<T> {
     /// Decode protobuf watch frames (`;stream=watch`) from any byte stream
-    /// (chunks may split frames anywhere), objects read by `decoder`.
-    ///
-    /// ```ignore
-    /// let events = WatchStream::from_protobuf_bytes(body, decoder);
-    /// ```
+    /// (chunks may split frames anywhere), objects read by `decoder`
+    /// (kubeset-client's `protobuf::watch_decoder::<K>()` for a built-in
+    /// kind). Events, errors and end rules are [`WatchStream`]'s; the
+    /// frames are [`FrameDecoder`]'s.
     pub fn from_protobuf_bytes(
         body: impl Stream<Item = Result<Bytes, Error>> + Send + 'static,
         decoder: Arc<dyn ObjectDecoder<T>>,

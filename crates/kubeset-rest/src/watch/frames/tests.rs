@@ -109,12 +109,19 @@ async fn all_event_types_split_anywhere() {
 #[test]
 fn resource_versions_come_with_the_events_sans_io() {
     let mut d = FrameDecoder::new(Arc::new(Test));
-    let body = [frame("ADDED", &object("a@7")), frame("BOOKMARK", &object("@9"))].concat();
+    let body = [
+        frame("ADDED", &object("a@7")),
+        frame("BOOKMARK", &object("@9")),
+    ]
+    .concat();
     d.push(&body[..6]);
     assert!(d.next_frame().is_none(), "half a frame is not an event");
     d.push(&body[6..]);
     let (ev, rv) = d.next_frame().unwrap().unwrap();
-    assert_eq!((ev, rv.as_deref()), (WatchEvent::Added(obj("a")), Some("7")));
+    assert_eq!(
+        (ev, rv.as_deref()),
+        (WatchEvent::Added(obj("a")), Some("7"))
+    );
     let (_, rv) = d.next_frame().unwrap().unwrap();
     assert_eq!(rv.as_deref(), Some("9"));
     assert!(d.next_frame().is_none());
@@ -189,13 +196,31 @@ async fn bad_frames_are_one_typed_error_then_the_end() {
         assert_eq!(got.len(), 1, "{what}: {got:?}");
         let err = got.into_iter().next().unwrap().unwrap_err();
         let ok = match (&err, what) {
-            (Error::WatchFrame { source: FrameError::Wire { .. } }, "wire") => true,
-            (Error::WatchFrame { source: FrameError::MissingType }, "type") => true,
+            (
+                Error::WatchFrame {
+                    source: FrameError::Wire { .. },
+                },
+                "wire",
+            ) => true,
+            (
+                Error::WatchFrame {
+                    source: FrameError::MissingType,
+                },
+                "type",
+            ) => true,
             (Error::InvalidWatchEventType { event_type }, "invalid") => event_type == "SNAPSHOT",
-            (Error::WatchFrame { source: FrameError::MissingObject { event_type } }, "object") => {
-                *event_type == "ADDED"
-            }
-            (Error::WatchFrame { source: FrameError::Object { .. } }, "decoder") => true,
+            (
+                Error::WatchFrame {
+                    source: FrameError::MissingObject { event_type },
+                },
+                "object",
+            ) => *event_type == "ADDED",
+            (
+                Error::WatchFrame {
+                    source: FrameError::Object { .. },
+                },
+                "decoder",
+            ) => true,
             _ => false,
         };
         assert!(ok, "{what}: {err:?}");
@@ -226,7 +251,9 @@ fn random_bytes_never_panic() {
 
 #[test]
 fn content_types() {
-    assert!(is_protobuf(Some("application/vnd.kubernetes.protobuf;stream=watch")));
+    assert!(is_protobuf(Some(
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    )));
     assert!(is_protobuf(Some("application/vnd.kubernetes.protobuf")));
     assert!(!is_protobuf(Some("application/json")));
     assert!(!is_protobuf(Some("application/json;stream=watch")));
