@@ -6,6 +6,7 @@
 mod frames;
 
 pub use crate::error::FrameError;
+pub(crate) use frames::open;
 pub use frames::{BoxError, FrameDecoder, ObjectDecoder, is_protobuf};
 
 use std::{
@@ -575,11 +576,12 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         }
         let p = self.template.clone();
         let client = self.client.clone();
+        let decoder = self.decoder.clone();
         self.reopening = Some(Box::pin(async move {
             if !pause.is_zero() {
                 tokio::time::sleep(pause).await;
             }
-            crate::execute::open_typed(&client.inner, &p).await
+            open(&client.inner, &p, decoder.as_ref()).await
         }));
     }
 }

@@ -25,7 +25,7 @@ impl Request {
     ) -> Result<WatchStream<T>, Error> {
         let req = self.protobuf_accept();
         let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::execute::open_typed(&client.inner, &prepared).await?;
+        let opened = crate::watch::open(&client.inner, &prepared, Some(&decoder)).await?;
         Ok(WatchStream::for_content_type(
             opened.body,
             opened.content_type.as_deref(),
@@ -42,7 +42,7 @@ impl Request {
     ) -> Result<ResumableWatch<T>, Error> {
         let req = self.protobuf_accept();
         let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::execute::open_typed(&client.inner, &prepared).await?;
+        let opened = crate::watch::open(&client.inner, &prepared, Some(&decoder)).await?;
         Ok(ResumableWatch::with_decoder(
             client,
             prepared,

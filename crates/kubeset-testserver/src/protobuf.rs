@@ -56,7 +56,7 @@ pub(crate) struct Negotiation {
     prefers_protobuf: bool,
     /// Protobuf is the only acceptable type.
     only_protobuf: bool,
-    /// A watch: the stream stays JSON.
+    /// A watch: its stream is written by `watch.rs`.
     watch: bool,
 }
 
@@ -154,8 +154,10 @@ pub(crate) async fn encode_response(n: &Negotiation, resp: Response<Body>) -> Re
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes() == b"application/json");
-    // `only_protobuf` implies `prefers_protobuf`.
-    if n.watch || !is_json || !n.prefers_protobuf {
+    // `only_protobuf` implies `prefers_protobuf`. A watch's stream is
+    // written by `watch.rs`; its refusal is a Status like any other.
+    let stream = n.watch && resp.status().is_success();
+    if stream || !is_json || !n.prefers_protobuf {
         return resp;
     }
     let (mut parts, body) = resp.into_parts();

@@ -210,6 +210,16 @@ async fn watch_in_protobuf() {
     assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
     assert!(frames.finish().is_ok(), "whole frames only");
 
+    // A watch the server refuses answers a protobuf Status: the same
+    // typed error as in JSON.
+    let err = cms
+        .watch(&WatchParams::default(), "not-a-version")
+        .await
+        .unwrap_err();
+    let api = err.api_error().expect("the server's Status");
+    assert_eq!(api.code, 400, "{err}");
+    assert!(api.message.contains("not-a-version"), "{err}");
+
     // A bookmark: the end of the initial events, in protobuf.
     let mut initial = cms
         .watch(

@@ -303,6 +303,17 @@ async fn watch_with_protobuf() {
     assert_eq!(kinds[..3], ["ADDED", "MODIFIED", "DELETED"], "{kinds:?}");
     assert!(kinds[3..].iter().all(|k| *k == "BOOKMARK"), "{kinds:?}");
 
+    // A watch the server refuses: kube-apiserver writes its Status in
+    // protobuf, read as the same typed error as a JSON one.
+    let bogus = WatchParams {
+        field_selector: Some("bogus=1".to_owned()),
+        ..WatchParams::default()
+    };
+    let err = cms.watch(&bogus, &rv).await.unwrap_err();
+    let api = err.api_error().expect("the server's Status");
+    assert_eq!(api.code, 400, "{err}");
+    assert!(api.message.contains("bogus"), "{err}");
+
     // A bookmark in protobuf: the end of the initial events.
     let mut initial = ok(
         "initial events watch",

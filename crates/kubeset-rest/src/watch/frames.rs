@@ -309,5 +309,28 @@ impl<T: DeserializeOwned> WatchStream<T> {
     }
 }
 
+/// Opens a watch; a refusal in protobuf (kube-apiserver writes a watch's
+/// error `Status` in the negotiated format) is read with `decoder`, so it
+/// is the same typed [`Error::Api`] as a JSON one.
+pub(crate) async fn open<T>(
+    inner: &crate::client::Inner,
+    p: &crate::desc::Prepared,
+    decoder: Option<&Arc<dyn ObjectDecoder<T>>>,
+) -> Result<crate::execute::Opened, Error> {
+    crate::execute::open_response(inner, p)
+        .await?
+        .map_err(|mut resp| {
+            if let Some(d) = decoder
+                && is_protobuf(resp.content_type.as_deref())
+                && let Ok(json) = d.status(&resp.body)
+                && let Ok(body) = serde_json::to_vec(&json)
+            {
+                resp.body = body.into();
+                resp.content_type = Some("application/json".to_owned());
+            }
+            crate::execute::open_error(resp)
+        })
+}
+
 #[cfg(test)]
 mod tests;
