@@ -97,8 +97,6 @@ async fn a_reflector_syncs_over_protobuf() {
         next().await;
     }
 
-    drop(next);
-
     // A second watcher, nothing refused: its streaming list, ended by the
     // initial-events-end BOOKMARK read from protobuf, fills its store.
     let writer = kubeset_runtime::Writer::<ConfigMap>::default();

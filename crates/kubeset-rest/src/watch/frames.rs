@@ -217,10 +217,13 @@ fn decode_frame<T>(decoder: &dyn ObjectDecoder<T>, frame: &[u8]) -> Result<Frame
     Ok((event, rv))
 }
 
+/// A `WatchEvent`'s `type` and `object.raw` bytes, when present.
+type EventFields<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// `type` (field 1) and `object.raw` (field 2, then field 1) of a
 /// `WatchEvent`; unknown fields skipped, the last occurrence wins (as
 /// protobuf's merge rule).
-fn parse_event(b: &[u8]) -> Result<(Option<&[u8]>, Option<&[u8]>), &'static str> {
+fn parse_event(b: &[u8]) -> Result<EventFields<'_>, &'static str> {
     let (mut event_type, mut raw) = (None, None);
     let mut at = 0;
     while at < b.len() {
