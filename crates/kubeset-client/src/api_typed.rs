@@ -613,19 +613,13 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
+        let json = || self.watch_request(params, resource_version).watch();
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
-            let decoder = crate::protobuf::decoder_of(pb);
-            match self
-                .watch_request(params, resource_version)
-                .watch_protobuf(decoder)
-                .await
-            {
-                Err(e) if crate::protobuf::refused(&e) => {}
-                opened => return opened,
-            }
+            let req = self.watch_request(params, resource_version);
+            return crate::protobuf::or_json(pb, |d| req.watch_protobuf(d), json).await;
         }
-        self.watch_request(params, resource_version).watch().await
+        json().await
     }
 
     /// Like [`watch`](Self::watch), but the stream survives its API
@@ -644,21 +638,16 @@ where
     where
         K: Send + 'static,
     {
+        let json = || {
+            self.watch_request(params, resource_version)
+                .watch_resumable()
+        };
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
-            let decoder = crate::protobuf::decoder_of(pb);
-            match self
-                .watch_request(params, resource_version)
-                .watch_resumable_protobuf(decoder)
-                .await
-            {
-                Err(e) if crate::protobuf::refused(&e) => {}
-                opened => return opened,
-            }
+            let req = self.watch_request(params, resource_version);
+            return crate::protobuf::or_json(pb, |d| req.watch_resumable_protobuf(d), json).await;
         }
-        self.watch_request(params, resource_version)
-            .watch_resumable()
-            .await
+        json().await
     }
 
     /// Reads a subresource (`status`, `scale`, …) as `T`.

@@ -99,6 +99,23 @@ pub(crate) async fn send<K: 'static, T: Decode<K> + DeserializeOwned>(
     Err(status_error(resp))
 }
 
+/// A stream opened in protobuf by `open` with `K`'s watch decoder or, when
+/// the server refuses protobuf, by `json`.
+pub(crate) async fn or_json<K: 'static, S, P, J>(
+    codec: Typed<K>,
+    open: impl FnOnce(Arc<dyn ObjectDecoder<K>>) -> P,
+    json: impl FnOnce() -> J,
+) -> Result<S, Error>
+where
+    P: Future<Output = Result<S, Error>>,
+    J: Future<Output = Result<S, Error>>,
+{
+    match open(decoder_of(codec)).await {
+        Err(e) if refused(&e) => json().await,
+        opened => opened,
+    }
+}
+
 /// The error of a protobuf error response: its `Status`, read as JSON by
 /// the REST layer's one decoding of errors.
 fn status_error(mut resp: Response) -> Error {
@@ -144,7 +161,7 @@ pub fn watch_decoder<K: 'static>() -> Option<Arc<dyn ObjectDecoder<K>>> {
     dynamic::typed::<K>().map(decoder_of)
 }
 
-pub(crate) fn decoder_of<K: 'static>(codec: Typed<K>) -> Arc<dyn ObjectDecoder<K>> {
+fn decoder_of<K: 'static>(codec: Typed<K>) -> Arc<dyn ObjectDecoder<K>> {
     watch_decoder_with(move |bytes| Ok(codec.decode(bytes)?))
 }
 

@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
+use crate::RestClient;
 use crate::content::PROTOBUF_ACCEPT;
-use crate::desc::Mode;
+use crate::desc::{Mode, Prepared};
 use crate::error::Error;
+use crate::execute::Opened;
 use crate::request::Request;
 use crate::watch::{ObjectDecoder, ResumableWatch, WatchStream};
 
@@ -23,9 +25,7 @@ impl Request {
         self,
         decoder: Arc<dyn ObjectDecoder<T>>,
     ) -> Result<WatchStream<T>, Error> {
-        let req = self.protobuf_accept();
-        let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::watch::open(&client.inner, &prepared, Some(&decoder)).await?;
+        let (_, _, opened) = self.open_protobuf(&decoder).await?;
         Ok(WatchStream::for_content_type(
             opened.body,
             opened.content_type.as_deref(),
@@ -40,9 +40,7 @@ impl Request {
         self,
         decoder: Arc<dyn ObjectDecoder<T>>,
     ) -> Result<ResumableWatch<T>, Error> {
-        let req = self.protobuf_accept();
-        let (client, prepared) = req.prepare(Mode::Watch)?;
-        let opened = crate::watch::open(&client.inner, &prepared, Some(&decoder)).await?;
+        let (client, prepared, opened) = self.open_protobuf(&decoder).await?;
         Ok(ResumableWatch::with_decoder(
             client,
             prepared,
@@ -51,10 +49,16 @@ impl Request {
         ))
     }
 
-    fn protobuf_accept(self) -> Self {
-        self.header(
-            http::header::ACCEPT,
-            http::HeaderValue::from_static(PROTOBUF_ACCEPT),
-        )
+    /// Opens the watch with client-go's protobuf `Accept`.
+    async fn open_protobuf<T>(
+        self,
+        decoder: &Arc<dyn ObjectDecoder<T>>,
+    ) -> Result<(RestClient, Prepared, Opened), Error> {
+        let accept = http::HeaderValue::from_static(PROTOBUF_ACCEPT);
+        let (client, prepared) = self
+            .header(http::header::ACCEPT, accept)
+            .prepare(Mode::Watch)?;
+        let opened = crate::watch::open(&client.inner, &prepared, Some(decoder)).await?;
+        Ok((client, prepared, opened))
     }
 }

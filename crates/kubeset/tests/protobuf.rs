@@ -146,13 +146,19 @@ fn name_of(ev: &WatchEvent<ConfigMap>) -> (&'static str, Option<&str>) {
     (kind, cm.metadata.name.as_deref())
 }
 
-#[tokio::test]
-async fn watch_in_protobuf() {
+/// A server, a protobuf client, its ConfigMaps and their resourceVersion.
+async fn protobuf_setup() -> (TestServer, Client, Api<ConfigMap>, String) {
     let server = TestServer::start().await.expect("test server starts");
     let c = client(&server, WireFormat::Protobuf);
     let cms: Api<ConfigMap> = Api::default_namespaced(c.clone());
     let rv = cms.list(&ListParams::default()).await.unwrap();
     let rv = rv.metadata.resource_version.unwrap_or_default();
+    (server, c, cms, rv)
+}
+
+#[tokio::test]
+async fn watch_in_protobuf() {
+    let (_server, c, cms, rv) = protobuf_setup().await;
 
     let mut events = cms
         .watch(&WatchParams::default().timeout(60), &rv)
@@ -243,11 +249,7 @@ async fn watch_in_protobuf() {
 
 #[tokio::test]
 async fn resumable_watch_in_protobuf_and_json_again_on_406() {
-    let server = TestServer::start().await.expect("test server starts");
-    let c = client(&server, WireFormat::Protobuf);
-    let cms: Api<ConfigMap> = Api::default_namespaced(c.clone());
-    let rv = cms.list(&ListParams::default()).await.unwrap();
-    let rv = rv.metadata.resource_version.unwrap_or_default();
+    let (server, _, cms, rv) = protobuf_setup().await;
     let faults = server.replica(0).expect("one replica").faults();
 
     let mut events = cms
