@@ -1,6 +1,6 @@
 //! Watch streams: newline-delimited JSON events decoded straight from a
 //! byte buffer (no `String` per line, the object decoded once), or
-//! protobuf `;stream=watch` frames ([`frames`]), chosen by the response's
+//! protobuf `;stream=watch` frames ([`FrameDecoder`]), chosen by the response's
 //! `Content-Type`.
 
 mod frames;
