@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use kubeset::api::apps::v1::Deployment;
 use kubeset::api::coordination::v1::Lease;
-use kubeset::api::core::v1::{ConfigMap, Secret};
+use kubeset::api::core::v1::{ConfigMap, Event, Secret};
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
@@ -19,7 +19,7 @@ use kubeset::rest::watch::FrameDecoder;
 use kubeset::rest::{RestClient, Verb};
 use kubeset::{Api, Client, WatchEvent};
 use kubeset_api::protobuf;
-use kubeset_tests::{Identity, TestContext, eventually};
+use kubeset_tests::{Identity, TestContext, etcd, eventually};
 use serde_json::json;
 
 use crate::common::{connect, crud, ok, relabel, typed};
@@ -333,5 +333,77 @@ async fn watch_with_protobuf() {
             assert!(b.metadata.resource_version.is_some());
         }
         other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn watch_error_event_in_protobuf() {
+    let ctx = connect!("protobuf-gone");
+    let c = protobuf_client(&ctx);
+    // Events bypass the watch cache, so an old version goes to etcd; a
+    // watch from rv starts at rv+1 and compacting at R keeps R: two more
+    // writes, then compact.
+    let events: Api<Event> = Api::namespaced(c.clone(), &ctx.ns);
+    let event: Event = typed(json!({
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": ctx.ns},
+        "reason": "Test", "message": "before compaction", "type": "Normal"
+    }));
+    let created = ok(
+        "create",
+        events.create(&PostParams::default(), &event).await,
+    );
+    let rv = created.metadata.resource_version.unwrap_or_default();
+    let cms = Api::<ConfigMap>::namespaced(c.clone(), &ctx.ns);
+    for name in ["g1", "g2"] {
+        let cm: ConfigMap = typed(json!({"metadata": {"name": name}}));
+        ok("write", cms.create(&PostParams::default(), &cm).await);
+    }
+    let compacted = etcd::compact(&ctx.kube.env.etcd_url)
+        .await
+        .unwrap_or_else(|e| panic!("compacting etcd: {}", kubeset_tests::error_chain(&e)));
+    assert!(compacted > rv.parse::<i64>().unwrap_or(i64::MAX));
+
+    // The real ERROR frame: a Status in the RawExtension, read as the 410.
+    let resp = ok(
+        "raw watch",
+        c.rest()
+            .get()
+            .namespace(&ctx.ns)
+            .resource("events")
+            .param("watch", "true")
+            .param("resourceVersion", &rv)
+            .param("timeoutSeconds", "5")
+            .header(
+                http::header::ACCEPT,
+                http::HeaderValue::from_static(PROTOBUF_ACCEPT),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(
+        resp.content_type.as_deref(),
+        Some("application/vnd.kubernetes.protobuf;stream=watch")
+    );
+    let decoder = kubeset::protobuf::watch_decoder::<Event>().expect("codec");
+    let mut frames = FrameDecoder::new(decoder);
+    frames.push(&resp.body);
+    match frames.next_event() {
+        Some(Ok(WatchEvent::Error(e))) => {
+            assert!(e.is_gone(), "{e:?}");
+            assert_eq!(e.code, 410);
+            assert_eq!(e.status_reason, kubeset::StatusReason::Expired);
+        }
+        other => panic!("expected a 410 ERROR frame, got {other:?}"),
+    }
+    // And through Api::watch.
+    let mut stream = ok("watch", events.watch(&WatchParams::default(), &rv).await);
+    let item = tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .expect("an event within 60 s")
+        .expect("the stream is open");
+    match ok("event", item) {
+        WatchEvent::Error(e) => assert!(e.is_gone(), "{e:?}"),
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
     }
 }
