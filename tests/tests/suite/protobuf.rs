@@ -4,7 +4,8 @@
 //! protobuf for built-in kinds (get, list, create), its protobuf `Status`
 //! is the same typed error, and a custom resource stays JSON. Watches in
 //! protobuf `;stream=watch` frames: events and bookmarks through `Api`,
-//! the frames' bytes through the REST layer's decoder.
+//! the frames' bytes through the REST layer's decoder, and the ERROR
+//! frame of a compacted resourceVersion.
 
 use std::time::Duration;
 
