@@ -232,7 +232,7 @@ impl<K> Api<K> {
 
 impl<K> Api<K>
 where
-    K: Serialize + DeserializeOwned,
+    K: Serialize + DeserializeOwned + 'static,
 {
     /// A create or replace request with its body: protobuf with `codec`,
     /// else JSON.
@@ -243,23 +243,19 @@ where
         name: Option<&str>,
         params: &PostParams,
         obj: &K,
-        codec: Option<&kubeset_api::protobuf::dynamic::Kind>,
+        codec: Option<&kubeset_api::protobuf::dynamic::Typed<K>>,
     ) -> Result<Request, Error> {
         let req = with_params(self.request(verb, name), params);
         Ok(match codec {
-            Some(c) => crate::protobuf::with_body(req, c, obj)?,
+            Some(c) => crate::protobuf::with_body(req, c, obj),
             None => req.body(self.typed_body(obj)?),
         })
     }
 
-    /// The kind's protobuf codec when the client negotiates protobuf.
+    /// `K`'s protobuf codec when the client negotiates protobuf.
     #[cfg(feature = "protobuf")]
-    fn protobuf(&self) -> Option<&'static kubeset_api::protobuf::dynamic::Kind> {
-        crate::protobuf::negotiated(
-            self.client.rest(),
-            &self.shared.api_version,
-            &self.shared.kind,
-        )
+    fn protobuf(&self) -> Option<kubeset_api::protobuf::dynamic::Typed<K>> {
+        crate::protobuf::negotiated::<K>(self.client.rest())
     }
 
     /// Reads one object (404 is `Err`: `err.is_not_found()`; see
@@ -288,9 +284,9 @@ where
     /// ```
     pub async fn get(&self, name: &str) -> Result<K, Error> {
         #[cfg(feature = "protobuf")]
-        if self.protobuf().is_some() {
+        if let Some(pb) = self.protobuf() {
             let build = |_| Ok(self.request(Verb::Get, Some(name)));
-            return crate::protobuf::send(build).await;
+            return crate::protobuf::send(&pb, build).await;
         }
         self.request(Verb::Get, Some(name)).send_json().await
     }
@@ -343,9 +339,9 @@ where
     /// ```
     pub async fn list(&self, params: &ListParams) -> Result<List<K>, Error> {
         #[cfg(feature = "protobuf")]
-        if self.protobuf().is_some() {
+        if let Some(pb) = self.protobuf() {
             let build = |_| Ok(with_params(self.request(Verb::Get, None), params));
-            return crate::protobuf::send(build).await;
+            return crate::protobuf::send(&pb, build).await;
         }
         with_params(self.request(Verb::Get, None), params)
             .send_json()
@@ -407,8 +403,8 @@ where
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
             let build =
-                |protobuf: bool| self.write(Verb::Post, None, params, obj, protobuf.then_some(pb));
-            return crate::protobuf::send(build).await;
+                |protobuf: bool| self.write(Verb::Post, None, params, obj, protobuf.then_some(&pb));
+            return crate::protobuf::send(&pb, build).await;
         }
         let body = self.typed_body(obj)?;
         with_params(self.request(Verb::Post, None), params)
@@ -449,9 +445,9 @@ where
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
             let build = |protobuf: bool| {
-                self.write(Verb::Put, Some(name), params, obj, protobuf.then_some(pb))
+                self.write(Verb::Put, Some(name), params, obj, protobuf.then_some(&pb))
             };
-            return crate::protobuf::send(build).await;
+            return crate::protobuf::send(&pb, build).await;
         }
         let body = self.typed_body(obj)?;
         with_params(self.request(Verb::Put, Some(name)), params)
@@ -583,7 +579,9 @@ where
 
     /// Watches changes after `resource_version` (`""` or `"0"`: from any
     /// recent state). The stream ends when the server closes the watch;
-    /// resume from the last event's resourceVersion.
+    /// resume from the last event's resourceVersion. With protobuf
+    /// negotiated (feature `protobuf`) a built-in kind is watched in
+    /// protobuf `;stream=watch` frames, JSON again on 406/415.
     ///
     /// ```
     /// use kubeset_client::api::core::v1::ConfigMap;
@@ -615,7 +613,13 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
-        self.watch_request(params, resource_version).watch().await
+        let json = || self.watch_request(params, resource_version).watch();
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let req = self.watch_request(params, resource_version);
+            return crate::protobuf::or_json(pb, |d| req.watch_protobuf(d), json).await;
+        }
+        json().await
     }
 
     /// Like [`watch`](Self::watch), but the stream survives its API
@@ -634,9 +638,16 @@ where
     where
         K: Send + 'static,
     {
-        self.watch_request(params, resource_version)
-            .watch_resumable()
-            .await
+        let json = || {
+            self.watch_request(params, resource_version)
+                .watch_resumable()
+        };
+        #[cfg(feature = "protobuf")]
+        if let Some(pb) = self.protobuf() {
+            let req = self.watch_request(params, resource_version);
+            return crate::protobuf::or_json(pb, |d| req.watch_resumable_protobuf(d), json).await;
+        }
+        json().await
     }
 
     /// Reads a subresource (`status`, `scale`, …) as `T`.

@@ -95,7 +95,7 @@ pub enum CommitError {
 
 impl<K> Api<K>
 where
-    K: Resource + Serialize + DeserializeOwned,
+    K: Resource + Serialize + DeserializeOwned + 'static,
 {
     /// The entry of `name`: reads it once ([`Api::get_opt`]).
     pub async fn entry<'a>(&'a self, name: &'a str) -> Result<Entry<'a, K>, Error> {
@@ -212,7 +212,7 @@ impl<'a, K> OccupiedEntry<'a, K> {
 
 impl<'a, K> OccupiedEntry<'a, K>
 where
-    K: Resource + Serialize + DeserializeOwned,
+    K: Resource + Serialize + DeserializeOwned + 'static,
 {
     /// Saves the object if it changed: create for an inserted one, replace
     /// (compare-and-swap on its resourceVersion) for a modified one. On

@@ -45,7 +45,7 @@ pub mod dynamic;
 pub mod params;
 mod patch;
 #[cfg(feature = "protobuf")]
-mod protobuf;
+pub mod protobuf;
 mod url;
 #[cfg(feature = "ws")]
 pub mod ws;

@@ -1,70 +1,119 @@
 //! Protobuf for [`Api`](crate::Api) (cargo feature `protobuf`): when the
-//! REST client's wire format is [`WireFormat::Protobuf`] and the Api's
-//! `apiVersion`/`kind` is a built-in model with a codec, `get`, `list`, `create` and `replace`
-//! send `Accept: application/vnd.kubernetes.protobuf, application/json`
-//! and protobuf bodies, and decode whichever format the server answered
-//! (its `Content-Type` decides, errors included: a protobuf `Status` is
-//! the same [`ApiError`](kubeset_rest::ApiError) as a JSON one). A
-//! server that refuses protobuf (`406`, `415`) is asked again in JSON,
-//! once. Custom resources and kinds without a codec stay JSON, as with
-//! client-go, whose protobuf clients fall back to JSON for them.
+//! REST client's wire format is [`WireFormat::Protobuf`] and `K` is a
+//! built-in model with a codec, `get`, `list`, `create`, `replace` and
+//! `watch` send `Accept: application/vnd.kubernetes.protobuf,
+//! application/json` (and protobuf bodies), and decode whichever format
+//! the server answered (its `Content-Type` decides, errors included: a
+//! protobuf `Status` is the same [`ApiError`](kubeset_rest::ApiError) as a
+//! JSON one). A server that refuses protobuf (`406`, `415`) is asked again
+//! in JSON, once. Custom resources and kinds without a codec stay JSON, as
+//! with client-go, whose protobuf clients fall back to JSON for them.
 //!
-//! `Api<K>` is generic over any `K` (no `'static` bound), so the bytes go
-//! through the kind's generated model and `serde_json::Value` into `K`:
-//! protobuf on the wire, not yet a faster decode. A typed path without the
-//! `Value` (`kubeset_api::protobuf::dynamic::Typed<K>`, found by
-//! `TypeId`) needs `K: 'static` on `Api`'s methods.
+//! The codec is found by `K`'s `TypeId`
+//! ([`dynamic::typed`]), so protobuf bytes decode straight into `K` and
+//! `K` encodes straight into bytes, with no `serde_json::Value` between.
+//! A type that is not the generated model (a user's own struct for a
+//! built-in kind, [`DynamicObject`](crate::dynamic::DynamicObject),
+//! `PartialObjectMeta`) stays JSON: going through the model and a JSON
+//! value would be slower than JSON itself, and would drop what the model
+//! does not know.
+
+use std::sync::Arc;
 
 use http::{HeaderValue, header};
-use kubeset_api::protobuf::dynamic::{self, Kind};
+use kubeset_api::List;
+use kubeset_api::protobuf::dynamic::Typed;
 use kubeset_rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
+use kubeset_rest::watch::{BoxError, ObjectDecoder, is_protobuf};
 use kubeset_rest::{Error, Response, RestClient};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The kind's codec when the client negotiates protobuf and it has one.
-pub(crate) fn negotiated(
-    rest: &RestClient,
-    api_version: &str,
-    kind: &str,
-) -> Option<&'static Kind> {
+/// What a protobuf decode can fail with.
+pub use kubeset_api::protobuf::DecodeError;
+/// The codecs by kind and by type (`dynamic::typed::<K>()`).
+pub use kubeset_api::protobuf::dynamic;
+
+/// `K`'s codec when the client negotiates protobuf and `K` has one.
+pub(crate) fn negotiated<K: 'static>(rest: &RestClient) -> Option<Typed<K>> {
     if rest.wire_format() == WireFormat::Protobuf {
-        dynamic::kind(api_version, kind)
+        dynamic::typed::<K>()
     } else {
         None
     }
 }
 
-fn protobuf_error(type_name: &'static str, e: dynamic::DynamicError) -> Error {
+fn protobuf_error<K>(e: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::DecodeProtobuf {
-        type_name,
+        type_name: std::any::type_name::<K>(),
         source: Box::new(e),
     }
 }
 
+/// A response body in protobuf: one object or a list of them.
+pub(crate) trait Decode<K>: Sized {
+    /// Decodes `bytes` (`k8s\0` + envelope) with `K`'s codec.
+    fn decode(codec: &Typed<K>, bytes: &[u8]) -> Result<Self, Error>;
+}
+
+impl<K: 'static> Decode<K> for K {
+    fn decode(codec: &Typed<K>, bytes: &[u8]) -> Result<Self, Error> {
+        codec.decode(bytes).map_err(protobuf_error::<K>)
+    }
+}
+
+impl<K: 'static> Decode<K> for List<K> {
+    fn decode(codec: &Typed<K>, bytes: &[u8]) -> Result<Self, Error> {
+        codec.decode_list(bytes).map_err(protobuf_error::<List<K>>)
+    }
+}
+
+/// A server that cannot speak protobuf for this request: `406 Not
+/// Acceptable`, `415 Unsupported Media Type` (asked again in JSON).
+fn refused_status(code: u16) -> bool {
+    matches!(code, 406 | 415)
+}
+
+/// Whether a protobuf request failed because the server refuses protobuf
+/// (`406`/`415`): ask again in JSON.
+pub fn refused(e: &Error) -> bool {
+    e.api_error().is_some_and(|a| refused_status(a.code))
+}
+
 /// A request in protobuf (`body` encoded by the caller) or, on fallback,
 /// in JSON: `build(protobuf)` makes it either way.
-pub(crate) async fn send<T: DeserializeOwned>(
+pub(crate) async fn send<K: 'static, T: Decode<K> + DeserializeOwned>(
+    codec: &Typed<K>,
     build: impl Fn(bool) -> Result<kubeset_rest::Request, Error>,
 ) -> Result<T, Error> {
     let req = build(true)?.header(header::ACCEPT, HeaderValue::from_static(PROTOBUF_ACCEPT));
     let resp = req.send_raw().await?;
-    if matches!(resp.status.as_u16(), 406 | 415) {
+    if refused_status(resp.status.as_u16()) {
         return build(false)?.send_json().await;
     }
-    let is_protobuf = resp
-        .content_type
-        .as_deref()
-        .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == PROTOBUF);
-    if !is_protobuf {
+    if !is_protobuf(resp.content_type.as_deref()) {
         return resp.json();
     }
     if resp.is_success() {
-        let type_name = std::any::type_name::<T>();
-        let value = dynamic::to_json(&resp.body).map_err(|e| protobuf_error(type_name, e))?;
-        return serde_json::from_value(value).map_err(|source| Error::Decode { type_name, source });
+        return T::decode(codec, &resp.body);
     }
     Err(status_error(resp))
+}
+
+/// A stream opened in protobuf by `open` with `K`'s watch decoder or, when
+/// the server refuses protobuf, by `json`.
+pub(crate) async fn or_json<K: 'static, S, P, J>(
+    codec: Typed<K>,
+    open: impl FnOnce(Arc<dyn ObjectDecoder<K>>) -> P,
+    json: impl FnOnce() -> J,
+) -> Result<S, Error>
+where
+    P: Future<Output = Result<S, Error>>,
+    J: Future<Output = Result<S, Error>>,
+{
+    match open(decoder_of(codec)).await {
+        Err(e) if refused(&e) => json().await,
+        opened => opened,
+    }
 }
 
 /// The error of a protobuf error response: its `Status`, read as JSON by
@@ -84,18 +133,65 @@ fn status_error(mut resp: Response) -> Error {
     }
 }
 
-/// The protobuf body of `obj` (through its kind's model) with its content
-/// type on `req`.
-pub(crate) fn with_body<K: Serialize>(
+/// The protobuf body of `obj` (`K`'s codec, no JSON between) with its
+/// content type on `req`.
+pub(crate) fn with_body<K: 'static>(
     req: kubeset_rest::Request,
-    codec: &Kind,
+    codec: &Typed<K>,
     obj: &K,
-) -> Result<kubeset_rest::Request, Error> {
-    let value = serde_json::to_value(obj).map_err(|source| Error::SerializeBody { source })?;
-    let body = codec
-        .encode(&value)
-        .map_err(|e| protobuf_error(std::any::type_name::<K>(), e))?;
-    Ok(req
-        .header(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF))
-        .body(body))
+) -> kubeset_rest::Request {
+    req.header(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF))
+        .body(codec.encode(obj))
+}
+
+/// The object decoder of a protobuf watch of `K` (the
+/// [`ObjectDecoder`] that [`WatchStream::from_protobuf_bytes`] and
+/// [`Request::watch_protobuf`](kubeset_rest::Request::watch_protobuf)
+/// take): objects decoded straight into `K` by its generated codec.
+/// `None` when `K` is not a built-in model with a codec.
+///
+/// [`WatchStream::from_protobuf_bytes`]: kubeset_rest::WatchStream::from_protobuf_bytes
+///
+/// ```
+/// use kubeset_client::api::core::v1::Pod;
+/// assert!(kubeset_client::protobuf::watch_decoder::<Pod>().is_some());
+/// assert!(kubeset_client::protobuf::watch_decoder::<serde_json::Value>().is_none());
+/// ```
+pub fn watch_decoder<K: 'static>() -> Option<Arc<dyn ObjectDecoder<K>>> {
+    dynamic::typed::<K>().map(decoder_of)
+}
+
+fn decoder_of<K: 'static>(codec: Typed<K>) -> Arc<dyn ObjectDecoder<K>> {
+    watch_decoder_with(move |bytes| Ok(codec.decode(bytes)?))
+}
+
+/// A protobuf watch decoder whose objects `object` reads from their bytes
+/// (`k8s\0` + envelope), e.g. kept undecoded until needed (the runtime's
+/// watcher); `ERROR` statuses and resourceVersions are read by the
+/// generated codecs.
+pub fn watch_decoder_with<T, F>(object: F) -> Arc<dyn ObjectDecoder<T>>
+where
+    F: Fn(&[u8]) -> Result<T, BoxError> + Send + Sync + 'static,
+    T: 'static,
+{
+    Arc::new(Frames(object))
+}
+
+struct Frames<F>(F);
+
+impl<T, F> ObjectDecoder<T> for Frames<F>
+where
+    F: Fn(&[u8]) -> Result<T, BoxError> + Send + Sync,
+{
+    fn object(&self, bytes: &[u8]) -> Result<T, BoxError> {
+        (self.0)(bytes)
+    }
+
+    fn status(&self, bytes: &[u8]) -> Result<serde_json::Value, BoxError> {
+        Ok(dynamic::to_json(bytes)?)
+    }
+
+    fn resource_version(&self, bytes: &[u8]) -> Option<String> {
+        dynamic::resource_version(bytes)
+    }
 }

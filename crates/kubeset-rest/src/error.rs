@@ -290,6 +290,15 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
 
+    /// A protobuf watch frame is not a valid `WatchEvent`, or its object
+    /// did not decode.
+    #[error("unable to decode a protobuf event from the watch stream")]
+    WatchFrame {
+        /// The cause.
+        #[source]
+        source: FrameError,
+    },
+
     /// A watch event line could not be decoded.
     #[error("unable to decode an event from the watch stream")]
     WatchDecode {
@@ -521,4 +530,34 @@ impl From<crate::upgrade::UpgradeError> for Error {
     fn from(source: crate::upgrade::UpgradeError) -> Self {
         Error::Upgrade { source }
     }
+}
+
+/// A protobuf watch frame that is not a valid `WatchEvent`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The frame is not valid protobuf.
+    #[error("invalid protobuf in a watch event: {reason}")]
+    Wire {
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The event has no `type`.
+    #[error("watch event without a type")]
+    MissingType,
+    /// The event has no `object`.
+    #[error("{event_type} watch event without an object")]
+    MissingObject {
+        /// The event type.
+        event_type: &'static str,
+    },
+    /// The caller's decoder refused the object.
+    #[error("decoding the object of a {event_type} watch event")]
+    Object {
+        /// The event type.
+        event_type: &'static str,
+        /// The decoder's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }

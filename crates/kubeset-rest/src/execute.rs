@@ -663,21 +663,52 @@ pub(crate) async fn open_at(
     inner: &Inner,
     p: &Prepared,
 ) -> Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error> {
+    open_typed(inner, p).await.map(|o| (o.body, o.origin))
+}
+
+/// An opened stream, the origin of the endpoint that answered and the
+/// response's `Content-Type` (a watch is read by it: JSON or protobuf).
+pub(crate) struct Opened {
+    pub(crate) body: BoxStream<'static, Result<Bytes, Error>>,
+    pub(crate) origin: String,
+    pub(crate) content_type: Option<String>,
+}
+
+/// [`open_at`], also returning the response's `Content-Type`.
+pub(crate) async fn open_typed(inner: &Inner, p: &Prepared) -> Result<Opened, Error> {
+    open_response(inner, p).await?.map_err(open_error)
+}
+
+/// [`open_typed`], with an error answer handed back whole (a protobuf
+/// watch decodes its protobuf `Status` before [`open_error`]).
+pub(crate) async fn open_response(
+    inner: &Inner,
+    p: &Prepared,
+) -> Result<Result<Opened, Response>, Error> {
     let outcome = run(inner, p).await?;
-    match outcome.payload {
-        Payload::Streaming(resp) => Ok((body_stream(resp, p.stream_deadline), outcome.served_by)),
-        Payload::Full(body) => {
-            let resp = Response::new(
-                outcome.status,
-                outcome.headers,
-                body,
-                outcome.warnings,
-                p.verb,
-            );
-            let err = resp
-                .api_error()
-                .unwrap_or_else(|| decode::generic(resp.status.as_u16(), p.verb, String::new()));
-            Err(err.into())
-        }
-    }
+    Ok(match outcome.payload {
+        Payload::Streaming(resp) => Ok(Opened {
+            body: body_stream(resp, p.stream_deadline),
+            origin: outcome.served_by,
+            content_type: outcome
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        }),
+        Payload::Full(body) => Err(Response::new(
+            outcome.status,
+            outcome.headers,
+            body,
+            outcome.warnings,
+            p.verb,
+        )),
+    })
+}
+
+/// The error of a stream that did not open: the server's `Status`.
+pub(crate) fn open_error(resp: Response) -> Error {
+    resp.api_error()
+        .unwrap_or_else(|| decode::generic(resp.status.as_u16(), resp.verb, String::new()))
+        .into()
 }

@@ -56,6 +56,7 @@ mod url;
 mod verb;
 pub mod warning;
 pub mod watch;
+mod watch_protobuf;
 #[cfg(feature = "ws")]
 pub mod ws;
 

@@ -233,7 +233,7 @@ impl Request {
         self.desc.url_template()
     }
 
-    fn prepare(self, mode: Mode) -> Result<(RestClient, Prepared), Error> {
+    pub(crate) fn prepare(self, mode: Mode) -> Result<(RestClient, Prepared), Error> {
         let prepared = self.desc.prepare_for(mode, &self.client.inner.defaults)?;
         Ok((self.client, prepared))
     }

@@ -1,11 +1,20 @@
 //! Watch streams: newline-delimited JSON events decoded straight from a
-//! byte buffer (no `String` per line, the object decoded once).
+//! byte buffer (no `String` per line, the object decoded once), or
+//! protobuf `;stream=watch` frames ([`FrameDecoder`]), chosen by the response's
+//! `Content-Type`.
+
+mod frames;
+
+pub use crate::error::FrameError;
+pub(crate) use frames::open;
+pub use frames::{BoxError, FrameDecoder, ObjectDecoder, is_protobuf};
 
 use std::{
     fmt,
     future::Future,
     marker::PhantomData,
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
     time::Duration,
 };
@@ -186,6 +195,8 @@ pub struct WatchStream<T> {
     last_rv: Option<String>,
     /// The body ended with a transport error or mid-line (not cleanly).
     broken: bool,
+    /// Protobuf frames instead of JSON lines.
+    frames: Option<FrameDecoder<T>>,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -209,6 +220,7 @@ impl<T: DeserializeOwned> WatchStream<T> {
             track_rv: false,
             last_rv: None,
             broken: false,
+            frames: None,
             _type: PhantomData,
         }
     }
@@ -220,6 +232,20 @@ impl<T: DeserializeOwned> WatchStream<T> {
 
     /// The next complete line's event, if a complete line is buffered.
     fn next_buffered(&mut self) -> Option<Result<WatchEvent<T>, Error>> {
+        if let Some(frames) = &mut self.frames {
+            return Some(match frames.next_frame()? {
+                Ok((ev, rv)) => {
+                    if self.track_rv && rv.is_some() {
+                        self.last_rv = rv;
+                    }
+                    Ok(ev)
+                }
+                Err(e) => {
+                    self.end();
+                    Err(e)
+                }
+            });
+        }
         loop {
             let pos = self.buf[self.scanned..].iter().position(|b| *b == b'\n');
             let Some(pos) = pos else {
@@ -268,6 +294,10 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
             match this.body.poll_next_unpin(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(Ok(chunk))) => {
+                    if let Some(frames) = &mut this.frames {
+                        frames.push(&chunk);
+                        continue;
+                    }
                     this.buf.extend_from_slice(&chunk);
                     if this.buf.len() > MAX_EVENT_BYTES
                         && !this.buf[this.scanned..].contains(&b'\n')
@@ -282,7 +312,8 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                     // Whatever broke the body (reset, cut short, a read or
                     // stream timeout), the caller learns it: the stream did
                     // not end cleanly.
-                    let received = this.buf.len();
+                    let received =
+                        (this.frames.as_ref()).map_or(this.buf.len(), FrameDecoder::buffered);
                     this.end();
                     this.broken = true;
                     let cut_mid_event =
@@ -292,6 +323,12 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
                     } else {
                         e
                     })));
+                }
+                Poll::Ready(None) if this.frames.is_some() => {
+                    let end = this.frames.as_mut().map_or(Ok(()), FrameDecoder::finish);
+                    this.end();
+                    this.broken = end.is_err();
+                    return Poll::Ready(end.err().map(Err));
                 }
                 Poll::Ready(None) => {
                     let rest = std::mem::take(&mut this.buf);
@@ -387,13 +424,8 @@ pub fn reopen_backoff(failures: u32, jitter: f64) -> Duration {
 /// More steps than [`reopen_backoff`]'s schedule takes to reach its cap.
 const REOPEN_STEPS: u32 = 17;
 
-type Reopen = Pin<
-    Box<
-        dyn std::future::Future<
-                Output = Result<(BoxStream<'static, Result<Bytes, Error>>, String), Error>,
-            > + Send,
-    >,
->;
+type Reopen =
+    Pin<Box<dyn std::future::Future<Output = Result<crate::execute::Opened, Error>> + Send>>;
 
 /// A watch that survives the death of its API server: when the stream
 /// breaks (reset, cut short, or nothing received for the client's
@@ -421,6 +453,8 @@ pub struct ResumableWatch<T> {
     /// `resourceVersion` parameter.
     template: crate::desc::Prepared,
     current: Option<WatchStream<T>>,
+    /// The object decoder of protobuf streams (JSON only without one).
+    decoder: Option<Arc<dyn ObjectDecoder<T>>>,
     reopening: Option<Reopen>,
     /// Origin of the endpoint serving `current`.
     serving: String,
@@ -455,13 +489,35 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         body: BoxStream<'static, Result<Bytes, Error>>,
         serving: String,
     ) -> Self {
+        let opened = crate::execute::Opened {
+            body,
+            origin: serving,
+            content_type: None,
+        };
+        Self::with_decoder(client, template, opened, None)
+    }
+
+    /// A resumable watch over `opened`, read by its Content-Type (and
+    /// every reopened stream by its own) with `decoder` for protobuf.
+    pub(crate) fn with_decoder(
+        client: crate::RestClient,
+        template: crate::desc::Prepared,
+        opened: crate::execute::Opened,
+        decoder: Option<Arc<dyn ObjectDecoder<T>>>,
+    ) -> Self {
         let last_rv = template.params.get("resourceVersion").map(str::to_owned);
+        let current = WatchStream::for_content_type(
+            opened.body,
+            opened.content_type.as_deref(),
+            decoder.as_ref(),
+        );
         let mut w = Self {
             client,
             template,
-            current: Some(WatchStream::from_bytes(body).tracking()),
+            current: Some(current.tracking()),
+            decoder,
             reopening: None,
-            serving,
+            serving: opened.origin,
             idle: None,
             last_rv: last_rv.filter(|rv| !rv.is_empty()),
             resumes: 0,
@@ -520,11 +576,12 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         }
         let p = self.template.clone();
         let client = self.client.clone();
+        let decoder = self.decoder.clone();
         self.reopening = Some(Box::pin(async move {
             if !pause.is_zero() {
                 tokio::time::sleep(pause).await;
             }
-            crate::execute::open_at(&client.inner, &p).await
+            open(&client.inner, &p, decoder.as_ref()).await
         }));
     }
 }
@@ -541,10 +598,15 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
             if let Some(fut) = &mut this.reopening {
                 match fut.as_mut().poll(cx) {
                     Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Ok((body, origin))) => {
+                    Poll::Ready(Ok(opened)) => {
                         this.reopening = None;
-                        this.serving = origin;
-                        this.current = Some(WatchStream::from_bytes(body).tracking());
+                        let current = WatchStream::for_content_type(
+                            opened.body,
+                            opened.content_type.as_deref(),
+                            this.decoder.as_ref(),
+                        );
+                        this.serving = opened.origin;
+                        this.current = Some(current.tracking());
                         this.opened = std::time::Instant::now();
                         this.progressed = false;
                         this.reset_idle();

@@ -42,6 +42,8 @@ const LAYERS: &[&[&str]] = &[
     &["watch"],
     // The builder that meets the transport; config builds clients.
     &["request", "config", "fuzz_hooks"],
+    // Watches opened in protobuf, on the builder.
+    &["watch_protobuf"],
     // The streaming subresources: their own connection over the client.
     &["ws"],
 ];

@@ -152,7 +152,7 @@ pub async fn finalizer<K, F, Fut, E>(
     reconcile: F,
 ) -> Result<Action, Error<E>>
 where
-    K: Resource + Serialize + DeserializeOwned,
+    K: Resource + Serialize + DeserializeOwned + 'static,
     F: FnOnce(Event<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
     E: std::error::Error + 'static,

@@ -357,7 +357,7 @@ mod imp {
 
         pub(super) fn watch_error(&self, e: &WatcherError) {
             let reason = match e {
-                WatcherError::Decode { .. } => "decode",
+                WatcherError::Decode { .. } | WatcherError::DecodeProtobuf { .. } => "decode",
                 WatcherError::InitialList { .. } => "list",
                 WatcherError::WatchOpen { .. } => "watch_open",
                 WatcherError::WatchStream { .. } => "watch_stream",

@@ -80,7 +80,7 @@ fn transient(err: &WatcherError) -> bool {
             source.is_retryable() || matches!(err, WatcherError::WatchStream { .. })
         }
         WatcherError::WatchEvent { source } => source.is_retryable(),
-        WatcherError::Decode { .. } => false,
+        WatcherError::Decode { .. } | WatcherError::DecodeProtobuf { .. } => false,
         _ => true,
     }
 }

@@ -33,6 +33,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+#[cfg(feature = "protobuf")]
+mod protobuf;
+
 use crate::backoff::Backoff;
 use crate::metadata::{
     PARTIAL_METADATA_ACCEPT, PARTIAL_METADATA_LIST_ACCEPT, PartialObjectMetadata,
@@ -152,6 +155,27 @@ pub enum WatcherError {
         /// The decoder's error (the reason, with line and column).
         #[source]
         source: serde_json::Error,
+    },
+    /// A protobuf object of a watch event did not decode as the watched
+    /// kind; skipped as [`Decode`](Self::Decode) is.
+    #[error(
+        "object {}/{} (resourceVersion {}) did not decode from protobuf as {type_name}; skipped",
+        namespace.as_deref().unwrap_or("-"),
+        name.as_deref().unwrap_or("-"),
+        resource_version.as_deref().unwrap_or("-")
+    )]
+    DecodeProtobuf {
+        /// The Rust type.
+        type_name: &'static str,
+        /// The object's namespace, when its metadata could be read.
+        namespace: Option<String>,
+        /// The object's name, when its metadata could be read.
+        name: Option<String>,
+        /// The object's resourceVersion, when its metadata could be read.
+        resource_version: Option<String>,
+        /// The decoder's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A watch ended within a second without sending anything.
     #[error("the watch closed at once without any event")]
@@ -319,7 +343,19 @@ enum Support {
 /// Watch events keep their object undecoded until the event type is known:
 /// a BOOKMARK carries only metadata, which a kind with required fields
 /// cannot decode from.
-type Raw = Box<RawValue>;
+enum Raw {
+    /// A JSON object.
+    Json(Box<RawValue>),
+    /// A protobuf object (`k8s\0` + envelope), from a protobuf watch.
+    #[cfg(feature = "protobuf")]
+    Protobuf(Vec<u8>),
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Raw::Json)
+    }
+}
 
 enum Phase {
     /// Begin a new initial state.
@@ -352,17 +388,30 @@ struct Bookmark {
     metadata: BookmarkMeta,
 }
 
-fn bookmark(raw: &RawValue) -> BookmarkMeta {
-    serde_json::from_str::<Bookmark>(raw.get())
-        .map(|b| b.metadata)
-        .unwrap_or_default()
+fn bookmark(raw: &Raw) -> BookmarkMeta {
+    match raw {
+        Raw::Json(raw) => serde_json::from_str::<Bookmark>(raw.get())
+            .map(|b| b.metadata)
+            .unwrap_or_default(),
+        #[cfg(feature = "protobuf")]
+        Raw::Protobuf(bytes) => protobuf::meta(bytes),
+    }
 }
 
-/// Decodes an object; on failure decodes again tracking the path, and
+/// Decodes an object (see [`decode_json`]).
+fn decode<T: DeserializeOwned + 'static>(raw: &Raw) -> Result<T, WatcherError> {
+    match raw {
+        Raw::Json(json) => decode_json(json, raw),
+        #[cfg(feature = "protobuf")]
+        Raw::Protobuf(bytes) => protobuf::decode(bytes),
+    }
+}
+
+/// Decodes a JSON object; on failure decodes again tracking the path, and
 /// reads just its metadata, for the report.
-fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, WatcherError> {
-    serde_json::from_str(raw.get()).map_err(|first| {
-        let mut de = serde_json::Deserializer::from_str(raw.get());
+fn decode_json<T: DeserializeOwned>(json: &RawValue, raw: &Raw) -> Result<T, WatcherError> {
+    serde_json::from_str(json.get()).map_err(|first| {
+        let mut de = serde_json::Deserializer::from_str(json.get());
         let (path, source) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
             Err(e) => (e.path().to_string(), e.into_inner()),
             Ok(_) => (String::from("."), first),
@@ -383,6 +432,9 @@ fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, WatcherError> {
 fn skipped_version(err: &WatcherError) -> Option<String> {
     match err {
         WatcherError::Decode {
+            resource_version, ..
+        }
+        | WatcherError::DecodeProtobuf {
             resource_version, ..
         } => resource_version.clone().filter(|rv| !rv.is_empty()),
         _ => None,
@@ -480,6 +532,31 @@ where
         req
     }
 
+    /// Opens a watch: in protobuf when the client negotiates it and the
+    /// kind has a codec (JSON again on 406/415), else JSON. The requests
+    /// are built before the future, which holds no borrow of the state.
+    fn open_watch(
+        &self,
+        params: &WatchParams,
+        rv: &str,
+    ) -> impl Future<Output = Result<WatchStream<Raw>, kubeset_client::Error>> + Send + 'static
+    {
+        let json = self.watch_request(params, rv);
+        #[cfg(feature = "protobuf")]
+        let pb = (!self.metadata_only && protobuf::negotiated::<T>(&self.api))
+            .then(|| self.watch_request(params, rv));
+        async move {
+            #[cfg(feature = "protobuf")]
+            if let Some(req) = pb {
+                match req.watch_protobuf(protobuf::decoder()).await {
+                    Err(e) if kubeset_client::protobuf::refused(&e) => {}
+                    opened => return opened,
+                }
+            }
+            json.watch::<Raw>().await
+        }
+    }
+
     fn list_request(&self, token: Option<&str>) -> Request {
         let params = ListParams {
             label_selector: self.config.label_selector.clone(),
@@ -522,7 +599,7 @@ where
                         send_initial_events: true,
                         ..self.watch_params()
                     };
-                    match self.watch_request(&params, "").watch::<Raw>().await {
+                    match self.open_watch(&params, "").await {
                         Ok(stream) => {
                             self.phase = Phase::InitStream(stream);
                             return Ok(Event::Init);
@@ -623,7 +700,7 @@ where
                 Phase::Watch(None) => {
                     let params = self.watch_params();
                     let rv = self.resource_version.clone();
-                    match self.watch_request(&params, &rv).watch::<Raw>().await {
+                    match self.open_watch(&params, &rv).await {
                         Ok(stream) => {
                             self.watch_opened = tokio::time::Instant::now();
                             self.watch_lines = 0;

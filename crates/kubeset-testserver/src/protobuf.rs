@@ -5,13 +5,15 @@
 //! the `Accept` header prefers it and the object's kind has a codec
 //! (`kubeset_api::protobuf::dynamic`), else in JSON. A request accepting
 //! only protobuf for an object that has none is `406 Not Acceptable`.
-//! Watch streams stay JSON (clients pick the decoder by the response's
-//! `Content-Type`).
+//! A watch that prefers protobuf for a built-in kind is served as
+//! kube-apiserver serves it ([`WATCH_CONTENT_TYPE`], [`watch_frame`]);
+//! custom resources and Table watches stay JSON (clients pick the decoder
+//! by the response's `Content-Type`).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
-use kubeset_api::protobuf::{CONTENT_TYPE, dynamic};
+use kubeset_api::protobuf::{CONTENT_TYPE, dynamic, wire};
 use serde_json::Value;
 
 use crate::http::{Body, Query, full};
@@ -54,7 +56,7 @@ pub(crate) struct Negotiation {
     prefers_protobuf: bool,
     /// Protobuf is the only acceptable type.
     only_protobuf: bool,
-    /// A watch: the stream stays JSON.
+    /// A watch: its stream is written by `watch.rs`.
     watch: bool,
 }
 
@@ -83,9 +85,13 @@ struct Clause {
 /// The acceptable clauses (q > 0) that name a type the server writes, by
 /// descending `q`.
 fn accept_clauses(headers: &HeaderMap) -> Vec<Clause> {
+    let values = headers.get_all(header::ACCEPT);
+    clauses_of(values.iter().filter_map(|v| v.to_str().ok()))
+}
+
+fn clauses_of<'a>(values: impl Iterator<Item = &'a str>) -> Vec<Clause> {
     let mut out: Vec<Clause> = Vec::new();
-    for value in headers.get_all(header::ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
+    for value in values {
         for clause in value.split(',').take(64) {
             let mut parts = clause.split(';');
             let ty = parts.next().unwrap_or("").trim().to_ascii_lowercase();
@@ -113,6 +119,34 @@ fn accept_clauses(headers: &HeaderMap) -> Vec<Clause> {
     out
 }
 
+/// The Content-Type of a protobuf watch, as kube-apiserver writes it.
+pub(crate) const WATCH_CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+
+/// Whether a watch of `res` with this `Accept` is served in protobuf: the
+/// client prefers protobuf and the kind is built in with a codec.
+pub(crate) fn watch_in_protobuf(res: &Resource, accept: &str) -> bool {
+    let prefers = clauses_of(std::iter::once(accept))
+        .first()
+        .is_some_and(|c| c.protobuf);
+    prefers && !res.custom && dynamic::kind(&res.api_version(), &res.kind).is_some()
+}
+
+/// One watch event (`{"type", "object"}`) as a kube-apiserver protobuf
+/// watch frame: a 4-byte big-endian length, then a bare `metav1.WatchEvent`
+/// (no magic, no envelope) whose `object` is a `RawExtension` holding the
+/// object's own `k8s\0` + `runtime.Unknown` bytes. `None` when the object
+/// has no codec or does not fit its model.
+pub(crate) fn watch_frame(event: &Value) -> Option<Vec<u8>> {
+    let event_type = event.get("type")?.as_str()?.to_owned();
+    let object = dynamic::from_json(event.get("object")?).ok()??;
+    let mut msg = Vec::with_capacity(object.len() + 24);
+    wire::put_string(&mut msg, 1, &event_type);
+    wire::put_record(&mut msg, 2, |b| wire::put_raw(b, 1, &object));
+    let mut frame = u32::try_from(msg.len()).ok()?.to_be_bytes().to_vec();
+    frame.extend(msg);
+    Some(frame)
+}
+
 /// Re-encodes a JSON response in protobuf when negotiated; answers 406
 /// when only protobuf is acceptable and the object has no codec.
 pub(crate) async fn encode_response(n: &Negotiation, resp: Response<Body>) -> Response<Body> {
@@ -120,8 +154,10 @@ pub(crate) async fn encode_response(n: &Negotiation, resp: Response<Body>) -> Re
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes() == b"application/json");
-    // `only_protobuf` implies `prefers_protobuf`.
-    if n.watch || !is_json || !n.prefers_protobuf {
+    // `only_protobuf` implies `prefers_protobuf`. A watch's stream is
+    // written by `watch.rs`; its refusal is a Status like any other.
+    let stream = n.watch && resp.status().is_success();
+    if stream || !is_json || !n.prefers_protobuf {
         return resp;
     }
     let (mut parts, body) = resp.into_parts();
@@ -199,5 +235,24 @@ mod tests {
         assert!(!n.prefers_protobuf && !n.only_protobuf);
         let n = negotiation("application/vnd.kubernetes.protobuf;stream=watch");
         assert!(!n.prefers_protobuf);
+    }
+
+    #[test]
+    fn watch_frames_as_kube_apiserver_writes_them() {
+        let cm = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "resourceVersion": "7"},
+        });
+        let frame = watch_frame(&serde_json::json!({"type": "ADDED", "object": cm})).unwrap();
+        let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
+        assert_eq!(len, frame.len() - 4);
+        // type = 1 "ADDED", object = 2 { raw = 1 k8s\0… }.
+        assert_eq!(&frame[4..11], b"\x0a\x05ADDED");
+        let object = dynamic::from_json(&cm).unwrap().unwrap();
+        assert_eq!(&frame[frame.len() - object.len()..], &object[..]);
+        assert_eq!(frame[11], 0x12);
+        let crd =
+            serde_json::json!({"type": "ADDED", "object": {"apiVersion": "x.io/v1", "kind": "X"}});
+        assert!(watch_frame(&crd).is_none());
     }
 }

@@ -112,6 +112,7 @@ fn field_manager(query: &Query, user_agent: Option<&str>, default: &str) -> Stri
 /// watch events.
 pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>, ApiError> {
     let table = call.wants_table();
+    let protobuf = !table && crate::protobuf::watch_in_protobuf(&call.res, call.accept);
     let Call {
         shared,
         faults,
@@ -146,6 +147,7 @@ pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>
             .and_then(|s| s.parse::<u64>().ok())
             .map(Duration::from_secs),
         table,
+        protobuf,
         bookmark_interval: shared.bookmark_interval,
     };
     let (tx, rx) = mpsc::channel::<Result<Bytes, io::Error>>(64);
@@ -156,10 +158,13 @@ pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>
             .map(|item| (item.map(hyper::body::Frame::data), rx))
     });
     let mut r = Response::new(StreamBody::new(stream.boxed()).boxed_unsync());
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let content_type = if protobuf {
+        crate::protobuf::WATCH_CONTENT_TYPE
+    } else {
+        "application/json"
+    };
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     Ok(r)
 }
 

@@ -1,4 +1,6 @@
-//! Watch streams: newline-delimited JSON events over a chunked response.
+//! Watch streams: newline-delimited JSON events over a chunked response,
+//! or kube-apiserver's protobuf frames when negotiated
+//! ([`crate::protobuf::watch_frame`]).
 //!
 //! A stream starts from a resourceVersion (resuming from the history, or
 //! `410 Expired` as an ERROR event when it is older than the kept history),
@@ -34,6 +36,8 @@ pub(crate) struct WatchRequest {
     pub(crate) bookmarks: bool,
     pub(crate) timeout: Option<Duration>,
     pub(crate) table: bool,
+    /// Protobuf frames instead of JSON lines.
+    pub(crate) protobuf: bool,
     pub(crate) bookmark_interval: Duration,
 }
 
@@ -41,13 +45,26 @@ struct Writer {
     tx: mpsc::Sender<Result<Bytes, io::Error>>,
     /// The resource whose printer columns to send, for Table watches.
     table: Option<Arc<Resource>>,
+    protobuf: bool,
 }
 
 impl Writer {
-    async fn send_line(&self, v: &Value) -> bool {
+    /// One event's bytes: a JSON line or a protobuf frame (`None`: the
+    /// object does not fit its model; the watch ends).
+    fn encode(&self, v: &Value) -> Option<Vec<u8>> {
+        if self.protobuf {
+            return crate::protobuf::watch_frame(v);
+        }
         let mut line = serde_json::to_vec(v).unwrap_or_default();
         line.push(b'\n');
-        self.tx.send(Ok(Bytes::from(line))).await.is_ok()
+        Some(line)
+    }
+
+    async fn send_line(&self, v: &Value) -> bool {
+        match self.encode(v) {
+            Some(bytes) => self.tx.send(Ok(Bytes::from(bytes))).await.is_ok(),
+            None => false,
+        }
     }
 
     async fn event(&self, kind: &str, obj: &Value, rv: u64) -> bool {
@@ -96,6 +113,7 @@ pub(crate) async fn run(
     let w = Writer {
         tx,
         table: req.table.then(|| req.res.clone()),
+        protobuf: req.protobuf,
     };
     let mut rv_rx = store.subscribe();
     let mut cut = faults.subscribe_cut();
@@ -172,9 +190,9 @@ pub(crate) async fn run(
                 }
             }
             _ = cut.changed() => {
-                let line = serde_json::to_string(&bookmark(&req.res, cursor, false)).unwrap_or_default();
+                let line = w.encode(&bookmark(&req.res, cursor, false)).unwrap_or_default();
                 let half = line.len() / 2;
-                let partial = Bytes::from(line.into_bytes()).slice(..half);
+                let partial = Bytes::from(line).slice(..half);
                 if w.tx.send(Ok(partial)).await.is_ok() {
                     // Let hyper take the partial line and write it out before
                     // the error aborts the connection.

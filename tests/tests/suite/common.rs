@@ -55,7 +55,7 @@ pub enum DeleteAnswer {
 /// defaults). Answers what the DELETE returned.
 pub async fn crud<K>(api: &Api<K>, obj: K, update: impl Fn(&mut K)) -> DeleteAnswer
 where
-    K: Resource + Clone + Debug + Serialize + DeserializeOwned,
+    K: Resource + Clone + Debug + Serialize + DeserializeOwned + 'static,
 {
     let kind = K::KIND;
     let name = obj.metadata().name.clone().unwrap_or_default();

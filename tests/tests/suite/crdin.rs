@@ -75,7 +75,12 @@ async fn install(client: &Client) {
 /// yet served.
 async fn create<K>(api: &Api<K>, obj: &K) -> K
 where
-    K: Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource
+        + Clone
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + 'static,
 {
     eventually(
         Duration::from_secs(60),

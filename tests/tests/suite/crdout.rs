@@ -85,7 +85,7 @@ fn body<K: Serialize>(obj: &K) -> Value {
 /// pruned) and the typed value (it decodes to what was written).
 async fn round_trip<K>(api: &Api<K>, obj: &K, status_subresource: bool) -> Verdict
 where
-    K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq,
+    K: Resource + Serialize + DeserializeOwned + Clone + Debug + PartialEq + 'static,
 {
     let name = obj.metadata().name.clone().unwrap_or_default();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -138,7 +138,8 @@ where
         + DeserializeOwned
         + Clone
         + Debug
-        + PartialEq,
+        + PartialEq
+        + 'static,
 {
     let crd = K::crd();
     install(crds, &crd).await?;
@@ -1441,7 +1442,8 @@ where
         + Serialize
         + DeserializeOwned
         + Clone
-        + Debug,
+        + Debug
+        + 'static,
 {
     let api: Api<K> = Api::namespaced(client.clone(), ns);
     let obj = api

@@ -2,20 +2,25 @@
 //! (`WireFormat::Protobuf`): what was written comes back unchanged
 //! through protobuf both ways; the real server's `Content-Type` really is
 //! protobuf for built-in kinds (get, list, create), its protobuf `Status`
-//! is the same typed error, and a custom resource stays JSON.
+//! is the same typed error, and a custom resource stays JSON. Watches in
+//! protobuf `;stream=watch` frames: events and bookmarks through `Api`,
+//! the frames' bytes through the REST layer's decoder, and the ERROR
+//! frame of a compacted resourceVersion.
 
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use kubeset::api::apps::v1::Deployment;
 use kubeset::api::coordination::v1::Lease;
-use kubeset::api::core::v1::{ConfigMap, Secret};
+use kubeset::api::core::v1::{ConfigMap, Event, Secret};
 use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kubeset::params::PostParams;
+use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
+use kubeset::rest::watch::FrameDecoder;
 use kubeset::rest::{RestClient, Verb};
-use kubeset::{Api, Client};
+use kubeset::{Api, Client, WatchEvent};
 use kubeset_api::protobuf;
-use kubeset_tests::{Identity, TestContext, eventually};
+use kubeset_tests::{Identity, TestContext, etcd, eventually};
 use serde_json::json;
 
 use crate::common::{connect, crud, ok, relabel, typed};
@@ -182,7 +187,8 @@ async fn custom_resources_stay_json() {
             .send_raw()
             .await
             .expect("request");
-        (resp.status != 404).then_some(resp)
+        // 404 until the resource is served; 429 while its handler starts.
+        (!matches!(resp.status.as_u16(), 404 | 429)).then_some(resp)
     })
     .await;
     assert_eq!(resp.status, 200);
@@ -204,5 +210,201 @@ async fn custom_resources_stay_json() {
         .await;
     if let Ok(r) = resp {
         assert!(r.status.as_u16() >= 400, "accepted: {}", r.status);
+    }
+}
+
+/// The next event of `events`, within a generous bound.
+async fn next_event<S>(events: &mut S) -> WatchEvent<ConfigMap>
+where
+    S: futures::Stream<Item = Result<WatchEvent<ConfigMap>, kubeset::Error>> + Unpin,
+{
+    let item = tokio::time::timeout(Duration::from_secs(60), events.next())
+        .await
+        .expect("an event within 60 s")
+        .expect("the stream is open");
+    ok("event", item)
+}
+
+fn kind_of(ev: &WatchEvent<ConfigMap>) -> &'static str {
+    match ev {
+        WatchEvent::Added(_) => "ADDED",
+        WatchEvent::Modified(_) => "MODIFIED",
+        WatchEvent::Deleted(_) => "DELETED",
+        WatchEvent::Bookmark(_) => "BOOKMARK",
+        WatchEvent::Error(e) => panic!("{e}"),
+    }
+}
+
+#[tokio::test]
+async fn watch_with_protobuf() {
+    let ctx = connect!("protobuf-watch");
+    let c = protobuf_client(&ctx);
+    let cms = Api::<ConfigMap>::namespaced(c.clone(), &ctx.ns);
+    let rv = ok("list", cms.list(&ListParams::default()).await);
+    let rv = rv.metadata.resource_version.unwrap_or_default();
+
+    let mut events = ok(
+        "watch",
+        cms.watch(&WatchParams::default().timeout(120), &rv).await,
+    );
+    let cm: ConfigMap = typed(json!({"metadata": {"name": "w"}, "data": {"k": "1"}}));
+    let created = ok("create", cms.create(&PostParams::default(), &cm).await);
+    let mut changed = created.clone();
+    changed.data = Some([("k".to_owned(), "2".to_owned())].into());
+    let replaced = ok(
+        "replace",
+        cms.replace("w", &PostParams::default(), &changed).await,
+    );
+    ok("delete", cms.delete("w", &DeleteParams::default()).await);
+    match next_event(&mut events).await {
+        WatchEvent::Added(got) => assert_eq!(got, created),
+        other => panic!("{other:?}"),
+    }
+    match next_event(&mut events).await {
+        WatchEvent::Modified(got) => assert_eq!(got, replaced),
+        other => panic!("{other:?}"),
+    }
+    match next_event(&mut events).await {
+        WatchEvent::Deleted(got) => assert_eq!(got.metadata.name.as_deref(), Some("w")),
+        other => panic!("{other:?}"),
+    }
+
+    // The real server's bytes: the same watch, asked with the same Accept
+    // and ended by the server after two seconds, is `;stream=watch`
+    // frames that the REST layer's frame decoder reads whole.
+    let resp = ok(
+        "raw watch",
+        c.rest()
+            .get()
+            .namespace(&ctx.ns)
+            .resource("configmaps")
+            .param("watch", "true")
+            .param("resourceVersion", &rv)
+            .param("timeoutSeconds", "2")
+            .header(
+                http::header::ACCEPT,
+                http::HeaderValue::from_static(PROTOBUF_ACCEPT),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(
+        resp.content_type.as_deref(),
+        Some("application/vnd.kubernetes.protobuf;stream=watch")
+    );
+    let mut frames =
+        FrameDecoder::new(kubeset::protobuf::watch_decoder::<ConfigMap>().expect("codec"));
+    frames.push(&resp.body);
+    let mut kinds = Vec::new();
+    while let Some(ev) = frames.next_event() {
+        kinds.push(kind_of(&ok("frame", ev)));
+    }
+    assert!(frames.finish().is_ok(), "whole frames only");
+    // A BOOKMARK may close a watch that times out; the events come first.
+    assert_eq!(kinds[..3], ["ADDED", "MODIFIED", "DELETED"], "{kinds:?}");
+    assert!(kinds[3..].iter().all(|k| *k == "BOOKMARK"), "{kinds:?}");
+
+    // A watch the server refuses: kube-apiserver writes its Status in
+    // protobuf, read as the same typed error as a JSON one.
+    let bogus = WatchParams {
+        field_selector: Some("bogus=1".to_owned()),
+        ..WatchParams::default()
+    };
+    let err = cms.watch(&bogus, &rv).await.unwrap_err();
+    let api = err.api_error().expect("the server's Status");
+    assert_eq!(api.code, 400, "{err}");
+    assert!(api.message.contains("bogus"), "{err}");
+
+    // A bookmark in protobuf: the end of the initial events.
+    let mut initial = ok(
+        "initial events watch",
+        cms.watch(
+            &WatchParams::default()
+                .initial_events()
+                .bookmarks()
+                .timeout(120),
+            "",
+        )
+        .await,
+    );
+    match next_event(&mut initial).await {
+        WatchEvent::Bookmark(b) => {
+            let annotations = b.metadata.annotations.unwrap_or_default();
+            assert_eq!(annotations["k8s.io/initial-events-end"], "true");
+            assert!(b.metadata.resource_version.is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn watch_error_event_in_protobuf() {
+    let ctx = connect!("protobuf-gone");
+    let c = protobuf_client(&ctx);
+    // Events bypass the watch cache, so an old version goes to etcd; a
+    // watch from rv starts at rv+1 and compacting at R keeps R: two more
+    // writes, then compact.
+    let events: Api<Event> = Api::namespaced(c.clone(), &ctx.ns);
+    let event: Event = typed(json!({
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": ctx.ns},
+        "reason": "Test", "message": "before compaction", "type": "Normal"
+    }));
+    let created = ok(
+        "create",
+        events.create(&PostParams::default(), &event).await,
+    );
+    let rv = created.metadata.resource_version.unwrap_or_default();
+    let cms = Api::<ConfigMap>::namespaced(c.clone(), &ctx.ns);
+    for name in ["g1", "g2"] {
+        let cm: ConfigMap = typed(json!({"metadata": {"name": name}}));
+        ok("write", cms.create(&PostParams::default(), &cm).await);
+    }
+    let compacted = etcd::compact(&ctx.kube.env.etcd_url)
+        .await
+        .unwrap_or_else(|e| panic!("compacting etcd: {}", kubeset_tests::error_chain(&e)));
+    assert!(compacted > rv.parse::<i64>().unwrap_or(i64::MAX));
+
+    // The real ERROR frame: a Status in the RawExtension, read as the 410.
+    let resp = ok(
+        "raw watch",
+        c.rest()
+            .get()
+            .namespace(&ctx.ns)
+            .resource("events")
+            .param("watch", "true")
+            .param("resourceVersion", &rv)
+            .param("timeoutSeconds", "5")
+            .header(
+                http::header::ACCEPT,
+                http::HeaderValue::from_static(PROTOBUF_ACCEPT),
+            )
+            .send()
+            .await,
+    );
+    assert_eq!(
+        resp.content_type.as_deref(),
+        Some("application/vnd.kubernetes.protobuf;stream=watch")
+    );
+    let decoder = kubeset::protobuf::watch_decoder::<Event>().expect("codec");
+    let mut frames = FrameDecoder::new(decoder);
+    frames.push(&resp.body);
+    match frames.next_event() {
+        Some(Ok(WatchEvent::Error(e))) => {
+            assert!(e.is_gone(), "{e:?}");
+            assert_eq!(e.code, 410);
+            assert_eq!(e.status_reason, kubeset::StatusReason::Expired);
+        }
+        other => panic!("expected a 410 ERROR frame, got {other:?}"),
+    }
+    // And through Api::watch.
+    let mut stream = ok("watch", events.watch(&WatchParams::default(), &rv).await);
+    let item = tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .expect("an event within 60 s")
+        .expect("the stream is open");
+    match ok("event", item) {
+        WatchEvent::Error(e) => assert!(e.is_gone(), "{e:?}"),
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
     }
 }

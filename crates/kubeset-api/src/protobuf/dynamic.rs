@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{DecodeError, Message, Unknown, wire};
 use crate::List;
-use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
+use crate::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
 
 /// A conversion failed.
 #[derive(Debug, thiserror::Error)]
@@ -191,6 +191,43 @@ pub fn from_json(obj: &Value) -> Result<Option<Vec<u8>>, DynamicError> {
     }
 }
 
+/// The `metadata.resourceVersion` of an object in `k8s\0` + envelope,
+/// read without decoding the object (every kind's `metadata` is field 1,
+/// `ObjectMeta.resourceVersion` field 6): what a resumable watch needs
+/// from each event. `None` when absent, empty or not a valid encoding.
+pub fn resource_version(bytes: &[u8]) -> Option<String> {
+    let u = Unknown::parse(bytes).ok()?;
+    let mut rv = None;
+    wire::fields(u.raw, &mut |n, v| {
+        if n == 1 {
+            wire::fields(wire::raw(v)?, &mut |n, v| {
+                if n == 6 {
+                    rv = Some(wire::string(v)?);
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    })
+    .ok()?;
+    rv.filter(|rv| !rv.is_empty())
+}
+
+/// The `metadata` of an object in `k8s\0` + envelope, decoded alone (a
+/// BOOKMARK's object carries nothing else; a report on an object that did
+/// not decode names it).
+pub fn object_meta(bytes: &[u8]) -> Result<ObjectMeta, DecodeError> {
+    let u = Unknown::parse(bytes)?;
+    let mut meta = ObjectMeta::default();
+    wire::fields(u.raw, &mut |n, v| {
+        if n == 1 {
+            wire::merge(&mut meta, v, 0)?;
+        }
+        Ok(())
+    })?;
+    Ok(meta)
+}
+
 /// The codec of a model type `K`, found by its `TypeId` (so that code
 /// generic over any `K`, custom resources included, can use protobuf for
 /// the built-in kinds without a trait bound).
@@ -345,5 +382,21 @@ mod tests {
         let bytes = super::super::encode_with_type(&list, "v1", "ConfigMapList");
         assert_eq!(t.decode_list(&bytes).unwrap(), list);
         assert!(t.decode(&bytes).is_err(), "a list is not a ConfigMap");
+    }
+
+    #[cfg(feature = "core-v1")]
+    #[test]
+    fn resource_version_without_decoding() {
+        use crate::api::core::v1::ConfigMap;
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("x".into());
+        assert_eq!(resource_version(&super::super::encode_object(&cm)), None);
+        cm.metadata.resource_version = Some("42".into());
+        cm.data = Some([("k".to_owned(), "v".to_owned())].into());
+        let bytes = super::super::encode_object(&cm);
+        assert_eq!(resource_version(&bytes).as_deref(), Some("42"));
+        assert_eq!(resource_version(&bytes[..bytes.len() - 3]), None);
+        assert_eq!(object_meta(&bytes).unwrap(), cm.metadata);
+        assert_eq!(resource_version(b"{}"), None);
     }
 }

@@ -1,0 +1,53 @@
+//! The watcher's watches in protobuf (feature `protobuf`): when the
+//! client negotiates protobuf ([`WireFormat::Protobuf`]) and the watched
+//! type is a built-in model with a codec, watches (the streaming list
+//! included) are read as `;stream=watch` frames. Objects stay undecoded
+//! bytes until the consumer takes them, as JSON ones do; they then decode
+//! straight into the model. Metadata watches and custom resources stay
+//! JSON; so do paginated lists.
+
+use std::sync::Arc;
+
+use kubeset_client::Api;
+use kubeset_client::protobuf::dynamic;
+use kubeset_client::rest::content::WireFormat;
+use kubeset_client::rest::watch::ObjectDecoder;
+
+use super::{BookmarkMeta, Raw, WatcherError};
+
+/// Whether watches of `T` through `api` are asked in protobuf.
+pub(super) fn negotiated<T: 'static>(api: &Api<T>) -> bool {
+    api.client().rest().wire_format() == WireFormat::Protobuf && dynamic::typed::<T>().is_some()
+}
+
+/// Frames whose objects are kept as bytes.
+pub(super) fn decoder() -> Arc<dyn ObjectDecoder<Raw>> {
+    kubeset_client::protobuf::watch_decoder_with(|bytes| Ok(Raw::Protobuf(bytes.to_vec())))
+}
+
+/// What a BOOKMARK (or an object that did not decode) says about itself.
+pub(super) fn meta(bytes: &[u8]) -> BookmarkMeta {
+    let meta = dynamic::object_meta(bytes).unwrap_or_default();
+    BookmarkMeta {
+        name: meta.name,
+        namespace: meta.namespace,
+        resource_version: meta.resource_version,
+        annotations: meta.annotations,
+    }
+}
+
+/// Decodes an object's bytes as `T`.
+pub(super) fn decode<T: 'static>(bytes: &[u8]) -> Result<T, WatcherError> {
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| {
+        let meta = meta(bytes);
+        WatcherError::DecodeProtobuf {
+            type_name: std::any::type_name::<T>(),
+            namespace: meta.namespace,
+            name: meta.name,
+            resource_version: meta.resource_version,
+            source,
+        }
+    };
+    let codec = dynamic::typed::<T>().ok_or_else(|| failed("no protobuf codec".into()))?;
+    codec.decode(bytes).map_err(|e| failed(e.into()))
+}
