@@ -1023,9 +1023,11 @@ fn protobuf_tables(out: &mut String, all: &[Value]) {
     out.push_str("\n### Encode a PodList in protobuf (typed → protobuf)\n\n");
     throughput_table(out, all, "encode-podlist-protobuf", "pods");
     out.push_str(none);
-    out.push_str("### Decode a watch stream in protobuf (typed events)\n\n");
-    throughput_table(out, all, "decode-watch-protobuf", "events");
-    out.push_str(none);
+    if !groups(all, "decode-watch-protobuf").is_empty() {
+        out.push_str("### Decode a watch stream in protobuf (typed events)\n\n");
+        throughput_table(out, all, "decode-watch-protobuf", "events");
+        out.push_str(none);
+    }
 }
 
 /// Per implementation (kubeset first, then in the order seen), the values
