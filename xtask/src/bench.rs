@@ -998,31 +998,33 @@ fn protobuf_tables(out: &mut String, all: &[Value]) {
         return;
     }
     let none = "kube-rs / k8s-openapi: no protobuf (kube-rs#725).\n\n";
-    out.push_str("### Decode a PodList in protobuf (protobuf → typed)\n\n");
-    throughput_table(out, all, "decode-podlist-protobuf", "pods");
-    out.push_str(none);
-    out.push_str(
-        "kubeset in protobuf against kubeset in JSON (the same list; time of the JSON decode / time of the \
-         protobuf decode; target ≥ 2×) and against client-go in protobuf (target ≥ 1×):\n\n\
-         | pods | JSON ms | protobuf ms | JSON / protobuf | client-go protobuf / kubeset protobuf |\n\
-         |---:|---:|---:|---:|---:|\n",
-    );
-    for items in groups(all, "decode-podlist-protobuf").keys() {
-        let json = median_of(all, "decode-podlist", "kubeset", *items);
-        let pb = median_of(all, "decode-podlist-protobuf", "kubeset", *items);
-        let go = median_of(all, "decode-podlist-protobuf", "client-go", *items);
-        let _ = writeln!(
-            out,
-            "| {items} | {} | {} | {} | {} |",
-            fmt_opt(json.map(|s| s * 1e3), 1),
-            fmt_opt(pb.map(|s| s * 1e3), 1),
-            ratio(json, pb),
-            ratio(go, pb),
+    if !groups(all, "decode-podlist-protobuf").is_empty() {
+        out.push_str("### Decode a PodList in protobuf (protobuf → typed)\n\n");
+        throughput_table(out, all, "decode-podlist-protobuf", "pods");
+        out.push_str(none);
+        out.push_str(
+            "kubeset in protobuf against kubeset in JSON (the same list; time of the JSON decode / time of the \
+             protobuf decode; target ≥ 2×) and against client-go in protobuf (target ≥ 1×):\n\n\
+             | pods | JSON ms | protobuf ms | JSON / protobuf | client-go protobuf / kubeset protobuf |\n\
+             |---:|---:|---:|---:|---:|\n",
         );
+        for items in groups(all, "decode-podlist-protobuf").keys() {
+            let json = median_of(all, "decode-podlist", "kubeset", *items);
+            let pb = median_of(all, "decode-podlist-protobuf", "kubeset", *items);
+            let go = median_of(all, "decode-podlist-protobuf", "client-go", *items);
+            let _ = writeln!(
+                out,
+                "| {items} | {} | {} | {} | {} |",
+                fmt_opt(json.map(|s| s * 1e3), 1),
+                fmt_opt(pb.map(|s| s * 1e3), 1),
+                ratio(json, pb),
+                ratio(go, pb),
+            );
+        }
+        out.push_str("\n### Encode a PodList in protobuf (typed → protobuf)\n\n");
+        throughput_table(out, all, "encode-podlist-protobuf", "pods");
+        out.push_str(none);
     }
-    out.push_str("\n### Encode a PodList in protobuf (typed → protobuf)\n\n");
-    throughput_table(out, all, "encode-podlist-protobuf", "pods");
-    out.push_str(none);
     if !groups(all, "decode-watch-protobuf").is_empty() {
         out.push_str("### Decode a watch stream in protobuf (typed events)\n\n");
         throughput_table(out, all, "decode-watch-protobuf", "events");
