@@ -222,6 +222,13 @@ func decodeWatch(data []byte) (int, error) {
 	ser := serializer()
 	frames := k8sjson.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(data)))
 	events := streaming.NewDecoder(frames, ser)
+	return countPods(events)
+}
+
+// countPods reads every event of a watch-event decoder through client-go's
+// rest/watch decoder (UniversalDeserializer for the object) and
+// StreamWatcher; the number of Pod events.
+func countPods(events streaming.Decoder) (int, error) {
 	dec := restwatch.NewDecoder(events, scheme.Codecs.UniversalDeserializer())
 	w := watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
 	n := 0

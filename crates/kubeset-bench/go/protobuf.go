@@ -14,13 +14,10 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
-	restwatch "k8s.io/client-go/rest/watch"
 )
 
 // protobufInfo is the protobuf entry of client-go's codec factory: its
@@ -221,19 +218,7 @@ func decodeWatchProtobuf(data []byte) (int, error) {
 	}
 	frames := info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(data)))
 	events := streaming.NewDecoder(frames, info.StreamSerializer.Serializer)
-	dec := restwatch.NewDecoder(events, scheme.Codecs.UniversalDeserializer())
-	w := watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
-	n := 0
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return n, fmt.Errorf("watch error event: %v", ev.Object)
-		}
-		if _, ok := ev.Object.(*corev1.Pod); !ok {
-			return n, fmt.Errorf("event %d is a %T", n, ev.Object)
-		}
-		n++
-	}
-	return n, nil
+	return countPods(events)
 }
 
 func watchProtobufBench(data []byte, runs int) ([]record, error) {
