@@ -400,6 +400,7 @@ pub fn run(quick: bool) -> Result<(), Error> {
             Command::new(&go).arg("codec").arg(file).arg(&runs),
             &format!("Go codec {name}"),
         )?);
+        all.extend(codec_protobuf(&rust, &go, file, &runs)?);
     }
 
     if rows.has(Row::Watch) {
@@ -617,30 +618,38 @@ fn memory(rust: &Path, go: &Path, podlist: &Path, updates: usize) -> Result<Vec<
         podlist.display()
     );
     let mut server = Server::start_with(rust, &["serve-pods".into(), podlist.into()])?;
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 9] = [
         ("kubeset", &["kubeset", "full"]),
         ("kubeset", &["kubeset", "no-managed-fields"]),
         ("kubeset", &["kubeset", "metadata"]),
         ("kubeset", &["kubeset", "two-caches"]),
         ("kubeset", &["kubeset", "shared"]),
+        ("kubeset", &["kubeset", "protobuf"]),
         ("kube-rs", &["kube-rs", "full"]),
         ("client-go", &[]),
+        ("client-go", &["protobuf"]),
     ];
     let mut all = Vec::new();
     for (name, args) in cases {
-        let what = format!("cache: {name} {}", args.get(1).unwrap_or(&"full"));
+        let what = format!("cache: {name} {}", args.last().unwrap_or(&"full"));
         eprintln!("=== xtask bench: {what}");
         let mut cmd = if name == "client-go" {
+            // kubeset-bench-go cache URL UPDATES [protobuf]
             let mut c = Command::new(go);
-            c.arg("cache").arg(&server.url);
+            c.arg("cache")
+                .arg(&server.url)
+                .arg(updates.to_string())
+                .args(args);
             c
         } else {
             let mut c = Command::new(rust);
-            c.arg("cache").arg(&server.url).args(args);
+            c.arg("cache")
+                .arg(&server.url)
+                .args(args)
+                .arg(updates.to_string());
             c
         };
         let mut child = cmd
-            .arg(updates.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -884,6 +893,60 @@ fn build_cost(root: &Path, target: &Path, quick: bool) -> Result<Vec<Value>, Err
     Ok(all)
 }
 
+/// The protobuf codec rows of one PodList: Go converts the JSON list to
+/// protobuf (as kube-apiserver writes it), kubeset decodes Go's bytes,
+/// checks that its own encoding is as long and writes it; Go decodes
+/// kubeset's bytes to an equal list, then both are timed.
+fn codec_protobuf(rust: &Path, go: &Path, json: &Path, runs: &str) -> Result<Vec<Value>, Error> {
+    let pb = json.with_extension("pb");
+    let ours = json.with_extension("kubeset.pb");
+    output(
+        Command::new(go).arg("to-protobuf").arg(json).arg(&pb),
+        "Go to-protobuf",
+    )?;
+    let name = pb.display().to_string();
+    let mut all = records(
+        Command::new(rust)
+            .arg("codec-protobuf")
+            .arg(&pb)
+            .arg(runs)
+            .arg(&ours),
+        &format!("Rust codec-protobuf {name}"),
+    )?;
+    all.extend(records(
+        Command::new(go)
+            .arg("codec-protobuf")
+            .arg(&pb)
+            .arg(runs)
+            .arg(&ours),
+        &format!("Go codec-protobuf {name}"),
+    )?);
+    std::fs::remove_file(&ours)?;
+    std::fs::remove_file(&pb)?;
+    Ok(all)
+}
+
+/// The protobuf watch stream (`stream` converted by Go's encoder, framed
+/// as kube-apiserver frames it) decoded by client-go. kubeset's side is
+/// `kubeset_bench::watch_protobuf::run_kubeset`, given its protobuf watch
+/// decoder; its command is added beside this one when that decoder lands.
+fn watch_decode_protobuf(go: &Path, stream: &Path, runs: &str) -> Result<Vec<Value>, Error> {
+    let pb = stream.with_extension("pb");
+    output(
+        Command::new(go)
+            .arg("watch-to-protobuf")
+            .arg(stream)
+            .arg(&pb),
+        "Go watch-to-protobuf",
+    )?;
+    let all = records(
+        Command::new(go).arg("watch-protobuf").arg(&pb).arg(runs),
+        "Go watch-protobuf",
+    )?;
+    std::fs::remove_file(&pb)?;
+    Ok(all)
+}
+
 fn watch_decode(
     rust: &Path,
     go: &Path,
@@ -912,8 +975,61 @@ fn watch_decode(
         Command::new(go).arg("watch").arg(&stream).arg(&runs),
         "Go watch",
     )?);
+    all.extend(watch_decode_protobuf(go, &stream, &runs)?);
     std::fs::remove_file(&stream)?;
     Ok(all)
+}
+
+/// The median of the record of `bench` by `implementation` for `items`.
+fn median_of(all: &[Value], bench: &str, implementation: &str, items: u64) -> Option<f64> {
+    all.iter()
+        .find(|r| {
+            text(r, "bench") == bench
+                && text(r, "impl") == implementation
+                && r.get("items").and_then(Value::as_u64) == Some(items)
+        })
+        .and_then(|r| field(r, "median_s"))
+}
+
+/// The protobuf rows: PodList decode and encode, the watch stream, and
+/// kubeset's protobuf decode against its own JSON decode.
+fn protobuf_tables(out: &mut String, all: &[Value]) {
+    if !all.iter().any(|r| text(r, "bench").ends_with("-protobuf")) {
+        return;
+    }
+    let none = "kube-rs / k8s-openapi: no protobuf (kube-rs#725).\n\n";
+    if !groups(all, "decode-podlist-protobuf").is_empty() {
+        out.push_str("### Decode a PodList in protobuf (protobuf → typed)\n\n");
+        throughput_table(out, all, "decode-podlist-protobuf", "pods");
+        out.push_str(none);
+        out.push_str(
+            "kubeset in protobuf against kubeset in JSON (the same list; time of the JSON decode / time of the \
+             protobuf decode; target ≥ 2×) and against client-go in protobuf (target ≥ 1×):\n\n\
+             | pods | JSON ms | protobuf ms | JSON / protobuf | client-go protobuf / kubeset protobuf |\n\
+             |---:|---:|---:|---:|---:|\n",
+        );
+        for items in groups(all, "decode-podlist-protobuf").keys() {
+            let json = median_of(all, "decode-podlist", "kubeset", *items);
+            let pb = median_of(all, "decode-podlist-protobuf", "kubeset", *items);
+            let go = median_of(all, "decode-podlist-protobuf", "client-go", *items);
+            let _ = writeln!(
+                out,
+                "| {items} | {} | {} | {} | {} |",
+                fmt_opt(json.map(|s| s * 1e3), 1),
+                fmt_opt(pb.map(|s| s * 1e3), 1),
+                ratio(json, pb),
+                ratio(go, pb),
+            );
+        }
+        out.push_str("\n### Encode a PodList in protobuf (typed → protobuf)\n\n");
+        throughput_table(out, all, "encode-podlist-protobuf", "pods");
+        out.push_str(none);
+    }
+    if !groups(all, "decode-watch-protobuf").is_empty() {
+        out.push_str("### Decode a watch stream in protobuf (typed events)\n\n");
+        throughput_table(out, all, "decode-watch-protobuf", "events");
+        out.push_str(none);
+    }
 }
 
 /// Per implementation (kubeset first, then in the order seen), the values
@@ -1128,7 +1244,11 @@ fn memory_table(out: &mut String, plan: &Plan, all: &[Value]) {
          `reflector::store`; client-go: `SharedInformerFactory` Pod informer (indexer) with an update handler. \
          kubeset `two-caches` and `shared` are two controllers in one process, each subscribed to its cache \
          and seeing every update: two `SharedCache`s (two watches, two stores) or one `SharedCaches` cache \
-         both read (one watch, one store); objects are those one controller sees.\n\n\
+         both read (one watch, one store); objects are those one controller sees. \
+         kubeset `protobuf`: `full` with `RestConfig::with_wire_format(WireFormat::Protobuf)` — the list in protobuf, \
+         the watch as kubeset's `Api::watch` negotiates it (JSON until the protobuf watch lands); client-go \
+         `full, protobuf`: `rest.Config{{ContentType: \"application/vnd.kubernetes.protobuf\"}}`, list and watch in \
+         protobuf. kube-rs has no protobuf.\n\n\
          | implementation | cache | objects | peak RSS MB | peer / kubeset (full) |\n|---|---|---:|---:|---:|",
         plan.cache_pods, plan.cache_updates, plan.cache_pods, plan.cache_updates
     );
@@ -1276,6 +1396,18 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
          “client-go (apimachinery)”: `scheme.Codecs.UniversalDeserializer().Decode`.\n\
          - Encode: the decoded list → JSON bytes (`serde_json::to_vec`; `json.Marshal`; the apimachinery JSON serializer). \
          MB/s counts the bytes each implementation wrote.\n\
+         - Protobuf (`application/vnd.kubernetes.protobuf`): each list converted by the Go peer \
+         (`kubeset-bench-go to-protobuf`: client-go's protobuf serializer, `k8s\\0` + `runtime.Unknown`, the bytes \
+         kube-apiserver answers a list with). Before timing, kubeset decodes Go's bytes and re-encodes them to the same \
+         length, and Go decodes kubeset's bytes to a list `reflect.DeepEqual` to its own. Decode: kubeset \
+         `protobuf::dynamic::typed::<Pod>().decode_list` (the codec found by `TypeId`, as a client generic over `K` finds \
+         it) and “kubeset (static)” `protobuf::decode_typed::<List<Pod>>`; client-go \
+         `scheme.Codecs.UniversalDeserializer().Decode` into `*corev1.PodList`. Encode: kubeset \
+         `protobuf::encode_with_type(&list, \"v1\", \"PodList\")`; client-go the protobuf serializer of `scheme.Codecs`. \
+         Watch: the JSON stream below converted by Go as kube-apiserver's watch handler writes `;stream=watch` (the object \
+         through the protobuf serializer into `metav1.WatchEvent.object.raw`, the event through the raw stream \
+         serializer, each frame a 4-byte big-endian length + the event); client-go: length-delimited framer → \
+         `streaming.NewDecoder` (raw protobuf) → `rest/watch.NewDecoder` → `watch.NewStreamWatcher`.\n\
          - Watch: {} events (`ADDED` then `MODIFIED`, each a full pod from the first list, with \
          apiVersion/kind), fed in 16 KiB chunks, {} runs. kubeset: `kubeset_rest::WatchStream::<Pod>::from_bytes`; \
          kube-rs: kube-client's pipeline (`FramedRead` + `LinesCodec`, a `String` per line, \
@@ -1307,6 +1439,7 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
     throughput_table(&mut out, all, "encode-podlist", "pods");
     out.push_str("### Decode a watch stream (typed events)\n\n");
     throughput_table(&mut out, all, "decode-watch", "events");
+    protobuf_tables(&mut out, all);
 
     round_trip_tables(&mut out, plan, all);
 

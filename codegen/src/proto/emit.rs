@@ -177,7 +177,7 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
             use crate::protobuf::wire as w;
         };
     }
-    let encodes = codec.fields.iter().map(encode_field);
+    let encodes = by_number(&codec.fields).into_iter().map(encode_field);
     let dispatch = dispatch(&codec.fields);
     quote! {
         use crate::protobuf::wire as w;
@@ -194,6 +194,15 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
             }
         }
     }
+}
+
+/// Fields in the order Go writes them: by field number (gogo-protobuf's
+/// marshaller sorts them; the `.proto` files list some out of order, e.g.
+/// `OwnerReference.apiVersion = 5` first).
+fn by_number(fields: &[FieldCodec]) -> Vec<&FieldCodec> {
+    let mut sorted: Vec<&FieldCodec> = fields.iter().collect();
+    sorted.sort_by_key(|f| f.number);
+    sorted
 }
 
 /// The dispatch on the field number: a `match`, or an `if` for one field.
@@ -241,7 +250,7 @@ fn encode_field(f: &FieldCodec) -> TokenStream {
     let n = Literal::u32_unsuffixed(f.number);
     let n = quote!(#n);
     if let Shape::Embedded(inner) = &f.shape {
-        let encodes = inner.iter().map(encode_field);
+        let encodes = by_number(inner).into_iter().map(encode_field);
         return quote! {
             w::put_embedded(buf, #n, |buf| {
                 #(#encodes)*
@@ -264,7 +273,17 @@ fn encode_field(f: &FieldCodec) -> TokenStream {
             quote!(w::put_map(buf, #n, v, |buf, v| #one))
         }
     };
-    if f.required {
+    if f.zero_is_unset {
+        // A Go value field: Go writes its zero when unset (and reads it
+        // back as unset), so kubeset writes the same bytes.
+        quote! {
+            {
+                let zero = Default::default();
+                let v = self.#name.as_ref().unwrap_or(&zero);
+                #put;
+            }
+        }
+    } else if f.required {
         quote! {
             {
                 let v = &self.#name;

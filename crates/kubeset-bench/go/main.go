@@ -5,7 +5,11 @@
 //	kubeset-bench-go codec FILE RUNS
 //	kubeset-bench-go watch STREAM RUNS
 //	kubeset-bench-go roundtrip URL SEQ CONC TOTAL
-//	kubeset-bench-go cache URL UPDATES
+//	kubeset-bench-go cache URL UPDATES [protobuf]
+//	kubeset-bench-go to-protobuf PODLIST.json OUT.pb
+//	kubeset-bench-go codec-protobuf FILE.pb RUNS [KUBESET.pb]
+//	kubeset-bench-go watch-to-protobuf STREAM.jsonl OUT
+//	kubeset-bench-go watch-protobuf STREAM RUNS
 package main
 
 import (
@@ -25,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
@@ -217,6 +222,13 @@ func decodeWatch(data []byte) (int, error) {
 	ser := serializer()
 	frames := k8sjson.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(data)))
 	events := streaming.NewDecoder(frames, ser)
+	return countPods(events)
+}
+
+// countPods reads every event of a watch-event decoder through client-go's
+// rest/watch decoder (UniversalDeserializer for the object) and
+// StreamWatcher; the number of Pod events.
+func countPods(events streaming.Decoder) (int, error) {
 	dec := restwatch.NewDecoder(events, scheme.Codecs.UniversalDeserializer())
 	w := watch.NewStreamWatcher(dec, apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding"))
 	n := 0
@@ -316,8 +328,14 @@ func roundtrip(url string, seq, conc, total int) ([]record, error) {
 // cacheBench fills a SharedInformer's indexer with every Pod at url,
 // prints "synced", then waits for updates UpdateFunc calls and reports the
 // process's peak RSS (VmHWM).
-func cacheBench(url string, updates int) ([]record, error) {
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, QPS: -1})
+// With protobuf, the client asks for application/vnd.kubernetes.protobuf
+// (list and watch), as kube-controller-manager's clients do.
+func cacheBench(url string, updates int, protobuf bool) ([]record, error) {
+	config := &rest.Config{Host: url, QPS: -1}
+	if protobuf {
+		config.ContentType = runtime.ContentTypeProtobuf
+	}
+	cs, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +373,9 @@ func cacheBench(url string, updates int) ([]record, error) {
 	r := timed("cache-memory", "client-go", uint64(len(inf.GetStore().ListKeys())), []float64{time.Since(start).Seconds()})
 	r.PeakKiB = peakRSSKiB()
 	r.Variant = "full"
+	if protobuf {
+		r.Variant = "full, protobuf"
+	}
 	return []record{r}, nil
 }
 
@@ -370,7 +391,8 @@ func atoi(args []string, i int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL | cache URL UPDATES")
+	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL | cache URL UPDATES [protobuf] | "+
+		"to-protobuf PODLIST OUT | codec-protobuf FILE RUNS [KUBESET] | watch-to-protobuf STREAM OUT | watch-protobuf STREAM RUNS")
 	os.Exit(2)
 }
 
@@ -391,7 +413,23 @@ func main() {
 			out, err = watchBench(data, atoi(args, 2))
 		}
 	case "cache":
-		out, err = cacheBench(args[1], atoi(args, 2))
+		out, err = cacheBench(args[1], atoi(args, 2), len(args) > 3 && args[3] == "protobuf")
+	case "to-protobuf":
+		err = toProtobuf(args[1], args[2])
+	case "watch-to-protobuf":
+		err = watchToProtobuf(args[1], args[2])
+	case "codec-protobuf", "watch-protobuf":
+		var data []byte
+		data, err = os.ReadFile(args[1])
+		if err == nil && args[0] == "codec-protobuf" {
+			other := ""
+			if len(args) > 3 {
+				other = args[3]
+			}
+			out, err = codecProtobuf(data, atoi(args, 2), other)
+		} else if err == nil {
+			out, err = watchProtobufBench(data, atoi(args, 2))
+		}
 	case "roundtrip":
 		out, err = roundtrip(args[1], atoi(args, 2), atoi(args, 3), atoi(args, 4))
 	default:
@@ -400,6 +438,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
+	}
+	if args[0] == "to-protobuf" || args[0] == "watch-to-protobuf" {
+		return // converters write a file, no records
 	}
 	text, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

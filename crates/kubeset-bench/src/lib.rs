@@ -8,12 +8,14 @@
 //! writes `docs/benchmarks.md` from their [`Record`]s.
 
 pub mod codec;
+pub mod codec_protobuf;
 pub mod failover;
 pub mod memory;
 pub mod proc;
 pub mod roundtrip;
 pub mod stats;
 pub mod watch;
+pub mod watch_protobuf;
 
 use std::path::PathBuf;
 
@@ -39,6 +41,35 @@ pub enum Error {
         /// The serde_json error.
         #[source]
         source: serde_json::Error,
+    },
+    /// kubeset's protobuf codec refused the input.
+    #[error("{peer} could not decode the protobuf input")]
+    Protobuf {
+        /// Which decode failed.
+        peer: &'static str,
+        /// The codec's error.
+        #[source]
+        source: kubeset_api::protobuf::DecodeError,
+    },
+    /// The compiled models have no protobuf codec for a kind.
+    #[error("no protobuf codec for {kind}")]
+    NoCodec {
+        /// The kind.
+        kind: &'static str,
+    },
+    /// kubeset's protobuf encoding of a list is longer than Go's.
+    #[error("kubeset wrote {ours} bytes, more than Go's {theirs}")]
+    Size {
+        /// kubeset's length.
+        ours: usize,
+        /// Go's length.
+        theirs: usize,
+    },
+    /// Two decodes that must agree did not.
+    #[error("{what} disagree")]
+    Disagree {
+        /// Which.
+        what: &'static str,
     },
     /// The input is not a PodList with items.
     #[error("the input has no items array")]

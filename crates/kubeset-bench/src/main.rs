@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! kubeset-bench codec FILE RUNS            PodList decode/encode
+//! kubeset-bench codec-protobuf FILE RUNS OUT  the same in protobuf (FILE:
+//!                                          Go's bytes; OUT: kubeset's)
 //! kubeset-bench make-watch FILE EVENTS OUT write a watch stream
 //! kubeset-bench watch STREAM RUNS          watch-stream decode
 //! kubeset-bench serve [PORT]               embedded server; prints its URL
@@ -17,9 +19,9 @@ use std::process::ExitCode;
 
 use kubeset_bench::memory::Variant;
 use kubeset_bench::roundtrip::{Peer, Plan};
-use kubeset_bench::{Error, Record, codec, failover, memory, roundtrip, watch};
+use kubeset_bench::{Error, Record, codec, codec_protobuf, failover, memory, roundtrip, watch};
 
-const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | make-watch FILE EVENTS OUT | \
+const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | codec-protobuf FILE RUNS OUT | make-watch FILE EVENTS OUT | \
                      watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
                      serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata|two-caches|shared UPDATES";
 
@@ -39,6 +41,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 
 enum Cmd {
     Codec(PathBuf, usize),
+    CodecProtobuf(PathBuf, usize, PathBuf),
     MakeWatch(PathBuf, usize, PathBuf),
     Watch(PathBuf, usize),
     Serve(u16),
@@ -53,6 +56,7 @@ fn parse(args: &[String]) -> Option<Cmd> {
     let path = |i: usize| args.get(i).map(PathBuf::from);
     Some(match args.first()?.as_str() {
         "codec" => Cmd::Codec(path(1)?, num(2)?),
+        "codec-protobuf" => Cmd::CodecProtobuf(path(1)?, num(2)?, path(3)?),
         "make-watch" => Cmd::MakeWatch(path(1)?, num(2)?, path(3)?),
         "watch" => Cmd::Watch(path(1)?, num(2)?),
         "serve" => Cmd::Serve(match args.get(1) {
@@ -92,6 +96,15 @@ fn print(records: &[Record]) -> Result<(), Error> {
 fn run(cmd: Cmd) -> Result<(), Error> {
     match cmd {
         Cmd::Codec(file, runs) => print(&codec::run(&read(&file)?, runs)?),
+        Cmd::CodecProtobuf(file, runs, out) => {
+            let go_bytes = read(&file)?;
+            let ours = codec_protobuf::agree(&go_bytes)?;
+            std::fs::write(&out, ours).map_err(|source| Error::Io {
+                path: out.clone(),
+                source,
+            })?;
+            print(&codec_protobuf::run(&go_bytes, runs)?)
+        }
         Cmd::MakeWatch(file, events, out) => {
             let stream = watch::make_stream(&read(&file)?, events)?;
             std::fs::write(&out, stream).map_err(|source| Error::Io { path: out, source })

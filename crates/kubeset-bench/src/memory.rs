@@ -18,6 +18,7 @@ use std::time::Instant;
 use futures::{Stream, StreamExt as _};
 use kubeset::api::core::v1::Pod;
 use kubeset::params::PatchParams;
+use kubeset::rest::content::WireFormat;
 use kubeset::rest::{RestClient, RestConfig};
 use kubeset::{Api, Client, Patch};
 use kubeset_runtime::{
@@ -34,8 +35,14 @@ use crate::{Error, Record};
 const MAX_ERRORS: usize = 20;
 
 fn kubeset_client(url: &str) -> Result<Client, Error> {
-    let rest = RestClient::new(RestConfig::new(url).with_qps_burst(-1.0, 0))
-        .map_err(|source| Error::Kubeset { source })?;
+    kubeset_client_as(url, WireFormat::Json)
+}
+
+fn kubeset_client_as(url: &str, format: WireFormat) -> Result<Client, Error> {
+    let config = RestConfig::new(url)
+        .with_qps_burst(-1.0, 0)
+        .with_wire_format(format);
+    let rest = RestClient::new(config).map_err(|source| Error::Kubeset { source })?;
     Ok(Client::new(rest, "default"))
 }
 
@@ -152,6 +159,10 @@ pub enum Variant {
     TwoCaches,
     /// Two controllers sharing one cache of whole pods (`SharedCaches`).
     Shared,
+    /// Whole pods, the client negotiating protobuf
+    /// (`RestConfig::with_wire_format(WireFormat::Protobuf)`): the list
+    /// comes in protobuf; the watch in whatever the client speaks for it.
+    Protobuf,
 }
 
 impl Variant {
@@ -163,6 +174,7 @@ impl Variant {
             Variant::Metadata => "metadata",
             Variant::TwoCaches => "two-caches",
             Variant::Shared => "shared",
+            Variant::Protobuf => "protobuf",
         }
     }
 
@@ -174,6 +186,7 @@ impl Variant {
             Variant::Metadata,
             Variant::TwoCaches,
             Variant::Shared,
+            Variant::Protobuf,
         ]
         .into_iter()
         .find(|v| v.name() == name)
@@ -284,7 +297,12 @@ fn record(implementation: &str, variant: &str, items: usize, elapsed: f64) -> Re
 /// A kubeset cache (`kubeset_runtime` watcher + reflector store, default
 /// watcher settings) of every Pod at `url`.
 pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Result<Record, Error> {
-    let api: Api<Pod> = Api::all(kubeset_client(url)?);
+    let format = if variant == Variant::Protobuf {
+        WireFormat::Protobuf
+    } else {
+        WireFormat::Json
+    };
+    let api: Api<Pod> = Api::all(kubeset_client_as(url, format)?);
     let config = WatcherConfig::default();
     let (elapsed, len) = match variant {
         Variant::Metadata => {
@@ -298,8 +316,8 @@ pub async fn cache_kubeset(url: &str, variant: Variant, updates: usize) -> Resul
             .await?;
             (t, store.len())
         }
-        Variant::Full | Variant::NoManagedFields => {
-            let store_config = if variant == Variant::Full {
+        Variant::Full | Variant::NoManagedFields | Variant::Protobuf => {
+            let store_config = if variant != Variant::NoManagedFields {
                 StoreConfig::new()
             } else {
                 StoreConfig::new().drop_managed_fields()

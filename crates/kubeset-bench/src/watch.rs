@@ -57,7 +57,8 @@ pub fn make_stream(podlist: &[u8], events: usize) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
-fn chunks(stream: &Bytes) -> impl Iterator<Item = Bytes> + use<> {
+/// `stream` in [`CHUNK`]-sized pieces, as a body arrives from the socket.
+pub fn chunks(stream: &Bytes) -> impl Iterator<Item = Bytes> + use<> {
     let stream = stream.clone();
     (0..stream.len().div_ceil(CHUNK))
         .map(move |i| stream.slice(i * CHUNK..((i + 1) * CHUNK).min(stream.len())))

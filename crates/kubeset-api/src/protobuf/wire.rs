@@ -174,10 +174,24 @@ pub fn put_map<V>(
 // ---- reading ----
 
 /// Reads a varint at `*at`.
+///
+/// Errors are built only on the error path (`DecodeError` has `String`
+/// variants: an eager `ok_or(DecodeError::…)` is built and dropped on
+/// every byte).
+#[inline]
 pub(crate) fn varint(b: &[u8], at: &mut usize) -> Result<u64, DecodeError> {
+    // One-byte varints (keys, small lengths, bools) are most of them.
+    if let Some(&byte) = b.get(*at)
+        && byte < 0x80
+    {
+        *at += 1;
+        return Ok(u64::from(byte));
+    }
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
-        let byte = *b.get(*at).ok_or(DecodeError::Truncated)?;
+        let Some(&byte) = b.get(*at) else {
+            return Err(DecodeError::Truncated);
+        };
         *at += 1;
         v |= u64::from(byte & 0x7f) << shift;
         if byte < 0x80 {
@@ -187,44 +201,59 @@ pub(crate) fn varint(b: &[u8], at: &mut usize) -> Result<u64, DecodeError> {
     Err(DecodeError::VarintTooLong)
 }
 
+/// The `n` bytes at `*at`.
+#[inline]
+fn take<'a>(b: &'a [u8], at: &mut usize, n: usize) -> Result<&'a [u8], DecodeError> {
+    match at
+        .checked_add(n)
+        .and_then(|end| Some((end, b.get(*at..end)?)))
+    {
+        Some((end, s)) => {
+            *at = end;
+            Ok(s)
+        }
+        None => Err(DecodeError::Truncated),
+    }
+}
+
+/// `N` bytes at `*at`, as an array.
+#[inline]
+fn take_array<const N: usize>(b: &[u8], at: &mut usize) -> Result<[u8; N], DecodeError> {
+    match take(b, at, N)?.try_into() {
+        Ok(a) => Ok(a),
+        Err(_) => Err(DecodeError::Truncated),
+    }
+}
+
 /// Reads one field (key and value) at `*at`.
+#[inline]
 pub(crate) fn field<'a>(b: &'a [u8], at: &mut usize) -> Result<(u32, Value<'a>), DecodeError> {
     let key = varint(b, at)?;
-    let number = u32::try_from(key >> 3).map_err(|_| DecodeError::FieldNumber)?;
-    if number == 0 {
-        return Err(DecodeError::FieldNumber);
-    }
-    let take = |at: &mut usize, n: usize| -> Result<&'a [u8], DecodeError> {
-        let end = at.checked_add(n).ok_or(DecodeError::Truncated)?;
-        let s = b.get(*at..end).ok_or(DecodeError::Truncated)?;
-        *at = end;
-        Ok(s)
+    let number = match u32::try_from(key >> 3) {
+        Ok(n) if n != 0 => n,
+        _ => return Err(DecodeError::FieldNumber),
     };
     let value = match key & 7 {
         0 => Value::Varint(varint(b, at)?),
-        1 => Value::Fixed64(u64::from_le_bytes(
-            take(at, 8)?
-                .try_into()
-                .map_err(|_| DecodeError::Truncated)?,
-        )),
+        1 => Value::Fixed64(u64::from_le_bytes(take_array(b, at)?)),
         2 => {
-            let len = usize::try_from(varint(b, at)?).map_err(|_| DecodeError::Truncated)?;
-            Value::Len(take(at, len)?)
+            let Ok(len) = usize::try_from(varint(b, at)?) else {
+                return Err(DecodeError::Truncated);
+            };
+            Value::Len(take(b, at, len)?)
         }
-        5 => Value::Fixed32(u32::from_le_bytes(
-            take(at, 4)?
-                .try_into()
-                .map_err(|_| DecodeError::Truncated)?,
-        )),
+        5 => Value::Fixed32(u32::from_le_bytes(take_array(b, at)?)),
         w => return Err(DecodeError::UnknownWireType { wire: w as u8 }),
     };
     Ok((number, value))
 }
 
-/// Calls `each` for every field of a message's bytes.
+/// Calls `each` for every field of a message's bytes (generic, so that the
+/// per-field call is inlined into the caller's loop).
+#[inline]
 pub(crate) fn fields<'a>(
     b: &'a [u8],
-    each: &mut dyn FnMut(u32, Value<'a>) -> Result<(), DecodeError>,
+    mut each: impl FnMut(u32, Value<'a>) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
     let mut at = 0;
     while at < b.len() {
@@ -297,7 +326,7 @@ pub fn merge(into: &mut dyn Message, value: Value<'_>, depth: u32) -> Result<(),
     if depth > MAX_DEPTH {
         return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
     }
-    fields(b, &mut |n, v| into.merge_field(n, v, depth))
+    fields(b, |n, v| into.merge_field(n, v, depth))
 }
 
 /// A new message read from a field.
@@ -318,7 +347,7 @@ pub fn embedded(
     if depth > MAX_DEPTH {
         return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
     }
-    fields(b, &mut |n, v| each(n, v, depth))
+    fields(b, |n, v| each(n, v, depth))
 }
 
 fn timestamp(value: Value<'_>) -> Result<Option<(i64, i32)>, DecodeError> {
@@ -327,7 +356,7 @@ fn timestamp(value: Value<'_>) -> Result<Option<(i64, i32)>, DecodeError> {
         return Ok(None);
     }
     let (mut secs, mut nanos) = (0i64, 0i32);
-    fields(b, &mut |n, v| {
+    fields(b, |n, v| {
         match n {
             1 => secs = int64(v)?,
             2 => nanos = int32(v)?,
@@ -377,7 +406,7 @@ pub fn wrapped<T>(
     read: fn(Value<'_>) -> Result<T, DecodeError>,
 ) -> Result<Vec<T>, DecodeError> {
     let mut out = Vec::new();
-    fields(len(value)?, &mut |n, v| {
+    fields(len(value)?, |n, v| {
         if n == 1 {
             out.push(read(v)?);
         }
@@ -410,12 +439,7 @@ pub fn repeated<T>(
     let mut at = 0;
     while at < b.len() {
         let v = if packed == Packed::Fixed64 {
-            let end = at.checked_add(8).ok_or(DecodeError::Truncated)?;
-            let chunk = b.get(at..end).ok_or(DecodeError::Truncated)?;
-            at = end;
-            Value::Fixed64(u64::from_le_bytes(
-                chunk.try_into().map_err(|_| DecodeError::Truncated)?,
-            ))
+            Value::Fixed64(u64::from_le_bytes(take_array(b, &mut at)?))
         } else {
             Value::Varint(varint(b, &mut at)?)
         };
@@ -435,7 +459,7 @@ pub fn entry<V: Default>(
         return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
     }
     let (mut k, mut out) = (String::new(), V::default());
-    fields(len(value)?, &mut |n, v| {
+    fields(len(value)?, |n, v| {
         match n {
             1 => k = string(v)?,
             2 => out = read(v, depth)?,

@@ -21,14 +21,8 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
         if let Some(v) = &self.failure_policy {
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.match_policy {
-            w::put_string(buf, 9, v);
-        }
         if let Some(v) = &self.namespace_selector {
             w::put_message(buf, 5, &**v);
-        }
-        if let Some(v) = &self.object_selector {
-            w::put_message(buf, 11, &**v);
         }
         {
             let v = &self.side_effects;
@@ -43,8 +37,14 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
                 w::put_string(buf, 8, v);
             }
         }
+        if let Some(v) = &self.match_policy {
+            w::put_string(buf, 9, v);
+        }
         if let Some(v) = &self.reinvocation_policy {
             w::put_string(buf, 10, v);
+        }
+        if let Some(v) = &self.object_selector {
+            w::put_message(buf, 11, &**v);
         }
         if let Some(v) = &self.match_conditions {
             for v in v {

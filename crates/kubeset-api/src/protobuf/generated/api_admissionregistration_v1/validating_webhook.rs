@@ -21,14 +21,8 @@ for crate::api::admissionregistration::v1::ValidatingWebhook {
         if let Some(v) = &self.failure_policy {
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.match_policy {
-            w::put_string(buf, 9, v);
-        }
         if let Some(v) = &self.namespace_selector {
             w::put_message(buf, 5, &**v);
-        }
-        if let Some(v) = &self.object_selector {
-            w::put_message(buf, 10, &**v);
         }
         {
             let v = &self.side_effects;
@@ -42,6 +36,12 @@ for crate::api::admissionregistration::v1::ValidatingWebhook {
             for v in v {
                 w::put_string(buf, 8, v);
             }
+        }
+        if let Some(v) = &self.match_policy {
+            w::put_string(buf, 9, v);
+        }
+        if let Some(v) = &self.object_selector {
+            w::put_message(buf, 10, &**v);
         }
         if let Some(v) = &self.match_conditions {
             for v in v {

@@ -5,14 +5,14 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::admissionregistration::v1::WebhookClientConfig {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.url {
-            w::put_string(buf, 3, v);
-        }
         if let Some(v) = &self.service {
             w::put_message(buf, 1, &**v);
         }
         if let Some(v) = &self.ca_bundle {
             w::put_bytes(buf, 2, v);
+        }
+        if let Some(v) = &self.url {
+            w::put_string(buf, 3, v);
         }
     }
     fn merge_field(

@@ -12,17 +12,17 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentCondition {
             let v = &self.status;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.last_update_time {
-            w::put_time(buf, 6, v);
-        }
-        if let Some(v) = &self.last_transition_time {
-            w::put_time(buf, 7, v);
-        }
         if let Some(v) = &self.reason {
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.message {
             w::put_string(buf, 5, v);
+        }
+        if let Some(v) = &self.last_update_time {
+            w::put_time(buf, 6, v);
+        }
+        if let Some(v) = &self.last_transition_time {
+            w::put_time(buf, 7, v);
         }
     }
     fn merge_field(

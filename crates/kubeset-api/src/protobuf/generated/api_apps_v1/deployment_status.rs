@@ -13,25 +13,25 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
         if let Some(v) = &self.updated_replicas {
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.ready_replicas {
-            w::put_int32(buf, 7, v);
-        }
         if let Some(v) = &self.available_replicas {
             w::put_int32(buf, 4, v);
         }
         if let Some(v) = &self.unavailable_replicas {
             w::put_int32(buf, 5, v);
         }
-        if let Some(v) = &self.terminating_replicas {
-            w::put_int32(buf, 9, v);
-        }
         if let Some(v) = &self.conditions {
             for v in v {
                 w::put_message(buf, 6, v);
             }
         }
+        if let Some(v) = &self.ready_replicas {
+            w::put_int32(buf, 7, v);
+        }
         if let Some(v) = &self.collision_count {
             w::put_int32(buf, 8, v);
+        }
+        if let Some(v) = &self.terminating_replicas {
+            w::put_int32(buf, 9, v);
         }
     }
     fn merge_field(

@@ -7,15 +7,15 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
         if let Some(v) = &self.replicas {
             w::put_int32(buf, 1, v);
         }
-        if let Some(v) = &self.min_ready_seconds {
-            w::put_int32(buf, 4, v);
-        }
         {
             let v = &self.selector;
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.template {
             w::put_message(buf, 3, &**v);
+        }
+        if let Some(v) = &self.min_ready_seconds {
+            w::put_int32(buf, 4, v);
         }
     }
     fn merge_field(

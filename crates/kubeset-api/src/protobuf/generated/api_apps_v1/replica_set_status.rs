@@ -11,22 +11,22 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetStatus {
         if let Some(v) = &self.fully_labeled_replicas {
             w::put_int32(buf, 2, v);
         }
+        if let Some(v) = &self.observed_generation {
+            w::put_int64(buf, 3, v);
+        }
         if let Some(v) = &self.ready_replicas {
             w::put_int32(buf, 4, v);
         }
         if let Some(v) = &self.available_replicas {
             w::put_int32(buf, 5, v);
         }
-        if let Some(v) = &self.terminating_replicas {
-            w::put_int32(buf, 7, v);
-        }
-        if let Some(v) = &self.observed_generation {
-            w::put_int64(buf, 3, v);
-        }
         if let Some(v) = &self.conditions {
             for v in v {
                 w::put_message(buf, 6, v);
             }
+        }
+        if let Some(v) = &self.terminating_replicas {
+            w::put_int32(buf, 7, v);
         }
     }
     fn merge_field(

@@ -10,11 +10,11 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
                 w::put_string(buf, 1, v);
             }
         }
-        if let Some(v) = &self.expiration_seconds {
-            w::put_int64(buf, 4, v);
-        }
         if let Some(v) = &self.bound_object_ref {
             w::put_message(buf, 3, &**v);
+        }
+        if let Some(v) = &self.expiration_seconds {
+            w::put_int64(buf, 4, v);
         }
     }
     fn merge_field(

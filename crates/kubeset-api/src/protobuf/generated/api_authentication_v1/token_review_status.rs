@@ -10,13 +10,13 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
         if let Some(v) = &self.user {
             w::put_message(buf, 2, &**v);
         }
+        if let Some(v) = &self.error {
+            w::put_string(buf, 3, v);
+        }
         if let Some(v) = &self.audiences {
             for v in v {
                 w::put_string(buf, 4, v);
             }
-        }
-        if let Some(v) = &self.error {
-            w::put_string(buf, 3, v);
         }
     }
     fn merge_field(

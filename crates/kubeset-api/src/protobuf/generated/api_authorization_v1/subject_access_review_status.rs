@@ -9,14 +9,14 @@ for crate::api::authorization::v1::SubjectAccessReviewStatus {
             let v = &self.allowed;
             w::put_bool(buf, 1, v);
         }
-        if let Some(v) = &self.denied {
-            w::put_bool(buf, 4, v);
-        }
         if let Some(v) = &self.reason {
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.evaluation_error {
             w::put_string(buf, 3, v);
+        }
+        if let Some(v) = &self.denied {
+            w::put_bool(buf, 4, v);
         }
     }
     fn merge_field(

@@ -4,9 +4,6 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::autoscaling::v2::HPAScalingRules {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.stabilization_window_seconds {
-            w::put_int32(buf, 3, v);
-        }
         if let Some(v) = &self.select_policy {
             w::put_string(buf, 1, v);
         }
@@ -14,6 +11,9 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HPAScalingRules {
             for v in v {
                 w::put_message(buf, 2, v);
             }
+        }
+        if let Some(v) = &self.stabilization_window_seconds {
+            w::put_int32(buf, 3, v);
         }
         if let Some(v) = &self.tolerance {
             w::put_message(buf, 4, v);

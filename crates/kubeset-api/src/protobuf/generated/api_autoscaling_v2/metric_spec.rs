@@ -17,11 +17,11 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
         if let Some(v) = &self.resource {
             w::put_message(buf, 4, &**v);
         }
-        if let Some(v) = &self.container_resource {
-            w::put_message(buf, 7, &**v);
-        }
         if let Some(v) = &self.external {
             w::put_message(buf, 5, &**v);
+        }
+        if let Some(v) = &self.container_resource {
+            w::put_message(buf, 7, &**v);
         }
     }
     fn merge_field(

@@ -8,9 +8,6 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobSpec {
             let v = &self.schedule;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.time_zone {
-            w::put_string(buf, 8, v);
-        }
         if let Some(v) = &self.starting_deadline_seconds {
             w::put_int64(buf, 2, v);
         }
@@ -29,6 +26,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobSpec {
         }
         if let Some(v) = &self.failed_jobs_history_limit {
             w::put_int32(buf, 7, v);
+        }
+        if let Some(v) = &self.time_zone {
+            w::put_string(buf, 8, v);
         }
     }
     fn merge_field(

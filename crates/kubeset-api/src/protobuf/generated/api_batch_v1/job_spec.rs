@@ -13,21 +13,6 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
         if let Some(v) = &self.active_deadline_seconds {
             w::put_int64(buf, 3, v);
         }
-        if let Some(v) = &self.pod_failure_policy {
-            w::put_message(buf, 11, v);
-        }
-        if let Some(v) = &self.success_policy {
-            w::put_message(buf, 16, v);
-        }
-        if let Some(v) = &self.backoff_limit {
-            w::put_int32(buf, 7, v);
-        }
-        if let Some(v) = &self.backoff_limit_per_index {
-            w::put_int32(buf, 12, v);
-        }
-        if let Some(v) = &self.max_failed_indexes {
-            w::put_int32(buf, 13, v);
-        }
         if let Some(v) = &self.selector {
             w::put_message(buf, 4, &**v);
         }
@@ -38,6 +23,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             let v = &self.template;
             w::put_message(buf, 6, v);
         }
+        if let Some(v) = &self.backoff_limit {
+            w::put_int32(buf, 7, v);
+        }
         if let Some(v) = &self.ttl_seconds_after_finished {
             w::put_int32(buf, 8, v);
         }
@@ -47,11 +35,23 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
         if let Some(v) = &self.suspend {
             w::put_bool(buf, 10, v);
         }
+        if let Some(v) = &self.pod_failure_policy {
+            w::put_message(buf, 11, v);
+        }
+        if let Some(v) = &self.backoff_limit_per_index {
+            w::put_int32(buf, 12, v);
+        }
+        if let Some(v) = &self.max_failed_indexes {
+            w::put_int32(buf, 13, v);
+        }
         if let Some(v) = &self.pod_replacement_policy {
             w::put_string(buf, 14, v);
         }
         if let Some(v) = &self.managed_by {
             w::put_string(buf, 15, v);
+        }
+        if let Some(v) = &self.success_policy {
+            w::put_message(buf, 16, v);
         }
     }
     fn merge_field(

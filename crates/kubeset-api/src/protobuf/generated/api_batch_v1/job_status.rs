@@ -24,20 +24,20 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
         if let Some(v) = &self.failed {
             w::put_int32(buf, 6, v);
         }
-        if let Some(v) = &self.terminating {
-            w::put_int32(buf, 11, v);
-        }
         if let Some(v) = &self.completed_indexes {
             w::put_string(buf, 7, v);
-        }
-        if let Some(v) = &self.failed_indexes {
-            w::put_string(buf, 10, v);
         }
         if let Some(v) = &self.uncounted_terminated_pods {
             w::put_message(buf, 8, &**v);
         }
         if let Some(v) = &self.ready {
             w::put_int32(buf, 9, v);
+        }
+        if let Some(v) = &self.failed_indexes {
+            w::put_string(buf, 10, v);
+        }
+        if let Some(v) = &self.terminating {
+            w::put_int32(buf, 11, v);
         }
     }
     fn merge_field(

@@ -9,10 +9,6 @@ for crate::api::certificates::v1::CertificateSigningRequestCondition {
             let v = &self.type_;
             w::put_string(buf, 1, v);
         }
-        {
-            let v = &self.status;
-            w::put_string(buf, 6, v);
-        }
         if let Some(v) = &self.reason {
             w::put_string(buf, 2, v);
         }
@@ -24,6 +20,10 @@ for crate::api::certificates::v1::CertificateSigningRequestCondition {
         }
         if let Some(v) = &self.last_transition_time {
             w::put_time(buf, 5, v);
+        }
+        {
+            let v = &self.status;
+            w::put_string(buf, 6, v);
         }
     }
     fn merge_field(

@@ -9,18 +9,6 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
             let v = &self.request;
             w::put_bytes(buf, 1, v);
         }
-        {
-            let v = &self.signer_name;
-            w::put_string(buf, 7, v);
-        }
-        if let Some(v) = &self.expiration_seconds {
-            w::put_int32(buf, 8, v);
-        }
-        if let Some(v) = &self.usages {
-            for v in v {
-                w::put_string(buf, 5, v);
-            }
-        }
         if let Some(v) = &self.username {
             w::put_string(buf, 2, v);
         }
@@ -32,8 +20,20 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
                 w::put_string(buf, 4, v);
             }
         }
+        if let Some(v) = &self.usages {
+            for v in v {
+                w::put_string(buf, 5, v);
+            }
+        }
         if let Some(v) = &self.extra {
             w::put_map(buf, 6, v, |buf, v| w::put_wrapped(buf, 2, v, w::put_string));
+        }
+        {
+            let v = &self.signer_name;
+            w::put_string(buf, 7, v);
+        }
+        if let Some(v) = &self.expiration_seconds {
+            w::put_int32(buf, 8, v);
         }
     }
     fn merge_field(

@@ -13,12 +13,12 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
         if let Some(v) = &self.label_selector {
             w::put_message(buf, 3, &**v);
         }
-        if let Some(v) = &self.optional {
-            w::put_bool(buf, 5, v);
-        }
         {
             let v = &self.path;
             w::put_string(buf, 4, v);
+        }
+        if let Some(v) = &self.optional {
+            w::put_bool(buf, 5, v);
         }
     }
     fn merge_field(

@@ -8,14 +8,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
             let v = &self.metadata;
             w::put_message(buf, 1, v);
         }
-        if let Some(v) = &self.immutable {
-            w::put_bool(buf, 4, v);
-        }
         if let Some(v) = &self.data {
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.binary_data {
             w::put_map(buf, 3, v, |buf, v| w::put_bytes(buf, 2, v));
+        }
+        if let Some(v) = &self.immutable {
+            w::put_bool(buf, 4, v);
         }
     }
     fn merge_field(

@@ -29,11 +29,6 @@ impl crate::protobuf::Message for crate::api::core::v1::Container {
                 w::put_message(buf, 6, v);
             }
         }
-        if let Some(v) = &self.env_from {
-            for v in v {
-                w::put_message(buf, 19, v);
-            }
-        }
         if let Some(v) = &self.env {
             for v in v {
                 w::put_message(buf, 7, v);
@@ -42,27 +37,9 @@ impl crate::protobuf::Message for crate::api::core::v1::Container {
         if let Some(v) = &self.resources {
             w::put_message(buf, 8, &**v);
         }
-        if let Some(v) = &self.resize_policy {
-            for v in v {
-                w::put_message(buf, 23, v);
-            }
-        }
-        if let Some(v) = &self.restart_policy {
-            w::put_string(buf, 24, v);
-        }
-        if let Some(v) = &self.restart_policy_rules {
-            for v in v {
-                w::put_message(buf, 25, v);
-            }
-        }
         if let Some(v) = &self.volume_mounts {
             for v in v {
                 w::put_message(buf, 9, v);
-            }
-        }
-        if let Some(v) = &self.volume_devices {
-            for v in v {
-                w::put_message(buf, 21, v);
             }
         }
         if let Some(v) = &self.liveness_probe {
@@ -71,17 +48,11 @@ impl crate::protobuf::Message for crate::api::core::v1::Container {
         if let Some(v) = &self.readiness_probe {
             w::put_message(buf, 11, &**v);
         }
-        if let Some(v) = &self.startup_probe {
-            w::put_message(buf, 22, &**v);
-        }
         if let Some(v) = &self.lifecycle {
             w::put_message(buf, 12, &**v);
         }
         if let Some(v) = &self.termination_message_path {
             w::put_string(buf, 13, v);
-        }
-        if let Some(v) = &self.termination_message_policy {
-            w::put_string(buf, 20, v);
         }
         if let Some(v) = &self.image_pull_policy {
             w::put_string(buf, 14, v);
@@ -97,6 +68,35 @@ impl crate::protobuf::Message for crate::api::core::v1::Container {
         }
         if let Some(v) = &self.tty {
             w::put_bool(buf, 18, v);
+        }
+        if let Some(v) = &self.env_from {
+            for v in v {
+                w::put_message(buf, 19, v);
+            }
+        }
+        if let Some(v) = &self.termination_message_policy {
+            w::put_string(buf, 20, v);
+        }
+        if let Some(v) = &self.volume_devices {
+            for v in v {
+                w::put_message(buf, 21, v);
+            }
+        }
+        if let Some(v) = &self.startup_probe {
+            w::put_message(buf, 22, &**v);
+        }
+        if let Some(v) = &self.resize_policy {
+            for v in v {
+                w::put_message(buf, 23, v);
+            }
+        }
+        if let Some(v) = &self.restart_policy {
+            w::put_string(buf, 24, v);
+        }
+        if let Some(v) = &self.restart_policy_rules {
+            for v in v {
+                w::put_message(buf, 25, v);
+            }
         }
     }
     fn merge_field(

@@ -8,14 +8,14 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             let v = &self.ip;
             w::put_string(buf, 1, v);
         }
+        if let Some(v) = &self.target_ref {
+            w::put_message(buf, 2, &**v);
+        }
         if let Some(v) = &self.hostname {
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.node_name {
             w::put_string(buf, 4, v);
-        }
-        if let Some(v) = &self.target_ref {
-            w::put_message(buf, 2, &**v);
         }
     }
     fn merge_field(

@@ -33,11 +33,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIVolumeSource {
         if let Some(v) = &self.chap_auth_discovery {
             w::put_bool(buf, 8, v);
         }
-        if let Some(v) = &self.chap_auth_session {
-            w::put_bool(buf, 11, v);
-        }
         if let Some(v) = &self.secret_ref {
             w::put_message(buf, 10, v);
+        }
+        if let Some(v) = &self.chap_auth_session {
+            w::put_bool(buf, 11, v);
         }
         if let Some(v) = &self.initiator_name {
             w::put_string(buf, 12, v);

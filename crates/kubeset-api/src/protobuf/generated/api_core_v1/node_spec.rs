@@ -7,10 +7,8 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
         if let Some(v) = &self.pod_cidr {
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.pod_cidrs {
-            for v in v {
-                w::put_string(buf, 7, v);
-            }
+        if let Some(v) = &self.external_id {
+            w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.provider_id {
             w::put_string(buf, 3, v);
@@ -26,8 +24,10 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
         if let Some(v) = &self.config_source {
             w::put_message(buf, 6, v);
         }
-        if let Some(v) = &self.external_id {
-            w::put_string(buf, 2, v);
+        if let Some(v) = &self.pod_cidrs {
+            for v in v {
+                w::put_string(buf, 7, v);
+            }
         }
     }
     fn merge_field(

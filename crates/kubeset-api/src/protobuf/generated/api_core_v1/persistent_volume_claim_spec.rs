@@ -9,14 +9,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
                 w::put_string(buf, 1, v);
             }
         }
-        if let Some(v) = &self.selector {
-            w::put_message(buf, 4, &**v);
-        }
         if let Some(v) = &self.resources {
             w::put_message(buf, 2, &**v);
         }
         if let Some(v) = &self.volume_name {
             w::put_string(buf, 3, v);
+        }
+        if let Some(v) = &self.selector {
+            w::put_message(buf, 4, &**v);
         }
         if let Some(v) = &self.storage_class_name {
             w::put_string(buf, 5, v);

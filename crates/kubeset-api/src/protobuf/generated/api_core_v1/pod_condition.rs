@@ -8,9 +8,6 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCondition {
             let v = &self.type_;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.observed_generation {
-            w::put_int64(buf, 7, v);
-        }
         {
             let v = &self.status;
             w::put_string(buf, 2, v);
@@ -26,6 +23,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCondition {
         }
         if let Some(v) = &self.message {
             w::put_string(buf, 6, v);
+        }
+        if let Some(v) = &self.observed_generation {
+            w::put_int64(buf, 7, v);
         }
     }
     fn merge_field(

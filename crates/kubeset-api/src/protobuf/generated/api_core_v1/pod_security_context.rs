@@ -7,14 +7,8 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
         if let Some(v) = &self.se_linux_options {
             w::put_message(buf, 1, &**v);
         }
-        if let Some(v) = &self.windows_options {
-            w::put_message(buf, 8, &**v);
-        }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 2, v);
-        }
-        if let Some(v) = &self.run_as_group {
-            w::put_int64(buf, 6, v);
         }
         if let Some(v) = &self.run_as_non_root {
             w::put_bool(buf, 3, v);
@@ -24,16 +18,19 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
                 w::put_int64(buf, 4, v);
             }
         }
-        if let Some(v) = &self.supplemental_groups_policy {
-            w::put_string(buf, 12, v);
-        }
         if let Some(v) = &self.fs_group {
             w::put_int64(buf, 5, v);
+        }
+        if let Some(v) = &self.run_as_group {
+            w::put_int64(buf, 6, v);
         }
         if let Some(v) = &self.sysctls {
             for v in v {
                 w::put_message(buf, 7, v);
             }
+        }
+        if let Some(v) = &self.windows_options {
+            w::put_message(buf, 8, &**v);
         }
         if let Some(v) = &self.fs_group_change_policy {
             w::put_string(buf, 9, v);
@@ -43,6 +40,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
         }
         if let Some(v) = &self.app_armor_profile {
             w::put_message(buf, 11, &**v);
+        }
+        if let Some(v) = &self.supplemental_groups_policy {
+            w::put_string(buf, 12, v);
         }
         if let Some(v) = &self.se_linux_change_policy {
             w::put_string(buf, 13, v);

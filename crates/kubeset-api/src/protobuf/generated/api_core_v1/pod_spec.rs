@@ -9,20 +9,10 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 w::put_message(buf, 1, v);
             }
         }
-        if let Some(v) = &self.init_containers {
-            for v in v {
-                w::put_message(buf, 20, v);
-            }
-        }
         {
             let v = &self.containers;
             for v in v {
                 w::put_message(buf, 2, v);
-            }
-        }
-        if let Some(v) = &self.ephemeral_containers {
-            for v in v {
-                w::put_message(buf, 34, v);
             }
         }
         if let Some(v) = &self.restart_policy {
@@ -46,9 +36,6 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         if let Some(v) = &self.service_account {
             w::put_string(buf, 9, v);
         }
-        if let Some(v) = &self.automount_service_account_token {
-            w::put_bool(buf, 21, v);
-        }
         if let Some(v) = &self.node_name {
             w::put_string(buf, 10, v);
         }
@@ -60,9 +47,6 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         }
         if let Some(v) = &self.host_ipc {
             w::put_bool(buf, 13, v);
-        }
-        if let Some(v) = &self.share_process_namespace {
-            w::put_bool(buf, 27, v);
         }
         if let Some(v) = &self.security_context {
             w::put_message(buf, 14, &**v);
@@ -84,6 +68,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         if let Some(v) = &self.scheduler_name {
             w::put_string(buf, 19, v);
         }
+        if let Some(v) = &self.init_containers {
+            for v in v {
+                w::put_message(buf, 20, v);
+            }
+        }
+        if let Some(v) = &self.automount_service_account_token {
+            w::put_bool(buf, 21, v);
+        }
         if let Some(v) = &self.tolerations {
             for v in v {
                 w::put_message(buf, 22, v);
@@ -102,6 +94,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         }
         if let Some(v) = &self.dns_config {
             w::put_message(buf, 26, &**v);
+        }
+        if let Some(v) = &self.share_process_namespace {
+            w::put_bool(buf, 27, v);
         }
         if let Some(v) = &self.readiness_gates {
             for v in v {
@@ -123,6 +118,11 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         if let Some(v) = &self.topology_spread_constraints {
             for v in v {
                 w::put_message(buf, 33, v);
+            }
+        }
+        if let Some(v) = &self.ephemeral_containers {
+            for v in v {
+                w::put_message(buf, 34, v);
             }
         }
         if let Some(v) = &self.set_hostname_as_fqdn {

@@ -4,9 +4,6 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.observed_generation {
-            w::put_int64(buf, 17, v);
-        }
         if let Some(v) = &self.phase {
             w::put_string(buf, 1, v);
         }
@@ -21,32 +18,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
         if let Some(v) = &self.reason {
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.nominated_node_name {
-            w::put_string(buf, 11, v);
-        }
         if let Some(v) = &self.host_ip {
             w::put_string(buf, 5, v);
-        }
-        if let Some(v) = &self.host_ips {
-            for v in v {
-                w::put_message(buf, 16, v);
-            }
         }
         if let Some(v) = &self.pod_ip {
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.pod_ips {
-            for v in v {
-                w::put_message(buf, 12, v);
-            }
-        }
         if let Some(v) = &self.start_time {
             w::put_time(buf, 7, v);
-        }
-        if let Some(v) = &self.init_container_statuses {
-            for v in v {
-                w::put_message(buf, 10, v);
-            }
         }
         if let Some(v) = &self.container_statuses {
             for v in v {
@@ -55,6 +34,19 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
         }
         if let Some(v) = &self.qos_class {
             w::put_string(buf, 9, v);
+        }
+        if let Some(v) = &self.init_container_statuses {
+            for v in v {
+                w::put_message(buf, 10, v);
+            }
+        }
+        if let Some(v) = &self.nominated_node_name {
+            w::put_string(buf, 11, v);
+        }
+        if let Some(v) = &self.pod_ips {
+            for v in v {
+                w::put_message(buf, 12, v);
+            }
         }
         if let Some(v) = &self.ephemeral_container_statuses {
             for v in v {
@@ -68,6 +60,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             for v in v {
                 w::put_message(buf, 15, v);
             }
+        }
+        if let Some(v) = &self.host_ips {
+            for v in v {
+                w::put_message(buf, 16, v);
+            }
+        }
+        if let Some(v) = &self.observed_generation {
+            w::put_int64(buf, 17, v);
         }
         if let Some(v) = &self.extended_resource_claim_status {
             w::put_message(buf, 18, &**v);

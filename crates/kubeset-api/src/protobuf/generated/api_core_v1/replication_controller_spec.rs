@@ -7,14 +7,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
         if let Some(v) = &self.replicas {
             w::put_int32(buf, 1, v);
         }
-        if let Some(v) = &self.min_ready_seconds {
-            w::put_int32(buf, 4, v);
-        }
         if let Some(v) = &self.selector {
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.template {
             w::put_message(buf, 3, &**v);
+        }
+        if let Some(v) = &self.min_ready_seconds {
+            w::put_int32(buf, 4, v);
         }
     }
     fn merge_field(

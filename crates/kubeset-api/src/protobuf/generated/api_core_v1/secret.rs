@@ -8,17 +8,17 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
             let v = &self.metadata;
             w::put_message(buf, 1, v);
         }
-        if let Some(v) = &self.immutable {
-            w::put_bool(buf, 5, v);
-        }
         if let Some(v) = &self.data {
             w::put_map(buf, 2, v, |buf, v| w::put_bytes(buf, 2, v));
+        }
+        if let Some(v) = &self.type_ {
+            w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.string_data {
             w::put_map(buf, 4, v, |buf, v| w::put_string(buf, 2, v));
         }
-        if let Some(v) = &self.type_ {
-            w::put_string(buf, 3, v);
+        if let Some(v) = &self.immutable {
+            w::put_bool(buf, 5, v);
         }
     }
     fn merge_field(

@@ -13,14 +13,8 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
         if let Some(v) = &self.se_linux_options {
             w::put_message(buf, 3, &**v);
         }
-        if let Some(v) = &self.windows_options {
-            w::put_message(buf, 10, &**v);
-        }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 4, v);
-        }
-        if let Some(v) = &self.run_as_group {
-            w::put_int64(buf, 8, v);
         }
         if let Some(v) = &self.run_as_non_root {
             w::put_bool(buf, 5, v);
@@ -31,8 +25,14 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
         if let Some(v) = &self.allow_privilege_escalation {
             w::put_bool(buf, 7, v);
         }
+        if let Some(v) = &self.run_as_group {
+            w::put_int64(buf, 8, v);
+        }
         if let Some(v) = &self.proc_mount {
             w::put_string(buf, 9, v);
+        }
+        if let Some(v) = &self.windows_options {
+            w::put_message(buf, 10, &**v);
         }
         if let Some(v) = &self.seccomp_profile {
             w::put_message(buf, 11, &**v);

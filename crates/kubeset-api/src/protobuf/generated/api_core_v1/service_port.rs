@@ -10,9 +10,6 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
         if let Some(v) = &self.protocol {
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.app_protocol {
-            w::put_string(buf, 6, v);
-        }
         {
             let v = &self.port;
             w::put_int32(buf, 3, v);
@@ -22,6 +19,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
         }
         if let Some(v) = &self.node_port {
             w::put_int32(buf, 5, v);
+        }
+        if let Some(v) = &self.app_protocol {
+            w::put_string(buf, 6, v);
         }
     }
     fn merge_field(

@@ -15,11 +15,6 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
         if let Some(v) = &self.cluster_ip {
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.cluster_ips {
-            for v in v {
-                w::put_string(buf, 18, v);
-            }
-        }
         if let Some(v) = &self.type_ {
             w::put_string(buf, 4, v);
         }
@@ -54,13 +49,18 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
         if let Some(v) = &self.session_affinity_config {
             w::put_message(buf, 14, v);
         }
+        if let Some(v) = &self.ip_family_policy {
+            w::put_string(buf, 17, v);
+        }
+        if let Some(v) = &self.cluster_ips {
+            for v in v {
+                w::put_string(buf, 18, v);
+            }
+        }
         if let Some(v) = &self.ip_families {
             for v in v {
                 w::put_string(buf, 19, v);
             }
-        }
-        if let Some(v) = &self.ip_family_policy {
-            w::put_string(buf, 17, v);
         }
         if let Some(v) = &self.allocate_load_balancer_node_ports {
             w::put_bool(buf, 20, v);

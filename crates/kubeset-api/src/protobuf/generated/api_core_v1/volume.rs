@@ -81,14 +81,14 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                 if let Some(v) = &self.photon_persistent_disk {
                     w::put_message(buf, 23, &**v);
                 }
-                if let Some(v) = &self.projected {
-                    w::put_message(buf, 26, v);
-                }
                 if let Some(v) = &self.portworx_volume {
                     w::put_message(buf, 24, &**v);
                 }
                 if let Some(v) = &self.scale_io {
                     w::put_message(buf, 25, &**v);
+                }
+                if let Some(v) = &self.projected {
+                    w::put_message(buf, 26, v);
                 }
                 if let Some(v) = &self.storageos {
                     w::put_message(buf, 27, &**v);

@@ -11,9 +11,6 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMount {
         if let Some(v) = &self.read_only {
             w::put_bool(buf, 2, v);
         }
-        if let Some(v) = &self.recursive_read_only {
-            w::put_string(buf, 7, v);
-        }
         {
             let v = &self.mount_path;
             w::put_string(buf, 3, v);
@@ -26,6 +23,9 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMount {
         }
         if let Some(v) = &self.sub_path_expr {
             w::put_string(buf, 6, v);
+        }
+        if let Some(v) = &self.recursive_read_only {
+            w::put_string(buf, 7, v);
         }
     }
     fn merge_field(

@@ -9,10 +9,6 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
             w::put_message(buf, 1, v);
         }
         {
-            let v = &self.address_type;
-            w::put_string(buf, 4, v);
-        }
-        {
             let v = &self.endpoints;
             for v in v {
                 w::put_message(buf, 2, v);
@@ -22,6 +18,10 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
             for v in v {
                 w::put_message(buf, 3, v);
             }
+        }
+        {
+            let v = &self.address_type;
+            w::put_string(buf, 4, v);
         }
     }
     fn merge_field(

@@ -8,12 +8,12 @@ impl crate::protobuf::Message for crate::api::networking::v1::HTTPIngressPath {
             w::put_string(buf, 1, v);
         }
         {
-            let v = &self.path_type;
-            w::put_string(buf, 3, v);
-        }
-        {
             let v = &self.backend;
             w::put_message(buf, 2, v);
+        }
+        {
+            let v = &self.path_type;
+            w::put_string(buf, 3, v);
         }
     }
     fn merge_field(

@@ -4,11 +4,11 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.service {
-            w::put_message(buf, 4, &**v);
-        }
         if let Some(v) = &self.resource {
             w::put_message(buf, 3, &**v);
+        }
+        if let Some(v) = &self.service {
+            w::put_message(buf, 4, &**v);
         }
     }
     fn merge_field(

@@ -4,9 +4,6 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::IngressSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.ingress_class_name {
-            w::put_string(buf, 4, v);
-        }
         if let Some(v) = &self.default_backend {
             w::put_message(buf, 1, v);
         }
@@ -19,6 +16,9 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressSpec {
             for v in v {
                 w::put_message(buf, 3, v);
             }
+        }
+        if let Some(v) = &self.ingress_class_name {
+            w::put_string(buf, 4, v);
         }
     }
     fn merge_field(

@@ -16,9 +16,6 @@ impl crate::protobuf::Message for crate::api::resource::v1::AllocatedDeviceStatu
             let v = &self.device;
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.share_id {
-            w::put_string(buf, 7, v);
-        }
         if let Some(v) = &self.conditions {
             for v in v {
                 w::put_message(buf, 4, v);
@@ -29,6 +26,9 @@ impl crate::protobuf::Message for crate::api::resource::v1::AllocatedDeviceStatu
         }
         if let Some(v) = &self.network_data {
             w::put_message(buf, 6, &**v);
+        }
+        if let Some(v) = &self.share_id {
+            w::put_string(buf, 7, v);
         }
     }
     fn merge_field(

@@ -17,12 +17,6 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             let v = &self.storage;
             w::put_bool(buf, 3, v);
         }
-        if let Some(v) = &self.deprecated {
-            w::put_bool(buf, 7, v);
-        }
-        if let Some(v) = &self.deprecation_warning {
-            w::put_string(buf, 8, v);
-        }
         if let Some(v) = &self.schema {
             w::put_message(buf, 4, v);
         }
@@ -33,6 +27,12 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             for v in v {
                 w::put_message(buf, 6, v);
             }
+        }
+        if let Some(v) = &self.deprecated {
+            w::put_bool(buf, 7, v);
+        }
+        if let Some(v) = &self.deprecation_warning {
+            w::put_string(buf, 8, v);
         }
         if let Some(v) = &self.selectable_fields {
             for v in v {

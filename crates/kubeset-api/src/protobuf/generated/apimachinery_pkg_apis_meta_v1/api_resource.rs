@@ -9,18 +9,8 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
             w::put_string(buf, 1, v);
         }
         {
-            let v = &self.singular_name;
-            w::put_string(buf, 6, v);
-        }
-        {
             let v = &self.namespaced;
             w::put_bool(buf, 2, v);
-        }
-        if let Some(v) = &self.group {
-            w::put_string(buf, 8, v);
-        }
-        if let Some(v) = &self.version {
-            w::put_string(buf, 9, v);
         }
         {
             let v = &self.kind;
@@ -35,10 +25,20 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
                 w::put_string(buf, 5, v);
             }
         }
+        {
+            let v = &self.singular_name;
+            w::put_string(buf, 6, v);
+        }
         if let Some(v) = &self.categories {
             for v in v {
                 w::put_string(buf, 7, v);
             }
+        }
+        if let Some(v) = &self.group {
+            w::put_string(buf, 8, v);
+        }
+        if let Some(v) = &self.version {
+            w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.storage_version_hash {
             w::put_string(buf, 10, v);

@@ -4,13 +4,19 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::ListMeta {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.self_link {
+        {
+            let zero = Default::default();
+            let v = self.self_link.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.resource_version {
+        {
+            let zero = Default::default();
+            let v = self.resource_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.continue_ {
+        {
+            let zero = Default::default();
+            let v = self.continue_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.remaining_item_count {

@@ -5,25 +5,35 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.manager {
+        {
+            let zero = Default::default();
+            let v = self.manager.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.operation {
+        {
+            let zero = Default::default();
+            let v = self.operation.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.api_version {
+        {
+            let zero = Default::default();
+            let v = self.api_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.time {
             w::put_time(buf, 4, v);
         }
-        if let Some(v) = &self.fields_type {
+        {
+            let zero = Default::default();
+            let v = self.fields_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.fields_v1 {
             w::put_message(buf, 7, v);
         }
-        if let Some(v) = &self.subresource {
+        {
+            let zero = Default::default();
+            let v = self.subresource.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
     }

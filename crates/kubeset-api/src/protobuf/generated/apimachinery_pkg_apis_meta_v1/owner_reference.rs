@@ -6,10 +6,6 @@ impl crate::protobuf::Message
 for crate::apimachinery::pkg::apis::meta::v1::OwnerReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         {
-            let v = &self.api_version;
-            w::put_string(buf, 5, v);
-        }
-        {
             let v = &self.kind;
             w::put_string(buf, 1, v);
         }
@@ -20,6 +16,10 @@ for crate::apimachinery::pkg::apis::meta::v1::OwnerReference {
         {
             let v = &self.uid;
             w::put_string(buf, 4, v);
+        }
+        {
+            let v = &self.api_version;
+            w::put_string(buf, 5, v);
         }
         if let Some(v) = &self.controller {
             w::put_bool(buf, 6, v);

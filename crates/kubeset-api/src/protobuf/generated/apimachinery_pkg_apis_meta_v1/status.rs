@@ -8,19 +8,27 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             let v = &self.metadata;
             w::put_message(buf, 1, v);
         }
-        if let Some(v) = &self.status {
+        {
+            let zero = Default::default();
+            let v = self.status.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.details {
             w::put_message(buf, 5, &**v);
         }
-        if let Some(v) = &self.code {
+        {
+            let zero = Default::default();
+            let v = self.code.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 6, v);
         }
     }

@@ -5,25 +5,35 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.kind {
+        {
+            let zero = Default::default();
+            let v = self.kind.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
-        }
-        if let Some(v) = &self.uid {
-            w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.causes {
             for v in v {
                 w::put_message(buf, 4, v);
             }
         }
-        if let Some(v) = &self.retry_after_seconds {
+        {
+            let zero = Default::default();
+            let v = self.retry_after_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
+        }
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
+            w::put_string(buf, 6, v);
         }
     }
     fn merge_field(
