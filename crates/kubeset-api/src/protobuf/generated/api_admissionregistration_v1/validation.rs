@@ -8,13 +8,17 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Validat
             let v = &self.expression;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.reason {
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.message_expression {
+        {
+            let zero = Default::default();
+            let v = self.message_expression.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

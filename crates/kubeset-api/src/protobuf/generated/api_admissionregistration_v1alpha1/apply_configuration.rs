@@ -5,7 +5,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::admissionregistration::v1alpha1::ApplyConfiguration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.expression {
+        {
+            let zero = Default::default();
+            let v = self.expression.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
     }

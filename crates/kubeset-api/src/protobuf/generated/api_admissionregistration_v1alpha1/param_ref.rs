@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::ParamRef {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.namespace {
+        {
+            let zero = Default::default();
+            let v = self.namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.selector {

@@ -5,7 +5,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.policy_name {
+        {
+            let zero = Default::default();
+            let v = self.policy_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.param_ref {

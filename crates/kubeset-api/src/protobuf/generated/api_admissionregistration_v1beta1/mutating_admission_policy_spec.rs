@@ -29,7 +29,9 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                 w::put_message(buf, 6, v);
             }
         }
-        if let Some(v) = &self.reinvocation_policy {
+        {
+            let zero = Default::default();
+            let v = self.reinvocation_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
     }

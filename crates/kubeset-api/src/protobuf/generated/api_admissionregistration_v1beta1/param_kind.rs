@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::ParamKind {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.api_version {
+        {
+            let zero = Default::default();
+            let v = self.api_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.kind {
+        {
+            let zero = Default::default();
+            let v = self.kind.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -5,10 +5,14 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.api_server_id {
+        {
+            let zero = Default::default();
+            let v = self.api_server_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.encoding_version {
+        {
+            let zero = Default::default();
+            let v = self.encoding_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.decodable_versions {

@@ -13,7 +13,9 @@ for crate::api::apiserverinternal::v1alpha1::StorageVersionCondition {
             let v = &self.status;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 3, v);
         }
         if let Some(v) = &self.last_transition_time {

@@ -15,7 +15,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetSpec {
         if let Some(v) = &self.update_strategy {
             w::put_message(buf, 3, v);
         }
-        if let Some(v) = &self.min_ready_seconds {
+        {
+            let zero = Default::default();
+            let v = self.min_ready_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
         if let Some(v) = &self.revision_history_limit {

@@ -20,16 +20,24 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetStatus {
             let v = &self.number_ready;
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 5, v);
         }
-        if let Some(v) = &self.updated_number_scheduled {
+        {
+            let zero = Default::default();
+            let v = self.updated_number_scheduled.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 6, v);
         }
-        if let Some(v) = &self.number_available {
+        {
+            let zero = Default::default();
+            let v = self.number_available.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 7, v);
         }
-        if let Some(v) = &self.number_unavailable {
+        {
+            let zero = Default::default();
+            let v = self.number_unavailable.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 8, v);
         }
         if let Some(v) = &self.collision_count {

@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentCondition {
             let v = &self.status;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
         if let Some(v) = &self.last_update_time {

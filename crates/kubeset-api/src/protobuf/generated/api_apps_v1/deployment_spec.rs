@@ -18,13 +18,17 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentSpec {
         if let Some(v) = &self.strategy {
             w::put_message(buf, 4, v);
         }
-        if let Some(v) = &self.min_ready_seconds {
+        {
+            let zero = Default::default();
+            let v = self.min_ready_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
         if let Some(v) = &self.revision_history_limit {
             w::put_int32(buf, 6, v);
         }
-        if let Some(v) = &self.paused {
+        {
+            let zero = Default::default();
+            let v = self.paused.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 7, v);
         }
         if let Some(v) = &self.progress_deadline_seconds {

@@ -4,19 +4,29 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 1, v);
         }
-        if let Some(v) = &self.replicas {
+        {
+            let zero = Default::default();
+            let v = self.replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.updated_replicas {
+        {
+            let zero = Default::default();
+            let v = self.updated_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.available_replicas {
+        {
+            let zero = Default::default();
+            let v = self.available_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.unavailable_replicas {
+        {
+            let zero = Default::default();
+            let v = self.unavailable_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
         if let Some(v) = &self.conditions {
@@ -24,7 +34,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
                 w::put_message(buf, 6, v);
             }
         }
-        if let Some(v) = &self.ready_replicas {
+        {
+            let zero = Default::default();
+            let v = self.ready_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 7, v);
         }
         if let Some(v) = &self.collision_count {

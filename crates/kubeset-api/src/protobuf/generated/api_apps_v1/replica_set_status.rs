@@ -8,16 +8,24 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetStatus {
             let v = &self.replicas;
             w::put_int32(buf, 1, v);
         }
-        if let Some(v) = &self.fully_labeled_replicas {
+        {
+            let zero = Default::default();
+            let v = self.fully_labeled_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 3, v);
         }
-        if let Some(v) = &self.ready_replicas {
+        {
+            let zero = Default::default();
+            let v = self.ready_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.available_replicas {
+        {
+            let zero = Default::default();
+            let v = self.available_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
         if let Some(v) = &self.conditions {

@@ -5,10 +5,14 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.when_deleted {
+        {
+            let zero = Default::default();
+            let v = self.when_deleted.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.when_scaled {
+        {
+            let zero = Default::default();
+            let v = self.when_scaled.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

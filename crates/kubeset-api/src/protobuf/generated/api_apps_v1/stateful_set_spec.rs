@@ -23,7 +23,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
         if let Some(v) = &self.service_name {
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.pod_management_policy {
+        {
+            let zero = Default::default();
+            let v = self.pod_management_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.update_strategy {
@@ -32,7 +34,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
         if let Some(v) = &self.revision_history_limit {
             w::put_int32(buf, 8, v);
         }
-        if let Some(v) = &self.min_ready_seconds {
+        {
+            let zero = Default::default();
+            let v = self.min_ready_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 9, v);
         }
         if let Some(v) = &self.persistent_volume_claim_retention_policy {

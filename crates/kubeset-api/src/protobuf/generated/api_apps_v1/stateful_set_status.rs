@@ -4,26 +4,38 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 1, v);
         }
         {
             let v = &self.replicas;
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.ready_replicas {
+        {
+            let zero = Default::default();
+            let v = self.ready_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.current_replicas {
+        {
+            let zero = Default::default();
+            let v = self.current_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.updated_replicas {
+        {
+            let zero = Default::default();
+            let v = self.updated_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
-        if let Some(v) = &self.current_revision {
+        {
+            let zero = Default::default();
+            let v = self.current_revision.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.update_revision {
+        {
+            let zero = Default::default();
+            let v = self.update_revision.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.collision_count {

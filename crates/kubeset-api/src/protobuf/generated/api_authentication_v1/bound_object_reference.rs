@@ -4,16 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::BoundObjectReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.kind {
+        {
+            let zero = Default::default();
+            let v = self.kind.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.api_version {
+        {
+            let zero = Default::default();
+            let v = self.api_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

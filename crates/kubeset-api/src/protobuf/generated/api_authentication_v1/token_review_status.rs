@@ -4,13 +4,17 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.authenticated {
+        {
+            let zero = Default::default();
+            let v = self.authenticated.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 1, v);
         }
         if let Some(v) = &self.user {
             w::put_message(buf, 2, &**v);
         }
-        if let Some(v) = &self.error {
+        {
+            let zero = Default::default();
+            let v = self.error.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.audiences {

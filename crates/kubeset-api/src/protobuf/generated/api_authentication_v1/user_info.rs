@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authentication::v1::UserInfo {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.username {
+        {
+            let zero = Default::default();
+            let v = self.username.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.groups {

@@ -5,7 +5,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::authorization::v1::FieldSelectorAttributes {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.raw_selector {
+        {
+            let zero = Default::default();
+            let v = self.raw_selector.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.requirements {

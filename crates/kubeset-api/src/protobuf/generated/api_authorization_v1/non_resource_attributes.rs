@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authorization::v1::NonResourceAttributes {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.path {
+        {
+            let zero = Default::default();
+            let v = self.path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.verb {
+        {
+            let zero = Default::default();
+            let v = self.verb.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

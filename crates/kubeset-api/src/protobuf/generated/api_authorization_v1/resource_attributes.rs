@@ -4,25 +4,39 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttributes {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.namespace {
+        {
+            let zero = Default::default();
+            let v = self.namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.verb {
+        {
+            let zero = Default::default();
+            let v = self.verb.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.version {
+        {
+            let zero = Default::default();
+            let v = self.version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.resource {
+        {
+            let zero = Default::default();
+            let v = self.resource.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.subresource {
+        {
+            let zero = Default::default();
+            let v = self.subresource.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.field_selector {

@@ -11,7 +11,9 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
         if let Some(v) = &self.non_resource_attributes {
             w::put_message(buf, 2, &**v);
         }
-        if let Some(v) = &self.user {
+        {
+            let zero = Default::default();
+            let v = self.user.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.groups {
@@ -22,7 +24,9 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
         if let Some(v) = &self.extra {
             w::put_map(buf, 5, v, |buf, v| w::put_wrapped(buf, 2, v, w::put_string));
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
     }

@@ -9,13 +9,19 @@ for crate::api::authorization::v1::SubjectAccessReviewStatus {
             let v = &self.allowed;
             w::put_bool(buf, 1, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.evaluation_error {
+        {
+            let zero = Default::default();
+            let v = self.evaluation_error.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.denied {
+        {
+            let zero = Default::default();
+            let v = self.denied.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
     }

@@ -21,7 +21,9 @@ for crate::api::authorization::v1::SubjectRulesReviewStatus {
             let v = &self.incomplete;
             w::put_bool(buf, 3, v);
         }
-        if let Some(v) = &self.evaluation_error {
+        {
+            let zero = Default::default();
+            let v = self.evaluation_error.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

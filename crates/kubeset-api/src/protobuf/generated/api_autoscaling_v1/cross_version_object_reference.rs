@@ -13,7 +13,9 @@ for crate::api::autoscaling::v1::CrossVersionObjectReference {
             let v = &self.name;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.api_version {
+        {
+            let zero = Default::default();
+            let v = self.api_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
     }

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::autoscaling::v1::ScaleSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.replicas {
+        {
+            let zero = Default::default();
+            let v = self.replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 1, v);
         }
     }

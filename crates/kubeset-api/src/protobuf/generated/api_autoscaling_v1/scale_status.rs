@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::ScaleStatus {
             let v = &self.replicas;
             w::put_int32(buf, 1, v);
         }
-        if let Some(v) = &self.selector {
+        {
+            let zero = Default::default();
+            let v = self.selector.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -11,7 +11,9 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
         if let Some(v) = &self.last_scale_time {
             w::put_time(buf, 2, v);
         }
-        if let Some(v) = &self.current_replicas {
+        {
+            let zero = Default::default();
+            let v = self.current_replicas.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
         {

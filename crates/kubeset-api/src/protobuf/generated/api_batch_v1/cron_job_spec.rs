@@ -11,7 +11,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobSpec {
         if let Some(v) = &self.starting_deadline_seconds {
             w::put_int64(buf, 2, v);
         }
-        if let Some(v) = &self.concurrency_policy {
+        {
+            let zero = Default::default();
+            let v = self.concurrency_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.suspend {

@@ -15,16 +15,24 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
         if let Some(v) = &self.completion_time {
             w::put_time(buf, 3, v);
         }
-        if let Some(v) = &self.active {
+        {
+            let zero = Default::default();
+            let v = self.active.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.succeeded {
+        {
+            let zero = Default::default();
+            let v = self.succeeded.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
-        if let Some(v) = &self.failed {
+        {
+            let zero = Default::default();
+            let v = self.failed.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 6, v);
         }
-        if let Some(v) = &self.completed_indexes {
+        {
+            let zero = Default::default();
+            let v = self.completed_indexes.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.uncounted_terminated_pods {

@@ -9,10 +9,14 @@ for crate::api::certificates::v1::CertificateSigningRequestCondition {
             let v = &self.type_;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.last_update_time {

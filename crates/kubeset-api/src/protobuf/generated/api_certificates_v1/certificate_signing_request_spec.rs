@@ -9,10 +9,14 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
             let v = &self.request;
             w::put_bytes(buf, 1, v);
         }
-        if let Some(v) = &self.username {
+        {
+            let zero = Default::default();
+            let v = self.username.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.groups {

@@ -5,7 +5,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::certificates::v1alpha1::ClusterTrustBundleSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.signer_name {
+        {
+            let zero = Default::default();
+            let v = self.signer_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {

@@ -10,7 +10,9 @@ for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
                 w::put_message(buf, 1, v);
             }
         }
-        if let Some(v) = &self.certificate_chain {
+        {
+            let zero = Default::default();
+            let v = self.certificate_chain.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.not_before {

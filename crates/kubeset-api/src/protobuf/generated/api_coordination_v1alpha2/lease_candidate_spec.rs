@@ -19,7 +19,9 @@ for crate::api::coordination::v1alpha2::LeaseCandidateSpec {
             let v = &self.binary_version;
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.emulation_version {
+        {
+            let zero = Default::default();
+            let v = self.emulation_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
         {

@@ -18,7 +18,9 @@ impl crate::protobuf::Message for crate::api::coordination::v1beta1::LeaseCandid
             let v = &self.binary_version;
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.emulation_version {
+        {
+            let zero = Default::default();
+            let v = self.emulation_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
         {

@@ -9,13 +9,19 @@ for crate::api::core::v1::AWSElasticBlockStoreVolumeSource {
             let v = &self.volume_id;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.partition {
+        {
+            let zero = Default::default();
+            let v = self.partition.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
     }

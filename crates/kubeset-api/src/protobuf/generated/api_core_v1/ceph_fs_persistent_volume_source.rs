@@ -10,19 +10,27 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSPersistentVolumeSo
                 w::put_string(buf, 1, v);
             }
         }
-        if let Some(v) = &self.path {
+        {
+            let zero = Default::default();
+            let v = self.path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.user {
+        {
+            let zero = Default::default();
+            let v = self.user.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.secret_file {
+        {
+            let zero = Default::default();
+            let v = self.secret_file.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {
             w::put_message(buf, 5, &**v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 6, v);
         }
     }

@@ -8,10 +8,14 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderVolumeSource {
             let v = &self.volume_id;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 3, v);
         }
         if let Some(v) = &self.secret_ref {

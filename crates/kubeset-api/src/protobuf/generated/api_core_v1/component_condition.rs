@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ComponentCondition {
             let v = &self.status;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.error {
+        {
+            let zero = Default::default();
+            let v = self.error.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapNodeConfigSourc
             let v = &self.name;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.resource_version {
+        {
+            let zero = Default::default();
+            let v = self.resource_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         {

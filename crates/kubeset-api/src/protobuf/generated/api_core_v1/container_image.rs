@@ -9,7 +9,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerImage {
                 w::put_string(buf, 1, v);
             }
         }
-        if let Some(v) = &self.size_bytes {
+        {
+            let zero = Default::default();
+            let v = self.size_bytes.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 2, v);
         }
     }

@@ -4,20 +4,28 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ContainerPort {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.host_port {
+        {
+            let zero = Default::default();
+            let v = self.host_port.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
         {
             let v = &self.container_port;
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.protocol {
+        {
+            let zero = Default::default();
+            let v = self.protocol.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.host_ip {
+        {
+            let zero = Default::default();
+            let v = self.host_ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
     }

@@ -8,13 +8,19 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStateTerminated
             let v = &self.exit_code;
             w::put_int32(buf, 1, v);
         }
-        if let Some(v) = &self.signal {
+        {
+            let zero = Default::default();
+            let v = self.signal.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.started_at {
@@ -23,7 +29,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStateTerminated
         if let Some(v) = &self.finished_at {
             w::put_time(buf, 6, v);
         }
-        if let Some(v) = &self.container_id {
+        {
+            let zero = Default::default();
+            let v = self.container_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
     }

@@ -30,7 +30,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             let v = &self.image_id;
             w::put_string(buf, 7, v);
         }
-        if let Some(v) = &self.container_id {
+        {
+            let zero = Default::default();
+            let v = self.container_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
         if let Some(v) = &self.started {

@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             let v = &self.volume_handle;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 3, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.volume_attributes {

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EmptyDirVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.medium {
+        {
+            let zero = Default::default();
+            let v = self.medium.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.size_limit {

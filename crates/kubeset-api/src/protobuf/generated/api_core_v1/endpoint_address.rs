@@ -11,7 +11,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
         if let Some(v) = &self.target_ref {
             w::put_message(buf, 2, &**v);
         }
-        if let Some(v) = &self.hostname {
+        {
+            let zero = Default::default();
+            let v = self.hostname.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.node_name {

@@ -4,14 +4,18 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EndpointPort {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {
             let v = &self.port;
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.protocol {
+        {
+            let zero = Default::default();
+            let v = self.protocol.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.app_protocol {

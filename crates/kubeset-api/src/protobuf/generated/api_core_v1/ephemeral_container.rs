@@ -12,7 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     let v = &self.name;
                     w::put_string(buf, 1, v);
                 }
-                if let Some(v) = &self.image {
+                {
+                    let zero = Default::default();
+                    let v = self.image.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 2, v);
                 }
                 if let Some(v) = &self.command {
@@ -25,7 +27,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                         w::put_string(buf, 4, v);
                     }
                 }
-                if let Some(v) = &self.working_dir {
+                {
+                    let zero = Default::default();
+                    let v = self.working_dir.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 5, v);
                 }
                 if let Some(v) = &self.ports {
@@ -55,22 +59,32 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                 if let Some(v) = &self.lifecycle {
                     w::put_message(buf, 12, &**v);
                 }
-                if let Some(v) = &self.termination_message_path {
+                {
+                    let zero = Default::default();
+                    let v = self.termination_message_path.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 13, v);
                 }
-                if let Some(v) = &self.image_pull_policy {
+                {
+                    let zero = Default::default();
+                    let v = self.image_pull_policy.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 14, v);
                 }
                 if let Some(v) = &self.security_context {
                     w::put_message(buf, 15, &**v);
                 }
-                if let Some(v) = &self.stdin {
+                {
+                    let zero = Default::default();
+                    let v = self.stdin.as_ref().unwrap_or(&zero);
                     w::put_bool(buf, 16, v);
                 }
-                if let Some(v) = &self.stdin_once {
+                {
+                    let zero = Default::default();
+                    let v = self.stdin_once.as_ref().unwrap_or(&zero);
                     w::put_bool(buf, 17, v);
                 }
-                if let Some(v) = &self.tty {
+                {
+                    let zero = Default::default();
+                    let v = self.tty.as_ref().unwrap_or(&zero);
                     w::put_bool(buf, 18, v);
                 }
                 if let Some(v) = &self.env_from {
@@ -78,7 +92,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                         w::put_message(buf, 19, v);
                     }
                 }
-                if let Some(v) = &self.termination_message_policy {
+                {
+                    let zero = Default::default();
+                    let v = self.termination_message_policy.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 20, v);
                 }
                 if let Some(v) = &self.volume_devices {
@@ -104,7 +120,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                 }
             },
         );
-        if let Some(v) = &self.target_container_name {
+        {
+            let zero = Default::default();
+            let v = self.target_container_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

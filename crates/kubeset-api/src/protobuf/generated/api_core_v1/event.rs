@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
             let v = &self.involved_object;
             w::put_message(buf, 2, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.source {
@@ -27,10 +31,14 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
         if let Some(v) = &self.last_timestamp {
             w::put_time(buf, 7, v);
         }
-        if let Some(v) = &self.count {
+        {
+            let zero = Default::default();
+            let v = self.count.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 8, v);
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.event_time {
@@ -39,7 +47,9 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
         if let Some(v) = &self.series {
             w::put_message(buf, 11, v);
         }
-        if let Some(v) = &self.action {
+        {
+            let zero = Default::default();
+            let v = self.action.as_ref().unwrap_or(&zero);
             w::put_string(buf, 12, v);
         }
         if let Some(v) = &self.related {

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EventSeries {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.count {
+        {
+            let zero = Default::default();
+            let v = self.count.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 1, v);
         }
         if let Some(v) = &self.last_observed_time {

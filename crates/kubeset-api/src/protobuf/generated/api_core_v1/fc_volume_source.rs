@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::FCVolumeSource {
         if let Some(v) = &self.lun {
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.wwids {

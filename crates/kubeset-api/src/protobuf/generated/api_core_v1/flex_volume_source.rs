@@ -8,13 +8,17 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexVolumeSource {
             let v = &self.driver;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.secret_ref {
             w::put_message(buf, 3, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.options {

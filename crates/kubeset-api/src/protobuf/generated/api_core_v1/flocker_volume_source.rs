@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::FlockerVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.dataset_name {
+        {
+            let zero = Default::default();
+            let v = self.dataset_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.dataset_uuid {
+        {
+            let zero = Default::default();
+            let v = self.dataset_uuid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

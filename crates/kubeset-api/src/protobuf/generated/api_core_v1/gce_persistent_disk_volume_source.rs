@@ -8,13 +8,19 @@ impl crate::protobuf::Message for crate::api::core::v1::GCEPersistentDiskVolumeS
             let v = &self.pd_name;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.partition {
+        {
+            let zero = Default::default();
+            let v = self.partition.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
     }

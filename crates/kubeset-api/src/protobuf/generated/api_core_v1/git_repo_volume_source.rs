@@ -8,10 +8,14 @@ impl crate::protobuf::Message for crate::api::core::v1::GitRepoVolumeSource {
             let v = &self.repository;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.revision {
+        {
+            let zero = Default::default();
+            let v = self.revision.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.directory {
+        {
+            let zero = Default::default();
+            let v = self.directory.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
     }

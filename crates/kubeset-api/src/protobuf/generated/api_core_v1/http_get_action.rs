@@ -4,17 +4,23 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::HTTPGetAction {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.path {
+        {
+            let zero = Default::default();
+            let v = self.path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {
             let v = &self.port;
             w::put_message(buf, 2, v);
         }
-        if let Some(v) = &self.host {
+        {
+            let zero = Default::default();
+            let v = self.host.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.scheme {
+        {
+            let zero = Default::default();
+            let v = self.scheme.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.http_headers {

@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ImageVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.reference {
+        {
+            let zero = Default::default();
+            let v = self.reference.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.pull_policy {
+        {
+            let zero = Default::default();
+            let v = self.pull_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

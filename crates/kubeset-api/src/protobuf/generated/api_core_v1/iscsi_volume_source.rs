@@ -16,13 +16,19 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIVolumeSource {
             let v = &self.lun;
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.iscsi_interface {
+        {
+            let zero = Default::default();
+            let v = self.iscsi_interface.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 6, v);
         }
         if let Some(v) = &self.portals {
@@ -30,13 +36,17 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIVolumeSource {
                 w::put_string(buf, 7, v);
             }
         }
-        if let Some(v) = &self.chap_auth_discovery {
+        {
+            let zero = Default::default();
+            let v = self.chap_auth_discovery.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 8, v);
         }
         if let Some(v) = &self.secret_ref {
             w::put_message(buf, 10, v);
         }
-        if let Some(v) = &self.chap_auth_session {
+        {
+            let zero = Default::default();
+            let v = self.chap_auth_session.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 11, v);
         }
         if let Some(v) = &self.initiator_name {

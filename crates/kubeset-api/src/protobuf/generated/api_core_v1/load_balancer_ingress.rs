@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::LoadBalancerIngress {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.ip {
+        {
+            let zero = Default::default();
+            let v = self.ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.hostname {
+        {
+            let zero = Default::default();
+            let v = self.hostname.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.ip_mode {

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ModifyVolumeStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.target_volume_attributes_class_name {
+        {
+            let zero = Default::default();
+            let v = self.target_volume_attributes_class_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {

@@ -15,10 +15,14 @@ impl crate::protobuf::Message for crate::api::core::v1::NamespaceCondition {
         if let Some(v) = &self.last_transition_time {
             w::put_time(buf, 4, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
     }

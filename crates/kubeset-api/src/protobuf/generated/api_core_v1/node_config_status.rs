@@ -13,7 +13,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigStatus {
         if let Some(v) = &self.last_known_good {
             w::put_message(buf, 3, v);
         }
-        if let Some(v) = &self.error {
+        {
+            let zero = Default::default();
+            let v = self.error.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

@@ -4,16 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.pod_cidr {
+        {
+            let zero = Default::default();
+            let v = self.pod_cidr.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.external_id {
+        {
+            let zero = Default::default();
+            let v = self.external_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.provider_id {
+        {
+            let zero = Default::default();
+            let v = self.provider_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.unschedulable {
+        {
+            let zero = Default::default();
+            let v = self.unschedulable.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.taints {

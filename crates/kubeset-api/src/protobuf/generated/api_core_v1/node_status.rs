@@ -10,7 +10,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
         if let Some(v) = &self.allocatable {
             w::put_map(buf, 2, v, |buf, v| w::put_message(buf, 2, v));
         }
-        if let Some(v) = &self.phase {
+        {
+            let zero = Default::default();
+            let v = self.phase.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.conditions {

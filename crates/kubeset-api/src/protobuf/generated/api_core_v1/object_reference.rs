@@ -4,25 +4,39 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ObjectReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.kind {
+        {
+            let zero = Default::default();
+            let v = self.kind.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.namespace {
+        {
+            let zero = Default::default();
+            let v = self.namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.uid {
+        {
+            let zero = Default::default();
+            let v = self.uid.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.api_version {
+        {
+            let zero = Default::default();
+            let v = self.api_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.resource_version {
+        {
+            let zero = Default::default();
+            let v = self.resource_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.field_path {
+        {
+            let zero = Default::default();
+            let v = self.field_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
     }

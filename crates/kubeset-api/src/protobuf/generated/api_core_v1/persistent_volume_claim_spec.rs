@@ -12,7 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
         if let Some(v) = &self.resources {
             w::put_message(buf, 2, &**v);
         }
-        if let Some(v) = &self.volume_name {
+        {
+            let zero = Default::default();
+            let v = self.volume_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.selector {

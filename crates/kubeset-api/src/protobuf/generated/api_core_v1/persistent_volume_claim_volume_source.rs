@@ -9,7 +9,9 @@ for crate::api::core::v1::PersistentVolumeClaimVolumeSource {
             let v = &self.claim_name;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 2, v);
         }
     }

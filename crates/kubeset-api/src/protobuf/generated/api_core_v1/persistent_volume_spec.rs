@@ -87,10 +87,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
         if let Some(v) = &self.claim_ref {
             w::put_message(buf, 4, &**v);
         }
-        if let Some(v) = &self.persistent_volume_reclaim_policy {
+        {
+            let zero = Default::default();
+            let v = self.persistent_volume_reclaim_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.storage_class_name {
+        {
+            let zero = Default::default();
+            let v = self.storage_class_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.mount_options {

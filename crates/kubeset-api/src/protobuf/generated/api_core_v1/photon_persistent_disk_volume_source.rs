@@ -9,7 +9,9 @@ for crate::api::core::v1::PhotonPersistentDiskVolumeSource {
             let v = &self.pd_id;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

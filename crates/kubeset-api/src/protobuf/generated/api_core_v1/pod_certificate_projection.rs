@@ -15,13 +15,19 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
         if let Some(v) = &self.max_expiration_seconds {
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.credential_bundle_path {
+        {
+            let zero = Default::default();
+            let v = self.credential_bundle_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.key_path {
+        {
+            let zero = Default::default();
+            let v = self.key_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.certificate_chain_path {
+        {
+            let zero = Default::default();
+            let v = self.certificate_chain_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.user_annotations {

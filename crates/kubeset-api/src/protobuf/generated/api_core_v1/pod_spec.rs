@@ -15,7 +15,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 w::put_message(buf, 2, v);
             }
         }
-        if let Some(v) = &self.restart_policy {
+        {
+            let zero = Default::default();
+            let v = self.restart_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.termination_grace_period_seconds {
@@ -24,28 +26,42 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         if let Some(v) = &self.active_deadline_seconds {
             w::put_int64(buf, 5, v);
         }
-        if let Some(v) = &self.dns_policy {
+        {
+            let zero = Default::default();
+            let v = self.dns_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.node_selector {
             w::put_map(buf, 7, v, |buf, v| w::put_string(buf, 2, v));
         }
-        if let Some(v) = &self.service_account_name {
+        {
+            let zero = Default::default();
+            let v = self.service_account_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
-        if let Some(v) = &self.service_account {
+        {
+            let zero = Default::default();
+            let v = self.service_account.as_ref().unwrap_or(&zero);
             w::put_string(buf, 9, v);
         }
-        if let Some(v) = &self.node_name {
+        {
+            let zero = Default::default();
+            let v = self.node_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 10, v);
         }
-        if let Some(v) = &self.host_network {
+        {
+            let zero = Default::default();
+            let v = self.host_network.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 11, v);
         }
-        if let Some(v) = &self.host_pid {
+        {
+            let zero = Default::default();
+            let v = self.host_pid.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 12, v);
         }
-        if let Some(v) = &self.host_ipc {
+        {
+            let zero = Default::default();
+            let v = self.host_ipc.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 13, v);
         }
         if let Some(v) = &self.security_context {
@@ -56,16 +72,22 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 w::put_message(buf, 15, v);
             }
         }
-        if let Some(v) = &self.hostname {
+        {
+            let zero = Default::default();
+            let v = self.hostname.as_ref().unwrap_or(&zero);
             w::put_string(buf, 16, v);
         }
-        if let Some(v) = &self.subdomain {
+        {
+            let zero = Default::default();
+            let v = self.subdomain.as_ref().unwrap_or(&zero);
             w::put_string(buf, 17, v);
         }
         if let Some(v) = &self.affinity {
             w::put_message(buf, 18, v);
         }
-        if let Some(v) = &self.scheduler_name {
+        {
+            let zero = Default::default();
+            let v = self.scheduler_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 19, v);
         }
         if let Some(v) = &self.init_containers {
@@ -86,7 +108,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 w::put_message(buf, 23, v);
             }
         }
-        if let Some(v) = &self.priority_class_name {
+        {
+            let zero = Default::default();
+            let v = self.priority_class_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 24, v);
         }
         if let Some(v) = &self.priority {

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.phase {
+        {
+            let zero = Default::default();
+            let v = self.phase.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.conditions {
@@ -12,16 +14,24 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 w::put_message(buf, 2, v);
             }
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.host_ip {
+        {
+            let zero = Default::default();
+            let v = self.host_ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.pod_ip {
+        {
+            let zero = Default::default();
+            let v = self.pod_ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.start_time {
@@ -32,7 +42,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 w::put_message(buf, 8, v);
             }
         }
-        if let Some(v) = &self.qos_class {
+        {
+            let zero = Default::default();
+            let v = self.qos_class.as_ref().unwrap_or(&zero);
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.init_container_statuses {
@@ -40,7 +52,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 w::put_message(buf, 10, v);
             }
         }
-        if let Some(v) = &self.nominated_node_name {
+        {
+            let zero = Default::default();
+            let v = self.nominated_node_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 11, v);
         }
         if let Some(v) = &self.pod_ips {
@@ -53,7 +67,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 w::put_message(buf, 13, v);
             }
         }
-        if let Some(v) = &self.resize {
+        {
+            let zero = Default::default();
+            let v = self.resize.as_ref().unwrap_or(&zero);
             w::put_string(buf, 14, v);
         }
         if let Some(v) = &self.resource_claim_statuses {
@@ -66,7 +82,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 w::put_message(buf, 16, v);
             }
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 17, v);
         }
         if let Some(v) = &self.extended_resource_claim_status {

@@ -22,19 +22,29 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
                 }
             },
         );
-        if let Some(v) = &self.initial_delay_seconds {
+        {
+            let zero = Default::default();
+            let v = self.initial_delay_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.timeout_seconds {
+        {
+            let zero = Default::default();
+            let v = self.timeout_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 3, v);
         }
-        if let Some(v) = &self.period_seconds {
+        {
+            let zero = Default::default();
+            let v = self.period_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
-        if let Some(v) = &self.success_threshold {
+        {
+            let zero = Default::default();
+            let v = self.success_threshold.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
-        if let Some(v) = &self.failure_threshold {
+        {
+            let zero = Default::default();
+            let v = self.failure_threshold.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 6, v);
         }
         if let Some(v) = &self.termination_grace_period_seconds {

@@ -12,16 +12,24 @@ impl crate::protobuf::Message for crate::api::core::v1::QuobyteVolumeSource {
             let v = &self.volume;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 3, v);
         }
-        if let Some(v) = &self.user {
+        {
+            let zero = Default::default();
+            let v = self.user.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.tenant {
+        {
+            let zero = Default::default();
+            let v = self.tenant.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
     }

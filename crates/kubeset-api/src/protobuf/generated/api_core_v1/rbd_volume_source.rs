@@ -14,22 +14,32 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDVolumeSource {
             let v = &self.image;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.pool {
+        {
+            let zero = Default::default();
+            let v = self.pool.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.user {
+        {
+            let zero = Default::default();
+            let v = self.user.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.keyring {
+        {
+            let zero = Default::default();
+            let v = self.keyring.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.secret_ref {
             w::put_message(buf, 7, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 8, v);
         }
     }

@@ -13,7 +13,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
         if let Some(v) = &self.template {
             w::put_message(buf, 3, &**v);
         }
-        if let Some(v) = &self.min_ready_seconds {
+        {
+            let zero = Default::default();
+            let v = self.min_ready_seconds.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 4, v);
         }
     }

@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceClaim {
             let v = &self.name;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.request {
+        {
+            let zero = Default::default();
+            let v = self.request.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceHealth {
             let v = &self.resource_id;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.health {
+        {
+            let zero = Default::default();
+            let v = self.health.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

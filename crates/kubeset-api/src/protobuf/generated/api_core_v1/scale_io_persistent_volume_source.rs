@@ -16,25 +16,39 @@ impl crate::protobuf::Message for crate::api::core::v1::ScaleIOPersistentVolumeS
             let v = &self.secret_ref;
             w::put_message(buf, 3, v);
         }
-        if let Some(v) = &self.ssl_enabled {
+        {
+            let zero = Default::default();
+            let v = self.ssl_enabled.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
-        if let Some(v) = &self.protection_domain {
+        {
+            let zero = Default::default();
+            let v = self.protection_domain.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.storage_pool {
+        {
+            let zero = Default::default();
+            let v = self.storage_pool.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.storage_mode {
+        {
+            let zero = Default::default();
+            let v = self.storage_mode.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
-        if let Some(v) = &self.volume_name {
+        {
+            let zero = Default::default();
+            let v = self.volume_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 9, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 10, v);
         }
     }

@@ -4,16 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::SELinuxOptions {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.user {
+        {
+            let zero = Default::default();
+            let v = self.user.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.role {
+        {
+            let zero = Default::default();
+            let v = self.role.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.level {
+        {
+            let zero = Default::default();
+            let v = self.level.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

@@ -11,7 +11,9 @@ impl crate::protobuf::Message for crate::api::core::v1::Secret {
         if let Some(v) = &self.data {
             w::put_map(buf, 2, v, |buf, v| w::put_bytes(buf, 2, v));
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.string_data {

@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretProjection {
             buf,
             1,
             |buf| {
-                if let Some(v) = &self.name {
+                {
+                    let zero = Default::default();
+                    let v = self.name.as_ref().unwrap_or(&zero);
                     w::put_string(buf, 1, v);
                 }
             },

@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.protocol {
+        {
+            let zero = Default::default();
+            let v = self.protocol.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         {
@@ -17,7 +21,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
         if let Some(v) = &self.target_port {
             w::put_message(buf, 4, v);
         }
-        if let Some(v) = &self.node_port {
+        {
+            let zero = Default::default();
+            let v = self.node_port.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
         if let Some(v) = &self.app_protocol {

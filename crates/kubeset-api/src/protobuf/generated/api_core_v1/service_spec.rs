@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
         if let Some(v) = &self.selector {
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
-        if let Some(v) = &self.cluster_ip {
+        {
+            let zero = Default::default();
+            let v = self.cluster_ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.external_ips {
@@ -23,10 +27,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
                 w::put_string(buf, 5, v);
             }
         }
-        if let Some(v) = &self.session_affinity {
+        {
+            let zero = Default::default();
+            let v = self.session_affinity.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
-        if let Some(v) = &self.load_balancer_ip {
+        {
+            let zero = Default::default();
+            let v = self.load_balancer_ip.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
         if let Some(v) = &self.load_balancer_source_ranges {
@@ -34,16 +42,24 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
                 w::put_string(buf, 9, v);
             }
         }
-        if let Some(v) = &self.external_name {
+        {
+            let zero = Default::default();
+            let v = self.external_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 10, v);
         }
-        if let Some(v) = &self.external_traffic_policy {
+        {
+            let zero = Default::default();
+            let v = self.external_traffic_policy.as_ref().unwrap_or(&zero);
             w::put_string(buf, 11, v);
         }
-        if let Some(v) = &self.health_check_node_port {
+        {
+            let zero = Default::default();
+            let v = self.health_check_node_port.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 12, v);
         }
-        if let Some(v) = &self.publish_not_ready_addresses {
+        {
+            let zero = Default::default();
+            let v = self.publish_not_ready_addresses.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 13, v);
         }
         if let Some(v) = &self.session_affinity_config {

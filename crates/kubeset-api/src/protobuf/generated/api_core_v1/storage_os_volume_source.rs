@@ -4,16 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::StorageOSVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.volume_name {
+        {
+            let zero = Default::default();
+            let v = self.volume_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.volume_namespace {
+        {
+            let zero = Default::default();
+            let v = self.volume_namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {

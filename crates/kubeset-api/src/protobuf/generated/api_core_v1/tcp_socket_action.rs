@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::core::v1::TCPSocketAction {
             let v = &self.port;
             w::put_message(buf, 1, v);
         }
-        if let Some(v) = &self.host {
+        {
+            let zero = Default::default();
+            let v = self.host.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

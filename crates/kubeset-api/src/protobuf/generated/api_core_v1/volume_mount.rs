@@ -8,20 +8,26 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMount {
             let v = &self.name;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 2, v);
         }
         {
             let v = &self.mount_path;
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.sub_path {
+        {
+            let zero = Default::default();
+            let v = self.sub_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.mount_propagation {
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.sub_path_expr {
+        {
+            let zero = Default::default();
+            let v = self.sub_path_expr.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.recursive_read_only {

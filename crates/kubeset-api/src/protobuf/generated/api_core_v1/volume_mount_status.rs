@@ -12,7 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMountStatus {
             let v = &self.mount_path;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.read_only {
+        {
+            let zero = Default::default();
+            let v = self.read_only.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 3, v);
         }
         if let Some(v) = &self.recursive_read_only {

@@ -8,13 +8,19 @@ impl crate::protobuf::Message for crate::api::core::v1::VsphereVirtualDiskVolume
             let v = &self.volume_path;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.fs_type {
+        {
+            let zero = Default::default();
+            let v = self.fs_type.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.storage_policy_name {
+        {
+            let zero = Default::default();
+            let v = self.storage_policy_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.storage_policy_id {
+        {
+            let zero = Default::default();
+            let v = self.storage_policy_id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

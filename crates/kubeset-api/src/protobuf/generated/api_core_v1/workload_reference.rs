@@ -12,7 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::WorkloadReference {
             let v = &self.pod_group;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.pod_group_replica_key {
+        {
+            let zero = Default::default();
+            let v = self.pod_group_replica_key.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
     }

@@ -14,16 +14,24 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
         if let Some(v) = &self.series {
             w::put_message(buf, 3, v);
         }
-        if let Some(v) = &self.reporting_controller {
+        {
+            let zero = Default::default();
+            let v = self.reporting_controller.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.reporting_instance {
+        {
+            let zero = Default::default();
+            let v = self.reporting_instance.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.action {
+        {
+            let zero = Default::default();
+            let v = self.action.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.regarding {
@@ -32,10 +40,14 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
         if let Some(v) = &self.related {
             w::put_message(buf, 9, &**v);
         }
-        if let Some(v) = &self.note {
+        {
+            let zero = Default::default();
+            let v = self.note.as_ref().unwrap_or(&zero);
             w::put_string(buf, 10, v);
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 11, v);
         }
         if let Some(v) = &self.deprecated_source {
@@ -47,7 +59,9 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
         if let Some(v) = &self.deprecated_last_timestamp {
             w::put_time(buf, 14, v);
         }
-        if let Some(v) = &self.deprecated_count {
+        {
+            let zero = Default::default();
+            let v = self.deprecated_count.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 15, v);
         }
     }

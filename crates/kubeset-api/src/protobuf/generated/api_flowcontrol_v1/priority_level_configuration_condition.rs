@@ -5,19 +5,27 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.status {
+        {
+            let zero = Default::default();
+            let v = self.status.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.last_transition_time {
             w::put_time(buf, 3, v);
         }
-        if let Some(v) = &self.reason {
+        {
+            let zero = Default::default();
+            let v = self.reason.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
     }

@@ -22,7 +22,9 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::ResourcePolicyRul
                 w::put_string(buf, 3, v);
             }
         }
-        if let Some(v) = &self.cluster_scope {
+        {
+            let zero = Default::default();
+            let v = self.cluster_scope.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.namespaces {

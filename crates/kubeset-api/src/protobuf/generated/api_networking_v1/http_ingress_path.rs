@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::HTTPIngressPath {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.path {
+        {
+            let zero = Default::default();
+            let v = self.path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {

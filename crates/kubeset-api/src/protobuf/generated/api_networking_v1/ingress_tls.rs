@@ -9,7 +9,9 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressTLS {
                 w::put_string(buf, 1, v);
             }
         }
-        if let Some(v) = &self.secret_name {
+        {
+            let zero = Default::default();
+            let v = self.secret_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -4,14 +4,18 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::ParentReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {
             let v = &self.resource;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.namespace {
+        {
+            let zero = Default::default();
+            let v = self.namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         {

@@ -4,10 +4,14 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::ServiceBackendPort {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.name {
+        {
+            let zero = Default::default();
+            let v = self.name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.number {
+        {
+            let zero = Default::default();
+            let v = self.number.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 2, v);
         }
     }

@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 1, v);
         }
         if let Some(v) = &self.disrupted_pods {

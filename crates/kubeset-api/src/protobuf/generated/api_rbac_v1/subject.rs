@@ -8,14 +8,18 @@ impl crate::protobuf::Message for crate::api::rbac::v1::Subject {
             let v = &self.kind;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.api_group {
+        {
+            let zero = Default::default();
+            let v = self.api_group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         {
             let v = &self.name;
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.namespace {
+        {
+            let zero = Default::default();
+            let v = self.namespace.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
     }

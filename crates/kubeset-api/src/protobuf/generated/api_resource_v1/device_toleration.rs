@@ -4,16 +4,24 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1::DeviceToleration {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.key {
+        {
+            let zero = Default::default();
+            let v = self.key.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.operator {
+        {
+            let zero = Default::default();
+            let v = self.operator.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.value {
+        {
+            let zero = Default::default();
+            let v = self.value.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.effect {
+        {
+            let zero = Default::default();
+            let v = self.effect.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.toleration_seconds {

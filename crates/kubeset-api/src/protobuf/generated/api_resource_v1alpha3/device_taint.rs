@@ -8,7 +8,9 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaint {
             let v = &self.key;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.value {
+        {
+            let zero = Default::default();
+            let v = self.value.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         {

@@ -16,10 +16,14 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceRequest {
                 w::put_message(buf, 3, v);
             }
         }
-        if let Some(v) = &self.allocation_mode {
+        {
+            let zero = Default::default();
+            let v = self.allocation_mode.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.count {
+        {
+            let zero = Default::default();
+            let v = self.count.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 5, v);
         }
         if let Some(v) = &self.admin_access {

@@ -12,13 +12,17 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::ResourceSliceSp
             let v = &self.pool;
             w::put_message(buf, 2, v);
         }
-        if let Some(v) = &self.node_name {
+        {
+            let zero = Default::default();
+            let v = self.node_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.node_selector {
             w::put_message(buf, 4, v);
         }
-        if let Some(v) = &self.all_nodes {
+        {
+            let zero = Default::default();
+            let v = self.all_nodes.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 5, v);
         }
         if let Some(v) = &self.devices {

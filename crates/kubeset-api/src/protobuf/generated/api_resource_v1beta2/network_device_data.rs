@@ -4,7 +4,9 @@
 use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1beta2::NetworkDeviceData {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.interface_name {
+        {
+            let zero = Default::default();
+            let v = self.interface_name.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.ips {
@@ -12,7 +14,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::NetworkDeviceDa
                 w::put_string(buf, 2, v);
             }
         }
-        if let Some(v) = &self.hardware_address {
+        {
+            let zero = Default::default();
+            let v = self.hardware_address.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
     }

@@ -5,7 +5,9 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::api::resource::v1beta2::ResourceClaimConsumerReference {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.api_group {
+        {
+            let zero = Default::default();
+            let v = self.api_group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
         {

@@ -12,10 +12,14 @@ impl crate::protobuf::Message for crate::api::scheduling::v1::PriorityClass {
             let v = &self.value;
             w::put_int32(buf, 2, v);
         }
-        if let Some(v) = &self.global_default {
+        {
+            let zero = Default::default();
+            let v = self.global_default.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 3, v);
         }
-        if let Some(v) = &self.description {
+        {
+            let zero = Default::default();
+            let v = self.description.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.preemption_policy {

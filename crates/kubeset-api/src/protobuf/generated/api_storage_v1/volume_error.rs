@@ -7,7 +7,9 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeError {
         if let Some(v) = &self.time {
             w::put_time(buf, 1, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.error_code {

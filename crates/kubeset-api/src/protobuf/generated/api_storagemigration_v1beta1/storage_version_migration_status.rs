@@ -10,7 +10,9 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
                 w::put_message(buf, 1, v);
             }
         }
-        if let Some(v) = &self.resource_version {
+        {
+            let zero = Default::default();
+            let v = self.resource_version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -13,13 +13,19 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             let v = &self.type_;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.format {
+        {
+            let zero = Default::default();
+            let v = self.format.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.description {
+        {
+            let zero = Default::default();
+            let v = self.description.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.priority {
+        {
+            let zero = Default::default();
+            let v = self.priority.as_ref().unwrap_or(&zero);
             w::put_int32(buf, 5, v);
         }
         {

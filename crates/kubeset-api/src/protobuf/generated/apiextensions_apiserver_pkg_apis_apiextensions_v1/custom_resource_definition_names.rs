@@ -9,7 +9,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             let v = &self.plural;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.singular {
+        {
+            let zero = Default::default();
+            let v = self.singular.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.short_names {
@@ -21,7 +23,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             let v = &self.kind;
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.list_kind {
+        {
+            let zero = Default::default();
+            let v = self.list_kind.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
         if let Some(v) = &self.categories {

@@ -26,7 +26,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         if let Some(v) = &self.conversion {
             w::put_message(buf, 9, &**v);
         }
-        if let Some(v) = &self.preserve_unknown_fields {
+        {
+            let zero = Default::default();
+            let v = self.preserve_unknown_fields.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 10, v);
         }
     }

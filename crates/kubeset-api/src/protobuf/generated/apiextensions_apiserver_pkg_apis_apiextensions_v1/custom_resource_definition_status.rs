@@ -18,7 +18,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 w::put_string(buf, 3, v);
             }
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 4, v);
         }
     }

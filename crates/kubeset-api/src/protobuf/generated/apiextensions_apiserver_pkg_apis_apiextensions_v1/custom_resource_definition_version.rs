@@ -28,7 +28,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 w::put_message(buf, 6, v);
             }
         }
-        if let Some(v) = &self.deprecated {
+        {
+            let zero = Default::default();
+            let v = self.deprecated.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 7, v);
         }
         if let Some(v) = &self.deprecation_warning {

@@ -5,10 +5,14 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.description {
+        {
+            let zero = Default::default();
+            let v = self.description.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.url {
+        {
+            let zero = Default::default();
+            let v = self.url.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
     }

@@ -5,25 +5,37 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
-        if let Some(v) = &self.id {
+        {
+            let zero = Default::default();
+            let v = self.id.as_ref().unwrap_or(&zero);
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.schema {
+        {
+            let zero = Default::default();
+            let v = self.schema.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.ref_ {
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.description {
+        {
+            let zero = Default::default();
+            let v = self.description.as_ref().unwrap_or(&zero);
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.type_ {
+        {
+            let zero = Default::default();
+            let v = self.type_.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
-        if let Some(v) = &self.format {
+        {
+            let zero = Default::default();
+            let v = self.format.as_ref().unwrap_or(&zero);
             w::put_string(buf, 6, v);
         }
-        if let Some(v) = &self.title {
+        {
+            let zero = Default::default();
+            let v = self.title.as_ref().unwrap_or(&zero);
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.default {
@@ -32,13 +44,17 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         if let Some(v) = &self.maximum {
             w::put_double(buf, 9, v);
         }
-        if let Some(v) = &self.exclusive_maximum {
+        {
+            let zero = Default::default();
+            let v = self.exclusive_maximum.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 10, v);
         }
         if let Some(v) = &self.minimum {
             w::put_double(buf, 11, v);
         }
-        if let Some(v) = &self.exclusive_minimum {
+        {
+            let zero = Default::default();
+            let v = self.exclusive_minimum.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 12, v);
         }
         if let Some(v) = &self.max_length {
@@ -47,7 +63,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         if let Some(v) = &self.min_length {
             w::put_int64(buf, 14, v);
         }
-        if let Some(v) = &self.pattern {
+        {
+            let zero = Default::default();
+            let v = self.pattern.as_ref().unwrap_or(&zero);
             w::put_string(buf, 15, v);
         }
         if let Some(v) = &self.max_items {
@@ -56,7 +74,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         if let Some(v) = &self.min_items {
             w::put_int64(buf, 17, v);
         }
-        if let Some(v) = &self.unique_items {
+        {
+            let zero = Default::default();
+            let v = self.unique_items.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 18, v);
         }
         if let Some(v) = &self.multiple_of {
@@ -123,16 +143,22 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         if let Some(v) = &self.example {
             w::put_message(buf, 36, v);
         }
-        if let Some(v) = &self.nullable {
+        {
+            let zero = Default::default();
+            let v = self.nullable.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 37, v);
         }
         if let Some(v) = &self.x_kubernetes_preserve_unknown_fields {
             w::put_bool(buf, 38, v);
         }
-        if let Some(v) = &self.x_kubernetes_embedded_resource {
+        {
+            let zero = Default::default();
+            let v = self.x_kubernetes_embedded_resource.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 39, v);
         }
-        if let Some(v) = &self.x_kubernetes_int_or_string {
+        {
+            let zero = Default::default();
+            let v = self.x_kubernetes_int_or_string.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 40, v);
         }
         if let Some(v) = &self.x_kubernetes_list_map_keys {

@@ -9,16 +9,22 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule
             let v = &self.rule;
             w::put_string(buf, 1, v);
         }
-        if let Some(v) = &self.message {
+        {
+            let zero = Default::default();
+            let v = self.message.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.message_expression {
+        {
+            let zero = Default::default();
+            let v = self.message_expression.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.reason {
             w::put_string(buf, 4, v);
         }
-        if let Some(v) = &self.field_path {
+        {
+            let zero = Default::default();
+            let v = self.field_path.as_ref().unwrap_or(&zero);
             w::put_string(buf, 5, v);
         }
         if let Some(v) = &self.optional_old_self {

@@ -34,13 +34,19 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
                 w::put_string(buf, 7, v);
             }
         }
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 8, v);
         }
-        if let Some(v) = &self.version {
+        {
+            let zero = Default::default();
+            let v = self.version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 9, v);
         }
-        if let Some(v) = &self.storage_version_hash {
+        {
+            let zero = Default::default();
+            let v = self.storage_version_hash.as_ref().unwrap_or(&zero);
             w::put_string(buf, 10, v);
         }
     }

@@ -12,7 +12,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Cond
             let v = &self.status;
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.observed_generation {
+        {
+            let zero = Default::default();
+            let v = self.observed_generation.as_ref().unwrap_or(&zero);
             w::put_int64(buf, 3, v);
         }
         {

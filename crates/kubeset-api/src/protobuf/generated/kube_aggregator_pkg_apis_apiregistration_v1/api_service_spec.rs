@@ -8,13 +8,19 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
         if let Some(v) = &self.service {
             w::put_message(buf, 1, &**v);
         }
-        if let Some(v) = &self.group {
+        {
+            let zero = Default::default();
+            let v = self.group.as_ref().unwrap_or(&zero);
             w::put_string(buf, 2, v);
         }
-        if let Some(v) = &self.version {
+        {
+            let zero = Default::default();
+            let v = self.version.as_ref().unwrap_or(&zero);
             w::put_string(buf, 3, v);
         }
-        if let Some(v) = &self.insecure_skip_tls_verify {
+        {
+            let zero = Default::default();
+            let v = self.insecure_skip_tls_verify.as_ref().unwrap_or(&zero);
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.ca_bundle {
