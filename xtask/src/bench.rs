@@ -930,7 +930,12 @@ fn codec_protobuf(rust: &Path, go: &Path, json: &Path, runs: &str) -> Result<Vec
 /// as kube-apiserver frames it) decoded by client-go. kubeset's side is
 /// `kubeset_bench::watch_protobuf::run_kubeset`, given its protobuf watch
 /// decoder; its command is added beside this one when that decoder lands.
-fn watch_decode_protobuf(go: &Path, stream: &Path, runs: &str) -> Result<Vec<Value>, Error> {
+fn watch_decode_protobuf(
+    rust: &Path,
+    go: &Path,
+    stream: &Path,
+    runs: &str,
+) -> Result<Vec<Value>, Error> {
     let pb = stream.with_extension("pb");
     output(
         Command::new(go)
@@ -939,10 +944,14 @@ fn watch_decode_protobuf(go: &Path, stream: &Path, runs: &str) -> Result<Vec<Val
             .arg(&pb),
         "Go watch-to-protobuf",
     )?;
-    let all = records(
+    let mut all = records(
+        Command::new(rust).arg("watch-protobuf").arg(&pb).arg(runs),
+        "Rust watch-protobuf",
+    )?;
+    all.extend(records(
         Command::new(go).arg("watch-protobuf").arg(&pb).arg(runs),
         "Go watch-protobuf",
-    )?;
+    )?);
     std::fs::remove_file(&pb)?;
     Ok(all)
 }
@@ -975,7 +984,7 @@ fn watch_decode(
         Command::new(go).arg("watch").arg(&stream).arg(&runs),
         "Go watch",
     )?);
-    all.extend(watch_decode_protobuf(go, &stream, &runs)?);
+    all.extend(watch_decode_protobuf(rust, go, &stream, &runs)?);
     std::fs::remove_file(&stream)?;
     Ok(all)
 }
@@ -1245,8 +1254,8 @@ fn memory_table(out: &mut String, plan: &Plan, all: &[Value]) {
          kubeset `two-caches` and `shared` are two controllers in one process, each subscribed to its cache \
          and seeing every update: two `SharedCache`s (two watches, two stores) or one `SharedCaches` cache \
          both read (one watch, one store); objects are those one controller sees. \
-         kubeset `protobuf`: `full` with `RestConfig::with_wire_format(WireFormat::Protobuf)` — the list in protobuf, \
-         the watch as kubeset's `Api::watch` negotiates it (JSON until the protobuf watch lands); client-go \
+         kubeset `protobuf`: `full` with `RestConfig::with_wire_format(WireFormat::Protobuf)` — the watcher's \
+         streaming list and its watch in protobuf; client-go \
          `full, protobuf`: `rest.Config{{ContentType: \"application/vnd.kubernetes.protobuf\"}}`, list and watch in \
          protobuf. kube-rs has no protobuf.\n\n\
          | implementation | cache | objects | peak RSS MB | peer / kubeset (full) |\n|---|---|---:|---:|---:|",

@@ -7,6 +7,8 @@
 //!                                          Go's bytes; OUT: kubeset's)
 //! kubeset-bench make-watch FILE EVENTS OUT write a watch stream
 //! kubeset-bench watch STREAM RUNS          watch-stream decode
+//! kubeset-bench watch-protobuf STREAM RUNS the same in protobuf (STREAM:
+//!                                          Go's frames)
 //! kubeset-bench serve [PORT]               embedded server; prints its URL
 //! kubeset-bench roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL
 //! kubeset-bench failover TRIALS             fault → next successful GET
@@ -19,10 +21,12 @@ use std::process::ExitCode;
 
 use kubeset_bench::memory::Variant;
 use kubeset_bench::roundtrip::{Peer, Plan};
-use kubeset_bench::{Error, Record, codec, codec_protobuf, failover, memory, roundtrip, watch};
+use kubeset_bench::{
+    Error, Record, codec, codec_protobuf, failover, memory, roundtrip, watch, watch_protobuf,
+};
 
 const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | codec-protobuf FILE RUNS OUT | make-watch FILE EVENTS OUT | \
-                     watch STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
+                     watch STREAM RUNS | watch-protobuf STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
                      serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata|two-caches|shared UPDATES";
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
@@ -44,6 +48,7 @@ enum Cmd {
     CodecProtobuf(PathBuf, usize, PathBuf),
     MakeWatch(PathBuf, usize, PathBuf),
     Watch(PathBuf, usize),
+    WatchProtobuf(PathBuf, usize),
     Serve(u16),
     Roundtrip(String, Peer, Plan),
     Failover(usize),
@@ -59,6 +64,7 @@ fn parse(args: &[String]) -> Option<Cmd> {
         "codec-protobuf" => Cmd::CodecProtobuf(path(1)?, num(2)?, path(3)?),
         "make-watch" => Cmd::MakeWatch(path(1)?, num(2)?, path(3)?),
         "watch" => Cmd::Watch(path(1)?, num(2)?),
+        "watch-protobuf" => Cmd::WatchProtobuf(path(1)?, num(2)?),
         "serve" => Cmd::Serve(match args.get(1) {
             Some(p) => p.parse().ok()?,
             None => 0,
@@ -113,6 +119,14 @@ fn run(cmd: Cmd) -> Result<(), Error> {
             let stream = bytes::Bytes::from(read(&file)?);
             let events = stream.iter().filter(|b| **b == b'\n').count();
             print(&watch::run(&stream, events, runs)?)
+        }
+        Cmd::WatchProtobuf(file, runs) => {
+            let stream = bytes::Bytes::from(read(&file)?);
+            print(&watch_protobuf::run_kubeset(
+                &stream,
+                runs,
+                watch_protobuf::decode_kubeset,
+            )?)
         }
         Cmd::Serve(port) => runtime()?.block_on(async {
             let server = roundtrip::serve(port).await?;

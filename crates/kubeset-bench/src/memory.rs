@@ -160,8 +160,8 @@ pub enum Variant {
     /// Two controllers sharing one cache of whole pods (`SharedCaches`).
     Shared,
     /// Whole pods, the client negotiating protobuf
-    /// (`RestConfig::with_wire_format(WireFormat::Protobuf)`): the list
-    /// comes in protobuf; the watch in whatever the client speaks for it.
+    /// (`RestConfig::with_wire_format(WireFormat::Protobuf)`): the
+    /// watcher's streaming list and its watch come in protobuf.
     Protobuf,
 }
 

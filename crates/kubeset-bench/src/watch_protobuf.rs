@@ -10,9 +10,23 @@
 //! time (a function from the stream to the number of events it decoded).
 
 use bytes::Bytes;
+use futures::TryStreamExt as _;
+use kubeset::api::core::v1::Pod;
+use kubeset_rest::WatchStream;
 
 use crate::stats::time_runs;
 use crate::{Error, Record};
+
+/// Decode `stream` with kubeset's protobuf `WatchStream<Pod>` (the frames
+/// and the generated codec `Api::watch` uses); the number of events.
+pub fn decode_kubeset(stream: &Bytes) -> Result<usize, Error> {
+    let decoder =
+        kubeset::protobuf::watch_decoder::<Pod>().ok_or(Error::NoCodec { kind: "Pod" })?;
+    let body = futures::stream::iter(crate::watch::chunks(stream).map(Ok));
+    let events = WatchStream::<Pod>::from_protobuf_bytes(body, decoder);
+    futures::executor::block_on(events.try_fold(0usize, |n, _| async move { Ok(n + 1) }))
+        .map_err(|source| Error::Kubeset { source })
+}
 
 /// The number of length-delimited frames in `stream`; an error if the
 /// last one is cut short.
