@@ -139,42 +139,58 @@ fn violation(reason: String) -> UpgradeError {
     UpgradeError::Violation { reason }
 }
 
+/// Moves bytes between the WebSocket and the ports' streams. Reads and
+/// writes run side by side, so a write the server is not taking yet never
+/// stops the reads that would let it (see `process::drive`).
 async fn drive(
-    mut ws: WebSocket,
+    ws: WebSocket,
     mut ports: Vec<Port>,
     mut up: mpsc::Receiver<(usize, Option<Bytes>)>,
 ) -> Result<(), UpgradeError> {
     let mut open = ports.len();
-    let result = loop {
-        if open == 0 {
-            let _ = ws.close(None).await;
-            break Ok(());
-        }
+    let (mut sink, mut source) = ws.split();
+    let result = {
+        let reader = async {
+            while let Some(msg) = source.next().await {
+                match msg.map_err(|e| UpgradeError::WebSocket {
+                    source: Box::new(e),
+                })? {
+                    Message::Close(_) => return Ok(()),
+                    Message::Binary(b) => incoming(&mut ports, &b).await?,
+                    _ => {}
+                }
+            }
+            Err(UpgradeError::Closed)
+        };
+        let writer = async {
+            loop {
+                if open == 0 {
+                    let _ = sink.close().await;
+                    return Ok(());
+                }
+                match up.recv().await {
+                    Some((i, Some(data))) => {
+                        let Ok(ch) = u8::try_from(2 * i) else {
+                            continue;
+                        };
+                        let msg = [&[ch][..], &data].concat();
+                        sink.send(Message::Binary(Bytes::from(msg)))
+                            .await
+                            .map_err(|e| UpgradeError::WebSocket {
+                                source: Box::new(e),
+                            })?;
+                    }
+                    // The user closed this port's stream; the channel
+                    // protocol has no half-close, so the forward ends with
+                    // the last one.
+                    Some((_, None)) => open = open.saturating_sub(1),
+                    None => open = 0,
+                }
+            }
+        };
         tokio::select! {
-            msg = ws.next() => match msg {
-                None => break Err(UpgradeError::Closed),
-                Some(Err(e)) => break Err(UpgradeError::WebSocket { source: Box::new(e) }),
-                Some(Ok(Message::Close(_))) => break Ok(()),
-                Some(Ok(Message::Binary(b))) => {
-                    if let Err(e) = incoming(&mut ports, &b).await {
-                        break Err(e);
-                    }
-                }
-                Some(Ok(_)) => {}
-            },
-            item = up.recv() => match item {
-                Some((i, Some(data))) => {
-                    let Ok(ch) = u8::try_from(2 * i) else { continue };
-                    let msg = [&[ch][..], &data].concat();
-                    if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
-                        break Err(UpgradeError::WebSocket { source: Box::new(e) });
-                    }
-                }
-                // The user closed this port's stream; the channel protocol
-                // has no half-close, so the forward ends with the last one.
-                Some((_, None)) => open = open.saturating_sub(1),
-                None => open = 0,
-            },
+            r = reader => r,
+            w = writer => w,
         }
     };
     for p in &mut ports {

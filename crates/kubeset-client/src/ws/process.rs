@@ -1,9 +1,11 @@
 //! [`AttachedProcess`]: one exec or attach session, driven by a task that
 //! owns the WebSocket and moves bytes between it and the user's pipes.
 
+use std::convert::Infallible;
 use std::future::Future;
 
 use bytes::Bytes;
+use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
 use kubeset_rest::ws::tungstenite::Message;
@@ -159,54 +161,34 @@ async fn deliver(pipe: &mut Option<DuplexStream>, data: &[u8]) {
     }
 }
 
-async fn drive(mut ws: WebSocket, v5: bool, mut p: Pipes) -> Result<(), UpgradeError> {
+/// Moves bytes between the WebSocket and the pipes until the session
+/// ends. Reads and writes run side by side: a stdin write the server is not
+/// taking yet (its process blocked on stdout that nobody reads) must not
+/// stop the reads that unblock it, or both sides wait for each other.
+async fn drive(ws: WebSocket, v5: bool, p: Pipes) -> Result<(), UpgradeError> {
+    let Pipes {
+        stdin,
+        mut stdout,
+        mut stderr,
+        status: status_tx,
+        sizes,
+    } = p;
+    let (mut sink, mut source) = ws.split();
     let mut status = Vec::new();
-    let mut buf = vec![0u8; 32 << 10];
-    let result = loop {
+    let result = {
+        let reader = read_loop(&mut source, &mut stdout, &mut stderr, &mut status);
+        let writer = write_loop(&mut sink, v5, stdin, sizes);
         tokio::select! {
-            msg = ws.next() => match msg {
-                None => break Err(UpgradeError::Closed),
-                Some(Err(e)) => break Err(broke(e)),
-                Some(Ok(Message::Close(_))) => break Ok(()),
-                Some(Ok(Message::Binary(b))) => match b.split_first() {
-                    Some((&STDOUT, d)) => deliver(&mut p.stdout, d).await,
-                    Some((&STDERR, d)) => deliver(&mut p.stderr, d).await,
-                    Some((&ERROR, d)) => {
-                        if status.len() + d.len() > MAX_STATUS {
-                            break Err(UpgradeError::Violation { reason: "status too large".into() });
-                        }
-                        status.extend_from_slice(d);
-                    }
-                    _ => {}
-                },
-                Some(Ok(_)) => {}
+            r = reader => r,
+            e = writer => match e {
+                Ok(never) => match never {},
+                Err(e) => Err(e),
             },
-            n = read_stdin(&mut p.stdin, &mut buf) => match n {
-                Some(n) => {
-                    let msg = [&[STDIN][..], &buf[..n]].concat();
-                    if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
-                        break Err(broke(e));
-                    }
-                }
-                None => {
-                    p.stdin = None;
-                    if v5 && let Err(e) = ws.send(Message::Binary(Bytes::from_static(&[CLOSE, STDIN]))).await {
-                        break Err(broke(e));
-                    }
-                }
-            },
-            Some(size) = next_size(&mut p.sizes) => {
-                let mut msg = vec![RESIZE];
-                msg.extend_from_slice(&serde_json::to_vec(&size).unwrap_or_default());
-                if let Err(e) = ws.send(Message::Binary(Bytes::from(msg))).await {
-                    break Err(broke(e));
-                }
-            }
         }
     };
     // Readers see EOF now (their write ends are dropped here).
-    drop(p.stdout.take());
-    drop(p.stderr.take());
+    drop(stdout);
+    drop(stderr);
     let parsed = if status.is_empty() {
         None
     } else {
@@ -216,11 +198,75 @@ async fn drive(mut ws: WebSocket, v5: bool, mut p: Pipes) -> Result<(), UpgradeE
         // The status is the end of the session: how the socket closed
         // after it does not matter.
         (_, Some(s)) => {
-            let _ = p.status.send(s);
+            let _ = status_tx.send(s);
             Ok(())
         }
         (Ok(()), None) => Err(UpgradeError::Closed),
         (Err(e), None) => Err(e),
+    }
+}
+
+/// Server → user: stdout and stderr into their pipes, the error channel
+/// into `status`, until the close frame (`Ok`) or a broken connection.
+async fn read_loop(
+    source: &mut SplitStream<WebSocket>,
+    stdout: &mut Option<DuplexStream>,
+    stderr: &mut Option<DuplexStream>,
+    status: &mut Vec<u8>,
+) -> Result<(), UpgradeError> {
+    while let Some(msg) = source.next().await {
+        match msg.map_err(broke)? {
+            Message::Close(_) => return Ok(()),
+            Message::Binary(b) => match b.split_first() {
+                Some((&STDOUT, d)) => deliver(stdout, d).await,
+                Some((&STDERR, d)) => deliver(stderr, d).await,
+                Some((&ERROR, d)) => {
+                    if status.len() + d.len() > MAX_STATUS {
+                        return Err(UpgradeError::Violation {
+                            reason: "status too large".into(),
+                        });
+                    }
+                    status.extend_from_slice(d);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    Err(UpgradeError::Closed)
+}
+
+/// User → server: stdin (then, in v5, its close) and terminal sizes; runs
+/// until a write fails.
+async fn write_loop(
+    sink: &mut SplitSink<WebSocket, Message>,
+    v5: bool,
+    mut stdin: Option<ReadHalf<DuplexStream>>,
+    mut sizes: Option<mpsc::Receiver<TerminalSize>>,
+) -> Result<Infallible, UpgradeError> {
+    let mut buf = vec![0u8; 32 << 10];
+    loop {
+        tokio::select! {
+            n = read_stdin(&mut stdin, &mut buf) => match n {
+                Some(n) => {
+                    let msg = [&[STDIN][..], &buf[..n]].concat();
+                    sink.send(Message::Binary(Bytes::from(msg))).await.map_err(broke)?;
+                }
+                None => {
+                    stdin = None;
+                    if v5 {
+                        sink.send(Message::Binary(Bytes::from_static(&[CLOSE, STDIN])))
+                            .await
+                            .map_err(broke)?;
+                    }
+                }
+            },
+            Some(size) = next_size(&mut sizes) => {
+                let mut msg = vec![RESIZE];
+                msg.extend_from_slice(&serde_json::to_vec(&size).unwrap_or_default());
+                sink.send(Message::Binary(Bytes::from(msg))).await.map_err(broke)?;
+            }
+        }
     }
 }
 
