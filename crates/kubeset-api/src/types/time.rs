@@ -30,6 +30,9 @@ struct Stamp {
     frac_digits: u8,
     /// Offset east of UTC in minutes; `None` for `Z`.
     offset_minutes: Option<i16>,
+    /// The offset was written `-00:00` (RFC 3339's "local offset unknown"),
+    /// kept so that it prints back as written.
+    minus_zero: bool,
 }
 
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -120,6 +123,7 @@ impl Stamp {
             nanos = u32::try_from(n * 10i64.pow(9 - digits as u32)).map_err(|_| err("fraction"))?;
             frac_digits = digits as u8;
         }
+        let minus_zero = b.get(i) == Some(&b'-') && b.get(i + 1..) == Some(&b"00:00"[..]);
         let offset_minutes = match b.get(i) {
             Some(b'Z') if b.len() == i + 1 => None,
             Some(sign @ (b'+' | b'-')) if b.len() == i + 6 => {
@@ -140,6 +144,7 @@ impl Stamp {
             nanos,
             frac_digits,
             offset_minutes,
+            minus_zero,
         })
     }
 
@@ -162,7 +167,7 @@ impl Stamp {
         match self.offset_minutes {
             None => f.write_str("Z"),
             Some(o) => {
-                let sign = if o < 0 { '-' } else { '+' };
+                let sign = if o < 0 || self.minus_zero { '-' } else { '+' };
                 let o = o.unsigned_abs();
                 write!(f, "{sign}{:02}:{:02}", o / 60, o % 60)
             }
@@ -191,6 +196,7 @@ impl Stamp {
             nanos: nanos / keep * keep,
             frac_digits,
             offset_minutes: None,
+            minus_zero: false,
         }
     }
 
@@ -233,6 +239,7 @@ macro_rules! timestamp_type {
                     nanos: nanos / keep * keep,
                     frac_digits: $digits,
                     offset_minutes: None,
+            minus_zero: false,
                 }))
             }
 
@@ -266,6 +273,7 @@ macro_rules! timestamp_type {
                     nanos: 0,
                     frac_digits: $digits,
                     offset_minutes: None,
+            minus_zero: false,
                 })
             }
         }
@@ -375,6 +383,10 @@ mod tests {
             "0001-01-01T00:00:00Z",
             "9999-12-31T23:59:59.999999999Z",
             "1969-12-31T23:59:59.5Z",
+            // RFC 3339's unknown local offset keeps its sign (found by
+            // the `scalars` fuzz target).
+            "2026-01-01T00:00:00.12111116-00:00",
+            "2026-01-01T00:00:00+00:00",
         ] {
             let t = Time::parse(s).unwrap();
             assert_eq!(t.to_string(), s);
