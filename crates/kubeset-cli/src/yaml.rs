@@ -169,6 +169,19 @@ impl Emitter {
         self.indention = true;
     }
 
+    /// libyaml's `write_break`: a line feed as a new line, another line
+    /// break (U+2028, U+2029) written as itself; either way the next
+    /// character starts a line.
+    fn write_break(&mut self, c: char) {
+        if c == '\n' {
+            self.newline();
+        } else {
+            self.out.push(c);
+            self.column = 0;
+            self.indention = true;
+        }
+    }
+
     /// libyaml's `write_indent`: a new line unless only indentation is on
     /// this one, then spaces up to `indent`.
     fn indent(&mut self, indent: usize) {
@@ -323,13 +336,7 @@ impl Emitter {
                 if !breaks && c == '\n' {
                     self.newline();
                 }
-                if c == '\n' {
-                    self.newline();
-                } else {
-                    self.out.push(c);
-                    self.column = 0;
-                }
-                self.indention = true;
+                self.write_break(c);
                 breaks = true;
             } else {
                 if breaks {
@@ -393,14 +400,8 @@ impl Emitter {
         self.newline();
         let mut breaks = true;
         for c in s.chars() {
-            if c == '\n' {
-                self.newline();
-                breaks = true;
-            } else if is_break(c) {
-                // Another line break is written as itself.
-                self.out.push(c);
-                self.column = 0;
-                self.indention = true;
+            if is_break(c) {
+                self.write_break(c);
                 breaks = true;
             } else {
                 if breaks {
