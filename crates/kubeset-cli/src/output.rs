@@ -501,12 +501,17 @@ pub fn watch_row(
         wide,
         false,
     );
-    let text = align(&rows);
+    header_if(align(&rows), with_header)
+}
+
+/// An aligned table's text, its header line dropped unless `with_header`
+/// (the rows of `get -w` after the first).
+pub fn header_if(text: String, with_header: bool) -> String {
     if with_header {
         return text;
     }
     text.split_once('\n')
-        .map(|(_, row)| row.to_owned())
+        .map(|(_, rows)| rows.to_owned())
         .unwrap_or_default()
 }
 

@@ -36,13 +36,7 @@ fn server_row(
 /// The rows aligned with their header and what was printed before, the
 /// header line only when asked.
 fn rows_text(rows: &[Vec<String>], widths: &mut Vec<usize>, with_header: bool) -> String {
-    let text = output::align_remembering(rows, widths);
-    if with_header {
-        return text;
-    }
-    text.split_once('\n')
-        .map(|(_, rows)| rows.to_owned())
-        .unwrap_or_default()
+    output::header_if(output::align_remembering(rows, widths), with_header)
 }
 
 /// `ADDED configmap/x rv=12` (with the namespace, `ns/`, across namespaces).
