@@ -27,7 +27,8 @@
 //! whole seconds (nanoseconds dropped both ways), `MicroTime` keeps them;
 //! an empty time message is Go's zero time and reads as `None`;
 //! `Quantity` is its string; `IntOrString` `{type, intVal, strVal}`;
-//! `RawExtension`, `FieldsV1` and `JSON` carry their JSON text as bytes;
+//! `RawExtension`, `FieldsV1` and `JSON` carry their JSON text as bytes
+//! (`FieldsV1`'s is checked to be JSON when it is written as JSON);
 //! maps are repeated `{key, value}` entries; proto2 presence maps to
 //! `Option` (a field present on the wire is `Some`, even when zero).
 
@@ -93,7 +94,8 @@ pub enum DecodeError {
         /// Nanoseconds.
         nanos: i32,
     },
-    /// `RawExtension`, `FieldsV1` or `JSON` bytes that are not JSON.
+    /// `RawExtension` or `JSON` bytes that are not JSON (a `FieldsV1`'s
+    /// are checked when it is written as JSON, as Go does).
     #[error("embedded {what} is not JSON: {reason}")]
     EmbeddedJson {
         /// Which type.

@@ -95,7 +95,8 @@ impl Message for RawExtension {
     }
 }
 
-/// `{ Raw = 1 }`: the field set's JSON text, kept as received.
+/// `{ Raw = 1 }`: the field set's JSON text, kept as received (checked to
+/// be JSON when written as JSON, as Go does; see [`FieldsV1`]).
 impl Message for FieldsV1 {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         wire::put_raw(buf, 1, self.as_json().as_bytes());
@@ -107,7 +108,7 @@ impl Message for FieldsV1 {
                 *self = Self::default();
             } else {
                 let text = std::str::from_utf8(b).map_err(|_| DecodeError::Utf8)?;
-                *self = Self::from_json(text).map_err(json_error("FieldsV1"))?;
+                *self = Self::from_wire(text);
             }
         }
         Ok(())
