@@ -389,6 +389,7 @@ pub fn run(quick: bool) -> Result<(), Error> {
     }
 
     let mut all = Vec::new();
+    let mimalloc = target.join("release/kubeset-bench-mimalloc");
     for (file, runs) in lists.iter().filter(|_| rows.has(Row::Codec)) {
         let runs = runs.to_string();
         let name = file.display().to_string();
@@ -396,11 +397,15 @@ pub fn run(quick: bool) -> Result<(), Error> {
             Command::new(&rust).arg("codec").arg(file).arg(&runs),
             &format!("Rust codec {name}"),
         )?);
+        all.extend(on_mimalloc(records(
+            Command::new(&mimalloc).arg("codec").arg(file).arg(&runs),
+            &format!("Rust codec {name} (mimalloc)"),
+        )?));
         all.extend(records(
             Command::new(&go).arg("codec").arg(file).arg(&runs),
             &format!("Go codec {name}"),
         )?);
-        all.extend(codec_protobuf(&rust, &go, file, &runs)?);
+        all.extend(codec_protobuf([&rust, &mimalloc], &go, file, &runs)?);
     }
 
     if rows.has(Row::Watch) {
@@ -897,7 +902,13 @@ fn build_cost(root: &Path, target: &Path, quick: bool) -> Result<Vec<Value>, Err
 /// protobuf (as kube-apiserver writes it), kubeset decodes Go's bytes,
 /// checks that its own encoding is as long and writes it; Go decodes
 /// kubeset's bytes to an equal list, then both are timed.
-fn codec_protobuf(rust: &Path, go: &Path, json: &Path, runs: &str) -> Result<Vec<Value>, Error> {
+/// `rust`: the system allocator's binary and mimalloc's.
+fn codec_protobuf(
+    rust: [&Path; 2],
+    go: &Path,
+    json: &Path,
+    runs: &str,
+) -> Result<Vec<Value>, Error> {
     let pb = json.with_extension("pb");
     let ours = json.with_extension("kubeset.pb");
     output(
@@ -905,14 +916,19 @@ fn codec_protobuf(rust: &Path, go: &Path, json: &Path, runs: &str) -> Result<Vec
         "Go to-protobuf",
     )?;
     let name = pb.display().to_string();
-    let mut all = records(
-        Command::new(rust)
-            .arg("codec-protobuf")
-            .arg(&pb)
-            .arg(runs)
-            .arg(&ours),
-        &format!("Rust codec-protobuf {name}"),
-    )?;
+    let run = |bin: &Path, what: &str| {
+        records(
+            Command::new(bin)
+                .arg("codec-protobuf")
+                .arg(&pb)
+                .arg(runs)
+                .arg(&ours),
+            &format!("Rust codec-protobuf {name}{what}"),
+        )
+    };
+    let mut all = on_mimalloc(run(rust[1], " (mimalloc)")?);
+    // The system allocator's run last: Go checks the bytes it wrote.
+    all.extend(run(rust[0], "")?);
     all.extend(records(
         Command::new(go)
             .arg("codec-protobuf")
@@ -925,6 +941,19 @@ fn codec_protobuf(rust: &Path, go: &Path, json: &Path, runs: &str) -> Result<Vec
     std::fs::remove_file(&pb)?;
     Ok(all)
 }
+
+/// Records of `kubeset-bench-mimalloc`: each implementation's name gets
+/// `MIMALLOC` appended, so its rows stand beside the system allocator's.
+fn on_mimalloc(mut records: Vec<Value>) -> Vec<Value> {
+    for r in &mut records {
+        let name = format!("{}{MIMALLOC}", text(r, "impl"));
+        r["impl"] = Value::String(name);
+    }
+    records
+}
+
+/// What [`on_mimalloc`] appends to an implementation's name.
+const MIMALLOC: &str = " + mimalloc";
 
 /// The protobuf watch stream (`stream` converted by Go's encoder, framed
 /// as kube-apiserver frames it) decoded by client-go. kubeset's side is
@@ -1013,22 +1042,33 @@ fn protobuf_tables(out: &mut String, all: &[Value]) {
         out.push_str(none);
         out.push_str(
             "kubeset in protobuf against kubeset in JSON (the same list; time of the JSON decode / time of the \
-             protobuf decode; target ≥ 2×) and against client-go in protobuf (target ≥ 1×):\n\n\
-             | pods | JSON ms | protobuf ms | JSON / protobuf | client-go protobuf / kubeset protobuf |\n\
-             |---:|---:|---:|---:|---:|\n",
+             protobuf decode; target ≥ 2×) and against client-go in protobuf (target ≥ 1×), on glibc's malloc and on \
+             mimalloc (`kubeset-bench-mimalloc`, the same code with mimalloc as the global allocator). The floor is \
+             `List<Pod>::clone` and its drop: the same allocations and bytes copied as a decode, with no input to read.\n\n\
+             | pods | allocator | floor (clone) ms | JSON ms | protobuf ms | JSON / protobuf | client-go protobuf / kubeset protobuf |\n\
+             |---:|---|---:|---:|---:|---:|---:|\n",
         );
         for items in groups(all, "decode-podlist-protobuf").keys() {
-            let json = median_of(all, "decode-podlist", "kubeset", *items);
-            let pb = median_of(all, "decode-podlist-protobuf", "kubeset", *items);
             let go = median_of(all, "decode-podlist-protobuf", "client-go", *items);
-            let _ = writeln!(
-                out,
-                "| {items} | {} | {} | {} | {} |",
-                fmt_opt(json.map(|s| s * 1e3), 1),
-                fmt_opt(pb.map(|s| s * 1e3), 1),
-                ratio(json, pb),
-                ratio(go, pb),
-            );
+            for (allocator, suffix) in [("glibc malloc", ""), ("mimalloc", MIMALLOC)] {
+                let ours = format!("kubeset{suffix}");
+                let floor = median_of(all, "clone-podlist", &ours, *items);
+                let json = median_of(all, "decode-podlist", &ours, *items);
+                let pb = median_of(all, "decode-podlist-protobuf", &ours, *items);
+                if pb.is_none() {
+                    continue;
+                }
+                let ms = |v: Option<f64>| fmt_opt(v.map(|s| s * 1e3), 1);
+                let _ = writeln!(
+                    out,
+                    "| {items} | {allocator} | {} | {} | {} | {} | {} |",
+                    ms(floor),
+                    ms(json),
+                    ms(pb),
+                    ratio(json, pb),
+                    ratio(go, pb),
+                );
+            }
         }
         out.push_str("\n### Encode a PodList in protobuf (typed → protobuf)\n\n");
         throughput_table(out, all, "encode-podlist-protobuf", "pods");
@@ -1405,6 +1445,9 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
          “client-go (apimachinery)”: `scheme.Codecs.UniversalDeserializer().Decode`.\n\
          - Encode: the decoded list → JSON bytes (`serde_json::to_vec`; `json.Marshal`; the apimachinery JSON serializer). \
          MB/s counts the bytes each implementation wrote.\n\
+         - Allocator: the Rust rows run on glibc's malloc; rows named “… + mimalloc” are the same code in \
+         `kubeset-bench-mimalloc`, whose global allocator is mimalloc (Go always has its own). Floor: \
+         `List<Pod>::clone` of the decoded list and its drop, timed as the decodes are.\n\
          - Protobuf (`application/vnd.kubernetes.protobuf`): each list converted by the Go peer \
          (`kubeset-bench-go to-protobuf`: client-go's protobuf serializer, `k8s\\0` + `runtime.Unknown`, the bytes \
          kube-apiserver answers a list with). Before timing, kubeset decodes Go's bytes and re-encodes them to the same \

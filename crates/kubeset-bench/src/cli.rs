@@ -1,5 +1,7 @@
-//! `kubeset-bench`: the Rust side of `cargo xtask bench`. Prints a JSON
-//! array of [`kubeset_bench::Record`]s on stdout.
+//! The command line of `kubeset-bench`, the Rust side of `cargo xtask
+//! bench`, and of `kubeset-bench-mimalloc` (the same commands with
+//! mimalloc as the global allocator). Prints a JSON array of
+//! [`Record`]s on stdout.
 //!
 //! ```text
 //! kubeset-bench codec FILE RUNS            PodList decode/encode
@@ -19,9 +21,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use kubeset_bench::memory::Variant;
-use kubeset_bench::roundtrip::{Peer, Plan};
-use kubeset_bench::{
+use crate::memory::Variant;
+use crate::roundtrip::{Peer, Plan};
+use crate::{
     Error, Record, codec, codec_protobuf, failover, memory, roundtrip, watch, watch_protobuf,
 };
 
@@ -164,7 +166,8 @@ fn run(cmd: Cmd) -> Result<(), Error> {
     }
 }
 
-fn main() -> ExitCode {
+/// Runs the command in the process's arguments.
+pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = parse(&args) else {
         eprintln!("{USAGE}");

@@ -68,7 +68,10 @@ pub fn agree(go_bytes: &[u8]) -> Result<Vec<u8>, Error> {
 /// Time `runs` protobuf decodes and encodes of `go_bytes` by kubeset; as
 /// in [`crate::codec::run`], each decode runs with no other list alive.
 /// Records: `decode-podlist-protobuf` (`kubeset`: [`decode_typed`];
-/// `kubeset (static)`: [`decode_static`]) and `encode-podlist-protobuf`.
+/// `kubeset (static)`: [`decode_static`]), `clone-podlist` (the floor of
+/// any decode into the owned model: `List<Pod>::clone` and its drop make
+/// the same allocations and copy the same bytes, with nothing to read) and
+/// `encode-podlist-protobuf`.
 pub fn run(go_bytes: &[u8], runs: usize) -> Result<Vec<Record>, Error> {
     let bytes = go_bytes.len() as u64;
     let items = decode_typed(go_bytes)?.items.len() as u64;
@@ -80,6 +83,11 @@ pub fn run(go_bytes: &[u8], runs: usize) -> Result<Vec<Record>, Error> {
         Record::timed("decode-podlist-protobuf", "kubeset (static)", items, s).with_bytes(bytes),
     );
     let list = decode_typed(go_bytes)?;
+    let s = time_runs(runs, || {
+        drop(std::hint::black_box(list.clone()));
+        Ok::<(), Error>(())
+    })?;
+    out.push(Record::timed("clone-podlist", "kubeset", items, s).with_bytes(bytes));
     let len = encode(&list).len() as u64;
     let s = time_runs(runs, || {
         drop(encode(&list));

@@ -7,6 +7,7 @@
 //! crate in release, runs the `kubeset-bench` binary and the Go peer, and
 //! writes `docs/benchmarks.md` from their [`Record`]s.
 
+pub mod cli;
 pub mod codec;
 pub mod codec_protobuf;
 pub mod failover;

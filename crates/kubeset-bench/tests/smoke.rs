@@ -59,6 +59,7 @@ fn protobuf_rows_on_a_small_list() {
         [
             ("decode-podlist-protobuf", "kubeset"),
             ("decode-podlist-protobuf", "kubeset (static)"),
+            ("clone-podlist", "kubeset"),
             ("encode-podlist-protobuf", "kubeset"),
         ]
     );
