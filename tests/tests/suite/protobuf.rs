@@ -17,7 +17,7 @@ use kubeset::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResour
 use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
 use kubeset::rest::watch::FrameDecoder;
-use kubeset::rest::{RestClient, Verb};
+use kubeset::rest::Verb;
 use kubeset::{Api, Client, WatchEvent};
 use kubeset_api::protobuf;
 use kubeset_tests::{Identity, TestContext, etcd, eventually};
@@ -25,13 +25,15 @@ use serde_json::json;
 
 use crate::common::{connect, crud, ok, relabel, typed};
 
+/// A client made as a user makes one: the kubeconfig's `Config` asking for
+/// protobuf (client-go's `ContentConfig`), through `Client::try_from`.
 fn protobuf_client(ctx: &TestContext) -> Client {
-    let config = ctx.kube.config(None, Identity::Admin).expect("config");
-    let rest = config
-        .rest_config()
-        .expect("rest config")
+    let config = ctx
+        .kube
+        .config(None, Identity::Admin)
+        .expect("config")
         .with_wire_format(WireFormat::Protobuf);
-    Client::new(RestClient::new(rest).expect("client"), ctx.ns.clone())
+    Client::try_from(config).expect("client")
 }
 
 #[tokio::test]
