@@ -245,9 +245,14 @@ func countPods(events streaming.Decoder) (int, error) {
 }
 
 func watchBench(data []byte, runs int) ([]record, error) {
-	want := bytes.Count(data, []byte{'\n'})
+	return timeEvents("decode-watch", data, bytes.Count(data, []byte{'\n'}), runs, decodeWatch)
+}
+
+// timeEvents times runs decodes of the want events of a watch stream and
+// checks that each decode yields them all.
+func timeEvents(bench string, data []byte, want, runs int, decode func([]byte) (int, error)) ([]record, error) {
 	s, err := timeRuns(runs, func() error {
-		n, err := decodeWatch(data)
+		n, err := decode(data)
 		if err != nil {
 			return err
 		}
@@ -259,7 +264,7 @@ func watchBench(data []byte, runs int) ([]record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []record{withBytes(timed("decode-watch", "client-go", uint64(want), s), len(data))}, nil
+	return []record{withBytes(timed(bench, "client-go", uint64(want), s), len(data))}, nil
 }
 
 func roundtrip(url string, seq, conc, total int) ([]record, error) {

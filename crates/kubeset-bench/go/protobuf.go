@@ -226,18 +226,5 @@ func watchProtobufBench(data []byte, runs int) ([]record, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := timeRuns(runs, func() error {
-		n, err := decodeWatchProtobuf(data)
-		if err != nil {
-			return err
-		}
-		if n != want {
-			return fmt.Errorf("client-go decoded %d of %d events", n, want)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return []record{withBytes(timed("decode-watch-protobuf", "client-go", uint64(want), s), len(data))}, nil
+	return timeEvents("decode-watch-protobuf", data, want, runs, decodeWatchProtobuf)
 }
