@@ -8,6 +8,7 @@
 //! (from each row's object); a string cell cut at its first line break with
 //! `...`; other cells as Go's `fmt.Sprint`; a missing cell empty.
 
+use kubeset::dynamic::DynamicObject;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -68,6 +69,23 @@ impl Table {
     pub fn parse(body: &[u8]) -> Option<Self> {
         let table: Self = serde_json::from_slice(body).ok()?;
         (table.kind == "Table").then_some(table)
+    }
+
+    /// The table a watch event carries (`get -w`: each event's object is a
+    /// `Table` of its one row), read from the decoded event without
+    /// writing it out again; `None` for a plain object.
+    pub fn from_object(obj: &DynamicObject) -> Option<Self> {
+        if obj.kind != "Table" {
+            return None;
+        }
+        Some(Self {
+            kind: obj.kind.clone(),
+            metadata: TableMeta {
+                resource_version: obj.metadata.resource_version.clone().unwrap_or_default(),
+            },
+            column_definitions: field(obj, "columnDefinitions")?,
+            rows: field(obj, "rows")?,
+        })
     }
 
     /// The table's `resourceVersion` (a list's: where a watch starts).
@@ -144,6 +162,13 @@ fn sprint(v: &Value) -> String {
                 .join(" ")
         ),
     }
+}
+
+/// A field of a `Table` object's body; a missing one is empty.
+fn field<T: serde::de::DeserializeOwned + Default>(obj: &DynamicObject, name: &str) -> Option<T> {
+    obj.data
+        .get(name)
+        .map_or(Some(T::default()), |v| T::deserialize(v).ok())
 }
 
 #[cfg(test)]

@@ -21,16 +21,13 @@ fn server_row(
     all_namespaces: bool,
     wide: bool,
 ) -> Option<Vec<Vec<String>>> {
-    if obj.kind != "Table" {
-        return None;
-    }
-    let body = serde_json::to_vec(obj).ok()?;
+    let table = Table::from_object(obj)?;
     let options = table::Options {
         wide,
         namespace: all_namespaces && resource.namespaced,
         kind: None,
     };
-    Some(Table::parse(&body)?.rows(&options))
+    Some(table.rows(&options))
 }
 
 /// The rows aligned with their header and what was printed before, the
