@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use kubeset_api::api::core::v1::ConfigMap;
-use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
+use kubeset_api::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry, Status};
 use kubeset_api::protobuf::{self, CONTENT_TYPE};
 use kubeset_testserver::TestServer;
 use serde_json::json;
@@ -127,6 +127,57 @@ async fn built_in_kinds_in_protobuf_both_ways() {
     )
     .await;
     assert_eq!(code, 400);
+}
+
+/// A managed-fields set that is not JSON: protobuf carries it as bytes,
+/// which kubeset reads as Go does (unchecked) and checks when it writes the
+/// object as JSON. The server refuses the create with a 400 naming
+/// `FieldsV1` and stores nothing.
+#[tokio::test]
+async fn a_field_set_that_is_not_json_is_a_bad_request() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let cms = format!("{}/api/v1/namespaces/default/configmaps", s.url());
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("bad-fields".into());
+    cm.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+        manager: Some("me".into()),
+        operation: Some("Update".into()),
+        fields_type: Some("FieldsV1".into()),
+        fields_v1: Some(FieldsV1::from_json(r#"{"f:data":{}}"#).unwrap()),
+        ..ManagedFieldsEntry::default()
+    }]);
+    let mut bytes = protobuf::encode_object(&cm);
+    let good: &[u8] = br#"{"f:data":{}}"#;
+    let at = bytes
+        .windows(good.len())
+        .position(|w| w == good)
+        .expect("the field set's bytes");
+    bytes[at..at + good.len()].copy_from_slice(br#"{"f:data":{{}"#);
+
+    let read: ConfigMap = protobuf::decode_object(&bytes).expect("decodes, as in Go");
+    let fields = read.metadata.managed_fields.as_ref().unwrap()[0]
+        .fields_v1
+        .as_ref()
+        .unwrap();
+    assert_eq!(fields.as_json(), r#"{"f:data":{{}"#);
+    let err = serde_json::to_string(&read).unwrap_err().to_string();
+    assert!(err.contains("FieldsV1 is not JSON"), "{err}");
+
+    let (code, ct, body) = send_pb(&c, reqwest::Method::POST, &cms, BOTH, Some(bytes)).await;
+    assert_eq!((code, ct.as_str()), (400, CONTENT_TYPE));
+    let status: Status = protobuf::decode_typed(&body, "v1", "Status").unwrap();
+    let message = status.message.unwrap_or_default();
+    assert!(message.contains("FieldsV1 is not JSON"), "{message}");
+    let (code, _, _) = send_pb(
+        &c,
+        reqwest::Method::GET,
+        &format!("{cms}/bad-fields"),
+        BOTH,
+        None,
+    )
+    .await;
+    assert_eq!(code, 404, "nothing was stored");
 }
 
 #[tokio::test]
