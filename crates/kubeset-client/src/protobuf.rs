@@ -85,16 +85,35 @@ pub(crate) async fn send<K: 'static, T: Decode<K> + DeserializeOwned>(
     codec: &Typed<K>,
     build: impl Fn(bool) -> Result<kubeset_rest::Request, Error>,
 ) -> Result<T, Error> {
-    let req = build(true)?.header(header::ACCEPT, HeaderValue::from_static(PROTOBUF_ACCEPT));
+    send_with(
+        build(true)?,
+        || build(false),
+        |bytes| T::decode(codec, bytes),
+    )
+    .await
+}
+
+/// `request` sent asking for protobuf: a protobuf answer is read by
+/// `decode`, a JSON one as `T`, and a server that refuses protobuf
+/// (`406`/`415`) is asked again in JSON (the request `json` makes). An
+/// error answer in either format is the same typed error. For callers that
+/// keep objects undecoded, such as the runtime's watcher reading a list
+/// page with [`Typed::list_objects`].
+pub async fn send_with<T: DeserializeOwned>(
+    request: kubeset_rest::Request,
+    json: impl FnOnce() -> Result<kubeset_rest::Request, Error>,
+    decode: impl FnOnce(&[u8]) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let req = request.header(header::ACCEPT, HeaderValue::from_static(PROTOBUF_ACCEPT));
     let resp = req.send_raw().await?;
     if refused_status(resp.status.as_u16()) {
-        return build(false)?.send_json().await;
+        return json()?.send_json().await;
     }
     if !is_protobuf(resp.content_type.as_deref()) {
         return resp.json();
     }
     if resp.is_success() {
-        return T::decode(codec, &resp.body);
+        return decode(&resp.body);
     }
     Err(status_error(resp))
 }

@@ -557,6 +557,26 @@ where
         }
     }
 
+    /// A page of the paginated list: in protobuf when the client
+    /// negotiates it and the kind has a codec (JSON again on 406/415), its
+    /// items kept undecoded as JSON ones are; else JSON.
+    fn list_page(
+        &self,
+        token: Option<&str>,
+    ) -> impl Future<Output = Result<List<Raw>, kubeset_client::Error>> + Send + 'static {
+        let json = self.list_request(token);
+        #[cfg(feature = "protobuf")]
+        let pb = (!self.metadata_only && protobuf::negotiated::<T>(&self.api))
+            .then(|| self.list_request(token));
+        async move {
+            #[cfg(feature = "protobuf")]
+            if let Some(req) = pb {
+                return protobuf::list_page::<T>(req, json).await;
+            }
+            json.send_json::<List<Raw>>().await
+        }
+    }
+
     fn list_request(&self, token: Option<&str>) -> Request {
         let params = ListParams {
             label_selector: self.config.label_selector.clone(),
@@ -614,11 +634,7 @@ where
                         Err(source) => return self.fail(WatcherError::WatchOpen { source }),
                     }
                 }
-                Phase::Listing(token) => match self
-                    .list_request(token.as_deref())
-                    .send_json::<List<Raw>>()
-                    .await
-                {
+                Phase::Listing(token) => match self.list_page(token.as_deref()).await {
                     Ok(page) => {
                         // The response body is dropped here; the items stay
                         // as raw JSON until the consumer takes them.

@@ -5,7 +5,8 @@
 //! is the same typed error, and a custom resource stays JSON. Watches in
 //! protobuf `;stream=watch` frames: events and bookmarks through `Api`,
 //! the frames' bytes through the REST layer's decoder, and the ERROR
-//! frame of a compacted resourceVersion.
+//! frame of a compacted resourceVersion. The runtime watcher's paginated
+//! list and watch in protobuf.
 
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use kubeset::params::{DeleteParams, ListParams, PostParams, WatchParams};
 use kubeset::rest::Verb;
 use kubeset::rest::content::{PROTOBUF, PROTOBUF_ACCEPT, WireFormat};
 use kubeset::rest::watch::FrameDecoder;
+use kubeset::runtime::{InitialList, Store, WatcherConfig, Writer, reflector, watcher};
 use kubeset::{Api, Client, WatchEvent};
 use kubeset_api::protobuf;
 use kubeset_tests::{Identity, TestContext, etcd, eventually};
@@ -408,5 +410,68 @@ async fn watch_error_event_in_protobuf() {
     match ok("event", item) {
         WatchEvent::Error(e) => assert!(e.is_gone(), "{e:?}"),
         other => panic!("expected a 410 ERROR event, got {other:?}"),
+    }
+}
+
+/// The watcher's paginated initial list in protobuf on the real server:
+/// three pages of two, every page's items kept undecoded until the
+/// reflector takes them, then the watch in protobuf frames.
+#[tokio::test]
+async fn watcher_pages_in_protobuf() {
+    let ctx = connect!("protobuf-pages");
+    let api = Api::<ConfigMap>::namespaced(protobuf_client(&ctx), ctx.ns.as_str());
+    let names = ["page-1", "page-2", "page-3", "page-4", "page-5"];
+    for name in names {
+        let cm: ConfigMap = typed(json!({
+            "metadata": {"name": name, "labels": {"suite": "pages"}},
+            "data": {"k": name}
+        }));
+        ok("create", api.create(&PostParams::default(), &cm).await);
+    }
+    let config = WatcherConfig::default()
+        .labels("suite=pages")
+        .initial_list(InitialList::Paginated)
+        .page_size(2);
+    let writer = Writer::<ConfigMap>::default();
+    let store = writer.store();
+    let mut events = Box::pin(reflector(writer, watcher(api.clone(), config)));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut next = async || {
+        tokio::time::timeout_at(deadline, events.next())
+            .await
+            .expect("events within 60 s")
+            .expect("the watcher never ends")
+            .expect("no error item")
+    };
+    while !store.is_ready() {
+        next().await;
+    }
+    let listed = |store: &Store<ConfigMap>| {
+        let mut v: Vec<(String, String)> = store
+            .state()
+            .iter()
+            .map(|o| {
+                let name = o.metadata.name.clone().unwrap_or_default();
+                let k = o.data.as_ref().and_then(|d| d.get("k")).cloned();
+                (name, k.unwrap_or_default())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let want: Vec<(String, String)> = names
+        .iter()
+        .map(|n| (n.to_string(), n.to_string()))
+        .collect();
+    assert_eq!(listed(&store), want);
+
+    // The watch after the list.
+    ok(
+        "delete",
+        api.delete("page-3", &DeleteParams::default()).await,
+    );
+    let want: Vec<_> = want.into_iter().filter(|(n, _)| n != "page-3").collect();
+    while listed(&store) != want {
+        next().await;
     }
 }

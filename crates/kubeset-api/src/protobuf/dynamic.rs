@@ -315,20 +315,45 @@ impl<K: 'static> Typed<K> {
         Ok(List { metadata, items })
     }
 
+    /// A `<Kind>List` from `k8s\0` + envelope, its items left undecoded:
+    /// each is wrapped as an object of its own (`k8s\0` + an envelope naming
+    /// the kind), as a watch event carries one, for [`Typed::decode`] or
+    /// [`object_meta`] when it is taken.
+    pub fn list_objects(&self, bytes: &[u8]) -> Result<(ListMeta, Vec<Vec<u8>>), DecodeError> {
+        let u = Unknown::parse(bytes)?;
+        self.check(&u, &format!("{}List", self.kind.kind))?;
+        let mut metadata = ListMeta::default();
+        let mut items = Vec::new();
+        wire::fields(u.raw, &mut |n, v| {
+            match n {
+                1 => wire::merge(&mut metadata, v, 0)?,
+                2 => items.push(self.wrap(wire::raw(v)?)),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((metadata, items))
+    }
+
+    /// `raw` (an object's message) with the kind's envelope.
+    fn wrap(&self, raw: &[u8]) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(raw.len() + 64);
+        Unknown {
+            api_version: self.kind.api_version.to_owned(),
+            kind: self.kind.kind.to_owned(),
+            raw,
+            ..Unknown::default()
+        }
+        .write(&mut buf);
+        buf
+    }
+
     /// `obj` with its envelope.
     pub fn encode(&self, obj: &K) -> Vec<u8> {
         let mut raw = Vec::new();
         // Always true: the entry is `K`'s.
         let _ = (self.kind.encode_any)(obj, &mut raw);
-        let mut buf = Vec::with_capacity(raw.len() + 64);
-        Unknown {
-            api_version: self.kind.api_version.to_owned(),
-            kind: self.kind.kind.to_owned(),
-            raw: &raw,
-            ..Unknown::default()
-        }
-        .write(&mut buf);
-        buf
+        self.wrap(&raw)
     }
 }
 
@@ -382,6 +407,48 @@ mod tests {
         let bytes = super::super::encode_with_type(&list, "v1", "ConfigMapList");
         assert_eq!(t.decode_list(&bytes).unwrap(), list);
         assert!(t.decode(&bytes).is_err(), "a list is not a ConfigMap");
+    }
+
+    #[test]
+    fn list_items_kept_as_objects() {
+        use crate::api::core::v1::ConfigMap;
+        let t = typed::<ConfigMap>().expect("ConfigMap has a codec");
+        let items: Vec<ConfigMap> = ["a", "b", "c"]
+            .iter()
+            .map(|name| {
+                let mut cm = ConfigMap::default();
+                cm.metadata.name = Some((*name).into());
+                cm.metadata.resource_version = Some(format!("{name}1"));
+                cm
+            })
+            .collect();
+        let list = List {
+            metadata: ListMeta {
+                continue_: Some("next".into()),
+                resource_version: Some("42".into()),
+                ..ListMeta::default()
+            },
+            items: items.clone(),
+        };
+        let bytes = super::super::encode_with_type(&list, "v1", "ConfigMapList");
+        let (meta, objects) = t.list_objects(&bytes).unwrap();
+        assert_eq!(meta, list.metadata);
+        assert_eq!(objects.len(), 3);
+        for (object, item) in objects.iter().zip(&items) {
+            // Each is what a watch event would carry: the object's own
+            // envelope, decoded only when taken.
+            assert_eq!(object, &t.encode(item));
+            assert_eq!(&t.decode(object).unwrap(), item);
+            assert_eq!(resource_version(object), item.metadata.resource_version);
+        }
+        assert!(
+            t.list_objects(&t.encode(&items[0])).is_err(),
+            "one object is not a list"
+        );
+        assert!(
+            t.list_objects(&bytes[..bytes.len() - 1]).is_err(),
+            "cut short"
+        );
     }
 
     #[cfg(feature = "core-v1")]

@@ -28,6 +28,7 @@ enum Text {
     /// Checked to be JSON.
     Json(Box<RawValue>),
     /// Taken from the wire as sent; checked when written as JSON.
+    #[cfg(feature = "protobuf")]
     Unchecked(Box<str>),
 }
 
@@ -52,6 +53,7 @@ impl FieldsV1 {
     pub fn as_json(&self) -> &str {
         match &self.0 {
             Text::Json(raw) => raw.get(),
+            #[cfg(feature = "protobuf")]
             Text::Unchecked(text) => text,
         }
     }
@@ -93,6 +95,7 @@ impl Serialize for FieldsV1 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Text::Json(raw) => raw.serialize(serializer),
+            #[cfg(feature = "protobuf")]
             Text::Unchecked(text) => serde_json::from_str::<&RawValue>(text)
                 .map_err(|e| serde::ser::Error::custom(format_args!("FieldsV1 is not JSON: {e}")))?
                 .serialize(serializer),

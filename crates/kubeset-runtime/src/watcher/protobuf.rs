@@ -3,15 +3,17 @@
 //! type is a built-in model with a codec, watches (the streaming list
 //! included) are read as `;stream=watch` frames. Objects stay undecoded
 //! bytes until the consumer takes them, as JSON ones do; they then decode
-//! straight into the model. Metadata watches and custom resources stay
-//! JSON; so do paginated lists.
+//! straight into the model. Paginated lists are read in protobuf too, each
+//! item kept as an object of its own. Metadata watches and custom
+//! resources stay JSON.
 
 use std::sync::Arc;
 
-use kubeset_client::Api;
 use kubeset_client::protobuf::dynamic;
+use kubeset_client::rest::Request;
 use kubeset_client::rest::content::WireFormat;
 use kubeset_client::rest::watch::ObjectDecoder;
+use kubeset_client::{Api, List};
 
 use super::{BookmarkMeta, Raw, WatcherError};
 
@@ -23,6 +25,36 @@ pub(super) fn negotiated<T: 'static>(api: &Api<T>) -> bool {
 /// Frames whose objects are kept as bytes.
 pub(super) fn decoder() -> Arc<dyn ObjectDecoder<Raw>> {
     kubeset_client::protobuf::watch_decoder_with(|bytes| Ok(Raw::Protobuf(bytes.to_vec())))
+}
+
+/// A page of a paginated list asked in protobuf (`request`), its items
+/// kept as objects of their own (`k8s\0` + envelope, as a watch event
+/// carries one) until taken; `json` when the server refuses protobuf.
+pub(super) async fn list_page<T: 'static>(
+    request: Request,
+    json: Request,
+) -> Result<List<Raw>, kubeset_client::Error> {
+    let Some(codec) = dynamic::typed::<T>() else {
+        return json.send_json().await;
+    };
+    kubeset_client::protobuf::send_with(
+        request,
+        || Ok(json),
+        |bytes| {
+            let (metadata, items) =
+                codec
+                    .list_objects(bytes)
+                    .map_err(|e| kubeset_client::Error::DecodeProtobuf {
+                        type_name: std::any::type_name::<List<T>>(),
+                        source: Box::new(e),
+                    })?;
+            Ok(List {
+                metadata,
+                items: items.into_iter().map(Raw::Protobuf).collect(),
+            })
+        },
+    )
+    .await
 }
 
 /// What a BOOKMARK (or an object that did not decode) says about itself.
