@@ -637,7 +637,8 @@ where
                 Phase::Listing(token) => match self.list_page(token.as_deref()).await {
                     Ok(page) => {
                         // The response body is dropped here; the items stay
-                        // as raw JSON until the consumer takes them.
+                        // undecoded (JSON, or protobuf objects) until the
+                        // consumer takes them.
                         self.page = page.items.into();
                         match page.metadata.continue_.filter(|c| !c.is_empty()) {
                             Some(next) => self.phase = Phase::Listing(Some(next)),
