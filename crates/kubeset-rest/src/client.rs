@@ -399,8 +399,6 @@ pub(crate) struct Inner {
     pub(crate) max_response_body: usize,
     #[cfg(feature = "ws")]
     pub(crate) stream: crate::upgrade::StreamParts,
-    /// The `User-Agent` reqwest sends (for [`RestClient::http_request`]).
-    pub(crate) user_agent: HeaderValue,
 }
 
 impl Inner {
@@ -531,8 +529,7 @@ impl RestClient {
         let mut builder = reqwest::Client::builder()
             .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
-            .tls_backend_preconfigured(tls)
-            .user_agent(user_agent.clone());
+            .tls_backend_preconfigured(tls);
         // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
         // PingTimeout 15 s): a dead connection under an open watch is
         // noticed instead of hanging.
@@ -583,12 +580,15 @@ impl RestClient {
                 }
             };
 
+        // The `User-Agent` goes into the prepared headers, not reqwest's
+        // defaults (reqwest would insert it into every request's map).
         let mut defaults = Defaults::new(
             config.default_headers,
             accept,
             content_type,
             config.max_retries,
-        );
+        )
+        .with_user_agent(header("user agent", &user_agent)?);
         defaults.url_templates = config.metrics.is_some();
         Ok(Self {
             inner: Arc::new(Inner {
@@ -609,7 +609,6 @@ impl RestClient {
                 endpoints,
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
-                user_agent: header("user agent", &user_agent)?,
                 max_response_body: config.max_response_body,
                 #[cfg(feature = "ws")]
                 stream,
@@ -658,11 +657,8 @@ impl RestClient {
             .into_iter()
             .next()
             .map_or_else(|| self.inner.origin.clone(), |e| e.origin);
+        // The `User-Agent` is one of the prepared headers.
         let mut req = to_http(prepared, &origin, &self.inner.defaults)?;
-        if !req.headers().contains_key(http::header::USER_AGENT) {
-            let ua = self.inner.user_agent.clone();
-            req.headers_mut().insert(http::header::USER_AGENT, ua);
-        }
         if let Some(auth) = &self.inner.authenticator {
             match auth.authorization().await {
                 Ok(Some(value)) => {

@@ -187,6 +187,9 @@ pub struct Defaults {
     /// Whether prepared requests carry their URL template (only a metrics
     /// hook reads it).
     pub(crate) url_templates: bool,
+    /// The client's `User-Agent`, sent unless the request or the default
+    /// headers set one (added last, where reqwest added it before).
+    pub(crate) user_agent: Option<HeaderValue>,
 }
 
 impl Default for Defaults {
@@ -218,7 +221,26 @@ impl Defaults {
             request_headers,
             max_retries,
             url_templates: false,
+            user_agent: None,
         }
+    }
+
+    /// These defaults with the client's `User-Agent` in every request's
+    /// headers (sent with the prepared ones: no per-request insertion by
+    /// reqwest).
+    pub(crate) fn with_user_agent(mut self, user_agent: HeaderValue) -> Self {
+        add_user_agent(&mut self.request_headers, Some(&user_agent));
+        self.user_agent = Some(user_agent);
+        self
+    }
+}
+
+/// `user_agent` unless `headers` has one.
+fn add_user_agent(headers: &mut HeaderMap, user_agent: Option<&HeaderValue>) {
+    if let Some(ua) = user_agent
+        && !headers.contains_key(http::header::USER_AGENT)
+    {
+        headers.insert(http::header::USER_AGENT, ua.clone());
     }
 }
 
@@ -883,6 +905,7 @@ impl RequestDesc {
                 .unwrap_or_else(|| defaults.content_type.clone());
             headers.insert(http::header::CONTENT_TYPE, ct);
         }
+        add_user_agent(&mut headers, defaults.user_agent.as_ref());
         Some(headers)
     }
 }
@@ -1365,6 +1388,43 @@ mod tests {
             "application/strategic-merge-patch+json"
         );
         assert_eq!(req.headers()["accept"], "x/y");
+        // The client's User-Agent is in every prepared set, with and
+        // without a body; a request's own (or a default header's) wins.
+        let ua = Defaults::default().with_user_agent(HeaderValue::from_static("ua/1"));
+        let sent = |d: RequestDesc| {
+            let p = d.prepare(&ua).unwrap();
+            let req = to_http(&p, "http://h", &ua).unwrap();
+            req.headers()
+                .get_all("user-agent")
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sent(c().get().resource("pods")), ["ua/1"]);
+        assert_eq!(sent(c().post().resource("pods").body(&b"{}"[..])), ["ua/1"]);
+        let own = HeaderValue::from_static("own/2");
+        assert_eq!(
+            sent(
+                c().get()
+                    .resource("pods")
+                    .header(http::header::USER_AGENT, own)
+            ),
+            ["own/2"]
+        );
+        let mut default_ua = HeaderMap::new();
+        default_ua.insert("user-agent", HeaderValue::from_static("dflt/3"));
+        let d = Defaults::new(
+            default_ua,
+            defaults.accept.clone(),
+            defaults.content_type.clone(),
+            1,
+        )
+        .with_user_agent(HeaderValue::from_static("ua/1"));
+        let p = c().get().resource("pods").prepare(&d).unwrap();
+        assert_eq!(
+            to_http(&p, "http://h", &d).unwrap().headers()["user-agent"],
+            "dflt/3"
+        );
         // Builder and preflight errors are the description's.
         let bad = c().get().namespace("a/b").prepare(&defaults).unwrap_err();
         assert_eq!(
