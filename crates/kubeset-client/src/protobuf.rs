@@ -90,7 +90,7 @@ pub(crate) async fn send<K: 'static, T: Decode<K> + DeserializeOwned>(
     if refused_status(resp.status.as_u16()) {
         return build(false)?.send_json().await;
     }
-    if !is_protobuf(resp.content_type.as_deref()) {
+    if !is_protobuf(resp.content_type()) {
         return resp.json();
     }
     if resp.is_success() {
@@ -121,7 +121,7 @@ where
 fn status_error(mut resp: Response) -> Error {
     if let Ok(status) = dynamic::to_json(&resp.body) {
         resp.body = serde_json::to_vec(&status).unwrap_or_default().into();
-        resp.content_type = Some("application/json".to_owned());
+        resp.set_content_type(HeaderValue::from_static("application/json"));
     }
     match resp.into_result() {
         Err(e) => e,

@@ -157,15 +157,15 @@ pub(crate) fn generic(code: u16, verb: Verb, server_message: String) -> ApiError
 }
 
 /// Decode a successful body into `T` (client-go's `Result.Into`).
-pub(crate) fn decode_json<T: DeserializeOwned>(
+pub(crate) fn decode_json<'a, T: DeserializeOwned>(
     code: u16,
-    content_type: Option<&str>,
+    content_type: impl FnOnce() -> Option<&'a str>,
     body: &[u8],
 ) -> Result<T, Error> {
     if body.is_empty() {
         return Err(Error::EmptyBody {
             code,
-            content_type: content_type.unwrap_or("").to_owned(),
+            content_type: content_type().unwrap_or("").to_owned(),
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
@@ -293,17 +293,17 @@ mod tests {
     fn success_bodies() {
         let failure =
             br#"{"kind":"Status","status":"Failure","message":"m","reason":"Conflict","code":409}"#;
-        let err = decode_json::<serde_json::Value>(200, None, failure).unwrap_err();
+        let err = decode_json::<serde_json::Value>(200, || None, failure).unwrap_err();
         assert!(err.is_conflict(), "{err:?}");
         let ok = br#"{"kind":"Status","status":"Success"}"#;
-        let v: serde_json::Value = decode_json(200, None, ok).unwrap();
+        let v: serde_json::Value = decode_json(200, || None, ok).unwrap();
         assert_eq!(v["status"], "Success");
-        let err = decode_json::<serde_json::Value>(204, Some("text/plain"), b"").unwrap_err();
+        let err = decode_json::<serde_json::Value>(204, || Some("text/plain"), b"").unwrap_err();
         assert_eq!(
             err.to_string(),
             "0-length response with status code: 204 and content type: text/plain"
         );
-        let err = decode_json::<u32>(200, None, b"\"x\"").unwrap_err();
+        let err = decode_json::<u32>(200, || None, b"\"x\"").unwrap_err();
         assert_eq!(err.to_string(), "decoding the response body as u32");
     }
 
