@@ -20,12 +20,13 @@ const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 /// decoded as the requested type.
 const STATUS_SNIFF_LIMIT: usize = 64 * 1024;
 
-/// The searcher for `"Status"` in a body, built once (building one per
-/// body costs more than searching a small object).
-fn status_finder() -> &'static memchr::memmem::Finder<'static> {
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Status\""));
-    &FINDER
+/// Whether `body` contains `"Status"` (a failed `Status` does: its
+/// `kind`). By its `S`, with memchr's one-byte search: capitals are rare in
+/// Kubernetes JSON, and a two-byte `memmem` searcher costs more than the
+/// whole scan of a small object.
+fn mentions_status(body: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"\"Status\"";
+    memchr::memchr_iter(b'S', body).any(|i| i > 0 && body[i - 1..].starts_with(NEEDLE))
 }
 
 /// client-go's success range: 200–206.
@@ -169,7 +170,7 @@ pub(crate) fn decode_json<'a, T: DeserializeOwned>(
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
-        && status_finder().find(body).is_some()
+        && mentions_status(body)
         && let Some(status) = StatusBody::parse(body).filter(StatusBody::is_failure)
     {
         return Err(ApiError::from_status(status, code).into());
@@ -204,6 +205,27 @@ pub fn from_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_is_found_by_its_capital() {
+        for yes in [
+            &b"\"Status\""[..],
+            br#"{"kind":"Status"}"#,
+            br#"{"S":"SS","kind":"Status","status":"Failure"}"#,
+        ] {
+            assert!(mentions_status(yes), "{}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &b""[..],
+            b"S",
+            b"Status\"",
+            br#"{"kind":"Statu"}"#,
+            br#"{"kind":"StatusList"}"#,
+            br#"{"kind":"ConfigMap","S":"xStatus"}"#,
+        ] {
+            assert!(!mentions_status(no), "{}", String::from_utf8_lossy(no));
+        }
+    }
 
     #[test]
     fn from_json_matches_from_slice() {
