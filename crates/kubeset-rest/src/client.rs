@@ -453,6 +453,19 @@ pub(crate) fn alpn_protocols() -> Vec<Vec<u8>> {
     }
 }
 
+/// `kubeset/<version> (<os>/<arch>)`, built once.
+fn default_user_agent() -> &'static str {
+    static UA: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "kubeset/{} ({}/{})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        )
+    });
+    &UA
+}
+
 fn default_tls() -> Result<rustls::ClientConfig, Error> {
     static CACHED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
     if let Some(tls) = CACHED.get() {
@@ -492,8 +505,14 @@ impl RestClient {
             .unwrap_or(DEFAULT_BUDGET);
 
         let header = |what: &str, v: &str| {
-            HeaderValue::from_str(v)
-                .map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
+            // The defaults as static values: a clone per request (and its
+            // drop) is then a copy, not a reference count.
+            let fixed = [DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, default_user_agent()];
+            let value = match fixed.into_iter().find(|f| *f == v) {
+                Some(f) => HeaderValue::from_maybe_shared(bytes::Bytes::from_static(f.as_bytes())),
+                None => HeaderValue::from_str(v),
+            };
+            value.map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
         };
         let content_type = header("content type", &config.content_type)?;
         let accept = header("accept", &config.accept)?;
@@ -505,14 +524,9 @@ impl RestClient {
         if tls.alpn_protocols.is_empty() {
             tls.alpn_protocols = alpn_protocols();
         }
-        let user_agent = config.user_agent.unwrap_or_else(|| {
-            format!(
-                "kubeset/{} ({}/{})",
-                env!("CARGO_PKG_VERSION"),
-                std::env::consts::OS,
-                std::env::consts::ARCH
-            )
-        });
+        let user_agent = config
+            .user_agent
+            .unwrap_or_else(|| default_user_agent().to_owned());
         // Default headers are added per request (see `Request`), not with
         // reqwest's `default_headers`, which keeps one value per name and
         // would drop all but the last `Impersonate-Group`.
