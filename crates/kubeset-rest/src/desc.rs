@@ -827,7 +827,6 @@ impl RequestDesc {
         }
         self.preflight()?;
         let headers = self.prepared_headers(defaults);
-        let path = self.escaped_path();
         let url_template = if defaults.url_templates {
             self.url_template()
         } else {
@@ -845,9 +844,15 @@ impl RequestDesc {
             })),
         };
         let query = params.encode();
+        let url = self.attempt_url(&query);
+        // A URL built here holds the escaped path: not built twice.
+        let path = match url {
+            Some(_) => String::new(),
+            None => self.escaped_path(),
+        };
         Ok(Prepared {
             verb: self.verb,
-            url: self.attempt_url(&query),
+            url,
             query,
             params,
             path,
@@ -920,7 +925,8 @@ pub struct Prepared {
     /// [`Prepared::url_at`]); `None`: built per attempt from `path` and
     /// `query`.
     pub(crate) url: Option<url::Url>,
-    /// The escaped path.
+    /// The escaped path; empty while `url` holds it (see
+    /// [`Prepared::path`]).
     pub(crate) path: String,
     /// The query's parameters (a resumable watch changes one per reopen).
     pub(crate) params: Params,
@@ -947,7 +953,11 @@ impl Prepared {
 
     /// The escaped path.
     pub fn path(&self) -> &str {
-        &self.path
+        match &self.url {
+            // Built from the same escaped segments (see `attempt_url`).
+            Some(url) if self.path.is_empty() => url.path(),
+            _ => &self.path,
+        }
     }
 
     /// The encoded query (empty: none).
@@ -958,9 +968,9 @@ impl Prepared {
     /// Path and query, as sent (`/api/v1/pods?limit=5`).
     pub fn path_and_query(&self) -> String {
         if self.query.is_empty() {
-            return self.path.clone();
+            return self.path().to_owned();
         }
-        format!("{}?{}", self.path, self.query)
+        format!("{}?{}", self.path(), self.query)
     }
 
     /// The body, if any.
@@ -973,6 +983,9 @@ impl Prepared {
     pub(crate) fn set_param(&mut self, key: &str, value: &str) {
         self.params.set(key, value);
         self.query = self.params.encode();
+        if self.path.is_empty() {
+            self.path = self.path().to_owned();
+        }
         self.url = None;
     }
 
@@ -1473,7 +1486,11 @@ mod tests {
                 let (k, v) = pair.split_once('=').unwrap();
                 req = req.param(k, v);
             }
+            // The prepared path (read from the URL when one was built) is
+            // the description's escaped path.
+            let escaped = req.path_and_query();
             let p = req.prepare(&Defaults::default()).unwrap();
+            assert_eq!(p.path_and_query(), escaped, "{name:?} {sub:?}");
             let want = parsed(&p, &origin);
             assert_eq!(p.url_at(&origin).is_some(), prepared, "{name:?} {sub:?}");
             if let Some(url) = p.url_at(&origin) {

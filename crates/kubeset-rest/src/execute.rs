@@ -54,9 +54,9 @@ struct Outcome {
 /// [`Endpoint::url`]).
 fn full_url(origin: &str, p: &Prepared) -> String {
     if p.query.is_empty() {
-        return format!("{origin}{}", p.path);
+        return format!("{origin}{}", p.path());
     }
-    format!("{origin}{}?{}", p.path, p.query)
+    format!("{origin}{}?{}", p.path(), p.query)
 }
 
 fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
@@ -189,7 +189,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
     };
     let url = match p.url_at(&ep.origin) {
         Some(url) => url.clone(),
-        None => ep.url(&p.path, &p.query),
+        None => ep.url(p.path(), &p.query),
     };
     let mut req = reqwest::Request::new(p.verb.method(), url);
     *req.headers_mut() = p.headers(&inner.defaults).clone();
@@ -413,7 +413,12 @@ fn finish(inner: &Inner, outcome: &mut Outcome) {
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let ep = &inner.server;
     let host = ep.host_key.as_str();
-    let budget = Budget::new(open_budget(p, inner.timeout), Instant::now());
+    let total = open_budget(p, inner.timeout);
+    // No clock read for a call without a budget (the common one).
+    let budget = match total {
+        Some(_) => Budget::new(total, Instant::now()),
+        None => Budget::UNBOUNDED,
+    };
     throttle(inner, p, &ep.origin, "", &budget).await?;
 
     let mut state = start_state(inner, p, None);
@@ -425,7 +430,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             .backoff
             .as_ref()
             .map_or(Duration::ZERO, |b| b.get(host));
-        match budget::retry_wait(budget.remaining(Instant::now()), retry_wait, backoff) {
+        match budget::retry_wait(budget.remaining_at(Instant::now), retry_wait, backoff) {
             Wait::Sleep(wait) => inner.sleep(wait).await,
             Wait::Exhausted { wait } => {
                 let last = last_status.take().or(previous.take());
@@ -444,7 +449,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         // Streaming attempts return at the headers: the budget bounds the
         // wait for them, never the stream itself.
-        let limit = budget.remaining(Instant::now());
+        let limit = budget.remaining_at(Instant::now);
         if limit.is_some_and(|l| l.is_zero()) {
             let last = last_status.take().or(previous.take());
             return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
