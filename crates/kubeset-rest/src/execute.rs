@@ -37,7 +37,9 @@ const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
 
 enum Payload {
     Full(Bytes),
-    Streaming(reqwest::Response),
+    /// Boxed: every outcome is moved through the attempt loop's async
+    /// layers, and only a watch or stream has this one.
+    Streaming(Box<reqwest::Response>),
 }
 
 struct Outcome {
@@ -214,7 +216,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
         return Ok(Outcome {
             status,
             headers,
-            payload: Payload::Streaming(resp),
+            payload: Payload::Streaming(Box::new(resp)),
             served_by: String::new(),
             warnings: Vec::new(),
         });
@@ -376,6 +378,7 @@ fn record_attempt(
 
 /// The decision on an attempt's `result` and its records (metrics,
 /// backoff, a 401's invalidation). `started`: [`attempt_clock`].
+#[inline]
 fn conclude(
     inner: &Inner,
     p: &Prepared,
@@ -397,6 +400,7 @@ fn conclude(
 
 /// The start of an attempt, read only for a metrics hook (the only reader
 /// of its duration).
+#[inline]
 fn attempt_clock(inner: &Inner) -> Option<Instant> {
     inner.metrics.is_some().then(Instant::now)
 }
@@ -409,6 +413,7 @@ fn finish(inner: &Inner, outcome: &mut Outcome) {
 
 /// [`finish`] for the one server, which answered (only `open_at` reports
 /// who did).
+#[inline]
 fn finish_single(inner: &Inner, p: &Prepared, outcome: &mut Outcome) {
     finish(inner, outcome);
     if p.mode != Mode::Do {
@@ -658,7 +663,7 @@ pub(crate) async fn send(inner: &Inner, p: &Prepared) -> Result<Response, Error>
     let body = match outcome.payload {
         Payload::Full(b) => b,
         // Not produced in `Do` mode; read it anyway rather than fail.
-        Payload::Streaming(r) => read_body(inner, p, &inner.origin, r).await?,
+        Payload::Streaming(r) => read_body(inner, p, &inner.origin, *r).await?,
     };
     Ok(Response::new(
         outcome.status,
@@ -708,7 +713,7 @@ pub(crate) async fn open_response(
     let outcome = run(inner, p).await?;
     Ok(match outcome.payload {
         Payload::Streaming(resp) => Ok(Opened {
-            body: body_stream(resp, p.stream_deadline),
+            body: body_stream(*resp, p.stream_deadline),
             origin: outcome.served_by,
             content_type: outcome
                 .headers
