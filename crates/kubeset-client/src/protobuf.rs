@@ -109,7 +109,7 @@ pub async fn send_with<T: DeserializeOwned>(
     if refused_status(resp.status.as_u16()) {
         return json()?.send_json().await;
     }
-    if !is_protobuf(resp.content_type.as_deref()) {
+    if !is_protobuf(resp.content_type()) {
         return resp.json();
     }
     if resp.is_success() {
@@ -140,7 +140,7 @@ where
 fn status_error(mut resp: Response) -> Error {
     if let Ok(status) = dynamic::to_json(&resp.body) {
         resp.body = serde_json::to_vec(&status).unwrap_or_default().into();
-        resp.content_type = Some("application/json".to_owned());
+        resp.set_content_type(HeaderValue::from_static("application/json"));
     }
     match resp.into_result() {
         Err(e) => e,

@@ -56,6 +56,12 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
+    /// No budget.
+    pub(crate) const UNBOUNDED: Self = Self {
+        total: None,
+        deadline: None,
+    };
+
     /// A budget of `total` from `now`. A total the clock cannot represent
     /// (years) is no budget, never a panic.
     pub(crate) fn new(total: Option<Duration>, now: Instant) -> Self {
@@ -69,6 +75,13 @@ impl Budget {
     /// What is left at `now` (`None`: unbounded).
     pub(crate) fn remaining(&self, now: Instant) -> Option<Duration> {
         self.deadline.map(|d| d.saturating_duration_since(now))
+    }
+
+    /// [`remaining`](Self::remaining) at the time `now` gives, asked only
+    /// when there is a deadline (no clock read per step of an unbounded
+    /// call).
+    pub(crate) fn remaining_at(&self, now: impl FnOnce() -> Instant) -> Option<Duration> {
+        self.deadline.map(|d| d.saturating_duration_since(now()))
     }
 }
 

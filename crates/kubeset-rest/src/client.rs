@@ -399,8 +399,6 @@ pub(crate) struct Inner {
     pub(crate) max_response_body: usize,
     #[cfg(feature = "ws")]
     pub(crate) stream: crate::upgrade::StreamParts,
-    /// The `User-Agent` reqwest sends (for [`RestClient::http_request`]).
-    pub(crate) user_agent: HeaderValue,
 }
 
 impl Inner {
@@ -455,6 +453,19 @@ pub(crate) fn alpn_protocols() -> Vec<Vec<u8>> {
     }
 }
 
+/// `kubeset/<version> (<os>/<arch>)`, built once.
+fn default_user_agent() -> &'static str {
+    static UA: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "kubeset/{} ({}/{})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        )
+    });
+    &UA
+}
+
 fn default_tls() -> Result<rustls::ClientConfig, Error> {
     static CACHED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
     if let Some(tls) = CACHED.get() {
@@ -494,8 +505,14 @@ impl RestClient {
             .unwrap_or(DEFAULT_BUDGET);
 
         let header = |what: &str, v: &str| {
-            HeaderValue::from_str(v)
-                .map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
+            // The defaults as static values: a clone per request (and its
+            // drop) is then a copy, not a reference count.
+            let fixed = [DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, default_user_agent()];
+            let value = match fixed.into_iter().find(|f| *f == v) {
+                Some(f) => HeaderValue::from_maybe_shared(bytes::Bytes::from_static(f.as_bytes())),
+                None => HeaderValue::from_str(v),
+            };
+            value.map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
         };
         let content_type = header("content type", &config.content_type)?;
         let accept = header("accept", &config.accept)?;
@@ -507,14 +524,9 @@ impl RestClient {
         if tls.alpn_protocols.is_empty() {
             tls.alpn_protocols = alpn_protocols();
         }
-        let user_agent = config.user_agent.unwrap_or_else(|| {
-            format!(
-                "kubeset/{} ({}/{})",
-                env!("CARGO_PKG_VERSION"),
-                std::env::consts::OS,
-                std::env::consts::ARCH
-            )
-        });
+        let user_agent = config
+            .user_agent
+            .unwrap_or_else(|| default_user_agent().to_owned());
         // Default headers are added per request (see `Request`), not with
         // reqwest's `default_headers`, which keeps one value per name and
         // would drop all but the last `Impersonate-Group`.
@@ -531,8 +543,7 @@ impl RestClient {
         let mut builder = reqwest::Client::builder()
             .redirect(crate::transport::redirect_policy())
             .connect_timeout(connect)
-            .tls_backend_preconfigured(tls)
-            .user_agent(user_agent.clone());
+            .tls_backend_preconfigured(tls);
         // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
         // PingTimeout 15 s): a dead connection under an open watch is
         // noticed instead of hanging.
@@ -583,12 +594,15 @@ impl RestClient {
                 }
             };
 
+        // The `User-Agent` goes into the prepared headers, not reqwest's
+        // defaults (reqwest would insert it into every request's map).
         let mut defaults = Defaults::new(
             config.default_headers,
             accept,
             content_type,
             config.max_retries,
-        );
+        )
+        .with_user_agent(header("user agent", &user_agent)?);
         defaults.url_templates = config.metrics.is_some();
         Ok(Self {
             inner: Arc::new(Inner {
@@ -609,7 +623,6 @@ impl RestClient {
                 endpoints,
                 budget,
                 watch_idle_timeout: config.watch_idle_timeout,
-                user_agent: header("user agent", &user_agent)?,
                 max_response_body: config.max_response_body,
                 #[cfg(feature = "ws")]
                 stream,
@@ -658,11 +671,8 @@ impl RestClient {
             .into_iter()
             .next()
             .map_or_else(|| self.inner.origin.clone(), |e| e.origin);
+        // The `User-Agent` is one of the prepared headers.
         let mut req = to_http(prepared, &origin, &self.inner.defaults)?;
-        if !req.headers().contains_key(http::header::USER_AGENT) {
-            let ua = self.inner.user_agent.clone();
-            req.headers_mut().insert(http::header::USER_AGENT, ua);
-        }
         if let Some(auth) = &self.inner.authenticator {
             match auth.authorization().await {
                 Ok(Some(value)) => {

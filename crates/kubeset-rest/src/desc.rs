@@ -187,6 +187,9 @@ pub struct Defaults {
     /// Whether prepared requests carry their URL template (only a metrics
     /// hook reads it).
     pub(crate) url_templates: bool,
+    /// The client's `User-Agent`, sent unless the request or the default
+    /// headers set one (added last, where reqwest added it before).
+    pub(crate) user_agent: Option<HeaderValue>,
 }
 
 impl Default for Defaults {
@@ -218,7 +221,26 @@ impl Defaults {
             request_headers,
             max_retries,
             url_templates: false,
+            user_agent: None,
         }
+    }
+
+    /// These defaults with the client's `User-Agent` in every request's
+    /// headers (sent with the prepared ones: no per-request insertion by
+    /// reqwest).
+    pub(crate) fn with_user_agent(mut self, user_agent: HeaderValue) -> Self {
+        add_user_agent(&mut self.request_headers, Some(&user_agent));
+        self.user_agent = Some(user_agent);
+        self
+    }
+}
+
+/// `user_agent` unless `headers` has one.
+fn add_user_agent(headers: &mut HeaderMap, user_agent: Option<&HeaderValue>) {
+    if let Some(ua) = user_agent
+        && !headers.contains_key(http::header::USER_AGENT)
+    {
+        headers.insert(http::header::USER_AGENT, ua.clone());
     }
 }
 
@@ -309,16 +331,19 @@ pub struct RequestDesc {
     /// `resource` are unused (see [`RequestDesc::unshare`]).
     collection: Option<CollectionPath>,
     path_prefix: Arc<str>,
-    sub_path: String,
+    /// `Box<str>`, as `subresource`: rarely set, and a request is moved
+    /// through every builder call (a `String` is 8 bytes more).
+    sub_path: Box<str>,
     namespace: String,
     namespace_set: bool,
     resource: String,
     resource_name: String,
-    subresource: String,
+    subresource: Box<str>,
     params: Params,
     /// `None`: none set (boxed for the same reason as `err`).
     headers: Option<Box<HeaderMap>>,
-    content_type: Option<HeaderValue>,
+    /// A patch's Content-Type (a static: see `PatchType::content_type_header`).
+    content_type: Option<&'static HeaderValue>,
     timeout: Option<Duration>,
     body: Option<Bytes>,
     /// `None`: the client's.
@@ -349,12 +374,12 @@ impl RequestDesc {
             verb,
             collection: None,
             path_prefix: base.0.api_prefix.clone(),
-            sub_path: String::new(),
+            sub_path: Box::default(),
             namespace: String::new(),
             namespace_set: false,
             resource: String::new(),
             resource_name: String::new(),
-            subresource: String::new(),
+            subresource: Box::default(),
             params: Params::default(),
             headers: None,
             content_type: None,
@@ -449,7 +474,7 @@ impl RequestDesc {
     /// Content-Type and, for server-side apply, the `fieldManager` (when
     /// not empty) and `force=true` (when set) parameters.
     fn patch_type(mut self, patch: PatchType) -> Self {
-        self.content_type = Some(HeaderValue::from_static(patch.content_type()));
+        self.content_type = Some(patch.content_type_header());
         if let PatchType::Apply {
             field_manager,
             force,
@@ -487,7 +512,7 @@ impl RequestDesc {
     {
         self.update(|r| {
             let joined = join_segments(segments);
-            r.sub_path = join([r.sub_path.as_str(), joined.as_str()]);
+            r.sub_path = join([&*r.sub_path, joined.as_str()]).into();
             Ok(())
         })
     }
@@ -596,7 +621,7 @@ impl RequestDesc {
             for part in &parts {
                 check_segment("subresource", part.as_ref())?;
             }
-            r.subresource = subresource;
+            r.subresource = subresource.into();
             Ok(())
         })
     }
@@ -723,7 +748,7 @@ impl RequestDesc {
                     c.escaped.len() + self.resource_name.len() + self.subresource.len() + 2,
                 );
                 out.push_str(&c.escaped);
-                for segment in [&self.resource_name, &self.subresource] {
+                for segment in [self.resource_name.as_str(), &self.subresource] {
                     if !segment.is_empty() {
                         out.push('/');
                         path_escape(segment, &mut out);
@@ -805,7 +830,6 @@ impl RequestDesc {
         }
         self.preflight()?;
         let headers = self.prepared_headers(defaults);
-        let path = self.escaped_path();
         let url_template = if defaults.url_templates {
             self.url_template()
         } else {
@@ -823,9 +847,15 @@ impl RequestDesc {
             })),
         };
         let query = params.encode();
+        let url = self.attempt_url(&query);
+        // A URL built here holds the escaped path: not built twice.
+        let path = match url {
+            Some(_) => String::new(),
+            None => self.escaped_path(),
+        };
         Ok(Prepared {
             verb: self.verb,
-            url: self.attempt_url(&query),
+            url,
             query,
             params,
             path,
@@ -879,10 +909,10 @@ impl RequestDesc {
         if self.body.is_some() && !headers.contains_key(http::header::CONTENT_TYPE) {
             let ct = self
                 .content_type
-                .clone()
-                .unwrap_or_else(|| defaults.content_type.clone());
+                .map_or_else(|| defaults.content_type.clone(), HeaderValue::clone);
             headers.insert(http::header::CONTENT_TYPE, ct);
         }
+        add_user_agent(&mut headers, defaults.user_agent.as_ref());
         Some(headers)
     }
 }
@@ -897,7 +927,8 @@ pub struct Prepared {
     /// [`Prepared::url_at`]); `None`: built per attempt from `path` and
     /// `query`.
     pub(crate) url: Option<url::Url>,
-    /// The escaped path.
+    /// The escaped path; empty while `url` holds it (see
+    /// [`Prepared::path`]).
     pub(crate) path: String,
     /// The query's parameters (a resumable watch changes one per reopen).
     pub(crate) params: Params,
@@ -924,7 +955,11 @@ impl Prepared {
 
     /// The escaped path.
     pub fn path(&self) -> &str {
-        &self.path
+        match &self.url {
+            // Built from the same escaped segments (see `attempt_url`).
+            Some(url) if self.path.is_empty() => url.path(),
+            _ => &self.path,
+        }
     }
 
     /// The encoded query (empty: none).
@@ -935,9 +970,9 @@ impl Prepared {
     /// Path and query, as sent (`/api/v1/pods?limit=5`).
     pub fn path_and_query(&self) -> String {
         if self.query.is_empty() {
-            return self.path.clone();
+            return self.path().to_owned();
         }
-        format!("{}?{}", self.path, self.query)
+        format!("{}?{}", self.path(), self.query)
     }
 
     /// The body, if any.
@@ -950,6 +985,9 @@ impl Prepared {
     pub(crate) fn set_param(&mut self, key: &str, value: &str) {
         self.params.set(key, value);
         self.query = self.params.encode();
+        if self.path.is_empty() {
+            self.path = self.path().to_owned();
+        }
         self.url = None;
     }
 
@@ -1365,6 +1403,43 @@ mod tests {
             "application/strategic-merge-patch+json"
         );
         assert_eq!(req.headers()["accept"], "x/y");
+        // The client's User-Agent is in every prepared set, with and
+        // without a body; a request's own (or a default header's) wins.
+        let ua = Defaults::default().with_user_agent(HeaderValue::from_static("ua/1"));
+        let sent = |d: RequestDesc| {
+            let p = d.prepare(&ua).unwrap();
+            let req = to_http(&p, "http://h", &ua).unwrap();
+            req.headers()
+                .get_all("user-agent")
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sent(c().get().resource("pods")), ["ua/1"]);
+        assert_eq!(sent(c().post().resource("pods").body(&b"{}"[..])), ["ua/1"]);
+        let own = HeaderValue::from_static("own/2");
+        assert_eq!(
+            sent(
+                c().get()
+                    .resource("pods")
+                    .header(http::header::USER_AGENT, own)
+            ),
+            ["own/2"]
+        );
+        let mut default_ua = HeaderMap::new();
+        default_ua.insert("user-agent", HeaderValue::from_static("dflt/3"));
+        let d = Defaults::new(
+            default_ua,
+            defaults.accept.clone(),
+            defaults.content_type.clone(),
+            1,
+        )
+        .with_user_agent(HeaderValue::from_static("ua/1"));
+        let p = c().get().resource("pods").prepare(&d).unwrap();
+        assert_eq!(
+            to_http(&p, "http://h", &d).unwrap().headers()["user-agent"],
+            "dflt/3"
+        );
         // Builder and preflight errors are the description's.
         let bad = c().get().namespace("a/b").prepare(&defaults).unwrap_err();
         assert_eq!(
@@ -1413,7 +1488,11 @@ mod tests {
                 let (k, v) = pair.split_once('=').unwrap();
                 req = req.param(k, v);
             }
+            // The prepared path (read from the URL when one was built) is
+            // the description's escaped path.
+            let escaped = req.path_and_query();
             let p = req.prepare(&Defaults::default()).unwrap();
+            assert_eq!(p.path_and_query(), escaped, "{name:?} {sub:?}");
             let want = parsed(&p, &origin);
             assert_eq!(p.url_at(&origin).is_some(), prepared, "{name:?} {sub:?}");
             if let Some(url) = p.url_at(&origin) {

@@ -40,6 +40,9 @@ async fn discovery_get(
         .http
         .get(&url)
         .header(http::header::ACCEPT, "application/json");
+    if let Some(ua) = &inner.defaults.user_agent {
+        builder = builder.header(http::header::USER_AGENT, ua.clone());
+    }
     if let Some(auth) = &inner.authenticator {
         match auth.authorization().await {
             Ok(Some(value)) => builder = builder.header(http::header::AUTHORIZATION, value),

@@ -37,7 +37,9 @@ const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
 
 enum Payload {
     Full(Bytes),
-    Streaming(reqwest::Response),
+    /// Boxed: every outcome is moved through the attempt loop's async
+    /// layers, and only a watch or stream has this one.
+    Streaming(Box<reqwest::Response>),
 }
 
 struct Outcome {
@@ -54,9 +56,9 @@ struct Outcome {
 /// [`Endpoint::url`]).
 fn full_url(origin: &str, p: &Prepared) -> String {
     if p.query.is_empty() {
-        return format!("{origin}{}", p.path);
+        return format!("{origin}{}", p.path());
     }
-    format!("{origin}{}?{}", p.path, p.query)
+    format!("{origin}{}?{}", p.path(), p.query)
 }
 
 fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
@@ -187,21 +189,24 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
             .map_err(|source| Error::Auth { source })?,
         None => None,
     };
-    let url = match p.url_at(&ep.origin) {
-        Some(url) => url.clone(),
-        None => ep.url(&p.path, &p.query),
+    // In a block: the request (moved into `execute`) is then not kept in
+    // the attempt's async state while it waits (300 bytes less to move).
+    let pending = {
+        let url = match p.url_at(&ep.origin) {
+            Some(url) => url.clone(),
+            None => ep.url(p.path(), &p.query),
+        };
+        let mut req = reqwest::Request::new(p.verb.method(), url);
+        *req.headers_mut() = p.headers(&inner.defaults).clone();
+        if let Some(body) = &p.body {
+            *req.body_mut() = Some(body.clone().into());
+        }
+        if let Some(value) = authorization {
+            req.headers_mut().insert(http::header::AUTHORIZATION, value);
+        }
+        inner.http.execute(req)
     };
-    let mut req = reqwest::Request::new(p.verb.method(), url);
-    *req.headers_mut() = p.headers(&inner.defaults).clone();
-    if let Some(body) = &p.body {
-        *req.body_mut() = Some(body.clone().into());
-    }
-    if let Some(value) = authorization {
-        req.headers_mut().insert(http::header::AUTHORIZATION, value);
-    }
-    let mut resp = inner
-        .http
-        .execute(req)
+    let mut resp = pending
         .await
         .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?;
     let status = resp.status();
@@ -211,7 +216,7 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
         return Ok(Outcome {
             status,
             headers,
-            payload: Payload::Streaming(resp),
+            payload: Payload::Streaming(Box::new(resp)),
             served_by: String::new(),
             warnings: Vec::new(),
         });
@@ -312,12 +317,7 @@ async fn run(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         // every call would move it through the async states above.
         return Box::pin(run_failover(inner, p)).await;
     }
-    let mut outcome = run_single(inner, p).await?;
-    // Only `open_at` reports who answered.
-    if p.mode != Mode::Do {
-        outcome.served_by.clone_from(&inner.origin);
-    }
-    Ok(outcome)
+    run_single(inner, p).await
 }
 
 /// The decision's view of an attempt's result (the `Retry-After` parsed
@@ -376,22 +376,18 @@ fn record_attempt(
     }
 }
 
-/// One attempt within what is left of `budget` (and `per_node`), its
-/// decision and its records. `None` start time: no metrics hook.
-async fn attempt_and_decide(
+/// The decision on an attempt's `result` and its records (metrics,
+/// backoff, a 401's invalidation). `started`: [`attempt_clock`].
+#[inline]
+fn conclude(
     inner: &Inner,
     p: &Prepared,
     ep: &Endpoint,
-    limit: Option<Duration>,
+    started: Option<Instant>,
+    result: &Result<Outcome, Error>,
     state: &State,
-) -> (Result<Outcome, Error>, Next) {
-    // Only a metrics hook reads the attempt's duration.
-    let started = inner.metrics.is_some().then(Instant::now);
-    let result = match limit {
-        Some(limit) => attempt_within(inner, p, ep, limit).await,
-        None => attempt(inner, p, ep).await,
-    };
-    let next = decide(attempt_of(&result), state);
+) -> Next {
+    let next = decide(attempt_of(result), state);
     let code = result.as_ref().ok().map(|o| o.status.as_u16());
     record_attempt(inner, p, &ep.host_key, started, code, next);
     if next == Next::ReAuth
@@ -399,7 +395,14 @@ async fn attempt_and_decide(
     {
         auth.invalidate();
     }
-    (result, next)
+    next
+}
+
+/// The start of an attempt, read only for a metrics hook (the only reader
+/// of its duration).
+#[inline]
+fn attempt_clock(inner: &Inner) -> Option<Instant> {
+    inner.metrics.is_some().then(Instant::now)
 }
 
 /// The final outcome's warnings, parsed and dispatched.
@@ -408,12 +411,27 @@ fn finish(inner: &Inner, outcome: &mut Outcome) {
     warning::dispatch(inner.warning_handler.as_ref(), &outcome.warnings);
 }
 
+/// [`finish`] for the one server, which answered (only `open_at` reports
+/// who did).
+#[inline]
+fn finish_single(inner: &Inner, p: &Prepared, outcome: &mut Outcome) {
+    finish(inner, outcome);
+    if p.mode != Mode::Do {
+        outcome.served_by.clone_from(&inner.origin);
+    }
+}
+
 /// The attempt loop against the one configured server, within one
 /// [`Budget`] for the whole call (rate limiter, attempts, waits).
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let ep = &inner.server;
     let host = ep.host_key.as_str();
-    let budget = Budget::new(open_budget(p, inner.timeout), Instant::now());
+    let total = open_budget(p, inner.timeout);
+    // No clock read for a call without a budget (the common one).
+    let budget = match total {
+        Some(_) => Budget::new(total, Instant::now()),
+        None => Budget::UNBOUNDED,
+    };
     throttle(inner, p, &ep.origin, "", &budget).await?;
 
     let mut state = start_state(inner, p, None);
@@ -425,7 +443,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             .backoff
             .as_ref()
             .map_or(Duration::ZERO, |b| b.get(host));
-        match budget::retry_wait(budget.remaining(Instant::now()), retry_wait, backoff) {
+        match budget::retry_wait(budget.remaining_at(Instant::now), retry_wait, backoff) {
             Wait::Sleep(wait) => inner.sleep(wait).await,
             Wait::Exhausted { wait } => {
                 let last = last_status.take().or(previous.take());
@@ -444,17 +462,22 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
         }
         // Streaming attempts return at the headers: the budget bounds the
         // wait for them, never the stream itself.
-        let limit = budget.remaining(Instant::now());
+        let limit = budget.remaining_at(Instant::now);
         if limit.is_some_and(|l| l.is_zero()) {
             let last = last_status.take().or(previous.take());
             return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
         }
-        let (result, next) = attempt_and_decide(inner, p, ep, limit, &state).await;
+        let started = attempt_clock(inner);
+        let result = match limit {
+            Some(limit) => attempt_within(inner, p, ep, limit).await,
+            None => attempt(inner, p, ep).await,
+        };
+        let next = conclude(inner, p, ep, started, &result, &state);
         state = state.after(next);
         retry_wait = None;
         match (result, next) {
             (Ok(mut outcome), Next::Return) => {
-                finish(inner, &mut outcome);
+                finish_single(inner, p, &mut outcome);
                 return Ok(outcome);
             }
             (Ok(outcome), Next::Retry { wait }) => {
@@ -471,7 +494,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             (Err(err), _) => return Err(wrap_previous(err, previous)),
             // A status is never failed over (and `Fail` is for errors).
             (Ok(mut outcome), _) => {
-                finish(inner, &mut outcome);
+                finish_single(inner, p, &mut outcome);
                 return Ok(outcome);
             }
         }
@@ -584,8 +607,10 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                 if remaining.is_zero() {
                     return Err(all_failed(failures));
                 }
-                let limit = Some(per_node.min(remaining));
-                let (result, next) = attempt_and_decide(inner, p, ep, limit, &state).await;
+                let limit = per_node.min(remaining);
+                let started = attempt_clock(inner);
+                let result = attempt_within(inner, p, ep, limit).await;
+                let next = conclude(inner, p, ep, started, &result, &state);
                 state = state.after(next);
                 match (result, next) {
                     (Ok(outcome), Next::Retry { wait }) => {
@@ -638,7 +663,7 @@ pub(crate) async fn send(inner: &Inner, p: &Prepared) -> Result<Response, Error>
     let body = match outcome.payload {
         Payload::Full(b) => b,
         // Not produced in `Do` mode; read it anyway rather than fail.
-        Payload::Streaming(r) => read_body(inner, p, &inner.origin, r).await?,
+        Payload::Streaming(r) => read_body(inner, p, &inner.origin, *r).await?,
     };
     Ok(Response::new(
         outcome.status,
@@ -688,7 +713,7 @@ pub(crate) async fn open_response(
     let outcome = run(inner, p).await?;
     Ok(match outcome.payload {
         Payload::Streaming(resp) => Ok(Opened {
-            body: body_stream(resp, p.stream_deadline),
+            body: body_stream(*resp, p.stream_deadline),
             origin: outcome.served_by,
             content_type: outcome
                 .headers

@@ -38,5 +38,5 @@ pub fn decode_body<T: DeserializeOwned>(
     content_type: Option<&str>,
     body: &[u8],
 ) -> Result<T, Error> {
-    decode::decode_json(code, content_type, body)
+    decode::decode_json(code, || content_type, body)
 }

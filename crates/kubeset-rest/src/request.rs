@@ -41,6 +41,7 @@ impl fmt::Debug for Request {
 
 impl RestClient {
     /// A request with this verb.
+    #[inline]
     pub fn verb(&self, verb: Verb) -> Request {
         Request::new(self.clone(), RequestDesc::new(verb, &self.inner.base))
     }
@@ -87,6 +88,7 @@ impl RestClient {
 impl Request {
     /// `desc`, to be sent by `client` (its base should be the client's:
     /// [`RestClient::verb`] makes sure of it).
+    #[inline]
     pub fn new(client: RestClient, desc: RequestDesc) -> Self {
         Self { client, desc }
     }
@@ -114,6 +116,9 @@ impl Request {
     /// Start at `collection`: the same as `abs_path(..)`, `namespace(..)`
     /// and `resource(..)` with its arguments, without validating, joining
     /// and escaping them again (see [`RequestDesc::collection`]).
+    // Inline (as `name`): the caller's request is then updated where it
+    // is, not moved in and out of the call.
+    #[inline]
     pub fn collection(mut self, collection: &CollectionPath) -> Self {
         self.desc.set_collection(collection);
         self
@@ -164,6 +169,7 @@ impl Request {
     }
 
     /// The object name; empty or set twice is an error.
+    #[inline]
     pub fn name(mut self, name: &str) -> Self {
         self.desc.set_name(name);
         self

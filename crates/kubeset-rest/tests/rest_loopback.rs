@@ -128,7 +128,7 @@ async fn response_carries_status_content_type_body_and_warnings() {
         .await
         .unwrap();
     assert_eq!(resp.status.as_u16(), 201);
-    assert_eq!(resp.content_type.as_deref(), Some("application/json"));
+    assert_eq!(resp.content_type(), Some("application/json"));
     assert_eq!(&resp.body[..], POD.as_bytes());
     let texts: Vec<_> = resp
         .warnings

@@ -84,7 +84,7 @@ async fn crud_in_protobuf() {
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.content_type.as_deref(), Some(PROTOBUF));
+    assert_eq!(resp.content_type(), Some(PROTOBUF));
 
     // A protobuf Status is the same typed error.
     let err = cms.get("missing").await.unwrap_err();
@@ -203,7 +203,7 @@ async fn watch_in_protobuf() {
         .await
         .unwrap();
     assert_eq!(
-        resp.content_type.as_deref(),
+        resp.content_type(),
         Some("application/vnd.kubernetes.protobuf;stream=watch")
     );
     let decoder = kubeset::protobuf::watch_decoder::<ConfigMap>().expect("a codec");

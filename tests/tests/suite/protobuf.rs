@@ -116,17 +116,17 @@ async fn the_server_answers_protobuf_for_built_in_kinds() {
             .send()
             .await,
     );
-    assert_eq!(resp.content_type.as_deref(), Some(PROTOBUF));
+    assert_eq!(resp.content_type(), Some(PROTOBUF));
     let created: ConfigMap = protobuf::decode_object(&resp.body).expect("decodes");
     assert_eq!(created.data, cm.data);
     // get.
     let resp = ok("get", cms(Verb::Get).name("pb").send().await);
-    assert_eq!(resp.content_type.as_deref(), Some(PROTOBUF));
+    assert_eq!(resp.content_type(), Some(PROTOBUF));
     let got: ConfigMap = protobuf::decode_object(&resp.body).expect("decodes");
     assert_eq!(got.metadata.uid, created.metadata.uid);
     // list.
     let resp = ok("list", cms(Verb::Get).send().await);
-    assert_eq!(resp.content_type.as_deref(), Some(PROTOBUF));
+    assert_eq!(resp.content_type(), Some(PROTOBUF));
     let u = protobuf::Unknown::parse(&resp.body).expect("envelope");
     assert_eq!(
         (u.api_version.as_str(), u.kind.as_str()),
@@ -161,7 +161,7 @@ async fn the_server_answers_protobuf_for_built_in_kinds() {
             .send()
             .await,
     );
-    assert_eq!(resp.content_type.as_deref(), Some(PROTOBUF));
+    assert_eq!(resp.content_type(), Some(PROTOBUF));
 }
 
 #[tokio::test]
@@ -196,7 +196,7 @@ async fn custom_resources_stay_json() {
     })
     .await;
     assert_eq!(resp.status, 200);
-    assert_eq!(resp.content_type.as_deref(), Some("application/json"));
+    assert_eq!(resp.content_type(), Some("application/json"));
     // Only protobuf acceptable: 406, as the Api's fallback expects.
     let resp = widgets(Verb::Get, http::header::ACCEPT, PROTOBUF)
         .send_raw()
@@ -293,7 +293,7 @@ async fn watch_with_protobuf() {
             .await,
     );
     assert_eq!(
-        resp.content_type.as_deref(),
+        resp.content_type(),
         Some("application/vnd.kubernetes.protobuf;stream=watch")
     );
     let mut frames =
@@ -387,7 +387,7 @@ async fn watch_error_event_in_protobuf() {
             .await,
     );
     assert_eq!(
-        resp.content_type.as_deref(),
+        resp.content_type(),
         Some("application/vnd.kubernetes.protobuf;stream=watch")
     );
     let decoder = kubeset::protobuf::watch_decoder::<Event>().expect("codec");

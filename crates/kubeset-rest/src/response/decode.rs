@@ -20,12 +20,13 @@ const MAX_UNSTRUCTURED_TEXT: usize = 2048;
 /// decoded as the requested type.
 const STATUS_SNIFF_LIMIT: usize = 64 * 1024;
 
-/// The searcher for `"Status"` in a body, built once (building one per
-/// body costs more than searching a small object).
-fn status_finder() -> &'static memchr::memmem::Finder<'static> {
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"Status\""));
-    &FINDER
+/// Whether `body` contains `"Status"` (a failed `Status` does: its
+/// `kind`). By its `S`, with memchr's one-byte search: capitals are rare in
+/// Kubernetes JSON, and a two-byte `memmem` searcher costs more than the
+/// whole scan of a small object.
+fn mentions_status(body: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"\"Status\"";
+    memchr::memchr_iter(b'S', body).any(|i| i > 0 && body[i - 1..].starts_with(NEEDLE))
 }
 
 /// client-go's success range: 200–206.
@@ -157,19 +158,19 @@ pub(crate) fn generic(code: u16, verb: Verb, server_message: String) -> ApiError
 }
 
 /// Decode a successful body into `T` (client-go's `Result.Into`).
-pub(crate) fn decode_json<T: DeserializeOwned>(
+pub(crate) fn decode_json<'a, T: DeserializeOwned>(
     code: u16,
-    content_type: Option<&str>,
+    content_type: impl FnOnce() -> Option<&'a str>,
     body: &[u8],
 ) -> Result<T, Error> {
     if body.is_empty() {
         return Err(Error::EmptyBody {
             code,
-            content_type: content_type.unwrap_or("").to_owned(),
+            content_type: content_type().unwrap_or("").to_owned(),
         });
     }
     if body.len() <= STATUS_SNIFF_LIMIT
-        && status_finder().find(body).is_some()
+        && mentions_status(body)
         && let Some(status) = StatusBody::parse(body).filter(StatusBody::is_failure)
     {
         return Err(ApiError::from_status(status, code).into());
@@ -204,6 +205,27 @@ pub fn from_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_is_found_by_its_capital() {
+        for yes in [
+            &b"\"Status\""[..],
+            br#"{"kind":"Status"}"#,
+            br#"{"S":"SS","kind":"Status","status":"Failure"}"#,
+        ] {
+            assert!(mentions_status(yes), "{}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &b""[..],
+            b"S",
+            b"Status\"",
+            br#"{"kind":"Statu"}"#,
+            br#"{"kind":"StatusList"}"#,
+            br#"{"kind":"ConfigMap","S":"xStatus"}"#,
+        ] {
+            assert!(!mentions_status(no), "{}", String::from_utf8_lossy(no));
+        }
+    }
 
     #[test]
     fn from_json_matches_from_slice() {
@@ -293,17 +315,17 @@ mod tests {
     fn success_bodies() {
         let failure =
             br#"{"kind":"Status","status":"Failure","message":"m","reason":"Conflict","code":409}"#;
-        let err = decode_json::<serde_json::Value>(200, None, failure).unwrap_err();
+        let err = decode_json::<serde_json::Value>(200, || None, failure).unwrap_err();
         assert!(err.is_conflict(), "{err:?}");
         let ok = br#"{"kind":"Status","status":"Success"}"#;
-        let v: serde_json::Value = decode_json(200, None, ok).unwrap();
+        let v: serde_json::Value = decode_json(200, || None, ok).unwrap();
         assert_eq!(v["status"], "Success");
-        let err = decode_json::<serde_json::Value>(204, Some("text/plain"), b"").unwrap_err();
+        let err = decode_json::<serde_json::Value>(204, || Some("text/plain"), b"").unwrap_err();
         assert_eq!(
             err.to_string(),
             "0-length response with status code: 204 and content type: text/plain"
         );
-        let err = decode_json::<u32>(200, None, b"\"x\"").unwrap_err();
+        let err = decode_json::<u32>(200, || None, b"\"x\"").unwrap_err();
         assert_eq!(err.to_string(), "decoding the response body as u32");
     }
 

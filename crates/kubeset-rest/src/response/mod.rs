@@ -20,10 +20,8 @@ use crate::{
 pub struct Response {
     /// HTTP status.
     pub status: StatusCode,
-    /// Response headers.
+    /// Response headers (the Content-Type: [`Response::content_type`]).
     pub headers: HeaderMap,
-    /// The Content-Type header, if present and valid UTF-8.
-    pub content_type: Option<String>,
     /// The whole body.
     pub body: Bytes,
     /// Parsed `Warning` headers (all codes).
@@ -42,18 +40,28 @@ impl Response {
         warnings: Vec<Warning>,
         verb: Verb,
     ) -> Self {
-        let content_type = headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
         Self {
             status,
             headers,
-            content_type,
             body,
             warnings,
             verb,
         }
+    }
+
+    /// The Content-Type header, if present and valid UTF-8 (read from
+    /// [`headers`](Self::headers), not copied per response).
+    pub fn content_type(&self) -> Option<&str> {
+        self.headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+    }
+
+    /// Replace the Content-Type header (a body re-encoded in another
+    /// format, e.g. a protobuf `Status` read back as JSON).
+    pub fn set_content_type(&mut self, content_type: http::HeaderValue) {
+        self.headers
+            .insert(http::header::CONTENT_TYPE, content_type);
     }
 
     /// Whether the status is in client-go's success range, 200–206.
@@ -70,7 +78,7 @@ impl Response {
         Some(decode::error_for(
             self.status.as_u16(),
             self.verb,
-            self.content_type.as_deref(),
+            self.content_type(),
             retry_after,
             &self.body,
         ))
@@ -90,10 +98,6 @@ impl Response {
         if let Some(e) = self.api_error() {
             return Err(e.into());
         }
-        decode::decode_json(
-            self.status.as_u16(),
-            self.content_type.as_deref(),
-            &self.body,
-        )
+        decode::decode_json(self.status.as_u16(), || self.content_type(), &self.body)
     }
 }

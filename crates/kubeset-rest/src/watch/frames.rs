@@ -324,12 +324,12 @@ pub(crate) async fn open<T>(
         .await?
         .map_err(|mut resp| {
             if let Some(d) = decoder
-                && is_protobuf(resp.content_type.as_deref())
+                && is_protobuf(resp.content_type())
                 && let Ok(json) = d.status(&resp.body)
                 && let Ok(body) = serde_json::to_vec(&json)
             {
                 resp.body = body.into();
-                resp.content_type = Some("application/json".to_owned());
+                resp.set_content_type(http::HeaderValue::from_static("application/json"));
             }
             crate::execute::open_error(resp)
         })
