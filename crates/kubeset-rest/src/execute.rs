@@ -421,6 +421,17 @@ fn finish_single(inner: &Inner, p: &Prepared, outcome: &mut Outcome) {
     }
 }
 
+/// What to wait before the next attempt to `host`, for both attempt
+/// loops: its backoff and a server's `Retry-After` (`retry`), within what
+/// is left of `budget`.
+fn next_wait(inner: &Inner, host: &str, budget: &Budget, retry: Option<Duration>) -> Wait {
+    let backoff = inner
+        .backoff
+        .as_ref()
+        .map_or(Duration::ZERO, |b| b.get(host));
+    budget::retry_wait(budget.remaining_at(Instant::now), retry, backoff)
+}
+
 /// The attempt loop against the one configured server, within one
 /// [`Budget`] for the whole call (rate limiter, attempts, waits).
 async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
@@ -439,11 +450,7 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
     let mut previous: Option<Error> = None;
     let mut last_status: Option<Error> = None;
     loop {
-        let backoff = inner
-            .backoff
-            .as_ref()
-            .map_or(Duration::ZERO, |b| b.get(host));
-        match budget::retry_wait(budget.remaining_at(Instant::now), retry_wait, backoff) {
+        match next_wait(inner, host, &budget, retry_wait) {
             Wait::Sleep(wait) => inner.sleep(wait).await,
             Wait::Exhausted { wait } => {
                 let last = last_status.take().or(previous.take());
@@ -582,11 +589,7 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let mut retry_after: Option<Duration> = None;
             let mut last_status: Option<Error> = None;
             loop {
-                let backoff = inner
-                    .backoff
-                    .as_ref()
-                    .map_or(Duration::ZERO, |b| b.get(host));
-                match budget::retry_wait(budget.remaining(Instant::now()), retry_after, backoff) {
+                match next_wait(inner, host, &budget, retry_after) {
                     Wait::Sleep(wait) => inner.sleep(wait).await,
                     Wait::Exhausted { wait } if last_status.is_some() || retry_after.is_some() => {
                         return Err(exhausted(
