@@ -86,8 +86,9 @@ fn hand_written(path: &str) -> Option<Layout> {
         // i64 seconds, u32 nanos, u8 digits, Option<i16> offset (its tag
         // is the niche).
         "types::Time" | "types::MicroTime" => Layout::new(24, 8, 254),
-        // `Box<RawValue>`: a fat pointer, its null the one niche.
-        "types::FieldsV1" => Layout::new(16, 8, 1),
+        // Two variants of a fat pointer (checked `Box<RawValue>`, unchecked
+        // `Box<str>`): a tag of its own.
+        "types::FieldsV1" => Layout::new(24, 8, 254),
         // `serde_json::Value` inside.
         "types::RawExtension" | "types::JSON" => JSON_VALUE,
         // Values and lists of values, and a tag of its own.

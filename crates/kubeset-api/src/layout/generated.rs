@@ -3452,7 +3452,7 @@ fn estimates_match_size_of() {
     );
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::FieldsV1,
-    >("apimachinery::pkg::apis::meta::v1::FieldsV1", 16usize, 16usize, &mut wrong);
+    >("apimachinery::pkg::apis::meta::v1::FieldsV1", 24usize, 24usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::GroupResource,
     >("apimachinery::pkg::apis::meta::v1::GroupResource", 48usize, 48usize, &mut wrong);
@@ -3482,8 +3482,8 @@ fn estimates_match_size_of() {
         crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
     >(
         "apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry",
-        160usize,
-        160usize,
+        168usize,
+        168usize,
         &mut wrong,
     );
     super::check::<

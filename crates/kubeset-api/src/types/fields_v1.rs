@@ -27,8 +27,10 @@ pub struct FieldsV1(Text);
 enum Text {
     /// Checked to be JSON.
     Json(Box<RawValue>),
-    /// Taken from the wire as sent; checked when written as JSON.
-    #[cfg(feature = "protobuf")]
+    /// Taken from the wire as sent; checked when written as JSON. (Present
+    /// without the `protobuf` feature too, so that the type's size does
+    /// not depend on it.)
+    #[cfg_attr(not(feature = "protobuf"), allow(dead_code))]
     Unchecked(Box<str>),
 }
 
@@ -53,7 +55,6 @@ impl FieldsV1 {
     pub fn as_json(&self) -> &str {
         match &self.0 {
             Text::Json(raw) => raw.get(),
-            #[cfg(feature = "protobuf")]
             Text::Unchecked(text) => text,
         }
     }
@@ -95,7 +96,6 @@ impl Serialize for FieldsV1 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Text::Json(raw) => raw.serialize(serializer),
-            #[cfg(feature = "protobuf")]
             Text::Unchecked(text) => serde_json::from_str::<&RawValue>(text)
                 .map_err(|e| serde::ser::Error::custom(format_args!("FieldsV1 is not JSON: {e}")))?
                 .serialize(serializer),
