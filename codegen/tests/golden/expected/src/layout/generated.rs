@@ -68,7 +68,7 @@ fn estimates_match_size_of() {
     >("apimachinery::pkg::api::resource::Quantity", 24usize, 24usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::FieldsV1,
-    >("apimachinery::pkg::apis::meta::v1::FieldsV1", 16usize, 16usize, &mut wrong);
+    >("apimachinery::pkg::apis::meta::v1::FieldsV1", 24usize, 24usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::ListMeta,
     >("apimachinery::pkg::apis::meta::v1::ListMeta", 48usize, 48usize, &mut wrong);
