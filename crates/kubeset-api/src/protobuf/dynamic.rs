@@ -92,15 +92,7 @@ impl Kind {
     /// A JSON object of this kind, encoded with the envelope.
     pub fn encode(&self, obj: &Value) -> Result<Vec<u8>, DynamicError> {
         let raw = (self.encode)(obj)?;
-        let mut buf = Vec::with_capacity(raw.len() + 64);
-        Unknown {
-            api_version: self.api_version.to_owned(),
-            kind: self.kind.to_owned(),
-            raw: &raw,
-            ..Unknown::default()
-        }
-        .write(&mut buf);
-        Ok(buf)
+        Ok(super::envelope(self.api_version, self.kind, &raw))
     }
 }
 
@@ -300,18 +292,7 @@ impl<K: 'static> Typed<K> {
 
     /// A `<Kind>List` from `k8s\0` + envelope, items decoded as `K`.
     pub fn decode_list(&self, bytes: &[u8]) -> Result<List<K>, DecodeError> {
-        let u = Unknown::parse(bytes)?;
-        self.check(&u, &format!("{}List", self.kind.kind))?;
-        let mut metadata = ListMeta::default();
-        let mut items = Vec::new();
-        wire::fields(u.raw, &mut |n, v| {
-            match n {
-                1 => wire::merge(&mut metadata, v, 0)?,
-                2 => items.push(self.item(wire::raw(v)?)?),
-                _ => {}
-            }
-            Ok(())
-        })?;
+        let (metadata, items) = self.list_with(bytes, |raw| self.item(raw))?;
         Ok(List { metadata, items })
     }
 
@@ -320,6 +301,16 @@ impl<K: 'static> Typed<K> {
     /// the kind), as a watch event carries one, for [`Typed::decode`] or
     /// [`object_meta`] when it is taken.
     pub fn list_objects(&self, bytes: &[u8]) -> Result<(ListMeta, Vec<Vec<u8>>), DecodeError> {
+        self.list_with(bytes, |raw| Ok(self.wrap(raw)))
+    }
+
+    /// A `<Kind>List`'s metadata and its items, each item's message bytes
+    /// read by `item`.
+    fn list_with<T>(
+        &self,
+        bytes: &[u8],
+        mut item: impl FnMut(&[u8]) -> Result<T, DecodeError>,
+    ) -> Result<(ListMeta, Vec<T>), DecodeError> {
         let u = Unknown::parse(bytes)?;
         self.check(&u, &format!("{}List", self.kind.kind))?;
         let mut metadata = ListMeta::default();
@@ -327,7 +318,7 @@ impl<K: 'static> Typed<K> {
         wire::fields(u.raw, &mut |n, v| {
             match n {
                 1 => wire::merge(&mut metadata, v, 0)?,
-                2 => items.push(self.wrap(wire::raw(v)?)),
+                2 => items.push(item(wire::raw(v)?)?),
                 _ => {}
             }
             Ok(())
@@ -337,15 +328,7 @@ impl<K: 'static> Typed<K> {
 
     /// `raw` (an object's message) with the kind's envelope.
     fn wrap(&self, raw: &[u8]) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(raw.len() + 64);
-        Unknown {
-            api_version: self.kind.api_version.to_owned(),
-            kind: self.kind.kind.to_owned(),
-            raw,
-            ..Unknown::default()
-        }
-        .write(&mut buf);
-        buf
+        super::envelope(self.kind.api_version, self.kind.kind, raw)
     }
 
     /// `obj` with its envelope.

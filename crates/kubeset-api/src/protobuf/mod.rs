@@ -206,29 +206,39 @@ impl<'a> Unknown<'a> {
 
     /// Writes `k8s\0` + the envelope, as Go writes it (every field).
     pub fn write(&self, buf: &mut Vec<u8>) {
-        buf.extend_from_slice(MAGIC);
-        wire::put_record(buf, 1, |buf| {
-            wire::put_string(buf, 1, &self.api_version);
-            wire::put_string(buf, 2, &self.kind);
-        });
-        wire::put_raw(buf, 2, self.raw);
-        wire::put_string(buf, 3, &self.content_encoding);
-        wire::put_string(buf, 4, &self.content_type);
+        write_envelope(
+            buf,
+            [&self.api_version, &self.kind],
+            self.raw,
+            [&self.content_encoding, &self.content_type],
+        );
     }
+}
+
+/// `k8s\0` + `runtime.Unknown` of `raw` typed `[apiVersion, kind]`, with
+/// `[contentEncoding, contentType]`: every field, as Go writes them.
+fn write_envelope(buf: &mut Vec<u8>, type_meta: [&str; 2], raw: &[u8], content: [&str; 2]) {
+    buf.extend_from_slice(MAGIC);
+    wire::put_record(buf, 1, |buf| {
+        wire::put_raw(buf, 1, type_meta[0].as_bytes());
+        wire::put_raw(buf, 2, type_meta[1].as_bytes());
+    });
+    wire::put_raw(buf, 2, raw);
+    wire::put_raw(buf, 3, content[0].as_bytes());
+    wire::put_raw(buf, 4, content[1].as_bytes());
+}
+
+/// `raw` (an object's message) in the envelope of `api_version`/`kind`,
+/// content encoding and type empty (protobuf, as kube-apiserver writes).
+pub(crate) fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(raw.len() + 64);
+    write_envelope(&mut buf, [api_version, kind], raw, ["", ""]);
+    buf
 }
 
 /// Encodes any message in the envelope with the given type.
 pub fn encode_with_type(m: &dyn Message, api_version: &str, kind: &str) -> Vec<u8> {
-    let raw = encode(m);
-    let mut buf = Vec::with_capacity(raw.len() + 64);
-    Unknown {
-        api_version: api_version.to_owned(),
-        kind: kind.to_owned(),
-        raw: &raw,
-        ..Unknown::default()
-    }
-    .write(&mut buf);
-    buf
+    envelope(api_version, kind, &encode(m))
 }
 
 /// Encodes an object with its envelope (`k8s\0` + `runtime.Unknown`).
