@@ -27,6 +27,34 @@ fn protobuf_client(server: &TestServer) -> Client {
     Client::new(RestClient::new(config).expect("client builds"), "default")
 }
 
+/// The next item of `events`: an error item, the stream's end or
+/// `deadline` fails the test.
+async fn next<S, T, E>(events: &mut S, deadline: tokio::time::Instant) -> T
+where
+    S: futures::Stream<Item = Result<T, E>> + Unpin,
+    E: std::fmt::Debug,
+{
+    tokio::time::timeout_at(deadline, events.next())
+        .await
+        .expect("events within 30 s")
+        .expect("the watcher never ends")
+        .expect("no error item")
+}
+
+/// Reads `events` until `store` holds its initial state.
+async fn until_ready<S, T, E>(
+    events: &mut S,
+    store: &kubeset_runtime::Store<ConfigMap>,
+    deadline: tokio::time::Instant,
+) where
+    S: futures::Stream<Item = Result<T, E>> + Unpin,
+    E: std::fmt::Debug,
+{
+    while !store.is_ready() {
+        next(events, deadline).await;
+    }
+}
+
 #[tokio::test]
 async fn a_reflector_syncs_over_protobuf() {
     let server = TestServer::start().await.expect("test server starts");
@@ -66,16 +94,7 @@ async fn a_reflector_syncs_over_protobuf() {
             .collect()
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut next = async || {
-        tokio::time::timeout_at(deadline, events.next())
-            .await
-            .expect("events within 30 s")
-            .expect("the watcher never ends")
-            .expect("no error item")
-    };
-    while !store.is_ready() {
-        next().await;
-    }
+    until_ready(&mut events, &store, deadline).await;
     let want = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -94,7 +113,7 @@ async fn a_reflector_syncs_over_protobuf() {
     cms.delete("b", &DeleteParams::default()).await.unwrap();
     let target = want(&[("a", "2"), ("c", "1")]);
     while state(&store) != target {
-        next().await;
+        next(&mut events, deadline).await;
     }
 
     // A second watcher, nothing refused: its streaming list, ended by the
@@ -102,13 +121,7 @@ async fn a_reflector_syncs_over_protobuf() {
     let writer = kubeset_runtime::Writer::<ConfigMap>::default();
     let second = writer.store();
     let mut events = Box::pin(kubeset_runtime::reflector(writer, watcher(cms, config())));
-    while !second.is_ready() {
-        tokio::time::timeout_at(deadline, events.next())
-            .await
-            .expect("events within 30 s")
-            .expect("the watcher never ends")
-            .expect("no error item");
-    }
+    until_ready(&mut events, &second, deadline).await;
     assert_eq!(state(&second), target);
 }
 
@@ -139,13 +152,7 @@ async fn a_paginated_list_in_protobuf() {
     let store = writer.store();
     let mut events = Box::pin(kubeset_runtime::reflector(writer, watcher(cms, config)));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !store.is_ready() {
-        tokio::time::timeout_at(deadline, events.next())
-            .await
-            .expect("events within 30 s")
-            .expect("the watcher never ends")
-            .expect("no error item");
-    }
+    until_ready(&mut events, &store, deadline).await;
     let mut listed: Vec<String> = store
         .state()
         .iter()
