@@ -131,8 +131,8 @@ fn splice_manifest(
     Ok(())
 }
 
-/// Real CRDs of `<specs>/../crds` whose generated types the realkube suite
-/// uses (`tests/tests/suite/crdin.rs`).
+/// Real CRDs whose generated types the realkube suite uses
+/// (`tests/tests/suite/crdin.rs`), by file name below the CRD directory.
 const SUITE_CRDS: &[&str] = &[
     "certificates.cert-manager.io",
     "gatewayclasses.gateway.networking.k8s.io",
@@ -143,15 +143,15 @@ const SUITE_CRDS: &[&str] = &[
 /// Where the suite's CRD types go, below `tests/`.
 const SUITE_CRD_DIR: &str = "tests/suite/crds";
 
-/// `kubeset-codegen crd` of [`SUITE_CRDS`] into `tests/tests/suite/crds/`.
-fn suite_crds(specs_root: &Path, root: &Path) -> Result<Target, Error> {
-    let crd_dir = spec_dir::crds(specs_root);
+/// `kubeset-codegen crd` of [`SUITE_CRDS`] (read from `crd_dir`) into
+/// `tests/tests/suite/crds/`.
+fn suite_crds(crd_dir: &Path, root: &Path) -> Result<Target, Error> {
     let paths: Vec<PathBuf> = SUITE_CRDS
         .iter()
         .map(|name| crd_dir.join(format!("{name}.yaml")))
         .collect();
     let (crds, _) = kubeset_codegen::crd::read_paths(&paths)?;
-    let options = kubeset_codegen::crd::Options::default().command("cargo xtask codegen");
+    let options = kubeset_codegen::crd::Options::default().command("cargo xtask suite-crds");
     let out = kubeset_codegen::crd::generate(&crds, &options)?;
     if let Some(w) = out.warnings.first() {
         return Err(format!("suite CRDs: {w}").into());
@@ -166,6 +166,15 @@ fn suite_crds(specs_root: &Path, root: &Path) -> Result<Target, Error> {
         owned_dirs: vec![SUITE_CRD_DIR.to_owned()],
         owned_files: Vec::new(),
     })
+}
+
+/// `cargo xtask suite-crds [--check] [--crds DIR]`: the realkube suite's
+/// CRD types, a step of their own so that `cargo xtask codegen --specs DIR`
+/// needs nothing beside the spec directory. `crd_dir` defaults to the
+/// spec root's sibling `crds/` (`../shared/crds`).
+pub fn run_suite_crds(crd_dir: &Path, check: bool) -> Result<(), Error> {
+    let target = suite_crds(crd_dir, &workspace_root())?;
+    write_targets(&[target], check, "cargo xtask suite-crds")
 }
 
 pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
@@ -214,13 +223,30 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
             owned_dirs: Vec::new(),
             owned_files: Vec::new(),
         },
-        suite_crds(specs_root, &root)?,
     ];
+    write_targets(&targets, check, "cargo xtask codegen")?;
+    if check {
+        return Ok(());
+    }
+    let bytes: usize = output.files.values().map(String::len).sum::<usize>()
+        + client.files.values().map(String::len).sum::<usize>();
+    eprintln!(
+        "generated source: {} files, {:.2} MB",
+        output.files.len() + client.files.len(),
+        bytes as f64 / 1_000_000.0
+    );
+    Ok(())
+}
+
+/// Writes (or with `check`, compares) every target's files; stale files
+/// the generator owns are removed. `command` is what the error of a failed
+/// check tells the user to run.
+fn write_targets(targets: &[Target], check: bool, command: &str) -> Result<(), Error> {
     let mut changed = Vec::new();
     let mut stale = Vec::new();
     let total: usize = targets.iter().map(|t| t.files.len()).sum();
     let mut progress = Progress::new(total);
-    for target in &targets {
+    for target in targets {
         let existing = target.existing()?;
         stale.extend(
             existing
@@ -255,7 +281,7 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         return Err(format!(
-            "generated code is out of date ({} changed or missing, {} stale, e.g. {example}): run `cargo xtask codegen`",
+            "generated code is out of date ({} changed or missing, {} stale, e.g. {example}): run `{command}`",
             changed.len(),
             stale.len()
         )
@@ -264,19 +290,15 @@ pub fn run(specs_root: &Path, check: bool) -> Result<(), Error> {
     for path in &stale {
         std::fs::remove_file(path)?;
     }
-    for target in &targets {
+    for target in targets {
         for dir in &target.owned_dirs {
             remove_empty_dirs(&target.crate_dir.join(dir))?;
         }
     }
-    let bytes: usize = output.files.values().map(String::len).sum::<usize>()
-        + client.files.values().map(String::len).sum::<usize>();
     eprintln!(
-        "wrote {} of {total} files ({} stale removed); generated source: {} files, {:.2} MB",
+        "wrote {} of {total} files ({} stale removed)",
         changed.len(),
-        stale.len(),
-        output.files.len() + client.files.len(),
-        bytes as f64 / 1_000_000.0
+        stale.len()
     );
     Ok(())
 }

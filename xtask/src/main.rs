@@ -5,6 +5,10 @@
 //!   [`mod@test`].
 //! - `cargo xtask codegen [--check] [--specs DIR]`: regenerate `kubeset-api`
 //!   from the Kubernetes version pinned in `specs/kubernetes-version`.
+//!   It needs nothing beside the spec directory.
+//! - `cargo xtask suite-crds [--check] [--crds DIR]`: regenerate the realkube
+//!   suite's CRD types (`tests/tests/suite/crds/`) from real CRDs in `DIR`
+//!   (default: `crds/` beside the spec root, `../shared/crds`).
 //! - `cargo xtask codegen-compat [--specs DIR]`: generate from v1.33 (v3
 //!   input only) and v1.34 (v2 input only) into a temporary crate and
 //!   `cargo check` it with every feature.
@@ -53,6 +57,7 @@ fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask test\n       \
          cargo xtask codegen [--check] [--specs DIR]\n       \
+         cargo xtask suite-crds [--check] [--crds DIR]\n       \
          cargo xtask codegen-compat [--specs DIR]\n       \
          cargo xtask fixtures [--specs DIR]\n       \
          cargo xtask pin-specs <version> [--specs DIR]\n       \
@@ -74,6 +79,7 @@ fn main() -> ExitCode {
     let mut seconds = None;
     let mut specs = None;
     let mut dest = None;
+    let mut crds = None;
     let mut positional = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -90,6 +96,10 @@ fn main() -> ExitCode {
                 Some(v) => specs = Some(PathBuf::from(v)),
                 None => return usage(),
             },
+            "--crds" => match it.next() {
+                Some(v) => crds = Some(PathBuf::from(v)),
+                None => return usage(),
+            },
             "--dest" => match it.next() {
                 Some(v) => dest = Some(PathBuf::from(v)),
                 None => return usage(),
@@ -100,6 +110,10 @@ fn main() -> ExitCode {
     }
     let result = match positional.first().map(String::as_str) {
         Some("codegen") => codegen::run(&specs_root(specs), check),
+        Some("suite-crds") => codegen::run_suite_crds(
+            &crds.unwrap_or_else(|| kubeset_codegen::spec_dir::crds(&specs_root(specs))),
+            check,
+        ),
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),
         Some("fixtures") => codegen::fixtures(&specs_root(specs)),
         Some("test") => test::run_all(&specs_root(specs)),
