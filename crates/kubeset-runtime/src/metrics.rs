@@ -35,12 +35,16 @@
 //! Without the feature, [`ControllerMetrics`] is a no-op and nothing of
 //! prometheus-client is built.
 //!
+//! [`serve`] answers Prometheus' scrapes of `/metrics` from the registry
+//! (plain HTTP/1.1, bounded requests), as controller-runtime's metrics
+//! server does on its `BindAddress`:
+//!
 //! ```ignore
 //! let mut registry = prometheus_client::registry::Registry::default();
 //! let metrics = kubeset_runtime::metrics::Metrics::register(&mut registry);
 //! let controller = Controller::new(api, WatcherConfig::default())
 //!     .with_metrics(metrics.controller("greeter"));
-//! // serve prometheus_client::encoding::text::encode(&mut out, &registry)
+//! tokio::spawn(kubeset_runtime::metrics::serve("0.0.0.0:8080", Arc::new(registry)));
 //! ```
 
 use std::time::Duration;
@@ -113,9 +117,13 @@ impl ControllerMetrics {
 
 #[cfg(feature = "metrics")]
 pub use imp::{Metrics, RestMetrics};
+#[cfg(feature = "metrics")]
+mod serve;
 /// The metrics crate, for the `Registry` and the text encoder.
 #[cfg(feature = "metrics")]
 pub use prometheus_client;
+#[cfg(feature = "metrics")]
+pub use serve::{HEAD_TIMEOUT, MAX_HEAD, serve, serve_listener};
 
 #[cfg(feature = "metrics")]
 mod imp {

@@ -115,7 +115,10 @@ async fn greeter_operator_claims_hold_on_a_real_server() {
         .await
         .expect("bind");
     let metrics_addr = listener.local_addr().expect("addr");
-    let serving = tokio::spawn(operator::serve_metrics(listener, Arc::new(registry)));
+    let serving = tokio::spawn(kubeset::runtime::metrics::serve_listener(
+        listener,
+        Arc::new(registry),
+    ));
     let op = Arc::new(operator::Context::new(client.clone()));
     let decode_reports: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

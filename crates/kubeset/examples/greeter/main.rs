@@ -46,7 +46,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(&metrics_addr).await?;
     println!("metrics on http://{}/metrics", listener.local_addr()?);
-    tokio::spawn(operator::serve_metrics(listener, Arc::new(registry)));
+    tokio::spawn(kubeset::runtime::metrics::serve_listener(
+        listener,
+        Arc::new(registry),
+    ));
 
     let identity = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))

@@ -379,36 +379,3 @@ pub fn client_with_metrics(
         config.default_namespace.clone(),
     ))
 }
-
-/// Serves the OpenMetrics text of `registry` to every connection on
-/// `listener` (`GET /metrics`; any path answers the same). A request is
-/// read up to 8 KiB.
-pub async fn serve_metrics(
-    listener: tokio::net::TcpListener,
-    registry: Arc<kubeset::runtime::metrics::prometheus_client::registry::Registry>,
-) {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    loop {
-        let Ok((mut conn, _)) = listener.accept().await else {
-            continue;
-        };
-        let registry = registry.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 8192];
-            let _ = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf)).await;
-            let mut body = String::new();
-            let status = match kubeset::runtime::metrics::prometheus_client::encoding::text::encode(
-                &mut body, &registry,
-            ) {
-                Ok(()) => "200 OK",
-                Err(_) => "500 Internal Server Error",
-            };
-            let head = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = conn.write_all(head.as_bytes()).await;
-            let _ = conn.write_all(body.as_bytes()).await;
-        });
-    }
-}
