@@ -698,59 +698,9 @@ where
                     }
                 },
                 Phase::InitStream(mut stream) => {
-                    match next_line(self.config.idle_timeout, &mut stream).await {
-                        Next::Line(Ok(WatchEvent::Added(raw))) => {
-                            self.phase = Phase::InitStream(stream);
-                            return decode::<T>(&raw).map(Event::InitApply);
-                        }
-                        Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
-                            let meta = bookmark(&raw);
-                            let end = meta
-                                .annotations
-                                .as_ref()
-                                .and_then(|a| a.get(INITIAL_EVENTS_END))
-                                .is_some_and(|v| v == "true");
-                            if end {
-                                self.streaming = Support::Yes;
-                                if let Some(rv) = meta.resource_version.filter(|rv| !rv.is_empty())
-                                {
-                                    self.resource_version = rv;
-                                }
-                                self.phase = Phase::Watch(Some(stream));
-                                self.watch_started();
-                                return Ok(Event::InitDone);
-                            }
-                            self.phase = Phase::InitStream(stream);
-                        }
-                        Next::Line(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_))) => {
-                            // Not a streaming list: the server ignored sendInitialEvents.
-                            if self.streaming == Support::Unknown {
-                                self.streaming = Support::No;
-                            }
-                            self.phase = Phase::Start;
-                        }
-                        Next::Line(Ok(WatchEvent::Error(e))) => {
-                            self.phase = Phase::Start;
-                            if e.is_gone() {
-                                continue;
-                            }
-                            if self.streaming == Support::Unknown && rejects_streaming(&e) {
-                                self.streaming = Support::No;
-                                continue;
-                            }
-                            return self.fail(WatcherError::WatchEvent { source: e });
-                        }
-                        Next::Line(Err(source)) => {
-                            return self.fail(WatcherError::WatchStream { source });
-                        }
-                        Next::End | Next::Idle => {
-                            // Ended before the initial-events-end bookmark.
-                            if self.streaming == Support::Unknown {
-                                self.streaming = Support::No;
-                                continue;
-                            }
-                            return self.fail(WatcherError::StreamingListIncomplete);
-                        }
+                    let line = next_line(self.config.idle_timeout, &mut stream).await;
+                    if let Some(out) = self.on_init_line(stream, line) {
+                        return out;
                     }
                 }
                 Phase::Watch(None) => {
@@ -784,6 +734,68 @@ impl<T> State<T>
 where
     T: Resource + DeserializeOwned + Send + 'static,
 {
+    /// What one step of a streaming list yields (`None`: nothing, go on);
+    /// `stream` is put back unless the list is over.
+    fn on_init_line(
+        &mut self,
+        stream: WatchStream<Raw>,
+        line: Next,
+    ) -> Option<Result<Event<T>, WatcherError>> {
+        match line {
+            Next::Line(Ok(WatchEvent::Added(raw))) => {
+                self.phase = Phase::InitStream(stream);
+                Some(decode::<T>(&raw).map(Event::InitApply))
+            }
+            Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
+                let meta = bookmark(&raw);
+                let end = meta
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(INITIAL_EVENTS_END))
+                    .is_some_and(|v| v == "true");
+                if !end {
+                    self.phase = Phase::InitStream(stream);
+                    return None;
+                }
+                self.streaming = Support::Yes;
+                if let Some(rv) = meta.resource_version.filter(|rv| !rv.is_empty()) {
+                    self.resource_version = rv;
+                }
+                self.phase = Phase::Watch(Some(stream));
+                self.watch_started();
+                Some(Ok(Event::InitDone))
+            }
+            Next::Line(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_))) => {
+                // Not a streaming list: the server ignored sendInitialEvents.
+                if self.streaming == Support::Unknown {
+                    self.streaming = Support::No;
+                }
+                self.phase = Phase::Start;
+                None
+            }
+            Next::Line(Ok(WatchEvent::Error(e))) => {
+                self.phase = Phase::Start;
+                if e.is_gone() {
+                    return None;
+                }
+                if self.streaming == Support::Unknown && rejects_streaming(&e) {
+                    self.streaming = Support::No;
+                    return None;
+                }
+                Some(self.fail(WatcherError::WatchEvent { source: e }))
+            }
+            Next::Line(Err(source)) => Some(self.fail(WatcherError::WatchStream { source })),
+            Next::End | Next::Idle => {
+                // Ended before the initial-events-end bookmark.
+                if self.streaming == Support::Unknown {
+                    self.streaming = Support::No;
+                    return None;
+                }
+                Some(self.fail(WatcherError::StreamingListIncomplete))
+            }
+        }
+    }
+
     /// What one step of an open watch yields (`None`: nothing, go on).
     fn on_watch_line(&mut self, line: Next) -> Option<Result<Event<T>, WatcherError>> {
         let ev = match line {
