@@ -583,6 +583,20 @@ where
     /// negotiated (feature `protobuf`) a built-in kind is watched in
     /// protobuf `;stream=watch` frames, JSON again on 406/415.
     ///
+    /// Bounded in time as client-go's reflector bounds its watches: without
+    /// `params.timeout_seconds` the request asks for a random
+    /// `timeoutSeconds` in `[300, 600)`
+    /// ([`watch_timeout_seconds`](crate::rest::watch::watch_timeout_seconds)),
+    /// and the client ends the stream with
+    /// [`Error::StreamDeadline`](crate::Error::StreamDeadline) (a timeout)
+    /// 1 s after the timeout it asked for, so a stalled connection (open,
+    /// no bytes) ends within the timeout, never hangs. There is no shorter
+    /// read-idle timer: a quiet watch without bookmarks rightly sends
+    /// nothing for its whole timeout (set
+    /// [`RestConfig::with_read_timeout`](crate::rest::RestConfig::with_read_timeout)
+    /// for a bound on each read). kube-rs's `Api::watch` sends no timeout of
+    /// its own and relies on its client's 295 s read timeout.
+    ///
     /// ```
     /// use kubeset_client::api::core::v1::ConfigMap;
     /// use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -613,6 +627,15 @@ where
         params: &WatchParams,
         resource_version: &str,
     ) -> Result<WatchStream<K>, Error> {
+        let bounded;
+        let params = if params.timeout_seconds.is_some() {
+            params
+        } else {
+            bounded = params
+                .clone()
+                .timeout(kubeset_rest::watch::random_watch_timeout_seconds());
+            &bounded
+        };
         let json = || self.watch_request(params, resource_version).watch();
         #[cfg(feature = "protobuf")]
         if let Some(pb) = self.protobuf() {
@@ -920,6 +943,71 @@ mod tests {
             body(&json!({"apiVersion": "x/v9"})),
             json!({"apiVersion": "x/v9", "kind": "Widget"})
         );
+    }
+
+    /// A server that answers one request with a watch's headers and then
+    /// never sends a byte; the request's target comes out of the channel.
+    async fn stalling_server() -> (String, tokio::sync::oneshot::Receiver<String>) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = sock.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the client closed before its request");
+                head.extend_from_slice(&buf[..n]);
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let _ = tx.send(head.split(' ').nth(1).unwrap_or_default().to_owned());
+            let reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+            sock.write_all(reply.as_bytes()).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        });
+        (url, rx)
+    }
+
+    fn api_at(url: &str) -> Api<Value> {
+        let rest = RestClient::new(RestConfig::new(url)).expect("client builds");
+        let resource = ApiResource::of::<crate::api::core::v1::ConfigMap>();
+        Api::dynamic(Client::new(rest, "default"), &resource, Some("default"))
+    }
+
+    #[tokio::test]
+    async fn a_plain_watch_asks_for_a_timeout_and_a_stall_ends_with_a_timeout_error() {
+        use crate::params::WatchParams;
+        // No timeout given: client-go's reflector's random [300, 600) s.
+        let (url, target) = stalling_server().await;
+        let watch = api_at(&url).watch(&WatchParams::default(), "5").await;
+        let target = target.await.unwrap();
+        let secs: u32 = target
+            .split(['?', '&'])
+            .find_map(|p| p.strip_prefix("timeoutSeconds="))
+            .unwrap_or_else(|| panic!("no timeoutSeconds in {target}"))
+            .parse()
+            .unwrap();
+        assert!((300..600).contains(&secs), "{secs}");
+        drop(watch);
+        // A given one is kept, and bounds a stalled stream (open, no
+        // bytes): it ends with a timeout error 1 s after it.
+        let (url, target) = stalling_server().await;
+        let params = WatchParams::default().timeout(1);
+        let mut watch = api_at(&url).watch(&params, "5").await.unwrap();
+        let target = target.await.unwrap();
+        assert!(
+            target.split(['?', '&']).any(|p| p == "timeoutSeconds=1"),
+            "{target}"
+        );
+        let end = tokio::time::timeout(std::time::Duration::from_secs(60), watch.next())
+            .await
+            .expect("the stalled watch must end, not hang");
+        match end {
+            Some(Err(e @ Error::StreamDeadline { .. })) => assert!(e.is_timeout()),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -14,7 +14,6 @@ use std::{
 mod schedule;
 
 pub use schedule::Backoff;
-#[cfg(test)]
 pub(crate) use schedule::jitter;
 
 /// Environment variable with the backoff base in whole seconds.

@@ -4,10 +4,15 @@
 //! `Content-Type`.
 
 mod frames;
+mod reopen;
 
 pub use crate::error::FrameError;
 pub(crate) use frames::open;
 pub use frames::{BoxError, FrameDecoder, ObjectDecoder, is_protobuf};
+pub use reopen::{
+    HEALTHY_STREAM, MIN_WATCH_TIMEOUT, Verdict, WatchProgress, random_watch_timeout_seconds,
+    watch_timeout_seconds,
+};
 
 use std::{
     fmt,
@@ -102,17 +107,20 @@ enum Field {
 /// What one line decoded to.
 enum Decoded<T> {
     Event(WatchEvent<T>),
+    /// An `ERROR` with an object, read again from the line by
+    /// [`error_event`] (the object may be anything).
+    Error,
     Invalid(String),
 }
 
-fn finish<T>(kind: Kind, object: Option<T>, status: Option<StatusBody>) -> Option<WatchEvent<T>> {
-    Some(match kind {
+fn finish<T>(kind: Kind, object: Option<T>, error_object: bool) -> Option<Decoded<T>> {
+    Some(Decoded::Event(match kind {
         Kind::Added => WatchEvent::Added(object?),
         Kind::Modified => WatchEvent::Modified(object?),
         Kind::Deleted => WatchEvent::Deleted(object?),
         Kind::Bookmark => WatchEvent::Bookmark(object?),
-        Kind::Error => WatchEvent::Error(ApiError::from_status(status?, 500)),
-    })
+        Kind::Error => return error_object.then_some(Decoded::Error),
+    }))
 }
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
@@ -126,7 +134,7 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Decoded<T>, A::Error> {
                 let mut kind: Option<EventType> = None;
                 let mut object: Option<T> = None;
-                let mut status: Option<StatusBody> = None;
+                let mut error_object = false;
                 // Only when `object` precedes `type` (the API server sends
                 // `type` first): keep it generic and convert at the end.
                 let mut early: Option<serde_json::Value> = None;
@@ -134,7 +142,10 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
                     match field {
                         Field::Type => kind = Some(map.next_value()?),
                         Field::Object => match &kind {
-                            Some(EventType::Known(Kind::Error)) => status = Some(map.next_value()?),
+                            Some(EventType::Known(Kind::Error)) => {
+                                map.next_value::<IgnoredAny>()?;
+                                error_object = true;
+                            }
                             Some(EventType::Known(_)) => object = Some(map.next_value()?),
                             Some(EventType::Invalid(_)) => {
                                 map.next_value::<IgnoredAny>()?;
@@ -153,14 +164,12 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
                 };
                 if let Some(value) = early {
                     if kind == Kind::Error {
-                        status = Some(StatusBody::deserialize(value).map_err(de::Error::custom)?);
+                        error_object = true;
                     } else {
                         object = Some(T::deserialize(value).map_err(de::Error::custom)?);
                     }
                 }
-                finish(kind, object, status)
-                    .map(Decoded::Event)
-                    .ok_or_else(|| de::Error::missing_field("object"))
+                finish(kind, object, error_object).ok_or_else(|| de::Error::missing_field("object"))
             }
         }
         d.deserialize_map(V(PhantomData))
@@ -171,9 +180,128 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Decoded<T> {
 fn decode_line<T: DeserializeOwned>(line: &[u8]) -> Result<WatchEvent<T>, Error> {
     match crate::from_json::<Decoded<T>>(line) {
         Ok(Decoded::Event(e)) => Ok(e),
+        Ok(Decoded::Error) => Ok(WatchEvent::Error(error_event(line))),
         Ok(Decoded::Invalid(event_type)) => Err(Error::InvalidWatchEventType { event_type }),
         Err(source) => Err(Error::WatchDecode { source }),
     }
+}
+
+/// `{"object": <a Status>}`.
+#[derive(Deserialize)]
+struct StatusLine {
+    object: StatusBody,
+}
+
+/// `{"object": {"kind": "…"}}`, everything else skipped.
+#[derive(Deserialize)]
+struct KindLine<'a> {
+    #[serde(borrow)]
+    object: KindOnly<'a>,
+}
+
+#[derive(Deserialize)]
+struct KindOnly<'a> {
+    #[serde(borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The bytes of an event quoted in an error about it.
+const EXCERPT_BYTES: usize = 200;
+
+/// The error of an `ERROR` event (a line that decoded): its `Status`, or,
+/// when the object is not one, [`unexpected_object`] with a bounded
+/// excerpt of the event.
+fn error_event(line: &[u8]) -> ApiError {
+    if let Ok(StatusLine { object }) = serde_json::from_slice(line)
+        && is_status(&object)
+    {
+        return ApiError::from_status(object, 500);
+    }
+    let kind = serde_json::from_slice::<KindLine<'_>>(line)
+        .ok()
+        .and_then(|l| l.object.kind);
+    unexpected_object(kind.as_deref(), line)
+}
+
+/// The error of a protobuf `ERROR` event whose object was converted to
+/// JSON: as [`error_event`].
+pub(crate) fn error_from_json(object: &serde_json::Value) -> ApiError {
+    if let Ok(status) = StatusBody::deserialize(object)
+        && is_status(&status)
+    {
+        return ApiError::from_status(status, 500);
+    }
+    let mut text = Bounded(Vec::new());
+    // Stops with an error once the excerpt is full: nothing more is built.
+    let _ = serde_json::to_writer(&mut text, object);
+    let kind = object.get("kind").and_then(serde_json::Value::as_str);
+    unexpected_object(kind, &text.0)
+}
+
+/// A `Status` says it is one, or has no `kind` but a Status's fields.
+fn is_status(status: &StatusBody) -> bool {
+    let has_fields = status.code.is_some() || status.message.is_some() || status.reason.is_some();
+    match status.kind.as_deref() {
+        Some(kind) => kind == "Status",
+        None => has_fields,
+    }
+}
+
+/// An `ERROR` event whose object is not a `Status`: an InternalError (500)
+/// naming its kind, with a bounded excerpt of the event, as client-go's
+/// `unexpected object` error.
+fn unexpected_object(kind: Option<&str>, text: &[u8]) -> ApiError {
+    let kind = kind.map_or_else(
+        || "no kind".to_owned(),
+        |k| format!("kind \"{}\"", excerpt(k.as_bytes(), 64)),
+    );
+    ApiError::new(
+        crate::status::StatusReason::InternalError,
+        500,
+        format!(
+            "unexpected object in a watch ERROR event ({kind}), not a Status: {}",
+            excerpt(text, EXCERPT_BYTES)
+        ),
+    )
+}
+
+/// A writer that takes one byte more than an excerpt, then refuses.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (EXCERPT_BYTES + 1).saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let n = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// At most `limit` bytes of `bytes` as text: invalid UTF-8 replaced,
+/// control and bidi characters escaped (nothing can steer a terminal),
+/// `…` when cut.
+fn excerpt(bytes: &[u8], limit: usize) -> String {
+    let text = String::from_utf8_lossy(bytes.get(..limit).unwrap_or(bytes));
+    let mut out = String::with_capacity(text.len());
+    for c in text.trim_end().chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
+        if c.is_control() || bidi {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    if bytes.len() > limit {
+        out.push('…');
+    }
+    out
 }
 
 /// A stream of typed watch events.
@@ -391,23 +519,19 @@ pub fn resource_version(line: &[u8]) -> Option<String> {
     (!rv.is_empty()).then(|| rv.into_owned())
 }
 
-/// A stream that ends (even cleanly) this soon without an event counts as
-/// a failed open for the reopen backoff.
-const SHORT_STREAM: Duration = Duration::from_secs(1);
-
 /// The first reopen backoff (client-go's reflector: 800 ms, doubling).
 pub const REOPEN_BACKOFF_BASE: Duration = Duration::from_millis(800);
 /// The largest reopen backoff before jitter (client-go's 30 s).
 pub const REOPEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
-/// The wait before the reopen that follows `failures` consecutive failed
-/// streams (none delivered an event): none after a good stream
+/// The wait before the reopen that follows `failures` consecutive
+/// unhealthy streams (see [`WatchProgress`]): none after a healthy stream
 /// (`failures == 0`), else the `failures`-th delay of
 /// [`Backoff::reflector`](crate::backoff::Backoff::reflector), client-go's
 /// reflector backoff: 800 ms doubling up to 30 s, plus a jitter of up to
 /// 100 % (`jitter` in `[0, 1)`), so waits lie in `[d, 2d)`. Pure: the
-/// caller supplies the randomness. [`ResumableWatch`] holds one
-/// [`Backoff`] with this schedule.
+/// caller supplies the randomness. [`ResumableWatch`]'s
+/// [`WatchProgress`] holds one [`Backoff`] with this schedule.
 pub fn reopen_backoff(failures: u32, jitter: f64) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
@@ -437,12 +561,21 @@ type Reopen =
 /// Like client-go's `RetryWatcher` it does not end on its own: a clean end
 /// of the stream (the server's `timeoutSeconds`, or a server shutting down
 /// gracefully) is followed by a reopen from the last resourceVersion on the
-/// same endpoint order; drop it to stop. Streams that deliver no event and
-/// break (or end within 1 s) are consecutive failures: the reopen after
-/// the n-th waits [`reopen_backoff`]`(n)` (its [`Backoff`], client-go's
-/// reflector: 800 ms doubling to 30 s, jittered, starting over after 2
-/// minutes without failures), and the first event resets it, so a server
-/// that keeps cutting watches is not hammered. An `ERROR` event is yielded as `Err(Error::Api)` and ends
+/// same endpoint order; drop it to stop.
+///
+/// When to reopen and what to drop is [`WatchProgress`]'s rule, shared with
+/// kubeset-runtime's watcher: a stream is healthy when it moved the
+/// resourceVersion forward or stayed open for 2 minutes (or its whole
+/// `timeoutSeconds`); a healthy stream is reopened at once and resets the
+/// backoff, the reopen after the n-th unhealthy one in a row waits
+/// [`reopen_backoff`]`(n)` (client-go's reflector: 800 ms doubling to
+/// 30 s, jittered, starting over after 2 minutes without failures). An
+/// event that is not newer than the version the stream opened from or the
+/// last one delivered is a replay: dropped, never handed out twice
+/// ([`replays`](Self::replays) counts them). So a server that cuts every
+/// stream after replaying the same event is backed off, not hammered.
+///
+/// An `ERROR` event is yielded as `Err(Error::Api)` and ends
 /// the watch: a 410 (`err.is_gone()`) means the caller must relist; so does
 /// a failed reopen (its error is yielded, then the end).
 /// Start it with a `resourceVersion` (from a list): a watch without one
@@ -461,13 +594,11 @@ pub struct ResumableWatch<T> {
     idle: Option<Pin<Box<tokio::time::Sleep>>>,
     last_rv: Option<String>,
     resumes: u64,
-    /// When the current stream was opened.
-    opened: std::time::Instant,
-    /// Whether the current stream delivered an event.
-    progressed: bool,
-    /// The reopen schedule ([`Backoff::reflector`]): advanced by each
-    /// stream that fails without an event, reset by one that delivered.
-    backoff: Backoff,
+    replays: u64,
+    /// The reopen rule: replays, health of the current stream, backoff.
+    progress: WatchProgress,
+    /// The `timeoutSeconds` (or `timeout`) each stream asks for.
+    timeout: Option<Duration>,
     done: bool,
 }
 
@@ -477,6 +608,7 @@ impl<T> fmt::Debug for ResumableWatch<T> {
             .field("serving", &self.serving)
             .field("last_rv", &self.last_rv)
             .field("resumes", &self.resumes)
+            .field("replays", &self.replays)
             .field("done", &self.done)
             .finish_non_exhaustive()
     }
@@ -511,6 +643,11 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
             opened.content_type.as_deref(),
             decoder.as_ref(),
         );
+        let timeout = template
+            .stream_deadline
+            .map(|d| d.saturating_sub(crate::budget::STREAM_GRACE));
+        let mut progress = WatchProgress::new(Backoff::reflector());
+        progress.opened(last_rv.as_deref().unwrap_or(""), timeout);
         let mut w = Self {
             client,
             template,
@@ -521,9 +658,9 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
             idle: None,
             last_rv: last_rv.filter(|rv| !rv.is_empty()),
             resumes: 0,
-            opened: std::time::Instant::now(),
-            progressed: false,
-            backoff: Backoff::reflector(),
+            replays: 0,
+            progress,
+            timeout,
             done: false,
         };
         w.reset_idle();
@@ -545,6 +682,20 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         self.resumes
     }
 
+    /// Reopens after unhealthy streams with this schedule instead of
+    /// client-go's reflector's ([`Backoff::reflector`]), as kube-rs's
+    /// `WatchStreamExt::backoff` does.
+    #[must_use]
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.progress = self.progress.with_backoff(backoff);
+        self
+    }
+
+    /// How many replayed events were dropped (see [`WatchProgress`]).
+    pub fn replays(&self) -> u64 {
+        self.replays
+    }
+
     fn reset_idle(&mut self) {
         let idle = self.client.inner.watch_idle_timeout;
         let at = tokio::time::Instant::now() + idle;
@@ -562,14 +713,9 @@ impl<T: DeserializeOwned + Send + 'static> ResumableWatch<T> {
         if broken {
             self.client.inner.endpoints.demote(&self.serving);
         }
-        // A server that cuts or ends watches at once must not be hammered.
-        let failed = !self.progressed && (broken || self.opened.elapsed() < SHORT_STREAM);
-        let pause = if failed {
-            self.backoff.next_delay()
-        } else {
-            self.backoff.reset();
-            Duration::ZERO
-        };
+        // A server that cuts or ends watches without moving the
+        // resourceVersion must not be hammered.
+        let pause = self.progress.ended();
         self.resumes += 1;
         if let Some(rv) = &self.last_rv {
             self.template.set_param("resourceVersion", rv);
@@ -607,8 +753,8 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                         );
                         this.serving = opened.origin;
                         this.current = Some(current.tracking());
-                        this.opened = std::time::Instant::now();
-                        this.progressed = false;
+                        let rv = this.last_rv.as_deref().unwrap_or("");
+                        this.progress.opened(rv, this.timeout);
                         this.reset_idle();
                     }
                     Poll::Ready(Err(e)) => {
@@ -628,10 +774,15 @@ impl<T: DeserializeOwned + Send + 'static> Stream for ResumableWatch<T> {
                     return Poll::Ready(Some(Err(e.into())));
                 }
                 Poll::Ready(Some(Ok(ev))) => {
-                    if let Some(rv) = current.last_rv.take() {
-                        this.last_rv = Some(rv);
+                    let rv = current.last_rv.take();
+                    if this.progress.event(rv.as_deref()) == Verdict::Replay {
+                        this.replays += 1;
+                        tracing::debug!(rv = ?rv, endpoint = %this.serving, "dropped a replayed watch event");
+                        continue;
                     }
-                    this.progressed = true;
+                    if rv.as_deref().is_some_and(|rv| rv != "0") {
+                        this.last_rv = rv;
+                    }
                     this.reset_idle();
                     return Poll::Ready(Some(Ok(ev)));
                 }
@@ -716,6 +867,77 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    fn error_of(line: &str) -> ApiError {
+        match decode_line::<Obj>(line.as_bytes()) {
+            Ok(WatchEvent::Error(e)) => e,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_error_event_that_is_not_a_status_says_what_it_was() {
+        // Before: a ConfigMap decoded as an empty Status (no message), and
+        // a Pod's `status` map failed the whole line.
+        for (line, kind) in [
+            (
+                r#"{"type":"ERROR","object":{"kind":"ConfigMap","data":{"a":"b"}}}"#,
+                r#"kind "ConfigMap""#,
+            ),
+            (
+                r#"{"type":"ERROR","object":{"kind":"Pod","status":{"phase":"Running"}}}"#,
+                r#"kind "Pod""#,
+            ),
+            (r#"{"object":{"data":{}},"type":"ERROR"}"#, "no kind"),
+            (r#"{"type":"ERROR","object":[1,2,3]}"#, "no kind"),
+            (r#"{"type":"ERROR","object":"text"}"#, "no kind"),
+            (r#"{"type":"ERROR","object":{"kind":7}}"#, "no kind"),
+        ] {
+            let e = error_of(line);
+            assert_eq!(e.code, 500, "{line}");
+            assert_eq!(e.status_reason, crate::StatusReason::InternalError);
+            assert!(
+                e.message
+                    .starts_with("unexpected object in a watch ERROR event")
+                    && e.message.contains(kind),
+                "{line}: {}",
+                e.message
+            );
+        }
+        let e =
+            error_of(r#"{"type":"ERROR","object":{"kind":"Pod","status":{"phase":"Running"}}}"#);
+        assert!(e.message.contains(r#""phase":"Running""#), "{}", e.message);
+        // A Status, with or without its kind, is read as before.
+        let e = error_of(
+            r#"{"type":"ERROR","object":{"code":410,"reason":"Expired","message":"old"}}"#,
+        );
+        assert!(e.is_gone() && e.message == "old", "{e:?}");
+        let e = error_of(r#"{"type":"ERROR","object":{"kind":"Status","status":"Failure"}}"#);
+        assert_eq!((e.code, e.message.as_str()), (500, ""));
+    }
+
+    #[test]
+    fn the_excerpt_is_bounded_and_cannot_steer_a_terminal() {
+        let hostile = format!(
+            r#"{{"type":"ERROR","object":{{"kind":"X\u001b[2J\u202e","data":"{}"}}}}"#,
+            "é".repeat(10_000)
+        );
+        let e = error_of(&hostile);
+        assert!(e.message.len() < 600, "{}", e.message.len());
+        assert!(e.message.ends_with('…'));
+        assert!(
+            !e.message.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{:?}",
+            e.message
+        );
+        assert!(
+            e.message.contains(r"\u{1b}") && e.message.contains(r"\u{202e}"),
+            "{}",
+            e.message
+        );
+        assert_eq!(excerpt(b"\xff\xfeab", 10), "\u{fffd}\u{fffd}ab");
+        assert_eq!(excerpt("aé".as_bytes(), 2), "a\u{fffd}…");
     }
 
     #[test]

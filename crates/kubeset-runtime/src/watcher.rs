@@ -19,6 +19,18 @@
 //! Failures are yielded as `Err` items and the stream carries on after a
 //! backoff ([`Backoff`]: 800 ms doubling to 30 s with jitter, reset after
 //! 2 healthy minutes). The stream never ends on its own.
+//!
+//! When a watch is reopened, and which events are replays, is the rule of
+//! kubeset-rest's [`WatchProgress`], the one `ResumableWatch` follows: a
+//! stream that ends (cleanly, cut or silent) without moving the
+//! resourceVersion forward, and before 2 minutes or its `timeoutSeconds`,
+//! waits the next backoff delay before the next one (client-go's reflector
+//! reopens at once after any event); an event not newer than the version
+//! the watch resumed from, or the last one delivered, is a replay and is
+//! dropped, never handed out twice. The watcher keeps its own loop rather
+//! than wrapping `ResumableWatch`: it lists, relists on 410, skips objects
+//! that do not decode and falls back from protobuf per stream, none of
+//! which a `ResumableWatch` (which ends on an `ERROR`) does.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -27,6 +39,7 @@ use futures::{Stream, StreamExt as _, stream};
 use http::HeaderValue;
 use http::header::ACCEPT;
 use kubeset_client::params::{ListParams, QueryParams as _, WatchParams};
+use kubeset_client::rest::watch::{Verdict, WatchProgress};
 use kubeset_client::rest::{Request, Verb};
 use kubeset_client::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
 use serde::Deserialize;
@@ -308,7 +321,7 @@ fn run<T>(
 where
     T: Resource + DeserializeOwned + Send + 'static,
 {
-    let backoff = config.backoff.clone();
+    let progress = WatchProgress::new(config.backoff.clone());
     let state = State {
         api,
         streaming: match config.initial_list {
@@ -323,7 +336,7 @@ where
         pending: VecDeque::new(),
         resource_version: String::new(),
         delay: None,
-        backoff,
+        progress,
         watch_opened: tokio::time::Instant::now(),
         watch_lines: 0,
     };
@@ -453,7 +466,9 @@ struct State<T> {
     pending: VecDeque<Event<T>>,
     resource_version: String,
     delay: Option<Duration>,
-    backoff: Backoff,
+    /// The reopen rule (replays, stream health) and the backoff of every
+    /// failure.
+    progress: WatchProgress,
     /// When the current watch was opened, and how many lines it sent.
     watch_opened: tokio::time::Instant,
     watch_lines: u64,
@@ -489,18 +504,41 @@ where
     T: Resource + DeserializeOwned + Send + 'static,
 {
     fn fail(&mut self, err: WatcherError) -> Result<Event<T>, WatcherError> {
-        self.delay = Some(self.backoff.next_delay());
+        self.delay = Some(self.progress.failed());
         tracing::debug!(error = %err, "watcher step failed; backing off");
         Err(err)
     }
 
+    /// The watch stream ended: reopen at once after a healthy stream, else
+    /// after the next backoff delay ([`WatchProgress::ended`]).
+    fn stream_ended(&mut self, why: &str) {
+        self.phase = Phase::Watch(None);
+        let pause = self.progress.ended();
+        tracing::debug!(why, ?pause, rv = %self.resource_version, "reopening the watch");
+        self.delay = (!pause.is_zero()).then_some(pause);
+    }
+
+    /// A stream was opened (or a streaming list turned into a watch) from
+    /// `self.resource_version`.
+    fn watch_started(&mut self) {
+        self.watch_opened = tokio::time::Instant::now();
+        self.watch_lines = 0;
+        let timeout = Duration::from_secs(u64::from(self.config.timeout_seconds));
+        self.progress.opened(&self.resource_version, Some(timeout));
+    }
+
     /// Reports an object that did not decode and moves past it: the watch
-    /// stays open, no backoff, the next version comes after it.
-    fn skip(&mut self, err: WatcherError) -> Result<Event<T>, WatcherError> {
-        if let Some(rv) = skipped_version(&err) {
+    /// stays open, no backoff, the next version comes after it. `None`:
+    /// a replay of one reported already.
+    fn skip(&mut self, err: WatcherError) -> Option<Result<Event<T>, WatcherError>> {
+        let rv = skipped_version(&err);
+        if self.progress.event(rv.as_deref()) == Verdict::Replay {
+            return None;
+        }
+        if let Some(rv) = rv {
             self.resource_version = rv;
         }
-        Err(err)
+        Some(Err(err))
     }
 
     fn request(&self, accept: &'static str) -> Request {
@@ -660,58 +698,9 @@ where
                     }
                 },
                 Phase::InitStream(mut stream) => {
-                    match next_line(self.config.idle_timeout, &mut stream).await {
-                        Next::Line(Ok(WatchEvent::Added(raw))) => {
-                            self.phase = Phase::InitStream(stream);
-                            return decode::<T>(&raw).map(Event::InitApply);
-                        }
-                        Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
-                            let meta = bookmark(&raw);
-                            let end = meta
-                                .annotations
-                                .as_ref()
-                                .and_then(|a| a.get(INITIAL_EVENTS_END))
-                                .is_some_and(|v| v == "true");
-                            if end {
-                                self.streaming = Support::Yes;
-                                if let Some(rv) = meta.resource_version.filter(|rv| !rv.is_empty())
-                                {
-                                    self.resource_version = rv;
-                                }
-                                self.phase = Phase::Watch(Some(stream));
-                                return Ok(Event::InitDone);
-                            }
-                            self.phase = Phase::InitStream(stream);
-                        }
-                        Next::Line(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_))) => {
-                            // Not a streaming list: the server ignored sendInitialEvents.
-                            if self.streaming == Support::Unknown {
-                                self.streaming = Support::No;
-                            }
-                            self.phase = Phase::Start;
-                        }
-                        Next::Line(Ok(WatchEvent::Error(e))) => {
-                            self.phase = Phase::Start;
-                            if e.is_gone() {
-                                continue;
-                            }
-                            if self.streaming == Support::Unknown && rejects_streaming(&e) {
-                                self.streaming = Support::No;
-                                continue;
-                            }
-                            return self.fail(WatcherError::WatchEvent { source: e });
-                        }
-                        Next::Line(Err(source)) => {
-                            return self.fail(WatcherError::WatchStream { source });
-                        }
-                        Next::End | Next::Idle => {
-                            // Ended before the initial-events-end bookmark.
-                            if self.streaming == Support::Unknown {
-                                self.streaming = Support::No;
-                                continue;
-                            }
-                            return self.fail(WatcherError::StreamingListIncomplete);
-                        }
+                    let line = next_line(self.config.idle_timeout, &mut stream).await;
+                    if let Some(out) = self.on_init_line(stream, line) {
+                        return out;
                     }
                 }
                 Phase::Watch(None) => {
@@ -719,8 +708,7 @@ where
                     let rv = self.resource_version.clone();
                     match self.open_watch(&params, &rv).await {
                         Ok(stream) => {
-                            self.watch_opened = tokio::time::Instant::now();
-                            self.watch_lines = 0;
+                            self.watch_started();
                             self.phase = Phase::Watch(Some(stream));
                         }
                         Err(e) if e.is_gone() => self.phase = Phase::Start,
@@ -733,66 +721,137 @@ where
                 Phase::Watch(Some(mut stream)) => {
                     let line = next_line(self.config.idle_timeout, &mut stream).await;
                     self.phase = Phase::Watch(Some(stream));
-                    if matches!(line, Next::Line(_)) {
-                        self.watch_lines += 1;
-                    }
-                    match line {
-                        Next::Line(Ok(ev)) => {
-                            let (out, rv) = match ev {
-                                WatchEvent::Added(raw) | WatchEvent::Modified(raw) => {
-                                    match decode::<T>(&raw) {
-                                        Ok(obj) => {
-                                            let rv = resource_version(&obj).map(str::to_owned);
-                                            (Some(Event::Apply(obj)), rv)
-                                        }
-                                        Err(e) => return self.skip(e),
-                                    }
-                                }
-                                WatchEvent::Deleted(raw) => match decode::<T>(&raw) {
-                                    Ok(obj) => {
-                                        let rv = resource_version(&obj).map(str::to_owned);
-                                        (Some(Event::Delete(obj)), rv)
-                                    }
-                                    Err(e) => return self.skip(e),
-                                },
-                                WatchEvent::Bookmark(raw) => {
-                                    (None, bookmark(&raw).resource_version)
-                                }
-                                WatchEvent::Error(e) => {
-                                    if e.is_gone() {
-                                        self.phase = Phase::Start;
-                                        continue;
-                                    }
-                                    self.phase = Phase::Watch(None);
-                                    return self.fail(WatcherError::WatchEvent { source: e });
-                                }
-                            };
-                            if let Some(rv) = rv.filter(|rv| !rv.is_empty()) {
-                                self.resource_version = rv;
-                            }
-                            if let Some(out) = out {
-                                return Ok(out);
-                            }
-                        }
-                        Next::Line(Err(source)) => {
-                            self.phase = Phase::Watch(None);
-                            return self.fail(WatcherError::WatchStream { source });
-                        }
-                        Next::End => {
-                            self.phase = Phase::Watch(None);
-                            // client-go: a watch that ends within a second
-                            // without a single line is a failure, not a
-                            // normal timeout (no hot loop on a bad proxy).
-                            if self.watch_lines == 0
-                                && self.watch_opened.elapsed() < Duration::from_secs(1)
-                            {
-                                return self.fail(WatcherError::WatchClosedEarly);
-                            }
-                        }
-                        Next::Idle => self.phase = Phase::Watch(None),
+                    if let Some(out) = self.on_watch_line(line) {
+                        return out;
                     }
                 }
             }
         }
+    }
+}
+
+impl<T> State<T>
+where
+    T: Resource + DeserializeOwned + Send + 'static,
+{
+    /// What one step of a streaming list yields (`None`: nothing, go on);
+    /// `stream` is put back unless the list is over.
+    fn on_init_line(
+        &mut self,
+        stream: WatchStream<Raw>,
+        line: Next,
+    ) -> Option<Result<Event<T>, WatcherError>> {
+        match line {
+            Next::Line(Ok(WatchEvent::Added(raw))) => {
+                self.phase = Phase::InitStream(stream);
+                Some(decode::<T>(&raw).map(Event::InitApply))
+            }
+            Next::Line(Ok(WatchEvent::Bookmark(raw))) => {
+                let meta = bookmark(&raw);
+                let end = meta
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(INITIAL_EVENTS_END))
+                    .is_some_and(|v| v == "true");
+                if !end {
+                    self.phase = Phase::InitStream(stream);
+                    return None;
+                }
+                self.streaming = Support::Yes;
+                if let Some(rv) = meta.resource_version.filter(|rv| !rv.is_empty()) {
+                    self.resource_version = rv;
+                }
+                self.phase = Phase::Watch(Some(stream));
+                self.watch_started();
+                Some(Ok(Event::InitDone))
+            }
+            Next::Line(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_))) => {
+                // Not a streaming list: the server ignored sendInitialEvents.
+                if self.streaming == Support::Unknown {
+                    self.streaming = Support::No;
+                }
+                self.phase = Phase::Start;
+                None
+            }
+            Next::Line(Ok(WatchEvent::Error(e))) => {
+                self.phase = Phase::Start;
+                if e.is_gone() {
+                    return None;
+                }
+                if self.streaming == Support::Unknown && rejects_streaming(&e) {
+                    self.streaming = Support::No;
+                    return None;
+                }
+                Some(self.fail(WatcherError::WatchEvent { source: e }))
+            }
+            Next::Line(Err(source)) => Some(self.fail(WatcherError::WatchStream { source })),
+            Next::End | Next::Idle => {
+                // Ended before the initial-events-end bookmark.
+                if self.streaming == Support::Unknown {
+                    self.streaming = Support::No;
+                    return None;
+                }
+                Some(self.fail(WatcherError::StreamingListIncomplete))
+            }
+        }
+    }
+
+    /// What one step of an open watch yields (`None`: nothing, go on).
+    fn on_watch_line(&mut self, line: Next) -> Option<Result<Event<T>, WatcherError>> {
+        let ev = match line {
+            Next::Line(Ok(ev)) => ev,
+            Next::Line(Err(source)) => {
+                self.watch_lines += 1;
+                self.stream_ended("the stream broke");
+                return Some(Err(WatcherError::WatchStream { source }));
+            }
+            Next::End => {
+                self.stream_ended("the stream ended");
+                // client-go: a watch that ends within a second without a
+                // single line is a failure, not a normal timeout.
+                let early = self.watch_opened.elapsed() < Duration::from_secs(1);
+                return (self.watch_lines == 0 && early)
+                    .then_some(Err(WatcherError::WatchClosedEarly));
+            }
+            Next::Idle => {
+                self.stream_ended("the stream stayed silent");
+                return None;
+            }
+        };
+        self.watch_lines += 1;
+        let (out, rv) = match ev {
+            WatchEvent::Added(raw) | WatchEvent::Modified(raw) => match decode::<T>(&raw) {
+                Ok(obj) => {
+                    let rv = resource_version(&obj).map(str::to_owned);
+                    (Some(Event::Apply(obj)), rv)
+                }
+                Err(e) => return self.skip(e),
+            },
+            WatchEvent::Deleted(raw) => match decode::<T>(&raw) {
+                Ok(obj) => {
+                    let rv = resource_version(&obj).map(str::to_owned);
+                    (Some(Event::Delete(obj)), rv)
+                }
+                Err(e) => return self.skip(e),
+            },
+            WatchEvent::Bookmark(raw) => (None, bookmark(&raw).resource_version),
+            WatchEvent::Error(e) if e.is_gone() => {
+                self.phase = Phase::Start;
+                return None;
+            }
+            WatchEvent::Error(e) => {
+                self.phase = Phase::Watch(None);
+                return Some(self.fail(WatcherError::WatchEvent { source: e }));
+            }
+        };
+        let rv = rv.filter(|rv| !rv.is_empty());
+        if self.progress.event(rv.as_deref()) == Verdict::Replay {
+            tracing::debug!(rv = ?rv, "dropped a replayed watch event");
+            return None;
+        }
+        if let Some(rv) = rv {
+            self.resource_version = rv;
+        }
+        out.map(Ok)
     }
 }

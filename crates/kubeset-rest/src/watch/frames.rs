@@ -19,13 +19,11 @@ use std::sync::Arc;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use futures::Stream;
-use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 
 use super::{MAX_EVENT_BYTES, WatchEvent, WatchStream};
 use crate::content::PROTOBUF;
-use crate::error::{ApiError, Error, FrameError};
-use crate::status::StatusBody;
+use crate::error::{Error, FrameError};
 
 /// The error of an [`ObjectDecoder`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -203,8 +201,7 @@ fn decode_frame<T>(decoder: &dyn ObjectDecoder<T>, frame: &[u8]) -> Result<Frame
     };
     if event_type == "ERROR" {
         let json = decoder.status(raw).map_err(failed)?;
-        let status = StatusBody::deserialize(json).map_err(|e| failed(e.into()))?;
-        return Ok((WatchEvent::Error(ApiError::from_status(status, 500)), None));
+        return Ok((WatchEvent::Error(super::error_from_json(&json)), None));
     }
     let object = decoder.object(raw).map_err(failed)?;
     let rv = decoder.resource_version(raw);

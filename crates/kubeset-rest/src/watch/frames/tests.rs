@@ -106,6 +106,35 @@ async fn all_event_types_split_anywhere() {
     }
 }
 
+#[tokio::test]
+async fn an_error_frame_that_is_not_a_status_says_what_it_was() {
+    let pod = br#"{"kind":"Pod","metadata":{"name":"x"},"status":{"phase":"Running"}}"#;
+    let body = frame("ERROR", &[b"k8s\0".as_slice(), pod].concat());
+    let got = collect(&body, 7).await;
+    let Some(Ok(WatchEvent::Error(e))) = got.first() else {
+        panic!("{got:?}");
+    };
+    assert_eq!(e.code, 500);
+    assert!(e.message.contains(r#"kind "Pod""#), "{}", e.message);
+    assert!(e.message.contains(r#""phase":"Running""#), "{}", e.message);
+    // A big object is quoted in a bounded excerpt.
+    let big = format!(
+        r#"{{"kind":"ConfigMap","data":{{"k":"{}"}}}}"#,
+        "v".repeat(100_000)
+    );
+    let body = frame("ERROR", &[b"k8s\0".as_slice(), big.as_bytes()].concat());
+    let got = collect(&body, 4096).await;
+    let Some(Ok(WatchEvent::Error(e))) = got.first() else {
+        panic!("{got:?}");
+    };
+    assert!(
+        e.message.contains("ConfigMap") && e.message.ends_with('…'),
+        "{}",
+        e.message
+    );
+    assert!(e.message.len() < 400, "{}", e.message.len());
+}
+
 #[test]
 fn resource_versions_come_with_the_events_sans_io() {
     let mut d = FrameDecoder::new(Arc::new(Test));
