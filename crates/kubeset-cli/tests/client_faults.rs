@@ -244,6 +244,10 @@ fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
     [&[0x80 | opcode, len][..], payload].concat()
 }
 
+/// A hostile port-forward: what the server writes after the 101, whether it
+/// then closes the connection, and the error line wanted.
+type Case = (Vec<u8>, bool, fn(&str) -> bool);
+
 /// Port-forward streams that break the protocol end with a line naming
 /// what was wrong; before, the connection just closed, with no message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,7 +255,7 @@ async fn port_forward_reports_hostile_streams() {
     let open = frame(2, &[0, 80, 0]);
     let mut oversized = vec![0x82, 127];
     oversized.extend_from_slice(&(8u64 << 20).to_be_bytes());
-    let cases: [(Vec<u8>, bool, fn(&str) -> bool); 5] = [
+    let cases: [Case; 5] = [
         ([open.clone(), frame(2, &[7, 1])].concat(), false, |l| {
             l.contains("channel 7")
         }),

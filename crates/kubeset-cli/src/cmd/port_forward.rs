@@ -96,7 +96,9 @@ async fn forward(
     let copied = tokio::select! {
         r = tokio::io::copy_bidirectional(&mut conn, &mut stream) => r.is_ok(),
         Some(Some(msg)) = async { match error { Some(e) => Some(e.await), None => None } } => {
-            return Err(CliError::Remote { message: msg });
+            return Err(CliError::Remote {
+                message: format!("an error occurred forwarding port {remote} of pod {pod:?}: {msg}"),
+            });
         }
     };
     if copied {
