@@ -49,7 +49,7 @@ pub enum UpgradeError {
         source: io::Error,
     },
     /// Connecting, TLS and the upgrade answer took longer than the
-    /// handshake timeout (`ws::HANDSHAKE_TIMEOUT`).
+    /// client's timeout, or `ws::HANDSHAKE_TIMEOUT` without one.
     #[error("no upgrade answer from {origin} within {after:?}")]
     Timeout {
         /// The server.

@@ -40,7 +40,8 @@ pub type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
 
 /// Largest WebSocket message accepted from the server.
 pub const MAX_MESSAGE: usize = 4 << 20;
-/// Time to connect, finish TLS and get the upgrade answer, per endpoint.
+/// Time to connect, finish TLS and get the upgrade answer, per endpoint,
+/// when the client has no [`timeout`](crate::RestConfig::with_timeout).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest error body read from a refused upgrade.
 const MAX_ERROR_BODY: usize = 64 << 10;
@@ -80,9 +81,14 @@ impl RestClient {
     /// Opens a WebSocket for `request` (a GET of `pods/exec` and the like,
     /// its query set), offering `protocols` in order of preference, and
     /// returns it with the subprotocol the server chose. Of the request,
-    /// its path and query are used; its own headers and timeout are not
-    /// (the handshake is bounded by [`HANDSHAKE_TIMEOUT`], the stream by
-    /// nothing: an exec may run for hours, as with kubectl). No retries and
+    /// its path and query are used; its own headers and timeout are not.
+    ///
+    /// The upgrade (connecting, TLS, the credential, the `101` answer, over
+    /// every endpoint tried) is bounded by the client's
+    /// [`timeout`](crate::RestConfig::with_timeout) as kubectl's
+    /// `--request-timeout` bounds a single server request; without one, by
+    /// [`HANDSHAKE_TIMEOUT`] per endpoint. The stream itself is bounded by
+    /// nothing: an exec may run for hours, as with kubectl. No retries and
     /// no client-side rate limit, as client-go's stream executors.
     ///
     /// A server that answers anything but `101` gives its `Status` as
@@ -103,9 +109,22 @@ impl RestClient {
             return Err(UpgradeError::Proxy.into());
         }
         let path = request.path_and_query();
+        let budget = self.inner.timeout;
+        let deadline = budget.and_then(|b| tokio::time::Instant::now().checked_add(b));
         let mut last = None;
         for ep in candidates(self) {
-            let dial = tokio::time::timeout(HANDSHAKE_TIMEOUT, self.dial(&ep, &path, protocols));
+            let limit = deadline.map_or(HANDSHAKE_TIMEOUT, |d| {
+                d.saturating_duration_since(tokio::time::Instant::now())
+            });
+            let timed_out = || UpgradeError::Timeout {
+                origin: ep.origin.clone(),
+                after: budget.unwrap_or(HANDSHAKE_TIMEOUT),
+            };
+            if limit.is_zero() {
+                last = Some(timed_out());
+                break;
+            }
+            let dial = tokio::time::timeout(limit, self.dial(&ep, &path, protocols));
             match dial.await {
                 Ok(Dial::Answered(r)) => {
                     let r = *r;
@@ -123,12 +142,7 @@ impl RestClient {
                     return r;
                 }
                 Ok(Dial::Unreachable(e)) => last = Some(e),
-                Err(_) => {
-                    last = Some(UpgradeError::Timeout {
-                        origin: ep.origin.clone(),
-                        after: HANDSHAKE_TIMEOUT,
-                    });
-                }
+                Err(_) => last = Some(timed_out()),
             }
             self.inner.endpoints.demote(&ep.origin);
         }
@@ -303,4 +317,52 @@ async fn refused(resp: http::Response<hyper::body::Incoming>) -> Error {
         Err(_) => bytes::Bytes::new(),
     };
     crate::response::decode::error_for(code, Verb::Get, content_type.as_deref(), None, &body).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RestConfig;
+    use tokio::io::AsyncReadExt;
+
+    /// A server that accepts, reads the upgrade request and never answers.
+    async fn silent() -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                held.push(sock);
+            }
+        });
+        (url, task)
+    }
+
+    /// The client's timeout (kubectl's `--request-timeout`) bounds the
+    /// upgrade, and the error names it; before, a fixed 30 s did. The outer
+    /// timeout is a hang guard.
+    #[tokio::test]
+    async fn the_client_timeout_bounds_the_upgrade() {
+        let (url, task) = silent().await;
+        let client =
+            RestClient::new(RestConfig::new(&url).with_timeout(Duration::from_secs(1))).unwrap();
+        let req = client
+            .get()
+            .abs_path(["api", "v1", "namespaces", "d", "pods", "p", "exec"]);
+        let r = tokio::time::timeout(
+            Duration::from_secs(20),
+            client.connect_websocket(&req, &["v5.channel.k8s.io"]),
+        )
+        .await
+        .expect("the upgrade must end at the client's timeout");
+        match r {
+            Err(Error::Upgrade {
+                source: UpgradeError::Timeout { after, .. },
+            }) => assert_eq!(after, Duration::from_secs(1)),
+            other => panic!("expected the upgrade timeout, got {:?}", other.err()),
+        }
+        task.abort();
+    }
 }

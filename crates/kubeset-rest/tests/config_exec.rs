@@ -331,6 +331,51 @@ async fn a_plugin_flooding_stdout_is_killed_with_a_clear_error() {
     );
 }
 
+/// A plugin that prints its credential and exits, leaving a helper that
+/// holds its stdout (and stderr) open for a minute: the plugin's exit ends
+/// the run and the credential it printed is used, over the wire, with one
+/// run. Before, each run waited for the pipe until the exec timeout (120 s
+/// in the CLI) and failed. The exec timeout here (10 s) is a hang guard.
+#[tokio::test]
+async fn a_plugin_leaving_a_helper_on_its_stdout_still_authenticates() {
+    let pki = Pki::new("ca");
+    let server = pki.server(&["127.0.0.1"]);
+    let addr = serve(
+        &server,
+        None,
+        Arc::new(|s: &Seen<'_>| match s.header("authorization") {
+            Some("Bearer held") => (200, "ok".to_owned()),
+            _ => (401, "no".to_owned()),
+        }),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = format!(
+        "#!/bin/sh\nn=$(cat \"$PLUGIN_DIR/count\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$PLUGIN_DIR/count\"\n\
+         printf '%s' '{}'\nsleep 60 &\necho $! >> \"$PLUGIN_DIR/helpers\"\nexit 0\n",
+        token_cred("held", FUTURE)
+    );
+    let path = write(d, "plugin.sh", script);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(d, "ca.crt", &pki.ca_pem);
+    let options = KubeConfigOptions::default().with_exec_timeout(Duration::from_secs(10));
+    let config = kubeconfig_with(d, &format!("https://{addr}"), "ca.crt", "", &options).unwrap();
+    let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
+    let sent = client.get().send().await;
+    for pid in std::fs::read_to_string(d.join("helpers"))
+        .unwrap_or_default()
+        .split_whitespace()
+    {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    let response = sent.expect("the credential printed before the exit is used");
+    assert_eq!(response.status, 200);
+    assert_eq!(runs(d), 1, "one run, cached");
+}
+
 /// Whether `pid` is gone (or a zombie waiting for its reaper).
 fn dead(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {

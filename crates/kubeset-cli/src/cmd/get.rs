@@ -242,63 +242,85 @@ async fn list_streamed(
         on_item: &mut on_item,
     };
     let decoded = seed.deserialize(&mut serde_json::Deserializer::from_slice(&response.body));
-    drop(response);
     if let Some(e) = failed {
         return Err(e);
     }
-    let rv = decoded.map_err(|source| {
+    let decode_error = |source| {
         let source = kubeset::Error::Decode {
             type_name: "List<DynamicObject>",
             source,
         };
         CliError::api(action(), source)
-    })?;
+    };
+    let head = decoded.map_err(decode_error)?;
+    if head.kind.as_deref() == Some("Status") {
+        // A 200 whose body is a `Status`, not a list: its failure is the
+        // error, as client-go's decoding (and the table path) reports it.
+        // The writer has written nothing (a Status has no items).
+        response
+            .json::<IgnoredAny>()
+            .map_err(|e| CliError::api(action(), e))?;
+        return Err(decode_error(de::Error::custom(
+            "the server answered a Status, not a list",
+        )));
+    }
+    drop(response);
     writer.finish()?;
-    Ok(rv)
+    Ok(head.resource_version)
+}
+
+/// What a list body says besides its items.
+#[derive(Default)]
+struct ListHead {
+    /// `metadata.resourceVersion`.
+    resource_version: String,
+    /// `kind` (`Status` is not a list).
+    kind: Option<String>,
 }
 
 /// Decodes a list body, handing each item to `on_item` (which returns
-/// `false` to stop) and returning `metadata.resourceVersion`.
+/// `false` to stop) and returning its [`ListHead`].
 struct ListSeed<'f, F: FnMut(DynamicObject) -> bool> {
     on_item: &'f mut F,
 }
 
 impl<'de, F: FnMut(DynamicObject) -> bool> DeserializeSeed<'de> for ListSeed<'_, F> {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+    type Value = ListHead;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ListHead, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de, F: FnMut(DynamicObject) -> bool> Visitor<'de> for ListSeed<'_, F> {
-    type Value = String;
+    type Value = ListHead;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListHead, A::Error> {
         #[derive(serde::Deserialize, Default)]
         #[serde(default, rename_all = "camelCase")]
         struct Meta {
             resource_version: Option<String>,
         }
-        let mut rv = String::new();
+        let mut head = ListHead::default();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
                 "items" => map.next_value_seed(Items {
                     on_item: &mut *self.on_item,
                 })?,
                 "metadata" => {
-                    rv = map
+                    head.resource_version = map
                         .next_value::<Meta>()?
                         .resource_version
                         .unwrap_or_default()
                 }
+                "kind" => head.kind = map.next_value()?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(rv)
+        Ok(head)
     }
 }
 

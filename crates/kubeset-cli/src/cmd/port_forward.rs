@@ -93,12 +93,24 @@ async fn forward(
         message: format!("no stream for port {remote}"),
     })?;
     let error = pf.take_error(remote);
-    tokio::select! {
-        _ = tokio::io::copy_bidirectional(&mut conn, &mut stream) => {}
+    let copied = tokio::select! {
+        r = tokio::io::copy_bidirectional(&mut conn, &mut stream) => r.is_ok(),
         Some(Some(msg)) = async { match error { Some(e) => Some(e.await), None => None } } => {
-            return Err(CliError::Remote { message: msg });
+            return Err(CliError::Remote {
+                message: format!("an error occurred forwarding port {remote} of pod {pod:?}: {msg}"),
+            });
         }
+    };
+    if copied {
+        // Both directions ended, the pod's side at the forward's end (the
+        // stream gets EOF only when its task is done): a server that broke
+        // the protocol, sent an oversized frame or cut the connection is
+        // reported here, not dropped.
+        pf.join()
+            .await
+            .map_err(|e| CliError::api(format!("forwarding port {remote} of pod {pod:?}"), e))?;
     }
+    // A failed local connection: dropping the forwarder closes the stream.
     Ok(())
 }
 

@@ -8,12 +8,15 @@ use std::future::Future;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use kubeset_rest::ws::tungstenite::Message;
+use kubeset_rest::ws::tungstenite::error::ProtocolError;
+use kubeset_rest::ws::tungstenite::protocol::CloseFrame;
+use kubeset_rest::ws::tungstenite::protocol::frame::coding::CloseCode;
+use kubeset_rest::ws::tungstenite::{Error as WsError, Message};
 use kubeset_rest::ws::{UpgradeError, WebSocket};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{DEFAULT_BUF_SIZE, StreamTask};
+use super::{DEFAULT_BUF_SIZE, StreamTask, V4};
 use crate::Error;
 
 /// Largest error message kept per port.
@@ -152,12 +155,30 @@ async fn drive(
     let result = {
         let reader = async {
             while let Some(msg) = source.next().await {
-                match msg.map_err(|e| UpgradeError::WebSocket {
-                    source: Box::new(e),
-                })? {
-                    Message::Close(_) => return Ok(()),
+                let msg = match msg {
+                    Ok(msg) => msg,
+                    // The connection ended without a Close.
+                    Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake)) => {
+                        return Err(UpgradeError::Closed);
+                    }
+                    Err(e) => {
+                        return Err(UpgradeError::WebSocket {
+                            source: Box::new(e),
+                        });
+                    }
+                };
+                match msg {
+                    Message::Close(frame) => return closed(frame),
                     Message::Binary(b) => incoming(&mut ports, &b).await?,
-                    _ => {}
+                    Message::Text(t) => {
+                        return Err(violation(format!(
+                            "a text message ({} bytes) where {V4} sends binary channel data",
+                            t.len()
+                        )));
+                    }
+                    // Pings are answered by tungstenite; raw frames are not
+                    // returned by a read.
+                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
                 }
             }
             Err(UpgradeError::Closed)
@@ -203,20 +224,56 @@ async fn drive(
     result
 }
 
+/// A Close from the server: the end of the forward when normal (1000,
+/// 1001 or no code), else an error naming its code and reason.
+fn closed(frame: Option<CloseFrame>) -> Result<(), UpgradeError> {
+    match frame {
+        None => Ok(()),
+        Some(f) if matches!(f.code, CloseCode::Normal | CloseCode::Away) => Ok(()),
+        Some(f) => Err(violation(format!(
+            "the server closed the stream with code {}{}",
+            u16::from(f.code),
+            if f.reason.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", f.reason.as_str())
+            }
+        ))),
+    }
+}
+
+/// Which channel `ch` is, in messages: `data channel of port 80`.
+fn channel_name(kind: usize, port: u16) -> String {
+    let what = if kind == 0 { "data" } else { "error" };
+    format!("{what} channel of port {port}")
+}
+
 async fn incoming(ports: &mut [Port], msg: &[u8]) -> Result<(), UpgradeError> {
     let Some((&ch, mut data)) = msg.split_first() else {
-        return Ok(());
+        return Err(violation("an empty message (no channel byte)".to_owned()));
     };
+    let n = ports.len();
     let Some(p) = ports.get_mut(usize::from(ch / 2)) else {
-        return Err(violation(format!("message on unknown channel {ch}")));
+        let channels = match n {
+            0 => "no ports were requested".to_owned(),
+            n => format!("{n} port(s) were requested, channels 0 to {}", 2 * n - 1),
+        };
+        return Err(violation(format!("a message on channel {ch}; {channels}")));
     };
     let kind = usize::from(ch % 2);
     if !p.opened[kind] {
+        let name = channel_name(kind, p.port);
         let Some((prefix, rest)) = data.split_at_checked(2) else {
-            return Err(violation(format!("channel {ch} opened without its port")));
+            return Err(violation(format!(
+                "the {name} (channel {ch}) opened with {} byte(s), not its 2-byte port number",
+                data.len()
+            )));
         };
-        if u16::from_le_bytes([prefix[0], prefix[1]]) != p.port {
-            return Err(violation(format!("channel {ch} opened for another port")));
+        let got = u16::from_le_bytes([prefix[0], prefix[1]]);
+        if got != p.port {
+            return Err(violation(format!(
+                "the {name} (channel {ch}) opened for port {got}"
+            )));
         }
         p.opened[kind] = true;
         data = rest;

@@ -2,20 +2,34 @@
 //! standard output and error, and, on timeout, cancellation or too much
 //! output, SIGKILL to its whole process group (a plugin that forked a
 //! helper must not leave it behind) and a reap.
+//!
+//! The plugin's exit ends the run. client-go reads the plugin's stdout into
+//! a buffer with `cmd.Run()` and sets no `WaitDelay`, so Go waits for the
+//! pipe to close: a helper the plugin left holding stdout (a daemon it
+//! forked, `sleep &`) stalls the call until that helper exits. Here the
+//! pipes are read until the plugin exited and then for at most
+//! [`EXIT_GRACE`] more (Go's `WaitDelay` semantics, with a short delay):
+//! what it printed by then is its output, and the pipes are closed (the
+//! helper is left alone; its next write fails). The whole run, grace
+//! included, stays within the timeout.
 
 use std::{
     io::{self, Read},
-    process::{Child, Command, ExitStatus, Stdio},
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    thread,
+    process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio},
+    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
-/// How often the runner looks at the child between its start and its end.
+#[cfg(unix)]
+use rustix::event::{PollFd, PollFlags, Timespec};
+
+/// How long the runner waits between looks at the child (its exit cannot
+/// be polled for along with its pipes).
 const POLL: Duration = Duration::from_millis(10);
+
+/// How long the pipes are still read after the plugin exited, for output a
+/// child of it is finishing; a pipe still open after that is closed.
+pub(crate) const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// What a finished plugin left.
 pub(crate) struct Finished {
@@ -32,24 +46,16 @@ pub(crate) enum RunError {
     Timeout,
     /// It printed more than the limit on stdout; it was killed.
     TooLarge,
-    /// Waiting for it failed.
+    /// Waiting for it, or reading its output, failed.
     Wait(io::Error),
 }
 
-/// Read at most `limit` bytes of `from`; `None` when there were more (the
-/// reader stops there, so a flood costs no memory).
-fn read_capped(mut from: impl Read, limit: usize) -> io::Result<Option<Vec<u8>>> {
-    let mut out = Vec::new();
-    from.by_ref().take(limit as u64 + 1).read_to_end(&mut out)?;
-    Ok((out.len() <= limit).then_some(out))
-}
-
+#[cfg(unix)]
 /// Kill the child's process group (it leads one: `process_group(0)`), then
 /// the child itself, and reap it.
 fn kill(child: &mut Child) {
     // The group is the child's own and the child is not reaped yet, so
     // its id cannot have been reused.
-    #[cfg(unix)]
     if let Some(pid) = i32::try_from(child.id())
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -60,9 +66,98 @@ fn kill(child: &mut Child) {
     let _ = child.wait();
 }
 
+#[cfg(unix)]
+/// `e`, after killing the plugin if it still runs.
+fn fail(child: &mut Child, running: bool, e: RunError) -> Result<Finished, RunError> {
+    if running {
+        kill(child);
+    }
+    Err(e)
+}
+
+#[cfg(unix)]
+/// One of the plugin's output pipes, read without blocking into a buffer
+/// that keeps at most `keep` bytes.
+struct Pipe<R> {
+    from: Option<R>,
+    kept: Vec<u8>,
+    keep: usize,
+    /// Whether more than `keep` bytes arrived.
+    over: bool,
+}
+
+#[cfg(unix)]
+impl<R: Read + rustix::fd::AsFd> Pipe<R> {
+    fn new(from: Option<R>, keep: usize) -> io::Result<Self> {
+        if let Some(f) = &from {
+            rustix::io::ioctl_fionbio(f, true)?;
+        }
+        Ok(Self {
+            from,
+            kept: Vec::new(),
+            keep,
+            over: false,
+        })
+    }
+
+    /// Reads what is there now; closes the pipe at its end.
+    fn drain(&mut self) -> io::Result<()> {
+        let mut buf = [0u8; 16 * 1024];
+        while let Some(from) = self.from.as_mut() {
+            match from.read(&mut buf) {
+                Ok(0) => self.from = None,
+                Ok(n) => {
+                    let room = self.keep.saturating_sub(self.kept.len());
+                    self.kept.extend_from_slice(&buf[..n.min(room)]);
+                    self.over |= n > room;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&self) -> bool {
+        self.from.is_some()
+    }
+}
+
+#[cfg(unix)]
+/// Waits until one of the open pipes is readable, for at most `wait`.
+fn wait_readable(
+    out: &Pipe<ChildStdout>,
+    err: &Pipe<ChildStderr>,
+    wait: Duration,
+) -> io::Result<()> {
+    let mut fds = Vec::with_capacity(2);
+    if let Some(f) = &out.from {
+        fds.push(PollFd::new(f, PollFlags::IN));
+    }
+    if let Some(f) = &err.from {
+        fds.push(PollFd::new(f, PollFlags::IN));
+    }
+    if fds.is_empty() {
+        std::thread::sleep(wait);
+        return Ok(());
+    }
+    let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: 0,
+        tv_nsec: 10_000_000,
+    });
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(unix)]
 /// Run `cmd` (stdin closed, stdout and stderr captured) for at most
 /// `timeout`, stopping early when `cancel` becomes true. Stdout over
 /// `max_stdout` bytes kills it; stderr is kept up to `max_stderr` bytes.
+/// The run ends at the plugin's exit, or [`EXIT_GRACE`] after it when a
+/// process it left behind holds a pipe open.
 pub(crate) fn run(
     mut cmd: Command,
     timeout: Duration,
@@ -73,64 +168,115 @@ pub(crate) fn run(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let started = Instant::now();
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
-    let over = Arc::new(AtomicBool::new(false));
-    let stdout = child.stdout.take().map(|out| {
-        let over = over.clone();
-        thread::spawn(move || {
-            let read = read_capped(out, max_stdout);
-            if matches!(read, Ok(None)) {
-                over.store(true, Ordering::Relaxed);
+    let pipes = Pipe::new(child.stdout.take(), max_stdout)
+        .and_then(|out| Ok((out, Pipe::new(child.stderr.take(), max_stderr)?)));
+    let (mut out, mut err) = match pipes {
+        Ok(p) => p,
+        Err(e) => {
+            kill(&mut child);
+            return Err(RunError::Wait(e));
+        }
+    };
+    let deadline = started.checked_add(timeout);
+    let mut exited: Option<(ExitStatus, Instant)> = None;
+    loop {
+        // Once the plugin is reaped its id may be reused: only a running
+        // plugin is killed.
+        let running = exited.is_none();
+        if let Err(e) = out.drain().and_then(|()| err.drain()) {
+            return fail(&mut child, running, RunError::Wait(e));
+        }
+        if out.over {
+            return fail(&mut child, running, RunError::TooLarge);
+        }
+        let now = Instant::now();
+        let expired = cancel.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d);
+        if running {
+            match child.try_wait() {
+                Ok(status) => exited = status.map(|s| (s, now)),
+                Err(e) => return fail(&mut child, true, RunError::Wait(e)),
             }
-            read
-        })
-    });
-    let stderr = child.stderr.take().map(|err| {
-        thread::spawn(move || {
-            let mut kept = Vec::new();
-            let mut err = err;
-            let _ = err.by_ref().take(max_stderr as u64).read_to_end(&mut kept);
-            // Drain the rest so the plugin never blocks on a full pipe.
-            let _ = io::copy(&mut err, &mut io::sink());
-            kept
-        })
-    });
+        }
+        match exited {
+            Some((status, at)) => {
+                let open = out.open() || err.open();
+                if !open || expired || now.duration_since(at) >= EXIT_GRACE {
+                    if open {
+                        tracing::debug!(
+                            "exec plugin exited; a process it left holds its output open"
+                        );
+                    }
+                    return Ok(Finished {
+                        status,
+                        stdout: out.kept,
+                        stderr: err.kept,
+                    });
+                }
+            }
+            None if expired => return fail(&mut child, true, RunError::Timeout),
+            None => {}
+        }
+        if let Err(e) = wait_readable(&out, &err, POLL) {
+            return fail(&mut child, exited.is_none(), RunError::Wait(e));
+        }
+    }
+}
+
+/// Without `poll` and process groups: the pipes are read on helper
+/// threads, the plugin alone is killed at the timeout, and a pipe still
+/// open [`EXIT_GRACE`] after its exit is left to its thread.
+#[cfg(not(unix))]
+pub(crate) fn run(
+    mut cmd: Command,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    max_stdout: usize,
+    max_stderr: usize,
+) -> Result<Finished, RunError> {
+    use std::sync::mpsc;
+    fn reader(from: Option<impl Read + Send + 'static>, keep: usize) -> mpsc::Receiver<Vec<u8>> {
+        let (tx, rx) = mpsc::channel();
+        if let Some(from) = from {
+            std::thread::spawn(move || {
+                let mut kept = Vec::new();
+                let _ = from.take(keep as u64 + 1).read_to_end(&mut kept);
+                let _ = tx.send(kept);
+            });
+        }
+        rx
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let out = reader(child.stdout.take(), max_stdout);
+    let err = reader(child.stderr.take(), max_stderr);
     let deadline = Instant::now().checked_add(timeout);
-    let expired =
-        || cancel.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
-    let mut status = None;
-    // Until the plugin exited and its pipes are closed (a helper it forked
-    // may hold them open after it exits).
-    let open = |h: &Option<thread::JoinHandle<_>>| h.as_ref().is_some_and(|h| !h.is_finished());
-    while status.is_none() || open(&stdout) || stderr.as_ref().is_some_and(|h| !h.is_finished()) {
-        if over.load(Ordering::Relaxed) {
-            kill(&mut child);
-            return Err(RunError::TooLarge);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => {
+                let _ = child.kill();
+                return Err(RunError::Wait(e));
+            }
         }
-        if status.is_none() {
-            status = child.try_wait().map_err(|e| {
-                kill(&mut child);
-                RunError::Wait(e)
-            })?;
-        }
-        if expired() {
-            kill(&mut child);
+        if cancel.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            let _ = child.kill();
+            let _ = child.wait();
             return Err(RunError::Timeout);
         }
-        thread::sleep(POLL);
+        std::thread::sleep(POLL);
+    };
+    let stdout = out.recv_timeout(EXIT_GRACE).unwrap_or_default();
+    if stdout.len() > max_stdout {
+        return Err(RunError::TooLarge);
     }
-    let Some(status) = status else {
-        return Err(RunError::Timeout);
-    };
-    let stdout = match stdout.map(thread::JoinHandle::join) {
-        Some(Ok(Ok(Some(out)))) => out,
-        Some(Ok(Ok(None))) => return Err(RunError::TooLarge),
-        Some(Ok(Err(e))) => return Err(RunError::Wait(e)),
-        Some(Err(_)) | None => Vec::new(),
-    };
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    let mut stderr = err.recv_timeout(POLL).unwrap_or_default();
+    stderr.truncate(max_stderr);
     Ok(Finished {
         status,
         stdout,
@@ -141,6 +287,7 @@ pub(crate) fn run(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::thread;
 
     fn sh(script: &str) -> Command {
         let mut c = Command::new("sh");
@@ -205,6 +352,30 @@ mod tests {
         for pid in pids.split_whitespace() {
             assert!(wait_dead(pid), "process {pid} still runs");
         }
+    }
+
+    /// A plugin that prints its answer and exits, leaving a child that
+    /// holds stdout open: its exit ends the run (after the grace), with
+    /// what it printed. Before, the run waited for the pipe to close and
+    /// hit the timeout (120 s in the CLI, twice per call).
+    #[test]
+    fn a_child_left_holding_stdout_does_not_stall_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let script = format!(
+            "printf answer; echo warn >&2; sleep 60 & echo $! > {}; exit 0",
+            pid.display()
+        );
+        let r = run(sh(&script), Duration::from_secs(10), &never(), 100, 100);
+        let pid = std::fs::read_to_string(&pid).unwrap();
+        let _ = rustix::process::Pid::from_raw(pid.trim().parse().unwrap())
+            .map(|p| rustix::process::kill_process(p, rustix::process::Signal::KILL));
+        let Ok(done) = r else {
+            panic!("the plugin exited: its output is its answer");
+        };
+        assert_eq!(done.stdout, b"answer");
+        assert_eq!(done.stderr, b"warn\n");
+        assert!(done.status.success());
     }
 
     #[test]
