@@ -357,6 +357,7 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         applied: true,
         ..call.write_ctx(&manager)
     };
+    let mut created = false;
     let out = call
         .store()
         .modify(res, &call.ns, name, scope, &ctx, |live| {
@@ -364,6 +365,8 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
             let base = match live {
                 Some(l) => l,
                 None => {
+                    check_creating_apply(res, name, status, p)?;
+                    created = true;
                     skeleton = skeleton_of(res, &call.ns, name);
                     &skeleton
                 }
@@ -378,11 +381,35 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
             apply::apply(base, p, &writer, force)
                 .map_err(|c| ApiError::apply_conflicts(res, name, &c))
         })?;
-    Ok(call.reply(200, &out))
+    Ok(call.reply(if created { 201 } else { 200 }, &out))
 }
 
-/// An apply configuration must be an object with a kind and the name of
-/// the URL.
+/// An apply that finds no object creates it, as kube-apiserver does, but
+/// only through the main resource (a subresource of a missing object is
+/// 404) and only when the configuration names it: the name of an apply to
+/// an existing object may come from the URL and the live object alone.
+fn check_creating_apply(
+    res: &Resource,
+    name: &str,
+    status: bool,
+    p: &Value,
+) -> Result<(), ApiError> {
+    if status {
+        return Err(ApiError::not_found(res, name));
+    }
+    if p.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    Ok(())
+}
+
+/// An apply configuration must be an object with a kind, and a name, if
+/// it has one, that is the URL's.
 fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
     if !p.is_object() {
         return Err(ApiError::bad_request(
@@ -397,16 +424,9 @@ fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
             "Object 'Kind' is missing in apply configuration",
         ));
     }
-    let Some(applied) = p
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-    else {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-        )));
-    };
-    if applied != name {
+    // Without a name the object's own is kept (checked on create).
+    let applied = p.pointer("/metadata/name").and_then(Value::as_str);
+    if let Some(applied) = applied.filter(|s| !s.is_empty() && *s != name) {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({applied}) does not match the name on the URL ({name})"
         )));

@@ -297,7 +297,8 @@ async fn server_side_apply_owns_fields_and_conflicts() {
         &deployment("web", 2),
     )
     .await;
-    assert_eq!(code, 200, "{d}");
+    // An apply that creates answers 201, as kube-apiserver does.
+    assert_eq!(code, 201, "{d}");
     assert_eq!(d["spec"]["replicas"], 2);
     let mf = &d["metadata"]["managedFields"][0];
     assert_eq!(
@@ -356,6 +357,69 @@ async fn server_side_apply_owns_fields_and_conflicts() {
     // Missing fieldManager is a bad request.
     let (code, _) = patch(&c, &url, apply, &deployment("web", 2)).await;
     assert_eq!(code, 400);
+}
+
+/// controller-rs's status update: an apply through `/status` whose body
+/// names no object takes the name from the URL and the live object, as
+/// kube-apiserver does; creating by apply still needs the name, and a
+/// subresource of a missing object is 404.
+#[tokio::test]
+async fn apply_takes_the_name_from_the_url_and_the_live_object() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let apply = "application/apply-patch+yaml";
+    let url = format!(
+        "{}/apis/apps/v1/namespaces/default/deployments/web",
+        s.url()
+    );
+    let status =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"observedGeneration": 1}});
+    let (code, st) = patch(
+        &c,
+        &format!("{url}/status?fieldManager=ctrl"),
+        apply,
+        &status,
+    )
+    .await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (404, Some("NotFound")),
+        "{st}"
+    );
+    let nameless = json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 1}});
+    let (code, st) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &nameless).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (400, Some("BadRequest")),
+        "{st}"
+    );
+    let (code, d) = post(
+        &c,
+        &format!("{}/apis/apps/v1/namespaces/default/deployments", s.url()),
+        &deployment("web", 1),
+    )
+    .await;
+    assert_eq!(code, 201, "{d}");
+    let (code, d) = patch(
+        &c,
+        &format!("{url}/status?fieldManager=ctrl&force=true"),
+        apply,
+        &status,
+    )
+    .await;
+    assert_eq!(code, 200, "{d}");
+    assert_eq!(d["metadata"]["name"], "web");
+    assert_eq!(d["status"]["observedGeneration"], 1);
+    let (code, d) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &nameless).await;
+    assert_eq!(code, 200, "{d}");
+    let other =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "other"}});
+    let (code, st) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &other).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (400, Some("BadRequest")),
+        "{st}"
+    );
 }
 
 #[tokio::test]
