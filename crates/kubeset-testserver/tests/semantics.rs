@@ -422,6 +422,40 @@ async fn apply_takes_the_name_from_the_url_and_the_live_object() {
     );
 }
 
+/// kube-apiserver answers 404 for what it does not serve: an unknown
+/// resource under a namespace, a cluster-scoped resource under a
+/// namespace, an unknown subresource; 405 only for a known path and an
+/// unsupported verb.
+#[tokio::test]
+async fn unknown_resources_and_subresources_are_404() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let ns = format!("{}/api/v1/namespaces/default", s.url());
+    let (code, _) = post(&c, &format!("{ns}/configmaps"), &cm("a", json!({}))).await;
+    assert_eq!(code, 201);
+    for path in [
+        "frobs",
+        "frobs/x",
+        "nodes",
+        "nodes/n",
+        "configmaps/a/frob",
+        "configmaps/a/status",
+    ] {
+        let (code, st) = get(&c, &format!("{ns}/{path}")).await;
+        assert_eq!(
+            (code, st["reason"].as_str()),
+            (404, Some("NotFound")),
+            "GET {path}: {st}"
+        );
+    }
+    let (code, st) = put(&c, &format!("{ns}/configmaps"), &cm("a", json!({}))).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (405, Some("MethodNotAllowed")),
+        "{st}"
+    );
+}
+
 #[tokio::test]
 async fn status_and_scale_subresources() {
     let s = TestServer::start().await.unwrap();
