@@ -260,9 +260,27 @@ pub(crate) fn update(
 ) -> Result<Response<Body>, ApiError> {
     let obj = decode_object(body, &call.content_type)?;
     rewrite(call, name, status, |live| {
+        if call.res.custom && rv_of(&obj).is_empty() {
+            return Err(unconditional_update(&call.res, name));
+        }
         check_rv(&call.res, name, &obj, live)?;
         Ok(obj)
     })
+}
+
+/// A custom resource (and its status) is never updated unconditionally:
+/// kube-apiserver's CRD strategy refuses a PUT without `resourceVersion`
+/// (`AllowUnconditionalUpdate` is false), where most built-ins take it.
+fn unconditional_update(res: &Resource, name: &str) -> ApiError {
+    ApiError::invalid(
+        res,
+        name,
+        &[(
+            "metadata.resourceVersion",
+            "FieldValueInvalid",
+            "Invalid value: 0: must be specified for an update".into(),
+        )],
+    )
 }
 
 /// Read-modify-write of an existing object (`status`: of its status) by
@@ -363,7 +381,12 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         .modify(res, &call.ns, name, scope, &ctx, |live| {
             let skeleton;
             let base = match live {
-                Some(l) => l,
+                Some(l) => {
+                    // A resourceVersion in the configuration is a
+                    // precondition, as for every other write.
+                    check_rv(res, name, p, l)?;
+                    l
+                }
                 None => {
                     check_creating_apply(res, name, status, p)?;
                     created = true;

@@ -951,6 +951,47 @@ fn widget_crd() -> Value {
     })
 }
 
+/// A custom resource is never updated unconditionally (422 without a
+/// `resourceVersion`, as the CRD strategy answers), and a `resourceVersion`
+/// in an apply configuration is a precondition (409 when stale).
+#[tokio::test]
+async fn custom_resource_updates_need_a_resource_version() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let u = s.url();
+    let crds = format!("{u}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+    assert_eq!(post(&c, &crds, &widget_crd()).await.0, 201);
+    let widgets = format!("{u}/apis/example.com/v1/namespaces/default/widgets");
+    let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}});
+    let (code, live) = post(&c, &widgets, &w).await;
+    assert_eq!(code, 201, "{live}");
+    for path in ["w", "w/status"] {
+        let (code, st) = put(&c, &format!("{widgets}/{path}"), &w).await;
+        assert_eq!(
+            (code, st["reason"].as_str()),
+            (422, Some("Invalid")),
+            "{st}"
+        );
+        assert_eq!(
+            st["details"]["causes"][0]["field"],
+            "metadata.resourceVersion"
+        );
+    }
+    let mut current = w.clone();
+    current["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    current["spec"]["size"] = json!(2);
+    assert_eq!(put(&c, &format!("{widgets}/w"), &current).await.0, 200);
+    let apply = "application/apply-patch+yaml";
+    let mut stale = w.clone();
+    stale["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    let (code, st) = patch(&c, &format!("{widgets}/w?fieldManager=m"), apply, &stale).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (409, Some("Conflict")),
+        "{st}"
+    );
+}
+
 #[tokio::test]
 async fn crds_become_served_and_discoverable() {
     let s = TestServer::start().await.unwrap();
