@@ -400,6 +400,7 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
+                custom: res.custom,
             };
             apply::apply(base, p, &writer, force)
                 .map_err(|c| ApiError::apply_conflicts(res, name, &c))
