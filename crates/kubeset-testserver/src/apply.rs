@@ -144,9 +144,12 @@ pub(crate) fn to_fields_v1(paths: &BTreeSet<Path>) -> Value {
     for p in paths {
         let mut cur = &mut root;
         for k in p {
-            let entry = cur
-                .entry(format!("f:{k}"))
-                .or_insert_with(|| Value::Object(Map::new()));
+            let key = if k == "." {
+                k.clone()
+            } else {
+                format!("f:{k}")
+            };
+            let entry = cur.entry(key).or_insert_with(|| Value::Object(Map::new()));
             let Value::Object(m) = entry else { break };
             cur = m;
         }
@@ -168,6 +171,11 @@ pub(crate) fn from_fields_v1(v: &Value) -> BTreeSet<Path> {
         if (fields.is_empty() || has_keyed) && !prefix.is_empty() {
             out.insert(prefix.clone());
             return;
+        }
+        if m.contains_key(".") && !prefix.is_empty() {
+            let mut dot = prefix.clone();
+            dot.push(".".into());
+            out.insert(dot);
         }
         for (name, child) in fields {
             prefix.push(name.to_owned());
@@ -220,7 +228,16 @@ fn read_entries(obj: Option<&Value>) -> Vec<Entry> {
         .collect()
 }
 
-fn write_entries(obj: &mut Value, entries: Vec<Entry>) {
+fn write_entries(obj: &mut Value, mut entries: Vec<Entry>) {
+    for e in &mut entries {
+        // A map's own entry (`".": {}`) goes with the map.
+        e.fields.retain(|p| match p.split_last() {
+            Some((last, parent)) if last == "." => {
+                get_path(obj, parent).is_some_and(Value::is_object)
+            }
+            _ => true,
+        });
+    }
     let list: Vec<Value> = entries
         .into_iter()
         .filter(|e| !e.fields.is_empty())
@@ -273,6 +290,9 @@ pub(crate) struct Writer<'a> {
     pub(crate) now: &'a str,
     /// The part of the object written.
     pub(crate) scope: Scope,
+    /// Whether the object is a custom resource (untyped: no field of it
+    /// exists before it is written).
+    pub(crate) custom: bool,
 }
 
 /// Server-side apply of `applied` onto `base` (the live object, or a skeleton
@@ -351,6 +371,39 @@ pub(crate) fn apply(
     Ok(out)
 }
 
+/// The maps a non-apply write adds, each as its own entry (`path + "."`,
+/// written `".": {}`), as kube-apiserver's comparison of the old and new
+/// object records every node the new one adds. A typed built-in's `spec`
+/// and `status` exist (empty) in the object it starts from, so only a
+/// custom resource's are added.
+fn added_maps(old: Option<&Value>, new: &Value, w: &Writer<'_>) -> BTreeSet<Path> {
+    fn walk(
+        v: &Value,
+        old: Option<&Value>,
+        p: &mut Path,
+        w: &Writer<'_>,
+        out: &mut BTreeSet<Path>,
+    ) {
+        let Value::Object(m) = v else { return };
+        for (k, child) in m {
+            p.push(k.clone());
+            let typed = !w.custom && matches!(p[0].as_str(), "spec" | "status");
+            if child.as_object().is_some_and(|c| !c.is_empty()) {
+                if !typed && w.scope.tracks(p) && old.and_then(|o| get_path(o, p)).is_none() {
+                    let mut dot = p.clone();
+                    dot.push(".".into());
+                    out.insert(dot);
+                }
+                walk(child, old, p, w, out);
+            }
+            p.pop();
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(new, old, &mut Vec::new(), w, &mut out);
+    out
+}
+
 /// Records a non-apply write (create, update, patch) by `w.manager`: it
 /// takes the fields it changed from everyone else.
 pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>) {
@@ -362,6 +415,8 @@ pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, w: &Writer<'_>
         .filter(|p| old.and_then(|o| get_path(o, p)) != get_path(new, p))
         .cloned()
         .collect();
+    let mut changed = changed;
+    changed.extend(added_maps(old, new, w));
     let removed: BTreeSet<Path> = old_paths.difference(&now_paths).cloned().collect();
     if changed.is_empty() && removed.is_empty() {
         write_entries(new, entries);
@@ -404,6 +459,7 @@ mod tests {
             scope: Scope::Main {
                 status_separate: true,
             },
+            custom: false,
         }
     }
 
@@ -454,5 +510,40 @@ mod tests {
         record_update(Some(&o1), &mut o2, &w("kubectl-edit"));
         let err = apply(&o2, &json!({"spec": {"replicas": 2}}), &w("alice"), false).unwrap_err();
         assert_eq!(err[0].manager, "kubectl-edit");
+    }
+
+    #[test]
+    fn an_update_owns_the_maps_it_adds() {
+        let fields = |o: &Value| o["metadata"]["managedFields"][0]["fieldsV1"].clone();
+        let mut cm = json!({"metadata": {"name": "a", "labels": {"l": "1"}}, "data": {"k": "v"}});
+        record_update(None, &mut cm, &w("creator"));
+        assert_eq!(
+            fields(&cm),
+            json!({"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:l": {}}}})
+        );
+        // A typed object's spec exists before it is written; a custom
+        // resource's does not.
+        let mut d = json!({"metadata": {"name": "d"}, "spec": {"replicas": 1}});
+        record_update(None, &mut d, &w("creator"));
+        assert_eq!(fields(&d), json!({"f:spec": {"f:replicas": {}}}));
+        let mut cr = d.clone();
+        cr["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        let custom = Writer {
+            custom: true,
+            ..w("creator")
+        };
+        record_update(None, &mut cr, &custom);
+        assert_eq!(fields(&cr), json!({"f:spec": {".": {}, "f:replicas": {}}}));
+        // The entry survives a round trip and goes with its map.
+        let mut next = cm.clone();
+        next.as_object_mut().unwrap().remove("data");
+        record_update(Some(&cm), &mut next, &w("editor"));
+        assert_eq!(
+            fields(&next),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}})
+        );
     }
 }

@@ -395,6 +395,14 @@ async fn route(
         query.0.push(("watch".to_owned(), "true".to_owned()));
     }
     let target = route_resource(store, &segs)?;
+    // An unknown subresource, which is also what a resource the group does
+    // not have under a namespace's path looks like (`namespaces/x/frobs`,
+    // `namespaces/x/nodes`), is 404 as kube-apiserver answers, not 405.
+    if let Some(sub) = &target.sub
+        && !target.res.subresources.iter().any(|s| s == sub)
+    {
+        return Err(ApiError::path_not_found());
+    }
     if let Some(n) = &target.name {
         validation::check_url_name(n)?;
     }

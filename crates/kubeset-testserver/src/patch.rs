@@ -143,6 +143,41 @@ fn add_at(doc: &mut Value, path: &str, value: Value) -> Result<(), PatchError> {
     }
 }
 
+/// The `test` operation as kube-apiserver's json-patch library (evanphx
+/// v4) runs it: a key missing from an object that exists, and a key whose
+/// value is `null`, both equal `null` (so `test /metadata/finalizers null`
+/// passes on an object without finalizers, as kube-rs's finalizer helper
+/// expects); a missing parent or an index out of range is an error.
+fn test_at(doc: &mut Value, path: &str, want: Option<&Value>) -> Result<(), PatchError> {
+    let failed = || PatchError::Invalid(format!("testing value {path} failed: test failed"));
+    let tokens = parse_pointer(path)?;
+    let want = want.filter(|v| !v.is_null());
+    let have = match tokens.split_last() {
+        None => Some(&*doc),
+        Some((last, parent)) => {
+            let parent = navigate(doc, parent, path).map_err(|_| {
+                PatchError::Invalid(format!(
+                    "test operation does not apply: is missing path: {path}"
+                ))
+            })?;
+            match parent {
+                Value::Object(m) => m.get(last).filter(|v| !v.is_null()),
+                Value::Array(a) => {
+                    let i = last.parse::<usize>().ok().filter(|i| *i < a.len());
+                    let i = i.ok_or_else(|| {
+                        PatchError::Invalid(format!(
+                            "error in test for path: '{path}': Unable to access invalid index: {last}"
+                        ))
+                    })?;
+                    Some(&a[i]).filter(|v| !v.is_null())
+                }
+                _ => return Err(failed()),
+            }
+        }
+    };
+    if have == want { Ok(()) } else { Err(failed()) }
+}
+
 /// Applies an RFC 6902 JSON patch (a list of operations), all or nothing.
 pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let ops = patch
@@ -186,16 +221,7 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
                 let v = get_at(&mut doc, from()?)?;
                 add_at(&mut doc, path, v)?;
             }
-            "test" => {
-                let have = get_at(&mut doc, path).map_err(|_| {
-                    PatchError::Invalid(format!("testing value {path} failed: test failed"))
-                })?;
-                if have != value()? {
-                    return Err(PatchError::Invalid(format!(
-                        "testing value {path} failed: test failed"
-                    )));
-                }
-            }
+            "test" => test_at(&mut doc, path, op.get("value"))?,
             other => {
                 return Err(PatchError::BadRequest(format!("Unexpected kind: {other}")));
             }
@@ -426,6 +452,47 @@ mod tests {
         assert!(matches!(
             json_patch(&mut t, &json!({"op": "add"})),
             Err(PatchError::BadRequest(_))
+        ));
+    }
+
+    #[test]
+    fn json_patch_test_treats_a_missing_key_as_null() {
+        let mut t = json!({"metadata": {"name": "a", "labels": {"x": null}}, "list": [1]});
+        let ok = |t: &mut Value, p: Value| json_patch(t, &p).is_ok();
+        // kube-rs's finalizer add on an object without finalizers.
+        assert!(ok(
+            &mut t,
+            json!([{"op": "test", "path": "/metadata/finalizers", "value": null},
+                   {"op": "add", "path": "/metadata/finalizers", "value": ["f"]}])
+        ));
+        assert_eq!(t["metadata"]["finalizers"], json!(["f"]));
+        assert!(ok(
+            &mut t,
+            json!([{"op": "test", "path": "/metadata/labels/x", "value": null}])
+        ));
+        assert!(ok(
+            &mut t,
+            json!([{"op": "test", "path": "/metadata/missing"}])
+        ));
+        assert!(!ok(
+            &mut t,
+            json!([{"op": "test", "path": "/metadata/missing", "value": 1}])
+        ));
+        assert!(!ok(
+            &mut t,
+            json!([{"op": "test", "path": "/metadata/name", "value": null}])
+        ));
+        assert!(!ok(
+            &mut t,
+            json!([{"op": "test", "path": "/nothing/here", "value": null}])
+        ));
+        assert!(!ok(
+            &mut t,
+            json!([{"op": "test", "path": "/list/3", "value": null}])
+        ));
+        assert!(ok(
+            &mut t,
+            json!([{"op": "test", "path": "/list/0", "value": 1}])
         ));
     }
 

@@ -474,6 +474,7 @@ impl Store {
             api_version: &res.api_version(),
             now: &now,
             scope,
+            custom: res.custom,
         };
         apply::record_update(None, &mut obj, &writer);
         self.insert_new(res, ns, &name, obj, ctx)
@@ -687,6 +688,7 @@ impl Store {
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
+                custom: res.custom,
             };
             apply::record_update(Some(&live), &mut new, &writer);
         }
@@ -880,6 +882,7 @@ impl Store {
                     api_version: &res2.api_version(),
                     now: &util::now_rfc3339(),
                     scope,
+                    custom: res2.custom,
                 };
                 apply::record_update(None, &mut d, &writer);
             }

@@ -260,9 +260,27 @@ pub(crate) fn update(
 ) -> Result<Response<Body>, ApiError> {
     let obj = decode_object(body, &call.content_type)?;
     rewrite(call, name, status, |live| {
+        if call.res.custom && rv_of(&obj).is_empty() {
+            return Err(unconditional_update(&call.res, name));
+        }
         check_rv(&call.res, name, &obj, live)?;
         Ok(obj)
     })
+}
+
+/// A custom resource (and its status) is never updated unconditionally:
+/// kube-apiserver's CRD strategy refuses a PUT without `resourceVersion`
+/// (`AllowUnconditionalUpdate` is false), where most built-ins take it.
+fn unconditional_update(res: &Resource, name: &str) -> ApiError {
+    ApiError::invalid(
+        res,
+        name,
+        &[(
+            "metadata.resourceVersion",
+            "FieldValueInvalid",
+            "Invalid value: 0: must be specified for an update".into(),
+        )],
+    )
 }
 
 /// Read-modify-write of an existing object (`status`: of its status) by
@@ -357,13 +375,21 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         applied: true,
         ..call.write_ctx(&manager)
     };
+    let mut created = false;
     let out = call
         .store()
         .modify(res, &call.ns, name, scope, &ctx, |live| {
             let skeleton;
             let base = match live {
-                Some(l) => l,
+                Some(l) => {
+                    // A resourceVersion in the configuration is a
+                    // precondition, as for every other write.
+                    check_rv(res, name, p, l)?;
+                    l
+                }
                 None => {
+                    check_creating_apply(res, name, status, p)?;
+                    created = true;
                     skeleton = skeleton_of(res, &call.ns, name);
                     &skeleton
                 }
@@ -374,15 +400,40 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
+                custom: res.custom,
             };
             apply::apply(base, p, &writer, force)
                 .map_err(|c| ApiError::apply_conflicts(res, name, &c))
         })?;
-    Ok(call.reply(200, &out))
+    Ok(call.reply(if created { 201 } else { 200 }, &out))
 }
 
-/// An apply configuration must be an object with a kind and the name of
-/// the URL.
+/// An apply that finds no object creates it, as kube-apiserver does, but
+/// only through the main resource (a subresource of a missing object is
+/// 404) and only when the configuration names it: the name of an apply to
+/// an existing object may come from the URL and the live object alone.
+fn check_creating_apply(
+    res: &Resource,
+    name: &str,
+    status: bool,
+    p: &Value,
+) -> Result<(), ApiError> {
+    if status {
+        return Err(ApiError::not_found(res, name));
+    }
+    if p.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        )));
+    }
+    Ok(())
+}
+
+/// An apply configuration must be an object with a kind, and a name, if
+/// it has one, that is the URL's.
 fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
     if !p.is_object() {
         return Err(ApiError::bad_request(
@@ -397,16 +448,9 @@ fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
             "Object 'Kind' is missing in apply configuration",
         ));
     }
-    let Some(applied) = p
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-    else {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
-        )));
-    };
-    if applied != name {
+    // Without a name the object's own is kept (checked on create).
+    let applied = p.pointer("/metadata/name").and_then(Value::as_str);
+    if let Some(applied) = applied.filter(|s| !s.is_empty() && *s != name) {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({applied}) does not match the name on the URL ({name})"
         )));

@@ -297,7 +297,8 @@ async fn server_side_apply_owns_fields_and_conflicts() {
         &deployment("web", 2),
     )
     .await;
-    assert_eq!(code, 200, "{d}");
+    // An apply that creates answers 201, as kube-apiserver does.
+    assert_eq!(code, 201, "{d}");
     assert_eq!(d["spec"]["replicas"], 2);
     let mf = &d["metadata"]["managedFields"][0];
     assert_eq!(
@@ -356,6 +357,103 @@ async fn server_side_apply_owns_fields_and_conflicts() {
     // Missing fieldManager is a bad request.
     let (code, _) = patch(&c, &url, apply, &deployment("web", 2)).await;
     assert_eq!(code, 400);
+}
+
+/// controller-rs's status update: an apply through `/status` whose body
+/// names no object takes the name from the URL and the live object, as
+/// kube-apiserver does; creating by apply still needs the name, and a
+/// subresource of a missing object is 404.
+#[tokio::test]
+async fn apply_takes_the_name_from_the_url_and_the_live_object() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let apply = "application/apply-patch+yaml";
+    let url = format!(
+        "{}/apis/apps/v1/namespaces/default/deployments/web",
+        s.url()
+    );
+    let status =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"observedGeneration": 1}});
+    let (code, st) = patch(
+        &c,
+        &format!("{url}/status?fieldManager=ctrl"),
+        apply,
+        &status,
+    )
+    .await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (404, Some("NotFound")),
+        "{st}"
+    );
+    let nameless = json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 1}});
+    let (code, st) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &nameless).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (400, Some("BadRequest")),
+        "{st}"
+    );
+    let (code, d) = post(
+        &c,
+        &format!("{}/apis/apps/v1/namespaces/default/deployments", s.url()),
+        &deployment("web", 1),
+    )
+    .await;
+    assert_eq!(code, 201, "{d}");
+    let (code, d) = patch(
+        &c,
+        &format!("{url}/status?fieldManager=ctrl&force=true"),
+        apply,
+        &status,
+    )
+    .await;
+    assert_eq!(code, 200, "{d}");
+    assert_eq!(d["metadata"]["name"], "web");
+    assert_eq!(d["status"]["observedGeneration"], 1);
+    let (code, d) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &nameless).await;
+    assert_eq!(code, 200, "{d}");
+    let other =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "other"}});
+    let (code, st) = patch(&c, &format!("{url}?fieldManager=ctrl"), apply, &other).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (400, Some("BadRequest")),
+        "{st}"
+    );
+}
+
+/// kube-apiserver answers 404 for what it does not serve: an unknown
+/// resource under a namespace, a cluster-scoped resource under a
+/// namespace, an unknown subresource; 405 only for a known path and an
+/// unsupported verb.
+#[tokio::test]
+async fn unknown_resources_and_subresources_are_404() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let ns = format!("{}/api/v1/namespaces/default", s.url());
+    let (code, _) = post(&c, &format!("{ns}/configmaps"), &cm("a", json!({}))).await;
+    assert_eq!(code, 201);
+    for path in [
+        "frobs",
+        "frobs/x",
+        "nodes",
+        "nodes/n",
+        "configmaps/a/frob",
+        "configmaps/a/status",
+    ] {
+        let (code, st) = get(&c, &format!("{ns}/{path}")).await;
+        assert_eq!(
+            (code, st["reason"].as_str()),
+            (404, Some("NotFound")),
+            "GET {path}: {st}"
+        );
+    }
+    let (code, st) = put(&c, &format!("{ns}/configmaps"), &cm("a", json!({}))).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (405, Some("MethodNotAllowed")),
+        "{st}"
+    );
 }
 
 #[tokio::test]
@@ -851,6 +949,47 @@ fn widget_crd() -> Value {
                 "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}}}]
         }
     })
+}
+
+/// A custom resource is never updated unconditionally (422 without a
+/// `resourceVersion`, as the CRD strategy answers), and a `resourceVersion`
+/// in an apply configuration is a precondition (409 when stale).
+#[tokio::test]
+async fn custom_resource_updates_need_a_resource_version() {
+    let s = TestServer::start().await.unwrap();
+    let c = client();
+    let u = s.url();
+    let crds = format!("{u}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+    assert_eq!(post(&c, &crds, &widget_crd()).await.0, 201);
+    let widgets = format!("{u}/apis/example.com/v1/namespaces/default/widgets");
+    let w = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}});
+    let (code, live) = post(&c, &widgets, &w).await;
+    assert_eq!(code, 201, "{live}");
+    for path in ["w", "w/status"] {
+        let (code, st) = put(&c, &format!("{widgets}/{path}"), &w).await;
+        assert_eq!(
+            (code, st["reason"].as_str()),
+            (422, Some("Invalid")),
+            "{st}"
+        );
+        assert_eq!(
+            st["details"]["causes"][0]["field"],
+            "metadata.resourceVersion"
+        );
+    }
+    let mut current = w.clone();
+    current["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    current["spec"]["size"] = json!(2);
+    assert_eq!(put(&c, &format!("{widgets}/w"), &current).await.0, 200);
+    let apply = "application/apply-patch+yaml";
+    let mut stale = w.clone();
+    stale["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"].clone();
+    let (code, st) = patch(&c, &format!("{widgets}/w?fieldManager=m"), apply, &stale).await;
+    assert_eq!(
+        (code, st["reason"].as_str()),
+        (409, Some("Conflict")),
+        "{st}"
+    );
 }
 
 #[tokio::test]
