@@ -200,12 +200,18 @@ pub fn flatten(s: &str) -> String {
 }
 
 /// `s` with every control character (ESC, the C1 controls such as U+009B,
-/// DEL, …) written as `\u{1b}`: text from a server must not drive the
-/// terminal it is printed on.
+/// DEL, …) and every bidirectional formatting character (U+202A–U+202E,
+/// U+2066–U+2069, U+200E/U+200F, U+061C) written as `\u{1b}`: text from a
+/// server must not drive the terminal it is printed on, nor reorder what
+/// the reader sees (Trojan Source).
 pub fn escape_controls(s: &str) -> String {
     s.chars()
         .fold(String::with_capacity(s.len()), |mut out, c| {
-            if c.is_control() {
+            let bidi = matches!(
+                c,
+                '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+            );
+            if c.is_control() || bidi {
                 out.extend(c.escape_unicode());
             } else {
                 out.push(c);
@@ -225,6 +231,10 @@ mod tests {
             "pods \"x\\u{1b}[2J\" not found\\u{9b}31m\\u{7}\\u{7f} é"
         );
         assert_eq!(escape_controls("plain"), "plain");
+        assert_eq!(
+            escape_controls("rv=\u{202e}1-\u{2066}x\u{200f}"),
+            "rv=\\u{202e}1-\\u{2066}x\\u{200f}"
+        );
     }
 
     #[test]

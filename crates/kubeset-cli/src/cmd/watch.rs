@@ -36,7 +36,9 @@ fn rows_text(rows: &[Vec<String>], widths: &mut Vec<usize>, with_header: bool) -
     output::header_if(output::align_remembering(rows, widths), with_header)
 }
 
-/// `ADDED configmap/x rv=12` (with the namespace, `ns/`, across namespaces).
+/// `ADDED configmap/x rv=12` (with the namespace, `ns/`, across namespaces);
+/// what the server sent is printed with its control and bidi characters
+/// escaped.
 pub fn event_line(
     resource: &ApiResource,
     kind: &str,
@@ -47,11 +49,12 @@ pub fn event_line(
         (true, Some(ns)) => format!("{ns}/"),
         _ => String::new(),
     };
-    format!(
-        "{kind} {ns}{} rv={}\n",
+    let line = format!(
+        "{kind} {ns}{} rv={}",
         object_ref(resource, obj.name()),
         obj.resource_version()
-    )
+    );
+    format!("{}\n", crate::error::escape_controls(&line))
 }
 
 /// Watches until interrupted (or until `--timeout`). Without
