@@ -145,7 +145,7 @@ pub enum CodegenError {
         limit: u64,
     },
     /// A CRD's group or version does not make a Rust module name.
-    #[error("CustomResourceDefinition {crd}: {what} {value:?} does not make a Rust module name")]
+    #[error("CustomResourceDefinition {crd:?}: {what} {value:?} does not make a Rust module name")]
     BadModuleName {
         /// The CRD's name.
         crd: String,

@@ -191,12 +191,18 @@ pub fn type_name(raw: &str) -> Option<String> {
 
 /// The Rust field name for a JSON property: snake_case, keywords escaped
 /// with a trailing underscore (`type` → `type_`), `_` before a leading
-/// digit (`1x` → `_1x`), `field` when nothing is left (`""`, `_`, `$`).
+/// digit (`1x` → `_1x`), other characters as one `_` per run (`a  b` →
+/// `a_b`), `field` when nothing is left (`""`, `_`, `$`).
 pub fn field_name(json: &str) -> String {
-    let mut s: String = snake_case(json)
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let mut s = String::with_capacity(json.len());
+    // Other characters are `_`, and a run of them one `_` (rustc's
+    // `non_snake_case` refuses `a__b`).
+    for c in snake_case(json).chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if !(c == '_' && s.ends_with('_')) {
+            s.push(c);
+        }
+    }
     if s.is_empty() || s == "_" {
         return "field".to_owned();
     }

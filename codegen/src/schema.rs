@@ -487,15 +487,18 @@ impl<'a> Lowerer<'a> {
         let mut variants = Vec::new();
         for (i, alt) in alternatives.iter().enumerate() {
             let ty = self.ty(alt, &format!("{path}<{i}>"), &format!("{name}{}", i + 1))?;
-            let variant = match &ty {
-                Ty::String | Ty::Bytes => "String".to_owned(),
-                Ty::Bool => "Bool".to_owned(),
-                Ty::I32 | Ty::I64 => "Int".to_owned(),
-                Ty::F64 => "Number".to_owned(),
-                Ty::Vec(_) => "List".to_owned(),
-                _ => "Object".to_owned(),
+            // Named by the JSON kind (distinct, checked above), not by the
+            // lowered type: a string enum or a `date-time` lowers to a
+            // named type as an object does.
+            let variant = match schema_kind(alt) {
+                "string" => "String",
+                "boolean" => "Bool",
+                "integer" => "Int",
+                "number" => "Number",
+                "array" => "List",
+                _ => "Object",
             };
-            variants.push((variant, ty));
+            variants.push((variant.to_owned(), ty));
         }
         let type_name = self.claim(name);
         let key = format!("{}#{path}", self.scope.definition);
@@ -608,7 +611,12 @@ pub fn rust_field_names<'n>(json: impl Iterator<Item = &'n str>) -> BTreeMap<&'n
         let mut n = 2;
         for j in &group[1..] {
             let renamed = loop {
-                let candidate = format!("{rust}_{n}");
+                // `self_` → `self_2`, not `self__2` (`non_snake_case`).
+                let candidate = if rust.ends_with('_') {
+                    format!("{rust}{n}")
+                } else {
+                    format!("{rust}_{n}")
+                };
                 n += 1;
                 if !taken.contains(&candidate) {
                     break candidate;

@@ -546,6 +546,10 @@ pub fn module_name(crd: &str, what: &'static str, value: &str) -> Result<String,
             value: value.to_owned(),
         });
     }
+    // One `_` per run (rustc's `non_snake_case` refuses `a__b`).
+    while m.contains("__") {
+        m = m.replace("__", "_");
+    }
     if crate::names::is_keyword(&m) {
         m.push('_');
     }
