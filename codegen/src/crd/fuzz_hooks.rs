@@ -230,15 +230,15 @@ pub fn schema(b: &mut Bytes<'_>, depth: usize) -> Schema {
             s.ty = Some("integer".into());
             s.format = b.chance(128).then(|| "int32".into());
             s.minimum = b.chance(64).then(|| 0.into());
-            s.default = b.chance(64).then(|| json!(3));
+            s.default = b.chance(64).then_some(json!(3));
         }
         2 => {
             s.ty = Some("number".into());
-            s.default = b.chance(64).then(|| json!(1.5));
+            s.default = b.chance(64).then_some(json!(1.5));
         }
         3 => {
             s.ty = Some("boolean".into());
-            s.default = b.chance(64).then(|| json!(true));
+            s.default = b.chance(64).then_some(json!(true));
         }
         4 => s.int_or_string = true,
         5 | 6 => object(b, &mut s, depth),

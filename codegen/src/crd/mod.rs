@@ -377,11 +377,8 @@ fn too_deep_at(text: &str) -> Option<usize> {
             line += 1;
         }
         match (quote, b) {
-            (Some(b'"'), b'\\') => {
-                if bytes.next() == Some(b'\n') {
-                    line += 1;
-                }
-            }
+            // An escape: the next byte is the escaped one.
+            (Some(b'"'), b'\\') => line += usize::from(bytes.next() == Some(b'\n')),
             (Some(b'\''), b'\'') if bytes.peek() == Some(&b'\'') => {
                 bytes.next();
             }
