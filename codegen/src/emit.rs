@@ -128,11 +128,12 @@ pub(crate) fn docs(text: Option<&str>, fallback: &str) -> TokenStream {
 }
 
 /// The attribute values of a doc text: one per line, each but the empty
-/// ones starting with a space, tabs as four spaces.
+/// ones starting with a space, tabs as four spaces, control and
+/// bidirectional characters escaped ([`names::escape_text`]).
 pub(crate) fn doc_lines(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| {
-            let l = l.trim_end().replace('\t', "    ");
+            let l = names::escape_text(l.trim_end()).replace('\t', "    ");
             if l.is_empty() {
                 String::new()
             } else {

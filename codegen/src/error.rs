@@ -145,7 +145,7 @@ pub enum CodegenError {
         limit: u64,
     },
     /// A CRD's group or version does not make a Rust module name.
-    #[error("CustomResourceDefinition {crd}: {what} {value:?} does not make a Rust module name")]
+    #[error("CustomResourceDefinition {crd:?}: {what} {value:?} does not make a Rust module name")]
     BadModuleName {
         /// The CRD's name.
         crd: String,
@@ -153,6 +153,39 @@ pub enum CodegenError {
         what: &'static str,
         /// The value.
         value: String,
+    },
+    /// A CRD name (kind, group, version) from which no Rust name can be made.
+    #[error("CustomResourceDefinition {crd:?}: {what} {value:?} makes no Rust name ({reason})")]
+    BadName {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// Where the name is (`spec.names.kind`, `spec.group`, `spec.versions[].name`).
+        what: &'static str,
+        /// The name.
+        value: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A manifest nests collections deeper than the limit (checked before
+    /// parsing, so that the parser's work stays linear).
+    #[error("{path}: nesting deeper than {limit} levels at line {line}")]
+    TooDeep {
+        /// The file.
+        path: PathBuf,
+        /// The line (1-based) where the limit was passed.
+        line: usize,
+        /// The limit ([`crate::crd::MAX_NESTING`]).
+        limit: usize,
+    },
+    /// A schema nests deeper than [`crate::schema::MAX_SCHEMA_DEPTH`].
+    #[error("schema of {definition} nests deeper than {limit} levels at {path}")]
+    SchemaTooDeep {
+        /// The definition (a CRD kind: `<group>/<version>/<Kind>`).
+        definition: String,
+        /// The JSON path where the limit was passed (its last 200 bytes).
+        path: String,
+        /// The limit.
+        limit: usize,
     },
     /// An output file could not be written.
     #[error("cannot write {path}")]

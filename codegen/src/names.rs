@@ -1,6 +1,28 @@
 //! The one place where spec names become Rust names: fields, types,
 //! modules and features of the models, and the clientset's accessors,
 //! methods and parameter structs.
+//!
+//! Every mapping is total and deterministic, and gives plain ASCII
+//! identifiers whatever the input (CRDs are hostile input):
+//!
+//! - characters outside ASCII become words of their code point
+//!   (`é` → `u00e9` in snake_case, `U00e9` in UpperCamelCase);
+//! - keywords get a trailing `_` (`type` → `type_`, `self` → `self_`,
+//!   `Self` → `Self_`), as do the prelude names generated code uses
+//!   (`String` → `String_`, [`PRELUDE_TYPES`]);
+//! - a name starting with a digit gets a prefix (`_` for fields, `T` for
+//!   types, `V` for enum variants);
+//! - a name with nothing left is `field` for a field; a type or module
+//!   name then cannot be made ([`type_name`] gives `None`, the caller
+//!   reports the input that was wrong).
+//!
+//! Collisions after mapping are resolved where names are claimed
+//! (`schema.rs`: `_2`, `2` suffixes in walk order; CRD kinds: an error).
+//! [`escape_text`] is the same rule for text: what goes into comments and
+//! doc comments never carries control or bidirectional characters.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use proc_macro2::{Ident, Span};
 
@@ -19,7 +41,10 @@ const KEYWORDS: &[&str] = &[
 /// `podCIDRs` → `pod_cidrs`, `HTTPGetAction` → `http_get_action`,
 /// `x-kubernetes-list-type` → `x_kubernetes_list_type`, `$ref` → `ref`.
 pub fn snake_case(name: &str) -> String {
-    let chars: Vec<char> = name.chars().filter(|c| *c != '$').collect();
+    let chars: Vec<char> = ascii_words(name, 'u')
+        .chars()
+        .filter(|c| *c != '$')
+        .collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
         if c == '-' || c == '.' || c == '_' {
@@ -47,13 +72,44 @@ pub fn snake_case(name: &str) -> String {
     out
 }
 
+/// `name` with every character outside ASCII replaced by a word of its
+/// code point, `prefix` and lowercase hex (`é` → `u00e9` with `u`),
+/// separated from its neighbours by `-` (`aé` → `a-u00e9`). Borrowed when
+/// `name` is ASCII.
+fn ascii_words(name: &str, prefix: char) -> Cow<'_, str> {
+    if name.is_ascii() {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() * 2);
+    let mut after_escape = false;
+    for c in name.chars() {
+        if c.is_ascii() {
+            if after_escape && c.is_ascii_alphanumeric() {
+                out.push('-');
+            }
+            out.push(c);
+            after_escape = false;
+        } else {
+            if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{prefix}{:04x}", u32::from(c));
+            after_escape = true;
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// UpperCamelCase of a JSON property for a type name: the pieces between
 /// non-alphanumeric characters with their first letter upper-cased, the
 /// rest kept (`privateKey` → `PrivateKey`, `x-kubernetes-foo` →
-/// `XKubernetesFoo`, `http01` → `Http01`, `$ref` → `Ref`).
+/// `XKubernetesFoo`, `http01` → `Http01`, `$ref` → `Ref`); characters
+/// outside ASCII are pieces of their code point (`größe` → `GrU00f6U00dfE`).
 pub fn upper_camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for piece in name.split(|c: char| !c.is_ascii_alphanumeric()) {
+    let words = ascii_words(name, 'U');
+    let mut out = String::with_capacity(words.len());
+    for piece in words.split(|c: char| !c.is_ascii_alphanumeric()) {
         let mut chars = piece.chars();
         if let Some(first) = chars.next() {
             out.push(first.to_ascii_uppercase());
@@ -63,37 +119,180 @@ pub fn upper_camel(name: &str) -> String {
     out
 }
 
+/// Type names from the prelude that generated code uses unqualified
+/// (`Option<…>`, `impl Default`, `From<&str>`, `Result<…>`): a generated
+/// type of that name would shadow them in its own file.
+pub const PRELUDE_TYPES: &[&str] = &[
+    "Box",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Default",
+    "Eq",
+    "Err",
+    "From",
+    "Hash",
+    "Into",
+    "None",
+    "Ok",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Self",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "Vec",
+];
+
+/// Whether a type name cannot be used as it is: `Self` or a prelude name
+/// ([`PRELUDE_TYPES`]).
+pub fn is_reserved_type(name: &str) -> bool {
+    PRELUDE_TYPES.contains(&name)
+}
+
+/// Whether `name` is a Rust keyword (strict, reserved or weak-but-reserved
+/// in edition 2024, such as `gen`).
+pub fn is_keyword(name: &str) -> bool {
+    KEYWORDS.contains(&name)
+}
+
+/// The Rust type name for a kind or other spec name: [`upper_camel`]
+/// (`postgresql` → `Postgresql`, `my-kind` → `MyKind`, `Größe` →
+/// `GrU00f6U00dfE`), `T` before a leading digit (`3d` → `T3d`), `_` after
+/// a reserved name (`Self` → `Self_`, `String` → `String_`). `None` when
+/// nothing is left (`""`, `_`, `--`).
+///
+/// ```
+/// use kubeset_codegen::names::type_name;
+/// assert_eq!(type_name("postgresql").as_deref(), Some("Postgresql"));
+/// assert_eq!(type_name("Self").as_deref(), Some("Self_"));
+/// assert_eq!(type_name("-"), None);
+/// ```
+pub fn type_name(raw: &str) -> Option<String> {
+    let mut out = upper_camel(raw);
+    if out.is_empty() {
+        return None;
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'T');
+    }
+    if is_reserved_type(&out) {
+        out.push('_');
+    }
+    Some(out)
+}
+
 /// The Rust field name for a JSON property: snake_case, keywords escaped
-/// with a trailing underscore (`type` → `type_`).
+/// with a trailing underscore (`type` → `type_`), `_` before a leading
+/// digit (`1x` → `_1x`), other characters as one `_` per run (`a  b` →
+/// `a_b`), `field` when nothing is left (`""`, `_`, `$`).
 pub fn field_name(json: &str) -> String {
-    let mut s: String = snake_case(json)
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+    let mut s = String::with_capacity(json.len());
+    // Other characters are `_`, and a run of them one `_` (rustc's
+    // `non_snake_case` refuses `a__b`).
+    for c in snake_case(json).chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if !(c == '_' && s.ends_with('_')) {
+            s.push(c);
+        }
+    }
+    if s.is_empty() || s == "_" {
+        return "field".to_owned();
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
-    if KEYWORDS.contains(&s.as_str()) {
+    if is_keyword(&s) {
         s.push('_');
     }
     s
 }
 
+/// Whether `c` must not appear raw in a comment: control characters but
+/// tab, the bidirectional formatting characters of Trojan Source
+/// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, which rustc
+/// rejects in comments), and the other invisible ones (zero-width
+/// characters, word joiner, line and paragraph separators, BOM).
+fn hidden_char(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        )
+}
+
+/// `text` for a comment or doc comment: each character [`hidden_char`]
+/// holds (control, bidirectional and invisible characters, newlines
+/// included) written as its Rust escape (`\u{202e}`), the rest as it is.
+/// Borrowed when nothing needs escaping.
+///
+/// ```
+/// use kubeset_codegen::names::escape_text;
+/// assert_eq!(escape_text("a\u{202e}b\nc"), "a\\u{202e}b\\u{a}c");
+/// assert_eq!(escape_text("plain\ttext"), "plain\ttext");
+/// ```
+pub fn escape_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hidden_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden_char(c) {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The one way a name becomes a Rust identifier: raw when it is a keyword
 /// (`r#type`), with a trailing `_` for the keywords that cannot be raw
-/// (`self`, `super`, `crate`, `Self`).
+/// (`self`, `super`, `crate`, `Self`). Total: what is not an identifier at
+/// all (`_`, `my-kind`, empty, which the mappings above never give) becomes
+/// its [`field_name`] rather than a panic.
 pub fn ident(name: &str) -> Ident {
     match name {
         "self" | "super" | "crate" | "Self" => Ident::new(&format!("{name}_"), Span::call_site()),
-        _ => syn::parse_str::<Ident>(name)
-            .unwrap_or_else(|_| Ident::new_raw(name, Span::call_site())),
+        _ => match syn::parse_str::<Ident>(name) {
+            Ok(id) => id,
+            Err(_) if is_keyword(name) => Ident::new_raw(name, Span::call_site()),
+            Err(_) => {
+                let mapped = field_name(name);
+                syn::parse_str::<Ident>(&mapped)
+                    .unwrap_or_else(|_| Ident::new(&format!("{mapped}_"), Span::call_site()))
+            }
+        },
     }
 }
 
 /// The list alias of a generated CRD kind: `<Kind>List`
-/// (`= kubeset::List<Kind>`).
+/// (`= kubeset::List<Kind>`; `Self_` → `SelfList`).
 pub fn list_alias(kind: &str) -> String {
-    format!("{kind}List")
+    format!("{}List", kind.trim_end_matches('_'))
+}
+
+/// The file (and module) of a generated type: its snake_case, a keyword
+/// with a trailing `_` (`Type` → `type_`, `Mod` → `mod_`, which as `mod`
+/// would be its parent's `mod.rs`).
+pub fn type_file(type_name: &str) -> String {
+    let mut s = snake_case(type_name);
+    if is_keyword(&s) {
+        s.push('_');
+    }
+    s
 }
 
 /// Module segments and type name of a definition: the `io.k8s.` prefix is
@@ -444,6 +643,68 @@ mod tests {
         assert_eq!(
             group_version_struct("apiextensions-v1beta1"),
             "ApiextensionsV1beta1"
+        );
+    }
+
+    #[test]
+    fn hostile_names_map_to_plain_ascii_identifiers() {
+        for (raw, want) in [
+            ("postgresql", Some("Postgresql")),
+            ("my-kind", Some("MyKind")),
+            ("Self", Some("Self_")),
+            ("String", Some("String_")),
+            ("3d", Some("T3d")),
+            ("Größe", Some("GrU00f6U00dfE")),
+            ("日本", Some("U65e5U672c")),
+            ("a\u{202e}b", Some("AU202eB")),
+            ("", None),
+            ("_", None),
+            ("--", None),
+        ] {
+            assert_eq!(type_name(raw).as_deref(), want, "{raw:?}");
+        }
+        for (raw, want) in [
+            ("_", "field"),
+            ("", "field"),
+            ("$", "field"),
+            ("__", "field"),
+            ("#", "field"),
+            ("Self", "self_"),
+            ("gen", "gen_"),
+            ("日本", "u65e5_u672c"),
+            ("aé", "a_u00e9"),
+            ("a\u{202e}b", "a_u202e_b"),
+            ("x\ny", "x_y"),
+        ] {
+            assert_eq!(field_name(raw), want, "{raw:?}");
+        }
+        assert_eq!(type_file("Mod"), "mod_");
+        assert_eq!(type_file("Self_"), "self_");
+        assert_eq!(list_alias("Self_"), "SelfList");
+    }
+
+    #[test]
+    fn ident_never_panics() {
+        for raw in [
+            "_", "", "my-kind", "self", "Self", "crate", "super", "mod", "type", "r#x", "a b",
+            "1x", "é",
+        ] {
+            let id = ident(raw).to_string();
+            assert!(
+                syn::parse_str::<Ident>(&id).is_ok() || id.starts_with("r#"),
+                "{raw:?} → {id}"
+            );
+        }
+        assert_eq!(ident("_").to_string(), "field");
+        assert_eq!(ident("my-kind").to_string(), "my_kind");
+    }
+
+    #[test]
+    fn text_escapes_what_would_hide_or_reorder() {
+        assert_eq!(escape_text("plain\ttext é 日本"), "plain\ttext é 日本");
+        assert_eq!(
+            escape_text("a\u{202e}b\u{2066}c\rd\ne\u{200b}f\u{feff}\u{0}"),
+            "a\\u{202e}b\\u{2066}c\\u{d}d\\u{a}e\\u{200b}f\\u{feff}\\u{0}"
         );
     }
 

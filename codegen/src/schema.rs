@@ -56,7 +56,10 @@ pub struct Warning {
 
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at {}: {}", self.origin, self.path, self.message)
+        // Names come from the CRD: no control or bidirectional characters
+        // reach the terminal.
+        let text = format!("{} at {}: {}", self.origin, self.path, self.message);
+        f.write_str(&names::escape_text(&text))
     }
 }
 
@@ -75,6 +78,13 @@ pub struct Scope {
     pub origin: String,
 }
 
+/// How deep schemas may nest (objects, arrays, maps, alternatives):
+/// deeper ones are refused with [`CodegenError::SchemaTooDeep`] before any
+/// work that grows with the depth. Parsed manifests cannot reach it
+/// (their JSON nesting is limited to [`crate::crd::MAX_NESTING`]); it
+/// bounds the recursion for schemas built in memory.
+pub const MAX_SCHEMA_DEPTH: usize = 128;
+
 /// Lowers schemas into [`Ty`]s, collecting the nested types it creates.
 #[derive(Debug)]
 pub struct Lowerer<'a> {
@@ -82,6 +92,11 @@ pub struct Lowerer<'a> {
     definitions: &'a BTreeMap<String, Schema>,
     scope: Scope,
     taken: BTreeSet<(Vec<String>, String)>,
+    /// The next numeric suffix to try per wanted name, so that claiming
+    /// many colliding names stays linear.
+    next_suffix: BTreeMap<(Vec<String>, String), usize>,
+    /// Nesting of the schema being lowered.
+    depth: usize,
     /// Nested types created so far, by key (`<definition>#<JSON path>`).
     pub types: BTreeMap<String, TypeDef>,
     /// Warnings so far.
@@ -124,6 +139,8 @@ impl<'a> Lowerer<'a> {
             definitions,
             scope: Scope::default(),
             taken,
+            next_suffix: BTreeMap::new(),
+            depth: 0,
             types: BTreeMap::new(),
             warnings: Vec::new(),
         }
@@ -135,10 +152,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Claims a type name in the current module: `want`, else the first
-    /// free `want2`, `want3`, ….
+    /// free `want2`, `want3`, … (a reserved name such as `String`,
+    /// [`names::is_reserved_type`], is never free).
     pub fn claim(&mut self, want: &str) -> String {
         let modules = self.scope.modules.clone();
-        let mut n = 1;
+        let slot = (modules.clone(), want.to_owned());
+        let mut n = self.next_suffix.get(&slot).copied().unwrap_or(1);
         loop {
             let name = if n == 1 {
                 want.to_owned()
@@ -146,10 +165,12 @@ impl<'a> Lowerer<'a> {
                 format!("{want}{n}")
             };
             // One file per type: compare the file names.
-            if self
-                .taken
-                .insert((modules.clone(), names::snake_case(&name)))
+            if !names::is_reserved_type(&name)
+                && self
+                    .taken
+                    .insert((modules.clone(), names::snake_case(&name)))
             {
+                self.next_suffix.insert(slot, n + 1);
                 return name;
             }
             n += 1;
@@ -195,7 +216,22 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The type of the value at `path`; nested types are named `name`.
+    /// Schemas nested deeper than [`MAX_SCHEMA_DEPTH`] are an error.
     pub fn ty(&mut self, schema: &Schema, path: &str, name: &str) -> Result<Ty, CodegenError> {
+        if self.depth >= MAX_SCHEMA_DEPTH {
+            return Err(CodegenError::SchemaTooDeep {
+                definition: self.scope.definition.clone(),
+                path: shorten(path),
+                limit: MAX_SCHEMA_DEPTH,
+            });
+        }
+        self.depth += 1;
+        let ty = self.ty_at_depth(schema, path, name);
+        self.depth -= 1;
+        ty
+    }
+
+    fn ty_at_depth(&mut self, schema: &Schema, path: &str, name: &str) -> Result<Ty, CodegenError> {
         if let Some(r) = self.reference(schema, path) {
             return r;
         }
@@ -286,29 +322,36 @@ impl<'a> Lowerer<'a> {
         skip: &[&str],
     ) -> Result<(), CodegenError> {
         let crd = self.mode == Mode::Crd;
-        let mut properties: BTreeMap<String, Schema> = schema.properties.clone();
-        if crd && schema.embedded_resource {
-            for (json, ty) in [("apiVersion", "string"), ("kind", "string")] {
-                properties.entry(json.into()).or_insert_with(|| Schema {
-                    ty: Some(ty.into()),
-                    ..Schema::default()
-                });
-            }
-            properties
-                .entry("metadata".into())
-                .or_insert_with(|| Schema {
-                    reference: Some(format!("#/components/schemas/{OBJECT_META}")),
-                    ..Schema::default()
-                });
+        let defaults = implied_properties(crd, schema, path);
+        // The schema's own properties by reference (a CRD may have
+        // hundreds of thousands): only the implied ones are new.
+        let mut properties: Vec<(&str, &Schema)> = schema
+            .properties
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let before = properties.len();
+        properties.extend(
+            defaults
+                .iter()
+                .filter(|(k, _)| !schema.properties.contains_key(*k))
+                .map(|(k, v)| (*k, v)),
+        );
+        if properties.len() != before {
+            properties.sort_unstable_by_key(|(k, _)| *k);
         }
-        let rust_names = rust_field_names(properties.keys().map(String::as_str));
-        let mut fields = Vec::new();
-        for (json, prop) in &properties {
-            if skip.contains(&json.as_str()) {
+        let rust_names = rust_field_names(properties.iter().map(|(k, _)| *k));
+        let required: BTreeSet<&str> = schema.required.iter().map(String::as_str).collect();
+        // Children are named after the type; a reserved name's `_` is
+        // not carried into theirs (`Self_` → `SelfSpec`).
+        let base = type_name.trim_end_matches('_');
+        let mut fields = Vec::with_capacity(properties.len());
+        for (json, prop) in properties {
+            if skip.contains(&json) {
                 continue;
             }
             let child_path = format!("{path}.{json}");
-            let child_name = format!("{type_name}{}", names::upper_camel(json));
+            let child_name = format!("{base}{}", names::upper_camel(json));
             // A kind's and an embedded object's metadata is ObjectMeta.
             let meta = json == "metadata" && (path.is_empty() || schema.embedded_resource);
             let ty = if crd && meta {
@@ -316,15 +359,15 @@ impl<'a> Lowerer<'a> {
             } else {
                 self.ty(prop, &child_path, &child_name)?
             };
-            let required = schema.required.iter().any(|r| r == json);
+            let required = required.contains(json);
             let default = if crd {
                 self.usable_default(prop, &ty)
             } else {
                 None
             };
             fields.push(Field {
-                json: json.clone(),
-                rust: rust_names[json.as_str()].clone(),
+                json: json.to_owned(),
+                rust: rust_names[json].clone(),
                 ty,
                 required: required && !(crd && prop.nullable),
                 boxed: false,
@@ -386,19 +429,24 @@ impl<'a> Lowerer<'a> {
     fn enum_type(&mut self, schema: &Schema, path: &str, name: &str) -> Ty {
         let values = self.string_enum(schema).unwrap_or_default();
         let mut used = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        // Next suffix per variant base: many values of one base stay linear.
+        let mut next: BTreeMap<String, usize> = BTreeMap::new();
         let mut variants = Vec::new();
         for v in values {
-            if variants.iter().any(|x: &Variant| x.json == v) {
+            if !seen.insert(v) {
                 continue;
             }
             let base = variant_name(v);
-            let rust = (1..)
+            let start = next.get(&base).copied().unwrap_or(1);
+            let (n, rust) = (start..)
                 .map(|n| match n {
-                    1 => base.clone(),
-                    n => format!("{base}{n}"),
+                    1 => (n, base.clone()),
+                    n => (n, format!("{base}{n}")),
                 })
-                .find(|n| !used.contains(n))
+                .find(|(_, name)| !used.contains(name))
                 .unwrap_or_default();
+            next.insert(base, n + 1);
             used.insert(rust.clone());
             variants.push(Variant {
                 json: v.to_owned(),
@@ -439,15 +487,18 @@ impl<'a> Lowerer<'a> {
         let mut variants = Vec::new();
         for (i, alt) in alternatives.iter().enumerate() {
             let ty = self.ty(alt, &format!("{path}<{i}>"), &format!("{name}{}", i + 1))?;
-            let variant = match &ty {
-                Ty::String | Ty::Bytes => "String".to_owned(),
-                Ty::Bool => "Bool".to_owned(),
-                Ty::I32 | Ty::I64 => "Int".to_owned(),
-                Ty::F64 => "Number".to_owned(),
-                Ty::Vec(_) => "List".to_owned(),
-                _ => "Object".to_owned(),
+            // Named by the JSON kind (distinct, checked above), not by the
+            // lowered type: a string enum or a `date-time` lowers to a
+            // named type as an object does.
+            let variant = match schema_kind(alt) {
+                "string" => "String",
+                "boolean" => "Bool",
+                "integer" => "Int",
+                "number" => "Number",
+                "array" => "List",
+                _ => "Object",
             };
-            variants.push((variant, ty));
+            variants.push((variant.to_owned(), ty));
         }
         let type_name = self.claim(name);
         let key = format!("{}#{path}", self.scope.definition);
@@ -497,6 +548,45 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// Properties a schema has without listing them (CRD input): a kind's
+/// `metadata` (at the root, `path` empty), an embedded resource's
+/// `apiVersion`, `kind` and `metadata`.
+fn implied_properties(crd: bool, schema: &Schema, path: &str) -> Vec<(&'static str, Schema)> {
+    let typed = |ty: &str| Schema {
+        ty: Some(ty.into()),
+        ..Schema::default()
+    };
+    let mut out = Vec::new();
+    if crd && path.is_empty() && !schema.embedded_resource {
+        out.push(("metadata", typed("object")));
+    }
+    if crd && schema.embedded_resource {
+        out.push(("apiVersion", typed("string")));
+        out.push(("kind", typed("string")));
+        out.push((
+            "metadata",
+            Schema {
+                reference: Some(format!("#/components/schemas/{OBJECT_META}")),
+                ..Schema::default()
+            },
+        ));
+    }
+    out
+}
+
+/// A JSON path for an error message: at most 200 bytes, the end kept.
+fn shorten(path: &str) -> String {
+    const MAX: usize = 200;
+    if path.len() <= MAX {
+        return path.to_owned();
+    }
+    let mut start = path.len() - MAX;
+    while !path.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &path[start..])
+}
+
 /// Rust field names for JSON property names: [`names::field_name`], and
 /// when two collide (`mirrorPercent`, `mirror_percent`) the one already
 /// spelled that way keeps it, else the first in byte order; the others get
@@ -517,11 +607,21 @@ pub fn rust_field_names<'n>(json: impl Iterator<Item = &'n str>) -> BTreeMap<&'n
             group.insert(0, j);
         }
         out.insert(group[0], rust.clone());
+        // One counter for the whole group: linear however many collide.
+        let mut n = 2;
         for j in &group[1..] {
-            let renamed = (2..)
-                .map(|n| format!("{rust}_{n}"))
-                .find(|n| !taken.contains(n))
-                .unwrap_or_default();
+            let renamed = loop {
+                // `self_` → `self_2`, not `self__2` (`non_snake_case`).
+                let candidate = if rust.ends_with('_') {
+                    format!("{rust}{n}")
+                } else {
+                    format!("{rust}_{n}")
+                };
+                n += 1;
+                if !taken.contains(&candidate) {
+                    break candidate;
+                }
+            };
             taken.insert(renamed.clone());
             out.insert(*j, renamed);
         }

@@ -44,6 +44,8 @@
 #[cfg(feature = "cluster")]
 pub mod cluster;
 mod emit;
+#[doc(hidden)]
+pub mod fuzz_hooks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -355,12 +357,92 @@ fn manifest_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CodegenError
     Ok(())
 }
 
+/// How deep `{…}`/`[…]` collections may nest in a manifest (the deepest
+/// real CRDs nest under 40). Checked by a linear scan before parsing:
+/// the YAML reader's work grows with the square of that nesting. Block
+/// (indented) YAML is limited by the YAML reader itself, at 128 levels.
+pub const MAX_NESTING: usize = 100;
+
+/// The 1-based line where `text` nests flow collections (`{`, `[`) deeper
+/// than [`MAX_NESTING`], if it does. Brackets in quoted strings (opened
+/// after a space, `:`, `,`, `[`, `{` or at a line start) and in comments do
+/// not count.
+fn too_deep_at(text: &str) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let mut quote: Option<u8> = None;
+    let mut prev = b'\n';
+    let mut bytes = text.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        if b == b'\n' {
+            line += 1;
+        }
+        match (quote, b) {
+            // An escape: the next byte is the escaped one.
+            (Some(b'"'), b'\\') => line += usize::from(bytes.next() == Some(b'\n')),
+            (Some(b'\''), b'\'') if bytes.peek() == Some(&b'\'') => {
+                bytes.next();
+            }
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') if b" \t\r\n:,[{".contains(&prev) => quote = Some(b),
+            (None, b'#') if b" \t\r\n".contains(&prev) => {
+                for c in bytes.by_ref() {
+                    if c == b'\n' {
+                        line += 1;
+                        break;
+                    }
+                }
+                prev = b'\n';
+                continue;
+            }
+            (None, b'{' | b'[') => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(line);
+                }
+            }
+            (None, b'}' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prev = b;
+    }
+    None
+}
+
+/// The documents of a JSON text (one value or several in a row), or
+/// `None` when it is not JSON. Read with `serde_json`, which also takes
+/// what YAML's reader refuses (escaped surrogate pairs, `"\ud83d\ude00"`).
+fn json_documents(text: &str) -> Option<Vec<Value>> {
+    let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
+    if !start.starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::Deserializer::from_str(start)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .ok()
+}
+
 /// The CRD objects of a YAML or JSON text as they are (`path` names it in
 /// errors and notes): every document of the stream, the items of `List`s.
-/// Returns them with a note for each other object.
+/// Returns them with a note for each other object. A text nesting deeper
+/// than [`MAX_NESTING`] is refused before it is parsed.
 pub fn manifest_values(text: &str, path: &Path) -> Result<(Vec<Value>, Vec<String>), CodegenError> {
+    if let Some(line) = too_deep_at(text) {
+        return Err(CodegenError::TooDeep {
+            path: path.to_owned(),
+            line,
+            limit: MAX_NESTING,
+        });
+    }
     let mut crds = Vec::new();
     let mut notes = Vec::new();
+    if let Some(docs) = json_documents(text) {
+        for value in docs {
+            collect_objects(value, path, &mut crds, &mut notes);
+        }
+        return Ok((crds, notes));
+    }
     for doc in serde_norway::Deserializer::from_str(text) {
         let value = Value::deserialize(doc).map_err(|source| CodegenError::Yaml {
             path: path.to_owned(),
@@ -421,13 +503,15 @@ pub fn collect_objects(value: Value, path: &Path, crds: &mut Vec<Value>, notes: 
     }
     if kind != "CustomResourceDefinition" {
         notes.push(format!(
-            "{}: skipped {kind} {name:?} (not a CustomResourceDefinition)",
-            path.display()
+            "{}: skipped {} {name:?} (not a CustomResourceDefinition)",
+            path.display(),
+            crate::names::escape_text(&kind)
         ));
     } else if api_version != "apiextensions.k8s.io/v1" {
         notes.push(format!(
-            "{}: skipped CustomResourceDefinition {name:?} of {api_version} (only apiextensions.k8s.io/v1 is read)",
-            path.display()
+            "{}: skipped CustomResourceDefinition {name:?} of {} (only apiextensions.k8s.io/v1 is read)",
+            path.display(),
+            crate::names::escape_text(&api_version)
         ));
     } else {
         crds.push(value);
@@ -444,9 +528,12 @@ pub fn generate(
     Ok(Generated { files, warnings })
 }
 
-/// A Rust module name for a group or version: `.` and `-` as `_`.
+/// A Rust module name for a group or version: `.` and `-` as `_`, a
+/// keyword with a trailing `_` (`self` → `self_`, `mod` → `mod_`). What
+/// does not start with a lowercase ASCII letter or holds other characters
+/// (the API server accepts only DNS names there) is an error.
 pub fn module_name(crd: &str, what: &'static str, value: &str) -> Result<String, CodegenError> {
-    let m = value.replace(['.', '-'], "_");
+    let mut m = value.replace(['.', '-'], "_");
     let valid = m.starts_with(|c: char| c.is_ascii_lowercase())
         && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid {
@@ -456,7 +543,26 @@ pub fn module_name(crd: &str, what: &'static str, value: &str) -> Result<String,
             value: value.to_owned(),
         });
     }
+    // One `_` per run (rustc's `non_snake_case` refuses `a__b`).
+    while m.contains("__") {
+        m = m.replace("__", "_");
+    }
+    if crate::names::is_keyword(&m) {
+        m.push('_');
+    }
     Ok(m)
+}
+
+/// The Rust type name of a CRD's kind ([`crate::names::type_name`]:
+/// `postgresql` → `Postgresql`, `my-kind` → `MyKind`, `Self` → `Self_`);
+/// an error naming the CRD when none can be made (an empty kind).
+pub fn kind_type_name(crd: &CustomResourceDefinition) -> Result<String, CodegenError> {
+    crate::names::type_name(&crd.spec.names.kind).ok_or_else(|| CodegenError::BadName {
+        crd: crd.metadata.name.clone(),
+        what: "spec.names.kind",
+        value: crd.spec.names.kind.clone(),
+        reason: "no ASCII letter or digit",
+    })
 }
 
 /// The key of a kind's type in the IR: `<group>/<version>/<Kind>`.
@@ -464,31 +570,80 @@ pub fn kind_key(group: &str, version: &str, kind: &str) -> String {
     format!("{group}/{version}/{kind}")
 }
 
-/// Runs every served version of `crds` (sorted by group, version, kind)
-/// through the shared lowering.
-pub fn lower(crds: &[CustomResourceDefinition]) -> Result<(Ir, Vec<Warning>), CodegenError> {
+/// One served version of a CRD to lower, with its Rust names.
+struct Served<'c> {
+    crd: &'c CustomResourceDefinition,
+    version: &'c CrdVersion,
+    modules: Vec<String>,
+    type_name: String,
+}
+
+/// The served versions of `crds` (sorted by group, kind), each once: an
+/// exact repeat (same CRD, version and kind) is dropped; two kinds whose
+/// Rust names, or `<Kind>List` aliases, meet in one module (`Foo-bar` and
+/// `FooBar`, `Foo` and `FooList`) are an error naming both.
+fn served_versions(crds: &[CustomResourceDefinition]) -> Result<Vec<Served<'_>>, CodegenError> {
     let mut sorted: Vec<&CustomResourceDefinition> = crds.iter().collect();
     sorted.sort_by(|a, b| {
         (&a.spec.group, &a.spec.names.kind).cmp(&(&b.spec.group, &b.spec.names.kind))
     });
-    let mut taken = BTreeSet::new();
-    for crd in &sorted {
+    // (modules, file name) → who has it.
+    let mut owners: BTreeMap<(Vec<String>, String), (String, String, String)> = BTreeMap::new();
+    let mut out = Vec::new();
+    for crd in sorted {
         let group = module_name(&crd.metadata.name, "group", &crd.spec.group)?;
-        for v in crd.spec.versions.iter().filter(|v| v.served) {
-            let version = module_name(&crd.metadata.name, "version", &v.name)?;
-            let modules = vec![group.clone(), version];
-            let kind = &crd.spec.names.kind;
-            taken.insert((modules.clone(), kind.clone()));
-            taken.insert((modules, format!("{kind}List")));
+        let type_name = kind_type_name(crd)?;
+        for version in crd.spec.versions.iter().filter(|v| v.served) {
+            let modules = vec![
+                group.clone(),
+                module_name(&crd.metadata.name, "version", &version.name)?,
+            ];
+            let owner = (
+                crd.metadata.name.clone(),
+                version.name.clone(),
+                crd.spec.names.kind.clone(),
+            );
+            let own = crate::names::snake_case(&type_name);
+            let list = crate::names::snake_case(&crate::names::list_alias(&type_name));
+            let key = (modules.clone(), own);
+            if owners.get(&key) == Some(&owner) {
+                continue;
+            }
+            for file in [key.1.clone(), list] {
+                if let Some(first) = owners.insert((modules.clone(), file.clone()), owner.clone()) {
+                    return Err(CodegenError::NameCollision {
+                        scope: format!("module {}", modules.join("::")),
+                        rust: file,
+                        first: format!("kind {:?} of {} {}", first.2, first.0, first.1),
+                        second: format!("kind {:?} of {} {}", owner.2, owner.0, owner.1),
+                    });
+                }
+            }
+            out.push(Served {
+                crd,
+                version,
+                modules,
+                type_name: type_name.clone(),
+            });
         }
+    }
+    Ok(out)
+}
+
+/// Runs every served version of `crds` (sorted by group, version, kind)
+/// through the shared lowering.
+pub fn lower(crds: &[CustomResourceDefinition]) -> Result<(Ir, Vec<Warning>), CodegenError> {
+    let served = served_versions(crds)?;
+    let mut taken = BTreeSet::new();
+    for s in &served {
+        taken.insert((s.modules.clone(), s.type_name.clone()));
+        taken.insert((s.modules.clone(), crate::names::list_alias(&s.type_name)));
     }
     let no_definitions = BTreeMap::new();
     let mut lowerer = Lowerer::new(Mode::Crd, &no_definitions, taken);
     let mut ir = Ir::default();
-    for crd in sorted {
-        for version in crd.spec.versions.iter().filter(|v| v.served) {
-            lower_version(crd, version, &mut lowerer, &mut ir)?;
-        }
+    for s in &served {
+        lower_version(s, &mut lowerer, &mut ir)?;
     }
     ir.types.append(&mut lowerer.types);
     ir.resources
@@ -498,39 +653,31 @@ pub fn lower(crds: &[CustomResourceDefinition]) -> Result<(Ir, Vec<Warning>), Co
     Ok((ir, warnings))
 }
 
-/// The schema of a version, with `metadata` present; a version without a
-/// schema keeps everything as unknown fields.
-fn object_schema(version: &CrdVersion) -> Schema {
-    let mut schema = version
+/// The schema of a version (borrowed: a CRD may be large; the lowering
+/// adds `metadata` when it is missing); a version without a schema keeps
+/// everything as unknown fields.
+fn object_schema(version: &CrdVersion) -> std::borrow::Cow<'_, Schema> {
+    match version
         .schema
         .as_ref()
-        .and_then(|s| s.open_api_v3_schema.clone())
-        .unwrap_or_else(|| Schema {
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+    {
+        Some(schema) => std::borrow::Cow::Borrowed(schema),
+        None => std::borrow::Cow::Owned(Schema {
             ty: Some("object".into()),
             preserve_unknown_fields: true,
             ..Schema::default()
-        });
-    schema
-        .properties
-        .entry("metadata".into())
-        .or_insert_with(|| Schema {
-            ty: Some("object".into()),
-            ..Schema::default()
-        });
-    schema
+        }),
+    }
 }
 
 fn lower_version(
-    crd: &CustomResourceDefinition,
-    version: &CrdVersion,
+    served: &Served<'_>,
     lowerer: &mut Lowerer<'_>,
     ir: &mut Ir,
 ) -> Result<(), CodegenError> {
+    let (crd, version, modules) = (served.crd, served.version, &served.modules);
     let (group, names) = (&crd.spec.group, &crd.spec.names);
-    let modules = vec![
-        module_name(&crd.metadata.name, "group", group)?,
-        module_name(&crd.metadata.name, "version", &version.name)?,
-    ];
     let key = kind_key(group, &version.name, &names.kind);
     let source = format!(
         "CustomResourceDefinition `{}`, version `{}`",
@@ -544,7 +691,13 @@ fn lower_version(
         origin: format!("CRD {} version {}", crd.metadata.name, version.name),
     });
     let schema = object_schema(version);
-    lowerer.struct_type(&schema, "", &names.kind, &key, &["apiVersion", "kind"])?;
+    lowerer.struct_type(
+        &schema,
+        "",
+        &served.type_name,
+        &key,
+        &["apiVersion", "kind"],
+    )?;
     let Some(mut kind_type) = lowerer.types.remove(&key) else {
         return Ok(());
     };
