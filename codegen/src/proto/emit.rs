@@ -170,7 +170,7 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
         return quote! {
             impl crate::protobuf::Message for #ty {
                 fn encode_fields(&self, _buf: &mut Vec<u8>) {}
-                fn merge_field(&mut self, _number: u32, _value: w::Value<'_>, _depth: u32) -> Result<(), crate::protobuf::DecodeError> {
+                fn merge_field(&mut self, _number: u32, _value: w::Value<'_>, _budget: &mut w::Budget) -> Result<(), crate::protobuf::DecodeError> {
                     Ok(())
                 }
             }
@@ -186,9 +186,9 @@ fn impl_message(ty: &TokenStream, codec: &Codec) -> TokenStream {
             fn encode_fields(&self, buf: &mut Vec<u8>) {
                 #(#encodes)*
             }
-            fn merge_field(&mut self, number: u32, value: w::Value<'_>, depth: u32) -> Result<(), crate::protobuf::DecodeError> {
-                // Only message-typed fields need the depth.
-                let _ = depth;
+            fn merge_field(&mut self, number: u32, value: w::Value<'_>, budget: &mut w::Budget) -> Result<(), crate::protobuf::DecodeError> {
+                // Only fields that allocate or nest need the budget.
+                let _ = budget;
                 #dispatch
                 Ok(())
             }
@@ -299,19 +299,19 @@ fn encode_field(f: &FieldCodec) -> TokenStream {
     }
 }
 
-/// An expression reading one element from `value` (with `depth`).
+/// An expression reading one element from `value` (with `budget`).
 fn read_elem(elem: &Elem) -> TokenStream {
     match elem {
         Elem::Scalar(s) => {
             let f = ident(s.helper());
             quote!(w::#f(value)?)
         }
-        Elem::Message => quote!(w::message(value, depth)?),
+        Elem::Message => quote!(w::message(value, budget)?),
         Elem::Time { micro: false } => quote!(w::time(value)?.unwrap_or_default()),
         Elem::Time { micro: true } => quote!(w::micro_time(value)?.unwrap_or_default()),
         Elem::Wrapped(s) => {
             let f = ident(s.helper());
-            quote!(w::wrapped(value, w::#f)?)
+            quote!(w::wrapped(value, w::#f, budget)?)
         }
     }
 }
@@ -323,10 +323,10 @@ fn read_entry_value(elem: &Elem) -> TokenStream {
             let f = ident(s.helper());
             quote!(w::#f(value))
         }
-        Elem::Message => quote!(w::message(value, depth)),
+        Elem::Message => quote!(w::message(value, budget)),
         Elem::Wrapped(s) => {
             let f = ident(s.helper());
-            quote!(w::wrapped(value, w::#f))
+            quote!(w::wrapped(value, w::#f, budget))
         }
         Elem::Time { .. } => {
             let read = read_elem(elem);
@@ -339,8 +339,8 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
     if let Shape::Embedded(inner) = &f.shape {
         let dispatch = dispatch(inner);
         return quote! {
-            w::embedded(value, depth, &mut |number, value, depth| {
-                let _ = depth;
+            w::embedded(value, budget, &mut |number, value, budget| {
+                let _ = budget;
                 #dispatch
                 Ok(())
             })?
@@ -354,9 +354,10 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
                 (true, false) => quote!(&mut #target),
                 (true, true) => quote!(&mut *#target),
                 (false, false) => quote!(#target.get_or_insert_with(Default::default)),
-                (false, true) => quote!(&mut **#target.get_or_insert_with(Default::default)),
+                // A new box is charged to the budget.
+                (false, true) => return quote!(w::merge_boxed(&mut #target, value, budget)?),
             };
-            quote!(w::merge(#place, value, depth)?)
+            quote!(w::merge(#place, value, budget)?)
         }
         Shape::One(Elem::Time { micro }) if !f.required => {
             let read = if *micro {
@@ -396,11 +397,19 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
                     } else {
                         list
                     };
-                    quote!(w::repeated(#list, value, w::#read, #packed)?)
+                    quote!(w::repeated(#list, value, w::#read, #packed, budget)?)
                 }
                 _ => {
                     let read = read_elem(e);
-                    quote!(#list.push(#read))
+                    let list = if f.required {
+                        quote!(&mut #target)
+                    } else {
+                        list
+                    };
+                    quote!({
+                        let v = #read;
+                        w::push(#list, v, budget)?;
+                    })
                 }
             }
         }
@@ -414,8 +423,8 @@ fn decode_field(f: &FieldCodec) -> TokenStream {
             let read = read_entry_value(e);
             quote! {
                 {
-                    let (k, v) = w::entry(value, depth, |value, depth| {
-                        let _ = depth;
+                    let (k, v) = w::entry(value, budget, |value, budget| {
+                        let _ = budget;
                         #read
                     })?;
                     #map.insert(k, v);

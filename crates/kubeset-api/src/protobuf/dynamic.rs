@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::wire::Budget;
 use super::{DecodeError, Message, Unknown, wire};
 use crate::List;
 use crate::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
@@ -45,8 +46,9 @@ pub enum DynamicError {
     },
 }
 
-/// A model's decoder behind `dyn Any` (downcast by [`Typed`]).
-type DecodeAny = fn(&[u8]) -> Result<Box<dyn Any>, DecodeError>;
+/// A model's decoder behind `dyn Any` (downcast by [`Typed`]), charging
+/// the budget; the value is written to the `Option<T>` behind the `Any`.
+type DecodeAny = fn(&[u8], &mut Budget, &mut dyn Any) -> Result<(), DecodeError>;
 
 /// One kind's codec: JSON object ↔ protobuf bytes with the envelope.
 #[derive(Debug, Clone, Copy)]
@@ -96,8 +98,16 @@ impl Kind {
     }
 }
 
-fn decode_any<T: Message + Default + 'static>(raw: &[u8]) -> Result<Box<dyn Any>, DecodeError> {
-    super::decode::<T>(raw).map(|t| Box::new(t) as Box<dyn Any>)
+fn decode_any<T: Message + Default + 'static>(
+    raw: &[u8],
+    budget: &mut Budget,
+    out: &mut dyn Any,
+) -> Result<(), DecodeError> {
+    let t = super::decode_with::<T>(raw, budget)?;
+    if let Some(slot) = out.downcast_mut::<Option<T>>() {
+        *slot = Some(t);
+    }
+    Ok(())
 }
 
 fn encode_any<T: Message + 'static>(obj: &dyn Any, buf: &mut Vec<u8>) -> bool {
@@ -155,12 +165,8 @@ pub fn kind(api_version: &str, kind: &str) -> Option<&'static Kind> {
 /// `kind` from the envelope).
 pub fn to_json(bytes: &[u8]) -> Result<Value, DynamicError> {
     let u = Unknown::parse(bytes)?;
-    if !u.content_encoding.is_empty() {
-        return Err(DecodeError::ContentEncoding {
-            encoding: u.content_encoding,
-        }
-        .into());
-    }
+    // Any kind the table has: checked against itself.
+    u.check(&u.api_version, &u.kind)?;
     let k = kind(&u.api_version, &u.kind).ok_or_else(|| DynamicError::UnknownKind {
         api_version: u.api_version.clone(),
         kind: u.kind.clone(),
@@ -211,9 +217,10 @@ pub fn resource_version(bytes: &[u8]) -> Option<String> {
 pub fn object_meta(bytes: &[u8]) -> Result<ObjectMeta, DecodeError> {
     let u = Unknown::parse(bytes)?;
     let mut meta = ObjectMeta::default();
+    let mut budget = Budget::for_body(u.raw.len());
     wire::fields(u.raw, &mut |n, v| {
         if n == 1 {
-            wire::merge(&mut meta, v, 0)?;
+            wire::merge(&mut meta, v, &mut budget)?;
         }
         Ok(())
     })?;
@@ -252,73 +259,77 @@ impl<K: 'static> Typed<K> {
         self.kind
     }
 
-    fn check(&self, u: &Unknown<'_>, kind: &str) -> Result<(), DecodeError> {
-        if !u.content_encoding.is_empty() {
-            return Err(DecodeError::ContentEncoding {
-                encoding: u.content_encoding.clone(),
-            });
-        }
-        let typed = !u.api_version.is_empty() || !u.kind.is_empty();
-        if typed && (u.api_version != self.kind.api_version || u.kind != kind) {
-            return Err(DecodeError::WrongKind {
-                api_version: u.api_version.clone(),
-                kind: u.kind.clone(),
-                want_api_version: self.kind.api_version.to_owned(),
-                want_kind: kind.to_owned(),
-            });
-        }
-        Ok(())
-    }
-
-    fn item(&self, raw: &[u8]) -> Result<K, DecodeError> {
-        let any = (self.kind.decode_any)(raw)?;
+    fn item(&self, raw: &[u8], budget: &mut Budget) -> Result<K, DecodeError> {
+        let mut out: Option<K> = None;
+        (self.kind.decode_any)(raw, budget, &mut out)?;
         // The table maps `TypeId::of::<K>()` to this entry.
-        any.downcast::<K>()
-            .map(|b| *b)
-            .map_err(|_| DecodeError::WrongKind {
-                api_version: self.kind.api_version.to_owned(),
-                kind: self.kind.kind.to_owned(),
-                want_api_version: String::new(),
-                want_kind: std::any::type_name::<K>().to_owned(),
-            })
+        out.ok_or_else(|| DecodeError::WrongKind {
+            api_version: self.kind.api_version.to_owned(),
+            kind: self.kind.kind.to_owned(),
+            want_api_version: String::new(),
+            want_kind: std::any::type_name::<K>().to_owned(),
+        })
     }
 
-    /// One object from `k8s\0` + envelope.
+    /// One object from `k8s\0` + envelope, its memory bounded by the
+    /// body's length ([`Budget`]).
     pub fn decode(&self, bytes: &[u8]) -> Result<K, DecodeError> {
         let u = Unknown::parse(bytes)?;
-        self.check(&u, self.kind.kind)?;
-        self.item(u.raw)
+        u.check(self.kind.api_version, self.kind.kind)?;
+        self.item(u.raw, &mut Budget::for_body(bytes.len()))
     }
 
-    /// A `<Kind>List` from `k8s\0` + envelope, items decoded as `K`.
+    /// A `<Kind>List` from `k8s\0` + envelope, items decoded as `K`; the
+    /// items and what they hold are charged to one [`Budget`] of the
+    /// body's length, so a list of many tiny items is refused before it is
+    /// allocated, naming the kind, the item count and the body's size.
     pub fn decode_list(&self, bytes: &[u8]) -> Result<List<K>, DecodeError> {
-        let (metadata, items) = self.list_with(bytes, |raw| self.item(raw))?;
+        let (metadata, items) =
+            self.list_with(bytes, size_of::<K>(), |raw, budget| self.item(raw, budget))?;
         Ok(List { metadata, items })
     }
 
     /// A `<Kind>List` from `k8s\0` + envelope, its items left undecoded:
     /// each is wrapped as an object of its own (`k8s\0` + an envelope naming
     /// the kind), as a watch event carries one, for [`Typed::decode`] or
-    /// [`object_meta`] when it is taken.
+    /// [`object_meta`] when it is taken. Each item's copy is charged to the
+    /// body's [`Budget`], as [`Typed::decode_list`]'s items are.
     pub fn list_objects(&self, bytes: &[u8]) -> Result<(ListMeta, Vec<Vec<u8>>), DecodeError> {
-        self.list_with(bytes, |raw| Ok(self.wrap(raw)))
+        let (api_version, kind) = (self.kind.api_version, self.kind.kind);
+        self.list_with(bytes, size_of::<Vec<u8>>(), |raw, budget| {
+            let len = super::envelope_len(api_version, kind, raw.len());
+            budget.charge_bytes(len, 0, || kind.to_owned())?;
+            Ok(self.wrap(raw))
+        })
     }
 
     /// A `<Kind>List`'s metadata and its items, each item's message bytes
-    /// read by `item`.
+    /// read by `item`. The items are counted first: their slots
+    /// (`item_size` each) are charged at once, and allocated exactly.
     fn list_with<T>(
         &self,
         bytes: &[u8],
-        mut item: impl FnMut(&[u8]) -> Result<T, DecodeError>,
+        item_size: usize,
+        mut item: impl FnMut(&[u8], &mut Budget) -> Result<T, DecodeError>,
     ) -> Result<(ListMeta, Vec<T>), DecodeError> {
         let u = Unknown::parse(bytes)?;
-        self.check(&u, &format!("{}List", self.kind.kind))?;
+        let list_kind = format!("{}List", self.kind.kind);
+        u.check(self.kind.api_version, &list_kind)?;
+        let mut count = 0usize;
+        wire::fields(u.raw, |n, _| {
+            count += usize::from(n == 2);
+            Ok(())
+        })?;
+        let mut budget = Budget::for_body(bytes.len());
+        budget.charge_bytes(count.saturating_mul(item_size), count, || {
+            format!("{count} {list_kind} items")
+        })?;
         let mut metadata = ListMeta::default();
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(count);
         wire::fields(u.raw, &mut |n, v| {
             match n {
-                1 => wire::merge(&mut metadata, v, 0)?,
-                2 => items.push(item(wire::raw(v)?)?),
+                1 => wire::merge(&mut metadata, v, &mut budget)?,
+                2 => items.push(item(wire::raw(v)?, &mut budget)?),
                 _ => {}
             }
             Ok(())
@@ -353,6 +364,69 @@ mod tests {
         );
         assert!(kind("v1", "Status").is_some());
         assert!(kind("example.com/v1", "Foo").is_none());
+    }
+
+    /// The smallest object a real kube-apiserver serves of a kind: a name,
+    /// the uid, resourceVersion and creationTimestamp it sets, managed
+    /// fields cleared, every other field Go's zero (which Go writes).
+    /// `None` for a kind whose field 1 is not `ObjectMeta`.
+    fn smallest(item: &Kind) -> Option<Vec<u8>> {
+        let mut meta = Vec::new();
+        wire::put_string(&mut meta, 1, &"a".to_owned());
+        wire::put_string(
+            &mut meta,
+            5,
+            &"0d1ba2e4-2b1d-4b7c-9d0e-3c5f6a7b8c9d".to_owned(),
+        );
+        wire::put_string(&mut meta, 6, &"1".to_owned());
+        wire::put_record(&mut meta, 8, |b| wire::put_int64(b, 1, &1_700_000_000));
+        let mut raw = Vec::new();
+        wire::put_raw(&mut raw, 1, &meta);
+        // Through the model and back: Go's zeros of the kind's other fields.
+        let json = item.decode(&raw).ok()?;
+        let bytes = item.encode(&json).expect("the model's JSON encodes");
+        Some(Unknown::parse(&bytes).expect("an envelope").raw.to_vec())
+    }
+
+    /// The budget never refuses a list of the smallest real objects of any
+    /// kind: the memory charged per byte of such a list (the worst ratio of
+    /// any body a real server sends) stays below `MEMORY_PER_BYTE`.
+    #[test]
+    fn the_smallest_real_objects_of_every_kind_fit_the_budget() {
+        let table = super::super::generated::kinds::KINDS;
+        let (mut worst, mut checked) = ((0.0f64, ""), 0);
+        for list in table.iter().filter(|k| k.kind.ends_with("List")) {
+            let Some(item) = kind(list.api_version, &list.kind[..list.kind.len() - 4]) else {
+                continue;
+            };
+            let Some(one) = smallest(item) else {
+                continue;
+            };
+            checked += 1;
+            let mut raw = vec![0x0a, 0x00];
+            for _ in 0..1000 {
+                wire::put_raw(&mut raw, 2, &one);
+            }
+            let bytes = super::super::envelope(list.api_version, list.kind, &raw);
+            let mut budget = Budget::for_body(usize::MAX / 64);
+            (list.decode_any)(&raw, &mut budget, &mut ()).expect("decodes");
+            let ratio = budget.spent() as f64 / bytes.len() as f64;
+            if ratio > worst.0 {
+                worst = (ratio, list.kind);
+            }
+            assert!(
+                to_json(&bytes).is_ok(),
+                "{}: {} bytes per item refused",
+                list.kind,
+                one.len()
+            );
+        }
+        eprintln!(
+            "{checked} kinds; worst charge per body byte: {:.2} ({})",
+            worst.0, worst.1
+        );
+        assert!(checked > 20, "only {checked} kinds checked");
+        assert!(worst.0 < super::super::MEMORY_PER_BYTE as f64);
     }
 
     #[cfg(feature = "core-v1")]

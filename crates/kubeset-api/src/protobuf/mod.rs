@@ -31,6 +31,21 @@
 //! (`FieldsV1`'s is checked to be JSON when it is written as JSON);
 //! maps are repeated `{key, value}` entries; proto2 presence maps to
 //! `Option` (a field present on the wire is `Some`, even when zero).
+//!
+//! Hostile bodies: every decode's allocations beyond copies of the body's
+//! own bytes are charged to a [`wire::Budget`] of [`MEMORY_PER_BYTE`] per
+//! byte of the body plus [`MEMORY_FLOOR`], so memory stays proportional to
+//! the input however it is shaped: a `PodList` of a million empty items
+//! (2 MB) is refused before anything is allocated, naming the kind, the
+//! item count and the body's size ([`DecodeError::MemoryLimit`]). The
+//! factor leaves room for what real servers send: the smallest object of
+//! every kind (a name, a uid, a resourceVersion and a creation time, Go's
+//! zeros for the rest) is charged at most about 10 bytes per byte, real
+//! CRDs take 5 to 24 times their bytes. The owned models cost their
+//! `size_of` however little they hold: a list of tiny ConfigMaps (82 bytes
+//! each on the wire) takes about 6 times its body. Nesting is bounded by
+//! [`MAX_DEPTH`]; an envelope without its object, or the magic alone, is an
+//! error, never an empty answer.
 
 // Formatted by the generator (prettyplease), not rustfmt.
 #[rustfmt::skip]
@@ -41,9 +56,25 @@ pub mod wire;
 
 use crate::Resource;
 
-/// Deepest nesting of messages a decode accepts (protobuf's default
-/// recursion limit).
-pub const MAX_DEPTH: u32 = 100;
+/// Deepest nesting of messages a decode accepts. Go's gogo-protobuf
+/// decoder has no limit (kube-apiserver serves any schema its JSON reader,
+/// limited to 10,000 levels, accepted); this one recurses, so the bound is
+/// the stack: a CRD's schema level is two messages (the `properties` entry
+/// and the schema), about 5.4 KiB of stack in a release build, so 256 (126
+/// schema levels under a CRD list) take about 700 KiB, within a tokio
+/// worker's 2 MiB. A debug build's frames are about ten times larger.
+pub const MAX_DEPTH: u32 = 256;
+
+/// Memory a decode may take per byte of its body (beyond copies of the
+/// body's own strings and bytes), as charged by [`wire::Budget`]: enough
+/// for the smallest object a real kube-apiserver sends of every kind,
+/// refusing a list of empty items that would take gigabytes.
+pub const MEMORY_PER_BYTE: usize = 24;
+
+/// Memory a decode may take whatever the body's size: a small object with
+/// a few list elements, or a CRD whose schema nests deep and narrow (each
+/// level a map of one entry, about 1.7 KiB charged for 40 bytes).
+pub const MEMORY_FLOOR: usize = 1 << 20;
 
 /// The magic prefix of a protobuf-encoded Kubernetes object.
 pub const MAGIC: &[u8; 4] = b"k8s\0";
@@ -109,6 +140,41 @@ pub enum DecodeError {
         /// The value.
         value: i64,
     },
+    /// Decoding would take more memory than the body's size allows
+    /// ([`MEMORY_PER_BYTE`]): more values than bytes can describe.
+    #[error(
+        "decoding {what} from a body of {body} bytes would take more than {limit} bytes of memory ({items} values so far): no real object is that small"
+    )]
+    MemoryLimit {
+        /// What was being allocated when the limit was reached: a type, or
+        /// a list's items (`1000000 PodList items`).
+        what: String,
+        /// How many values were charged, the last included (a list's item
+        /// count, for its items).
+        items: usize,
+        /// The body's size.
+        body: usize,
+        /// The limit for that body.
+        limit: usize,
+    },
+    /// The body is the `k8s\0` magic alone.
+    #[error("empty protobuf body: nothing after the k8s\\0 magic")]
+    Empty,
+    /// The envelope has no `raw` field (the object's bytes): Go writes it
+    /// for every object, so its absence is not an empty object.
+    #[error("protobuf envelope {api_version:?}/{kind:?} has no object (no raw field)")]
+    NoRaw {
+        /// The envelope's apiVersion (may be empty).
+        api_version: String,
+        /// The envelope's kind (may be empty).
+        kind: String,
+    },
+    /// The envelope's `contentType` names another encoding than protobuf.
+    #[error("unsupported content type {content_type:?} in a protobuf envelope")]
+    ContentType {
+        /// The value.
+        content_type: String,
+    },
     /// The input lacks the `k8s\0` magic.
     #[error("not a protobuf-encoded Kubernetes object (no k8s\\0 prefix)")]
     NoMagic,
@@ -142,7 +208,7 @@ pub trait Message {
         &mut self,
         number: u32,
         value: wire::Value<'_>,
-        depth: u32,
+        budget: &mut wire::Budget,
     ) -> Result<(), DecodeError>;
 }
 
@@ -153,15 +219,20 @@ pub fn encode<M: Message + ?Sized>(m: &M) -> Vec<u8> {
     buf
 }
 
-/// A message from its bytes (no envelope).
+/// A message from its bytes (no envelope), its memory bounded by their
+/// length ([`wire::Budget::for_body`]).
 pub fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, DecodeError> {
-    let mut m = M::default();
-    merge_bytes(&mut m, bytes, 0)?;
-    Ok(m)
+    decode_with(bytes, &mut wire::Budget::for_body(bytes.len()))
 }
 
-fn merge_bytes(m: &mut dyn Message, bytes: &[u8], depth: u32) -> Result<(), DecodeError> {
-    wire::fields(bytes, &mut |n, v| m.merge_field(n, v, depth))
+/// A message from its bytes, charging `budget`.
+fn decode_with<M: Message + Default>(
+    bytes: &[u8],
+    budget: &mut wire::Budget,
+) -> Result<M, DecodeError> {
+    let mut m = M::default();
+    wire::fields(bytes, &mut |n, v| m.merge_field(n, v, budget))?;
+    Ok(m)
 }
 
 /// `runtime.Unknown`: the envelope of a protobuf-encoded object.
@@ -180,10 +251,17 @@ pub struct Unknown<'a> {
 }
 
 impl<'a> Unknown<'a> {
-    /// Reads `k8s\0` + `runtime.Unknown`.
+    /// Reads `k8s\0` + `runtime.Unknown`. An envelope must hold the object
+    /// (`raw`, which Go always writes) and, when it says, protobuf as its
+    /// content type: `k8s\0` alone, or an envelope without its object, is
+    /// an error, not an empty object.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         let body = bytes.strip_prefix(MAGIC).ok_or(DecodeError::NoMagic)?;
+        if body.is_empty() {
+            return Err(DecodeError::Empty);
+        }
         let mut u = Unknown::default();
+        let mut raw = None;
         wire::fields(body, &mut |n, v| {
             match n {
                 1 => wire::fields(wire::raw(v)?, &mut |n, v| {
@@ -194,14 +272,47 @@ impl<'a> Unknown<'a> {
                     }
                     Ok(())
                 })?,
-                2 => u.raw = wire::raw(v)?,
+                2 => raw = Some(wire::raw(v)?),
                 3 => u.content_encoding = wire::string(v)?,
                 4 => u.content_type = wire::string(v)?,
                 _ => {}
             }
             Ok(())
         })?;
+        let Some(raw) = raw else {
+            return Err(DecodeError::NoRaw {
+                api_version: u.api_version,
+                kind: u.kind,
+            });
+        };
+        u.raw = raw;
         Ok(u)
+    }
+
+    /// Checks that the envelope holds plain protobuf of
+    /// `api_version`/`kind`. An empty `TypeMeta` is accepted, as Go's
+    /// decoder does when the target type is known.
+    pub(crate) fn check(&self, api_version: &str, kind: &str) -> Result<(), DecodeError> {
+        if !self.content_encoding.is_empty() {
+            return Err(DecodeError::ContentEncoding {
+                encoding: self.content_encoding.clone(),
+            });
+        }
+        if !self.content_type.is_empty() && self.content_type != CONTENT_TYPE {
+            return Err(DecodeError::ContentType {
+                content_type: self.content_type.clone(),
+            });
+        }
+        let typed = !self.api_version.is_empty() || !self.kind.is_empty();
+        if typed && (self.api_version != api_version || self.kind != kind) {
+            return Err(DecodeError::WrongKind {
+                api_version: self.api_version.clone(),
+                kind: self.kind.clone(),
+                want_api_version: api_version.to_owned(),
+                want_kind: kind.to_owned(),
+            });
+        }
+        Ok(())
     }
 
     /// Writes `k8s\0` + the envelope, as Go writes it (every field).
@@ -231,9 +342,16 @@ fn write_envelope(buf: &mut Vec<u8>, type_meta: [&str; 2], raw: &[u8], content: 
 /// `raw` (an object's message) in the envelope of `api_version`/`kind`,
 /// content encoding and type empty (protobuf, as kube-apiserver writes).
 pub(crate) fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(raw.len() + 64);
+    let mut buf = Vec::with_capacity(envelope_len(api_version, kind, raw.len()));
     write_envelope(&mut buf, [api_version, kind], raw, ["", ""]);
     buf
+}
+
+/// At least the length of [`envelope`]'s bytes: the magic, four keys, five
+/// length varints (a short one for the small fields, ten bytes for `raw`'s)
+/// and the contents.
+pub(crate) fn envelope_len(api_version: &str, kind: &str, raw: usize) -> usize {
+    MAGIC.len() + 4 + 3 * 2 + 10 + 3 + api_version.len() + kind.len() + raw
 }
 
 /// Encodes any message in the envelope with the given type.
@@ -258,20 +376,6 @@ pub fn decode_typed<M: Message + Default>(
     kind: &str,
 ) -> Result<M, DecodeError> {
     let u = Unknown::parse(bytes)?;
-    if !u.content_encoding.is_empty() {
-        return Err(DecodeError::ContentEncoding {
-            encoding: u.content_encoding,
-        });
-    }
-    // Go's decoder accepts an empty TypeMeta when the target is known.
-    let typed = !u.api_version.is_empty() || !u.kind.is_empty();
-    if typed && (u.api_version != api_version || u.kind != kind) {
-        return Err(DecodeError::WrongKind {
-            api_version: u.api_version,
-            kind: u.kind,
-            want_api_version: api_version.to_owned(),
-            want_kind: kind.to_owned(),
-        });
-    }
+    u.check(api_version, kind)?;
     decode(u.raw)
 }

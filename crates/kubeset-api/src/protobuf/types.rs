@@ -1,7 +1,7 @@
 //! The codecs of the hand-written types, as Go's custom marshallers write
 //! them.
 
-use super::wire::{self, Value};
+use super::wire::{self, Budget, Value};
 use super::{DecodeError, Message};
 use crate::apimachinery::pkg::apis::meta::v1::ListMeta;
 use crate::types::{FieldsV1, IntOrString, List, Quantity, RawExtension};
@@ -13,12 +13,23 @@ fn json_error(what: &'static str) -> impl Fn(serde_json::Error) -> DecodeError {
     }
 }
 
+/// What a parsed JSON value may take per byte of its text, charged before
+/// parsing: a `serde_json::Value` is 32 bytes, and `[0,0,…]` makes one of
+/// every two bytes (a map of one-letter keys, about one entry of 56 bytes
+/// and its node share per six).
+const JSON_PER_BYTE: usize = 16;
+
 /// JSON bytes of an embedded value (`RawExtension`, `JSON`); empty is null.
-fn json_value(value: Value<'_>, what: &'static str) -> Result<serde_json::Value, DecodeError> {
+fn json_value(
+    value: Value<'_>,
+    what: &'static str,
+    budget: &mut Budget,
+) -> Result<serde_json::Value, DecodeError> {
     let b = wire::raw(value)?;
     if b.is_empty() {
         return Ok(serde_json::Value::Null);
     }
+    budget.charge_bytes(b.len().saturating_mul(JSON_PER_BYTE), 1, || what.to_owned())?;
     serde_json::from_slice(b).map_err(json_error(what))
 }
 
@@ -33,7 +44,12 @@ impl Message for Quantity {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         wire::put_string(buf, 1, &self.0);
     }
-    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        _: &mut Budget,
+    ) -> Result<(), DecodeError> {
         if number == 1 {
             self.0 = wire::string(value)?;
         }
@@ -52,7 +68,12 @@ impl Message for IntOrString {
         wire::put_int32(buf, 2, &int);
         wire::put_raw(buf, 3, s.as_bytes());
     }
-    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        _: &mut Budget,
+    ) -> Result<(), DecodeError> {
         match number {
             1 => match wire::int64(value)? {
                 0 if matches!(self, Self::String(_)) => *self = Self::Int(0),
@@ -87,9 +108,14 @@ impl Message for RawExtension {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         put_json(buf, 1, &self.0);
     }
-    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        budget: &mut Budget,
+    ) -> Result<(), DecodeError> {
         if number == 1 {
-            self.0 = json_value(value, "RawExtension")?;
+            self.0 = json_value(value, "RawExtension", budget)?;
         }
         Ok(())
     }
@@ -101,7 +127,12 @@ impl Message for FieldsV1 {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         wire::put_raw(buf, 1, self.as_json().as_bytes());
     }
-    fn merge_field(&mut self, number: u32, value: Value<'_>, _: u32) -> Result<(), DecodeError> {
+    fn merge_field(
+        &mut self,
+        number: u32,
+        value: Value<'_>,
+        _: &mut Budget,
+    ) -> Result<(), DecodeError> {
         if number == 1 {
             let b = wire::raw(value)?;
             if b.is_empty() {
@@ -127,11 +158,14 @@ impl<T: Message + Default> Message for List<T> {
         &mut self,
         number: u32,
         value: Value<'_>,
-        depth: u32,
+        budget: &mut Budget,
     ) -> Result<(), DecodeError> {
         match number {
-            1 => wire::merge(&mut self.metadata as &mut ListMeta, value, depth)?,
-            2 => self.items.push(wire::message(value, depth)?),
+            1 => wire::merge(&mut self.metadata as &mut ListMeta, value, budget)?,
+            2 => {
+                let item = wire::message(value, budget)?;
+                wire::push(&mut self.items, item, budget)?;
+            }
             _ => {}
         }
         Ok(())
@@ -155,13 +189,19 @@ mod json_schema {
             &mut self,
             number: u32,
             value: Value<'_>,
-            _: u32,
+            budget: &mut Budget,
         ) -> Result<(), DecodeError> {
             if number == 1 {
-                self.0 = json_value(value, "JSON")?;
+                self.0 = json_value(value, "JSON", budget)?;
             }
             Ok(())
         }
+    }
+
+    /// A schema read into a new box, charged.
+    fn boxed(value: Value<'_>, budget: &mut Budget) -> Result<Box<JSONSchemaProps>, DecodeError> {
+        budget.charge::<JSONSchemaProps>(1)?;
+        Ok(Box::new(wire::message(value, budget)?))
     }
 
     /// Go's zero value: no schemas.
@@ -187,15 +227,22 @@ mod json_schema {
             &mut self,
             number: u32,
             value: Value<'_>,
-            depth: u32,
+            budget: &mut Budget,
         ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
-                (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (1, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
                 (1, Self::Schemas(list)) if list.is_empty() => {
-                    *self = Self::Schema(Box::new(wire::message(value, depth)?));
+                    *self = Self::Schema(boxed(value, budget)?);
                 }
-                (2, Self::Schemas(list)) => list.push(wire::message(value, depth)?),
-                (2, Self::Schema(_)) => *self = Self::Schemas(vec![wire::message(value, depth)?]),
+                (2, Self::Schemas(list)) => {
+                    let s = wire::message(value, budget)?;
+                    wire::push(list, s, budget)?;
+                }
+                (2, Self::Schema(_)) => {
+                    let mut list = Vec::new();
+                    wire::push(&mut list, wire::message(value, budget)?, budget)?;
+                    *self = Self::Schemas(list);
+                }
                 _ => {}
             }
             Ok(())
@@ -224,13 +271,13 @@ mod json_schema {
             &mut self,
             number: u32,
             value: Value<'_>,
-            depth: u32,
+            budget: &mut Budget,
         ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
                 (1, Self::Bool(b)) => *b = wire::bool(value)?,
-                (2, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (2, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
                 (2, Self::Bool(_)) => {
-                    *self = Self::Schema(Box::new(wire::message::<JSONSchemaProps>(value, depth)?));
+                    *self = Self::Schema(boxed(value, budget)?);
                 }
                 _ => {}
             }
@@ -261,15 +308,19 @@ mod json_schema {
             &mut self,
             number: u32,
             value: Value<'_>,
-            depth: u32,
+            budget: &mut Budget,
         ) -> Result<(), DecodeError> {
             match (number, &mut *self) {
-                (1, Self::Schema(s)) => wire::merge(&mut **s, value, depth)?,
+                (1, Self::Schema(s)) => wire::merge(&mut **s, value, budget)?,
                 (1, Self::Strings(list)) if list.is_empty() => {
-                    *self = Self::Schema(Box::new(wire::message(value, depth)?));
+                    *self = Self::Schema(boxed(value, budget)?);
                 }
-                (2, Self::Strings(list)) => list.push(wire::string(value)?),
-                (2, Self::Schema(_)) => *self = Self::Strings(vec![wire::string(value)?]),
+                (2, Self::Strings(list)) => wire::push(list, wire::string(value)?, budget)?,
+                (2, Self::Schema(_)) => {
+                    let mut list = Vec::new();
+                    wire::push(&mut list, wire::string(value)?, budget)?;
+                    *self = Self::Strings(list);
+                }
                 _ => {}
             }
             Ok(())

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{DecodeError, MAX_DEPTH, Message};
+use super::{DecodeError, MAX_DEPTH, MEMORY_FLOOR, MEMORY_PER_BYTE, Message};
 use crate::types::{ByteString, MicroTime, Time};
 
 /// One field's value as read from the wire.
@@ -38,6 +38,126 @@ fn wrong(value: &Value<'_>, want: &'static str) -> DecodeError {
         want,
         got: value.wire_name(),
     }
+}
+
+/// What one decode may still take: the nesting depth it is at (at most
+/// [`MAX_DEPTH`]) and the memory its input allows.
+///
+/// Every allocation a decode makes beyond the copies of the input's bytes
+/// (strings, bytes) is charged here first: an element pushed on a list
+/// (its `size_of`), a map entry (twice its `size_of`, for the tree's
+/// nodes), a boxed message, an embedded JSON value. The limit is
+/// [`MEMORY_PER_BYTE`] per byte of the body plus [`MEMORY_FLOOR`], so that
+/// memory stays proportional to the input however it is shaped (a list of
+/// ten million empty items is 20 MB of body and would be gigabytes of
+/// models).
+///
+/// ```
+/// use kubeset_api::protobuf::wire::Budget;
+/// let mut b = Budget::for_body(100);
+/// assert!(b.charge::<u64>(1).is_ok());
+/// assert!(b.charge::<[u8; 1 << 20]>(1).is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Budget {
+    depth: u32,
+    left: usize,
+    limit: usize,
+    body: usize,
+    elements: usize,
+}
+
+impl Budget {
+    /// The budget of decoding a body of `len` bytes.
+    pub fn for_body(len: usize) -> Self {
+        let limit = len
+            .saturating_mul(MEMORY_PER_BYTE)
+            .saturating_add(MEMORY_FLOOR);
+        Self {
+            depth: 0,
+            left: limit,
+            limit,
+            body: len,
+            elements: 0,
+        }
+    }
+
+    /// The bytes charged so far.
+    pub fn spent(&self) -> usize {
+        self.limit - self.left
+    }
+
+    /// The nesting depth of the message being read (0 at the top).
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Charges `n` values of `T` (`n × size_of::<T>()` bytes); the error
+    /// names `T`, the values charged so far and the body's size.
+    pub fn charge<T>(&mut self, n: usize) -> Result<(), DecodeError> {
+        self.charge_bytes(n.saturating_mul(size_of::<T>()), n, short_name::<T>)
+    }
+
+    /// Charges `bytes` for `n` values named by `what` (called only for the
+    /// error).
+    pub(crate) fn charge_bytes(
+        &mut self,
+        bytes: usize,
+        n: usize,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), DecodeError> {
+        self.elements = self.elements.saturating_add(n);
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(DecodeError::MemoryLimit {
+                what: what(),
+                items: self.elements,
+                body: self.body,
+                limit: self.limit,
+            }),
+        }
+    }
+
+    /// One message deeper; nesting beyond [`MAX_DEPTH`] is an error.
+    fn enter(&mut self) -> Result<(), DecodeError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// `read` one message deeper.
+    fn nested<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        self.enter()?;
+        let out = read(self);
+        self.leave();
+        out
+    }
+}
+
+/// `T`'s name without module paths (`Container`, `Vec<u8>`,
+/// `(String, JSONSchemaProps)`).
+fn short_name<T>() -> String {
+    let full = std::any::type_name::<T>();
+    let mut out = String::with_capacity(full.len());
+    for part in full.split_inclusive(['<', '>', '(', ')', ',', ' ']) {
+        let (name, sep) =
+            part.split_at(part.trim_end_matches(['<', '>', '(', ')', ',', ' ']).len());
+        out.push_str(name.rsplit("::").next().unwrap_or(name));
+        out.push_str(sep);
+    }
+    out
 }
 
 // ---- writing ----
@@ -320,34 +440,58 @@ pub fn double(value: Value<'_>) -> Result<f64, DecodeError> {
 
 /// Merges a message field into `into` (a repeated occurrence merges, as
 /// protobuf says); nesting deeper than [`MAX_DEPTH`] is an error.
-pub fn merge(into: &mut dyn Message, value: Value<'_>, depth: u32) -> Result<(), DecodeError> {
+pub fn merge(
+    into: &mut dyn Message,
+    value: Value<'_>,
+    budget: &mut Budget,
+) -> Result<(), DecodeError> {
     let b = len(value)?;
-    let depth = depth + 1;
-    if depth > MAX_DEPTH {
-        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
-    }
-    fields(b, |n, v| into.merge_field(n, v, depth))
+    budget.nested(|budget| fields(b, |n, v| into.merge_field(n, v, budget)))
 }
 
-/// A new message read from a field.
-pub fn message<M: Message + Default>(value: Value<'_>, depth: u32) -> Result<M, DecodeError> {
+/// Merges a message field into a boxed one, charging the box when it is
+/// made.
+pub fn merge_boxed<M: Message + Default>(
+    slot: &mut Option<Box<M>>,
+    value: Value<'_>,
+    budget: &mut Budget,
+) -> Result<(), DecodeError> {
+    let m = match slot {
+        Some(m) => m,
+        None => {
+            budget.charge::<M>(1)?;
+            slot.insert(Box::default())
+        }
+    };
+    merge(&mut **m, value, budget)
+}
+
+/// A new message read from a field (its own memory is charged where it is
+/// kept: [`push`], [`entry`]).
+pub fn message<M: Message + Default>(
+    value: Value<'_>,
+    budget: &mut Budget,
+) -> Result<M, DecodeError> {
     let mut m = M::default();
-    merge(&mut m, value, depth)?;
+    merge(&mut m, value, budget)?;
     Ok(m)
+}
+
+/// Appends an element to a repeated field, charging it.
+pub fn push<T>(list: &mut Vec<T>, item: T, budget: &mut Budget) -> Result<(), DecodeError> {
+    budget.charge::<T>(1)?;
+    list.push(item);
+    Ok(())
 }
 
 /// A Go embedded struct: its fields go to `each` (the model's own fields).
 pub fn embedded(
     value: Value<'_>,
-    depth: u32,
-    each: &mut dyn FnMut(u32, Value<'_>, u32) -> Result<(), DecodeError>,
+    budget: &mut Budget,
+    each: &mut dyn FnMut(u32, Value<'_>, &mut Budget) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
     let b = len(value)?;
-    let depth = depth + 1;
-    if depth > MAX_DEPTH {
-        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
-    }
-    fields(b, |n, v| each(n, v, depth))
+    budget.nested(|budget| fields(b, |n, v| each(n, v, budget)))
 }
 
 fn timestamp(value: Value<'_>) -> Result<Option<(i64, i32)>, DecodeError> {
@@ -404,11 +548,12 @@ pub fn nonzero<T: Default + PartialEq>(v: T) -> Option<T> {
 pub fn wrapped<T>(
     value: Value<'_>,
     read: fn(Value<'_>) -> Result<T, DecodeError>,
+    budget: &mut Budget,
 ) -> Result<Vec<T>, DecodeError> {
     let mut out = Vec::new();
     fields(len(value)?, |n, v| {
         if n == 1 {
-            out.push(read(v)?);
+            push(&mut out, read(v)?, budget)?;
         }
         Ok(())
     })?;
@@ -431,10 +576,10 @@ pub fn repeated<T>(
     value: Value<'_>,
     read: fn(Value<'_>) -> Result<T, DecodeError>,
     packed: Packed,
+    budget: &mut Budget,
 ) -> Result<(), DecodeError> {
     let Value::Len(b) = value else {
-        into.push(read(value)?);
-        return Ok(());
+        return push(into, read(value)?, budget);
     };
     let mut at = 0;
     while at < b.len() {
@@ -443,31 +588,33 @@ pub fn repeated<T>(
         } else {
             Value::Varint(varint(b, &mut at)?)
         };
-        into.push(read(v)?);
+        push(into, read(v)?, budget)?;
     }
     Ok(())
 }
 
-/// One `map<string, V>` entry; a missing value is `V::default()`.
+/// One `map<string, V>` entry; a missing value is `V::default()`. Charged
+/// twice its size: a `BTreeMap` built in key order keeps its nodes about
+/// half full.
 pub fn entry<V: Default>(
     value: Value<'_>,
-    depth: u32,
-    read: impl Fn(Value<'_>, u32) -> Result<V, DecodeError>,
+    budget: &mut Budget,
+    read: impl Fn(Value<'_>, &mut Budget) -> Result<V, DecodeError>,
 ) -> Result<(String, V), DecodeError> {
-    let depth = depth + 1;
-    if depth > MAX_DEPTH {
-        return Err(DecodeError::TooDeep { limit: MAX_DEPTH });
-    }
-    let (mut k, mut out) = (String::new(), V::default());
-    fields(len(value)?, |n, v| {
-        match n {
-            1 => k = string(v)?,
-            2 => out = read(v, depth)?,
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok((k, out))
+    let b = len(value)?;
+    budget.charge::<(String, V)>(2)?;
+    budget.nested(|budget| {
+        let (mut k, mut out) = (String::new(), V::default());
+        fields(b, |n, v| {
+            match n {
+                1 => k = string(v)?,
+                2 => out = read(v, budget)?,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((k, out))
+    })
 }
 
 #[cfg(test)]
@@ -510,7 +657,15 @@ mod tests {
         assert!(string(Value::Varint(1)).is_err());
         assert!(string(Value::Len(&[0xff])).is_err());
         let mut v = Vec::new();
-        repeated(&mut v, Value::Len(&[1, 0x96, 0x01]), int32, Packed::Varint).unwrap();
+        let mut budget = Budget::for_body(3);
+        repeated(
+            &mut v,
+            Value::Len(&[1, 0x96, 0x01]),
+            int32,
+            Packed::Varint,
+            &mut budget,
+        )
+        .unwrap();
         assert_eq!(v, [1, 150]);
     }
 }

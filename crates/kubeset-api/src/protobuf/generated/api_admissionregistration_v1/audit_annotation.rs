@@ -18,9 +18,9 @@ for crate::api::admissionregistration::v1::AuditAnnotation {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.key = w::string(value)?,
             2 => self.value_expression = w::string(value)?,

@@ -18,9 +18,9 @@ for crate::api::admissionregistration::v1::ExpressionWarning {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             2 => self.field_ref = w::string(value)?,
             3 => self.warning = w::string(value)?,

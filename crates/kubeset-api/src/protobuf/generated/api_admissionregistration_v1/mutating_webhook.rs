@@ -56,37 +56,30 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(&mut self.client_config, value, depth)?,
-            3 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => w::merge(&mut self.client_config, value, budget)?,
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.rules.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => self.failure_policy = Some(w::string(value)?),
             9 => self.match_policy = Some(w::string(value)?),
-            5 => {
-                w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            11 => {
-                w::merge(
-                    &mut **self.object_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            5 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
+            11 => w::merge_boxed(&mut self.object_selector, value, budget)?,
             6 => self.side_effects = w::string(value)?,
             7 => self.timeout_seconds = Some(w::int32(value)?),
-            8 => self.admission_review_versions.push(w::string(value)?),
+            8 => {
+                let v = w::string(value)?;
+                w::push(&mut self.admission_review_versions, v, budget)?;
+            }
             10 => self.reinvocation_policy = Some(w::string(value)?),
             12 => {
-                self.match_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.match_conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -24,9 +24,9 @@ for crate::api::admissionregistration::v1::ServiceReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.namespace = w::string(value)?,
             2 => self.name = w::string(value)?,

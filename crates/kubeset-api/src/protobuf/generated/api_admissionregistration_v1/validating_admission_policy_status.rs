@@ -23,22 +23,21 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => {
                 w::merge(
                     self.type_checking.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -26,9 +26,9 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::Validat
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.expression = w::string(value)?,
             2 => self.message = w::nonzero(w::string(value)?),

@@ -15,9 +15,9 @@ for crate::api::admissionregistration::v1alpha1::ApplyConfiguration {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.expression = w::nonzero(w::string(value)?);
         }

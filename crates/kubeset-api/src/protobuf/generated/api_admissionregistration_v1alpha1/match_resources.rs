@@ -29,33 +29,23 @@ for crate::api::admissionregistration::v1alpha1::MatchResources {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.object_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
+            2 => w::merge_boxed(&mut self.object_selector, value, budget)?,
             3 => {
-                self.resource_rules
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.resource_rules.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => {
-                self.exclude_resource_rules
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.exclude_resource_rules.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             7 => self.match_policy = Some(w::string(value)?),
             _ => {}

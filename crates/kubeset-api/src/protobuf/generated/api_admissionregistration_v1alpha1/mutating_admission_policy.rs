@@ -17,18 +17,12 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge_boxed(&mut self.spec, value, budget)?,
             _ => {}
         }
         Ok(())

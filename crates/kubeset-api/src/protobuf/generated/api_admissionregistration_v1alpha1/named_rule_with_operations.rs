@@ -50,44 +50,59 @@ for crate::api::admissionregistration::v1alpha1::NamedRuleWithOperations {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.resource_names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.resource_names.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         match number {
                             1 => {
-                                self.operations
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::string(value)?)
+                                let v = w::string(value)?;
+                                w::push(
+                                    self.operations.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             2 => {
                                 w::embedded(
                                     value,
-                                    depth,
-                                    &mut |number, value, depth| {
-                                        let _ = depth;
+                                    budget,
+                                    &mut |number, value, budget| {
+                                        let _ = budget;
                                         match number {
                                             1 => {
-                                                self.api_groups
-                                                    .get_or_insert_with(Vec::new)
-                                                    .push(w::string(value)?)
+                                                let v = w::string(value)?;
+                                                w::push(
+                                                    self.api_groups.get_or_insert_with(Vec::new),
+                                                    v,
+                                                    budget,
+                                                )?;
                                             }
                                             2 => {
-                                                self.api_versions
-                                                    .get_or_insert_with(Vec::new)
-                                                    .push(w::string(value)?)
+                                                let v = w::string(value)?;
+                                                w::push(
+                                                    self.api_versions.get_or_insert_with(Vec::new),
+                                                    v,
+                                                    budget,
+                                                )?;
                                             }
                                             3 => {
-                                                self.resources
-                                                    .get_or_insert_with(Vec::new)
-                                                    .push(w::string(value)?)
+                                                let v = w::string(value)?;
+                                                w::push(
+                                                    self.resources.get_or_insert_with(Vec::new),
+                                                    v,
+                                                    budget,
+                                                )?;
                                             }
                                             4 => self.scope = Some(w::string(value)?),
                                             _ => {}

@@ -18,9 +18,9 @@ for crate::api::admissionregistration::v1beta1::MatchCondition {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.expression = w::string(value)?,

@@ -21,25 +21,13 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSp
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.policy_name = w::nonzero(w::string(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.param_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.match_resources.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.param_ref, value, budget)?,
+            3 => w::merge_boxed(&mut self.match_resources, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -39,39 +39,24 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.param_kind.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.match_constraints.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.param_kind, value, budget)?,
+            2 => w::merge_boxed(&mut self.match_constraints, value, budget)?,
             3 => {
-                self.variables
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.variables.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => {
-                self.mutations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.mutations.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => self.failure_policy = Some(w::string(value)?),
             6 => {
-                self.match_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.match_conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => self.reinvocation_policy = w::nonzero(w::string(value)?),
             _ => {}

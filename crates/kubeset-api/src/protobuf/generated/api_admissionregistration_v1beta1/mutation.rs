@@ -19,23 +19,23 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Mu
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             2 => self.patch_type = w::string(value)?,
             3 => {
                 w::merge(
                     self.apply_configuration.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             4 => {
                 w::merge(
                     self.json_patch.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

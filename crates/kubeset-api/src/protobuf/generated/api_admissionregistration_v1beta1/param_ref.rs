@@ -25,19 +25,13 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Pa
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::nonzero(w::string(value)?),
             2 => self.namespace = w::nonzero(w::string(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.selector, value, budget)?,
             4 => self.parameter_not_found_action = Some(w::string(value)?),
             _ => {}
         }

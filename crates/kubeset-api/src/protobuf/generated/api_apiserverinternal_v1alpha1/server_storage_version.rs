@@ -30,19 +30,23 @@ for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.api_server_id = w::nonzero(w::string(value)?),
             2 => self.encoding_version = w::nonzero(w::string(value)?),
             3 => {
-                self.decodable_versions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.decodable_versions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             4 => {
-                self.served_versions.get_or_insert_with(Vec::new).push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.served_versions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -22,13 +22,13 @@ for crate::api::apiserverinternal::v1alpha1::StorageVersion {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(&mut self.spec, value, depth)?,
-            3 => w::merge(&mut self.status, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge(&mut self.spec, value, budget)?,
+            3 => w::merge(&mut self.status, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -20,12 +20,12 @@ impl crate::protobuf::Message for crate::api::apps::v1::ControllerRevision {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(self.data.get_or_insert_with(Default::default), value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge(self.data.get_or_insert_with(Default::default), value, budget)?,
             3 => self.revision = w::int64(value)?,
             _ => {}
         }

@@ -28,17 +28,17 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.selector, value, depth)?,
-            2 => w::merge(&mut self.template, value, depth)?,
+            1 => w::merge(&mut self.selector, value, budget)?,
+            2 => w::merge(&mut self.template, value, budget)?,
             3 => {
                 w::merge(
                     self.update_strategy.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),

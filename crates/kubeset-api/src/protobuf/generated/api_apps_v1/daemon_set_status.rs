@@ -53,9 +53,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.current_number_scheduled = w::int32(value)?,
             2 => self.number_misscheduled = w::int32(value)?,
@@ -67,9 +67,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetStatus {
             8 => self.number_unavailable = w::nonzero(w::int32(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
             10 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -17,18 +17,12 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetUpdateStrategy 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::nonzero(w::string(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.rolling_update.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.rolling_update, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -33,9 +33,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentCondition {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,

@@ -50,9 +50,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => self.replicas = w::nonzero(w::int32(value)?),
@@ -62,9 +62,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStatus {
             5 => self.unavailable_replicas = w::nonzero(w::int32(value)?),
             9 => self.terminating_replicas = Some(w::int32(value)?),
             6 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             8 => self.collision_count = Some(w::int32(value)?),
             _ => {}

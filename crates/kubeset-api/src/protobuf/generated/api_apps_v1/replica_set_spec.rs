@@ -24,20 +24,14 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.replicas = Some(w::int32(value)?),
             4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
-            2 => w::merge(&mut self.selector, value, depth)?,
-            3 => {
-                w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(&mut self.selector, value, budget)?,
+            3 => w::merge_boxed(&mut self.template, value, budget)?,
             _ => {}
         }
         Ok(())

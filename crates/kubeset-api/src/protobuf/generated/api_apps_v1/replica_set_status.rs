@@ -41,9 +41,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.replicas = w::int32(value)?,
             2 => self.fully_labeled_replicas = w::nonzero(w::int32(value)?),
@@ -52,9 +52,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetStatus {
             7 => self.terminating_replicas = Some(w::int32(value)?),
             3 => self.observed_generation = w::nonzero(w::int64(value)?),
             6 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -15,22 +15,22 @@ impl crate::protobuf::Message for crate::api::apps::v1::RollingUpdateDaemonSet {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.max_unavailable.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             2 => {
                 w::merge(
                     self.max_surge.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

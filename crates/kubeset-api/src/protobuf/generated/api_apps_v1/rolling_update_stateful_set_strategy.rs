@@ -16,16 +16,16 @@ for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.partition = Some(w::int32(value)?),
             2 => {
                 w::merge(
                     self.max_unavailable.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

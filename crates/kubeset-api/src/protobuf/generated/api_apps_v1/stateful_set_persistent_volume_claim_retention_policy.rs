@@ -20,9 +20,9 @@ for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.when_deleted = w::nonzero(w::string(value)?),
             2 => self.when_scaled = w::nonzero(w::string(value)?),

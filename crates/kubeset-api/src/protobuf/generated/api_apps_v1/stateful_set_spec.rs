@@ -50,43 +50,38 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.replicas = Some(w::int32(value)?),
-            2 => w::merge(&mut self.selector, value, depth)?,
-            3 => w::merge(&mut self.template, value, depth)?,
+            2 => w::merge(&mut self.selector, value, budget)?,
+            3 => w::merge(&mut self.template, value, budget)?,
             4 => {
-                self.volume_claim_templates
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.volume_claim_templates.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             5 => self.service_name = Some(w::string(value)?),
             6 => self.pod_management_policy = w::nonzero(w::string(value)?),
-            7 => {
-                w::merge(
-                    &mut **self.update_strategy.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            7 => w::merge_boxed(&mut self.update_strategy, value, budget)?,
             8 => self.revision_history_limit = Some(w::int32(value)?),
             9 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             10 => {
-                w::merge(
-                    &mut **self
-                        .persistent_volume_claim_retention_policy
-                        .get_or_insert_with(Default::default),
+                w::merge_boxed(
+                    &mut self.persistent_volume_claim_retention_policy,
                     value,
-                    depth,
+                    budget,
                 )?
             }
             11 => {
                 w::merge(
                     self.ordinals.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -54,9 +54,9 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => self.replicas = w::int32(value)?,
@@ -67,9 +67,8 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetStatus {
             7 => self.update_revision = w::nonzero(w::string(value)?),
             9 => self.collision_count = Some(w::int32(value)?),
             10 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             11 => self.available_replicas = Some(w::int32(value)?),
             _ => {}

@@ -17,16 +17,16 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetUpdateStrateg
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.rolling_update.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

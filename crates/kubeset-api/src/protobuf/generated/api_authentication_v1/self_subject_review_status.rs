@@ -13,15 +13,11 @@ for crate::api::authentication::v1::SelfSubjectReviewStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(
-                &mut **self.user_info.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?;
+            w::merge_boxed(&mut self.user_info, value, budget)?;
         }
         Ok(())
     }

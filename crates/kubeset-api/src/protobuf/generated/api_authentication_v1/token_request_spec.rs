@@ -21,19 +21,16 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.audiences.push(w::string(value)?),
-            4 => self.expiration_seconds = Some(w::int64(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.bound_object_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.audiences, v, budget)?;
             }
+            4 => self.expiration_seconds = Some(w::int64(value)?),
+            3 => w::merge_boxed(&mut self.bound_object_ref, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -17,9 +17,9 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSt
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.token = w::string(value)?,
             2 => self.expiration_timestamp = w::time(value)?.unwrap_or_default(),

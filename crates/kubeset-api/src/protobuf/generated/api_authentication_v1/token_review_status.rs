@@ -27,19 +27,16 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.authenticated = w::nonzero(w::bool(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.user.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            2 => w::merge_boxed(&mut self.user, value, budget)?,
+            4 => {
+                let v = w::string(value)?;
+                w::push(self.audiences.get_or_insert_with(Vec::new), v, budget)?;
             }
-            4 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.error = w::nonzero(w::string(value)?),
             _ => {}
         }

@@ -27,20 +27,23 @@ impl crate::protobuf::Message for crate::api::authentication::v1::UserInfo {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.username = w::nonzero(w::string(value)?),
             2 => self.uid = w::nonzero(w::string(value)?),
-            3 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.groups.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::wrapped(value, w::string)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::wrapped(value, w::string, budget)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

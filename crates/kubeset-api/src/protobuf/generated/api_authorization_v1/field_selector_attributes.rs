@@ -20,15 +20,14 @@ for crate::api::authorization::v1::FieldSelectorAttributes {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.raw_selector = w::nonzero(w::string(value)?),
             2 => {
-                self.requirements
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.requirements.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

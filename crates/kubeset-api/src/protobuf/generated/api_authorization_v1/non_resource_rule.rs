@@ -20,15 +20,17 @@ impl crate::protobuf::Message for crate::api::authorization::v1::NonResourceRule
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.verbs.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.verbs, v, budget)?;
+            }
             2 => {
-                self.non_resource_urls
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.non_resource_urls.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

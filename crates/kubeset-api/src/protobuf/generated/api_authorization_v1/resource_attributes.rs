@@ -50,9 +50,9 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.namespace = w::nonzero(w::string(value)?),
             2 => self.verb = w::nonzero(w::string(value)?),
@@ -61,20 +61,8 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             5 => self.resource = w::nonzero(w::string(value)?),
             6 => self.subresource = w::nonzero(w::string(value)?),
             7 => self.name = w::nonzero(w::string(value)?),
-            8 => {
-                w::merge(
-                    &mut **self.field_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            9 => {
-                w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            8 => w::merge_boxed(&mut self.field_selector, value, budget)?,
+            9 => w::merge_boxed(&mut self.label_selector, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -16,26 +16,12 @@ for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.resource_attributes.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self
-                        .non_resource_attributes
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.resource_attributes, value, budget)?,
+            2 => w::merge_boxed(&mut self.non_resource_attributes, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -20,19 +20,13 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SubjectAccessRe
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(&mut self.spec, value, depth)?,
-            3 => {
-                w::merge(
-                    &mut **self.status.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge(&mut self.spec, value, budget)?,
+            3 => w::merge_boxed(&mut self.status, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -34,35 +34,24 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.resource_attributes.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self
-                        .non_resource_attributes
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.resource_attributes, value, budget)?,
+            2 => w::merge_boxed(&mut self.non_resource_attributes, value, budget)?,
             3 => self.user = w::nonzero(w::string(value)?),
-            4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => {
+                let v = w::string(value)?;
+                w::push(self.groups.get_or_insert_with(Vec::new), v, budget)?;
+            }
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::wrapped(value, w::string)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::wrapped(value, w::string, budget)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

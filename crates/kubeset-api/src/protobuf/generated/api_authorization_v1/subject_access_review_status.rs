@@ -29,9 +29,9 @@ for crate::api::authorization::v1::SubjectAccessReviewStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.allowed = w::bool(value)?,
             4 => self.denied = w::nonzero(w::bool(value)?),

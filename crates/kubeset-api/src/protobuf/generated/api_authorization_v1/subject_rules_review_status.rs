@@ -31,12 +31,18 @@ for crate::api::authorization::v1::SubjectRulesReviewStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.resource_rules.push(w::message(value, depth)?),
-            2 => self.non_resource_rules.push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.resource_rules, v, budget)?;
+            }
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.non_resource_rules, v, budget)?;
+            }
             3 => self.incomplete = w::bool(value)?,
             4 => self.evaluation_error = w::nonzero(w::string(value)?),
             _ => {}

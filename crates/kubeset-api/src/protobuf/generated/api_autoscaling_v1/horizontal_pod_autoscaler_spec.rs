@@ -24,11 +24,11 @@ for crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.scale_target_ref, value, depth)?,
+            1 => w::merge(&mut self.scale_target_ref, value, budget)?,
             2 => self.min_replicas = Some(w::int32(value)?),
             3 => self.max_replicas = w::int32(value)?,
             4 => self.target_cpu_utilization_percentage = Some(w::int32(value)?),

@@ -27,9 +27,9 @@ for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = Some(w::int64(value)?),
             2 => self.last_scale_time = w::time(value)?,

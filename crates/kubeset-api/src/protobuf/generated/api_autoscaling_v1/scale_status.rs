@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::autoscaling::v1::ScaleStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.replicas = w::int32(value)?,
             2 => self.selector = w::nonzero(w::string(value)?),

@@ -22,12 +22,12 @@ for crate::api::autoscaling::v2::ContainerResourceMetricSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(&mut self.target, value, depth)?,
+            2 => w::merge(&mut self.target, value, budget)?,
             3 => self.container = w::string(value)?,
             _ => {}
         }

@@ -23,9 +23,9 @@ for crate::api::autoscaling::v2::CrossVersionObjectReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.kind = w::string(value)?,
             2 => self.name = w::string(value)?,

@@ -16,24 +16,12 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.scale_up.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.scale_down.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.scale_up, value, budget)?,
+            2 => w::merge_boxed(&mut self.scale_down, value, budget)?,
             _ => {}
         }
         Ok(())

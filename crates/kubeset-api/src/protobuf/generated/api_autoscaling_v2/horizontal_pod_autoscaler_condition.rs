@@ -31,9 +31,9 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
             2 => self.status = w::string(value)?,

@@ -29,21 +29,22 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.scale_target_ref, value, depth)?,
+            1 => w::merge(&mut self.scale_target_ref, value, budget)?,
             2 => self.min_replicas = Some(w::int32(value)?),
             3 => self.max_replicas = w::int32(value)?,
             4 => {
-                self.metrics.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.metrics.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => {
                 w::merge(
                     self.behavior.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -35,23 +35,21 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = Some(w::int64(value)?),
             2 => self.last_scale_time = w::time(value)?,
             3 => self.current_replicas = w::nonzero(w::int32(value)?),
             4 => self.desired_replicas = w::int32(value)?,
             5 => {
-                self.current_metrics
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.current_metrics.get_or_insert_with(Vec::new), v, budget)?;
             }
             6 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -23,22 +23,21 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::HPAScalingRules {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             3 => self.stabilization_window_seconds = Some(w::int32(value)?),
             1 => self.select_policy = Some(w::string(value)?),
             2 => {
-                self.policies
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.policies.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => {
                 w::merge(
                     self.tolerance.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -28,46 +28,16 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.object.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.pods.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            4 => {
-                w::merge(
-                    &mut **self.resource.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            7 => {
-                w::merge(
-                    &mut **self.container_resource.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            5 => {
-                w::merge(
-                    &mut **self.external.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.object, value, budget)?,
+            3 => w::merge_boxed(&mut self.pods, value, budget)?,
+            4 => w::merge_boxed(&mut self.resource, value, budget)?,
+            7 => w::merge_boxed(&mut self.container_resource, value, budget)?,
+            5 => w::merge_boxed(&mut self.external, value, budget)?,
             _ => {}
         }
         Ok(())

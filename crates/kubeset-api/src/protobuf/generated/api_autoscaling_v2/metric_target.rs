@@ -22,17 +22,19 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricTarget {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge(self.value.get_or_insert_with(Default::default), value, depth)?,
+            2 => {
+                w::merge(self.value.get_or_insert_with(Default::default), value, budget)?
+            }
             3 => {
                 w::merge(
                     self.average_value.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             4 => self.average_utilization = Some(w::int32(value)?),

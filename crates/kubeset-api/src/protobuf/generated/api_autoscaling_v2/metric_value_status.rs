@@ -18,16 +18,18 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricValueStatus
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(self.value.get_or_insert_with(Default::default), value, depth)?,
+            1 => {
+                w::merge(self.value.get_or_insert_with(Default::default), value, budget)?
+            }
             2 => {
                 w::merge(
                     self.average_value.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => self.average_utilization = Some(w::int32(value)?),

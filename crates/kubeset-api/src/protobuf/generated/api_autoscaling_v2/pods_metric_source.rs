@@ -17,12 +17,12 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::PodsMetricSource 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metric, value, depth)?,
-            2 => w::merge(&mut self.target, value, depth)?,
+            1 => w::merge(&mut self.metric, value, budget)?,
+            2 => w::merge(&mut self.target, value, budget)?,
             _ => {}
         }
         Ok(())

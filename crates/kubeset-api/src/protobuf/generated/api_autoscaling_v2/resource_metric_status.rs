@@ -17,12 +17,12 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::ResourceMetricSta
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge(&mut self.current, value, depth)?,
+            2 => w::merge(&mut self.current, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -37,16 +37,16 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.schedule = w::string(value)?,
             8 => self.time_zone = Some(w::string(value)?),
             2 => self.starting_deadline_seconds = Some(w::int64(value)?),
             3 => self.concurrency_policy = w::nonzero(w::string(value)?),
             4 => self.suspend = Some(w::bool(value)?),
-            5 => w::merge(&mut self.job_template, value, depth)?,
+            5 => w::merge(&mut self.job_template, value, budget)?,
             6 => self.successful_jobs_history_limit = Some(w::int32(value)?),
             7 => self.failed_jobs_history_limit = Some(w::int32(value)?),
             _ => {}

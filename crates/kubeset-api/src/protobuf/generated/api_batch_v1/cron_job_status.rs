@@ -20,11 +20,14 @@ impl crate::protobuf::Message for crate::api::batch::v1::CronJobStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.active.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(self.active.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => self.last_schedule_time = w::time(value)?,
             5 => self.last_successful_time = w::time(value)?,
             _ => {}

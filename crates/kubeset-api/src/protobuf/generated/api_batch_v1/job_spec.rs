@@ -58,9 +58,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.parallelism = Some(w::int32(value)?),
             2 => self.completions = Some(w::int32(value)?),
@@ -69,28 +69,22 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
                 w::merge(
                     self.pod_failure_policy.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             16 => {
                 w::merge(
                     self.success_policy.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             7 => self.backoff_limit = Some(w::int32(value)?),
             12 => self.backoff_limit_per_index = Some(w::int32(value)?),
             13 => self.max_failed_indexes = Some(w::int32(value)?),
-            4 => {
-                w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.selector, value, budget)?,
             5 => self.manual_selector = Some(w::bool(value)?),
-            6 => w::merge(&mut self.template, value, depth)?,
+            6 => w::merge(&mut self.template, value, budget)?,
             8 => self.ttl_seconds_after_finished = Some(w::int32(value)?),
             9 => self.completion_mode = Some(w::string(value)?),
             10 => self.suspend = Some(w::bool(value)?),

@@ -52,14 +52,13 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             2 => self.start_time = w::time(value)?,
             3 => self.completion_time = w::time(value)?,
@@ -69,15 +68,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             11 => self.terminating = Some(w::int32(value)?),
             7 => self.completed_indexes = w::nonzero(w::string(value)?),
             10 => self.failed_indexes = Some(w::string(value)?),
-            8 => {
-                w::merge(
-                    &mut **self
-                        .uncounted_terminated_pods
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            8 => w::merge_boxed(&mut self.uncounted_terminated_pods, value, budget)?,
             9 => self.ready = Some(w::int32(value)?),
             _ => {}
         }

@@ -23,13 +23,21 @@ for crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.container_name = Some(w::string(value)?),
             2 => self.operator = w::string(value)?,
-            3 => w::repeated(&mut self.values, value, w::int32, w::Packed::Varint)?,
+            3 => {
+                w::repeated(
+                    &mut self.values,
+                    value,
+                    w::int32,
+                    w::Packed::Varint,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -21,22 +21,15 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.action = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.on_exit_codes.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.on_exit_codes, value, budget)?,
             3 => {
-                self.on_pod_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.on_pod_conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -15,9 +15,9 @@ impl crate::protobuf::Message for crate::api::batch::v1::SuccessPolicyRule {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.succeeded_indexes = Some(w::string(value)?),
             2 => self.succeeded_count = Some(w::int32(value)?),

@@ -19,12 +19,18 @@ impl crate::protobuf::Message for crate::api::batch::v1::UncountedTerminatedPods
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.succeeded.get_or_insert_with(Vec::new).push(w::string(value)?),
-            2 => self.failed.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.succeeded.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.failed.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

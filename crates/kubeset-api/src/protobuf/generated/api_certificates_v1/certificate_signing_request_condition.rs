@@ -34,9 +34,9 @@ for crate::api::certificates::v1::CertificateSigningRequestCondition {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
             6 => self.status = w::string(value)?,

@@ -44,24 +44,30 @@ for crate::api::certificates::v1::CertificateSigningRequestSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.request = w::bytes(value)?,
             7 => self.signer_name = w::string(value)?,
             8 => self.expiration_seconds = Some(w::int32(value)?),
-            5 => self.usages.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.usages.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.username = w::nonzero(w::string(value)?),
             3 => self.uid = w::nonzero(w::string(value)?),
-            4 => self.groups.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => {
+                let v = w::string(value)?;
+                w::push(self.groups.get_or_insert_with(Vec::new), v, budget)?;
+            }
             6 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::wrapped(value, w::string)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::wrapped(value, w::string, budget)
                     },
                 )?;
                 self.extra.get_or_insert_with(Default::default).insert(k, v);

@@ -19,9 +19,9 @@ for crate::api::certificates::v1alpha1::ClusterTrustBundleSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.signer_name = w::nonzero(w::string(value)?),
             2 => self.trust_bundle = w::string(value)?,

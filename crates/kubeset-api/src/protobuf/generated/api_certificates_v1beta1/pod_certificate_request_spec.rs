@@ -52,9 +52,9 @@ for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.signer_name = w::string(value)?,
             2 => self.pod_name = w::string(value)?,
@@ -69,9 +69,9 @@ for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
             11 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;

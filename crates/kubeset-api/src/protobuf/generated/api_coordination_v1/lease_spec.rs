@@ -30,9 +30,9 @@ impl crate::protobuf::Message for crate::api::coordination::v1::LeaseSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.holder_identity = Some(w::string(value)?),
             2 => self.lease_duration_seconds = Some(w::int32(value)?),

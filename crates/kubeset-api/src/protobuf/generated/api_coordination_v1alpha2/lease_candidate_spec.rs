@@ -33,9 +33,9 @@ for crate::api::coordination::v1alpha2::LeaseCandidateSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.lease_name = w::string(value)?,
             2 => self.ping_time = w::micro_time(value)?,

@@ -32,9 +32,9 @@ impl crate::protobuf::Message for crate::api::coordination::v1beta1::LeaseCandid
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.lease_name = w::string(value)?,
             2 => self.ping_time = w::micro_time(value)?,

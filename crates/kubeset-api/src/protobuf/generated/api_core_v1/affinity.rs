@@ -18,31 +18,13 @@ impl crate::protobuf::Message for crate::api::core::v1::Affinity {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.node_affinity.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.pod_affinity.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.pod_anti_affinity.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.node_affinity, value, budget)?,
+            2 => w::merge_boxed(&mut self.pod_affinity, value, budget)?,
+            3 => w::merge_boxed(&mut self.pod_anti_affinity, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -29,9 +29,9 @@ for crate::api::core::v1::AWSElasticBlockStoreVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.volume_id = w::string(value)?,
             2 => self.fs_type = w::nonzero(w::string(value)?),

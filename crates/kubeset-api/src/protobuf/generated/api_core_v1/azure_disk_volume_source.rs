@@ -29,9 +29,9 @@ impl crate::protobuf::Message for crate::api::core::v1::AzureDiskVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.disk_name = w::string(value)?,
             2 => self.disk_uri = w::string(value)?,

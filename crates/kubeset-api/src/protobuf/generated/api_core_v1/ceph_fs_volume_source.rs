@@ -38,11 +38,14 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.monitors.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.monitors, v, budget)?;
+            }
             2 => self.path = w::nonzero(w::string(value)?),
             3 => self.user = w::nonzero(w::string(value)?),
             4 => self.secret_file = w::nonzero(w::string(value)?),
@@ -50,7 +53,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSVolumeSource {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             6 => self.read_only = w::nonzero(w::bool(value)?),

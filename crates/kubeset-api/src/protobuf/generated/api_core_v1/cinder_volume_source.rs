@@ -26,9 +26,9 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.volume_id = w::string(value)?,
             2 => self.fs_type = w::nonzero(w::string(value)?),
@@ -37,7 +37,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderVolumeSource {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

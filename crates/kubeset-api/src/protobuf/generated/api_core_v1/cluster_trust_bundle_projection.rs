@@ -25,19 +25,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = Some(w::string(value)?),
             2 => self.signer_name = Some(w::string(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.label_selector, value, budget)?,
             5 => self.optional = Some(w::bool(value)?),
             4 => self.path = w::string(value)?,
             _ => {}

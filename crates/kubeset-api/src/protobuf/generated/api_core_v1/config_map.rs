@@ -22,18 +22,18 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             4 => self.immutable = Some(w::bool(value)?),
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -42,9 +42,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMap {
             3 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::bytes(value)
                     },
                 )?;

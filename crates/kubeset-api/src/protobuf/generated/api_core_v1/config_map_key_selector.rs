@@ -27,16 +27,16 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapKeySelector {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         if number == 1 {
                             self.name = w::nonzero(w::string(value)?);
                         }

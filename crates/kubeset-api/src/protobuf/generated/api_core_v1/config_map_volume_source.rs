@@ -31,16 +31,16 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         if number == 1 {
                             self.name = w::nonzero(w::string(value)?);
                         }
@@ -48,7 +48,10 @@ impl crate::protobuf::Message for crate::api::core::v1::ConfigMapVolumeSource {
                     },
                 )?
             }
-            2 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.items.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => self.default_mode = Some(w::int32(value)?),
             4 => self.optional = Some(w::bool(value)?),
             _ => {}

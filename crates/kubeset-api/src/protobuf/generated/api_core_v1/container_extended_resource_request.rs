@@ -22,9 +22,9 @@ for crate::api::core::v1::ContainerExtendedResourceRequest {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.container_name = w::string(value)?,
             2 => self.resource_name = w::string(value)?,

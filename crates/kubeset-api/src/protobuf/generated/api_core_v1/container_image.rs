@@ -19,11 +19,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerImage {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.names.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.size_bytes = w::nonzero(w::int64(value)?),
             _ => {}
         }

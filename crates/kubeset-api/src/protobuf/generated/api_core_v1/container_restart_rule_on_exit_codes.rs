@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRuleOnEx
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.operator = w::string(value)?,
             2 => {
@@ -29,6 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRuleOnEx
                     value,
                     w::int32,
                     w::Packed::Varint,
+                    budget,
                 )?
             }
             _ => {}

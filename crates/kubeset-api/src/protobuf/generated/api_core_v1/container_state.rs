@@ -18,31 +18,19 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.waiting.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.waiting, value, budget)?,
             2 => {
                 w::merge(
                     self.running.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            3 => {
-                w::merge(
-                    &mut **self.terminated.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.terminated, value, budget)?,
             _ => {}
         }
         Ok(())

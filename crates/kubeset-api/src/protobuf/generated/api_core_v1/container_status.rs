@@ -65,25 +65,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.state.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.last_state.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.state, value, budget)?,
+            3 => w::merge_boxed(&mut self.last_state, value, budget)?,
             4 => self.ready = w::bool(value)?,
             5 => self.restart_count = w::int32(value)?,
             6 => self.image = w::string(value)?,
@@ -93,33 +81,31 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             10 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.allocated_resources
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            11 => {
-                w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            11 => w::merge_boxed(&mut self.resources, value, budget)?,
             12 => {
-                self.volume_mounts
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.volume_mounts.get_or_insert_with(Vec::new), v, budget)?;
             }
-            13 => w::merge(self.user.get_or_insert_with(Default::default), value, depth)?,
+            13 => {
+                w::merge(self.user.get_or_insert_with(Default::default), value, budget)?
+            }
             14 => {
-                self.allocated_resources_status
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.allocated_resources_status.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             15 => self.stop_signal = Some(w::string(value)?),
             _ => {}

@@ -12,15 +12,11 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerUser {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(
-                &mut **self.linux.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?;
+            w::merge_boxed(&mut self.linux, value, budget)?;
         }
         Ok(())
     }

@@ -45,9 +45,9 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.volume_handle = w::string(value)?,
@@ -56,59 +56,19 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.volume_attributes.get_or_insert_with(Default::default).insert(k, v);
             }
-            6 => {
-                w::merge(
-                    &mut **self
-                        .controller_publish_secret_ref
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            7 => {
-                w::merge(
-                    &mut **self
-                        .node_stage_secret_ref
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            8 => {
-                w::merge(
-                    &mut **self
-                        .node_publish_secret_ref
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            9 => {
-                w::merge(
-                    &mut **self
-                        .controller_expand_secret_ref
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            10 => {
-                w::merge(
-                    &mut **self
-                        .node_expand_secret_ref
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            6 => w::merge_boxed(&mut self.controller_publish_secret_ref, value, budget)?,
+            7 => w::merge_boxed(&mut self.node_stage_secret_ref, value, budget)?,
+            8 => w::merge_boxed(&mut self.node_publish_secret_ref, value, budget)?,
+            9 => w::merge_boxed(&mut self.controller_expand_secret_ref, value, budget)?,
+            10 => w::merge_boxed(&mut self.node_expand_secret_ref, value, budget)?,
             _ => {}
         }
         Ok(())

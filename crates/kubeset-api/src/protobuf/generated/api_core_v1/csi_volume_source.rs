@@ -25,9 +25,9 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.read_only = Some(w::bool(value)?),
@@ -35,9 +35,9 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIVolumeSource {
             4 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -47,7 +47,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIVolumeSource {
                 w::merge(
                     self.node_publish_secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

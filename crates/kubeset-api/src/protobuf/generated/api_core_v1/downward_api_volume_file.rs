@@ -22,25 +22,13 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.path = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.field_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.field_ref, value, budget)?,
+            3 => w::merge_boxed(&mut self.resource_field_ref, value, budget)?,
             4 => self.mode = Some(w::int32(value)?),
             _ => {}
         }

@@ -17,11 +17,14 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeSource 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(self.items.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.default_mode = Some(w::int32(value)?),
             _ => {}
         }

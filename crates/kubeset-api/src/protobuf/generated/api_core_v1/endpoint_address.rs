@@ -24,20 +24,14 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.ip = w::string(value)?,
             3 => self.hostname = w::nonzero(w::string(value)?),
             4 => self.node_name = Some(w::string(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.target_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.target_ref, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -24,21 +24,26 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointSubset {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.addresses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.addresses.get_or_insert_with(Vec::new), v, budget)?;
             }
             2 => {
-                self.not_ready_addresses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.not_ready_addresses.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
-            3 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.ports.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

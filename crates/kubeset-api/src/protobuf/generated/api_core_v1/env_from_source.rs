@@ -20,23 +20,23 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvFromSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.prefix = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
                     self.config_map_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

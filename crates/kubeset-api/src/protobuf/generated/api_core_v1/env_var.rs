@@ -21,19 +21,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.value = w::nonzero(w::string(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.value_from.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.value_from, value, budget)?,
             _ => {}
         }
         Ok(())

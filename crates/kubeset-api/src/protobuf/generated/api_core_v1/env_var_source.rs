@@ -24,45 +24,15 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.field_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.config_map_key_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            4 => {
-                w::merge(
-                    &mut **self.secret_key_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            5 => {
-                w::merge(
-                    &mut **self.file_key_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.field_ref, value, budget)?,
+            2 => w::merge_boxed(&mut self.resource_field_ref, value, budget)?,
+            3 => w::merge_boxed(&mut self.config_map_key_ref, value, budget)?,
+            4 => w::merge_boxed(&mut self.secret_key_ref, value, budget)?,
+            5 => w::merge_boxed(&mut self.file_key_ref, value, budget)?,
             _ => {}
         }
         Ok(())

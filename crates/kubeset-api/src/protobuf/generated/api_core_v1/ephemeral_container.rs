@@ -130,107 +130,94 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         match number {
                             1 => self.name = w::string(value)?,
                             2 => self.image = w::nonzero(w::string(value)?),
                             3 => {
-                                self.command
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::string(value)?)
+                                let v = w::string(value)?;
+                                w::push(
+                                    self.command.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             4 => {
-                                self.args
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::string(value)?)
+                                let v = w::string(value)?;
+                                w::push(self.args.get_or_insert_with(Vec::new), v, budget)?;
                             }
                             5 => self.working_dir = w::nonzero(w::string(value)?),
                             6 => {
-                                self.ports
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.ports.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             19 => {
-                                self.env_from
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.env_from.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             7 => {
-                                self.env
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(self.env.get_or_insert_with(Vec::new), v, budget)?;
                             }
-                            8 => {
-                                w::merge(
-                                    &mut **self.resources.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            8 => w::merge_boxed(&mut self.resources, value, budget)?,
                             23 => {
-                                self.resize_policy
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.resize_policy.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             24 => self.restart_policy = Some(w::string(value)?),
                             25 => {
-                                self.restart_policy_rules
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.restart_policy_rules.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             9 => {
-                                self.volume_mounts
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.volume_mounts.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             21 => {
-                                self.volume_devices
-                                    .get_or_insert_with(Vec::new)
-                                    .push(w::message(value, depth)?)
+                                let v = w::message(value, budget)?;
+                                w::push(
+                                    self.volume_devices.get_or_insert_with(Vec::new),
+                                    v,
+                                    budget,
+                                )?;
                             }
                             10 => {
-                                w::merge(
-                                    &mut **self
-                                        .liveness_probe
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.liveness_probe, value, budget)?
                             }
                             11 => {
-                                w::merge(
-                                    &mut **self
-                                        .readiness_probe
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.readiness_probe, value, budget)?
                             }
-                            22 => {
-                                w::merge(
-                                    &mut **self
-                                        .startup_probe
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            12 => {
-                                w::merge(
-                                    &mut **self.lifecycle.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            22 => w::merge_boxed(&mut self.startup_probe, value, budget)?,
+                            12 => w::merge_boxed(&mut self.lifecycle, value, budget)?,
                             13 => {
                                 self.termination_message_path = w::nonzero(
                                     w::string(value)?,
@@ -243,13 +230,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                             }
                             14 => self.image_pull_policy = w::nonzero(w::string(value)?),
                             15 => {
-                                w::merge(
-                                    &mut **self
-                                        .security_context
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.security_context, value, budget)?
                             }
                             16 => self.stdin = w::nonzero(w::bool(value)?),
                             17 => self.stdin_once = w::nonzero(w::bool(value)?),

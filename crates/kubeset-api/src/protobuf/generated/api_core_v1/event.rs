@@ -66,37 +66,29 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(&mut self.involved_object, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge(&mut self.involved_object, value, budget)?,
             3 => self.reason = w::nonzero(w::string(value)?),
             4 => self.message = w::nonzero(w::string(value)?),
-            5 => {
-                w::merge(
-                    &mut **self.source.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            5 => w::merge_boxed(&mut self.source, value, budget)?,
             6 => self.first_timestamp = w::time(value)?,
             7 => self.last_timestamp = w::time(value)?,
             8 => self.count = w::nonzero(w::int32(value)?),
             9 => self.type_ = w::nonzero(w::string(value)?),
             10 => self.event_time = w::micro_time(value)?,
             11 => {
-                w::merge(self.series.get_or_insert_with(Default::default), value, depth)?
-            }
-            12 => self.action = w::nonzero(w::string(value)?),
-            13 => {
                 w::merge(
-                    &mut **self.related.get_or_insert_with(Default::default),
+                    self.series.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
+            12 => self.action = w::nonzero(w::string(value)?),
+            13 => w::merge_boxed(&mut self.related, value, budget)?,
             14 => self.reporting_component = Some(w::string(value)?),
             15 => self.reporting_instance = Some(w::string(value)?),
             _ => {}

@@ -17,9 +17,9 @@ impl crate::protobuf::Message for crate::api::core::v1::EventSeries {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.count = w::nonzero(w::int32(value)?),
             2 => self.last_observed_time = w::micro_time(value)?,

@@ -32,15 +32,21 @@ impl crate::protobuf::Message for crate::api::core::v1::FCVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.target_wwns.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.target_wwns.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.lun = Some(w::int32(value)?),
             3 => self.fs_type = w::nonzero(w::string(value)?),
             4 => self.read_only = w::nonzero(w::bool(value)?),
-            5 => self.wwids.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.wwids.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

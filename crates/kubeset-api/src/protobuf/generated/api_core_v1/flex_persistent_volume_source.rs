@@ -29,26 +29,20 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.fs_type = w::nonzero(w::string(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
             4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;

@@ -19,9 +19,9 @@ impl crate::protobuf::Message for crate::api::core::v1::FlockerVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.dataset_name = w::nonzero(w::string(value)?),
             2 => self.dataset_uuid = w::nonzero(w::string(value)?),

@@ -23,9 +23,9 @@ impl crate::protobuf::Message for crate::api::core::v1::GitRepoVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.repository = w::string(value)?,
             2 => self.revision = w::nonzero(w::string(value)?),

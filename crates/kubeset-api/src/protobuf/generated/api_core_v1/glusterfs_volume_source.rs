@@ -22,9 +22,9 @@ impl crate::protobuf::Message for crate::api::core::v1::GlusterfsVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.endpoints = w::string(value)?,
             2 => self.path = w::string(value)?,

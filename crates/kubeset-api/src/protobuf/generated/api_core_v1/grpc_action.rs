@@ -16,9 +16,9 @@ impl crate::protobuf::Message for crate::api::core::v1::GRPCAction {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.port = w::int32(value)?,
             2 => self.service = Some(w::string(value)?),

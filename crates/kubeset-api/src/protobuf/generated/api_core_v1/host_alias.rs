@@ -18,12 +18,15 @@ impl crate::protobuf::Message for crate::api::core::v1::HostAlias {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.ip = w::string(value)?,
-            2 => self.hostnames.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.hostnames.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -33,18 +33,17 @@ impl crate::protobuf::Message for crate::api::core::v1::HTTPGetAction {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.path = w::nonzero(w::string(value)?),
-            2 => w::merge(&mut self.port, value, depth)?,
+            2 => w::merge(&mut self.port, value, budget)?,
             3 => self.host = w::nonzero(w::string(value)?),
             4 => self.scheme = w::nonzero(w::string(value)?),
             5 => {
-                self.http_headers
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.http_headers.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

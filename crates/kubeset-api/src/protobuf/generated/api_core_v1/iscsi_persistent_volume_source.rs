@@ -57,9 +57,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIPersistentVolumeSou
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.target_portal = w::string(value)?,
             2 => self.iqn = w::string(value)?,
@@ -67,16 +67,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIPersistentVolumeSou
             4 => self.iscsi_interface = w::nonzero(w::string(value)?),
             5 => self.fs_type = w::nonzero(w::string(value)?),
             6 => self.read_only = w::nonzero(w::bool(value)?),
-            7 => self.portals.get_or_insert_with(Vec::new).push(w::string(value)?),
+            7 => {
+                let v = w::string(value)?;
+                w::push(self.portals.get_or_insert_with(Vec::new), v, budget)?;
+            }
             8 => self.chap_auth_discovery = w::nonzero(w::bool(value)?),
             11 => self.chap_auth_session = w::nonzero(w::bool(value)?),
-            10 => {
-                w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            10 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
             12 => self.initiator_name = Some(w::string(value)?),
             _ => {}
         }

@@ -18,24 +18,12 @@ impl crate::protobuf::Message for crate::api::core::v1::Lifecycle {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.post_start.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => {
-                w::merge(
-                    &mut **self.pre_stop.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.post_start, value, budget)?,
+            2 => w::merge_boxed(&mut self.pre_stop, value, budget)?,
             3 => self.stop_signal = Some(w::string(value)?),
             _ => {}
         }

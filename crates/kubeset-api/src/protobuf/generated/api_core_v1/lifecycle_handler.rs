@@ -21,26 +21,16 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(self.exec.get_or_insert_with(Default::default), value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.http_get.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            1 => w::merge(self.exec.get_or_insert_with(Default::default), value, budget)?,
+            2 => w::merge_boxed(&mut self.http_get, value, budget)?,
+            3 => w::merge_boxed(&mut self.tcp_socket, value, budget)?,
+            4 => {
+                w::merge(self.sleep.get_or_insert_with(Default::default), value, budget)?
             }
-            3 => {
-                w::merge(
-                    &mut **self.tcp_socket.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            4 => w::merge(self.sleep.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }
         Ok(())

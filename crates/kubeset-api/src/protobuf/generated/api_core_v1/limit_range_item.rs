@@ -28,18 +28,18 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.max.get_or_insert_with(Default::default).insert(k, v);
@@ -47,10 +47,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
             3 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.min.get_or_insert_with(Default::default).insert(k, v);
@@ -58,10 +58,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
             4 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.default.get_or_insert_with(Default::default).insert(k, v);
@@ -69,10 +69,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.default_request.get_or_insert_with(Default::default).insert(k, v);
@@ -80,10 +80,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeItem {
             6 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.max_limit_request_ratio

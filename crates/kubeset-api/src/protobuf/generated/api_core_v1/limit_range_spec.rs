@@ -15,11 +15,14 @@ impl crate::protobuf::Message for crate::api::core::v1::LimitRangeSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            self.limits.push(w::message(value, depth)?);
+            {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.limits, v, budget)?;
+            };
         }
         Ok(())
     }

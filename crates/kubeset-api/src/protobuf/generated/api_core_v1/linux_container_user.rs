@@ -22,9 +22,9 @@ impl crate::protobuf::Message for crate::api::core::v1::LinuxContainerUser {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.uid = w::int64(value)?,
             2 => self.gid = w::int64(value)?,
@@ -34,6 +34,7 @@ impl crate::protobuf::Message for crate::api::core::v1::LinuxContainerUser {
                     value,
                     w::int64,
                     w::Packed::Varint,
+                    budget,
                 )?
             }
             _ => {}

@@ -23,25 +23,29 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.assigned.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             2 => {
-                w::merge(self.active.get_or_insert_with(Default::default), value, depth)?
+                w::merge(
+                    self.active.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
             }
             3 => {
                 w::merge(
                     self.last_known_good.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             4 => self.error = w::nonzero(w::string(value)?),

@@ -12,14 +12,14 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeDaemonEndpoints {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             w::merge(
                 self.kubelet_endpoint.get_or_insert_with(Default::default),
                 value,
-                depth,
+                budget,
             )?;
         }
         Ok(())

@@ -12,9 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeFeatures {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.supplemental_groups_policy = Some(w::bool(value)?);
         }

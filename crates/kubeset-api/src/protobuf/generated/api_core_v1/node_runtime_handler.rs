@@ -15,16 +15,16 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeRuntimeHandler {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = Some(w::string(value)?),
             2 => {
                 w::merge(
                     self.features.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -15,9 +15,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeRuntimeHandlerFeatur
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.recursive_read_only_mounts = Some(w::bool(value)?),
             2 => self.user_namespaces = Some(w::bool(value)?),

@@ -22,13 +22,16 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSelectorRequirement 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.key = w::string(value)?,
             2 => self.operator = w::string(value)?,
-            3 => self.values.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.values.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -42,20 +42,26 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.pod_cidr = w::nonzero(w::string(value)?),
-            7 => self.pod_cidrs.get_or_insert_with(Vec::new).push(w::string(value)?),
+            7 => {
+                let v = w::string(value)?;
+                w::push(self.pod_cidrs.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => self.provider_id = w::nonzero(w::string(value)?),
             4 => self.unschedulable = w::nonzero(w::bool(value)?),
-            5 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            5 => {
+                let v = w::message(value, budget)?;
+                w::push(self.taints.get_or_insert_with(Vec::new), v, budget)?;
+            }
             6 => {
                 w::merge(
                     self.config_source.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             2 => self.external_id = w::nonzero(w::string(value)?),

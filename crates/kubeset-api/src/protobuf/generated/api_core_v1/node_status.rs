@@ -67,17 +67,17 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
@@ -85,69 +85,58 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.allocatable.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.phase = w::nonzero(w::string(value)?),
             4 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => {
-                self.addresses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.addresses.get_or_insert_with(Vec::new), v, budget)?;
             }
             6 => {
                 w::merge(
                     self.daemon_endpoints.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            7 => {
-                w::merge(
-                    &mut **self.node_info.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            7 => w::merge_boxed(&mut self.node_info, value, budget)?,
+            8 => {
+                let v = w::message(value, budget)?;
+                w::push(self.images.get_or_insert_with(Vec::new), v, budget)?;
             }
-            8 => self.images.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            9 => self.volumes_in_use.get_or_insert_with(Vec::new).push(w::string(value)?),
+            9 => {
+                let v = w::string(value)?;
+                w::push(self.volumes_in_use.get_or_insert_with(Vec::new), v, budget)?;
+            }
             10 => {
-                self.volumes_attached
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.volumes_attached.get_or_insert_with(Vec::new), v, budget)?;
             }
-            11 => {
-                w::merge(
-                    &mut **self.config.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            11 => w::merge_boxed(&mut self.config, value, budget)?,
             12 => {
-                self.runtime_handlers
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.runtime_handlers.get_or_insert_with(Vec::new), v, budget)?;
             }
             13 => {
                 w::merge(
                     self.features.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             14 => {
-                self.declared_features
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.declared_features.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -12,9 +12,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSwapStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.capacity = Some(w::int64(value)?);
         }

@@ -52,9 +52,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSystemInfo {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.machine_id = w::string(value)?,
             2 => self.system_uuid = w::string(value)?,
@@ -66,7 +66,9 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeSystemInfo {
             8 => self.kube_proxy_version = w::string(value)?,
             9 => self.operating_system = w::string(value)?,
             10 => self.architecture = w::string(value)?,
-            11 => w::merge(self.swap.get_or_insert_with(Default::default), value, depth)?,
+            11 => {
+                w::merge(self.swap.get_or_insert_with(Default::default), value, budget)?
+            }
             _ => {}
         }
         Ok(())

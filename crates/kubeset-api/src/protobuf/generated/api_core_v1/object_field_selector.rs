@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ObjectFieldSelector {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.api_version = w::nonzero(w::string(value)?),
             2 => self.field_path = w::string(value)?,

@@ -40,42 +40,21 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
-            4 => {
-                w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.access_modes.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => {
-                w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.selector, value, budget)?,
+            2 => w::merge_boxed(&mut self.resources, value, budget)?,
             3 => self.volume_name = w::nonzero(w::string(value)?),
             5 => self.storage_class_name = Some(w::string(value)?),
             6 => self.volume_mode = Some(w::string(value)?),
-            7 => {
-                w::merge(
-                    &mut **self.data_source.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            8 => {
-                w::merge(
-                    &mut **self.data_source_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            7 => w::merge_boxed(&mut self.data_source, value, budget)?,
+            8 => w::merge_boxed(&mut self.data_source_ref, value, budget)?,
             9 => self.volume_attributes_class_name = Some(w::string(value)?),
             _ => {}
         }

@@ -39,35 +39,37 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.phase = w::nonzero(w::string(value)?),
-            2 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.access_modes.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.allocated_resources
@@ -77,9 +79,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
             7 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -88,15 +90,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
                     .insert(k, v);
             }
             8 => self.current_volume_attributes_class_name = Some(w::string(value)?),
-            9 => {
-                w::merge(
-                    &mut **self
-                        .modify_volume_status
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            9 => w::merge_boxed(&mut self.modify_volume_status, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -116,17 +116,17 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
@@ -134,199 +134,77 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             2 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         match number {
                             1 => {
-                                w::merge(
-                                    &mut **self
-                                        .gce_persistent_disk
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.gce_persistent_disk,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             2 => {
-                                w::merge(
-                                    &mut **self
-                                        .aws_elastic_block_store
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.aws_elastic_block_store,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            3 => {
-                                w::merge(
-                                    &mut **self.host_path.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            4 => {
-                                w::merge(
-                                    &mut **self.glusterfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            5 => {
-                                w::merge(
-                                    &mut **self.nfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            6 => {
-                                w::merge(
-                                    &mut **self.rbd.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            7 => {
-                                w::merge(
-                                    &mut **self.iscsi.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            8 => {
-                                w::merge(
-                                    &mut **self.cinder.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            9 => {
-                                w::merge(
-                                    &mut **self.cephfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            10 => {
-                                w::merge(
-                                    &mut **self.fc.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            11 => {
-                                w::merge(
-                                    &mut **self.flocker.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            12 => {
-                                w::merge(
-                                    &mut **self
-                                        .flex_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            13 => {
-                                w::merge(
-                                    &mut **self.azure_file.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            3 => w::merge_boxed(&mut self.host_path, value, budget)?,
+                            4 => w::merge_boxed(&mut self.glusterfs, value, budget)?,
+                            5 => w::merge_boxed(&mut self.nfs, value, budget)?,
+                            6 => w::merge_boxed(&mut self.rbd, value, budget)?,
+                            7 => w::merge_boxed(&mut self.iscsi, value, budget)?,
+                            8 => w::merge_boxed(&mut self.cinder, value, budget)?,
+                            9 => w::merge_boxed(&mut self.cephfs, value, budget)?,
+                            10 => w::merge_boxed(&mut self.fc, value, budget)?,
+                            11 => w::merge_boxed(&mut self.flocker, value, budget)?,
+                            12 => w::merge_boxed(&mut self.flex_volume, value, budget)?,
+                            13 => w::merge_boxed(&mut self.azure_file, value, budget)?,
                             14 => {
-                                w::merge(
-                                    &mut **self
-                                        .vsphere_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.vsphere_volume, value, budget)?
                             }
-                            15 => {
-                                w::merge(
-                                    &mut **self.quobyte.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            16 => {
-                                w::merge(
-                                    &mut **self.azure_disk.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            15 => w::merge_boxed(&mut self.quobyte, value, budget)?,
+                            16 => w::merge_boxed(&mut self.azure_disk, value, budget)?,
                             17 => {
-                                w::merge(
-                                    &mut **self
-                                        .photon_persistent_disk
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.photon_persistent_disk,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             18 => {
-                                w::merge(
-                                    &mut **self
-                                        .portworx_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.portworx_volume, value, budget)?
                             }
-                            19 => {
-                                w::merge(
-                                    &mut **self.scale_io.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            20 => {
-                                w::merge(
-                                    &mut **self.local.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            21 => {
-                                w::merge(
-                                    &mut **self.storageos.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            22 => {
-                                w::merge(
-                                    &mut **self.csi.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            19 => w::merge_boxed(&mut self.scale_io, value, budget)?,
+                            20 => w::merge_boxed(&mut self.local, value, budget)?,
+                            21 => w::merge_boxed(&mut self.storageos, value, budget)?,
+                            22 => w::merge_boxed(&mut self.csi, value, budget)?,
                             _ => {}
                         }
                         Ok(())
                     },
                 )?
             }
-            3 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
-            4 => {
-                w::merge(
-                    &mut **self.claim_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.access_modes.get_or_insert_with(Vec::new), v, budget)?;
             }
+            4 => w::merge_boxed(&mut self.claim_ref, value, budget)?,
             5 => self.persistent_volume_reclaim_policy = w::nonzero(w::string(value)?),
             6 => self.storage_class_name = w::nonzero(w::string(value)?),
-            7 => self.mount_options.get_or_insert_with(Vec::new).push(w::string(value)?),
+            7 => {
+                let v = w::string(value)?;
+                w::push(self.mount_options.get_or_insert_with(Vec::new), v, budget)?;
+            }
             8 => self.volume_mode = Some(w::string(value)?),
             9 => {
                 w::merge(
                     self.node_affinity.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             10 => self.volume_attributes_class_name = Some(w::string(value)?),

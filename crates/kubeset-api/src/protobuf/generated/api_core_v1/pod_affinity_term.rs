@@ -34,35 +34,28 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            1 => w::merge_boxed(&mut self.label_selector, value, budget)?,
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.namespaces.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => self.namespaces.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.topology_key = w::string(value)?,
-            4 => {
-                w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
             5 => {
-                self.match_label_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.match_label_keys.get_or_insert_with(Vec::new), v, budget)?;
             }
             6 => {
-                self.mismatch_label_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.mismatch_label_keys.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -19,19 +19,29 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAntiAffinity {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.required_during_scheduling_ignored_during_execution
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self
+                        .required_during_scheduling_ignored_during_execution
+                        .get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             2 => {
-                self.preferred_during_scheduling_ignored_during_execution
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self
+                        .preferred_during_scheduling_ignored_during_execution
+                        .get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -38,9 +38,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.signer_name = w::string(value)?,
             2 => self.key_type = w::string(value)?,
@@ -51,9 +51,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodCertificateProjection
             7 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;

@@ -24,14 +24,21 @@ impl crate::protobuf::Message for crate::api::core::v1::PodDNSConfig {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.nameservers.get_or_insert_with(Vec::new).push(w::string(value)?),
-            2 => self.searches.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.nameservers.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.searches.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => {
-                self.options.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.options.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -19,11 +19,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodExtendedResourceClaim
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.request_mappings.push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.request_mappings, v, budget)?;
+            }
             2 => self.resource_claim_name = w::string(value)?,
             _ => {}
         }

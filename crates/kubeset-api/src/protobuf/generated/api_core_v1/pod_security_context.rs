@@ -52,24 +52,12 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.se_linux_options.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            8 => {
-                w::merge(
-                    &mut **self.windows_options.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.se_linux_options, value, budget)?,
+            8 => w::merge_boxed(&mut self.windows_options, value, budget)?,
             2 => self.run_as_user = Some(w::int64(value)?),
             6 => self.run_as_group = Some(w::int64(value)?),
             3 => self.run_as_non_root = Some(w::bool(value)?),
@@ -79,28 +67,18 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
                     value,
                     w::int64,
                     w::Packed::Varint,
+                    budget,
                 )?
             }
             12 => self.supplemental_groups_policy = Some(w::string(value)?),
             5 => self.fs_group = Some(w::int64(value)?),
             7 => {
-                self.sysctls.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.sysctls.get_or_insert_with(Vec::new), v, budget)?;
             }
             9 => self.fs_group_change_policy = Some(w::string(value)?),
-            10 => {
-                w::merge(
-                    &mut **self.seccomp_profile.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            11 => {
-                w::merge(
-                    &mut **self.app_armor_profile.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            10 => w::merge_boxed(&mut self.seccomp_profile, value, budget)?,
+            11 => w::merge_boxed(&mut self.app_armor_profile, value, budget)?,
             13 => self.se_linux_change_policy = Some(w::string(value)?),
             _ => {}
         }

@@ -182,23 +182,29 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.volumes.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.volumes.get_or_insert_with(Vec::new), v, budget)?;
             }
             20 => {
-                self.init_containers
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.init_containers.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => self.containers.push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.containers, v, budget)?;
+            }
             34 => {
-                self.ephemeral_containers
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.ephemeral_containers.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             3 => self.restart_policy = w::nonzero(w::string(value)?),
             4 => self.termination_grace_period_seconds = Some(w::int64(value)?),
@@ -207,9 +213,9 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             7 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -223,17 +229,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             12 => self.host_pid = w::nonzero(w::bool(value)?),
             13 => self.host_ipc = w::nonzero(w::bool(value)?),
             27 => self.share_process_namespace = Some(w::bool(value)?),
-            14 => {
-                w::merge(
-                    &mut **self.security_context.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            14 => w::merge_boxed(&mut self.security_context, value, budget)?,
             15 => {
-                self.image_pull_secrets
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.image_pull_secrets.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             16 => self.hostname = w::nonzero(w::string(value)?),
             17 => self.subdomain = w::nonzero(w::string(value)?),
@@ -241,33 +244,24 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 w::merge(
                     self.affinity.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             19 => self.scheduler_name = w::nonzero(w::string(value)?),
             22 => {
-                self.tolerations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
             23 => {
-                self.host_aliases
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.host_aliases.get_or_insert_with(Vec::new), v, budget)?;
             }
             24 => self.priority_class_name = w::nonzero(w::string(value)?),
             25 => self.priority = Some(w::int32(value)?),
-            26 => {
-                w::merge(
-                    &mut **self.dns_config.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            26 => w::merge_boxed(&mut self.dns_config, value, budget)?,
             28 => {
-                self.readiness_gates
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.readiness_gates.get_or_insert_with(Vec::new), v, budget)?;
             }
             29 => self.runtime_class_name = Some(w::string(value)?),
             30 => self.enable_service_links = Some(w::bool(value)?),
@@ -275,47 +269,36 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             32 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.overhead.get_or_insert_with(Default::default).insert(k, v);
             }
             33 => {
-                self.topology_spread_constraints
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.topology_spread_constraints.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             35 => self.set_hostname_as_fqdn = Some(w::bool(value)?),
-            36 => w::merge(self.os.get_or_insert_with(Default::default), value, depth)?,
+            36 => w::merge(self.os.get_or_insert_with(Default::default), value, budget)?,
             37 => self.host_users = Some(w::bool(value)?),
             38 => {
-                self.scheduling_gates
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.scheduling_gates.get_or_insert_with(Vec::new), v, budget)?;
             }
             39 => {
-                self.resource_claims
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.resource_claims.get_or_insert_with(Vec::new), v, budget)?;
             }
-            40 => {
-                w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            40 => w::merge_boxed(&mut self.resources, value, budget)?,
             41 => self.hostname_override = Some(w::string(value)?),
-            42 => {
-                w::merge(
-                    &mut **self.workload_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            42 => w::merge_boxed(&mut self.workload_ref, value, budget)?,
             _ => {}
         }
         Ok(())

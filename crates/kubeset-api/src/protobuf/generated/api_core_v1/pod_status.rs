@@ -101,82 +101,81 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             17 => self.observed_generation = w::nonzero(w::int64(value)?),
             1 => self.phase = w::nonzero(w::string(value)?),
             2 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             3 => self.message = w::nonzero(w::string(value)?),
             4 => self.reason = w::nonzero(w::string(value)?),
             11 => self.nominated_node_name = w::nonzero(w::string(value)?),
             5 => self.host_ip = w::nonzero(w::string(value)?),
             16 => {
-                self.host_ips
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.host_ips.get_or_insert_with(Vec::new), v, budget)?;
             }
             6 => self.pod_ip = w::nonzero(w::string(value)?),
             12 => {
-                self.pod_ips.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.pod_ips.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => self.start_time = w::time(value)?,
             10 => {
-                self.init_container_statuses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.init_container_statuses.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             8 => {
-                self.container_statuses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.container_statuses.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             9 => self.qos_class = w::nonzero(w::string(value)?),
             13 => {
-                self.ephemeral_container_statuses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.ephemeral_container_statuses.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             14 => self.resize = w::nonzero(w::string(value)?),
             15 => {
-                self.resource_claim_statuses
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.resource_claim_statuses.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             18 => {
-                w::merge(
-                    &mut **self
-                        .extended_resource_claim_status
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge_boxed(&mut self.extended_resource_claim_status, value, budget)?
             }
             19 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.allocated_resources
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            20 => {
-                w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            20 => w::merge_boxed(&mut self.resources, value, budget)?,
             _ => {}
         }
         Ok(())

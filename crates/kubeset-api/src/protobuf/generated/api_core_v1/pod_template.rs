@@ -16,18 +16,12 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplate {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge_boxed(&mut self.template, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -55,43 +55,31 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         match number {
                             1 => {
                                 w::merge(
                                     self.exec.get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            2 => {
-                                w::merge(
-                                    &mut **self.http_get.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            3 => {
-                                w::merge(
-                                    &mut **self.tcp_socket.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            2 => w::merge_boxed(&mut self.http_get, value, budget)?,
+                            3 => w::merge_boxed(&mut self.tcp_socket, value, budget)?,
                             4 => {
                                 w::merge(
                                     self.grpc.get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             _ => {}

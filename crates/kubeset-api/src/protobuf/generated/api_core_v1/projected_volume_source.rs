@@ -17,12 +17,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ProjectedVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.sources.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.sources.get_or_insert_with(Vec::new), v, budget)?;
             }
             2 => self.default_mode = Some(w::int32(value)?),
             _ => {}

@@ -47,23 +47,20 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.monitors.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.monitors, v, budget)?;
+            }
             2 => self.image = w::string(value)?,
             3 => self.fs_type = w::nonzero(w::string(value)?),
             4 => self.pool = w::nonzero(w::string(value)?),
             5 => self.user = w::nonzero(w::string(value)?),
             6 => self.keyring = w::nonzero(w::string(value)?),
-            7 => {
-                w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            7 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
             8 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }

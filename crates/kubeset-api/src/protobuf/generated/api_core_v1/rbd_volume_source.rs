@@ -47,11 +47,14 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.monitors.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.monitors, v, budget)?;
+            }
             2 => self.image = w::string(value)?,
             3 => self.fs_type = w::nonzero(w::string(value)?),
             4 => self.pool = w::nonzero(w::string(value)?),
@@ -61,7 +64,7 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDVolumeSource {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             8 => self.read_only = w::nonzero(w::bool(value)?),

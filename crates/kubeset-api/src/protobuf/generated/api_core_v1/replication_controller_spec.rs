@@ -23,30 +23,24 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.replicas = Some(w::int32(value)?),
             4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => {
-                w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.template, value, budget)?,
             _ => {}
         }
         Ok(())

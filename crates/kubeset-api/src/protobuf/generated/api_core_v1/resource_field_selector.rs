@@ -21,9 +21,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceFieldSelector {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.container_name = w::nonzero(w::string(value)?),
             2 => self.resource = w::string(value)?,
@@ -31,7 +31,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceFieldSelector {
                 w::merge(
                     self.divisor.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -20,27 +20,30 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.hard.get_or_insert_with(Default::default).insert(k, v);
             }
-            2 => self.scopes.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.scopes.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => {
                 w::merge(
                     self.scope_selector.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -15,17 +15,17 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.hard.get_or_insert_with(Default::default).insert(k, v);
@@ -33,10 +33,10 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceQuotaStatus {
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.used.get_or_insert_with(Default::default).insert(k, v);

@@ -20,17 +20,17 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceRequirements {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.limits.get_or_insert_with(Default::default).insert(k, v);
@@ -38,15 +38,18 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceRequirements {
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.requests.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => self.claims.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.claims.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

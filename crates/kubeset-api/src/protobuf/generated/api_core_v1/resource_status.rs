@@ -18,15 +18,14 @@ impl crate::protobuf::Message for crate::api::core::v1::ResourceStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => {
-                self.resources
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.resources.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -56,13 +56,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ScaleIOVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.gateway = w::string(value)?,
             2 => self.system = w::string(value)?,
-            3 => w::merge(&mut self.secret_ref, value, depth)?,
+            3 => w::merge(&mut self.secret_ref, value, budget)?,
             4 => self.ssl_enabled = w::nonzero(w::bool(value)?),
             5 => self.protection_domain = w::nonzero(w::string(value)?),
             6 => self.storage_pool = w::nonzero(w::string(value)?),

@@ -25,12 +25,15 @@ impl crate::protobuf::Message for crate::api::core::v1::SecretVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.secret_name = w::nonzero(w::string(value)?),
-            2 => self.items.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.items.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => self.default_mode = Some(w::int32(value)?),
             4 => self.optional = Some(w::bool(value)?),
             _ => {}

@@ -45,52 +45,22 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.capabilities.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.capabilities, value, budget)?,
             2 => self.privileged = Some(w::bool(value)?),
-            3 => {
-                w::merge(
-                    &mut **self.se_linux_options.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            10 => {
-                w::merge(
-                    &mut **self.windows_options.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.se_linux_options, value, budget)?,
+            10 => w::merge_boxed(&mut self.windows_options, value, budget)?,
             4 => self.run_as_user = Some(w::int64(value)?),
             8 => self.run_as_group = Some(w::int64(value)?),
             5 => self.run_as_non_root = Some(w::bool(value)?),
             6 => self.read_only_root_filesystem = Some(w::bool(value)?),
             7 => self.allow_privilege_escalation = Some(w::bool(value)?),
             9 => self.proc_mount = Some(w::string(value)?),
-            11 => {
-                w::merge(
-                    &mut **self.seccomp_profile.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            12 => {
-                w::merge(
-                    &mut **self.app_armor_profile.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            11 => w::merge_boxed(&mut self.seccomp_profile, value, budget)?,
+            12 => w::merge_boxed(&mut self.app_armor_profile, value, budget)?,
             _ => {}
         }
         Ok(())

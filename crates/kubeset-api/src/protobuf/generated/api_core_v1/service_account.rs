@@ -26,18 +26,22 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceAccount {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => {
-                self.secrets.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.secrets.get_or_insert_with(Vec::new), v, budget)?;
             }
             3 => {
-                self.image_pull_secrets
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.image_pull_secrets.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             4 => self.automount_service_account_token = Some(w::bool(value)?),
             _ => {}

@@ -21,9 +21,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceAccountTokenProje
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.audience = w::nonzero(w::string(value)?),
             2 => self.expiration_seconds = Some(w::int64(value)?),

@@ -34,9 +34,9 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::nonzero(w::string(value)?),
             2 => self.protocol = w::nonzero(w::string(value)?),
@@ -46,7 +46,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ServicePort {
                 w::merge(
                     self.target_port.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             5 => self.node_port = w::nonzero(w::int32(value)?),

@@ -95,32 +95,44 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(self.ports.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => self.cluster_ip = w::nonzero(w::string(value)?),
-            18 => self.cluster_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
+            18 => {
+                let v = w::string(value)?;
+                w::push(self.cluster_ips.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => self.type_ = w::nonzero(w::string(value)?),
-            5 => self.external_ips.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.external_ips.get_or_insert_with(Vec::new), v, budget)?;
+            }
             7 => self.session_affinity = w::nonzero(w::string(value)?),
             8 => self.load_balancer_ip = w::nonzero(w::string(value)?),
             9 => {
-                self.load_balancer_source_ranges
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.load_balancer_source_ranges.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             10 => self.external_name = w::nonzero(w::string(value)?),
             11 => self.external_traffic_policy = w::nonzero(w::string(value)?),
@@ -130,10 +142,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceSpec {
                 w::merge(
                     self.session_affinity_config.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            19 => self.ip_families.get_or_insert_with(Vec::new).push(w::string(value)?),
+            19 => {
+                let v = w::string(value)?;
+                w::push(self.ip_families.get_or_insert_with(Vec::new), v, budget)?;
+            }
             17 => self.ip_family_policy = Some(w::string(value)?),
             20 => self.allocate_load_balancer_node_ports = Some(w::bool(value)?),
             21 => self.load_balancer_class = Some(w::string(value)?),

@@ -17,21 +17,20 @@ impl crate::protobuf::Message for crate::api::core::v1::ServiceStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.load_balancer.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             2 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -32,21 +32,15 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSPersistentVolum
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.volume_name = w::nonzero(w::string(value)?),
             2 => self.volume_namespace = w::nonzero(w::string(value)?),
             3 => self.fs_type = w::nonzero(w::string(value)?),
             4 => self.read_only = w::nonzero(w::bool(value)?),
-            5 => {
-                w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            5 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -32,9 +32,9 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSVolumeSource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.volume_name = w::nonzero(w::string(value)?),
             2 => self.volume_namespace = w::nonzero(w::string(value)?),
@@ -44,7 +44,7 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSVolumeSource {
                 w::merge(
                     self.secret_ref.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -18,11 +18,11 @@ impl crate::protobuf::Message for crate::api::core::v1::TCPSocketAction {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.port, value, depth)?,
+            1 => w::merge(&mut self.port, value, budget)?,
             2 => self.host = w::nonzero(w::string(value)?),
             _ => {}
         }

@@ -20,12 +20,15 @@ for crate::api::core::v1::TopologySelectorLabelRequirement {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.key = w::string(value)?,
-            2 => self.values.push(w::string(value)?),
+            2 => {
+                let v = w::string(value)?;
+                w::push(&mut self.values, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -38,27 +38,20 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.max_skew = w::int32(value)?,
             2 => self.topology_key = w::string(value)?,
             3 => self.when_unsatisfiable = w::string(value)?,
-            4 => {
-                w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.label_selector, value, budget)?,
             5 => self.min_domains = Some(w::int32(value)?),
             6 => self.node_affinity_policy = Some(w::string(value)?),
             7 => self.node_taints_policy = Some(w::string(value)?),
             8 => {
-                self.match_label_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.match_label_keys.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -109,242 +109,96 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         match number {
-                            1 => {
-                                w::merge(
-                                    &mut **self.host_path.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            2 => {
-                                w::merge(
-                                    &mut **self.empty_dir.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            1 => w::merge_boxed(&mut self.host_path, value, budget)?,
+                            2 => w::merge_boxed(&mut self.empty_dir, value, budget)?,
                             3 => {
-                                w::merge(
-                                    &mut **self
-                                        .gce_persistent_disk
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.gce_persistent_disk,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             4 => {
-                                w::merge(
-                                    &mut **self
-                                        .aws_elastic_block_store
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.aws_elastic_block_store,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            5 => {
-                                w::merge(
-                                    &mut **self.git_repo.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            6 => {
-                                w::merge(
-                                    &mut **self.secret.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            7 => {
-                                w::merge(
-                                    &mut **self.nfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            8 => {
-                                w::merge(
-                                    &mut **self.iscsi.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            9 => {
-                                w::merge(
-                                    &mut **self.glusterfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            5 => w::merge_boxed(&mut self.git_repo, value, budget)?,
+                            6 => w::merge_boxed(&mut self.secret, value, budget)?,
+                            7 => w::merge_boxed(&mut self.nfs, value, budget)?,
+                            8 => w::merge_boxed(&mut self.iscsi, value, budget)?,
+                            9 => w::merge_boxed(&mut self.glusterfs, value, budget)?,
                             10 => {
                                 w::merge(
                                     self
                                         .persistent_volume_claim
                                         .get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            11 => {
-                                w::merge(
-                                    &mut **self.rbd.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            12 => {
-                                w::merge(
-                                    &mut **self
-                                        .flex_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            13 => {
-                                w::merge(
-                                    &mut **self.cinder.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            14 => {
-                                w::merge(
-                                    &mut **self.cephfs.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            15 => {
-                                w::merge(
-                                    &mut **self.flocker.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            11 => w::merge_boxed(&mut self.rbd, value, budget)?,
+                            12 => w::merge_boxed(&mut self.flex_volume, value, budget)?,
+                            13 => w::merge_boxed(&mut self.cinder, value, budget)?,
+                            14 => w::merge_boxed(&mut self.cephfs, value, budget)?,
+                            15 => w::merge_boxed(&mut self.flocker, value, budget)?,
                             16 => {
                                 w::merge(
                                     self.downward_api.get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            17 => {
-                                w::merge(
-                                    &mut **self.fc.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            18 => {
-                                w::merge(
-                                    &mut **self.azure_file.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            19 => {
-                                w::merge(
-                                    &mut **self.config_map.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            17 => w::merge_boxed(&mut self.fc, value, budget)?,
+                            18 => w::merge_boxed(&mut self.azure_file, value, budget)?,
+                            19 => w::merge_boxed(&mut self.config_map, value, budget)?,
                             20 => {
-                                w::merge(
-                                    &mut **self
-                                        .vsphere_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.vsphere_volume, value, budget)?
                             }
-                            21 => {
-                                w::merge(
-                                    &mut **self.quobyte.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            22 => {
-                                w::merge(
-                                    &mut **self.azure_disk.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            21 => w::merge_boxed(&mut self.quobyte, value, budget)?,
+                            22 => w::merge_boxed(&mut self.azure_disk, value, budget)?,
                             23 => {
-                                w::merge(
-                                    &mut **self
-                                        .photon_persistent_disk
-                                        .get_or_insert_with(Default::default),
+                                w::merge_boxed(
+                                    &mut self.photon_persistent_disk,
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             26 => {
                                 w::merge(
                                     self.projected.get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
                             24 => {
-                                w::merge(
-                                    &mut **self
-                                        .portworx_volume
-                                        .get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
+                                w::merge_boxed(&mut self.portworx_volume, value, budget)?
                             }
-                            25 => {
-                                w::merge(
-                                    &mut **self.scale_io.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            27 => {
-                                w::merge(
-                                    &mut **self.storageos.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
-                            28 => {
-                                w::merge(
-                                    &mut **self.csi.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            25 => w::merge_boxed(&mut self.scale_io, value, budget)?,
+                            27 => w::merge_boxed(&mut self.storageos, value, budget)?,
+                            28 => w::merge_boxed(&mut self.csi, value, budget)?,
                             29 => {
                                 w::merge(
                                     self.ephemeral.get_or_insert_with(Default::default),
                                     value,
-                                    depth,
+                                    budget,
                                 )?
                             }
-                            30 => {
-                                w::merge(
-                                    &mut **self.image.get_or_insert_with(Default::default),
-                                    value,
-                                    depth,
-                                )?
-                            }
+                            30 => w::merge_boxed(&mut self.image, value, budget)?,
                             _ => {}
                         }
                         Ok(())

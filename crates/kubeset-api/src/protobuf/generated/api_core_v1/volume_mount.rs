@@ -38,9 +38,9 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeMount {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.read_only = w::nonzero(w::bool(value)?),

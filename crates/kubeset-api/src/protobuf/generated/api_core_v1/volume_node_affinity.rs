@@ -12,11 +12,11 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeNodeAffinity {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(self.required.get_or_insert_with(Default::default), value, depth)?;
+            w::merge(self.required.get_or_insert_with(Default::default), value, budget)?;
         }
         Ok(())
     }

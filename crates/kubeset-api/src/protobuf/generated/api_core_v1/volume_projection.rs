@@ -27,56 +27,22 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.secret.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.secret, value, budget)?,
             2 => {
                 w::merge(
                     self.downward_api.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            3 => {
-                w::merge(
-                    &mut **self.config_map.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            4 => {
-                w::merge(
-                    &mut **self
-                        .service_account_token
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            5 => {
-                w::merge(
-                    &mut **self
-                        .cluster_trust_bundle
-                        .get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            6 => {
-                w::merge(
-                    &mut **self.pod_certificate.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.config_map, value, budget)?,
+            4 => w::merge_boxed(&mut self.service_account_token, value, budget)?,
+            5 => w::merge_boxed(&mut self.cluster_trust_bundle, value, budget)?,
+            6 => w::merge_boxed(&mut self.pod_certificate, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -17,12 +17,12 @@ impl crate::protobuf::Message for crate::api::core::v1::WeightedPodAffinityTerm 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.weight = w::int32(value)?,
-            2 => w::merge(&mut self.pod_affinity_term, value, depth)?,
+            2 => w::merge(&mut self.pod_affinity_term, value, budget)?,
             _ => {}
         }
         Ok(())

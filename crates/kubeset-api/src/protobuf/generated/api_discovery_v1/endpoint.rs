@@ -36,32 +36,29 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.addresses.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.addresses, v, budget)?;
+            }
             2 => {
                 w::merge(
                     self.conditions.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => self.hostname = Some(w::string(value)?),
-            4 => {
-                w::merge(
-                    &mut **self.target_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.target_ref, value, budget)?,
             5 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -71,13 +68,7 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
             }
             6 => self.node_name = Some(w::string(value)?),
             7 => self.zone = Some(w::string(value)?),
-            8 => {
-                w::merge(
-                    &mut **self.hints.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            8 => w::merge_boxed(&mut self.hints, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointConditions 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.ready = Some(w::bool(value)?),
             2 => self.serving = Some(w::bool(value)?),

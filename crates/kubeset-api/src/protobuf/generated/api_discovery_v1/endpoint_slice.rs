@@ -28,14 +28,20 @@ impl crate::protobuf::Message for crate::api::discovery::v1::EndpointSlice {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             4 => self.address_type = w::string(value)?,
-            2 => self.endpoints.push(w::message(value, depth)?),
-            3 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.endpoints, v, budget)?;
+            }
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.ports.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -13,9 +13,9 @@ impl crate::protobuf::Message for crate::api::discovery::v1::ForNode {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.name = w::string(value)?;
         }

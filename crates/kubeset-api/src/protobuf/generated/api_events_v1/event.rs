@@ -69,42 +69,28 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => self.event_time = w::micro_time(value)?,
             3 => {
-                w::merge(self.series.get_or_insert_with(Default::default), value, depth)?
+                w::merge(
+                    self.series.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
             }
             4 => self.reporting_controller = w::nonzero(w::string(value)?),
             5 => self.reporting_instance = w::nonzero(w::string(value)?),
             6 => self.action = w::nonzero(w::string(value)?),
             7 => self.reason = w::nonzero(w::string(value)?),
-            8 => {
-                w::merge(
-                    &mut **self.regarding.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            9 => {
-                w::merge(
-                    &mut **self.related.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            8 => w::merge_boxed(&mut self.regarding, value, budget)?,
+            9 => w::merge_boxed(&mut self.related, value, budget)?,
             10 => self.note = w::nonzero(w::string(value)?),
             11 => self.type_ = w::nonzero(w::string(value)?),
-            12 => {
-                w::merge(
-                    &mut **self.deprecated_source.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            12 => w::merge_boxed(&mut self.deprecated_source, value, budget)?,
             13 => self.deprecated_first_timestamp = w::time(value)?,
             14 => self.deprecated_last_timestamp = w::time(value)?,
             15 => self.deprecated_count = w::nonzero(w::int32(value)?),

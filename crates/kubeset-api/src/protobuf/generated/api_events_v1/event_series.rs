@@ -16,9 +16,9 @@ impl crate::protobuf::Message for crate::api::events::v1::EventSeries {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.count = w::int32(value)?,
             2 => self.last_observed_time = w::micro_time(value)?,

@@ -16,9 +16,9 @@ for crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.nominal_concurrency_shares = Some(w::int32(value)?),
             2 => self.lendable_percent = Some(w::int32(value)?),

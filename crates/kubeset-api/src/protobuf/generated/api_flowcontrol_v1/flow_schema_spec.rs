@@ -24,20 +24,23 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::FlowSchemaSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.priority_level_configuration, value, depth)?,
+            1 => w::merge(&mut self.priority_level_configuration, value, budget)?,
             2 => self.matching_precedence = Some(w::int32(value)?),
             3 => {
                 w::merge(
                     self.distinguisher_method.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            4 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            4 => {
+                let v = w::message(value, budget)?;
+                w::push(self.rules.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

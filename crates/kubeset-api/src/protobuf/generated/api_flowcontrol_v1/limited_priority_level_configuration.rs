@@ -22,18 +22,12 @@ for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.nominal_concurrency_shares = Some(w::int32(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.limit_response.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.limit_response, value, budget)?,
             3 => self.lendable_percent = Some(w::int32(value)?),
             4 => self.borrowing_limit_percent = Some(w::int32(value)?),
             _ => {}

@@ -21,12 +21,18 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::NonResourcePolicy
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.verbs.push(w::string(value)?),
-            6 => self.non_resource_urls.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.verbs, v, budget)?;
+            }
+            6 => {
+                let v = w::string(value)?;
+                w::push(&mut self.non_resource_urls, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -25,20 +25,25 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::PolicyRulesWithSu
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.subjects.push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.subjects, v, budget)?;
+            }
             2 => {
-                self.resource_rules
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.resource_rules.get_or_insert_with(Vec::new), v, budget)?;
             }
             3 => {
-                self.non_resource_rules
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.non_resource_rules.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -20,20 +20,24 @@ for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
             2 => {
                 w::merge(
                     self.limited.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => {
-                w::merge(self.exempt.get_or_insert_with(Default::default), value, depth)?
+                w::merge(
+                    self.exempt.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
             }
             _ => {}
         }

@@ -15,11 +15,14 @@ for crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            self.conditions.get_or_insert_with(Vec::new).push(w::message(value, depth)?);
+            {
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
+            };
         }
         Ok(())
     }

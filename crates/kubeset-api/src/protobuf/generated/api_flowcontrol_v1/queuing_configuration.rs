@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::QueuingConfigurat
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.queues = Some(w::int32(value)?),
             2 => self.hand_size = Some(w::int32(value)?),

@@ -37,15 +37,27 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::ResourcePolicyRul
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.verbs.push(w::string(value)?),
-            2 => self.api_groups.push(w::string(value)?),
-            3 => self.resources.push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.verbs, v, budget)?;
+            }
+            2 => {
+                let v = w::string(value)?;
+                w::push(&mut self.api_groups, v, budget)?;
+            }
+            3 => {
+                let v = w::string(value)?;
+                w::push(&mut self.resources, v, budget)?;
+            }
             4 => self.cluster_scope = w::nonzero(w::bool(value)?),
-            5 => self.namespaces.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.namespaces.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

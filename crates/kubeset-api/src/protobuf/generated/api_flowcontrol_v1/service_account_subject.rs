@@ -17,9 +17,9 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::ServiceAccountSub
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.namespace = w::string(value)?,
             2 => self.name = w::string(value)?,

@@ -22,20 +22,16 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::Subject {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.kind = w::string(value)?,
-            2 => w::merge(self.user.get_or_insert_with(Default::default), value, depth)?,
-            3 => w::merge(self.group.get_or_insert_with(Default::default), value, depth)?,
-            4 => {
-                w::merge(
-                    &mut **self.service_account.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            2 => w::merge(self.user.get_or_insert_with(Default::default), value, budget)?,
+            3 => {
+                w::merge(self.group.get_or_insert_with(Default::default), value, budget)?
             }
+            4 => w::merge_boxed(&mut self.service_account, value, budget)?,
             _ => {}
         }
         Ok(())

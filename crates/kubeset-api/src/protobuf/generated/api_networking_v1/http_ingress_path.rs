@@ -22,13 +22,13 @@ impl crate::protobuf::Message for crate::api::networking::v1::HTTPIngressPath {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.path = w::nonzero(w::string(value)?),
             3 => self.path_type = w::string(value)?,
-            2 => w::merge(&mut self.backend, value, depth)?,
+            2 => w::merge(&mut self.backend, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -15,24 +15,12 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            4 => {
-                w::merge(
-                    &mut **self.service.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            3 => {
-                w::merge(
-                    &mut **self.resource.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.service, value, budget)?,
+            3 => w::merge_boxed(&mut self.resource, value, budget)?,
             _ => {}
         }
         Ok(())

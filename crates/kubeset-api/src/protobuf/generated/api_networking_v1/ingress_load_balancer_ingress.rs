@@ -25,13 +25,16 @@ for crate::api::networking::v1::IngressLoadBalancerIngress {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.ip = w::nonzero(w::string(value)?),
             2 => self.hostname = w::nonzero(w::string(value)?),
-            4 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            4 => {
+                let v = w::message(value, budget)?;
+                w::push(self.ports.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

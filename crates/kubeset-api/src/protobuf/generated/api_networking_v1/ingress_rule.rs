@@ -23,22 +23,22 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressRule {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.host = w::nonzero(w::string(value)?),
             2 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         if number == 1 {
                             w::merge(
                                 self.http.get_or_insert_with(Default::default),
                                 value,
-                                depth,
+                                budget,
                             )?;
                         }
                         Ok(())

@@ -25,20 +25,26 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             4 => self.ingress_class_name = Some(w::string(value)?),
             1 => {
                 w::merge(
                     self.default_backend.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            2 => self.tls.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            3 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.tls.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.rules.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

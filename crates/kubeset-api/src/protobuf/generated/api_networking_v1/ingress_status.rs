@@ -12,14 +12,14 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressStatus {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             w::merge(
                 self.load_balancer.get_or_insert_with(Default::default),
                 value,
-                depth,
+                budget,
             )?;
         }
         Ok(())

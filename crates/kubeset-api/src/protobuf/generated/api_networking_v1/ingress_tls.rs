@@ -19,11 +19,14 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressTLS {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.hosts.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.hosts.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.secret_name = w::nonzero(w::string(value)?),
             _ => {}
         }

@@ -19,12 +19,18 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyEgres
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.ports.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            2 => self.to.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            1 => {
+                let v = w::message(value, budget)?;
+                w::push(self.ports.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.to.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -18,12 +18,12 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPort 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.protocol = Some(w::string(value)?),
-            2 => w::merge(self.port.get_or_insert_with(Default::default), value, depth)?,
+            2 => w::merge(self.port.get_or_insert_with(Default::default), value, budget)?,
             3 => self.end_port = Some(w::int32(value)?),
             _ => {}
         }

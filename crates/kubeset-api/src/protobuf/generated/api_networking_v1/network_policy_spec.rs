@@ -27,22 +27,23 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.pod_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.pod_selector, value, budget)?,
             2 => {
-                self.ingress.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.ingress.get_or_insert_with(Vec::new), v, budget)?;
             }
-            3 => self.egress.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
-            4 => self.policy_types.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.egress.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            4 => {
+                let v = w::string(value)?;
+                w::push(self.policy_types.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

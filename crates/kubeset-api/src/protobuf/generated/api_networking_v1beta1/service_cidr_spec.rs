@@ -14,11 +14,14 @@ impl crate::protobuf::Message for crate::api::networking::v1beta1::ServiceCIDRSp
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            self.cidrs.get_or_insert_with(Vec::new).push(w::string(value)?);
+            {
+                let v = w::string(value)?;
+                w::push(self.cidrs.get_or_insert_with(Vec::new), v, budget)?;
+            };
         }
         Ok(())
     }

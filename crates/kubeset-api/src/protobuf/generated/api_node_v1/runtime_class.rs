@@ -23,26 +23,20 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => self.handler = w::string(value)?,
             3 => {
                 w::merge(
                     self.overhead.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            4 => {
-                w::merge(
-                    &mut **self.scheduling.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.scheduling, value, budget)?,
             _ => {}
         }
         Ok(())

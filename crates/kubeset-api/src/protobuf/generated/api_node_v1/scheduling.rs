@@ -17,25 +17,24 @@ impl crate::protobuf::Message for crate::api::node::v1::Scheduling {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.node_selector.get_or_insert_with(Default::default).insert(k, v);
             }
             2 => {
-                self.tolerations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

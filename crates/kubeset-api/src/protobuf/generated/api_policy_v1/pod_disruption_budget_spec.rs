@@ -21,29 +21,23 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.min_available.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            2 => {
-                w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.selector, value, budget)?,
             3 => {
                 w::merge(
                     self.max_unavailable.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             4 => self.unhealthy_pod_eviction_policy = Some(w::string(value)?),

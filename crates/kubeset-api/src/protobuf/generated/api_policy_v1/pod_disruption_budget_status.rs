@@ -38,17 +38,17 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.observed_generation = w::nonzero(w::int64(value)?),
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         Ok(w::time(value)?.unwrap_or_default())
                     },
                 )?;
@@ -59,9 +59,8 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSta
             5 => self.desired_healthy = w::int32(value)?,
             6 => self.expected_pods = w::int32(value)?,
             7 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

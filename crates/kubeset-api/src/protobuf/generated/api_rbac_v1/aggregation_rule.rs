@@ -14,13 +14,18 @@ impl crate::protobuf::Message for crate::api::rbac::v1::AggregationRule {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            self.cluster_role_selectors
-                .get_or_insert_with(Vec::new)
-                .push(w::message(value, depth)?);
+            {
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.cluster_role_selectors.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
+            };
         }
         Ok(())
     }

@@ -21,17 +21,20 @@ impl crate::protobuf::Message for crate::api::rbac::v1::ClusterRole {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self.rules.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.rules.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => {
                 w::merge(
                     self.aggregation_rule.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -19,12 +19,15 @@ impl crate::protobuf::Message for crate::api::rbac::v1::ClusterRoleList {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self.items.push(w::message(value, depth)?),
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.items, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

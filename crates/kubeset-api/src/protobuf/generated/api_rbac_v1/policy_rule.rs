@@ -35,18 +35,29 @@ impl crate::protobuf::Message for crate::api::rbac::v1::PolicyRule {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.verbs.push(w::string(value)?),
-            2 => self.api_groups.get_or_insert_with(Vec::new).push(w::string(value)?),
-            3 => self.resources.get_or_insert_with(Vec::new).push(w::string(value)?),
-            4 => self.resource_names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.verbs, v, budget)?;
+            }
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.api_groups.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.resources.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            4 => {
+                let v = w::string(value)?;
+                w::push(self.resource_names.get_or_insert_with(Vec::new), v, budget)?;
+            }
             5 => {
-                self.non_resource_urls
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.non_resource_urls.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -21,9 +21,9 @@ impl crate::protobuf::Message for crate::api::rbac::v1::RoleRef {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.api_group = w::string(value)?,
             2 => self.kind = w::string(value)?,

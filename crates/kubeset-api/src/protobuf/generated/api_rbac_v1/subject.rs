@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::api::rbac::v1::Subject {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.kind = w::string(value)?,
             2 => self.api_group = w::nonzero(w::string(value)?),

@@ -20,29 +20,22 @@ impl crate::protobuf::Message for crate::api::resource::v1::CapacityRequestPolic
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.default.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             3 => {
-                self.valid_values
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.valid_values.get_or_insert_with(Vec::new), v, budget)?;
             }
-            4 => {
-                w::merge(
-                    &mut **self.valid_range.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            4 => w::merge_boxed(&mut self.valid_range, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -19,13 +19,13 @@ impl crate::protobuf::Message for crate::api::resource::v1::CapacityRequestPolic
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.min, value, depth)?,
-            2 => w::merge(self.max.get_or_insert_with(Default::default), value, depth)?,
-            3 => w::merge(self.step.get_or_insert_with(Default::default), value, depth)?,
+            1 => w::merge(&mut self.min, value, budget)?,
+            2 => w::merge(self.max.get_or_insert_with(Default::default), value, budget)?,
+            3 => w::merge(self.step.get_or_insert_with(Default::default), value, budget)?,
             _ => {}
         }
         Ok(())

@@ -54,18 +54,18 @@ impl crate::protobuf::Message for crate::api::resource::v1::Device {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.attributes.get_or_insert_with(Default::default).insert(k, v);
@@ -73,39 +73,47 @@ impl crate::protobuf::Message for crate::api::resource::v1::Device {
             3 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => {
-                self.consumes_counters
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.consumes_counters.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => self.node_name = Some(w::string(value)?),
             6 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             7 => self.all_nodes = Some(w::bool(value)?),
-            8 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            8 => {
+                let v = w::message(value, budget)?;
+                w::push(self.taints.get_or_insert_with(Vec::new), v, budget)?;
+            }
             9 => self.binds_to_node = Some(w::bool(value)?),
             10 => {
-                self.binding_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             11 => {
-                self.binding_failure_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_failure_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             12 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}

@@ -19,14 +19,18 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceAllocationResu
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.results.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.results.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.config.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -24,21 +24,22 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaim {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.requests
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.requests.get_or_insert_with(Vec::new), v, budget)?;
             }
             2 => {
-                self.constraints
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.constraints.get_or_insert_with(Vec::new), v, budget)?;
             }
-            3 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            3 => {
+                let v = w::message(value, budget)?;
+                w::push(self.config.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

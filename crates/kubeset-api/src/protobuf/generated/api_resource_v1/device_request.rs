@@ -21,22 +21,15 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceRequest {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.exactly.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.exactly, value, budget)?,
             3 => {
-                self.first_available
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.first_available.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -22,24 +22,18 @@ impl crate::protobuf::Message for crate::api::resource::v1::ResourceClaimStatus 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.allocation.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.allocation, value, budget)?,
             2 => {
-                self.reserved_for
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.reserved_for.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => {
-                self.devices.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.devices.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

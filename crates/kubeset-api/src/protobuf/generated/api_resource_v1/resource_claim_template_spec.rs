@@ -16,18 +16,18 @@ impl crate::protobuf::Message for crate::api::resource::v1::ResourceClaimTemplat
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 w::merge(
                     self.metadata.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
-            2 => w::merge(&mut self.spec, value, depth)?,
+            2 => w::merge(&mut self.spec, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -16,18 +16,12 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.device_selector.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            2 => w::merge(&mut self.taint, value, depth)?,
+            1 => w::merge_boxed(&mut self.device_selector, value, budget)?,
+            2 => w::merge(&mut self.taint, value, budget)?,
             _ => {}
         }
         Ok(())

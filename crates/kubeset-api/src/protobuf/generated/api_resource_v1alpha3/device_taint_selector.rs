@@ -18,9 +18,9 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintSel
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             2 => self.driver = Some(w::string(value)?),
             3 => self.pool = Some(w::string(value)?),

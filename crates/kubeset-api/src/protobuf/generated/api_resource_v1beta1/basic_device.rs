@@ -50,17 +50,17 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.attributes.get_or_insert_with(Default::default).insert(k, v);
@@ -68,39 +68,47 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::BasicDevice {
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.capacity.get_or_insert_with(Default::default).insert(k, v);
             }
             3 => {
-                self.consumes_counters
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.consumes_counters.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => self.node_name = Some(w::string(value)?),
             5 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             6 => self.all_nodes = Some(w::bool(value)?),
-            7 => self.taints.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            7 => {
+                let v = w::message(value, budget)?;
+                w::push(self.taints.get_or_insert_with(Vec::new), v, budget)?;
+            }
             8 => self.binds_to_node = Some(w::bool(value)?),
             9 => {
-                self.binding_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             10 => {
-                self.binding_failure_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_failure_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             11 => self.allow_multiple_allocations = Some(w::bool(value)?),
             _ => {}

@@ -13,11 +13,11 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::Counter {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(&mut self.value, value, depth)?;
+            w::merge(&mut self.value, value, budget)?;
         }
         Ok(())
     }

@@ -21,9 +21,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceAttribute
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             2 => self.int = Some(w::int64(value)?),
             3 => self.bool = Some(w::bool(value)?),

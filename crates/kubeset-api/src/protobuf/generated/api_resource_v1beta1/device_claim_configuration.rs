@@ -24,23 +24,22 @@ for crate::api::resource::v1beta1::DeviceClaimConfiguration {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.requests.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.requests.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => {
                 w::embedded(
                     value,
-                    depth,
-                    &mut |number, value, depth| {
-                        let _ = depth;
+                    budget,
+                    &mut |number, value, budget| {
+                        let _ = budget;
                         if number == 1 {
-                            w::merge(
-                                &mut **self.opaque.get_or_insert_with(Default::default),
-                                value,
-                                depth,
-                            )?;
+                            w::merge_boxed(&mut self.opaque, value, budget)?;
                         }
                         Ok(())
                     },

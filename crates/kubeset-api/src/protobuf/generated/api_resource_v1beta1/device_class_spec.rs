@@ -22,16 +22,18 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceClassSpec
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.selectors
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.selectors.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => self.config.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(self.config.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => self.extended_resource_name = Some(w::string(value)?),
             _ => {}
         }

@@ -20,11 +20,14 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceConstrain
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.requests.get_or_insert_with(Vec::new).push(w::string(value)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(self.requests.get_or_insert_with(Vec::new), v, budget)?;
+            }
             2 => self.match_attribute = Some(w::string(value)?),
             3 => self.distinct_attribute = Some(w::string(value)?),
             _ => {}

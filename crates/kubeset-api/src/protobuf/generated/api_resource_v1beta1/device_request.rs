@@ -47,35 +47,32 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceRequest {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.device_class_name = Some(w::string(value)?),
             3 => {
-                self.selectors
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.selectors.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => self.allocation_mode = w::nonzero(w::string(value)?),
             5 => self.count = w::nonzero(w::int64(value)?),
             6 => self.admin_access = Some(w::bool(value)?),
             7 => {
-                self.first_available
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.first_available.get_or_insert_with(Vec::new), v, budget)?;
             }
             8 => {
-                self.tolerations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
             9 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

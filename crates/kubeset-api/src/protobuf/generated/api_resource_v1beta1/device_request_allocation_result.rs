@@ -50,9 +50,9 @@ for crate::api::resource::v1beta1::DeviceRequestAllocationResult {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.request = w::string(value)?,
             2 => self.driver = w::string(value)?,
@@ -60,28 +60,33 @@ for crate::api::resource::v1beta1::DeviceRequestAllocationResult {
             4 => self.device = w::string(value)?,
             5 => self.admin_access = Some(w::bool(value)?),
             6 => {
-                self.tolerations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => {
-                self.binding_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             8 => {
-                self.binding_failure_conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.binding_failure_conditions.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             9 => self.share_id = Some(w::string(value)?),
             10 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.consumed_capacity.get_or_insert_with(Default::default).insert(k, v);

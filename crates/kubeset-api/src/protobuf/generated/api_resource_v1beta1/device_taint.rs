@@ -25,9 +25,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::DeviceTaint {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.key = w::string(value)?,
             2 => self.value = w::nonzero(w::string(value)?),

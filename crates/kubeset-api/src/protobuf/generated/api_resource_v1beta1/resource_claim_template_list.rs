@@ -20,12 +20,15 @@ for crate::api::resource::v1beta1::ResourceClaimTemplateList {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => self.items.push(w::message(value, depth)?),
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.items, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -35,27 +35,20 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocatedDevice
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.pool = w::string(value)?,
             3 => self.device = w::string(value)?,
             7 => self.share_id = Some(w::string(value)?),
             4 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
-            5 => w::merge(self.data.get_or_insert_with(Default::default), value, depth)?,
-            6 => {
-                w::merge(
-                    &mut **self.network_data.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            5 => w::merge(self.data.get_or_insert_with(Default::default), value, budget)?,
+            6 => w::merge_boxed(&mut self.network_data, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -18,22 +18,16 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocationResul
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.devices.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.devices, value, budget)?,
             3 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             5 => self.allocation_timestamp = w::time(value)?,

@@ -39,29 +39,27 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ExactDeviceRequ
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.device_class_name = w::string(value)?,
             2 => {
-                self.selectors
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.selectors.get_or_insert_with(Vec::new), v, budget)?;
             }
             3 => self.allocation_mode = w::nonzero(w::string(value)?),
             4 => self.count = w::nonzero(w::int64(value)?),
             5 => self.admin_access = Some(w::bool(value)?),
             6 => {
-                self.tolerations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.tolerations.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -24,12 +24,15 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::NetworkDeviceDa
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.interface_name = w::nonzero(w::string(value)?),
-            2 => self.ips.get_or_insert_with(Vec::new).push(w::string(value)?),
+            2 => {
+                let v = w::string(value)?;
+                w::push(self.ips.get_or_insert_with(Vec::new), v, budget)?;
+            }
             3 => self.hardware_address = w::nonzero(w::string(value)?),
             _ => {}
         }

@@ -18,12 +18,12 @@ for crate::api::resource::v1beta2::OpaqueDeviceConfiguration {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
-            2 => w::merge(&mut self.parameters, value, depth)?,
+            2 => w::merge(&mut self.parameters, value, budget)?,
             _ => {}
         }
         Ok(())

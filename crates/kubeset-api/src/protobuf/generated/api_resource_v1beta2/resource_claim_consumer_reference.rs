@@ -27,9 +27,9 @@ for crate::api::resource::v1beta2::ResourceClaimConsumerReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.api_group = w::nonzero(w::string(value)?),
             3 => self.resource = w::string(value)?,

@@ -17,12 +17,12 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceSlice {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => w::merge(&mut self.spec, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge(&mut self.spec, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -39,29 +39,29 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceSliceSp
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.driver = w::string(value)?,
-            2 => w::merge(&mut self.pool, value, depth)?,
+            2 => w::merge(&mut self.pool, value, budget)?,
             3 => self.node_name = Some(w::string(value)?),
             4 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             5 => self.all_nodes = Some(w::bool(value)?),
             6 => {
-                self.devices.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.devices.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => self.per_device_node_selection = Some(w::bool(value)?),
             8 => {
-                self.shared_counters
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.shared_counters.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -30,11 +30,11 @@ impl crate::protobuf::Message for crate::api::scheduling::v1::PriorityClass {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => self.value = w::int32(value)?,
             3 => self.global_default = w::nonzero(w::bool(value)?),
             4 => self.description = w::nonzero(w::string(value)?),

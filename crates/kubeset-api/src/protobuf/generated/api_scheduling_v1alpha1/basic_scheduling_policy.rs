@@ -8,7 +8,7 @@ for crate::api::scheduling::v1alpha1::BasicSchedulingPolicy {
         &mut self,
         _number: u32,
         _value: w::Value<'_>,
-        _depth: u32,
+        _budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
         Ok(())
     }

@@ -14,9 +14,9 @@ for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.min_count = w::int32(value)?;
         }

@@ -17,12 +17,12 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::PodGroup {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            3 => w::merge(&mut self.policy, value, depth)?,
+            3 => w::merge(&mut self.policy, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -15,12 +15,14 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::PodGroupPoli
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            2 => w::merge(self.basic.get_or_insert_with(Default::default), value, depth)?,
-            3 => w::merge(self.gang.get_or_insert_with(Default::default), value, depth)?,
+            2 => {
+                w::merge(self.basic.get_or_insert_with(Default::default), value, budget)?
+            }
+            3 => w::merge(self.gang.get_or_insert_with(Default::default), value, budget)?,
             _ => {}
         }
         Ok(())

@@ -23,9 +23,9 @@ for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.api_group = w::nonzero(w::string(value)?),
             2 => self.kind = w::string(value)?,

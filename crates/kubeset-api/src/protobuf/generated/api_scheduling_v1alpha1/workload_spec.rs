@@ -18,18 +18,15 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.controller_ref.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            1 => w::merge_boxed(&mut self.controller_ref, value, budget)?,
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.pod_groups, v, budget)?;
             }
-            2 => self.pod_groups.push(w::message(value, depth)?),
             _ => {}
         }
         Ok(())

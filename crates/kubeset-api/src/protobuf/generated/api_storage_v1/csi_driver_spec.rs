@@ -43,23 +43,25 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIDriverSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.attach_required = Some(w::bool(value)?),
             2 => self.pod_info_on_mount = Some(w::bool(value)?),
             3 => {
-                self.volume_lifecycle_modes
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.volume_lifecycle_modes.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             4 => self.storage_capacity = Some(w::bool(value)?),
             5 => self.fs_group_policy = Some(w::string(value)?),
             6 => {
-                self.token_requests
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.token_requests.get_or_insert_with(Vec::new), v, budget)?;
             }
             7 => self.requires_republish = Some(w::bool(value)?),
             8 => self.se_linux_mount = Some(w::bool(value)?),

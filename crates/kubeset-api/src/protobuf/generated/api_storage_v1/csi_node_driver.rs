@@ -25,18 +25,21 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSINodeDriver {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.node_id = w::string(value)?,
-            3 => self.topology_keys.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.topology_keys.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => {
                 w::merge(
                     self.allocatable.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

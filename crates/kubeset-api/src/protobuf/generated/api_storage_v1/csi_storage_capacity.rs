@@ -26,31 +26,25 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.node_topology.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge(&mut self.metadata, value, budget)?,
+            2 => w::merge_boxed(&mut self.node_topology, value, budget)?,
             3 => self.storage_class_name = w::string(value)?,
             4 => {
                 w::merge(
                     self.capacity.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             5 => {
                 w::merge(
                     self.maximum_volume_size.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             _ => {}

@@ -39,31 +39,37 @@ impl crate::protobuf::Message for crate::api::storage::v1::StorageClass {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => self.provisioner = w::string(value)?,
             3 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.parameters.get_or_insert_with(Default::default).insert(k, v);
             }
             4 => self.reclaim_policy = Some(w::string(value)?),
-            5 => self.mount_options.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.mount_options.get_or_insert_with(Vec::new), v, budget)?;
+            }
             6 => self.allow_volume_expansion = Some(w::bool(value)?),
             7 => self.volume_binding_mode = Some(w::string(value)?),
             8 => {
-                self.allowed_topologies
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.allowed_topologies.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -15,18 +15,12 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentSourc
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.persistent_volume_name = Some(w::string(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.inline_volume_spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.inline_volume_spec, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -21,12 +21,12 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentSpec 
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.attacher = w::string(value)?,
-            2 => w::merge(&mut self.source, value, depth)?,
+            2 => w::merge(&mut self.source, value, budget)?,
             3 => self.node_name = w::string(value)?,
             _ => {}
         }

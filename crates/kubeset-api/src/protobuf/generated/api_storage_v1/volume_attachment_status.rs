@@ -22,17 +22,17 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.attached = w::bool(value)?,
             2 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -40,20 +40,8 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            3 => {
-                w::merge(
-                    &mut **self.attach_error.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
-            4 => {
-                w::merge(
-                    &mut **self.detach_error.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge_boxed(&mut self.attach_error, value, budget)?,
+            4 => w::merge_boxed(&mut self.detach_error, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -20,9 +20,9 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeError {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.time = w::time(value)?,
             2 => self.message = w::nonzero(w::string(value)?),

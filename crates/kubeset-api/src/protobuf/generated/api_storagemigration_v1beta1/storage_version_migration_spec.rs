@@ -14,11 +14,11 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(&mut self.resource, value, depth)?;
+            w::merge(&mut self.resource, value, budget)?;
         }
         Ok(())
     }

@@ -38,16 +38,22 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.plural = w::string(value)?,
             2 => self.singular = w::nonzero(w::string(value)?),
-            3 => self.short_names.get_or_insert_with(Vec::new).push(w::string(value)?),
+            3 => {
+                let v = w::string(value)?;
+                w::push(self.short_names.get_or_insert_with(Vec::new), v, budget)?;
+            }
             4 => self.kind = w::string(value)?,
             5 => self.list_kind = w::nonzero(w::string(value)?),
-            6 => self.categories.get_or_insert_with(Vec::new).push(w::string(value)?),
+            6 => {
+                let v = w::string(value)?;
+                w::push(self.categories.get_or_insert_with(Vec::new), v, budget)?;
+            }
             _ => {}
         }
         Ok(())

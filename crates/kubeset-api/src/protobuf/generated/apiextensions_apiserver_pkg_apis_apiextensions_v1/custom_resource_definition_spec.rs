@@ -36,21 +36,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.group = w::string(value)?,
-            3 => w::merge(&mut self.names, value, depth)?,
+            3 => w::merge(&mut self.names, value, budget)?,
             4 => self.scope = w::string(value)?,
-            7 => self.versions.push(w::message(value, depth)?),
-            9 => {
-                w::merge(
-                    &mut **self.conversion.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            7 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.versions, v, budget)?;
             }
+            9 => w::merge_boxed(&mut self.conversion, value, budget)?,
             10 => self.preserve_unknown_fields = w::nonzero(w::bool(value)?),
             _ => {}
         }

@@ -28,24 +28,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                self.conditions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => {
-                w::merge(
-                    &mut **self.accepted_names.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.accepted_names, value, budget)?,
             3 => {
-                self.stored_versions.get_or_insert_with(Vec::new).push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(self.stored_versions.get_or_insert_with(Vec::new), v, budget)?;
             }
             4 => self.observed_generation = w::nonzero(w::int64(value)?),
             _ => {}

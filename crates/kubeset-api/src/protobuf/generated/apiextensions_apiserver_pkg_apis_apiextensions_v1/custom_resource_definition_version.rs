@@ -46,9 +46,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             2 => self.served = w::bool(value)?,
@@ -56,24 +56,24 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             7 => self.deprecated = w::nonzero(w::bool(value)?),
             8 => self.deprecation_warning = Some(w::string(value)?),
             4 => {
-                w::merge(self.schema.get_or_insert_with(Default::default), value, depth)?
-            }
-            5 => {
                 w::merge(
-                    &mut **self.subresources.get_or_insert_with(Default::default),
+                    self.schema.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
+            5 => w::merge_boxed(&mut self.subresources, value, budget)?,
             6 => {
-                self.additional_printer_columns
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.additional_printer_columns.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             9 => {
-                self.selectable_fields
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.selectable_fields.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

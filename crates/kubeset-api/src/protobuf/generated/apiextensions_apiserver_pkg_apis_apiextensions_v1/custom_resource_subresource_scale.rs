@@ -21,9 +21,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.spec_replicas_path = w::string(value)?,
             2 => self.status_replicas_path = w::string(value)?,

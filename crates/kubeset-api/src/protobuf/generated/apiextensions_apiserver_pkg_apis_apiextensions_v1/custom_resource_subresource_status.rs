@@ -8,7 +8,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         _number: u32,
         _value: w::Value<'_>,
-        _depth: u32,
+        _budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
         Ok(())
     }

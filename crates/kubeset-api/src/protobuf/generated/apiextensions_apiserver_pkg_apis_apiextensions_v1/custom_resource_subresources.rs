@@ -16,20 +16,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
-                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
-            }
-            2 => {
                 w::merge(
-                    &mut **self.scale.get_or_insert_with(Default::default),
+                    self.status.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
+            2 => w::merge_boxed(&mut self.scale, value, budget)?,
             _ => {}
         }
         Ok(())

@@ -13,15 +13,11 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            w::merge(
-                &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
-                value,
-                depth,
-            )?;
+            w::merge_boxed(&mut self.open_apiv3_schema, value, budget)?;
         }
         Ok(())
     }

@@ -20,9 +20,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocume
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.description = w::nonzero(w::string(value)?),
             2 => self.url = w::nonzero(w::string(value)?),

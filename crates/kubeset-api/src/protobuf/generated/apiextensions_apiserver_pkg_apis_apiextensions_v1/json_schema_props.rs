@@ -182,9 +182,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.id = w::nonzero(w::string(value)?),
             2 => self.schema = w::nonzero(w::string(value)?),
@@ -197,7 +197,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                 w::merge(
                     self.default.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             9 => self.maximum = Some(w::double(value)?),
@@ -211,36 +211,39 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             17 => self.min_items = Some(w::int64(value)?),
             18 => self.unique_items = w::nonzero(w::bool(value)?),
             19 => self.multiple_of = Some(w::double(value)?),
-            20 => self.enum_.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            20 => {
+                let v = w::message(value, budget)?;
+                w::push(self.enum_.get_or_insert_with(Vec::new), v, budget)?;
+            }
             21 => self.max_properties = Some(w::int64(value)?),
             22 => self.min_properties = Some(w::int64(value)?),
-            23 => self.required.get_or_insert_with(Vec::new).push(w::string(value)?),
+            23 => {
+                let v = w::string(value)?;
+                w::push(self.required.get_or_insert_with(Vec::new), v, budget)?;
+            }
             24 => {
-                w::merge(self.items.get_or_insert_with(Default::default), value, depth)?
+                w::merge(self.items.get_or_insert_with(Default::default), value, budget)?
             }
             25 => {
-                self.all_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.all_of.get_or_insert_with(Vec::new), v, budget)?;
             }
             26 => {
-                self.one_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.one_of.get_or_insert_with(Vec::new), v, budget)?;
             }
             27 => {
-                self.any_of.get_or_insert_with(Vec::new).push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.any_of.get_or_insert_with(Vec::new), v, budget)?;
             }
-            28 => {
-                w::merge(
-                    &mut **self.not.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            28 => w::merge_boxed(&mut self.not, value, budget)?,
             29 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.properties.get_or_insert_with(Default::default).insert(k, v);
@@ -249,16 +252,16 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                 w::merge(
                     self.additional_properties.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             31 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.pattern_properties
@@ -268,10 +271,10 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             32 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.dependencies.get_or_insert_with(Default::default).insert(k, v);
@@ -280,32 +283,26 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                 w::merge(
                     self.additional_items.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             34 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
-                        w::message(value, depth)
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
+                        w::message(value, budget)
                     },
                 )?;
                 self.definitions.get_or_insert_with(Default::default).insert(k, v);
             }
-            35 => {
-                w::merge(
-                    &mut **self.external_docs.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            35 => w::merge_boxed(&mut self.external_docs, value, budget)?,
             36 => {
                 w::merge(
                     self.example.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             37 => self.nullable = w::nonzero(w::bool(value)?),
@@ -313,16 +310,22 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             39 => self.x_kubernetes_embedded_resource = w::nonzero(w::bool(value)?),
             40 => self.x_kubernetes_int_or_string = w::nonzero(w::bool(value)?),
             41 => {
-                self.x_kubernetes_list_map_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(w::string(value)?)
+                let v = w::string(value)?;
+                w::push(
+                    self.x_kubernetes_list_map_keys.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             42 => self.x_kubernetes_list_type = Some(w::string(value)?),
             43 => self.x_kubernetes_map_type = Some(w::string(value)?),
             44 => {
-                self.x_kubernetes_validations
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.x_kubernetes_validations.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

@@ -14,9 +14,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableFiel
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
             self.json_path = w::string(value)?;
         }

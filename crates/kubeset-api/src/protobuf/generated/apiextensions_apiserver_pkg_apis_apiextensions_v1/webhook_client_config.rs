@@ -19,18 +19,12 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientC
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             3 => self.url = Some(w::string(value)?),
-            1 => {
-                w::merge(
-                    &mut **self.service.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.service, value, budget)?,
             2 => self.ca_bundle = Some(w::bytes(value)?),
             _ => {}
         }

@@ -19,18 +19,15 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConvers
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            2 => {
-                w::merge(
-                    &mut **self.client_config.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            2 => w::merge_boxed(&mut self.client_config, value, budget)?,
+            3 => {
+                let v = w::string(value)?;
+                w::push(&mut self.conversion_review_versions, v, budget)?;
             }
-            3 => self.conversion_review_versions.push(w::string(value)?),
             _ => {}
         }
         Ok(())

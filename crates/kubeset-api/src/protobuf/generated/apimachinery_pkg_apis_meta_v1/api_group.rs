@@ -27,23 +27,23 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => self.versions.push(w::message(value, depth)?),
-            3 => {
-                w::merge(
-                    &mut **self.preferred_version.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.versions, v, budget)?;
             }
+            3 => w::merge_boxed(&mut self.preferred_version, value, budget)?,
             4 => {
-                self.server_address_by_client_cidrs
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(
+                    self.server_address_by_client_cidrs.get_or_insert_with(Vec::new),
+                    v,
+                    budget,
+                )?;
             }
             _ => {}
         }

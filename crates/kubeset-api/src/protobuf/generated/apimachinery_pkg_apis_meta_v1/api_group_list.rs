@@ -16,11 +16,14 @@ for crate::apimachinery::pkg::apis::meta::v1::APIGroupList {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         if number == 1 {
-            self.groups.push(w::message(value, depth)?);
+            {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.groups, v, budget)?;
+            };
         }
         Ok(())
     }

@@ -54,9 +54,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
             6 => self.singular_name = w::string(value)?,
@@ -64,9 +64,15 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIR
             8 => self.group = w::nonzero(w::string(value)?),
             9 => self.version = w::nonzero(w::string(value)?),
             3 => self.kind = w::string(value)?,
-            4 => self.verbs = w::wrapped(value, w::string)?,
-            5 => self.short_names.get_or_insert_with(Vec::new).push(w::string(value)?),
-            7 => self.categories.get_or_insert_with(Vec::new).push(w::string(value)?),
+            4 => self.verbs = w::wrapped(value, w::string, budget)?,
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.short_names.get_or_insert_with(Vec::new), v, budget)?;
+            }
+            7 => {
+                let v = w::string(value)?;
+                w::push(self.categories.get_or_insert_with(Vec::new), v, budget)?;
+            }
             10 => self.storage_version_hash = w::nonzero(w::string(value)?),
             _ => {}
         }

@@ -20,12 +20,15 @@ for crate::apimachinery::pkg::apis::meta::v1::APIResourceList {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.group_version = w::string(value)?,
-            2 => self.resources.push(w::message(value, depth)?),
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.resources, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

@@ -21,12 +21,18 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIV
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => self.versions.push(w::string(value)?),
-            2 => self.server_address_by_client_cidrs.push(w::message(value, depth)?),
+            1 => {
+                let v = w::string(value)?;
+                w::push(&mut self.versions, v, budget)?;
+            }
+            2 => {
+                let v = w::message(value, budget)?;
+                w::push(&mut self.server_address_by_client_cidrs, v, budget)?;
+            }
             _ => {}
         }
         Ok(())

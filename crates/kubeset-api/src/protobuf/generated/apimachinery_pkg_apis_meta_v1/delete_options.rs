@@ -30,21 +30,18 @@ for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.grace_period_seconds = Some(w::int64(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.preconditions.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge_boxed(&mut self.preconditions, value, budget)?,
             3 => self.orphan_dependents = Some(w::bool(value)?),
             4 => self.propagation_policy = Some(w::string(value)?),
-            5 => self.dry_run.get_or_insert_with(Vec::new).push(w::string(value)?),
+            5 => {
+                let v = w::string(value)?;
+                w::push(self.dry_run.get_or_insert_with(Vec::new), v, budget)?;
+            }
             6 => {
                 self.ignore_store_read_error_with_cluster_breaking_potential = Some(
                     w::bool(value)?,

@@ -18,9 +18,9 @@ for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.group = w::string(value)?,
             2 => self.resource = w::string(value)?,

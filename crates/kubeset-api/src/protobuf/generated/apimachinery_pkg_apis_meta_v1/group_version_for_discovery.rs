@@ -18,9 +18,9 @@ for crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.group_version = w::string(value)?,
             2 => self.version = w::string(value)?,

@@ -18,25 +18,24 @@ for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.match_labels.get_or_insert_with(Default::default).insert(k, v);
             }
             2 => {
-                self.match_expressions
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.match_expressions.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

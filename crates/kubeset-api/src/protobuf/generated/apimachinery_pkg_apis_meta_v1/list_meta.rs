@@ -27,9 +27,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::List
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.self_link = w::nonzero(w::string(value)?),
             2 => self.resource_version = w::nonzero(w::string(value)?),

@@ -41,9 +41,9 @@ for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.manager = w::nonzero(w::string(value)?),
             2 => self.operation = w::nonzero(w::string(value)?),
@@ -54,7 +54,7 @@ for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
                 w::merge(
                     self.fields_v1.get_or_insert_with(Default::default),
                     value,
-                    depth,
+                    budget,
                 )?
             }
             8 => self.subresource = w::nonzero(w::string(value)?),

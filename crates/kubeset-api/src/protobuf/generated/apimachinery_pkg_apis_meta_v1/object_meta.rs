@@ -74,9 +74,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::nonzero(w::string(value)?),
             2 => self.generate_name = w::nonzero(w::string(value)?),
@@ -91,9 +91,9 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
             11 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
@@ -102,24 +102,25 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Obje
             12 => {
                 let (k, v) = w::entry(
                     value,
-                    depth,
-                    |value, depth| {
-                        let _ = depth;
+                    budget,
+                    |value, budget| {
+                        let _ = budget;
                         w::string(value)
                     },
                 )?;
                 self.annotations.get_or_insert_with(Default::default).insert(k, v);
             }
             13 => {
-                self.owner_references
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.owner_references.get_or_insert_with(Vec::new), v, budget)?;
             }
-            14 => self.finalizers.get_or_insert_with(Vec::new).push(w::string(value)?),
+            14 => {
+                let v = w::string(value)?;
+                w::push(self.finalizers.get_or_insert_with(Vec::new), v, budget)?;
+            }
             17 => {
-                self.managed_fields
-                    .get_or_insert_with(Vec::new)
-                    .push(w::message(value, depth)?)
+                let v = w::message(value, budget)?;
+                w::push(self.managed_fields.get_or_insert_with(Vec::new), v, budget)?;
             }
             _ => {}
         }

@@ -32,9 +32,9 @@ for crate::apimachinery::pkg::apis::meta::v1::OwnerReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             5 => self.api_version = w::string(value)?,
             1 => self.kind = w::string(value)?,

@@ -16,9 +16,9 @@ for crate::apimachinery::pkg::apis::meta::v1::Preconditions {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.uid = Some(w::string(value)?),
             2 => self.resource_version = Some(w::string(value)?),

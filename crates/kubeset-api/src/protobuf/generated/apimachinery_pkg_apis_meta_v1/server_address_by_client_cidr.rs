@@ -18,9 +18,9 @@ for crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.client_cidr = w::string(value)?,
             2 => self.server_address = w::string(value)?,

@@ -36,21 +36,15 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => w::merge(&mut self.metadata, value, depth)?,
+            1 => w::merge(&mut self.metadata, value, budget)?,
             2 => self.status = w::nonzero(w::string(value)?),
             3 => self.message = w::nonzero(w::string(value)?),
             4 => self.reason = w::nonzero(w::string(value)?),
-            5 => {
-                w::merge(
-                    &mut **self.details.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            5 => w::merge_boxed(&mut self.details, value, budget)?,
             6 => self.code = w::nonzero(w::int32(value)?),
             _ => {}
         }

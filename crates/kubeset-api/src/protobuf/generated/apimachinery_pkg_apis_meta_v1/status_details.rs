@@ -40,15 +40,18 @@ for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.name = w::nonzero(w::string(value)?),
             2 => self.group = w::nonzero(w::string(value)?),
             3 => self.kind = w::nonzero(w::string(value)?),
             6 => self.uid = w::nonzero(w::string(value)?),
-            4 => self.causes.get_or_insert_with(Vec::new).push(w::message(value, depth)?),
+            4 => {
+                let v = w::message(value, budget)?;
+                w::push(self.causes.get_or_insert_with(Vec::new), v, budget)?;
+            }
             5 => self.retry_after_seconds = w::nonzero(w::int32(value)?),
             _ => {}
         }

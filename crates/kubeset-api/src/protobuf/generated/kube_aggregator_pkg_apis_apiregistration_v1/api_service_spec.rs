@@ -39,17 +39,11 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
-            1 => {
-                w::merge(
-                    &mut **self.service.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            1 => w::merge_boxed(&mut self.service, value, budget)?,
             2 => self.group = w::nonzero(w::string(value)?),
             3 => self.version = w::nonzero(w::string(value)?),
             4 => self.insecure_skip_tls_verify = w::nonzero(w::bool(value)?),

@@ -23,9 +23,9 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
         &mut self,
         number: u32,
         value: w::Value<'_>,
-        depth: u32,
+        budget: &mut w::Budget,
     ) -> Result<(), crate::protobuf::DecodeError> {
-        let _ = depth;
+        let _ = budget;
         match number {
             1 => self.namespace = w::nonzero(w::string(value)?),
             2 => self.name = w::nonzero(w::string(value)?),
