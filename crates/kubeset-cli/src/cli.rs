@@ -517,6 +517,30 @@ pub struct ServeArgs {
     /// host process. Pods need spec.nodeName
     #[arg(long)]
     pub container_runtime: bool,
+    /// Close a new connection whose first request head has not arrived
+    /// within this (kube-apiserver's ReadHeaderTimeout; default 32s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub header_timeout: Option<Duration>,
+    /// Close a kept-alive connection whose next request has not arrived
+    /// within this of the last answer (kube-apiserver's IdleTimeout;
+    /// default 90s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Answer 504 and close the connection when a request body takes
+    /// longer (kube-apiserver's --request-timeout; default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub body_timeout: Option<Duration>,
+    /// Close a connection whose TLS handshake takes longer (default 32s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub handshake_timeout: Option<Duration>,
+    /// Connections served at once, over every replica and the admin
+    /// endpoint; one more is closed at once (default 4096).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// End a watch whose client has not read for this long while its
+    /// queue is full (default 10s); the client re-watches.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub slow_watcher_timeout: Option<Duration>,
 }
 
 /// Parses `1s`, `500ms`, `2m`, `1h`, `1m30s`, or a bare number of seconds.

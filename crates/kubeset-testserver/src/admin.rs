@@ -13,6 +13,9 @@
 //! | `POST /replicas/{i}/reset` | up, no latency, no pending faults |
 //! | `GET /kubeconfig` | the kubeconfig YAML |
 //!
+//! Served over TLS with the API's certificate when the API is (it hands
+//! out the token), plain HTTP otherwise.
+//!
 //! With a token ([`crate::TestServerBuilder::token`]) every request but
 //! `GET /healthz` needs the same `Authorization: Bearer` as the API, and
 //! gets the API's `401 Unauthorized` Status without it: the endpoint hands
@@ -23,16 +26,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode, header};
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::Faults;
 use crate::auth;
 use crate::http::{Body, Query, full};
+use crate::server::{Connections, serve_bounded};
 use crate::status::ApiError;
 
 /// What the admin endpoint controls.
@@ -160,8 +162,16 @@ async fn handle(
     })
 }
 
-/// Serves the admin endpoint until `cancel`.
-pub(crate) async fn serve(listener: TcpListener, st: Arc<AdminState>, cancel: CancellationToken) {
+/// Serves the admin endpoint until `cancel`: over TLS with the API's
+/// certificate when the API is (`acceptor`), each connection under the
+/// server's bounds and holding one of its connection slots.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    st: Arc<AdminState>,
+    acceptor: Option<TlsAcceptor>,
+    conns: Arc<Connections>,
+    cancel: CancellationToken,
+) {
     loop {
         tokio::select! {
             () = cancel.cancelled() => break,
@@ -170,15 +180,20 @@ pub(crate) async fn serve(listener: TcpListener, st: Arc<AdminState>, cancel: Ca
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 };
+                let Some(slot) = conns.admit() else {
+                    continue;
+                };
                 let st = st.clone();
+                let acceptor = acceptor.clone();
+                let bounds = conns.bounds;
                 let conn_cancel = cancel.clone();
                 tokio::spawn(async move {
-                    let svc = service_fn(move |req| handle(req, st.clone()));
-                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let handler = move |req| handle(req, st.clone());
                     tokio::select! {
                         () = conn_cancel.cancelled() => {}
-                        _ = builder.serve_connection(TokioIo::new(stream), svc) => {}
+                        () = serve_bounded(stream, acceptor.as_ref(), bounds, handler) => {}
                     }
+                    drop(slot);
                 });
             }
         }

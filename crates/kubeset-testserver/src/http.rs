@@ -37,6 +37,10 @@ pub(crate) struct Shared {
     pub(crate) openapi: Option<Arc<openapi::Specs>>,
     /// The simulated container runtime (exec, attach, port-forward), if on.
     pub(crate) runtime: Option<Arc<crate::stream::Runtime>>,
+    /// Connection bounds and slots, shared with the admin endpoint.
+    pub(crate) conns: Arc<crate::server::Connections>,
+    /// What the watches share (initial states, the open count).
+    pub(crate) watches: Arc<crate::fanout::Watches>,
 }
 
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
@@ -226,15 +230,40 @@ pub(crate) async fn handle(
         Err(req) => req,
     };
     let negotiation = crate::protobuf::Negotiation::of(&req);
-    let resp = match route(req, &shared, &faults, local).await {
+    let http1 = req.version() < http::Version::HTTP_2;
+    let mut resp = match route(req, &shared, &faults, local).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     };
+    // The one 504 this server answers is a body that did not arrive in
+    // time: its rest is never read, so the connection cannot carry
+    // another request (hyper closes it; the header says so).
+    if http1 && resp.status() == StatusCode::GATEWAY_TIMEOUT {
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     Ok(crate::protobuf::encode_response(&negotiation, resp).await)
 }
 
+/// kube-apiserver's answer to a request that did not complete within
+/// `--request-timeout` (its timeout filter's `NewTimeoutError`).
+fn request_timeout() -> ApiError {
+    ApiError {
+        code: 504,
+        reason: "Timeout",
+        message:
+            "Timeout: request did not complete within requested timeout - context deadline exceeded"
+                .into(),
+        details: Some(serde_json::json!({})),
+    }
+}
+
+/// Reads a request body, at most [`limits::MAX_REQUEST_BODY`] bytes and
+/// for at most `timeout` (then `504 Timeout`; the rest is never read and
+/// the connection is closed, see [`handle`]).
 async fn read_body(
     req: Request<hyper::body::Incoming>,
+    timeout: Duration,
 ) -> Result<(http::request::Parts, Bytes), ApiError> {
     let (parts, body) = req.into_parts();
     // A declared length over the limit is refused unread; otherwise the
@@ -247,9 +276,13 @@ async fn read_body(
     if declared.is_some_and(|n| n > limits::MAX_REQUEST_BODY as u64) {
         return Err(limits::body_too_large());
     }
-    let bytes = Limited::new(body, limits::MAX_REQUEST_BODY)
-        .collect()
-        .await
+    let collected = tokio::time::timeout(
+        timeout,
+        Limited::new(body, limits::MAX_REQUEST_BODY).collect(),
+    )
+    .await
+    .map_err(|_| request_timeout())?;
+    let bytes = collected
         .map_err(|e| {
             if e.is::<http_body_util::LengthLimitError>() {
                 limits::body_too_large()
@@ -511,7 +544,10 @@ async fn dispatch(
     let is_pods = call.res.group.is_empty() && call.res.plural == "pods";
     let (name, sub) = (t.name.as_deref(), t.sub.as_deref());
     match (&method, name, sub) {
-        (&Method::GET, _, None) if query.flag("watch") => return verbs::watch(call, name),
+        (&Method::GET, _, None) if query.flag("watch") => {
+            let conn = req.extensions().get::<crate::server::ConnHandle>().cloned();
+            return verbs::watch(call, name, conn);
+        }
         (&Method::GET, None, None) => return verbs::list(&call),
         (&Method::GET, Some(n), None) => return verbs::get(&call, n),
         (&Method::GET, Some(n), Some("status")) if call.status_separate => {
@@ -521,7 +557,7 @@ async fn dispatch(
         _ => {}
     }
     check_content_type(&call.content_type)?;
-    let (_, body) = read_body(req).await?;
+    let (_, body) = read_body(req, shared.conns.bounds.body).await?;
     let (content_type, body) =
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;

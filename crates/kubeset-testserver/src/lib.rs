@@ -8,8 +8,8 @@
 //! taken down (the port really refuses connections), hung (accepts, never
 //! answers), slowed, made to fail the next requests with a status and
 //! `Retry-After`, to cut its watch streams mid-line, or to return
-//! malformed bodies. An optional admin HTTP endpoint exposes the same
-//! controls for black-box use, and [`TestServer::kubeconfig_yaml`] writes
+//! malformed bodies. An optional admin endpoint (HTTPS when the API is)
+//! exposes the same controls for black-box use, and [`TestServer::kubeconfig_yaml`] writes
 //! a kubeconfig for the replicas.
 //!
 //! ```no_run
@@ -41,7 +41,9 @@
 //! - `controllers`: opt-in controllers-lite.
 //! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
 //!   limits and bearer parsing (with their upstream sources).
-//! - `server`: replicas' accept loops; `faults`: per-replica faults;
+//! - `server`: replicas' accept loops and the one bounded way every
+//!   connection is served; `bounds`: its timeouts and caps (kube-apiserver's
+//!   numbers); `faults`: per-replica faults;
 //!   `admin`: the admin endpoint; `tls`: generated certificates;
 //!   `kubeconfig`: rendering.
 //!
@@ -57,12 +59,14 @@
 mod admin;
 mod apply;
 mod auth;
+mod bounds;
 mod controllers;
 mod defaults;
 mod deletion;
 mod discovery;
 mod error;
 mod events;
+mod fanout;
 mod faults;
 mod fields;
 #[doc(hidden)]
@@ -120,6 +124,23 @@ pub fn generate_token() -> String {
         .collect()
 }
 
+/// What a server's watches hold, by its own accounting
+/// ([`TestServer::watch_memory`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WatchMemory {
+    /// Watches whose task is running.
+    pub open: usize,
+    /// Bytes encoded and queued, not yet taken by their connections (at
+    /// most [`TestServerBuilder::watch_queue_bytes`] per watch).
+    pub queued_bytes: usize,
+    /// Initial states held for watches still sending them (one per kind
+    /// and resourceVersion, shared by the watches that started there).
+    pub snapshots: usize,
+    /// Their size as JSON.
+    pub snapshot_bytes: usize,
+}
+
 /// Configures and starts a [`TestServer`].
 #[derive(Debug, Clone)]
 #[must_use]
@@ -135,6 +156,7 @@ pub struct TestServerBuilder {
     openapi_specs: Option<std::path::PathBuf>,
     controllers: bool,
     container_runtime: bool,
+    bounds: bounds::Bounds,
 }
 
 impl Default for TestServerBuilder {
@@ -151,6 +173,7 @@ impl Default for TestServerBuilder {
             openapi_specs: None,
             controllers: false,
             container_runtime: false,
+            bounds: bounds::Bounds::default(),
         }
     }
 }
@@ -188,9 +211,10 @@ impl TestServerBuilder {
     }
 
     /// Also start the admin endpoint (on `127.0.0.1:port`, 0 for any; see
-    /// [`TestServer::admin_url`]). Plain HTTP on loopback, behind the same
-    /// bearer token as the API when [`token`](Self::token) is set (401
-    /// otherwise; `GET /healthz` is open):
+    /// [`TestServer::admin_url`]). On loopback, over TLS with the API's
+    /// certificate when [`tls`](Self::tls) is on (it hands out the token),
+    /// behind the same bearer token as the API when [`token`](Self::token)
+    /// is set (401 otherwise; `GET /healthz` is open):
     ///
     /// | request | effect |
     /// |---|---|
@@ -251,6 +275,68 @@ impl TestServerBuilder {
         self
     }
 
+    /// How long a client may take for the TLS handshake after connecting
+    /// (default 32 s, as kube-apiserver: Go bounds the handshake by its
+    /// `ReadHeaderTimeout`); past it the connection is closed.
+    pub fn handshake_timeout(mut self, d: Duration) -> Self {
+        self.bounds.handshake = d;
+        self
+    }
+
+    /// How long a connection's first request head may take from its
+    /// first byte (default 32 s, kube-apiserver's `ReadHeaderTimeout`);
+    /// past it the connection is closed without an answer. (A connection
+    /// that sends nothing is closed after [`idle_timeout`](Self::idle_timeout).)
+    pub fn header_timeout(mut self, d: Duration) -> Self {
+        self.bounds.header = d;
+        self
+    }
+
+    /// How long a new connection may wait (after the TLS handshake) for
+    /// its first request's first byte, and a kept-alive HTTP/1.1
+    /// connection after an answer for the next request's head (default
+    /// 90 s, kube-apiserver's `IdleTimeout`, which clients match); past it
+    /// the connection is closed.
+    pub fn idle_timeout(mut self, d: Duration) -> Self {
+        self.bounds.idle = d;
+        self
+    }
+
+    /// How long a client may take to send a request body (default 60 s,
+    /// kube-apiserver's `--request-timeout`): past it the request gets
+    /// `504 Timeout` ("request did not complete within requested
+    /// timeout") and the connection is closed.
+    pub fn body_timeout(mut self, d: Duration) -> Self {
+        self.bounds.body = d;
+        self
+    }
+
+    /// Connections open at once over every replica and the admin endpoint
+    /// (default 4096, at least 1); one more is accepted and closed at once.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.bounds.max_connections = n.max(1);
+        self
+    }
+
+    /// Bytes a watch may have queued ahead of its connection (default
+    /// 64 KiB; a larger event is sent a frame at a time). With
+    /// [`slow_watcher_timeout`](Self::slow_watcher_timeout) this bounds a
+    /// watch's memory.
+    pub fn watch_queue_bytes(mut self, n: usize) -> Self {
+        self.bounds.watch_queue_bytes = n.max(1);
+        self
+    }
+
+    /// How long a watch whose queue is full waits for its client to read
+    /// before the server ends it (default 10 s). The stream then ends
+    /// without an ERROR event, as kube-apiserver's watch cache closes a
+    /// watcher that does not keep up; the client watches again from the
+    /// last resourceVersion it saw. A client that reads loses nothing.
+    pub fn slow_watcher_timeout(mut self, d: Duration) -> Self {
+        self.bounds.slow_watcher = d;
+        self
+    }
+
     /// Binds every replica (and the admin endpoint) and starts serving.
     pub async fn start(self) -> Result<TestServer, Error> {
         let tls = if self.tls {
@@ -268,7 +354,11 @@ impl TestServerBuilder {
             None => None,
         };
         let root = CancellationToken::new();
+        let conns = Arc::new(server::Connections::new(self.bounds));
+        let watches: Arc<fanout::Watches> = Arc::default();
         let shared = Arc::new(Shared {
+            conns: conns.clone(),
+            watches: watches.clone(),
             runtime: self
                 .container_runtime
                 .then(|| Arc::new(stream::Runtime::new(root.child_token()))),
@@ -300,6 +390,7 @@ impl TestServerBuilder {
             })?;
             replicas.push(r);
         }
+        let acceptor = tls.as_ref().map(|t| t.acceptor.clone());
         let inner = Arc::new(Inner {
             store,
             replicas,
@@ -307,6 +398,8 @@ impl TestServerBuilder {
             token: self.token,
             root,
             admin: std::sync::Mutex::new(None),
+            watches,
+            conns: conns.clone(),
         });
         let server = TestServer { inner };
         server.seed_system_objects();
@@ -329,7 +422,13 @@ impl TestServerBuilder {
                 kubeconfig: server.kubeconfig_yaml(),
                 token: server.inner.token.clone(),
             });
-            let task = tokio::spawn(admin::serve(listener, st, server.inner.root.child_token()));
+            let task = tokio::spawn(admin::serve(
+                listener,
+                st,
+                acceptor,
+                conns,
+                server.inner.root.child_token(),
+            ));
             if let Ok(mut a) = server.inner.admin.lock() {
                 *a = Some((local, task));
             }
@@ -345,6 +444,8 @@ struct Inner {
     token: Option<String>,
     root: CancellationToken,
     admin: std::sync::Mutex<Option<(SocketAddr, JoinHandle<()>)>>,
+    watches: Arc<fanout::Watches>,
+    conns: Arc<server::Connections>,
 }
 
 impl Drop for Inner {
@@ -543,10 +644,16 @@ impl TestServer {
         self.inner.replicas.iter().map(|r| r.url()).collect()
     }
 
-    /// `http://127.0.0.1:<port>` of the admin endpoint, if started.
+    /// `http://127.0.0.1:<port>` of the admin endpoint, if started
+    /// (`https://` with TLS: it is served with the API's certificate).
     pub fn admin_url(&self) -> Option<String> {
         let a = self.inner.admin.lock().ok()?;
-        a.as_ref().map(|(addr, _)| format!("http://{addr}"))
+        let scheme = if self.inner.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        a.as_ref().map(|(addr, _)| format!("{scheme}://{addr}"))
     }
 
     /// PEM of the CA that signed the serving certificate (TLS only).
@@ -660,6 +767,43 @@ impl TestServer {
             crd["kind"] = json!("CustomResourceDefinition");
         }
         self.create(crd)
+    }
+
+    /// Watch streams open now over every replica: a watch is counted from
+    /// its request until its task has ended and freed what it held (its
+    /// client went away, it timed out, it was cut, or it was ended as a
+    /// slow watcher).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kubeset_testserver::Error> {
+    /// let server = kubeset_testserver::TestServer::start().await?;
+    /// assert_eq!(server.open_watches(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn open_watches(&self) -> usize {
+        self.inner.watches.memory().open
+    }
+
+    /// What the watches hold now, by the server's own accounting: how
+    /// many are open, the bytes queued ahead of their connections, and
+    /// the shared initial states they send from. Every number is back to
+    /// 0 once the watches have ended.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kubeset_testserver::Error> {
+    /// let server = kubeset_testserver::TestServer::start().await?;
+    /// let m = server.watch_memory();
+    /// assert_eq!((m.open, m.queued_bytes, m.snapshots), (0, 0, 0));
+    /// # Ok(()) }
+    /// ```
+    pub fn watch_memory(&self) -> WatchMemory {
+        self.inner.watches.memory()
+    }
+
+    /// Connections open now over every replica and the admin endpoint
+    /// (at most [`TestServerBuilder::max_connections`]).
+    pub fn open_connections(&self) -> usize {
+        self.inner.conns.open()
     }
 
     /// The current global resourceVersion.

@@ -2,25 +2,38 @@
 //! per-connection control, and `down`/`up` that really close and reopen
 //! the port.
 //!
+//! Every connection, here and on the admin endpoint, is served by
+//! [`serve_bounded`] under the server's [`Bounds`] and holds one of its
+//! [`Connections`] slots.
+//!
 //! **Invariant:** after `down()` returns, the listening socket is closed
 //! (connections are refused) and every connection of the replica has been
 //! told to drop, which ends its watches.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ::http::{Request, Response};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::bounds::Bounds;
 use crate::faults::{FaultState, Mode};
-use crate::http::{self, Shared};
+use crate::http::{self, Body, Shared};
 
 struct Running {
     cancel: CancellationToken,
@@ -132,7 +145,12 @@ async fn accept_loop(replica: Arc<Replica>, listener: TcpListener, cancel: Cance
             () = cancel.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(serve_connection(replica.clone(), stream, cancel.child_token()));
+                    // Past the bound the connection is closed at once.
+                    let Some(slot) = replica.shared.conns.admit() else {
+                        drop(stream);
+                        continue;
+                    };
+                    tokio::spawn(serve_connection(replica.clone(), stream, slot, cancel.child_token()));
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, "accept failed");
@@ -144,36 +162,230 @@ async fn accept_loop(replica: Arc<Replica>, listener: TcpListener, cancel: Cance
     drop(listener);
 }
 
-async fn serve_connection(replica: Arc<Replica>, stream: TcpStream, cancel: CancellationToken) {
-    let _ = stream.set_nodelay(true);
+async fn serve_connection(
+    replica: Arc<Replica>,
+    stream: TcpStream,
+    slot: Slot,
+    cancel: CancellationToken,
+) {
     let local = replica.addr;
     let shared = replica.shared.clone();
     let faults = replica.faults.clone();
     let work = async move {
-        // A hung replica accepts but does nothing, not even the TLS handshake.
+        // A hung replica accepts but does nothing, not even the TLS
+        // handshake; the bounds start when it serves.
         if faults.wait_not_hung().await == Mode::Down {
             return;
         }
-        let svc = service_fn(move |req| http::handle(req, shared.clone(), faults.clone(), local));
-        let builder = auto::Builder::new(TokioExecutor::new());
-        match &replica.acceptor {
-            Some(acceptor) => {
-                let Ok(tls) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let _ = builder
-                    .serve_connection_with_upgrades(TokioIo::new(tls), svc)
-                    .await;
-            }
-            None => {
-                let _ = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), svc)
-                    .await;
-            }
-        }
+        let bounds = shared.conns.bounds;
+        let acceptor = replica.acceptor.clone();
+        let handler = move |req| http::handle(req, shared.clone(), faults.clone(), local);
+        serve_bounded(stream, acceptor.as_ref(), bounds, handler).await;
     };
     tokio::select! {
         () = cancel.cancelled() => {}
         () = work => {}
+    }
+    drop(slot);
+}
+
+/// The connections of one server: its bounds and the slots left.
+pub(crate) struct Connections {
+    pub(crate) bounds: Bounds,
+    slots: Arc<Semaphore>,
+}
+
+/// One admitted connection; its slot is free again when dropped.
+pub(crate) struct Slot {
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Connections {
+    pub(crate) fn new(bounds: Bounds) -> Self {
+        Self {
+            bounds,
+            slots: Arc::new(Semaphore::new(bounds.max_connections.max(1))),
+        }
+    }
+
+    /// Connections holding a slot now.
+    pub(crate) fn open(&self) -> usize {
+        self.bounds
+            .max_connections
+            .max(1)
+            .saturating_sub(self.slots.available_permits())
+    }
+
+    /// A slot for a new connection, or `None` when `max_connections` are open.
+    pub(crate) fn admit(&self) -> Option<Slot> {
+        match self.slots.clone().try_acquire_owned() {
+            Ok(permit) => Some(Slot { _permit: permit }),
+            Err(_) => {
+                tracing::warn!(
+                    max = self.bounds.max_connections,
+                    "connection refused: too many open connections"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// An accepted stream that tells `first` when its first bytes arrive.
+struct FirstByte<T> {
+    inner: T,
+    first: Option<Arc<Notify>>,
+}
+
+impl<T> FirstByte<T> {
+    fn new(inner: T, first: Arc<Notify>) -> Self {
+        Self {
+            inner,
+            first: Some(first),
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && let Some(first) = self.first.take()
+        {
+            first.notify_one();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for FirstByte<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Closes the HTTP/1.x connection a request came on, whatever hyper has
+/// buffered for it (in the request's extensions; not on HTTP/2, where a
+/// connection carries other streams).
+#[derive(Clone)]
+pub(crate) struct ConnHandle(CancellationToken);
+
+impl ConnHandle {
+    /// Drops the connection: the socket is closed, its buffers freed.
+    pub(crate) fn close(&self) {
+        self.0.cancel();
+    }
+}
+
+/// Serves one accepted connection (HTTP/1.1 or h2, with upgrades) under
+/// `bounds`: the TLS handshake within `bounds.handshake`; the first
+/// request's first byte within `bounds.idle` after it and its head within
+/// `bounds.header` of that byte (this also covers hyper's protocol
+/// sniffing, which has no timeout of its own); later heads within
+/// `bounds.idle` of the previous answer (hyper's `header_read_timeout`).
+/// A phase that overruns closes the connection without an answer, as
+/// Go's `http.Server` does.
+///
+/// Go gives a new connection `ReadHeaderTimeout` from its first moment;
+/// here a connection that has sent nothing yet is idle, not slow: clients
+/// (hyper's, Go's) dial ahead and park connections unused in their pools,
+/// and closing one at 32 s races with its first request (a reset that
+/// reqwest does not retry). Idle connections are closed at the same 90 s
+/// as kept-alive ones, which is when clients drop them.
+pub(crate) async fn serve_bounded<F, Fut>(
+    stream: TcpStream,
+    acceptor: Option<&TlsAcceptor>,
+    bounds: Bounds,
+    handler: F,
+) where
+    F: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+{
+    let _ = stream.set_nodelay(true);
+    let started = Arc::new(Notify::new());
+    let seen = started.clone();
+    let first_byte = Arc::new(Notify::new());
+    let closer = CancellationToken::new();
+    let handle = ConnHandle(closer.clone());
+    let svc = service_fn(move |mut req: Request<Incoming>| {
+        seen.notify_one();
+        if req.version() < ::http::Version::HTTP_2 {
+            req.extensions_mut().insert(handle.clone());
+        }
+        handler(req)
+    });
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(bounds.idle);
+    // What an HTTP/2 stream buffers ahead of its flow-control window (400
+    // KB by default), so that a stuck watch stream holds little.
+    builder.http2().max_send_buf_size(64 * 1024);
+    // The first request: its first byte within the idle timeout, its head
+    // within the header timeout of that byte.
+    let first_head = async {
+        if tokio::time::timeout(bounds.idle, first_byte.notified())
+            .await
+            .is_ok()
+            && tokio::time::timeout(bounds.header, started.notified())
+                .await
+                .is_ok()
+        {
+            std::future::pending::<()>().await;
+        }
+    };
+    match acceptor {
+        Some(acceptor) => {
+            let Ok(Ok(tls)) = tokio::time::timeout(bounds.handshake, acceptor.accept(stream)).await
+            else {
+                return;
+            };
+            let io = FirstByte::new(tls, first_byte.clone());
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+            tokio::select! {
+                _ = conn => {}
+                () = first_head => {}
+                () = closer.cancelled() => {}
+            }
+        }
+        None => {
+            let io = FirstByte::new(stream, first_byte.clone());
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+            tokio::select! {
+                _ = conn => {}
+                () = first_head => {}
+                () = closer.cancelled() => {}
+            }
+        }
     }
 }

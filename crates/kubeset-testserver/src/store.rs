@@ -349,6 +349,24 @@ impl Store {
         (items, st.rv)
     }
 
+    /// Every object stored under `res`'s storage key, as stored, with its
+    /// namespace, at one resourceVersion: a watch's initial state, shared
+    /// by the watches that start at that resourceVersion
+    /// ([`crate::fanout::Watches`]), filtered and converted per watch.
+    pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Value)>, u64) {
+        let st = self.lock();
+        let items = st
+            .objects
+            .get(&res.storage_key())
+            .map(|m| {
+                m.iter()
+                    .map(|((ns, _), v)| (ns.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (items, st.rv)
+    }
+
     /// A page of a list; `continue_from` is a token from an earlier page.
     pub(crate) fn list_page(
         &self,

@@ -9,16 +9,13 @@
 //! [`crate::http::respond`]). Subresources that write one part of their
 //! parent (`scale`, `binding`, `token`, …) are in [`crate::subresource`].
 
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, StreamBody};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::apply::{self, Scope, Writer};
 use crate::deletion::DeleteOptions;
@@ -109,8 +106,13 @@ fn field_manager(query: &Query, user_agent: Option<&str>, default: &str) -> Stri
 }
 
 /// `?watch=true` on a collection or (`name`) one object: a stream of
-/// watch events.
-pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>, ApiError> {
+/// watch events (`conn`: the HTTP/1.x connection, closed when the watch
+/// is ended as a slow watcher).
+pub(crate) fn watch(
+    call: Call<'_>,
+    name: Option<&str>,
+    conn: Option<crate::server::ConnHandle>,
+) -> Result<Response<Body>, ApiError> {
     let table = call.wants_table();
     let protobuf = !table && crate::protobuf::watch_in_protobuf(&call.res, call.accept);
     let Call {
@@ -150,8 +152,14 @@ pub(crate) fn watch(call: Call<'_>, name: Option<&str>) -> Result<Response<Body>
         protobuf,
         bookmark_interval: shared.bookmark_interval,
     };
-    let (tx, rx) = mpsc::channel::<Result<Bytes, io::Error>>(64);
-    tokio::spawn(watch::run(shared.store.clone(), faults.clone(), wreq, tx));
+    let (tx, rx) = shared.watches.queue(&shared.conns.bounds, conn);
+    tokio::spawn(watch::run(
+        shared.store.clone(),
+        shared.watches.clone(),
+        faults.clone(),
+        wreq,
+        tx,
+    ));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await

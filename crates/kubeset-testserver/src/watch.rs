@@ -8,15 +8,21 @@
 //! `sendInitialEvents=true` a BOOKMARK annotated
 //! `k8s.io/initial-events-end`). It ends at `timeoutSeconds`, when the
 //! replica goes down, or mid-line when the replica cuts its watches.
+//!
+//! **Memory** (`fanout.rs`): the initial state is one copy per storage
+//! key and resourceVersion, shared by the watches starting there; events
+//! are read from the store's shared history; what a watch holds of its
+//! own is its queue, bounded in bytes. A watch whose client does not read
+//! for the slow-watcher timeout is cut, and a watch whose client went
+//! away ends at its next send or wake-up, freeing all of it.
 
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
+use crate::fanout::{Gone, QueueTx, Watches};
 use crate::faults::{FaultState, Mode};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -42,7 +48,7 @@ pub(crate) struct WatchRequest {
 }
 
 struct Writer {
-    tx: mpsc::Sender<Result<Bytes, io::Error>>,
+    tx: QueueTx,
     /// The resource whose printer columns to send, for Table watches.
     table: Option<Arc<Resource>>,
     protobuf: bool,
@@ -60,10 +66,24 @@ impl Writer {
         Some(line)
     }
 
+    /// Sends one line; `false` ends the watch. A watcher that stayed full
+    /// for the slow-watcher timeout is cut, as kube-apiserver's cacher
+    /// forces an unresponsive watcher closed.
     async fn send_line(&self, v: &Value) -> bool {
-        match self.encode(v) {
-            Some(bytes) => self.tx.send(Ok(Bytes::from(bytes))).await.is_ok(),
-            None => false,
+        let Some(bytes) = self.encode(v) else {
+            return false;
+        };
+        match self.tx.send(Bytes::from(bytes)).await {
+            Ok(()) => true,
+            Err(Gone::Closed) => false,
+            Err(Gone::Slow) => {
+                tracing::debug!(
+                    "watch closed: its client did not read for the slow-watcher timeout"
+                );
+                self.tx
+                    .abort("watcher closed due to unresponsiveness", true);
+                false
+            }
         }
     }
 
@@ -101,15 +121,32 @@ impl WatchRequest {
     fn matches(&self, obj: &Value) -> bool {
         self.label.matches(obj) && self.field.matches(obj)
     }
+
+    /// The initial ADDED events (the objects that match, converted to the
+    /// watched version one at a time); `false` when the watch ended.
+    async fn send_initial(&self, w: &Writer, items: &[(String, Value)], rv: u64) -> bool {
+        for (ns, obj) in items {
+            if self.namespace.as_ref().is_some_and(|want| want != ns) || !self.matches(obj) {
+                continue;
+            }
+            let obj = store::as_version(&self.res, obj.clone());
+            if !w.event("ADDED", &obj, rv).await {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// Runs one watch, writing lines into `tx` until it ends.
 pub(crate) async fn run(
     store: Arc<Store>,
+    watches: Arc<Watches>,
     faults: Arc<FaultState>,
     req: WatchRequest,
-    tx: mpsc::Sender<Result<Bytes, io::Error>>,
+    tx: QueueTx,
 ) {
+    let _open = watches.enter();
     let w = Writer {
         tx,
         table: req.table.then(|| req.res.clone()),
@@ -126,13 +163,12 @@ pub(crate) async fn run(
     let mut cursor = match req.resource_version {
         Some(rv) if rv > 0 && !req.send_initial_events => rv,
         _ => {
-            let (items, rv) =
-                store.list_all(&req.res, req.namespace.as_deref(), &req.label, &req.field);
-            for it in &items {
-                if !w.event("ADDED", it, rv).await {
-                    return;
-                }
+            let snapshot = watches.snapshot(&store, &req.res);
+            let rv = snapshot.rv;
+            if !req.send_initial(&w, &snapshot.items, rv).await {
+                return;
             }
+            drop(snapshot);
             if req.send_initial_events
                 && req.bookmarks
                 && !w.send_line(&bookmark(&req.res, rv, true)).await
@@ -193,23 +229,17 @@ pub(crate) async fn run(
                 let line = w.encode(&bookmark(&req.res, cursor, false)).unwrap_or_default();
                 let half = line.len() / 2;
                 let partial = Bytes::from(line).slice(..half);
-                if w.tx.send(Ok(partial)).await.is_ok() {
+                if w.tx.send(partial).await.is_ok() {
                     // Let hyper take the partial line and write it out before
                     // the error aborts the connection.
                     for _ in 0..100 {
-                        if w.tx.capacity() == w.tx.max_capacity() {
+                        if w.tx.is_empty() {
                             break;
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
-                    let _ = w
-                        .tx
-                        .send(Err(io::Error::new(
-                            io::ErrorKind::ConnectionAborted,
-                            "watch cut by fault injection",
-                        )))
-                        .await;
+                    w.tx.abort("watch cut by fault injection", false);
                 }
                 return;
             }
@@ -229,7 +259,7 @@ pub(crate) async fn run(
                     None => std::future::pending().await,
                 }
             } => return,
-            _ = w.tx.closed() => return,
+            () = w.tx.closed() => return,
         }
     }
 }

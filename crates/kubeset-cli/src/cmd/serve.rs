@@ -1,6 +1,6 @@
 //! `kubeset serve`: the embedded API server until Ctrl-C or SIGTERM.
 
-use kubeset_testserver::TestServer;
+use kubeset_testserver::{TestServer, TestServerBuilder};
 
 use super::print;
 use crate::cli::ServeArgs;
@@ -43,7 +43,7 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
             .join("v1.35");
         dir.is_dir().then_some(dir)
     });
-    let mut builder = TestServer::builder();
+    let mut builder = bounded(TestServer::builder(), args);
     if let Some(dir) = specs {
         builder = builder.openapi_specs(dir);
     }
@@ -77,6 +77,30 @@ pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
     eprintln!("kubeset serve: stopping");
     server.shutdown().await;
     Ok(())
+}
+
+/// The connection and watch bounds given on the command line (the
+/// library's defaults, kube-apiserver's numbers, otherwise).
+fn bounded(mut builder: TestServerBuilder, args: &ServeArgs) -> TestServerBuilder {
+    if let Some(d) = args.header_timeout {
+        builder = builder.header_timeout(d);
+    }
+    if let Some(d) = args.idle_timeout {
+        builder = builder.idle_timeout(d);
+    }
+    if let Some(d) = args.body_timeout {
+        builder = builder.body_timeout(d);
+    }
+    if let Some(d) = args.handshake_timeout {
+        builder = builder.handshake_timeout(d);
+    }
+    if let Some(n) = args.max_connections {
+        builder = builder.max_connections(n);
+    }
+    if let Some(d) = args.slow_watcher_timeout {
+        builder = builder.slow_watcher_timeout(d);
+    }
+    builder
 }
 
 #[cfg(unix)]
