@@ -15,8 +15,8 @@ client flags and do not affect the server.
 Limits (see crates/kubeset-testserver/README.md): no controllers unless --controllers
 (and then one-step rollouts, no scheduling; without them foreground/orphan deletes stay
 pending, as on kube-apiserver alone), no admission or schema validation beyond object names,
-sizes and immutable fields, cluster IPs and node ports on create only, protobuf for built-in kinds but not for
-watches, no RBAC (one optional token),
+sizes and immutable fields, cluster IPs and node ports on create only, protobuf for built-in kinds
+(watches too; custom resources and Table watches in JSON), no RBAC (one optional token),
 printer columns for the common kinds only; without --openapi-specs (or $KUBESET_SPECS) a stub
 OpenAPI, so no kubectl explain.";
 
