@@ -192,14 +192,31 @@ pub(crate) fn decode_json<'a, T: DeserializeOwned>(
 /// UTF-8 go to serde_json's byte reader, so the error (or the value, when
 /// the bad bytes sit in a part `T` ignores) is the same as `from_slice`'s.
 ///
+/// The elements of the top-level object's arrays (a list's `items`) may
+/// cost at most 24 bytes of `size_of` per body byte (plus 1 MiB), the rule
+/// of kubeset-api's protobuf decoder, so a body of empty items cannot ask
+/// for gigabytes: it is refused before the rest is allocated.
+///
 /// # Errors
 ///
-/// serde_json's error: syntax, or a value that does not fit `T`.
+/// serde_json's error: syntax, a value that does not fit `T`, or a list
+/// past the memory limit.
 pub fn from_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
     match std::str::from_utf8(body) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(body),
+        Ok(text) => finish(serde_json::Deserializer::from_str(text), body.len()),
+        Err(_) => finish(serde_json::Deserializer::from_slice(body), body.len()),
     }
+}
+
+/// `T` from `de` with the list budget ([`super::budget`]), then only
+/// white space may follow, as `serde_json::from_str` checks.
+fn finish<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
+    mut de: serde_json::Deserializer<R>,
+    len: usize,
+) -> serde_json::Result<T> {
+    let value = super::budget::decode(&mut de, len)?;
+    de.end()?;
+    Ok(value)
 }
 
 #[cfg(test)]

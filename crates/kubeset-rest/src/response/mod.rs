@@ -1,5 +1,6 @@
 //! A complete response and its decoding.
 
+mod budget;
 pub(crate) mod decode;
 
 use std::time::SystemTime;
