@@ -266,7 +266,7 @@ impl LeaderElector {
             return Ok(false);
         }
         let updated = Lease {
-            spec: Some(self.spec(lease.spec.as_deref()).into()),
+            spec: Some(self.spec(lease.spec.as_ref())),
             metadata: lease.metadata,
         };
         let replaced = self
@@ -295,7 +295,7 @@ impl LeaderElector {
         let Some(lease) = got.map_err(|e| self.err("get", e))? else {
             return Ok(());
         };
-        let spec = *lease.spec.clone().unwrap_or_default();
+        let spec = lease.spec.clone().unwrap_or_default();
         if spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
             return Ok(());
         }

@@ -5,10 +5,10 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::admissionregistration::v1::MatchResources {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.object_selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.resource_rules {
             for v in v {
@@ -34,14 +34,14 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1::MatchRe
         match number {
             1 => {
                 w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    self.namespace_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.object_selector.get_or_insert_with(Default::default),
+                    self.object_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

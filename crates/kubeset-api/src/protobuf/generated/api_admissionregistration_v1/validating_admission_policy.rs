@@ -10,10 +10,10 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicy {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -25,19 +25,9 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicy {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, depth)?,
             3 => {
-                w::merge(
-                    &mut **self.status.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
             }
             _ => {}
         }

@@ -11,10 +11,10 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingS
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.param_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.match_resources {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -28,14 +28,14 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingS
             1 => self.policy_name = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
-                    &mut **self.param_ref.get_or_insert_with(Default::default),
+                    self.param_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.match_resources.get_or_insert_with(Default::default),
+                    self.match_resources.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.param_kind {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.match_constraints {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.variables {
             for v in v {
@@ -45,14 +45,14 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.param_kind.get_or_insert_with(Default::default),
+                    self.param_kind.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.match_constraints.get_or_insert_with(Default::default),
+                    self.match_constraints.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

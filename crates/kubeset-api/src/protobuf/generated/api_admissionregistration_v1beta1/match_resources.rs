@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1beta1::MatchResources {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.object_selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.resource_rules {
             for v in v {
@@ -35,14 +35,14 @@ for crate::api::admissionregistration::v1beta1::MatchResources {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    self.namespace_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.object_selector.get_or_insert_with(Default::default),
+                    self.object_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

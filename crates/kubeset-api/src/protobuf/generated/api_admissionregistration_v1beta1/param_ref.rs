@@ -15,7 +15,7 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Pa
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.parameter_not_found_action {
             w::put_string(buf, 4, v);
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1beta1::Pa
             2 => self.namespace = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
+                    self.selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetUpdateStrategy 
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.rolling_update {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::DaemonSetUpdateStrategy 
             1 => self.type_ = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
-                    &mut **self.rolling_update.get_or_insert_with(Default::default),
+                    self.rolling_update.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

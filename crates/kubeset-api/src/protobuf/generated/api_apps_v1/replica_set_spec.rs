@@ -12,7 +12,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.template {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
             2 => w::merge(&mut self.selector, value, depth)?,
             3 => {
                 w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
+                    self.template.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

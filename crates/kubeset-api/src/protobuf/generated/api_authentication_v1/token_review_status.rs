@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
             w::put_bool(buf, 1, v);
         }
         if let Some(v) = &self.user {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -32,13 +32,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
         let _ = depth;
         match number {
             1 => self.authenticated = w::nonzero(w::bool(value)?),
-            2 => {
-                w::merge(
-                    &mut **self.user.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.user.get_or_insert_with(Default::default), value, depth)?,
             4 => self.audiences.get_or_insert_with(Vec::new).push(w::string(value)?),
             3 => self.error = w::nonzero(w::string(value)?),
             _ => {}

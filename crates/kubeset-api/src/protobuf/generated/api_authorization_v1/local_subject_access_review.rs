@@ -14,7 +14,7 @@ for crate::api::authorization::v1::LocalSubjectAccessReview {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -28,11 +28,7 @@ for crate::api::authorization::v1::LocalSubjectAccessReview {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(&mut self.spec, value, depth)?,
             3 => {
-                w::merge(
-                    &mut **self.status.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
             }
             _ => {}
         }

@@ -40,10 +40,10 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.field_selector {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
     }
     fn merge_field(
@@ -63,14 +63,14 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             7 => self.name = w::nonzero(w::string(value)?),
             8 => {
                 w::merge(
-                    &mut **self.field_selector.get_or_insert_with(Default::default),
+                    self.field_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             9 => {
                 w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    self.label_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource_attributes {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.non_resource_attributes {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -22,16 +22,14 @@ for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.resource_attributes.get_or_insert_with(Default::default),
+                    self.resource_attributes.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self
-                        .non_resource_attributes
-                        .get_or_insert_with(Default::default),
+                    self.non_resource_attributes.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricIdentifier 
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricIdentifier 
             1 => self.name = w::string(value)?,
             2 => {
                 w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
+                    self.selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,19 +9,19 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.object {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.pods {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.resource {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.external {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.container_resource {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
     }
     fn merge_field(
@@ -34,36 +34,26 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
         match number {
             1 => self.type_ = w::string(value)?,
             2 => {
-                w::merge(
-                    &mut **self.object.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.object.get_or_insert_with(Default::default), value, depth)?
             }
-            3 => {
-                w::merge(
-                    &mut **self.pods.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            3 => w::merge(self.pods.get_or_insert_with(Default::default), value, depth)?,
             4 => {
                 w::merge(
-                    &mut **self.resource.get_or_insert_with(Default::default),
+                    self.resource.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             7 => {
                 w::merge(
-                    &mut **self.container_resource.get_or_insert_with(Default::default),
+                    self.container_resource.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             5 => {
                 w::merge(
-                    &mut **self.external.get_or_insert_with(Default::default),
+                    self.external.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             w::put_int64(buf, 3, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.manual_selector {
             w::put_bool(buf, 5, v);
@@ -84,7 +84,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             13 => self.max_failed_indexes = Some(w::int32(value)?),
             4 => {
                 w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
+                    self.selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

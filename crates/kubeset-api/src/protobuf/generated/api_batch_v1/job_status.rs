@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.uncounted_terminated_pods {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.ready {
             w::put_int32(buf, 9, v);
@@ -71,9 +71,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             10 => self.failed_indexes = Some(w::string(value)?),
             8 => {
                 w::merge(
-                    &mut **self
-                        .uncounted_terminated_pods
-                        .get_or_insert_with(Default::default),
+                    self.uncounted_terminated_pods.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.on_exit_codes {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.on_pod_conditions {
             for v in v {
@@ -28,7 +28,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
             1 => self.action = w::string(value)?,
             2 => {
                 w::merge(
-                    &mut **self.on_exit_codes.get_or_insert_with(Default::default),
+                    self.on_exit_codes.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

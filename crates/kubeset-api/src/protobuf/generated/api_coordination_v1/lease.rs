@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::coordination::v1::Lease {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,13 +21,7 @@ impl crate::protobuf::Message for crate::api::coordination::v1::Lease {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }
         Ok(())

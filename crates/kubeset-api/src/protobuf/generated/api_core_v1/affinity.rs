@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::Affinity {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.node_affinity {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.pod_affinity {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.pod_anti_affinity {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -24,21 +24,21 @@ impl crate::protobuf::Message for crate::api::core::v1::Affinity {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.node_affinity.get_or_insert_with(Default::default),
+                    self.node_affinity.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.pod_affinity.get_or_insert_with(Default::default),
+                    self.pod_affinity.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.pod_anti_affinity.get_or_insert_with(Default::default),
+                    self.pod_anti_affinity.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

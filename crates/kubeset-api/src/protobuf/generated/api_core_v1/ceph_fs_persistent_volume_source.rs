@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSPersistentVolumeSo
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let zero = Default::default();
@@ -48,7 +48,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSPersistentVolumeSo
             4 => self.secret_file = w::nonzero(w::string(value)?),
             5 => {
                 w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    self.secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

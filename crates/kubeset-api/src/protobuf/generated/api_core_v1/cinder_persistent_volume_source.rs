@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderPersistentVolumeSo
             w::put_bool(buf, 3, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -35,7 +35,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderPersistentVolumeSo
             3 => self.read_only = w::nonzero(w::bool(value)?),
             4 => {
                 w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    self.secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

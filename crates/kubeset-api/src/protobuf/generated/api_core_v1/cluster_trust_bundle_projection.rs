@@ -11,7 +11,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let v = &self.path;
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
             2 => self.signer_name = Some(w::string(value)?),
             3 => {
                 w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    self.label_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

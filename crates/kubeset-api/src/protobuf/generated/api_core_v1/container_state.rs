@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.waiting {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.running {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.terminated {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.waiting.get_or_insert_with(Default::default),
+                    self.waiting.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -38,7 +38,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
             }
             3 => {
                 w::merge(
-                    &mut **self.terminated.get_or_insert_with(Default::default),
+                    self.terminated.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.state {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.last_state {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let v = &self.ready;
@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             w::put_map(buf, 10, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.volume_mounts {
             for v in v {
@@ -70,16 +70,10 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
         let _ = depth;
         match number {
             1 => self.name = w::string(value)?,
-            2 => {
-                w::merge(
-                    &mut **self.state.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.state.get_or_insert_with(Default::default), value, depth)?,
             3 => {
                 w::merge(
-                    &mut **self.last_state.get_or_insert_with(Default::default),
+                    self.last_state.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -105,7 +99,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             }
             11 => {
                 w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
+                    self.resources.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -26,19 +26,19 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             w::put_map(buf, 5, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.controller_publish_secret_ref {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.node_stage_secret_ref {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.node_publish_secret_ref {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.controller_expand_secret_ref {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         if let Some(v) = &self.node_expand_secret_ref {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
     }
     fn merge_field(
@@ -66,7 +66,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             }
             6 => {
                 w::merge(
-                    &mut **self
+                    self
                         .controller_publish_secret_ref
                         .get_or_insert_with(Default::default),
                     value,
@@ -75,25 +75,21 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             }
             7 => {
                 w::merge(
-                    &mut **self
-                        .node_stage_secret_ref
-                        .get_or_insert_with(Default::default),
+                    self.node_stage_secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             8 => {
                 w::merge(
-                    &mut **self
-                        .node_publish_secret_ref
-                        .get_or_insert_with(Default::default),
+                    self.node_publish_secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             9 => {
                 w::merge(
-                    &mut **self
+                    self
                         .controller_expand_secret_ref
                         .get_or_insert_with(Default::default),
                     value,
@@ -102,9 +98,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             }
             10 => {
                 w::merge(
-                    &mut **self
-                        .node_expand_secret_ref
-                        .get_or_insert_with(Default::default),
+                    self.node_expand_secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

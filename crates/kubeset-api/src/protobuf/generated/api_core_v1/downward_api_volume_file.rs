@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.field_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.resource_field_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.mode {
             w::put_int32(buf, 4, v);
@@ -29,14 +29,14 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
             1 => self.path = w::string(value)?,
             2 => {
                 w::merge(
-                    &mut **self.field_ref.get_or_insert_with(Default::default),
+                    self.field_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
+                    self.resource_field_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

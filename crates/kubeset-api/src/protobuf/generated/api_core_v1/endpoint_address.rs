@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.target_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             4 => self.node_name = Some(w::string(value)?),
             2 => {
                 w::merge(
-                    &mut **self.target_ref.get_or_insert_with(Default::default),
+                    self.target_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

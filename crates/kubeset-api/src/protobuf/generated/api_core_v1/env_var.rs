@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.value_from {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
             2 => self.value = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
-                    &mut **self.value_from.get_or_insert_with(Default::default),
+                    self.value_from.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

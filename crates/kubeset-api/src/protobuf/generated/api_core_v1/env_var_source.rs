@@ -5,19 +5,19 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.field_ref {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.resource_field_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.config_map_key_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.secret_key_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.file_key_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
     }
     fn merge_field(
@@ -30,35 +30,35 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.field_ref.get_or_insert_with(Default::default),
+                    self.field_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.resource_field_ref.get_or_insert_with(Default::default),
+                    self.resource_field_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.config_map_key_ref.get_or_insert_with(Default::default),
+                    self.config_map_key_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             4 => {
                 w::merge(
-                    &mut **self.secret_key_ref.get_or_insert_with(Default::default),
+                    self.secret_key_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             5 => {
                 w::merge(
-                    &mut **self.file_key_ref.get_or_insert_with(Default::default),
+                    self.file_key_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -43,7 +43,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.resources {
-                    w::put_message(buf, 8, &**v);
+                    w::put_message(buf, 8, v);
                 }
                 if let Some(v) = &self.volume_mounts {
                     for v in v {
@@ -51,13 +51,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.liveness_probe {
-                    w::put_message(buf, 10, &**v);
+                    w::put_message(buf, 10, v);
                 }
                 if let Some(v) = &self.readiness_probe {
-                    w::put_message(buf, 11, &**v);
+                    w::put_message(buf, 11, v);
                 }
                 if let Some(v) = &self.lifecycle {
-                    w::put_message(buf, 12, &**v);
+                    w::put_message(buf, 12, v);
                 }
                 {
                     let zero = Default::default();
@@ -70,7 +70,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     w::put_string(buf, 14, v);
                 }
                 if let Some(v) = &self.security_context {
-                    w::put_message(buf, 15, &**v);
+                    w::put_message(buf, 15, v);
                 }
                 {
                     let zero = Default::default();
@@ -103,7 +103,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.startup_probe {
-                    w::put_message(buf, 22, &**v);
+                    w::put_message(buf, 22, v);
                 }
                 if let Some(v) = &self.resize_policy {
                     for v in v {
@@ -171,7 +171,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                             }
                             8 => {
                                 w::merge(
-                                    &mut **self.resources.get_or_insert_with(Default::default),
+                                    self.resources.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
@@ -199,34 +199,28 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                             }
                             10 => {
                                 w::merge(
-                                    &mut **self
-                                        .liveness_probe
-                                        .get_or_insert_with(Default::default),
+                                    self.liveness_probe.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             11 => {
                                 w::merge(
-                                    &mut **self
-                                        .readiness_probe
-                                        .get_or_insert_with(Default::default),
+                                    self.readiness_probe.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             22 => {
                                 w::merge(
-                                    &mut **self
-                                        .startup_probe
-                                        .get_or_insert_with(Default::default),
+                                    self.startup_probe.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             12 => {
                                 w::merge(
-                                    &mut **self.lifecycle.get_or_insert_with(Default::default),
+                                    self.lifecycle.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
@@ -244,9 +238,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                             14 => self.image_pull_policy = w::nonzero(w::string(value)?),
                             15 => {
                                 w::merge(
-                                    &mut **self
-                                        .security_context
-                                        .get_or_insert_with(Default::default),
+                                    self.security_context.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EphemeralVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.volume_claim_template {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralVolumeSource {
         let _ = depth;
         if number == 1 {
             w::merge(
-                &mut **self.volume_claim_template.get_or_insert_with(Default::default),
+                self.volume_claim_template.get_or_insert_with(Default::default),
                 value,
                 depth,
             )?;

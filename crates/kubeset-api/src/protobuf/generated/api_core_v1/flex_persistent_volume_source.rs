@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -37,7 +37,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
             2 => self.fs_type = w::nonzero(w::string(value)?),
             3 => {
                 w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    self.secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -8,10 +8,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.http_get {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.tcp_socket {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.sleep {
             w::put_message(buf, 4, v);
@@ -28,14 +28,14 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
             1 => w::merge(self.exec.get_or_insert_with(Default::default), value, depth)?,
             2 => {
                 w::merge(
-                    &mut **self.http_get.get_or_insert_with(Default::default),
+                    self.http_get.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.tcp_socket.get_or_insert_with(Default::default),
+                    self.tcp_socket.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -12,7 +12,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Namespace {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -26,11 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Namespace {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => w::merge(self.spec.get_or_insert_with(Default::default), value, depth)?,
             3 => {
-                w::merge(
-                    &mut **self.status.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
             }
             _ => {}
         }

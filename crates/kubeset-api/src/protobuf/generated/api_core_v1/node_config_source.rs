@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.config_map {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
         let _ = depth;
         if number == 2 {
             w::merge(
-                &mut **self.config_map.get_or_insert_with(Default::default),
+                self.config_map.get_or_insert_with(Default::default),
                 value,
                 depth,
             )?;

@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.node_info {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.images {
             for v in v {
@@ -47,7 +47,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             }
         }
         if let Some(v) = &self.config {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.runtime_handlers {
             for v in v {
@@ -113,7 +113,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             }
             7 => {
                 w::merge(
-                    &mut **self.node_info.get_or_insert_with(Default::default),
+                    self.node_info.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -126,11 +126,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                     .push(w::message(value, depth)?)
             }
             11 => {
-                w::merge(
-                    &mut **self.config.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.config.get_or_insert_with(Default::default), value, depth)?
             }
             12 => {
                 self.runtime_handlers

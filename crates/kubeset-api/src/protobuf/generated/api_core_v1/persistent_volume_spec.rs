@@ -12,70 +12,70 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             2,
             |buf| {
                 if let Some(v) = &self.gce_persistent_disk {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
                 if let Some(v) = &self.aws_elastic_block_store {
-                    w::put_message(buf, 2, &**v);
+                    w::put_message(buf, 2, v);
                 }
                 if let Some(v) = &self.host_path {
-                    w::put_message(buf, 3, &**v);
+                    w::put_message(buf, 3, v);
                 }
                 if let Some(v) = &self.glusterfs {
-                    w::put_message(buf, 4, &**v);
+                    w::put_message(buf, 4, v);
                 }
                 if let Some(v) = &self.nfs {
-                    w::put_message(buf, 5, &**v);
+                    w::put_message(buf, 5, v);
                 }
                 if let Some(v) = &self.rbd {
-                    w::put_message(buf, 6, &**v);
+                    w::put_message(buf, 6, v);
                 }
                 if let Some(v) = &self.iscsi {
-                    w::put_message(buf, 7, &**v);
+                    w::put_message(buf, 7, v);
                 }
                 if let Some(v) = &self.cinder {
-                    w::put_message(buf, 8, &**v);
+                    w::put_message(buf, 8, v);
                 }
                 if let Some(v) = &self.cephfs {
-                    w::put_message(buf, 9, &**v);
+                    w::put_message(buf, 9, v);
                 }
                 if let Some(v) = &self.fc {
-                    w::put_message(buf, 10, &**v);
+                    w::put_message(buf, 10, v);
                 }
                 if let Some(v) = &self.flocker {
-                    w::put_message(buf, 11, &**v);
+                    w::put_message(buf, 11, v);
                 }
                 if let Some(v) = &self.flex_volume {
-                    w::put_message(buf, 12, &**v);
+                    w::put_message(buf, 12, v);
                 }
                 if let Some(v) = &self.azure_file {
-                    w::put_message(buf, 13, &**v);
+                    w::put_message(buf, 13, v);
                 }
                 if let Some(v) = &self.vsphere_volume {
-                    w::put_message(buf, 14, &**v);
+                    w::put_message(buf, 14, v);
                 }
                 if let Some(v) = &self.quobyte {
-                    w::put_message(buf, 15, &**v);
+                    w::put_message(buf, 15, v);
                 }
                 if let Some(v) = &self.azure_disk {
-                    w::put_message(buf, 16, &**v);
+                    w::put_message(buf, 16, v);
                 }
                 if let Some(v) = &self.photon_persistent_disk {
-                    w::put_message(buf, 17, &**v);
+                    w::put_message(buf, 17, v);
                 }
                 if let Some(v) = &self.portworx_volume {
-                    w::put_message(buf, 18, &**v);
+                    w::put_message(buf, 18, v);
                 }
                 if let Some(v) = &self.scale_io {
-                    w::put_message(buf, 19, &**v);
+                    w::put_message(buf, 19, v);
                 }
                 if let Some(v) = &self.local {
-                    w::put_message(buf, 20, &**v);
+                    w::put_message(buf, 20, v);
                 }
                 if let Some(v) = &self.storageos {
-                    w::put_message(buf, 21, &**v);
+                    w::put_message(buf, 21, v);
                 }
                 if let Some(v) = &self.csi {
-                    w::put_message(buf, 22, &**v);
+                    w::put_message(buf, 22, v);
                 }
             },
         );
@@ -85,7 +85,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             }
         }
         if let Some(v) = &self.claim_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         {
             let zero = Default::default();
@@ -140,7 +140,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                         match number {
                             1 => {
                                 w::merge(
-                                    &mut **self
+                                    self
                                         .gce_persistent_disk
                                         .get_or_insert_with(Default::default),
                                     value,
@@ -149,7 +149,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                             }
                             2 => {
                                 w::merge(
-                                    &mut **self
+                                    self
                                         .aws_elastic_block_store
                                         .get_or_insert_with(Default::default),
                                     value,
@@ -158,109 +158,105 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                             }
                             3 => {
                                 w::merge(
-                                    &mut **self.host_path.get_or_insert_with(Default::default),
+                                    self.host_path.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             4 => {
                                 w::merge(
-                                    &mut **self.glusterfs.get_or_insert_with(Default::default),
+                                    self.glusterfs.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             5 => {
                                 w::merge(
-                                    &mut **self.nfs.get_or_insert_with(Default::default),
+                                    self.nfs.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             6 => {
                                 w::merge(
-                                    &mut **self.rbd.get_or_insert_with(Default::default),
+                                    self.rbd.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             7 => {
                                 w::merge(
-                                    &mut **self.iscsi.get_or_insert_with(Default::default),
+                                    self.iscsi.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             8 => {
                                 w::merge(
-                                    &mut **self.cinder.get_or_insert_with(Default::default),
+                                    self.cinder.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             9 => {
                                 w::merge(
-                                    &mut **self.cephfs.get_or_insert_with(Default::default),
+                                    self.cephfs.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             10 => {
                                 w::merge(
-                                    &mut **self.fc.get_or_insert_with(Default::default),
+                                    self.fc.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             11 => {
                                 w::merge(
-                                    &mut **self.flocker.get_or_insert_with(Default::default),
+                                    self.flocker.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             12 => {
                                 w::merge(
-                                    &mut **self
-                                        .flex_volume
-                                        .get_or_insert_with(Default::default),
+                                    self.flex_volume.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             13 => {
                                 w::merge(
-                                    &mut **self.azure_file.get_or_insert_with(Default::default),
+                                    self.azure_file.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             14 => {
                                 w::merge(
-                                    &mut **self
-                                        .vsphere_volume
-                                        .get_or_insert_with(Default::default),
+                                    self.vsphere_volume.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             15 => {
                                 w::merge(
-                                    &mut **self.quobyte.get_or_insert_with(Default::default),
+                                    self.quobyte.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             16 => {
                                 w::merge(
-                                    &mut **self.azure_disk.get_or_insert_with(Default::default),
+                                    self.azure_disk.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             17 => {
                                 w::merge(
-                                    &mut **self
+                                    self
                                         .photon_persistent_disk
                                         .get_or_insert_with(Default::default),
                                     value,
@@ -269,37 +265,35 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                             }
                             18 => {
                                 w::merge(
-                                    &mut **self
-                                        .portworx_volume
-                                        .get_or_insert_with(Default::default),
+                                    self.portworx_volume.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             19 => {
                                 w::merge(
-                                    &mut **self.scale_io.get_or_insert_with(Default::default),
+                                    self.scale_io.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             20 => {
                                 w::merge(
-                                    &mut **self.local.get_or_insert_with(Default::default),
+                                    self.local.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             21 => {
                                 w::merge(
-                                    &mut **self.storageos.get_or_insert_with(Default::default),
+                                    self.storageos.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
                             }
                             22 => {
                                 w::merge(
-                                    &mut **self.csi.get_or_insert_with(Default::default),
+                                    self.csi.get_or_insert_with(Default::default),
                                     value,
                                     depth,
                                 )?
@@ -313,7 +307,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             3 => self.access_modes.get_or_insert_with(Vec::new).push(w::string(value)?),
             4 => {
                 w::merge(
-                    &mut **self.claim_ref.get_or_insert_with(Default::default),
+                    self.claim_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

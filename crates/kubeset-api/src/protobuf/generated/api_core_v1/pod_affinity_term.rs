@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.namespaces {
             for v in v {
@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.match_label_keys {
             for v in v {
@@ -40,7 +40,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    self.label_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -49,7 +49,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
             3 => self.topology_key = w::string(value)?,
             4 => {
                 w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    self.namespace_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.se_linux_options {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 2, v);
@@ -30,16 +30,16 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
             }
         }
         if let Some(v) = &self.windows_options {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.fs_group_change_policy {
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.seccomp_profile {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.app_armor_profile {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.supplemental_groups_policy {
             w::put_string(buf, 12, v);
@@ -58,14 +58,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.se_linux_options.get_or_insert_with(Default::default),
+                    self.se_linux_options.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             8 => {
                 w::merge(
-                    &mut **self.windows_options.get_or_insert_with(Default::default),
+                    self.windows_options.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -89,14 +89,14 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
             9 => self.fs_group_change_policy = Some(w::string(value)?),
             10 => {
                 w::merge(
-                    &mut **self.seccomp_profile.get_or_insert_with(Default::default),
+                    self.seccomp_profile.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             11 => {
                 w::merge(
-                    &mut **self.app_armor_profile.get_or_insert_with(Default::default),
+                    self.app_armor_profile.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -65,7 +65,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             w::put_bool(buf, 13, v);
         }
         if let Some(v) = &self.security_context {
-            w::put_message(buf, 14, &**v);
+            w::put_message(buf, 14, v);
         }
         if let Some(v) = &self.image_pull_secrets {
             for v in v {
@@ -117,7 +117,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             w::put_int32(buf, 25, v);
         }
         if let Some(v) = &self.dns_config {
-            w::put_message(buf, 26, &**v);
+            w::put_message(buf, 26, v);
         }
         if let Some(v) = &self.share_process_namespace {
             w::put_bool(buf, 27, v);
@@ -169,13 +169,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             }
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 40, &**v);
+            w::put_message(buf, 40, v);
         }
         if let Some(v) = &self.hostname_override {
             w::put_string(buf, 41, v);
         }
         if let Some(v) = &self.workload_ref {
-            w::put_message(buf, 42, &**v);
+            w::put_message(buf, 42, v);
         }
     }
     fn merge_field(
@@ -225,7 +225,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             27 => self.share_process_namespace = Some(w::bool(value)?),
             14 => {
                 w::merge(
-                    &mut **self.security_context.get_or_insert_with(Default::default),
+                    self.security_context.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -259,7 +259,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             25 => self.priority = Some(w::int32(value)?),
             26 => {
                 w::merge(
-                    &mut **self.dns_config.get_or_insert_with(Default::default),
+                    self.dns_config.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -303,7 +303,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             }
             40 => {
                 w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
+                    self.resources.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -311,7 +311,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             41 => self.hostname_override = Some(w::string(value)?),
             42 => {
                 w::merge(
-                    &mut **self.workload_ref.get_or_insert_with(Default::default),
+                    self.workload_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -88,13 +88,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             w::put_int64(buf, 17, v);
         }
         if let Some(v) = &self.extended_resource_claim_status {
-            w::put_message(buf, 18, &**v);
+            w::put_message(buf, 18, v);
         }
         if let Some(v) = &self.allocated_resources {
             w::put_map(buf, 19, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 20, &**v);
+            w::put_message(buf, 20, v);
         }
     }
     fn merge_field(
@@ -150,7 +150,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             }
             18 => {
                 w::merge(
-                    &mut **self
+                    self
                         .extended_resource_claim_status
                         .get_or_insert_with(Default::default),
                     value,
@@ -172,7 +172,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             }
             20 => {
                 w::merge(
-                    &mut **self.resources.get_or_insert_with(Default::default),
+                    self.resources.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

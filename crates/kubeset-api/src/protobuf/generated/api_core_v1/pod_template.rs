@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplate {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.template {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplate {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => {
                 w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
+                    self.template.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -8,7 +8,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplateSpec {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -26,13 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplateSpec {
                     depth,
                 )?
             }
-            2 => {
-                w::merge(
-                    &mut **self.spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }
         Ok(())

@@ -35,7 +35,7 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         {
             let zero = Default::default();
@@ -59,7 +59,7 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
             6 => self.keyring = w::nonzero(w::string(value)?),
             7 => {
                 w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    self.secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -11,7 +11,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.template {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
             }
             3 => {
                 w::merge(
-                    &mut **self.template.get_or_insert_with(Default::default),
+                    self.template.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

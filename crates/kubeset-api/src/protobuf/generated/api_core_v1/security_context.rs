@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.capabilities {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.privileged {
             w::put_bool(buf, 2, v);
         }
         if let Some(v) = &self.se_linux_options {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 4, v);
@@ -32,13 +32,13 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.windows_options {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.seccomp_profile {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.app_armor_profile {
-            w::put_message(buf, 12, &**v);
+            w::put_message(buf, 12, v);
         }
     }
     fn merge_field(
@@ -51,7 +51,7 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.capabilities.get_or_insert_with(Default::default),
+                    self.capabilities.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -59,14 +59,14 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
             2 => self.privileged = Some(w::bool(value)?),
             3 => {
                 w::merge(
-                    &mut **self.se_linux_options.get_or_insert_with(Default::default),
+                    self.se_linux_options.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             10 => {
                 w::merge(
-                    &mut **self.windows_options.get_or_insert_with(Default::default),
+                    self.windows_options.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -79,14 +79,14 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
             9 => self.proc_mount = Some(w::string(value)?),
             11 => {
                 w::merge(
-                    &mut **self.seccomp_profile.get_or_insert_with(Default::default),
+                    self.seccomp_profile.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             12 => {
                 w::merge(
-                    &mut **self.app_armor_profile.get_or_insert_with(Default::default),
+                    self.app_armor_profile.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

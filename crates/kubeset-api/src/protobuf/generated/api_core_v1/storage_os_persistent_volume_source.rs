@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSPersistentVolum
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
     }
     fn merge_field(
@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSPersistentVolum
             4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => {
                 w::merge(
-                    &mut **self.secret_ref.get_or_insert_with(Default::default),
+                    self.secret_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.min_domains {
             w::put_int32(buf, 5, v);
@@ -47,7 +47,7 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
             3 => self.when_unsatisfiable = w::string(value)?,
             4 => {
                 w::merge(
-                    &mut **self.label_selector.get_or_insert_with(Default::default),
+                    self.label_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -5,22 +5,22 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.secret {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.downward_api {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.config_map {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.service_account_token {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.cluster_trust_bundle {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.pod_certificate {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
     }
     fn merge_field(
@@ -32,11 +32,7 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
         let _ = depth;
         match number {
             1 => {
-                w::merge(
-                    &mut **self.secret.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.secret.get_or_insert_with(Default::default), value, depth)?
             }
             2 => {
                 w::merge(
@@ -47,32 +43,28 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
             }
             3 => {
                 w::merge(
-                    &mut **self.config_map.get_or_insert_with(Default::default),
+                    self.config_map.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             4 => {
                 w::merge(
-                    &mut **self
-                        .service_account_token
-                        .get_or_insert_with(Default::default),
+                    self.service_account_token.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             5 => {
                 w::merge(
-                    &mut **self
-                        .cluster_trust_bundle
-                        .get_or_insert_with(Default::default),
+                    self.cluster_trust_bundle.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             6 => {
                 w::merge(
-                    &mut **self.pod_certificate.get_or_insert_with(Default::default),
+                    self.pod_certificate.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

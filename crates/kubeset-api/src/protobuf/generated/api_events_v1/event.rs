@@ -35,10 +35,10 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.regarding {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.related {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         {
             let zero = Default::default();
@@ -51,7 +51,7 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             w::put_string(buf, 11, v);
         }
         if let Some(v) = &self.deprecated_source {
-            w::put_message(buf, 12, &**v);
+            w::put_message(buf, 12, v);
         }
         if let Some(v) = &self.deprecated_first_timestamp {
             w::put_time(buf, 13, v);
@@ -84,14 +84,14 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             7 => self.reason = w::nonzero(w::string(value)?),
             8 => {
                 w::merge(
-                    &mut **self.regarding.get_or_insert_with(Default::default),
+                    self.regarding.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             9 => {
                 w::merge(
-                    &mut **self.related.get_or_insert_with(Default::default),
+                    self.related.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
@@ -100,7 +100,7 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             11 => self.type_ = w::nonzero(w::string(value)?),
             12 => {
                 w::merge(
-                    &mut **self.deprecated_source.get_or_insert_with(Default::default),
+                    self.deprecated_source.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,7 +9,7 @@ for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
             w::put_int32(buf, 1, v);
         }
         if let Some(v) = &self.limit_response {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.lendable_percent {
             w::put_int32(buf, 3, v);
@@ -29,7 +29,7 @@ for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
             1 => self.nominal_concurrency_shares = Some(w::int32(value)?),
             2 => {
                 w::merge(
-                    &mut **self.limit_response.get_or_insert_with(Default::default),
+                    self.limit_response.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

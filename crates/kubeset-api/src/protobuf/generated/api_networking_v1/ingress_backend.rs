@@ -5,10 +5,10 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.service {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -21,14 +21,14 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
         match number {
             4 => {
                 w::merge(
-                    &mut **self.service.get_or_insert_with(Default::default),
+                    self.service.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.resource.get_or_insert_with(Default::default),
+                    self.resource.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.parameters {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
             1 => self.controller = w::nonzero(w::string(value)?),
             2 => {
                 w::merge(
-                    &mut **self.parameters.get_or_insert_with(Default::default),
+                    self.parameters.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

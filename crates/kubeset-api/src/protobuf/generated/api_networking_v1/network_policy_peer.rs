@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPeer {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.pod_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.ip_block {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -24,21 +24,21 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPeer 
         match number {
             1 => {
                 w::merge(
-                    &mut **self.pod_selector.get_or_insert_with(Default::default),
+                    self.pod_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             2 => {
                 w::merge(
-                    &mut **self.namespace_selector.get_or_insert_with(Default::default),
+                    self.namespace_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             3 => {
                 w::merge(
-                    &mut **self.ip_block.get_or_insert_with(Default::default),
+                    self.ip_block.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

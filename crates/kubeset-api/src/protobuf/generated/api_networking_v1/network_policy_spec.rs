@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.pod_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.ingress {
             for v in v {
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec 
         match number {
             1 => {
                 w::merge(
-                    &mut **self.pod_selector.get_or_insert_with(Default::default),
+                    self.pod_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

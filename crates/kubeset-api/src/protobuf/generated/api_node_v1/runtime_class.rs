@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
             w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.scheduling {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -38,7 +38,7 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
             }
             4 => {
                 w::merge(
-                    &mut **self.scheduling.get_or_insert_with(Default::default),
+                    self.scheduling.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

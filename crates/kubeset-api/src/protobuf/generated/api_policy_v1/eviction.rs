@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::Eviction {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.delete_options {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::Eviction {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => {
                 w::merge(
-                    &mut **self.delete_options.get_or_insert_with(Default::default),
+                    self.delete_options.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

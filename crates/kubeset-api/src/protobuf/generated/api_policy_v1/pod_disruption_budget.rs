@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudget {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -24,19 +24,9 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudget {
         let _ = depth;
         match number {
             1 => w::merge(&mut self.metadata, value, depth)?,
-            2 => {
-                w::merge(
-                    &mut **self.spec.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, depth)?,
             3 => {
-                w::merge(
-                    &mut **self.status.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
+                w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
             }
             _ => {}
         }

@@ -8,7 +8,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.max_unavailable {
             w::put_message(buf, 3, v);
@@ -34,7 +34,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
             }
             2 => {
                 w::merge(
-                    &mut **self.selector.get_or_insert_with(Default::default),
+                    self.selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaimConfigura
             2,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaimConfigura
                         let _ = depth;
                         if number == 1 {
                             w::merge(
-                                &mut **self.opaque.get_or_insert_with(Default::default),
+                                self.opaque.get_or_insert_with(Default::default),
                                 value,
                                 depth,
                             )?;

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassConfigura
             1,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassConfigura
                     let _ = depth;
                     if number == 1 {
                         w::merge(
-                            &mut **self.opaque.get_or_insert_with(Default::default),
+                            self.opaque.get_or_insert_with(Default::default),
                             value,
                             depth,
                         )?;

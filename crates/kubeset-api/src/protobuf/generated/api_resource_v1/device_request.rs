@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceRequest {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.exactly {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.first_available {
             for v in v {
@@ -28,7 +28,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceRequest {
             1 => self.name = w::string(value)?,
             2 => {
                 w::merge(
-                    &mut **self.exactly.get_or_insert_with(Default::default),
+                    self.exactly.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

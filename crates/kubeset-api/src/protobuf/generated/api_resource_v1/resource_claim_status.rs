@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1::ResourceClaimStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.allocation {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.reserved_for {
             for v in v {
@@ -28,7 +28,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::ResourceClaimStatus 
         match number {
             1 => {
                 w::merge(
-                    &mut **self.allocation.get_or_insert_with(Default::default),
+                    self.allocation.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

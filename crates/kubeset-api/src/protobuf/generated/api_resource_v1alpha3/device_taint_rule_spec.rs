@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.device_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let v = &self.taint;
@@ -22,7 +22,7 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
         match number {
             1 => {
                 w::merge(
-                    &mut **self.device_selector.get_or_insert_with(Default::default),
+                    self.device_selector.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -13,7 +13,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::CapacityRequest
             }
         }
         if let Some(v) = &self.valid_range {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -38,7 +38,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::CapacityRequest
             }
             4 => {
                 w::merge(
-                    &mut **self.valid_range.get_or_insert_with(Default::default),
+                    self.valid_range.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

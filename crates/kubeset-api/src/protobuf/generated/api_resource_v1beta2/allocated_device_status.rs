@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocatedDevice
             w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.network_data {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.share_id {
             w::put_string(buf, 7, v);
@@ -51,7 +51,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocatedDevice
             5 => w::merge(self.data.get_or_insert_with(Default::default), value, depth)?,
             6 => {
                 w::merge(
-                    &mut **self.network_data.get_or_insert_with(Default::default),
+                    self.network_data.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocationResult {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.devices {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.node_selector {
             w::put_message(buf, 3, v);
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::AllocationResul
         match number {
             1 => {
                 w::merge(
-                    &mut **self.devices.get_or_insert_with(Default::default),
+                    self.devices.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -15,7 +15,7 @@ for crate::api::resource::v1beta2::DeviceClaimConfiguration {
             2,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -37,7 +37,7 @@ for crate::api::resource::v1beta2::DeviceClaimConfiguration {
                         let _ = depth;
                         if number == 1 {
                             w::merge(
-                                &mut **self.opaque.get_or_insert_with(Default::default),
+                                self.opaque.get_or_insert_with(Default::default),
                                 value,
                                 depth,
                             )?;

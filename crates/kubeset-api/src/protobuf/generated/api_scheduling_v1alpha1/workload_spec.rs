@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.controller_ref {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let v = &self.pod_groups;
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec
         match number {
             1 => {
                 w::merge(
-                    &mut **self.controller_ref.get_or_insert_with(Default::default),
+                    self.controller_ref.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.node_topology {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let v = &self.storage_class_name;
@@ -33,7 +33,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
             1 => w::merge(&mut self.metadata, value, depth)?,
             2 => {
                 w::merge(
-                    &mut **self.node_topology.get_or_insert_with(Default::default),
+                    self.node_topology.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

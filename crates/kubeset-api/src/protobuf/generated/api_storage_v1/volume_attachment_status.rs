@@ -12,10 +12,10 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.attach_error {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.detach_error {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -42,14 +42,14 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
             }
             3 => {
                 w::merge(
-                    &mut **self.attach_error.get_or_insert_with(Default::default),
+                    self.attach_error.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
             }
             4 => {
                 w::merge(
-                    &mut **self.detach_error.get_or_insert_with(Default::default),
+                    self.detach_error.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

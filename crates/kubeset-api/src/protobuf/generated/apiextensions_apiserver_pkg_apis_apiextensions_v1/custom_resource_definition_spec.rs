@@ -24,7 +24,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
         }
         if let Some(v) = &self.conversion {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         {
             let zero = Default::default();
@@ -46,7 +46,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             7 => self.versions.push(w::message(value, depth)?),
             9 => {
                 w::merge(
-                    &mut **self.conversion.get_or_insert_with(Default::default),
+                    self.conversion.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

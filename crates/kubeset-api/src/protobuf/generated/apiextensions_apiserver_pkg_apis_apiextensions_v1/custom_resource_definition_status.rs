@@ -11,7 +11,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
         }
         if let Some(v) = &self.accepted_names {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.stored_versions {
             for v in v {
@@ -39,7 +39,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
             2 => {
                 w::merge(
-                    &mut **self.accepted_names.get_or_insert_with(Default::default),
+                    self.accepted_names.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -21,7 +21,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.subresources {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.additional_printer_columns {
             for v in v {
@@ -60,7 +60,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
             5 => {
                 w::merge(
-                    &mut **self.subresources.get_or_insert_with(Default::default),
+                    self.subresources.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

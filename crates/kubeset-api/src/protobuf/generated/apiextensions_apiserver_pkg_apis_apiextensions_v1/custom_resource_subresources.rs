@@ -9,7 +9,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.scale {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -23,13 +23,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             1 => {
                 w::merge(self.status.get_or_insert_with(Default::default), value, depth)?
             }
-            2 => {
-                w::merge(
-                    &mut **self.scale.get_or_insert_with(Default::default),
-                    value,
-                    depth,
-                )?
-            }
+            2 => w::merge(self.scale.get_or_insert_with(Default::default), value, depth)?,
             _ => {}
         }
         Ok(())

@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.open_apiv3_schema {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -18,7 +18,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
         let _ = depth;
         if number == 1 {
             w::merge(
-                &mut **self.open_apiv3_schema.get_or_insert_with(Default::default),
+                self.open_apiv3_schema.get_or_insert_with(Default::default),
                 value,
                 depth,
             )?;

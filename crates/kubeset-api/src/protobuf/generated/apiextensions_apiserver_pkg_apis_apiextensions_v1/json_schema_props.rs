@@ -138,7 +138,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             w::put_map(buf, 34, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.external_docs {
-            w::put_message(buf, 35, &**v);
+            w::put_message(buf, 35, v);
         }
         if let Some(v) = &self.example {
             w::put_message(buf, 36, v);
@@ -296,7 +296,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             }
             35 => {
                 w::merge(
-                    &mut **self.external_docs.get_or_insert_with(Default::default),
+                    self.external_docs.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

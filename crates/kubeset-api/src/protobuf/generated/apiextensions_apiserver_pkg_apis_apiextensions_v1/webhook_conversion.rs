@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.client_config {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let v = &self.conversion_review_versions;
@@ -25,7 +25,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConvers
         match number {
             2 => {
                 w::merge(
-                    &mut **self.client_config.get_or_insert_with(Default::default),
+                    self.client_config.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -15,7 +15,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
             }
         }
         if let Some(v) = &self.preferred_version {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.server_address_by_client_cidrs {
             for v in v {
@@ -35,7 +35,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
             2 => self.versions.push(w::message(value, depth)?),
             3 => {
                 w::merge(
-                    &mut **self.preferred_version.get_or_insert_with(Default::default),
+                    self.preferred_version.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

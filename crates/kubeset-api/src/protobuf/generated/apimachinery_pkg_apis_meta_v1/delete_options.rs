@@ -9,7 +9,7 @@ for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
             w::put_int64(buf, 1, v);
         }
         if let Some(v) = &self.preconditions {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.orphan_dependents {
             w::put_bool(buf, 3, v);
@@ -37,7 +37,7 @@ for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
             1 => self.grace_period_seconds = Some(w::int64(value)?),
             2 => {
                 w::merge(
-                    &mut **self.preconditions.get_or_insert_with(Default::default),
+                    self.preconditions.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

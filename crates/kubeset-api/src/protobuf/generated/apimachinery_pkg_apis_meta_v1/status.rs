@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.details {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let zero = Default::default();
@@ -46,7 +46,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             4 => self.reason = w::nonzero(w::string(value)?),
             5 => {
                 w::merge(
-                    &mut **self.details.get_or_insert_with(Default::default),
+                    self.details.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?

@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.service {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let zero = Default::default();
@@ -45,7 +45,7 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
         match number {
             1 => {
                 w::merge(
-                    &mut **self.service.get_or_insert_with(Default::default),
+                    self.service.get_or_insert_with(Default::default),
                     value,
                     depth,
                 )?
