@@ -239,7 +239,7 @@ impl LeaderElector {
                     namespace: Some(self.config.namespace.clone()),
                     ..ObjectMeta::default()
                 },
-                spec: Some(self.spec(None).into()),
+                spec: Some(self.spec(None)),
             };
             let created = self
                 .bounded("create", self.api.create(&PostParams::default(), &lease))
@@ -301,16 +301,13 @@ impl LeaderElector {
         }
         let now = MicroTime::now();
         let released = Lease {
-            spec: Some(
-                LeaseSpec {
-                    holder_identity: None,
-                    lease_duration_seconds: Some(1),
-                    acquire_time: Some(now),
-                    renew_time: Some(now),
-                    ..spec
-                }
-                .into(),
-            ),
+            spec: Some(LeaseSpec {
+                holder_identity: None,
+                lease_duration_seconds: Some(1),
+                acquire_time: Some(now),
+                renew_time: Some(now),
+                ..spec
+            }),
             metadata: lease.metadata,
         };
         let put = self
