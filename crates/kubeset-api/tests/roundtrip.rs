@@ -68,7 +68,7 @@ fn boxed_fields_round_trip() {
     }
     let list: PodList = serde_json::from_str(json).unwrap();
     assert_eq!(list.items.len(), 2);
-    let spec = list.items[0].spec.as_deref().unwrap();
+    let spec = list.items[0].spec.as_ref().unwrap();
     let volumes = spec.volumes.as_deref().unwrap();
     assert_eq!(
         volumes[0].config_map.as_ref().unwrap().name.as_deref(),
@@ -105,10 +105,10 @@ fn boxed_fields_are_built_with_into() {
                         }
                         .into(),
                     ),
-                    security_context: Some(Box::new(SecurityContext {
+                    security_context: Some(SecurityContext {
                         privileged: Some(false),
                         ..SecurityContext::default()
-                    })),
+                    }),
                     ..Container::default()
                 }],
                 volumes: Some(vec![Volume {
