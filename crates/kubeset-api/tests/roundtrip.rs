@@ -77,12 +77,12 @@ fn boxed_fields_round_trip() {
     let projected = volumes[2].projected.as_ref().unwrap();
     assert_eq!(projected.sources.as_ref().unwrap().len(), 3);
     let c = &spec.containers[0];
-    let probe = c.liveness_probe.as_deref().unwrap();
+    let probe = c.liveness_probe.as_ref().unwrap();
     assert_eq!(
         probe.http_get.as_ref().unwrap().path.as_deref(),
         Some("/healthz")
     );
-    let security = c.security_context.as_deref().unwrap();
+    let security = c.security_context.as_ref().unwrap();
     assert_eq!(security.read_only_root_filesystem, Some(true));
 }
 
