@@ -1,5 +1,9 @@
-//! Inline sizes of the generated types, and the pass that boxes large
-//! optional struct fields.
+//! Inline sizes of the generated types.
+//!
+//! The models box a field only to break a type cycle, as k8s-openapi does
+//! (`ir/lowering.rs`); a large optional struct stays inline, so a struct
+//! literal written for k8s-openapi compiles unchanged. These estimates
+//! document what that costs.
 //!
 //! The estimate follows rustc's layout of `repr(Rust)` structs: fields are
 //! reordered by alignment, so a struct's size is the sum of its fields'
@@ -14,27 +18,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeKind};
-
-/// Optional fields holding a generated struct larger than this many bytes
-/// are `Option<Box<T>>` instead of `Option<T>`.
-///
-/// Why: Go keeps optional structs behind pointers, so an absent one costs
-/// 8 bytes; inline, `Volume` was 3,208 B (one `Option` per volume source, at
-/// most one of them set), `Container` 2,144 B and `EnvVar` 360 B, about
-/// 28 KB per pod of mostly absent fields, and lists of such elements are
-/// large-bin requests that make glibc consolidate its fastbins on every
-/// grow. Why 32 (sizes from `size_of`, Volume / Container / PodSpec): 256
-/// leaves `Volume` at 2,456 B and 128 at 1,928 B; 64 gives 960 / 472 /
-/// 728 B (most of `Volume`'s ~30 sources are 40–64 B) and boxes 182 fields;
-/// 32 gives 344 / 440 / 752 B and boxes 323 (`PodSpec` grows by 24 B: a few
-/// small structs it holds inline lose the niche an inline `Option` of a
-/// `String`-bearing struct gave them). At 32 the small structs that are
-/// usually present (`ObjectFieldSelector`, `SecretKeySelector`,
-/// `ConfigMapVolumeSource`) cost one more allocation each on decode: 10 more
-/// per pod of `gen_podlist.py` (253 → 263) for 24.2 → 20.9 KB of live heap
-/// per decoded pod. Below 32 a box would save at most 16–24 B for an
-/// allocation whose own overhead is 16 B.
-pub const BOX_THRESHOLD: u64 = 32;
 
 /// Size, alignment and free niches (`0` = `Option` of it needs a tag) of a
 /// type's inline representation.
@@ -195,51 +178,6 @@ fn inline_order(ir: &Ir) -> Result<Vec<String>, CodegenError> {
         visit(ir, name, &mut done, &mut active, &mut order)?;
     }
     Ok(order)
-}
-
-/// Whether `f` of a struct is boxed by [`box_large_optionals`] given the
-/// layout of the type it holds: optional, a generated struct, not
-/// `metadata`, larger than `threshold`.
-fn should_box(ir: &Ir, f: &Field, target: Layout, threshold: u64) -> bool {
-    let Ty::Ref(r) = &f.ty else {
-        return false;
-    };
-    let is_struct = matches!(
-        ir.types.get(r).map(|t| &t.kind),
-        Some(TypeKind::Struct { .. })
-    );
-    !f.required && !f.boxed && is_struct && f.json != "metadata" && target.size > threshold
-}
-
-/// Boxes every optional field whose type is a generated struct of more
-/// than `threshold` bytes (after boxing inside that struct). Required
-/// fields and `metadata` stay inline. Deterministic: types are visited
-/// in dependency order, fields in IR order.
-pub fn box_large_optionals(ir: &mut Ir, threshold: u64) -> Result<(), CodegenError> {
-    let mut known = BTreeMap::new();
-    for name in inline_order(ir)? {
-        let decisions: Vec<bool> = match ir.types.get(&name).map(|t| &t.kind) {
-            Some(TypeKind::Struct { fields }) => fields
-                .iter()
-                .map(|f| match &f.ty {
-                    Ty::Ref(_) if !f.boxed => {
-                        let target = ty_layout(&f.ty, &name, &known)?;
-                        Ok(should_box(ir, f, target, threshold))
-                    }
-                    _ => Ok(false),
-                })
-                .collect::<Result<_, CodegenError>>()?,
-            _ => Vec::new(),
-        };
-        if let Some(TypeKind::Struct { fields }) = ir.types.get_mut(&name).map(|t| &mut t.kind) {
-            for (f, boxed) in fields.iter_mut().zip(decisions) {
-                f.boxed |= boxed;
-            }
-        }
-        let layout = type_layout(ir, &name, &known)?;
-        known.insert(name, layout);
-    }
-    Ok(())
 }
 
 fn type_layout(

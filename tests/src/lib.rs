@@ -149,8 +149,9 @@ impl RealKube {
     /// token bucket) and a generous timeout for a loaded machine.
     pub fn config(&self, server: Option<&str>, identity: Identity) -> Result<Config, HarnessError> {
         let kubeconfig = self.kubeconfig(server, identity)?;
-        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .map_err(|source| HarnessError::Config { source })?;
+        let mut config =
+            Config::from_custom_kubeconfig_sync(kubeconfig, &KubeConfigOptions::default())
+                .map_err(|source| HarnessError::Config { source })?;
         config.qps = -1.0;
         config.timeout = Some(Duration::from_secs(60));
         Ok(config)

@@ -75,8 +75,8 @@ pub fn client(options: &ClusterOptions) -> Result<Client, ClusterError> {
     }
     let config = match &options.kubeconfig {
         Some(path) => kubeset::rest::config::Kubeconfig::read_from(path)
-            .and_then(|k| Config::from_custom_kubeconfig(k, &kc)),
-        None => Config::from_kubeconfig(&kc),
+            .and_then(|k| Config::from_custom_kubeconfig_sync(k, &kc)),
+        None => Config::from_kubeconfig_sync(&kc),
     }
     .map_err(|source| ClusterError::Config { source })?;
     Client::try_from_config(&config).map_err(|source| ClusterError::Client { source })

@@ -107,7 +107,6 @@ pub fn lower_with(mut input: Input, fixups: &[(&str, fixups::Fixup)]) -> Result<
     }
     ir.types.append(&mut lowerer.types);
     mark_cycles(&mut ir);
-    crate::layout::box_large_optionals(&mut ir, crate::layout::BOX_THRESHOLD)?;
     ir.features = feature_dependencies(&ir)?;
     ir.resources = resources;
     ir.subresource_operations = paths::subresource_operations(&input);

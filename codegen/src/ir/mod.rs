@@ -57,8 +57,7 @@ pub struct Field {
     pub ty: Ty,
     /// Required by the spec (plain field) or optional (`Option`).
     pub required: bool,
-    /// Behind a `Box`: to break a cycle, or a large optional struct
-    /// ([`crate::layout::BOX_THRESHOLD`]).
+    /// Behind a `Box`: only to break a type cycle, as k8s-openapi does.
     pub boxed: bool,
     /// Description from the spec.
     pub description: Option<String>,

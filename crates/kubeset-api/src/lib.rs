@@ -16,15 +16,10 @@
 //! output and ignore them on input; kinds served as REST resources
 //! implement [`Resource`].
 //!
-//! Optional fields whose type is a large struct are boxed, as Go keeps them
-//! behind pointers: `Option<Box<PodSpec>>`, `Option<Box<Probe>>`, the volume
-//! sources of `Volume`. An absent one costs 8 bytes instead of the whole
-//! struct (a `Volume` was 3 KB inline). The rule is the generator's
-//! (`kubeset_codegen::layout::BOX_THRESHOLD`): optional, a generated
-//! struct, estimated larger than the threshold; required fields and
-//! `metadata` stay inline. Build such a field with `Some(Box::new(x))` or
-//! `Some(x.into())`; read it as before (`spec.as_ref()` derefs to the
-//! struct's fields, `spec.as_deref()` gives `Option<&PodSpec>`).
+//! Fields are shaped as k8s-openapi's: a field is boxed only where a type
+//! holds itself (`JSONSchemaProps`' nested schemas); an optional struct is
+//! `Option<T>`, so a struct literal written for k8s-openapi compiles as is
+//! (`spec: Some(PodSpec { .. })`).
 
 // Generated modules are formatted by the generator (prettyplease), not
 // rustfmt. Their docs are the spec's prose, which is not Markdown: its

@@ -1,5 +1,6 @@
 //! The `Resource` trait: what the typed client needs to know about a kind.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::apimachinery::pkg::apis::meta::v1::{
@@ -57,17 +58,106 @@ pub trait Resource {
 
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
+
+    /// [`KIND`](Self::KIND), as kube-rs's `Resource::kind(&dt)`. The
+    /// argument is kube-rs's dynamic type: a kubeset kind knows its
+    /// group, version and kind at compile time, so it is always `&()`.
+    fn kind(_dt: &()) -> Cow<'static, str> {
+        Cow::Borrowed(Self::KIND)
+    }
+
+    /// [`GROUP`](Self::GROUP), as kube-rs's `Resource::group(&())`.
+    fn group(_dt: &()) -> Cow<'static, str> {
+        Cow::Borrowed(Self::GROUP)
+    }
+
+    /// [`VERSION`](Self::VERSION), as kube-rs's `Resource::version(&())`.
+    fn version(_dt: &()) -> Cow<'static, str> {
+        Cow::Borrowed(Self::VERSION)
+    }
+
+    /// [`API_VERSION`](Self::API_VERSION), as kube-rs's
+    /// `Resource::api_version(&())`.
+    fn api_version(_dt: &()) -> Cow<'static, str> {
+        Cow::Borrowed(Self::API_VERSION)
+    }
+
+    /// [`PLURAL`](Self::PLURAL), as kube-rs's `Resource::plural(&())`.
+    fn plural(_dt: &()) -> Cow<'static, str> {
+        Cow::Borrowed(Self::PLURAL)
+    }
+
+    /// The collection's URL path, as kube-rs's `Resource::url_path(&(),
+    /// namespace)`: `/api/v1/namespaces/{ns}/pods`,
+    /// `/apis/apps/v1/deployments`.
+    fn url_path(_dt: &(), namespace: Option<&str>) -> String {
+        let root = if Self::GROUP.is_empty() {
+            "api"
+        } else {
+            "apis"
+        };
+        match namespace {
+            Some(ns) => format!(
+                "/{root}/{}/namespaces/{ns}/{}",
+                Self::API_VERSION,
+                Self::PLURAL
+            ),
+            None => format!("/{root}/{}/{}", Self::API_VERSION, Self::PLURAL),
+        }
+    }
+
+    /// An owner reference to this object with `controller: true` and
+    /// `blockOwnerDeletion: true`, for the children it manages (kube-rs's
+    /// `Resource::controller_owner_ref(&())`). `None` when the object has
+    /// no name or UID yet (it was not read back from the server).
+    fn controller_owner_ref(&self, dt: &()) -> Option<OwnerReference> {
+        Some(OwnerReference {
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+            ..self.owner_ref(dt)?
+        })
+    }
+
+    /// A plain owner reference to this object (not the controller;
+    /// kube-rs's `Resource::owner_ref(&())`). `None` when the object has no
+    /// name or UID yet.
+    fn owner_ref(&self, _dt: &()) -> Option<OwnerReference> {
+        let meta = self.metadata();
+        Some(OwnerReference {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
+            name: meta.name.clone()?,
+            uid: meta.uid.clone()?,
+            block_owner_deletion: None,
+            controller: None,
+        })
+    }
+
+    /// A `core/v1` `ObjectReference` to this object (the `regarding` of
+    /// an Event, the `involvedObject` of a core Event; kube-rs's
+    /// `Resource::object_ref(&())`).
+    #[cfg(feature = "core-v1")]
+    fn object_ref(&self, _dt: &()) -> crate::api::core::v1::ObjectReference {
+        let meta = self.metadata();
+        crate::api::core::v1::ObjectReference {
+            api_version: Some(Self::API_VERSION.to_owned()),
+            kind: Some(Self::KIND.to_owned()),
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            resource_version: meta.resource_version.clone(),
+            uid: meta.uid.clone(),
+            field_path: None,
+        }
+    }
 }
 
 static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 
 /// Helpers over [`Resource::metadata`] with kube-rs's names and shapes
-/// (`kube::ResourceExt` plus `Resource::{meta, object_ref, owner_ref,
-/// controller_owner_ref}`), implemented for every [`Resource`].
-///
-/// Unlike kube-rs, the reference builders take no `&DynamicType` argument:
-/// a kubeset kind knows its group, version and kind at compile time (drop
-/// the `&()` when porting).
+/// (`kube::ResourceExt` plus `Resource::{meta, meta_mut}`), implemented
+/// for every [`Resource`]. The reference builders (`object_ref`,
+/// `owner_ref`, `controller_owner_ref`) are on [`Resource`], with
+/// kube-rs's `&()` argument.
 ///
 /// ```
 /// # use kubeset_api::{Resource, ResourceExt, apimachinery::pkg::apis::meta::v1::ObjectMeta};
@@ -194,48 +284,6 @@ pub trait ResourceExt: Resource {
             .managed_fields
             .get_or_insert_with(Vec::new)
     }
-
-    /// An owner reference to this object with `controller: true` and
-    /// `blockOwnerDeletion: true`, for the children it manages. `None`
-    /// when the object has no name or UID yet (it was not read back from
-    /// the server).
-    fn controller_owner_ref(&self) -> Option<OwnerReference> {
-        Some(OwnerReference {
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-            ..self.owner_ref()?
-        })
-    }
-
-    /// A plain owner reference to this object (not the controller).
-    /// `None` when the object has no name or UID yet.
-    fn owner_ref(&self) -> Option<OwnerReference> {
-        let meta = self.metadata();
-        Some(OwnerReference {
-            api_version: Self::API_VERSION.to_owned(),
-            kind: Self::KIND.to_owned(),
-            name: meta.name.clone()?,
-            uid: meta.uid.clone()?,
-            block_owner_deletion: None,
-            controller: None,
-        })
-    }
-
-    /// A `core/v1` `ObjectReference` to this object (the `regarding` of
-    /// an Event, the `involvedObject` of a core Event).
-    #[cfg(feature = "core-v1")]
-    fn object_ref(&self) -> crate::api::core::v1::ObjectReference {
-        let meta = self.metadata();
-        crate::api::core::v1::ObjectReference {
-            api_version: Some(Self::API_VERSION.to_owned()),
-            kind: Some(Self::KIND.to_owned()),
-            name: meta.name.clone(),
-            namespace: meta.namespace.clone(),
-            resource_version: meta.resource_version.clone(),
-            uid: meta.uid.clone(),
-            field_path: None,
-        }
-    }
 }
 
 impl<K: Resource + ?Sized> ResourceExt for K {}
@@ -268,9 +316,9 @@ mod tests {
     fn owner_refs_need_name_and_uid() {
         let mut t = Thing::default();
         t.metadata.name = Some("a".into());
-        assert_eq!(t.owner_ref(), None, "no uid yet");
+        assert_eq!(t.owner_ref(&()), None, "no uid yet");
         t.metadata.uid = Some("u-1".into());
-        let c = t.controller_owner_ref().unwrap();
+        let c = t.controller_owner_ref(&()).unwrap();
         assert_eq!(
             (
                 c.api_version.as_str(),
@@ -284,8 +332,13 @@ mod tests {
             (c.controller, c.block_owner_deletion),
             (Some(true), Some(true))
         );
-        let o = t.owner_ref().unwrap();
+        let o = t.owner_ref(&()).unwrap();
         assert_eq!((o.controller, o.block_owner_deletion), (None, None));
+        assert_eq!(Thing::kind(&()), "Thing");
+        assert_eq!(
+            Thing::url_path(&(), Some("ns")),
+            "/apis/example.com/v1/namespaces/ns/things"
+        );
     }
 
     #[test]

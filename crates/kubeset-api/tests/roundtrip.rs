@@ -68,7 +68,7 @@ fn boxed_fields_round_trip() {
     }
     let list: PodList = serde_json::from_str(json).unwrap();
     assert_eq!(list.items.len(), 2);
-    let spec = list.items[0].spec.as_deref().unwrap();
+    let spec = list.items[0].spec.as_ref().unwrap();
     let volumes = spec.volumes.as_deref().unwrap();
     assert_eq!(
         volumes[0].config_map.as_ref().unwrap().name.as_deref(),
@@ -77,12 +77,12 @@ fn boxed_fields_round_trip() {
     let projected = volumes[2].projected.as_ref().unwrap();
     assert_eq!(projected.sources.as_ref().unwrap().len(), 3);
     let c = &spec.containers[0];
-    let probe = c.liveness_probe.as_deref().unwrap();
+    let probe = c.liveness_probe.as_ref().unwrap();
     assert_eq!(
         probe.http_get.as_ref().unwrap().path.as_deref(),
         Some("/healthz")
     );
-    let security = c.security_context.as_deref().unwrap();
+    let security = c.security_context.as_ref().unwrap();
     assert_eq!(security.read_only_root_filesystem, Some(true));
 }
 
@@ -105,10 +105,10 @@ fn boxed_fields_are_built_with_into() {
                         }
                         .into(),
                     ),
-                    security_context: Some(Box::new(SecurityContext {
+                    security_context: Some(SecurityContext {
                         privileged: Some(false),
                         ..SecurityContext::default()
-                    })),
+                    }),
                     ..Container::default()
                 }],
                 volumes: Some(vec![Volume {

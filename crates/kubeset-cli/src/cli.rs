@@ -612,13 +612,12 @@ impl Global {
             (Some(path), _) => {
                 let kc =
                     Kubeconfig::read_from(path).map_err(|source| CliError::Config { source })?;
-                Config::from_custom_kubeconfig(kc, &options)
+                Config::from_custom_kubeconfig_sync(kc, &options)
                     .map_err(|source| CliError::Config { source })?
             }
             (None, Some(server)) => Config::new(parse_server(server)?),
-            (None, None) => {
-                Config::from_kubeconfig(&options).map_err(|source| CliError::Config { source })?
-            }
+            (None, None) => Config::from_kubeconfig_sync(&options)
+                .map_err(|source| CliError::Config { source })?,
         };
         if let Some(server) = self.servers.first() {
             config.cluster_url = parse_server(server)?;

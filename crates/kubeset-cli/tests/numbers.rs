@@ -245,7 +245,7 @@ async fn library_decoding_names_the_field(kc: &Path, ns: &str) {
 
     let kubeconfig = kubeset::rest::config::Kubeconfig::read_from(kc).unwrap();
     let config =
-        kubeset::rest::config::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        kubeset::rest::config::Config::from_custom_kubeconfig_sync(kubeconfig, &Default::default())
             .unwrap();
     let client = kubeset::Client::try_from_config(&config).unwrap();
     let resource = ApiResource::of::<Number>();

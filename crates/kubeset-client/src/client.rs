@@ -84,18 +84,33 @@ impl Client {
     }
 }
 
-/// kube-rs's `Client::try_from(config)`: [`Client::try_from_config`].
+/// kube-rs's `Client::try_from(config)`: [`Client::try_from_config`], with
+/// kube-rs's error type (the crate's [`Error`](kubeset_rest::Error), so `?`
+/// works in a function returning `kubeset::Result`).
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn f() -> Result<(), kubeset_client::Error> {
 /// use kubeset_client::{Client, Config};
 /// let client = Client::try_from(Config::infer().await?)?;
 /// # Ok(()) }
 /// ```
 impl TryFrom<Config> for Client {
-    type Error = ClientError;
+    type Error = kubeset_rest::Error;
 
-    fn try_from(config: Config) -> Result<Self, ClientError> {
-        Client::try_from_config(&config)
+    fn try_from(config: Config) -> Result<Self, kubeset_rest::Error> {
+        Ok(Client::try_from_config(&config)?)
+    }
+}
+
+/// A [`ClientError`] as the crate's [`Error`](kubeset_rest::Error): a
+/// configuration error becomes [`Error::Config`](kubeset_rest::Error::Config),
+/// a request-layer error stays itself (kube-rs's `Client::try_default()?`
+/// in a function returning `kube::Result`).
+impl From<ClientError> for kubeset_rest::Error {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Config { source } => source.into(),
+            ClientError::Rest { source } => source,
+        }
     }
 }

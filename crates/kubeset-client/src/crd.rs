@@ -139,20 +139,17 @@ fn string_map(pairs: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
 impl CrdParts {
     /// The CustomResourceDefinition of this one version.
     pub fn into_crd(self) -> CustomResourceDefinition {
-        let subresources = (self.status || self.scale.is_some()).then(|| {
-            Box::new(CustomResourceSubresources {
+        let subresources =
+            (self.status || self.scale.is_some()).then(|| CustomResourceSubresources {
                 status: self
                     .status
                     .then(|| CustomResourceSubresourceStatus(serde_json::Map::new())),
-                scale: self.scale.map(|s| {
-                    Box::new(CustomResourceSubresourceScale {
-                        spec_replicas_path: s.spec_replicas_path.to_owned(),
-                        status_replicas_path: s.status_replicas_path.to_owned(),
-                        label_selector_path: s.label_selector_path.map(str::to_owned),
-                    })
+                scale: self.scale.map(|s| CustomResourceSubresourceScale {
+                    spec_replicas_path: s.spec_replicas_path.to_owned(),
+                    status_replicas_path: s.status_replicas_path.to_owned(),
+                    label_selector_path: s.label_selector_path.map(str::to_owned),
                 }),
-            })
-        });
+            });
         let version = CustomResourceDefinitionVersion {
             name: self.version.to_owned(),
             served: self.served,
@@ -160,7 +157,7 @@ impl CrdParts {
             deprecated: self.deprecated.then_some(true),
             deprecation_warning: self.deprecation_warning.map(str::to_owned),
             schema: Some(CustomResourceValidation {
-                open_apiv3_schema: Some(Box::new(self.schema)),
+                open_apiv3_schema: Some(self.schema),
             }),
             subresources,
             additional_printer_columns: (!self.printer_columns.is_empty())

@@ -91,6 +91,18 @@ impl ListParams {
         self.version_match = Some(version_match);
         self
     }
+
+    /// Sets `timeoutSeconds`, the server's limit on the call (kube-rs's
+    /// `ListParams::timeout`).
+    ///
+    /// ```
+    /// use kubeset_client::params::ListParams;
+    /// assert_eq!(ListParams::default().timeout(10).timeout_seconds, Some(10));
+    /// ```
+    pub fn timeout(mut self, seconds: u32) -> Self {
+        self.timeout_seconds = Some(seconds);
+        self
+    }
 }
 
 impl QueryParams for ListParams {

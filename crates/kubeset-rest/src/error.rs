@@ -164,6 +164,18 @@ pub enum Error {
         reason: String,
     },
 
+    /// The client configuration could not be loaded or resolved
+    /// (kubeconfig, in-cluster environment, exec plugin): kube-rs's
+    /// `Error::InferConfig`/`Error::Kubeconfig` under one variant, so
+    /// `Client::try_from(config)?` and `Config::infer().await?` reach a
+    /// function returning this error.
+    #[error("loading the client configuration")]
+    Config {
+        /// The config layer's error.
+        #[source]
+        source: Box<crate::config::ConfigError>,
+    },
+
     /// The HTTP client could not be built.
     #[error("building the HTTP client")]
     HttpClient {
@@ -408,6 +420,14 @@ fn describe_failures(attempts: &[EndpointFailure]) -> String {
         .map(|a| format!("{} ({})", a.endpoint, a.kind))
         .collect();
     parts.join(", ")
+}
+
+impl From<crate::config::ConfigError> for Error {
+    fn from(e: crate::config::ConfigError) -> Self {
+        Error::Config {
+            source: Box::new(e),
+        }
+    }
 }
 
 impl From<ApiError> for Error {

@@ -77,7 +77,7 @@ users:
         dir.display()
     );
     let path = write(dir, "kubeconfig", yaml);
-    Config::from_custom_kubeconfig(Kubeconfig::read_from(&path).unwrap(), options)
+    Config::from_custom_kubeconfig_sync(Kubeconfig::read_from(&path).unwrap(), options)
 }
 
 #[tokio::test]
@@ -430,52 +430,45 @@ async fn assert_plugin_gone(d: &Path) {
 }
 
 /// The configured exec timeout, not the call's budget (there is none
-/// here), ends a hanging plugin: through the kubeconfig options and
-/// through `Config::with_exec_timeout` on a loaded configuration. The
-/// error names the timeout, and the plugin and its helper are killed.
+/// here), ends a hanging plugin: set through `Config::with_exec_timeout`
+/// on a loaded configuration. The error names the timeout, and the plugin
+/// and its helper are killed.
 #[tokio::test]
 async fn the_configured_exec_timeout_kills_a_hanging_plugin() {
-    for via_options in [true, false] {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        hanging_plugin(d);
-        let two = Duration::from_secs(2);
-        let config = if via_options {
-            let options = KubeConfigOptions::default().with_exec_timeout(two);
-            kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap()
-        } else {
-            let config = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
-            assert_eq!(
-                config.exec_timeout(),
-                Some(kubeset_rest::config::DEFAULT_EXEC_TIMEOUT)
-            );
-            config.with_exec_timeout(two).unwrap()
-        };
-        assert_eq!(config.exec_timeout(), Some(two));
-        assert!(
-            config.timeout.is_none(),
-            "no call budget: the plugin timeout ends it"
-        );
-        let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
-        let err = client.get().send().await.unwrap_err();
-        let chain: Vec<&dyn std::error::Error> =
-            std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source()).collect();
-        let text: Vec<String> = chain.iter().map(ToString::to_string).collect();
-        let timeout = chain
-            .iter()
-            .filter_map(|e| e.downcast_ref::<ConfigError>())
-            .find_map(|e| match e {
-                ConfigError::ExecTimeout { timeout, .. } => Some(*timeout),
-                _ => None,
-            });
-        assert_eq!(timeout, Some(two), "{text:?}");
-        assert!(
-            text.iter()
-                .any(|t| t.contains("/plugin.sh\" did not finish within 2s; killed")),
-            "{text:?}"
-        );
-        assert_plugin_gone(d).await;
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    hanging_plugin(d);
+    let two = Duration::from_secs(2);
+    let config = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+    assert_eq!(
+        config.exec_timeout(),
+        Some(kubeset_rest::config::DEFAULT_EXEC_TIMEOUT)
+    );
+    let config = config.with_exec_timeout(two).unwrap();
+    assert_eq!(config.exec_timeout(), Some(two));
+    assert!(
+        config.timeout.is_none(),
+        "no call budget: the plugin timeout ends it"
+    );
+    let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
+    let err = client.get().send().await.unwrap_err();
+    let chain: Vec<&dyn std::error::Error> =
+        std::iter::successors(Some(&err as &dyn std::error::Error), |e| e.source()).collect();
+    let text: Vec<String> = chain.iter().map(ToString::to_string).collect();
+    let timeout = chain
+        .iter()
+        .filter_map(|e| e.downcast_ref::<ConfigError>())
+        .find_map(|e| match e {
+            ConfigError::ExecTimeout { timeout, .. } => Some(*timeout),
+            _ => None,
+        });
+    assert_eq!(timeout, Some(two), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|t| t.contains("/plugin.sh\" did not finish within 2s; killed")),
+        "{text:?}"
+    );
+    assert_plugin_gone(d).await;
 }
 
 #[test]
@@ -489,23 +482,17 @@ fn exec_timeouts_outside_one_second_to_one_hour_are_refused() {
         Duration::from_secs(3601),
         Duration::MAX,
     ] {
-        let options = KubeConfigOptions::default().with_exec_timeout(bad);
-        let err = kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap_err();
+        let loaded = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+        let err = loaded.with_exec_timeout(bad).unwrap_err();
         assert!(
             matches!(err, ConfigError::ExecTimeoutOutOfRange { timeout, .. } if timeout == bad),
             "{err}"
         );
         assert!(err.to_string().contains("is outside 1s..=1h0m0s"), "{err}");
-        let loaded = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
-        let err = loaded.with_exec_timeout(bad).unwrap_err();
-        assert!(
-            matches!(err, ConfigError::ExecTimeoutOutOfRange { .. }),
-            "{err}"
-        );
     }
     for good in [Duration::from_secs(1), Duration::from_secs(3600)] {
-        let options = KubeConfigOptions::default().with_exec_timeout(good);
-        let config = kubeconfig_with(d, "https://127.0.0.1:1", "ca.crt", "", &options).unwrap();
+        let loaded = kubeconfig(d, "https://127.0.0.1:1", "ca.crt", "");
+        let config = loaded.with_exec_timeout(good).unwrap();
         assert_eq!(config.exec_timeout(), Some(good));
     }
 }
@@ -566,7 +553,7 @@ users: [{{name: u, user: {{exec: {exec}}}}}]
 "
         );
         let path = write(d, "kubeconfig", yaml);
-        let err = Config::from_custom_kubeconfig(
+        let err = Config::from_custom_kubeconfig_sync(
             Kubeconfig::read_from(&path).unwrap(),
             &KubeConfigOptions::default(),
         )

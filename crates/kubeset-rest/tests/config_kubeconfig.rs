@@ -19,7 +19,7 @@ fn server_of(c: &Config) -> &str {
 }
 
 fn from_file(path: &Path, options: &KubeConfigOptions) -> Result<Config, ConfigError> {
-    Config::from_custom_kubeconfig(Kubeconfig::read_from(path)?, options)
+    Config::from_custom_kubeconfig_sync(Kubeconfig::read_from(path)?, options)
 }
 
 const FIRST: &str = "apiVersion: v1
@@ -63,18 +63,19 @@ fn kubeconfig_list_merges_first_wins_and_takes_current_context_from_the_first_th
 
     // current context "b" comes from the second file, but the cluster and
     // user it names are the first file's.
-    let b = Config::from_custom_kubeconfig(merged.clone(), &KubeConfigOptions::default()).unwrap();
+    let b =
+        Config::from_custom_kubeconfig_sync(merged.clone(), &KubeConfigOptions::default()).unwrap();
     assert_eq!(server_of(&b), "https://first.example:6443/");
     assert_eq!(b.default_namespace, "from-second");
     // Context "a" is the first file's.
-    let a = Config::from_custom_kubeconfig(
+    let a = Config::from_custom_kubeconfig_sync(
         merged.clone(),
         &KubeConfigOptions::default().with_context("a"),
     )
     .unwrap();
     assert_eq!(a.default_namespace, "from-first");
     // No namespace in the context: "default"; trailing slash trimmed.
-    let c = Config::from_custom_kubeconfig(
+    let c = Config::from_custom_kubeconfig_sync(
         merged.clone(),
         &KubeConfigOptions::default().with_context("c"),
     )
@@ -83,7 +84,7 @@ fn kubeconfig_list_merges_first_wins_and_takes_current_context_from_the_first_th
     assert_eq!(server_of(&c), "https://only-second.example/prefix");
     assert!(c.authenticator.is_none());
     // --cluster overrides the context's.
-    let o = Config::from_custom_kubeconfig(
+    let o = Config::from_custom_kubeconfig_sync(
         merged,
         &KubeConfigOptions::default()
             .with_context("b")
@@ -95,7 +96,7 @@ fn kubeconfig_list_merges_first_wins_and_takes_current_context_from_the_first_th
     // Order matters: second first.
     let var = std::env::join_paths([&second, &first]).unwrap();
     let merged = Kubeconfig::from_env_values(Some(&var), None).unwrap();
-    let b = Config::from_custom_kubeconfig(merged, &KubeConfigOptions::default()).unwrap();
+    let b = Config::from_custom_kubeconfig_sync(merged, &KubeConfigOptions::default()).unwrap();
     assert_eq!(server_of(&b), "https://second.example:6443/");
 }
 
@@ -146,7 +147,7 @@ users: [{name: u, user: {client-certificate: certs/alice.crt, client-key: certs/
         user.token_file.as_deref(),
         Some(sub.join("token").to_str().unwrap())
     );
-    let config = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap();
+    let config = Config::from_custom_kubeconfig_sync(k, &KubeConfigOptions::default()).unwrap();
     assert_eq!(config.tls.root_certs.len(), 1);
     assert!(config.tls.client_identity.is_some());
     assert!(config.authenticator.is_some());
@@ -403,7 +404,7 @@ clusters: [{name: k, cluster: {server: 'https://[::1]:6443/', insecure-skip-tls-
 ",
     )
     .unwrap();
-    let c = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap();
+    let c = Config::from_custom_kubeconfig_sync(k, &KubeConfigOptions::default()).unwrap();
     assert_eq!(c.cluster_url.host_str(), Some("[::1]"));
     assert_eq!(c.cluster_url.port(), Some(6443));
 }
@@ -504,7 +505,7 @@ fn odd_documents_are_errors_or_empty_never_panics() {
         if let Ok(k) = Kubeconfig::from_yaml(doc) {
             parsed += 1;
             // Resolving may fail but must not panic.
-            let _ = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default());
+            let _ = Config::from_custom_kubeconfig_sync(k, &KubeConfigOptions::default());
         }
     }
     assert!(parsed >= 1, "some documents are valid");
@@ -520,7 +521,7 @@ clusters: [{name: k, cluster: {server: 'https://h', insecure-skip-tls-verify: tr
 ",
     )
     .unwrap();
-    let err = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap_err();
+    let err = Config::from_custom_kubeconfig_sync(k, &KubeConfigOptions::default()).unwrap_err();
     assert!(matches!(err, ConfigError::Conflict { .. }), "{err}");
     assert!(err.to_string().contains("cluster \"k\""), "{err}");
 }
@@ -560,7 +561,7 @@ clusters: [{name: k, cluster: {server: 12345}}]
 ",
     )
     .unwrap();
-    let err = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap_err();
+    let err = Config::from_custom_kubeconfig_sync(k, &KubeConfigOptions::default()).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("cluster \"k\""), "{text}");
     assert!(

@@ -90,7 +90,7 @@ users:
             groups = groups.join(", ")
         ),
     );
-    let mut config = Config::from_custom_kubeconfig(
+    let mut config = Config::from_custom_kubeconfig_sync(
         Kubeconfig::read_from(&kubeconfig).unwrap(),
         &KubeConfigOptions::default(),
     )

@@ -30,7 +30,7 @@ async fn cn_server(pki: &Pki) -> SocketAddr {
 fn load(dir: &std::path::Path, yaml: &str) -> Config {
     let path = write(dir, "kubeconfig", yaml);
     let kc = Kubeconfig::read_from(&path).unwrap();
-    Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).unwrap()
+    Config::from_custom_kubeconfig_sync(kc, &KubeConfigOptions::default()).unwrap()
 }
 
 async fn get(config: &Config) -> Result<(u16, String), reqwest::Error> {
@@ -140,7 +140,7 @@ users:
     assert_eq!(get(&config).await.unwrap(), (200, "alice".to_owned()));
 
     let path = write(dir.path(), "kubeconfig", &yaml);
-    let anonymous = Config::from_custom_kubeconfig(
+    let anonymous = Config::from_custom_kubeconfig_sync(
         Kubeconfig::read_from(&path).unwrap(),
         &KubeConfigOptions::default().with_user("anonymous"),
     )
@@ -194,7 +194,7 @@ users:
     );
 
     let path = write(dir.path(), "kubeconfig", &yaml);
-    let wrong = Config::from_custom_kubeconfig(
+    let wrong = Config::from_custom_kubeconfig_sync(
         Kubeconfig::read_from(&path).unwrap(),
         &KubeConfigOptions::default().with_user("wrong"),
     )

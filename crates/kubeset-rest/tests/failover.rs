@@ -448,7 +448,7 @@ async fn tls_failover_from_a_hung_server_via_kubeconfig() {
     assert!(urls[0].starts_with("https://"));
     let kubeconfig =
         kubeset_rest::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml()).unwrap();
-    let mut config = kubeset_rest::config::Config::from_custom_kubeconfig(
+    let mut config = kubeset_rest::config::Config::from_custom_kubeconfig_sync(
         kubeconfig,
         &kubeset_rest::config::KubeConfigOptions::default(),
     )

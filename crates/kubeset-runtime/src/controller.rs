@@ -260,9 +260,9 @@ where
         }))
     }
 
-    /// Reconciles the keys `mapper` returns for every changed object of
-    /// `api` (anything that converts into a key: [`ObjectRef<K>`],
-    /// [`ObjectKey`]).
+    /// Reconciles the objects `mapper` names for every changed object of
+    /// `api`: [`ObjectRef<K>`]s, as kube-rs's (so `ObjectRef::new(name)`
+    /// infers the controller's kind), or [`ObjectKey`]s.
     pub fn watches<O, I>(
         self,
         api: Api<O>,
@@ -272,7 +272,7 @@ where
     where
         O: Resource + DeserializeOwned + Send + 'static,
         I: IntoIterator,
-        I::Item: Into<ObjectKey>,
+        I::Item: Into<ObjectRef<K>>,
     {
         self.watches_stream(watcher(api, config).touched_objects_ok(), mapper)
     }
@@ -287,11 +287,14 @@ where
     where
         O: Send + 'static,
         I: IntoIterator,
-        I::Item: Into<ObjectKey>,
+        I::Item: Into<ObjectRef<K>>,
     {
         self.triggers(trigger.filter_map(move |o| {
             let keys: Vec<ObjectKey> = match o {
-                Ok(o) => mapper(&o).into_iter().map(Into::into).collect(),
+                Ok(o) => mapper(&o)
+                    .into_iter()
+                    .map(|r| r.into().into_key())
+                    .collect(),
                 Err(_) => Vec::new(),
             };
             future::ready((!keys.is_empty()).then_some(keys))

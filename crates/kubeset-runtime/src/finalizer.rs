@@ -40,43 +40,31 @@ pub enum Event<K> {
     Cleanup(Arc<K>),
 }
 
-/// Why [`finalizer()`] failed.
+/// Why [`finalizer()`] failed: kube-rs's `finalizer::Error`, variant for
+/// variant and message for message, so matches (`Error::ApplyFailed(e)`),
+/// logs and metric labels derived from `Display` or `Debug` read the same.
+/// As kube-rs, the message also quotes the cause (`failed to apply
+/// object: {cause}`) and the cause is the error's `source()`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error<E: std::error::Error + 'static> {
     /// The Apply branch of the reconcile closure failed.
-    #[error("apply failed")]
-    ApplyFailed {
-        /// The closure's error.
-        #[source]
-        source: E,
-    },
+    #[error("failed to apply object: {0}")]
+    ApplyFailed(#[source] E),
     /// The Cleanup branch failed; the finalizer stays.
-    #[error("cleanup failed")]
-    CleanupFailed {
-        /// The closure's error.
-        #[source]
-        source: E,
-    },
+    #[error("failed to clean up object: {0}")]
+    CleanupFailed(#[source] E),
     /// Adding the finalizer failed (a 422 with a failed `test` op is a
     /// lost race: the object changed since it was read).
-    #[error("adding the finalizer failed")]
-    AddFinalizer {
-        /// The request's error.
-        #[source]
-        source: kubeset_client::Error,
-    },
+    #[error("failed to add finalizer: {0}")]
+    AddFinalizer(#[source] kubeset_client::Error),
     /// Removing the finalizer failed; cleanup will run again.
-    #[error("removing the finalizer failed")]
-    RemoveFinalizer {
-        /// The request's error.
-        #[source]
-        source: kubeset_client::Error,
-    },
+    #[error("failed to remove finalizer: {0}")]
+    RemoveFinalizer(#[source] kubeset_client::Error),
     /// The object has no name.
-    #[error("the object has no name")]
+    #[error("object has no name")]
     UnnamedObject,
     /// The finalizer name is empty.
-    #[error("the finalizer name is empty")]
+    #[error("invalid finalizer")]
     InvalidFinalizer,
 }
 
@@ -165,19 +153,19 @@ where
     match (state.finalizer_index, state.is_deleting) {
         (Some(_), false) => reconcile(Event::Apply(obj))
             .await
-            .map_err(|source| Error::ApplyFailed { source }),
+            .map_err(Error::ApplyFailed),
         (Some(index), true) => {
             let object = object_name()?;
             let action = reconcile(Event::Cleanup(obj))
                 .await
-                .map_err(|source| Error::CleanupFailed { source })?;
+                .map_err(Error::CleanupFailed)?;
             api.patch(
                 &object,
                 &PatchParams::default(),
                 &Patch::Json(remove_patch(index, name)),
             )
             .await
-            .map_err(|source| Error::RemoveFinalizer { source })?;
+            .map_err(Error::RemoveFinalizer)?;
             Ok(action)
         }
         (None, false) => {
@@ -188,7 +176,7 @@ where
                 &Patch::Json(add_patch(&*obj, name)),
             )
             .await
-            .map_err(|source| Error::AddFinalizer { source })?;
+            .map_err(Error::AddFinalizer)?;
             // The write is a change: it triggers the reconcile that applies.
             Ok(Action::await_change())
         }

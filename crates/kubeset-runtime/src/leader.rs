@@ -239,7 +239,7 @@ impl LeaderElector {
                     namespace: Some(self.config.namespace.clone()),
                     ..ObjectMeta::default()
                 },
-                spec: Some(self.spec(None).into()),
+                spec: Some(self.spec(None)),
             };
             let created = self
                 .bounded("create", self.api.create(&PostParams::default(), &lease))
@@ -266,7 +266,7 @@ impl LeaderElector {
             return Ok(false);
         }
         let updated = Lease {
-            spec: Some(self.spec(lease.spec.as_deref()).into()),
+            spec: Some(self.spec(lease.spec.as_ref())),
             metadata: lease.metadata,
         };
         let replaced = self
@@ -295,22 +295,19 @@ impl LeaderElector {
         let Some(lease) = got.map_err(|e| self.err("get", e))? else {
             return Ok(());
         };
-        let spec = *lease.spec.clone().unwrap_or_default();
+        let spec = lease.spec.clone().unwrap_or_default();
         if spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
             return Ok(());
         }
         let now = MicroTime::now();
         let released = Lease {
-            spec: Some(
-                LeaseSpec {
-                    holder_identity: None,
-                    lease_duration_seconds: Some(1),
-                    acquire_time: Some(now),
-                    renew_time: Some(now),
-                    ..spec
-                }
-                .into(),
-            ),
+            spec: Some(LeaseSpec {
+                holder_identity: None,
+                lease_duration_seconds: Some(1),
+                acquire_time: Some(now),
+                renew_time: Some(now),
+                ..spec
+            }),
             metadata: lease.metadata,
         };
         let put = self

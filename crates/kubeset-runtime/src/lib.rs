@@ -42,18 +42,18 @@
 //! | kube-rs | kubeset | difference |
 //! |---|---|---|
 //! | `kube::ResourceExt` (`name_any`, `name_unchecked`, `namespace`, `resource_version`, `uid`, `labels(_mut)`, `annotations(_mut)`, `finalizers(_mut)`, `owner_references(_mut)`, `managed_fields(_mut)`, `creation_timestamp`) | `kubeset::ResourceExt` | same |
-//! | `Resource::{meta, meta_mut, object_ref(&()), controller_owner_ref(&()), owner_ref(&())}` | `ResourceExt::{meta, meta_mut, object_ref(), controller_owner_ref(), owner_ref()}` | no `&DynamicType` argument (kinds are static); `object_ref` needs `core-v1` |
+//! | `Resource::{meta, meta_mut, object_ref(&()), controller_owner_ref(&()), owner_ref(&()), kind(&()), plural(&()), url_path(&(), ns)}` | `Resource::{object_ref(&()), controller_owner_ref(&()), owner_ref(&()), kind(&()), …}`, `ResourceExt::{meta, meta_mut}` | the argument is always `&()` (kinds are static; no `Resource<DynamicType = …>` bound); `object_ref` needs `core-v1` |
 //! | `Api::get_opt`, `Api::entry`, `api::entry::{Entry, OccupiedEntry, VacantEntry, CommitError}` | `Api::get_opt`, `Api::entry`, `kubeset::{Entry, …, CommitError}` | plus `Api::modify`: client-go's `RetryOnConflict` around get/mutate/replace |
 //! | `runtime::watcher(api, watcher::Config)`, `watcher::Event::{Init, InitApply, InitDone, Apply, Delete}`, `watcher::Error` | [`watcher()`], [`watcher::Config`] (= [`WatcherConfig`]), [`Event`], [`watcher::Error`] (= [`WatcherError`]) | undecodable objects are skipped and reported (client-go's behaviour), not a stream error that restarts the watch |
 //! | `runtime::metadata_watcher` | [`metadata_watcher`] | same |
-//! | `runtime::reflector::{reflector, Store, ObjectRef, store::Writer}` | [`reflector::{reflector, Store, ObjectRef, store::Writer}`](mod@reflector) | `ObjectRef` derefs to an [`ObjectKey`] (`r.name`, `r.namespace`); `Store::get` takes either |
-//! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`] | same; also [`Controller::with_predicate`] on the primary kind |
-//! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return anything `Into<ObjectKey>`; plus [`Controller::for_shared`] |
+//! | `runtime::reflector::{reflector, store(), Store, ObjectRef, store::Writer}` | [`reflector::{reflector, store(), Store, ObjectRef, store::Writer}`](mod@reflector) | `ObjectRef` derefs to an [`ObjectKey`] (`r.name`, `r.namespace`); `Store::get` takes either; `reflector` yields the cached `Arc<K>`s |
+//! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter, default_backoff}`, `watcher::Config::{labels, fields, timeout, page_size, any_semantic, streaming_lists}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`], [`WatcherConfig`] | same; `default_backoff` returns the stream as is (the watcher backs off itself); also [`Controller::with_predicate`] on the primary kind |
+//! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return `ObjectRef<K>`s (the kind inferred) or `ObjectKey`s; plus [`Controller::for_shared`] |
 //! | `Controller::run(reconcile, error_policy, ctx) -> Stream<Result<(ObjectRef, Action), controller::Error>>` | [`Controller::run`] | same shape; [`controller::Error`] has named fields (`ReconcilerFailed { object, source }`, `QueueError { source }`); deleted objects' keys are dropped, not reported as `ObjectNotFound` |
 //! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s) |
 //! | `controller::Config::{concurrency, debounce}` | [`Config`] | same |
-//! | `runtime::finalizer::{finalizer, Event::{Apply, Cleanup}, Error}` | [`finalizer::{finalizer, Event, Error}`](mod@finalizer) | same state machine and `test`-guarded JSON patches; errors have named fields |
-//! | `runtime::events::{Recorder, Reporter, Event, EventType}`, `Recorder::publish(&ev, &reference)` | [`events`] | client-go's series key, 6-minute series window and per-object spam filter (25, then 1 per 5 min); core/v1 fallback |
+//! | `runtime::finalizer::{finalizer, Event::{Apply, Cleanup}, Error}` | [`finalizer::{finalizer, Event, Error}`](mod@finalizer) | same state machine and `test`-guarded JSON patches; the same error variants and messages (`ApplyFailed(e)`: `failed to apply object: {e}`) |
+//! | `runtime::events::{Recorder, Reporter, Event, EventType}`, `Recorder::publish(&ev, &reference)`, `Reporter::from("name")` | [`events`] | client-go's series key, 6-minute series window and per-object spam filter (25, then 1 per 5 min); core/v1 fallback |
 //! | `runtime::wait::{await_condition, conditions}` | `wait` module (issue 16) | — |
 //! | (none; controller-runtime's `meta.SetStatusCondition`) | [`status::{set_condition, find_condition, is_condition_true, remove_condition}`](status) | apimachinery's rules |
 //! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
@@ -111,10 +111,17 @@ pub mod store;
 pub mod wait;
 pub mod watcher;
 
-/// kube-rs's `kube::runtime::reflector` paths.
+/// kube-rs's `kube::runtime::reflector` paths: `reflector::store` is both
+/// the module (`reflector::store::Writer`) and the function
+/// (`reflector::store()`), as there.
 pub mod reflector {
     pub use crate::object_ref::{Extra, ObjectRef};
-    pub use crate::store::{self, Store, reflector};
+    pub use crate::store::{self, ObjectKey, Store, StoreConfig, Writer, reflector, store};
+}
+
+/// kube-rs's `kube::runtime::utils` paths: the stream adapters.
+pub mod utils {
+    pub use crate::predicates::{self, Predicate, WatchStreamExt};
 }
 
 pub use backoff::Backoff;

@@ -172,6 +172,16 @@ impl<K: Resource, P: Predicate<K>> PredicateState<K, P> {
 
 /// Adapters on watcher streams (kube-rs's `WatchStreamExt`).
 pub trait WatchStreamExt: Stream + Sized {
+    /// kube-rs's `default_backoff()`, for code written for it: there it
+    /// wraps a watcher, whose errors would otherwise be retried at once,
+    /// in a backoff. kubeset's [`watcher`](crate::watcher()) backs off
+    /// after each error itself ([`WatcherConfig::backoff`](crate::WatcherConfig::backoff),
+    /// kube-rs's default schedule), so the stream is returned as is: the
+    /// same pacing, without a second delay on top.
+    fn default_backoff(self) -> Self {
+        self
+    }
+
     /// The objects created or changed (`Apply`, `InitApply`); errors pass.
     fn applied_objects<K, E>(self) -> impl Stream<Item = Result<K, E>>
     where

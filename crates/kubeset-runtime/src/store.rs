@@ -444,6 +444,20 @@ impl<K: Resource + 'static> Writer<K> {
     }
 }
 
+/// A new cache: its reader and the [`Writer`] that fills it (kube-rs's
+/// `reflector::store()`), with the default [`StoreConfig`] (no indexes).
+///
+/// ```
+/// use kubeset_client::api::core::v1::ConfigMap;
+/// let (reader, writer) = kubeset_runtime::reflector::store::<ConfigMap>();
+/// assert!(reader.is_empty());
+/// # drop(writer);
+/// ```
+pub fn store<K: Resource + 'static>() -> (Store<K>, Writer<K>) {
+    let writer = Writer::default();
+    (writer.store(), writer)
+}
+
 /// Applies every event of `events` to `writer` and passes them on with
 /// their objects as the cached `Arc`s. Errors are passed on untouched.
 pub fn reflector<K, E, S>(

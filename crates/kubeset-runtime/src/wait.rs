@@ -309,10 +309,10 @@ mod tests {
                 uid: Some(uid.to_owned()),
                 ..ObjectMeta::default()
             },
-            status: Some(Box::new(PodStatus {
+            status: Some(PodStatus {
                 phase: Some(phase.to_owned()),
                 ..PodStatus::default()
-            })),
+            }),
             ..Pod::default()
         }
     }
@@ -323,20 +323,18 @@ mod tests {
             LoadBalancerIngress, LoadBalancerStatus, Service, ServiceSpec, ServiceStatus,
         };
         let svc = |type_: &str, ip: Option<&str>| Service {
-            spec: Some(Box::new(ServiceSpec {
+            spec: Some(ServiceSpec {
                 type_: Some(type_.to_owned()),
                 ..ServiceSpec::default()
-            })),
-            status: ip.map(|ip| {
-                Box::new(ServiceStatus {
-                    load_balancer: Some(LoadBalancerStatus {
-                        ingress: Some(vec![LoadBalancerIngress {
-                            ip: Some(ip.to_owned()),
-                            ..LoadBalancerIngress::default()
-                        }]),
-                    }),
-                    ..ServiceStatus::default()
-                })
+            }),
+            status: ip.map(|ip| ServiceStatus {
+                load_balancer: Some(LoadBalancerStatus {
+                    ingress: Some(vec![LoadBalancerIngress {
+                        ip: Some(ip.to_owned()),
+                        ..LoadBalancerIngress::default()
+                    }]),
+                }),
+                ..ServiceStatus::default()
             }),
             ..Service::default()
         };

@@ -38,7 +38,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt as _, stream};
 use http::HeaderValue;
 use http::header::ACCEPT;
-use kubeset_client::params::{ListParams, QueryParams as _, WatchParams};
+use kubeset_client::params::{ListParams, QueryParams as _, VersionMatch, WatchParams};
 use kubeset_client::rest::watch::{Verdict, WatchProgress};
 use kubeset_client::rest::{Request, Verb};
 use kubeset_client::{Api, ApiError, List, Resource, WatchEvent, WatchStream};
@@ -108,6 +108,21 @@ pub enum InitialList {
     Paginated,
     /// Streaming list only (errors if the server rejects it).
     Streaming,
+}
+
+/// Which resourceVersion a paginated initial list asks for (kube-rs's
+/// `watcher::ListSemantic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListSemantic {
+    /// The most recent state: a quorum read from etcd (no
+    /// `resourceVersion`), as client-go's and kube-rs's default.
+    #[default]
+    MostRecent,
+    /// Any state at least as new as the watch cache's
+    /// (`resourceVersion=0`, `resourceVersionMatch=NotOlderThan`): served
+    /// from the API server's cache, cheaper on large collections, possibly
+    /// stale; the watch then catches up from it.
+    Any,
 }
 
 /// Why a watcher step failed. The stream continues after each of these.
@@ -216,6 +231,9 @@ pub struct WatcherConfig {
     pub idle_timeout: Duration,
     /// Delay schedule after failures.
     pub backoff: Backoff,
+    /// The resourceVersion of the first page of a paginated initial list
+    /// ([`any_semantic`](Self::any_semantic)).
+    pub list_semantic: ListSemantic,
 }
 
 impl Default for WatcherConfig {
@@ -230,6 +248,7 @@ impl Default for WatcherConfig {
             timeout_seconds: 290,
             idle_timeout: Duration::from_secs(320),
             backoff: Backoff::default(),
+            list_semantic: ListSemantic::MostRecent,
         }
     }
 }
@@ -259,11 +278,35 @@ impl WatcherConfig {
         self
     }
 
+    /// Sets the server-side watch timeout (`timeoutSeconds`, at least 1;
+    /// kube-rs's `timeout`), with the idle guard 30 s above it.
+    pub fn timeout(self, seconds: u32) -> Self {
+        self.timeout_with_margin(seconds, Duration::from_secs(30))
+    }
+
     /// Sets the server-side watch timeout and an idle guard `margin` above it.
-    pub fn timeout(mut self, seconds: u32, margin: Duration) -> Self {
+    pub fn timeout_with_margin(mut self, seconds: u32, margin: Duration) -> Self {
         self.timeout_seconds = seconds.max(1);
         self.idle_timeout = Duration::from_secs(u64::from(self.timeout_seconds)) + margin;
         self
+    }
+
+    /// Lets a paginated initial list be served from the API server's watch
+    /// cache ([`ListSemantic::Any`], kube-rs's `any_semantic`).
+    pub fn any_semantic(self) -> Self {
+        self.list_semantic(ListSemantic::Any)
+    }
+
+    /// Sets the [`ListSemantic`] of a paginated initial list.
+    pub fn list_semantic(mut self, semantic: ListSemantic) -> Self {
+        self.list_semantic = semantic;
+        self
+    }
+
+    /// Reads the initial state with a streaming list only
+    /// ([`InitialList::Streaming`], kube-rs's `streaming_lists`).
+    pub fn streaming_lists(self) -> Self {
+        self.initial_list(InitialList::Streaming)
     }
 
     /// Sets the idle guard alone.
@@ -622,6 +665,11 @@ where
             limit: Some(self.config.page_size),
             continue_token: token.map(str::to_owned),
             ..ListParams::default()
+        };
+        // The first page only: a continue token carries its own version.
+        let params = match (self.config.list_semantic, token) {
+            (ListSemantic::Any, None) => params.at("0").matching(VersionMatch::NotOlderThan),
+            _ => params,
         };
         let mut pairs = Vec::new();
         params.query_pairs(&mut pairs);

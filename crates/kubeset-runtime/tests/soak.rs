@@ -44,7 +44,7 @@ fn config(initial: InitialList) -> WatcherConfig {
     WatcherConfig::default()
         .initial_list(initial)
         .page_size(40)
-        .timeout(5, Duration::from_secs(5))
+        .timeout_with_margin(5, Duration::from_secs(5))
         .backoff(Backoff::default().with_bounds(Duration::from_millis(200), Duration::from_secs(1)))
 }
 

@@ -64,9 +64,58 @@
 //! | `http2` | yes | HTTP/2 to the API server (ALPN `h2`, keepalive pings), as client-go; without it HTTP/1.1 only, as kube-rs by default, and no `h2` crate in the build |
 //! | `runtime` | no | `kubeset::runtime`: watcher, store, controller, leader election |
 //! | `protobuf` | no | protobuf on the wire for built-in kinds, opted into per client: [`Config::with_wire_format`] (client-go's `ContentConfig`) or [`RestConfig::with_wire_format`](rest::RestConfig::with_wire_format); custom resources stay JSON |
+//! | `ws` | no | exec, attach and port-forward over WebSocket (`kubeset::ws`, `Api::exec`) |
+//! | `jiff` | no | `Time`/`MicroTime` ⇄ `jiff::Timestamp` (`From` both ways), `kubeset::jiff` |
 //!
 //! A controller that needs few kinds builds fastest with
 //! `default-features = false, features = ["core-v1", "runtime"]`.
+//!
+//! ## Features of kube-rs and k8s-openapi
+//!
+//! A `kube` or `k8s-openapi` line of `Cargo.toml` renamed to `kubeset`
+//! keeps its feature list: every feature name of kube-rs 5 and of
+//! k8s-openapi is accepted.
+//!
+//! | feature | here |
+//! |---|---|
+//! | `client`, `config`, `derive`, `rustls-tls`, `ring`, `unstable-client` | always built in: [`Client`], [`Config`], `#[derive(CustomResource)]`, rustls with ring |
+//! | `runtime`, `ws` | as kube-rs's: `kubeset::runtime` and `kubeset::ws` |
+//! | `unstable-runtime` | `runtime` (kubeset's runtime includes what kube-rs keeps unstable: predicates, `reconcile_on`, shared caches) |
+//! | `jsonpatch` | always: [`Patch::Json`] takes any serializable body, `json_patch::Patch` included |
+//! | `http-proxy` | always: the kubeconfig's `proxy-url` (http and https proxies) |
+//! | `schemars` (k8s-openapi) | `schemas`: `JsonSchema` for every model |
+//! | `gzip` | accepted, not yet implemented: responses are not compressed |
+//! | `socks5`, `proxy` | accepted, not yet implemented: SOCKS5 proxies are not supported (http and https proxies are) |
+//! | `oauth`, `oidc` | accepted, not yet implemented: a kubeconfig `auth-provider` is refused (use an exec plugin) |
+//! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
+//! | `kubelet-debug`, `admission`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no `kube::core::admission`, no CEL validation, no hyper tracing |
+//! | `earliest`, `latest`, `v1_33` … `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
+//!
+//! # Porting from kube-rs and k8s-openapi
+//!
+//! Rename `kube::` and `k8s_openapi::` to `kubeset::`: kube-rs's module
+//! paths resolve here ([`api`] holds `kube::api`'s items beside the model
+//! groups, [`core`], [`config`], [`client`], [`error`], `runtime`), the
+//! models are shaped as k8s-openapi's (a field is boxed only where a type
+//! holds itself, so `spec: Some(PodSpec { .. })` compiles as written), and
+//! one [`Resource`] trait has k8s-openapi's constants (`Pod::KIND`) and
+//! kube-rs's methods (`Pod::kind(&())`, `pod.object_ref(&())`).
+//!
+//! ```no_run
+//! use kubeset::api::core::v1::ConfigMap;
+//! use kubeset::api::{Api, ListParams, ResourceExt};
+//! use kubeset::config::{Config, KubeConfigOptions};
+//! use kubeset::Client;
+//!
+//! # async fn run() -> kubeset::Result<()> {
+//! let options = KubeConfigOptions { context: Some("kind-dev".into()), ..Default::default() };
+//! let client = Client::try_from(Config::from_kubeconfig(&options).await?)?;
+//! let cms: Api<ConfigMap> = Api::default_namespaced(client);
+//! for cm in cms.list(&ListParams::default().timeout(10)).await? {
+//!     println!("{}", cm.name_any());
+//! }
+//! # Ok(()) }
+//! ```
 //!
 //! With `protobuf`, a client speaks protobuf to the API server for
 //! built-in kinds when its [`Config`] asks for it (the default is JSON, as
@@ -144,6 +193,17 @@ pub use kubeset_client::*;
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 #[doc(inline)]
 pub use kubeset_runtime as runtime;
+
+#[cfg(feature = "jiff")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jiff")))]
+#[doc(no_inline)]
+pub use jiff;
+
+mod kube_paths;
+
+pub use kube_paths::{Result, api, client, config, core, error};
+/// kube-rs's `kube::Discovery` (here [`discovery::Discovery`]).
+pub use kubeset_client::discovery::Discovery;
 
 /// The README's Rust blocks, compiled by `cargo test --doc -p kubeset`
 /// (blocks that need a server are `no_run`; `tests/readme.rs` runs the

@@ -37,17 +37,14 @@ fn meta(name: &str) -> ObjectMeta {
 fn pod(name: &str) -> Pod {
     Pod {
         metadata: meta(name),
-        spec: Some(
-            PodSpec {
-                containers: vec![Container {
-                    name: "app".into(),
-                    image: Some("app:1".into()),
-                    ..Container::default()
-                }],
-                ..PodSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "app".into(),
+                image: Some("app:1".into()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
         ..Pod::default()
     }
 }
@@ -56,24 +53,21 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
     let labels = BTreeMap::from([("app".to_owned(), name.to_owned())]);
     Deployment {
         metadata: meta(name),
-        spec: Some(
-            DeploymentSpec {
-                replicas: Some(replicas),
-                selector: LabelSelector {
-                    match_labels: Some(labels.clone()),
-                    ..LabelSelector::default()
-                },
-                template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta {
-                        labels: Some(labels),
-                        ..ObjectMeta::default()
-                    }),
-                    spec: pod(name).spec,
-                },
-                ..DeploymentSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(DeploymentSpec {
+            replicas: Some(replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: pod(name).spec,
+            },
+            ..DeploymentSpec::default()
+        }),
         ..Deployment::default()
     }
 }

@@ -78,7 +78,7 @@ async fn relay(client: TcpStream, upstream: std::net::SocketAddr, keep: Arc<Mute
 /// through `proxy`.
 fn config(server: &TestServer, proxy: &Recorder) -> Config {
     let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig_yaml()).expect("kubeconfig parses");
-    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+    let mut config = Config::from_custom_kubeconfig_sync(kubeconfig, &KubeConfigOptions::default())
         .expect("kubeconfig resolves");
     config.proxy_url = Some(proxy.url.parse().expect("proxy URL"));
     config.qps = -1.0;

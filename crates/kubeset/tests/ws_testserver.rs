@@ -294,7 +294,7 @@ async fn exec_over_tls_with_a_bearer_token() {
         .unwrap();
     server.create(pod("web", Some("node-1"))).unwrap();
     let kc = Kubeconfig::from_yaml(&server.kubeconfig_yaml()).unwrap();
-    let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default()).unwrap();
+    let config = Config::from_custom_kubeconfig_sync(kc, &KubeConfigOptions::default()).unwrap();
     let pods: Api<Pod> = Api::default_namespaced(Client::try_from_config(&config).unwrap());
     let mut p = within(pods.exec("web", ["echo", "secure"], &main_container()))
         .await

@@ -228,7 +228,7 @@ async fn store_and_controller_equal_the_server_after_kills_410s_and_failover() {
         WatcherConfig::default()
             .initial_list(initial)
             .page_size(25)
-            .timeout(10, Duration::from_secs(10))
+            .timeout_with_margin(10, Duration::from_secs(10))
             .backoff(
                 Backoff::default().with_bounds(Duration::from_millis(200), Duration::from_secs(2)),
             )

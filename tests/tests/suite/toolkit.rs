@@ -154,7 +154,7 @@ async fn finalizer_writes_are_guarded_against_concurrent_changes() {
     };
     // Adding from a stale read fails its resourceVersion test: no write.
     match run(stale).await {
-        Err(finalizer::Error::AddFinalizer { source }) => {
+        Err(finalizer::Error::AddFinalizer(source)) => {
             assert!(
                 source.api_error().is_some_and(|e| e.code == 422),
                 "{source}"
@@ -187,7 +187,7 @@ async fn finalizer_writes_are_guarded_against_concurrent_changes() {
     .await
     .expect("drop KEEP");
     match run(deleting).await {
-        Err(finalizer::Error::RemoveFinalizer { source }) => {
+        Err(finalizer::Error::RemoveFinalizer(source)) => {
             assert!(
                 source.api_error().is_some_and(|e| e.code == 422),
                 "{source}"

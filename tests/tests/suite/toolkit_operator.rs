@@ -265,7 +265,7 @@ async fn greeter_operator_claims_hold_on_a_real_server() {
             .as_deref()
             .is_some_and(|i| !i.is_empty())
     );
-    let regarding = ev.regarding.as_deref().expect("regarding");
+    let regarding = ev.regarding.as_ref().expect("regarding");
     assert_eq!(
         (
             regarding.kind.as_deref(),

@@ -22,11 +22,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MatchResources,
-    >("api::admissionregistration::v1::MatchResources", 88usize, 88usize, &mut wrong);
+    >("api::admissionregistration::v1::MatchResources", 184usize, 184usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MutatingWebhook,
-    >("api::admissionregistration::v1::MutatingWebhook", 272usize, 272usize, &mut wrong);
+    >("api::admissionregistration::v1::MutatingWebhook", 440usize, 440usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::MutatingWebhookConfiguration,
@@ -61,7 +61,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::ParamRef,
-    >("api::admissionregistration::v1::ParamRef", 80usize, 80usize, &mut wrong);
+    >("api::admissionregistration::v1::ParamRef", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1")]
     super::check::<
         crate::api::admissionregistration::v1::RuleWithOperations,
@@ -84,8 +84,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicy,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicy",
-        376usize,
-        376usize,
+        776usize,
+        776usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -93,8 +93,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicyBinding",
-        368usize,
-        368usize,
+        720usize,
+        720usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -111,8 +111,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec",
-        64usize,
-        64usize,
+        360usize,
+        360usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -129,8 +129,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1::ValidatingAdmissionPolicySpec",
-        136usize,
-        136usize,
+        352usize,
+        352usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -147,8 +147,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::ValidatingWebhook,
     >(
         "api::admissionregistration::v1::ValidatingWebhook",
-        248usize,
-        248usize,
+        416usize,
+        416usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1")]
@@ -182,8 +182,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1::WebhookClientConfig,
     >(
         "api::admissionregistration::v1::WebhookClientConfig",
-        56usize,
-        56usize,
+        128usize,
+        128usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -213,8 +213,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MatchResources,
     >(
         "api::admissionregistration::v1alpha1::MatchResources",
-        88usize,
-        88usize,
+        184usize,
+        184usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -222,8 +222,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicy",
-        368usize,
-        368usize,
+        712usize,
+        712usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -231,8 +231,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding",
-        368usize,
-        368usize,
+        696usize,
+        696usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -249,8 +249,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec",
-        40usize,
-        40usize,
+        336usize,
+        336usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -267,8 +267,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec",
-        136usize,
-        136usize,
+        352usize,
+        352usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -291,7 +291,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1alpha1")]
     super::check::<
         crate::api::admissionregistration::v1alpha1::ParamRef,
-    >("api::admissionregistration::v1alpha1::ParamRef", 80usize, 80usize, &mut wrong);
+    >("api::admissionregistration::v1alpha1::ParamRef", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1alpha1")]
     super::check::<
         crate::api::admissionregistration::v1alpha1::Variable,
@@ -323,8 +323,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MatchResources,
     >(
         "api::admissionregistration::v1beta1::MatchResources",
-        88usize,
-        88usize,
+        184usize,
+        184usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -332,8 +332,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicy",
-        368usize,
-        368usize,
+        712usize,
+        712usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -341,8 +341,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding",
-        368usize,
-        368usize,
+        696usize,
+        696usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -359,8 +359,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec",
-        40usize,
-        40usize,
+        336usize,
+        336usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -377,8 +377,8 @@ fn estimates_match_size_of() {
         crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >(
         "api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec",
-        136usize,
-        136usize,
+        352usize,
+        352usize,
         &mut wrong,
     );
     #[cfg(feature = "admissionregistration-v1beta1")]
@@ -401,7 +401,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "admissionregistration-v1beta1")]
     super::check::<
         crate::api::admissionregistration::v1beta1::ParamRef,
-    >("api::admissionregistration::v1beta1::ParamRef", 80usize, 80usize, &mut wrong);
+    >("api::admissionregistration::v1beta1::ParamRef", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "admissionregistration-v1beta1")]
     super::check::<
         crate::api::admissionregistration::v1beta1::Variable,
@@ -471,7 +471,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSet,
-    >("api::apps::v1::DaemonSet", 376usize, 376usize, &mut wrong);
+    >("api::apps::v1::DaemonSet", 2464usize, 2464usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetCondition,
@@ -483,7 +483,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetSpec,
-    >("api::apps::v1::DaemonSetSpec", 472usize, 472usize, &mut wrong);
+    >("api::apps::v1::DaemonSetSpec", 2016usize, 2016usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetStatus,
@@ -491,11 +491,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DaemonSetUpdateStrategy,
-    >("api::apps::v1::DaemonSetUpdateStrategy", 32usize, 32usize, &mut wrong);
+    >("api::apps::v1::DaemonSetUpdateStrategy", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::Deployment,
-    >("api::apps::v1::Deployment", 376usize, 376usize, &mut wrong);
+    >("api::apps::v1::Deployment", 2496usize, 2496usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentCondition,
@@ -507,7 +507,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentSpec,
-    >("api::apps::v1::DeploymentSpec", 496usize, 496usize, &mut wrong);
+    >("api::apps::v1::DeploymentSpec", 2040usize, 2040usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentStatus,
@@ -515,11 +515,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::DeploymentStrategy,
-    >("api::apps::v1::DeploymentStrategy", 32usize, 32usize, &mut wrong);
+    >("api::apps::v1::DeploymentStrategy", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSet,
-    >("api::apps::v1::ReplicaSet", 376usize, 376usize, &mut wrong);
+    >("api::apps::v1::ReplicaSet", 2384usize, 2384usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSetCondition,
@@ -531,7 +531,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSetSpec,
-    >("api::apps::v1::ReplicaSetSpec", 80usize, 80usize, &mut wrong);
+    >("api::apps::v1::ReplicaSetSpec", 1944usize, 1944usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::ReplicaSetStatus,
@@ -551,7 +551,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSet,
-    >("api::apps::v1::StatefulSet", 376usize, 376usize, &mut wrong);
+    >("api::apps::v1::StatefulSet", 2632usize, 2632usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetCondition,
@@ -576,7 +576,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetSpec,
-    >("api::apps::v1::StatefulSetSpec", 544usize, 544usize, &mut wrong);
+    >("api::apps::v1::StatefulSetSpec", 2136usize, 2136usize, &mut wrong);
     #[cfg(feature = "apps-v1")]
     super::check::<
         crate::api::apps::v1::StatefulSetStatus,
@@ -592,19 +592,24 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::SelfSubjectReview,
-    >("api::authentication::v1::SelfSubjectReview", 376usize, 376usize, &mut wrong);
+    >("api::authentication::v1::SelfSubjectReview", 464usize, 464usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::SelfSubjectReviewStatus,
-    >("api::authentication::v1::SelfSubjectReviewStatus", 8usize, 16usize, &mut wrong);
+    >(
+        "api::authentication::v1::SelfSubjectReviewStatus",
+        104usize,
+        104usize,
+        &mut wrong,
+    );
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenRequest,
-    >("api::authentication::v1::TokenRequest", 416usize, 416usize, &mut wrong);
+    >("api::authentication::v1::TokenRequest", 544usize, 544usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenRequestSpec,
-    >("api::authentication::v1::TokenRequestSpec", 48usize, 48usize, &mut wrong);
+    >("api::authentication::v1::TokenRequestSpec", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenRequestStatus,
@@ -612,7 +617,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenReview,
-    >("api::authentication::v1::TokenReview", 416usize, 416usize, &mut wrong);
+    >("api::authentication::v1::TokenReview", 568usize, 568usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenReviewSpec,
@@ -620,7 +625,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::TokenReviewStatus,
-    >("api::authentication::v1::TokenReviewStatus", 64usize, 64usize, &mut wrong);
+    >("api::authentication::v1::TokenReviewStatus", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "authentication-v1")]
     super::check::<
         crate::api::authentication::v1::UserInfo,
@@ -638,8 +643,8 @@ fn estimates_match_size_of() {
         crate::api::authorization::v1::LocalSubjectAccessReview,
     >(
         "api::authorization::v1::LocalSubjectAccessReview",
-        488usize,
-        488usize,
+        832usize,
+        832usize,
         &mut wrong,
     );
     #[cfg(feature = "authorization-v1")]
@@ -653,7 +658,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::ResourceAttributes,
-    >("api::authorization::v1::ResourceAttributes", 184usize, 184usize, &mut wrong);
+    >("api::authorization::v1::ResourceAttributes", 264usize, 264usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::ResourceRule,
@@ -661,20 +666,20 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectAccessReview,
-    >("api::authorization::v1::SelfSubjectAccessReview", 384usize, 384usize, &mut wrong);
+    >("api::authorization::v1::SelfSubjectAccessReview", 728usize, 728usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     >(
         "api::authorization::v1::SelfSubjectAccessReviewSpec",
-        16usize,
-        24usize,
+        312usize,
+        312usize,
         &mut wrong,
     );
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectRulesReview,
-    >("api::authorization::v1::SelfSubjectRulesReview", 392usize, 392usize, &mut wrong);
+    >("api::authorization::v1::SelfSubjectRulesReview", 464usize, 464usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SelfSubjectRulesReviewSpec,
@@ -687,11 +692,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReview,
-    >("api::authorization::v1::SubjectAccessReview", 488usize, 488usize, &mut wrong);
+    >("api::authorization::v1::SubjectAccessReview", 832usize, 832usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReviewSpec,
-    >("api::authorization::v1::SubjectAccessReviewSpec", 120usize, 120usize, &mut wrong);
+    >("api::authorization::v1::SubjectAccessReviewSpec", 416usize, 416usize, &mut wrong);
     #[cfg(feature = "authorization-v1")]
     super::check::<
         crate::api::authorization::v1::SubjectAccessReviewStatus,
@@ -707,7 +712,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v1")]
     super::check::<
         crate::api::autoscaling::v1::HorizontalPodAutoscaler,
-    >("api::autoscaling::v1::HorizontalPodAutoscaler", 376usize, 376usize, &mut wrong);
+    >("api::autoscaling::v1::HorizontalPodAutoscaler", 512usize, 512usize, &mut wrong);
     #[cfg(feature = "autoscaling-v1")]
     super::check::<
         crate::api::autoscaling::v1::HorizontalPodAutoscalerList,
@@ -767,11 +772,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ExternalMetricSource,
-    >("api::autoscaling::v2::ExternalMetricSource", 112usize, 112usize, &mut wrong);
+    >("api::autoscaling::v2::ExternalMetricSource", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ExternalMetricStatus,
-    >("api::autoscaling::v2::ExternalMetricStatus", 88usize, 88usize, &mut wrong);
+    >("api::autoscaling::v2::ExternalMetricStatus", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::HPAScalingPolicy,
@@ -783,14 +788,14 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::HorizontalPodAutoscaler,
-    >("api::autoscaling::v2::HorizontalPodAutoscaler", 376usize, 376usize, &mut wrong);
+    >("api::autoscaling::v2::HorizontalPodAutoscaler", 736usize, 736usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior,
     >(
         "api::autoscaling::v2::HorizontalPodAutoscalerBehavior",
-        16usize,
-        24usize,
+        160usize,
+        160usize,
         &mut wrong,
     );
     #[cfg(feature = "autoscaling-v2")]
@@ -816,8 +821,8 @@ fn estimates_match_size_of() {
         crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec,
     >(
         "api::autoscaling::v2::HorizontalPodAutoscalerSpec",
-        136usize,
-        136usize,
+        272usize,
+        272usize,
         &mut wrong,
     );
     #[cfg(feature = "autoscaling-v2")]
@@ -832,15 +837,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricIdentifier,
-    >("api::autoscaling::v2::MetricIdentifier", 32usize, 32usize, &mut wrong);
+    >("api::autoscaling::v2::MetricIdentifier", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricSpec,
-    >("api::autoscaling::v2::MetricSpec", 64usize, 64usize, &mut wrong);
+    >("api::autoscaling::v2::MetricSpec", 808usize, 808usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricStatus,
-    >("api::autoscaling::v2::MetricStatus", 64usize, 64usize, &mut wrong);
+    >("api::autoscaling::v2::MetricStatus", 688usize, 688usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::MetricTarget,
@@ -852,19 +857,19 @@ fn estimates_match_size_of() {
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ObjectMetricSource,
-    >("api::autoscaling::v2::ObjectMetricSource", 184usize, 184usize, &mut wrong);
+    >("api::autoscaling::v2::ObjectMetricSource", 232usize, 232usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ObjectMetricStatus,
-    >("api::autoscaling::v2::ObjectMetricStatus", 160usize, 160usize, &mut wrong);
+    >("api::autoscaling::v2::ObjectMetricStatus", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::PodsMetricSource,
-    >("api::autoscaling::v2::PodsMetricSource", 112usize, 112usize, &mut wrong);
+    >("api::autoscaling::v2::PodsMetricSource", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::PodsMetricStatus,
-    >("api::autoscaling::v2::PodsMetricStatus", 88usize, 88usize, &mut wrong);
+    >("api::autoscaling::v2::PodsMetricStatus", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "autoscaling-v2")]
     super::check::<
         crate::api::autoscaling::v2::ResourceMetricSource,
@@ -876,7 +881,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::CronJob,
-    >("api::batch::v1::CronJob", 376usize, 376usize, &mut wrong);
+    >("api::batch::v1::CronJob", 3024usize, 3024usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::CronJobList,
@@ -884,7 +889,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::CronJobSpec,
-    >("api::batch::v1::CronJobSpec", 480usize, 480usize, &mut wrong);
+    >("api::batch::v1::CronJobSpec", 2592usize, 2592usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::CronJobStatus,
@@ -892,7 +897,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::Job,
-    >("api::batch::v1::Job", 376usize, 376usize, &mut wrong);
+    >("api::batch::v1::Job", 2688usize, 2688usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobCondition,
@@ -904,15 +909,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobSpec,
-    >("api::batch::v1::JobSpec", 568usize, 568usize, &mut wrong);
+    >("api::batch::v1::JobSpec", 2120usize, 2120usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobStatus,
-    >("api::batch::v1::JobStatus", 168usize, 168usize, &mut wrong);
+    >("api::batch::v1::JobStatus", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::JobTemplateSpec,
-    >("api::batch::v1::JobTemplateSpec", 368usize, 368usize, &mut wrong);
+    >("api::batch::v1::JobTemplateSpec", 2480usize, 2480usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::PodFailurePolicy,
@@ -938,7 +943,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::PodFailurePolicyRule,
-    >("api::batch::v1::PodFailurePolicyRule", 56usize, 56usize, &mut wrong);
+    >("api::batch::v1::PodFailurePolicyRule", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "batch-v1")]
     super::check::<
         crate::api::batch::v1::SuccessPolicy,
@@ -956,8 +961,8 @@ fn estimates_match_size_of() {
         crate::api::certificates::v1::CertificateSigningRequest,
     >(
         "api::certificates::v1::CertificateSigningRequest",
-        552usize,
-        552usize,
+        592usize,
+        592usize,
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1")]
@@ -1045,8 +1050,8 @@ fn estimates_match_size_of() {
         crate::api::certificates::v1beta1::PodCertificateRequest,
     >(
         "api::certificates::v1beta1::PodCertificateRequest",
-        624usize,
-        624usize,
+        736usize,
+        736usize,
         &mut wrong,
     );
     #[cfg(feature = "certificates-v1beta1")]
@@ -1079,7 +1084,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "coordination-v1")]
     super::check::<
         crate::api::coordination::v1::Lease,
-    >("api::coordination::v1::Lease", 368usize, 368usize, &mut wrong);
+    >("api::coordination::v1::Lease", 496usize, 496usize, &mut wrong);
     #[cfg(feature = "coordination-v1")]
     super::check::<
         crate::api::coordination::v1::LeaseList,
@@ -1091,7 +1096,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "coordination-v1alpha2")]
     super::check::<
         crate::api::coordination::v1alpha2::LeaseCandidate,
-    >("api::coordination::v1alpha2::LeaseCandidate", 368usize, 368usize, &mut wrong);
+    >("api::coordination::v1alpha2::LeaseCandidate", 504usize, 504usize, &mut wrong);
     #[cfg(feature = "coordination-v1alpha2")]
     super::check::<
         crate::api::coordination::v1alpha2::LeaseCandidateList,
@@ -1103,7 +1108,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "coordination-v1beta1")]
     super::check::<
         crate::api::coordination::v1beta1::LeaseCandidate,
-    >("api::coordination::v1beta1::LeaseCandidate", 368usize, 368usize, &mut wrong);
+    >("api::coordination::v1beta1::LeaseCandidate", 504usize, 504usize, &mut wrong);
     #[cfg(feature = "coordination-v1beta1")]
     super::check::<
         crate::api::coordination::v1beta1::LeaseCandidateList,
@@ -1119,7 +1124,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Affinity,
-    >("api::core::v1::Affinity", 24usize, 32usize, &mut wrong);
+    >("api::core::v1::Affinity", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::AppArmorProfile,
@@ -1147,7 +1152,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CSIPersistentVolumeSource,
-    >("api::core::v1::CSIPersistentVolumeSource", 152usize, 152usize, &mut wrong);
+    >("api::core::v1::CSIPersistentVolumeSource", 352usize, 352usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CSIVolumeSource,
@@ -1159,7 +1164,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CephFSPersistentVolumeSource,
-    >("api::core::v1::CephFSPersistentVolumeSource", 112usize, 112usize, &mut wrong);
+    >("api::core::v1::CephFSPersistentVolumeSource", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CephFSVolumeSource,
@@ -1167,7 +1172,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CinderPersistentVolumeSource,
-    >("api::core::v1::CinderPersistentVolumeSource", 64usize, 64usize, &mut wrong);
+    >("api::core::v1::CinderPersistentVolumeSource", 104usize, 104usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::CinderVolumeSource,
@@ -1179,7 +1184,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ClusterTrustBundleProjection,
-    >("api::core::v1::ClusterTrustBundleProjection", 88usize, 88usize, &mut wrong);
+    >("api::core::v1::ClusterTrustBundleProjection", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ComponentCondition,
@@ -1223,7 +1228,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Container,
-    >("api::core::v1::Container", 440usize, 440usize, &mut wrong);
+    >("api::core::v1::Container", 2144usize, 2144usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerExtendedResourceRequest,
@@ -1243,7 +1248,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerRestartRule,
-    >("api::core::v1::ContainerRestartRule", 32usize, 32usize, &mut wrong);
+    >("api::core::v1::ContainerRestartRule", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerRestartRuleOnExitCodes,
@@ -1251,7 +1256,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerState,
-    >("api::core::v1::ContainerState", 40usize, 40usize, &mut wrong);
+    >("api::core::v1::ContainerState", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerStateRunning,
@@ -1267,11 +1272,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerStatus,
-    >("api::core::v1::ContainerStatus", 248usize, 248usize, &mut wrong);
+    >("api::core::v1::ContainerStatus", 752usize, 752usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ContainerUser,
-    >("api::core::v1::ContainerUser", 8usize, 16usize, &mut wrong);
+    >("api::core::v1::ContainerUser", 40usize, 40usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DaemonEndpoint,
@@ -1283,7 +1288,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DownwardAPIVolumeFile,
-    >("api::core::v1::DownwardAPIVolumeFile", 48usize, 48usize, &mut wrong);
+    >("api::core::v1::DownwardAPIVolumeFile", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::DownwardAPIVolumeSource,
@@ -1295,7 +1300,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EndpointAddress,
-    >("api::core::v1::EndpointAddress", 80usize, 80usize, &mut wrong);
+    >("api::core::v1::EndpointAddress", 240usize, 240usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EndpointPort,
@@ -1319,23 +1324,23 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EnvVar,
-    >("api::core::v1::EnvVar", 56usize, 56usize, &mut wrong);
+    >("api::core::v1::EnvVar", 360usize, 360usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EnvVarSource,
-    >("api::core::v1::EnvVarSource", 40usize, 48usize, &mut wrong);
+    >("api::core::v1::EnvVarSource", 312usize, 312usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EphemeralContainer,
-    >("api::core::v1::EphemeralContainer", 464usize, 464usize, &mut wrong);
+    >("api::core::v1::EphemeralContainer", 2168usize, 2168usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EphemeralVolumeSource,
-    >("api::core::v1::EphemeralVolumeSource", 8usize, 16usize, &mut wrong);
+    >("api::core::v1::EphemeralVolumeSource", 768usize, 768usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Event,
-    >("api::core::v1::Event", 800usize, 800usize, &mut wrong);
+    >("api::core::v1::Event", 1000usize, 1000usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::EventList,
@@ -1363,7 +1368,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::FlexPersistentVolumeSource,
-    >("api::core::v1::FlexPersistentVolumeSource", 96usize, 96usize, &mut wrong);
+    >("api::core::v1::FlexPersistentVolumeSource", 136usize, 136usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::FlexVolumeSource,
@@ -1415,7 +1420,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ISCSIPersistentVolumeSource,
-    >("api::core::v1::ISCSIPersistentVolumeSource", 160usize, 160usize, &mut wrong);
+    >("api::core::v1::ISCSIPersistentVolumeSource", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ISCSIVolumeSource,
@@ -1431,11 +1436,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Lifecycle,
-    >("api::core::v1::Lifecycle", 40usize, 40usize, &mut wrong);
+    >("api::core::v1::Lifecycle", 440usize, 440usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::LifecycleHandler,
-    >("api::core::v1::LifecycleHandler", 56usize, 56usize, &mut wrong);
+    >("api::core::v1::LifecycleHandler", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::LimitRange,
@@ -1483,7 +1488,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Namespace,
-    >("api::core::v1::Namespace", 392usize, 392usize, &mut wrong);
+    >("api::core::v1::Namespace", 432usize, 432usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NamespaceCondition,
@@ -1503,7 +1508,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Node,
-    >("api::core::v1::Node", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::Node", 1520usize, 1520usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeAddress,
@@ -1519,11 +1524,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeConfigSource,
-    >("api::core::v1::NodeConfigSource", 8usize, 16usize, &mut wrong);
+    >("api::core::v1::NodeConfigSource", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeConfigStatus,
-    >("api::core::v1::NodeConfigStatus", 72usize, 72usize, &mut wrong);
+    >("api::core::v1::NodeConfigStatus", 384usize, 384usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeDaemonEndpoints,
@@ -1559,11 +1564,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeSpec,
-    >("api::core::v1::NodeSpec", 144usize, 144usize, &mut wrong);
+    >("api::core::v1::NodeSpec", 248usize, 248usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeStatus,
-    >("api::core::v1::NodeStatus", 288usize, 288usize, &mut wrong);
+    >("api::core::v1::NodeStatus", 912usize, 912usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::NodeSwapStatus,
@@ -1583,11 +1588,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolume,
-    >("api::core::v1::PersistentVolume", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::PersistentVolume", 3472usize, 3472usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaim,
-    >("api::core::v1::PersistentVolumeClaim", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaim", 1008usize, 1008usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimCondition,
@@ -1599,15 +1604,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimSpec,
-    >("api::core::v1::PersistentVolumeClaimSpec", 152usize, 152usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimSpec", 408usize, 408usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimStatus,
-    >("api::core::v1::PersistentVolumeClaimStatus", 200usize, 200usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimStatus", 240usize, 240usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimTemplate,
-    >("api::core::v1::PersistentVolumeClaimTemplate", 512usize, 512usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeClaimTemplate", 768usize, 768usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeClaimVolumeSource,
@@ -1619,7 +1624,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeSpec,
-    >("api::core::v1::PersistentVolumeSpec", 384usize, 384usize, &mut wrong);
+    >("api::core::v1::PersistentVolumeSpec", 3016usize, 3016usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PersistentVolumeStatus,
@@ -1631,7 +1636,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Pod,
-    >("api::core::v1::Pod", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::Pod", 2440usize, 2440usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodAffinity,
@@ -1639,7 +1644,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodAffinityTerm,
-    >("api::core::v1::PodAffinityTerm", 112usize, 112usize, &mut wrong);
+    >("api::core::v1::PodAffinityTerm", 208usize, 208usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodAntiAffinity,
@@ -1695,19 +1700,19 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodSecurityContext,
-    >("api::core::v1::PodSecurityContext", 208usize, 208usize, &mut wrong);
+    >("api::core::v1::PodSecurityContext", 448usize, 448usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodSpec,
-    >("api::core::v1::PodSpec", 752usize, 752usize, &mut wrong);
+    >("api::core::v1::PodSpec", 1512usize, 1512usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodStatus,
-    >("api::core::v1::PodStatus", 448usize, 448usize, &mut wrong);
+    >("api::core::v1::PodStatus", 568usize, 568usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodTemplate,
-    >("api::core::v1::PodTemplate", 368usize, 368usize, &mut wrong);
+    >("api::core::v1::PodTemplate", 2232usize, 2232usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodTemplateList,
@@ -1715,7 +1720,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PodTemplateSpec,
-    >("api::core::v1::PodTemplateSpec", 368usize, 368usize, &mut wrong);
+    >("api::core::v1::PodTemplateSpec", 1872usize, 1872usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::PortStatus,
@@ -1731,7 +1736,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Probe,
-    >("api::core::v1::Probe", 128usize, 128usize, &mut wrong);
+    >("api::core::v1::Probe", 280usize, 280usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ProjectedVolumeSource,
@@ -1743,7 +1748,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::RBDPersistentVolumeSource,
-    >("api::core::v1::RBDPersistentVolumeSource", 160usize, 160usize, &mut wrong);
+    >("api::core::v1::RBDPersistentVolumeSource", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::RBDVolumeSource,
@@ -1751,7 +1756,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationController,
-    >("api::core::v1::ReplicationController", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::ReplicationController", 2352usize, 2352usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerCondition,
@@ -1763,7 +1768,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerSpec,
-    >("api::core::v1::ReplicationControllerSpec", 56usize, 56usize, &mut wrong);
+    >("api::core::v1::ReplicationControllerSpec", 1920usize, 1920usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ReplicationControllerStatus,
@@ -1783,7 +1788,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ResourceQuota,
-    >("api::core::v1::ResourceQuota", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::ResourceQuota", 504usize, 504usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ResourceQuotaList,
@@ -1859,11 +1864,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::SecurityContext,
-    >("api::core::v1::SecurityContext", 104usize, 104usize, &mut wrong);
+    >("api::core::v1::SecurityContext", 384usize, 384usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Service,
-    >("api::core::v1::Service", 376usize, 376usize, &mut wrong);
+    >("api::core::v1::Service", 824usize, 824usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::ServiceAccount,
@@ -1903,7 +1908,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::StorageOSPersistentVolumeSource,
-    >("api::core::v1::StorageOSPersistentVolumeSource", 88usize, 88usize, &mut wrong);
+    >("api::core::v1::StorageOSPersistentVolumeSource", 248usize, 248usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::StorageOSVolumeSource,
@@ -1935,7 +1940,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::TopologySpreadConstraint,
-    >("api::core::v1::TopologySpreadConstraint", 144usize, 144usize, &mut wrong);
+    >("api::core::v1::TopologySpreadConstraint", 192usize, 192usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::TypedLocalObjectReference,
@@ -1947,7 +1952,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::Volume,
-    >("api::core::v1::Volume", 344usize, 344usize, &mut wrong);
+    >("api::core::v1::Volume", 3208usize, 3208usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeDevice,
@@ -1967,7 +1972,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeProjection,
-    >("api::core::v1::VolumeProjection", 64usize, 64usize, &mut wrong);
+    >("api::core::v1::VolumeProjection", 496usize, 496usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::VolumeResourceRequirements,
@@ -1979,7 +1984,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::WeightedPodAffinityTerm,
-    >("api::core::v1::WeightedPodAffinityTerm", 120usize, 120usize, &mut wrong);
+    >("api::core::v1::WeightedPodAffinityTerm", 216usize, 216usize, &mut wrong);
     #[cfg(feature = "core-v1")]
     super::check::<
         crate::api::core::v1::WindowsSecurityContextOptions,
@@ -1991,7 +1996,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "discovery-v1")]
     super::check::<
         crate::api::discovery::v1::Endpoint,
-    >("api::discovery::v1::Endpoint", 152usize, 152usize, &mut wrong);
+    >("api::discovery::v1::Endpoint", 352usize, 352usize, &mut wrong);
     #[cfg(feature = "discovery-v1")]
     super::check::<
         crate::api::discovery::v1::EndpointConditions,
@@ -2023,7 +2028,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "events-v1")]
     super::check::<
         crate::api::events::v1::Event,
-    >("api::events::v1::Event", 640usize, 640usize, &mut wrong);
+    >("api::events::v1::Event", 1000usize, 1000usize, &mut wrong);
     #[cfg(feature = "events-v1")]
     super::check::<
         crate::api::events::v1::EventList,
@@ -2048,7 +2053,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::FlowSchema,
-    >("api::flowcontrol::v1::FlowSchema", 392usize, 392usize, &mut wrong);
+    >("api::flowcontrol::v1::FlowSchema", 464usize, 464usize, &mut wrong);
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::FlowSchemaCondition,
@@ -2078,8 +2083,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration,
     >(
         "api::flowcontrol::v1::LimitedPriorityLevelConfiguration",
-        32usize,
-        32usize,
+        72usize,
+        72usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2095,8 +2100,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::PriorityLevelConfiguration,
     >(
         "api::flowcontrol::v1::PriorityLevelConfiguration",
-        392usize,
-        392usize,
+        496usize,
+        496usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2131,8 +2136,8 @@ fn estimates_match_size_of() {
         crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec,
     >(
         "api::flowcontrol::v1::PriorityLevelConfigurationSpec",
-        72usize,
-        72usize,
+        112usize,
+        112usize,
         &mut wrong,
     );
     #[cfg(feature = "flowcontrol-v1")]
@@ -2159,7 +2164,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::Subject,
-    >("api::flowcontrol::v1::Subject", 80usize, 80usize, &mut wrong);
+    >("api::flowcontrol::v1::Subject", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "flowcontrol-v1")]
     super::check::<
         crate::api::flowcontrol::v1::UserSubject,
@@ -2167,7 +2172,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::HTTPIngressPath,
-    >("api::networking::v1::HTTPIngressPath", 64usize, 64usize, &mut wrong);
+    >("api::networking::v1::HTTPIngressPath", 176usize, 176usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::HTTPIngressRuleValue,
@@ -2175,7 +2180,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IPAddress,
-    >("api::networking::v1::IPAddress", 368usize, 368usize, &mut wrong);
+    >("api::networking::v1::IPAddress", 456usize, 456usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IPAddressList,
@@ -2191,15 +2196,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::Ingress,
-    >("api::networking::v1::Ingress", 392usize, 392usize, &mut wrong);
+    >("api::networking::v1::Ingress", 584usize, 584usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressBackend,
-    >("api::networking::v1::IngressBackend", 16usize, 24usize, &mut wrong);
+    >("api::networking::v1::IngressBackend", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressClass,
-    >("api::networking::v1::IngressClass", 392usize, 392usize, &mut wrong);
+    >("api::networking::v1::IngressClass", 504usize, 504usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressClassList,
@@ -2216,7 +2221,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressClassSpec,
-    >("api::networking::v1::IngressClassSpec", 32usize, 32usize, &mut wrong);
+    >("api::networking::v1::IngressClassSpec", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressList,
@@ -2244,7 +2249,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressSpec,
-    >("api::networking::v1::IngressSpec", 96usize, 96usize, &mut wrong);
+    >("api::networking::v1::IngressSpec", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::IngressStatus,
@@ -2256,7 +2261,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicy,
-    >("api::networking::v1::NetworkPolicy", 368usize, 368usize, &mut wrong);
+    >("api::networking::v1::NetworkPolicy", 488usize, 488usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicyEgressRule,
@@ -2272,7 +2277,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicyPeer,
-    >("api::networking::v1::NetworkPolicyPeer", 24usize, 32usize, &mut wrong);
+    >("api::networking::v1::NetworkPolicyPeer", 160usize, 160usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicyPort,
@@ -2280,7 +2285,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::NetworkPolicySpec,
-    >("api::networking::v1::NetworkPolicySpec", 80usize, 80usize, &mut wrong);
+    >("api::networking::v1::NetworkPolicySpec", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "networking-v1")]
     super::check::<
         crate::api::networking::v1::ParentReference,
@@ -2308,7 +2313,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "networking-v1beta1")]
     super::check::<
         crate::api::networking::v1beta1::IPAddress,
-    >("api::networking::v1beta1::IPAddress", 368usize, 368usize, &mut wrong);
+    >("api::networking::v1beta1::IPAddress", 456usize, 456usize, &mut wrong);
     #[cfg(feature = "networking-v1beta1")]
     super::check::<
         crate::api::networking::v1beta1::IPAddressList,
@@ -2344,7 +2349,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "node-v1")]
     super::check::<
         crate::api::node::v1::RuntimeClass,
-    >("api::node::v1::RuntimeClass", 424usize, 424usize, &mut wrong);
+    >("api::node::v1::RuntimeClass", 472usize, 472usize, &mut wrong);
     #[cfg(feature = "node-v1")]
     super::check::<
         crate::api::node::v1::RuntimeClassList,
@@ -2356,11 +2361,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::Eviction,
-    >("api::policy::v1::Eviction", 368usize, 368usize, &mut wrong);
+    >("api::policy::v1::Eviction", 528usize, 528usize, &mut wrong);
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudget,
-    >("api::policy::v1::PodDisruptionBudget", 376usize, 376usize, &mut wrong);
+    >("api::policy::v1::PodDisruptionBudget", 576usize, 576usize, &mut wrong);
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudgetList,
@@ -2368,7 +2373,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudgetSpec,
-    >("api::policy::v1::PodDisruptionBudgetSpec", 80usize, 80usize, &mut wrong);
+    >("api::policy::v1::PodDisruptionBudgetSpec", 128usize, 128usize, &mut wrong);
     #[cfg(feature = "policy-v1")]
     super::check::<
         crate::api::policy::v1::PodDisruptionBudgetStatus,
@@ -2424,11 +2429,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::AllocatedDeviceStatus,
-    >("api::resource::v1::AllocatedDeviceStatus", 160usize, 160usize, &mut wrong);
+    >("api::resource::v1::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::AllocationResult,
-    >("api::resource::v1::AllocationResult", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1::AllocationResult", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::CELDeviceSelector,
@@ -2436,7 +2441,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::CapacityRequestPolicy,
-    >("api::resource::v1::CapacityRequestPolicy", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::CapacityRequestPolicyRange,
@@ -2460,7 +2465,12 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceAllocationConfiguration,
-    >("api::resource::v1::DeviceAllocationConfiguration", 56usize, 56usize, &mut wrong);
+    >(
+        "api::resource::v1::DeviceAllocationConfiguration",
+        104usize,
+        104usize,
+        &mut wrong,
+    );
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceAllocationResult,
@@ -2472,7 +2482,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceCapacity,
-    >("api::resource::v1::DeviceCapacity", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1::DeviceCapacity", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClaim,
@@ -2480,7 +2490,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClaimConfiguration,
-    >("api::resource::v1::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClass,
@@ -2488,7 +2498,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClassConfiguration,
-    >("api::resource::v1::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceClassList,
@@ -2508,7 +2518,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceRequest,
-    >("api::resource::v1::DeviceRequest", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1::DeviceRequest", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::DeviceRequestAllocationResult,
@@ -2549,7 +2559,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaim,
-    >("api::resource::v1::ResourceClaim", 376usize, 376usize, &mut wrong);
+    >("api::resource::v1::ResourceClaim", 576usize, 576usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimConsumerReference,
@@ -2561,15 +2571,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimSpec,
-    >("api::resource::v1::ResourceClaimSpec", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimStatus,
-    >("api::resource::v1::ResourceClaimStatus", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplate,
-    >("api::resource::v1::ResourceClaimTemplate", 728usize, 728usize, &mut wrong);
+    >("api::resource::v1::ResourceClaimTemplate", 792usize, 792usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplateList,
@@ -2577,7 +2587,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourceClaimTemplateSpec,
-    >("api::resource::v1::ResourceClaimTemplateSpec", 368usize, 368usize, &mut wrong);
+    >("api::resource::v1::ResourceClaimTemplateSpec", 432usize, 432usize, &mut wrong);
     #[cfg(feature = "resource-v1")]
     super::check::<
         crate::api::resource::v1::ResourcePool,
@@ -2601,7 +2611,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRule,
-    >("api::resource::v1alpha3::DeviceTaintRule", 488usize, 488usize, &mut wrong);
+    >("api::resource::v1alpha3::DeviceTaintRule", 552usize, 552usize, &mut wrong);
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRuleList,
@@ -2609,7 +2619,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
-    >("api::resource::v1alpha3::DeviceTaintRuleSpec", 104usize, 104usize, &mut wrong);
+    >("api::resource::v1alpha3::DeviceTaintRuleSpec", 168usize, 168usize, &mut wrong);
     #[cfg(feature = "resource-v1alpha3")]
     super::check::<
         crate::api::resource::v1alpha3::DeviceTaintRuleStatus,
@@ -2621,11 +2631,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::AllocatedDeviceStatus,
-    >("api::resource::v1beta1::AllocatedDeviceStatus", 160usize, 160usize, &mut wrong);
+    >("api::resource::v1beta1::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::AllocationResult,
-    >("api::resource::v1beta1::AllocationResult", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta1::AllocationResult", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::BasicDevice,
@@ -2637,7 +2647,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::CapacityRequestPolicy,
-    >("api::resource::v1beta1::CapacityRequestPolicy", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta1::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::CapacityRequestPolicyRange,
@@ -2662,14 +2672,14 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::Device,
-    >("api::resource::v1beta1::Device", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1beta1::Device", 240usize, 240usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceAllocationConfiguration,
     >(
         "api::resource::v1beta1::DeviceAllocationConfiguration",
-        56usize,
-        56usize,
+        104usize,
+        104usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta1")]
@@ -2683,7 +2693,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceCapacity,
-    >("api::resource::v1beta1::DeviceCapacity", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceCapacity", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClaim,
@@ -2691,7 +2701,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClaimConfiguration,
-    >("api::resource::v1beta1::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClass,
@@ -2699,7 +2709,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClassConfiguration,
-    >("api::resource::v1beta1::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1beta1::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::DeviceClassList,
@@ -2756,7 +2766,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaim,
-    >("api::resource::v1beta1::ResourceClaim", 376usize, 376usize, &mut wrong);
+    >("api::resource::v1beta1::ResourceClaim", 576usize, 576usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimConsumerReference,
@@ -2773,15 +2783,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimSpec,
-    >("api::resource::v1beta1::ResourceClaimSpec", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1beta1::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimStatus,
-    >("api::resource::v1beta1::ResourceClaimStatus", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta1::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimTemplate,
-    >("api::resource::v1beta1::ResourceClaimTemplate", 728usize, 728usize, &mut wrong);
+    >("api::resource::v1beta1::ResourceClaimTemplate", 792usize, 792usize, &mut wrong);
     #[cfg(feature = "resource-v1beta1")]
     super::check::<
         crate::api::resource::v1beta1::ResourceClaimTemplateList,
@@ -2796,8 +2806,8 @@ fn estimates_match_size_of() {
         crate::api::resource::v1beta1::ResourceClaimTemplateSpec,
     >(
         "api::resource::v1beta1::ResourceClaimTemplateSpec",
-        368usize,
-        368usize,
+        432usize,
+        432usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta1")]
@@ -2819,11 +2829,11 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::AllocatedDeviceStatus,
-    >("api::resource::v1beta2::AllocatedDeviceStatus", 160usize, 160usize, &mut wrong);
+    >("api::resource::v1beta2::AllocatedDeviceStatus", 224usize, 224usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::AllocationResult,
-    >("api::resource::v1beta2::AllocationResult", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta2::AllocationResult", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::CELDeviceSelector,
@@ -2831,7 +2841,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::CapacityRequestPolicy,
-    >("api::resource::v1beta2::CapacityRequestPolicy", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta2::CapacityRequestPolicy", 120usize, 120usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::CapacityRequestPolicyRange,
@@ -2862,8 +2872,8 @@ fn estimates_match_size_of() {
         crate::api::resource::v1beta2::DeviceAllocationConfiguration,
     >(
         "api::resource::v1beta2::DeviceAllocationConfiguration",
-        56usize,
-        56usize,
+        104usize,
+        104usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta2")]
@@ -2877,7 +2887,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceCapacity,
-    >("api::resource::v1beta2::DeviceCapacity", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceCapacity", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClaim,
@@ -2885,7 +2895,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClaimConfiguration,
-    >("api::resource::v1beta2::DeviceClaimConfiguration", 32usize, 32usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceClaimConfiguration", 80usize, 80usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClass,
@@ -2893,7 +2903,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClassConfiguration,
-    >("api::resource::v1beta2::DeviceClassConfiguration", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceClassConfiguration", 56usize, 56usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceClassList,
@@ -2913,7 +2923,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceRequest,
-    >("api::resource::v1beta2::DeviceRequest", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta2::DeviceRequest", 200usize, 200usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::DeviceRequestAllocationResult,
@@ -2954,7 +2964,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaim,
-    >("api::resource::v1beta2::ResourceClaim", 376usize, 376usize, &mut wrong);
+    >("api::resource::v1beta2::ResourceClaim", 576usize, 576usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimConsumerReference,
@@ -2971,15 +2981,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimSpec,
-    >("api::resource::v1beta2::ResourceClaimSpec", 8usize, 16usize, &mut wrong);
+    >("api::resource::v1beta2::ResourceClaimSpec", 72usize, 72usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimStatus,
-    >("api::resource::v1beta2::ResourceClaimStatus", 56usize, 56usize, &mut wrong);
+    >("api::resource::v1beta2::ResourceClaimStatus", 144usize, 144usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimTemplate,
-    >("api::resource::v1beta2::ResourceClaimTemplate", 728usize, 728usize, &mut wrong);
+    >("api::resource::v1beta2::ResourceClaimTemplate", 792usize, 792usize, &mut wrong);
     #[cfg(feature = "resource-v1beta2")]
     super::check::<
         crate::api::resource::v1beta2::ResourceClaimTemplateList,
@@ -2994,8 +3004,8 @@ fn estimates_match_size_of() {
         crate::api::resource::v1beta2::ResourceClaimTemplateSpec,
     >(
         "api::resource::v1beta2::ResourceClaimTemplateSpec",
-        368usize,
-        368usize,
+        432usize,
+        432usize,
         &mut wrong,
     );
     #[cfg(feature = "resource-v1beta2")]
@@ -3050,7 +3060,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "scheduling-v1alpha1")]
     super::check::<
         crate::api::scheduling::v1alpha1::Workload,
-    >("api::scheduling::v1alpha1::Workload", 392usize, 392usize, &mut wrong);
+    >("api::scheduling::v1alpha1::Workload", 456usize, 456usize, &mut wrong);
     #[cfg(feature = "scheduling-v1alpha1")]
     super::check::<
         crate::api::scheduling::v1alpha1::WorkloadList,
@@ -3058,7 +3068,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "scheduling-v1alpha1")]
     super::check::<
         crate::api::scheduling::v1alpha1::WorkloadSpec,
-    >("api::scheduling::v1alpha1::WorkloadSpec", 32usize, 32usize, &mut wrong);
+    >("api::scheduling::v1alpha1::WorkloadSpec", 96usize, 96usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSIDriver,
@@ -3090,7 +3100,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSIStorageCapacity,
-    >("api::storage::v1::CSIStorageCapacity", 440usize, 440usize, &mut wrong);
+    >("api::storage::v1::CSIStorageCapacity", 488usize, 488usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::CSIStorageCapacityList,
@@ -3110,7 +3120,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachment,
-    >("api::storage::v1::VolumeAttachment", 448usize, 448usize, &mut wrong);
+    >("api::storage::v1::VolumeAttachment", 3600usize, 3600usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachmentList,
@@ -3118,15 +3128,15 @@ fn estimates_match_size_of() {
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachmentSource,
-    >("api::storage::v1::VolumeAttachmentSource", 32usize, 32usize, &mut wrong);
+    >("api::storage::v1::VolumeAttachmentSource", 3040usize, 3040usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachmentSpec,
-    >("api::storage::v1::VolumeAttachmentSpec", 80usize, 80usize, &mut wrong);
+    >("api::storage::v1::VolumeAttachmentSpec", 3088usize, 3088usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttachmentStatus,
-    >("api::storage::v1::VolumeAttachmentStatus", 56usize, 56usize, &mut wrong);
+    >("api::storage::v1::VolumeAttachmentStatus", 152usize, 152usize, &mut wrong);
     #[cfg(feature = "storage-v1")]
     super::check::<
         crate::api::storage::v1::VolumeAttributesClass,
@@ -3161,8 +3171,8 @@ fn estimates_match_size_of() {
         crate::api::storagemigration::v1beta1::StorageVersionMigration,
     >(
         "api::storagemigration::v1beta1::StorageVersionMigration",
-        376usize,
-        376usize,
+        456usize,
+        456usize,
         &mut wrong,
     );
     #[cfg(feature = "storagemigration-v1beta1")]
@@ -3206,8 +3216,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion",
-        56usize,
-        56usize,
+        176usize,
+        176usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3215,8 +3225,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition",
-        600usize,
-        600usize,
+        968usize,
+        968usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3251,8 +3261,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec",
-        232usize,
-        232usize,
+        400usize,
+        400usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3260,8 +3270,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus",
-        72usize,
-        72usize,
+        208usize,
+        208usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3269,8 +3279,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion",
-        128usize,
-        128usize,
+        1072usize,
+        1072usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3296,8 +3306,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources",
-        40usize,
-        40usize,
+        104usize,
+        104usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3305,8 +3315,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation",
-        8usize,
-        16usize,
+        864usize,
+        864usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3332,8 +3342,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps",
-        824usize,
-        824usize,
+        864usize,
+        864usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3395,8 +3405,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig",
-        56usize,
-        56usize,
+        128usize,
+        128usize,
         &mut wrong,
     );
     #[cfg(feature = "apiextensions-v1")]
@@ -3404,8 +3414,8 @@ fn estimates_match_size_of() {
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,
     >(
         "apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion",
-        32usize,
-        32usize,
+        152usize,
+        152usize,
         &mut wrong,
     );
     super::check::<
@@ -3413,7 +3423,7 @@ fn estimates_match_size_of() {
     >("apimachinery::pkg::api::resource::Quantity", 24usize, 24usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::APIGroup,
-    >("apimachinery::pkg::apis::meta::v1::APIGroup", 80usize, 80usize, &mut wrong);
+    >("apimachinery::pkg::apis::meta::v1::APIGroup", 120usize, 120usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::APIGroupList,
     >("apimachinery::pkg::apis::meta::v1::APIGroupList", 24usize, 24usize, &mut wrong);
@@ -3438,8 +3448,8 @@ fn estimates_match_size_of() {
         crate::apimachinery::pkg::apis::meta::v1::DeleteOptions,
     >(
         "apimachinery::pkg::apis::meta::v1::DeleteOptions",
-        128usize,
-        128usize,
+        168usize,
+        168usize,
         &mut wrong,
     );
     super::check::<
@@ -3516,7 +3526,7 @@ fn estimates_match_size_of() {
     );
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::Status,
-    >("apimachinery::pkg::apis::meta::v1::Status", 176usize, 176usize, &mut wrong);
+    >("apimachinery::pkg::apis::meta::v1::Status", 296usize, 296usize, &mut wrong);
     super::check::<
         crate::apimachinery::pkg::apis::meta::v1::StatusCause,
     >("apimachinery::pkg::apis::meta::v1::StatusCause", 72usize, 72usize, &mut wrong);
@@ -3548,8 +3558,8 @@ fn estimates_match_size_of() {
         crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
     >(
         "kube_aggregator::pkg::apis::apiregistration::v1::APIService",
-        392usize,
-        392usize,
+        528usize,
+        528usize,
         &mut wrong,
     );
     #[cfg(feature = "apiregistration-v1")]
@@ -3575,8 +3585,8 @@ fn estimates_match_size_of() {
         crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
     >(
         "kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec",
-        96usize,
-        96usize,
+        144usize,
+        144usize,
         &mut wrong,
     );
     #[cfg(feature = "apiregistration-v1")]

@@ -259,6 +259,35 @@ macro_rules! timestamp_type {
             }
         }
 
+        /// From a `jiff::Timestamp` (k8s-openapi's `Time(Timestamp)`; cargo
+        /// feature `jiff`), written in UTC; instants outside years
+        /// 1–9999, which the API server cannot hold, are clamped to them.
+        #[cfg(feature = "jiff")]
+        impl From<jiff::Timestamp> for $name {
+            fn from(t: jiff::Timestamp) -> Self {
+                let (secs, nanos) = (t.as_second(), t.subsec_nanosecond());
+                // jiff's fraction has the sign of the instant.
+                let (secs, nanos) = if nanos < 0 {
+                    (secs - 1, (nanos + 1_000_000_000).unsigned_abs())
+                } else {
+                    (secs, nanos.unsigned_abs())
+                };
+                let clamped = secs.clamp(MIN_SECS, MAX_SECS);
+                let nanos = if clamped == secs { nanos } else { 0 };
+                Self::from_unix(clamped, nanos).unwrap_or_default()
+            }
+        }
+
+        /// To a `jiff::Timestamp` (cargo feature `jiff`).
+        #[cfg(feature = "jiff")]
+        impl From<$name> for jiff::Timestamp {
+            fn from(t: $name) -> Self {
+                // Years 1–9999 are inside jiff's range: never the fallback.
+                jiff::Timestamp::new(t.0.secs, t.0.nanos.cast_signed())
+                    .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+            }
+        }
+
         impl From<SystemTime> for $name {
             fn from(t: SystemTime) -> Self {
                 Self(Stamp::from_system_time(t, $digits))

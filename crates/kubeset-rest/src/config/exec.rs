@@ -28,8 +28,7 @@ const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MAX_STDERR: usize = 1024;
 
 /// How long a plugin may run unless configured otherwise
-/// ([`KubeConfigOptions::with_exec_timeout`](crate::config::KubeConfigOptions::with_exec_timeout),
-/// [`Config::with_exec_timeout`](crate::config::Config::with_exec_timeout)).
+/// ([`Config::with_exec_timeout`](crate::config::Config::with_exec_timeout)).
 /// client-go sets none and has no setting for it (a hung plugin hangs the
 /// client for ever); kube-rs neither. Three minutes is the authentication
 /// timeout of kubelogin, the slowest common plugin (it waits for a browser

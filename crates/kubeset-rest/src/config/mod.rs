@@ -44,9 +44,22 @@ pub use self::{
 use crate::{auth::Authenticator, content::WireFormat};
 
 /// Which context, cluster and user to use from a kubeconfig; `None` means
-/// the current context and the cluster and user it names.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
+/// the current context and the cluster and user it names. kube-rs's
+/// `KubeConfigOptions`, field for field, so it is built as a struct literal
+/// (`KubeConfigOptions { context: Some(c), ..Default::default() }`) or with
+/// the builders. The exec plugin's time limit is set on the loaded
+/// [`Config`] ([`Config::with_exec_timeout`]).
+///
+/// ```
+/// use kubeset_rest::config::KubeConfigOptions;
+/// let options = KubeConfigOptions {
+///     context: Some("kind-dev".to_owned()),
+///     cluster: None,
+///     user: None,
+/// };
+/// assert_eq!(options, KubeConfigOptions::default().with_context("kind-dev"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KubeConfigOptions {
     /// Context name (`--context`).
     pub context: Option<String>,
@@ -54,10 +67,6 @@ pub struct KubeConfigOptions {
     pub cluster: Option<String>,
     /// User name overriding the context's (`--user`).
     pub user: Option<String>,
-    /// How long the user's exec credential plugin may run, if it has one
-    /// ([`with_exec_timeout`](Self::with_exec_timeout)); `None`:
-    /// [`DEFAULT_EXEC_TIMEOUT`].
-    pub exec_timeout: Option<Duration>,
 }
 
 impl KubeConfigOptions {
@@ -79,25 +88,6 @@ impl KubeConfigOptions {
     #[must_use]
     pub fn with_user(mut self, user: impl Into<String>) -> Self {
         self.user = Some(user.into());
-        self
-    }
-
-    /// Lets the user's exec credential plugin run for at most `timeout`
-    /// (default [`DEFAULT_EXEC_TIMEOUT`], 180 s); then it and its process
-    /// group are killed and the call fails with
-    /// [`ConfigError::ExecTimeout`]. Loading the kubeconfig fails with
-    /// [`ConfigError::ExecTimeoutOutOfRange`] outside
-    /// [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`] (1 s to 1 h). kubeset's
-    /// own setting: client-go and kube-rs have none (and no timeout).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use kubeset_rest::config::KubeConfigOptions;
-    /// let options = KubeConfigOptions::default().with_exec_timeout(Duration::from_secs(20));
-    /// ```
-    #[must_use]
-    pub fn with_exec_timeout(mut self, timeout: Duration) -> Self {
-        self.exec_timeout = Some(timeout);
         self
     }
 }
@@ -128,6 +118,11 @@ pub struct Config {
     pub default_namespace: String,
     /// TLS settings; [`TlsSettings::client_config`] builds the rustls config.
     pub tls: TlsSettings,
+    /// Skip verifying the server's certificate (kube-rs's
+    /// `Config::accept_invalid_certs`; the kubeconfig's
+    /// `insecure-skip-tls-verify`). Either this or
+    /// [`TlsSettings::insecure_skip_verify`] turns verification off.
+    pub accept_invalid_certs: bool,
     /// Supplies the `Authorization` header, if any.
     pub authenticator: Option<Arc<dyn Authenticator>>,
     /// Identity to impersonate.
@@ -182,6 +177,7 @@ impl fmt::Debug for Config {
             .field("cluster_url", &self.cluster_url.as_str())
             .field("default_namespace", &self.default_namespace)
             .field("tls", &self.tls)
+            .field("accept_invalid_certs", &self.accept_invalid_certs)
             .field("authenticator", &self.authenticator)
             .field("impersonate", &self.impersonate)
             .field("proxy_url", &self.proxy_url.as_ref().map(redact_url))
@@ -297,6 +293,7 @@ impl Config {
             cluster_url,
             default_namespace: "default".to_owned(),
             tls: TlsSettings::default(),
+            accept_invalid_certs: false,
             authenticator: None,
             impersonate: Impersonation::default(),
             proxy_url: None,
@@ -351,9 +348,8 @@ impl Config {
     /// Lets the exec credential plugin, if this configuration has one, run
     /// for at most `timeout` (default [`DEFAULT_EXEC_TIMEOUT`], 180 s);
     /// then it and its process group are killed and the call fails with
-    /// [`ConfigError::ExecTimeout`]. The same bound as
-    /// [`KubeConfigOptions::with_exec_timeout`], for a configuration that
-    /// is already loaded ([`infer`](Self::infer)); outside
+    /// [`ConfigError::ExecTimeout`]. Set on a loaded configuration
+    /// ([`infer`](Self::infer), [`from_kubeconfig`](Self::from_kubeconfig)); outside
     /// [`MIN_EXEC_TIMEOUT`]..=[`MAX_EXEC_TIMEOUT`] (1 s to 1 h) it fails with
     /// [`ConfigError::ExecTimeoutOutOfRange`]. The plugin's credential is
     /// fetched afresh on the next call. client-go and kube-rs have no such
@@ -392,7 +388,7 @@ impl Config {
     /// kubeconfig (`KUBECONFIG` or `~/.kube/config`) if there is one, else
     /// in-cluster; if neither works, an error that gives both reasons.
     pub async fn infer() -> Result<Self, ConfigError> {
-        match Self::from_kubeconfig(&KubeConfigOptions::default()) {
+        match Self::from_kubeconfig_sync(&KubeConfigOptions::default()) {
             Err(kubeconfig @ ConfigError::KubeconfigNotFound { .. }) => {
                 Self::incluster().map_err(|incluster| ConfigError::Infer {
                     kubeconfig: Box::new(kubeconfig),
@@ -404,9 +400,36 @@ impl Config {
     }
 
     /// Loads the kubeconfig from the environment ([`Kubeconfig::from_env`])
-    /// and resolves the requested context.
-    pub fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
-        Self::from_custom_kubeconfig(Kubeconfig::from_env()?, options)
+    /// and resolves the requested context; async, as kube-rs's
+    /// `Config::from_kubeconfig` ([`from_kubeconfig_sync`](Self::from_kubeconfig_sync)
+    /// outside a runtime).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), kubeset_rest::config::ConfigError> {
+    /// use kubeset_rest::config::{Config, KubeConfigOptions};
+    /// let options = KubeConfigOptions { context: Some("kind-dev".into()), ..Default::default() };
+    /// let config = Config::from_kubeconfig(&options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
+        Self::from_kubeconfig_sync(options)
+    }
+
+    /// [`from_kubeconfig`](Self::from_kubeconfig) without `async`: reads the
+    /// files and resolves the context on the calling thread.
+    pub fn from_kubeconfig_sync(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
+        Self::from_custom_kubeconfig_sync(Kubeconfig::from_env()?, options)
+    }
+
+    /// Resolves a context of an already loaded kubeconfig; async, as
+    /// kube-rs's `Config::from_custom_kubeconfig`
+    /// ([`from_custom_kubeconfig_sync`](Self::from_custom_kubeconfig_sync)
+    /// outside a runtime, and for what it resolves).
+    pub async fn from_custom_kubeconfig(
+        kubeconfig: Kubeconfig,
+        options: &KubeConfigOptions,
+    ) -> Result<Self, ConfigError> {
+        Self::from_custom_kubeconfig_sync(kubeconfig, options)
     }
 
     /// Resolves a context of an already loaded kubeconfig, as client-go's
@@ -416,7 +439,7 @@ impl Config {
     /// proxy and trust of the cluster, the user's credentials (client
     /// certificate; `tokenFile` over `token`; basic auth; exec plugin) and
     /// impersonation. Errors name the file, the entry and the field.
-    pub fn from_custom_kubeconfig(
+    pub fn from_custom_kubeconfig_sync(
         kubeconfig: Kubeconfig,
         options: &KubeConfigOptions,
     ) -> Result<Self, ConfigError> {
@@ -434,11 +457,12 @@ impl Config {
         let cluster_info = resolve::cluster_info(&config.cluster_url, &cluster.value, &trust);
         config.tls.root_certs = trust.root_certs;
         config.tls.insecure_skip_verify = trust.insecure_skip_verify;
+        config.accept_invalid_certs = trust.insecure_skip_verify;
         config.tls.server_name = trust.server_name;
 
         resolve::reject_auth_provider(&user)?;
         config.tls.client_identity = resolve::client_certificate(&user)?;
-        resolve::credentials(&mut config, &user, cluster_info, options.exec_timeout)?;
+        resolve::credentials(&mut config, &user, cluster_info)?;
         config.impersonate = resolve::impersonation(&user.value);
         resolve::check_headers(&config, &user)?;
         Ok(config)

@@ -9,7 +9,7 @@
 //! [`ConfigError`] naming the file, the entry and the field. Only reading
 //! the files an entry names is I/O.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{path::PathBuf, sync::Arc};
 
 use base64::Engine as _;
 use rustls::pki_types::CertificateDer;
@@ -425,9 +425,8 @@ pub(super) fn exec_plugin(
     user: &Chosen<AuthInfo>,
     exec: &ExecConfig,
     cluster: exec::ClusterInfo,
-    timeout: Option<Duration>,
 ) -> Result<Arc<ExecAuthenticator>, ConfigError> {
-    let timeout = exec::check_exec_timeout(timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT))?;
+    let timeout = exec::check_exec_timeout(DEFAULT_EXEC_TIMEOUT)?;
     ExecAuthenticator::new(user.described(), exec, Some(cluster), timeout)
         .map(Arc::new)
         .map_err(|e| match e {
@@ -443,11 +442,10 @@ pub(super) fn credentials(
     config: &mut Config,
     user: &Chosen<AuthInfo>,
     cluster: exec::ClusterInfo,
-    exec_timeout: Option<Duration>,
 ) -> Result<(), ConfigError> {
     let credential = Credential::of(user)?;
     if let Some(exec) = &user.value.exec {
-        let plugin = exec_plugin(user, exec, cluster, exec_timeout)?;
+        let plugin = exec_plugin(user, exec, cluster)?;
         if config.tls.client_identity.is_none() {
             config.tls.client_identity = Some(ClientIdentity::Exec(plugin.clone()));
         }
@@ -777,7 +775,7 @@ users:
     const EXEC: &str = "exec: {apiVersion: client.authentication.k8s.io/v1, command: plugin, interactiveMode: Never}";
 
     fn load(user: &str) -> Config {
-        Config::from_custom_kubeconfig(kubeconfig("", user), &options()).unwrap()
+        Config::from_custom_kubeconfig_sync(kubeconfig("", user), &options()).unwrap()
     }
 
     fn is_exec(config: &Config) -> bool {
@@ -807,9 +805,11 @@ users:
             format!("{:?}", load(&format!("{{token: t, {EXEC}}}")).authenticator),
             "Some(StaticToken(<redacted>))"
         );
-        let err =
-            Config::from_custom_kubeconfig(kubeconfig("", "{exec: {command: plugin}}"), &options())
-                .unwrap_err();
+        let err = Config::from_custom_kubeconfig_sync(
+            kubeconfig("", "{exec: {command: plugin}}"),
+            &options(),
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, ConfigError::InvalidField { entry, field: "exec.apiVersion", .. } if entry == "user \"u1\""),
             "{err:?}"
@@ -842,7 +842,7 @@ users:
 
     #[test]
     fn a_legacy_auth_provider_is_refused_naming_it() {
-        let err = Config::from_custom_kubeconfig(
+        let err = Config::from_custom_kubeconfig_sync(
             kubeconfig("", "{auth-provider: {name: oidc}}"),
             &options(),
         )

@@ -12,8 +12,15 @@ impl Config {
     /// The request layer's other settings keep their defaults.
     pub fn rest_config(&self) -> Result<RestConfig, ConfigError> {
         let base = self.cluster_url.as_str().trim_end_matches('/');
+        let tls = if self.accept_invalid_certs && !self.tls.insecure_skip_verify {
+            let mut tls = self.tls.clone();
+            tls.insecure_skip_verify = true;
+            tls.client_config()?
+        } else {
+            self.tls.client_config()?
+        };
         let mut rest = RestConfig::new(base)
-            .with_tls(self.tls.client_config()?)
+            .with_tls(tls)
             .with_default_headers(self.default_headers()?)
             .with_qps_burst(self.qps, self.burst)
             .with_wire_format(self.wire_format);

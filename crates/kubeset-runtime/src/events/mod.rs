@@ -28,7 +28,7 @@
 //! broadcaster does); clones share the series and the filter.
 //!
 //! ```no_run
-//! use kubeset_client::{Client, ResourceExt as _, api::core::v1::Pod};
+//! use kubeset_client::{Client, Resource as _, api::core::v1::Pod};
 //! use kubeset_runtime::events::{Event, EventType, Recorder, Reporter};
 //!
 //! # async fn run(client: Client, pod: Pod) -> Result<(), Box<dyn std::error::Error>> {
@@ -42,7 +42,7 @@
 //!             action: "Reconcile".into(),
 //!             secondary: None,
 //!         },
-//!         &pod.object_ref(),
+//!         &pod.object_ref(&()),
 //!     )
 //!     .await?;
 //! # Ok(()) }
@@ -113,6 +113,29 @@ pub struct Reporter {
     /// This process; `None`: `$POD_NAME`, else `$HOSTNAME`, else the
     /// controller name.
     pub instance: Option<String>,
+}
+
+/// kube-rs's `Reporter::from("my-controller")`: [`Reporter::new`].
+///
+/// ```
+/// use kubeset_runtime::events::Reporter;
+/// let r: Reporter = "web-controller".into();
+/// assert_eq!((r.controller.as_str(), r.instance), ("web-controller", None));
+/// ```
+impl From<&str> for Reporter {
+    fn from(controller: &str) -> Self {
+        Reporter::new(controller)
+    }
+}
+
+/// kube-rs's `Reporter::from(name)` with an owned name.
+impl From<String> for Reporter {
+    fn from(controller: String) -> Self {
+        Reporter {
+            controller,
+            instance: None,
+        }
+    }
 }
 
 impl Reporter {
@@ -354,8 +377,8 @@ impl Recorder {
                 .as_deref()
                 .map(|n| truncate(n, NOTE_LIMIT).to_owned()),
             type_: Some(ev.type_.as_str().to_owned()),
-            regarding: Some(Box::new(reference.clone())),
-            related: ev.secondary.clone().map(Box::new),
+            regarding: Some(reference.clone()),
+            related: ev.secondary.clone(),
             reporting_controller: Some(self.reporter.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
             series: (count > 1).then_some(EventSeries {
@@ -379,7 +402,7 @@ impl Recorder {
         CoreEvent {
             metadata: meta(namespace, name),
             involved_object: reference.clone(),
-            related: ev.secondary.clone().map(Box::new),
+            related: ev.secondary.clone(),
             action: Some(ev.action.clone()),
             reason: Some(ev.reason.clone()),
             message: ev
@@ -389,10 +412,10 @@ impl Recorder {
             type_: Some(ev.type_.as_str().to_owned()),
             reporting_component: Some(self.reporter.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
-            source: Some(Box::new(EventSource {
+            source: Some(EventSource {
                 component: Some(self.reporter.controller.clone()),
                 host: None,
-            })),
+            }),
             count: Some(count),
             first_timestamp: Some(now),
             last_timestamp: Some(now),

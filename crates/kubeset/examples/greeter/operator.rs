@@ -27,7 +27,7 @@ use kubeset::runtime::status::{condition, set_condition};
 use kubeset::runtime::{
     Action, Controller, LeaderElector, LeaseConfig, ObjectRef, RetryBackoff, WatcherConfig,
 };
-use kubeset::{Api, Client, CustomResource, JsonSchema, Patch, ResourceExt as _};
+use kubeset::{Api, Client, CustomResource, JsonSchema, Patch, Resource as _, ResourceExt as _};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -172,7 +172,7 @@ async fn apply(g: &Greeter, ctx: &Context) -> Result<Action, OperatorError> {
         set_ready(ctx, g, false, "Rejected", "spec.fail is set").await?;
         return Err(OperatorError::Rejected { name });
     }
-    let owner = g.controller_owner_ref().map(|o| vec![o]);
+    let owner = g.controller_owner_ref(&()).map(|o| vec![o]);
     let apply = PatchParams::apply(MANAGER).force();
     let cm = json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -267,7 +267,7 @@ async fn publish(ctx: &Context, g: &Greeter, type_: EventType, reason: &str, not
         action: "Reconcile".to_owned(),
         secondary: None,
     };
-    if let Err(e) = ctx.recorder.publish(&ev, &g.object_ref()).await {
+    if let Err(e) = ctx.recorder.publish(&ev, &g.object_ref(&())).await {
         tracing::warn!(error = %e, "publishing an event failed");
     }
 }

@@ -63,12 +63,10 @@ pub struct MutatingWebhook {
     ///
     /// Default to the empty LabelSelector, which matches everything.
     pub namespace_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// ObjectSelector decides whether to run the webhook based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the webhook, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    pub object_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    >,
+    pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// reinvocationPolicy indicates whether this webhook should be called multiple times as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded".
     ///
     /// Never: the webhook will not be called more than once in a single admission evaluation.

@@ -16,11 +16,11 @@ pub struct ValidatingAdmissionPolicy {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the ValidatingAdmissionPolicy.
     pub spec: Option<
-        Box<crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec>,
+        crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec,
     >,
     /// The status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way. Populated by the system. Read-only.
     pub status: Option<
-        Box<crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>,
+        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus,
     >,
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicy {

@@ -20,7 +20,7 @@ pub struct ValidatingAdmissionPolicyBinding {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the ValidatingAdmissionPolicyBinding.
     pub spec: Option<
-        Box<crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec>,
+        crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
     >,
 }
 impl crate::serde_util::DeStruct for ValidatingAdmissionPolicyBinding {

@@ -32,11 +32,9 @@ pub struct ValidatingAdmissionPolicySpec {
         Vec<crate::api::admissionregistration::v1::MatchCondition>,
     >,
     /// MatchConstraints specifies what resources this policy is designed to validate. The AdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding. Required.
-    pub match_constraints: Option<
-        Box<crate::api::admissionregistration::v1::MatchResources>,
-    >,
+    pub match_constraints: Option<crate::api::admissionregistration::v1::MatchResources>,
     /// ParamKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.
-    pub param_kind: Option<Box<crate::api::admissionregistration::v1::ParamKind>>,
+    pub param_kind: Option<crate::api::admissionregistration::v1::ParamKind>,
     /// Validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required.
     pub validations: Option<Vec<crate::api::admissionregistration::v1::Validation>>,
     /// Variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except MatchConditions because MatchConditions are evaluated before the rest of the policy.

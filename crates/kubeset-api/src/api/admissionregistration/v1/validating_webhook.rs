@@ -63,12 +63,10 @@ pub struct ValidatingWebhook {
     ///
     /// Default to the empty LabelSelector, which matches everything.
     pub namespace_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// ObjectSelector decides whether to run the webhook based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the webhook, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    pub object_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    >,
+    pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
     pub rules: Option<Vec<crate::api::admissionregistration::v1::RuleWithOperations>>,
     /// SideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.

@@ -9,7 +9,7 @@ pub struct WebhookClientConfig {
     /// `service` is a reference to the service for this webhook. Either `service` or `url` must be specified.
     ///
     /// If the webhook is running within the cluster, then you should use `service`.
-    pub service: Option<Box<crate::api::admissionregistration::v1::ServiceReference>>,
+    pub service: Option<crate::api::admissionregistration::v1::ServiceReference>,
     /// `url` gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.
     ///
     /// The `host` should not refer to a service running in the cluster; use the `service` field instead. The host might be resolved via external DNS in some apiservers (e.g., `kube-apiserver` cannot resolve in-cluster DNS as that would be a layering violation). `host` may also be an IP address.

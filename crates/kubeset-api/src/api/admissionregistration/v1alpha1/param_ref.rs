@@ -25,7 +25,7 @@ pub struct ParamRef {
     /// If multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
-    pub selector: Option<Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>>,
+    pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 impl crate::serde_util::DeStruct for ParamRef {
     const NAME: &'static str = "ParamRef";

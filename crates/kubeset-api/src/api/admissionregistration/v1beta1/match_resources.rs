@@ -48,12 +48,10 @@ pub struct MatchResources {
     ///
     /// Default to the empty LabelSelector, which matches everything.
     pub namespace_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// ObjectSelector decides whether to run the validation based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the cel validation, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    pub object_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    >,
+    pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// ResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.
     pub resource_rules: Option<
         Vec<crate::api::admissionregistration::v1beta1::NamedRuleWithOperations>,

@@ -16,7 +16,7 @@ pub struct MutatingAdmissionPolicy {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the MutatingAdmissionPolicy.
     pub spec: Option<
-        Box<crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec>,
+        crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
     >,
 }
 impl crate::serde_util::DeStruct for MutatingAdmissionPolicy {

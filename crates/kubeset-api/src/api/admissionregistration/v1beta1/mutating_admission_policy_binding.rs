@@ -20,9 +20,7 @@ pub struct MutatingAdmissionPolicyBinding {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the MutatingAdmissionPolicyBinding.
     pub spec: Option<
-        Box<
-            crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
-        >,
+        crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
     >,
 }
 impl crate::serde_util::DeStruct for MutatingAdmissionPolicyBinding {

@@ -27,12 +27,12 @@ pub struct MutatingAdmissionPolicySpec {
     >,
     /// matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.
     pub match_constraints: Option<
-        Box<crate::api::admissionregistration::v1beta1::MatchResources>,
+        crate::api::admissionregistration::v1beta1::MatchResources,
     >,
     /// mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.
     pub mutations: Option<Vec<crate::api::admissionregistration::v1beta1::Mutation>>,
     /// paramKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If paramKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in MutatingAdmissionPolicyBinding, the params variable will be null.
-    pub param_kind: Option<Box<crate::api::admissionregistration::v1beta1::ParamKind>>,
+    pub param_kind: Option<crate::api::admissionregistration::v1beta1::ParamKind>,
     /// reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded".
     ///
     /// Never: These mutations will not be called more than once per binding in a single admission evaluation.

@@ -15,9 +15,9 @@ pub struct DaemonSet {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::apps::v1::DaemonSetSpec>>,
+    pub spec: Option<crate::api::apps::v1::DaemonSetSpec>,
     /// The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::apps::v1::DaemonSetStatus>>,
+    pub status: Option<crate::api::apps::v1::DaemonSetStatus>,
 }
 impl crate::serde_util::DeStruct for DaemonSet {
     const NAME: &'static str = "DaemonSet";

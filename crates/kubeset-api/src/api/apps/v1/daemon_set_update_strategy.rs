@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetUpdateStrategy {
     /// Rolling update config params. Present only if type = "RollingUpdate".
-    pub rolling_update: Option<Box<crate::api::apps::v1::RollingUpdateDaemonSet>>,
+    pub rolling_update: Option<crate::api::apps::v1::RollingUpdateDaemonSet>,
     /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.
     pub type_: Option<String>,
 }

@@ -15,9 +15,9 @@ pub struct Deployment {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the Deployment.
-    pub spec: Option<Box<crate::api::apps::v1::DeploymentSpec>>,
+    pub spec: Option<crate::api::apps::v1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
-    pub status: Option<Box<crate::api::apps::v1::DeploymentStatus>>,
+    pub status: Option<crate::api::apps::v1::DeploymentStatus>,
 }
 impl crate::serde_util::DeStruct for Deployment {
     const NAME: &'static str = "Deployment";

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStrategy {
     /// Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.
-    pub rolling_update: Option<Box<crate::api::apps::v1::RollingUpdateDeployment>>,
+    pub rolling_update: Option<crate::api::apps::v1::RollingUpdateDeployment>,
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
     pub type_: Option<String>,
 }

@@ -15,9 +15,9 @@ pub struct ReplicaSet {
     /// If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::apps::v1::ReplicaSetSpec>>,
+    pub spec: Option<crate::api::apps::v1::ReplicaSetSpec>,
     /// Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::apps::v1::ReplicaSetStatus>>,
+    pub status: Option<crate::api::apps::v1::ReplicaSetStatus>,
 }
 impl crate::serde_util::DeStruct for ReplicaSet {
     const NAME: &'static str = "ReplicaSet";

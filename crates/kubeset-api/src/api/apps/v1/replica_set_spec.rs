@@ -11,7 +11,7 @@ pub struct ReplicaSetSpec {
     /// Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     pub selector: crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template
-    pub template: Option<Box<crate::api::core::v1::PodTemplateSpec>>,
+    pub template: Option<crate::api::core::v1::PodTemplateSpec>,
 }
 impl crate::serde_util::DeStruct for ReplicaSetSpec {
     const NAME: &'static str = "ReplicaSetSpec";

@@ -19,9 +19,9 @@ pub struct StatefulSet {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the desired identities of pods in this set.
-    pub spec: Option<Box<crate::api::apps::v1::StatefulSetSpec>>,
+    pub spec: Option<crate::api::apps::v1::StatefulSetSpec>,
     /// Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.
-    pub status: Option<Box<crate::api::apps::v1::StatefulSetStatus>>,
+    pub status: Option<crate::api::apps::v1::StatefulSetStatus>,
 }
 impl crate::serde_util::DeStruct for StatefulSet {
     const NAME: &'static str = "StatefulSet";

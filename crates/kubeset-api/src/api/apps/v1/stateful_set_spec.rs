@@ -10,7 +10,7 @@ pub struct StatefulSetSpec {
     pub ordinals: Option<crate::api::apps::v1::StatefulSetOrdinals>,
     /// persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.
     pub persistent_volume_claim_retention_policy: Option<
-        Box<crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy>,
+        crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy,
     >,
     /// podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.
     pub pod_management_policy: Option<String>,
@@ -25,7 +25,7 @@ pub struct StatefulSetSpec {
     /// template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named "web" with index number "3" would be named "web-3". The only allowed template.spec.restartPolicy value is "Always".
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.
-    pub update_strategy: Option<Box<crate::api::apps::v1::StatefulSetUpdateStrategy>>,
+    pub update_strategy: Option<crate::api::apps::v1::StatefulSetUpdateStrategy>,
     /// volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.
     pub volume_claim_templates: Option<Vec<crate::api::core::v1::PersistentVolumeClaim>>,
 }

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReviewStatus {
     /// User attributes of the user making this request.
-    pub user_info: Option<Box<crate::api::authentication::v1::UserInfo>>,
+    pub user_info: Option<crate::api::authentication::v1::UserInfo>,
 }
 impl crate::serde_util::DeStruct for SelfSubjectReviewStatus {
     const NAME: &'static str = "SelfSubjectReviewStatus";

@@ -9,7 +9,7 @@ pub struct TokenRequest {
     /// Spec holds information about the request being evaluated
     pub spec: crate::api::authentication::v1::TokenRequestSpec,
     /// Status is filled in by the server and indicates whether the token can be authenticated.
-    pub status: Option<Box<crate::api::authentication::v1::TokenRequestStatus>>,
+    pub status: Option<crate::api::authentication::v1::TokenRequestStatus>,
 }
 impl crate::serde_util::DeStruct for TokenRequest {
     const NAME: &'static str = "TokenRequest";

@@ -17,7 +17,7 @@ pub struct TokenReview {
     /// Spec holds information about the request being evaluated
     pub spec: crate::api::authentication::v1::TokenReviewSpec,
     /// Status is filled in by the server and indicates whether the request can be authenticated.
-    pub status: Option<Box<crate::api::authentication::v1::TokenReviewStatus>>,
+    pub status: Option<crate::api::authentication::v1::TokenReviewStatus>,
 }
 impl crate::serde_util::DeStruct for TokenReview {
     const NAME: &'static str = "TokenReview";

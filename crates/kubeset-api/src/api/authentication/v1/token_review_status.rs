@@ -11,7 +11,7 @@ pub struct TokenReviewStatus {
     /// Error indicates that the token couldn't be checked
     pub error: Option<String>,
     /// User is the UserInfo associated with the provided token.
-    pub user: Option<Box<crate::api::authentication::v1::UserInfo>>,
+    pub user: Option<crate::api::authentication::v1::UserInfo>,
 }
 impl crate::serde_util::DeStruct for TokenReviewStatus {
     const NAME: &'static str = "TokenReviewStatus";

@@ -17,7 +17,7 @@ pub struct LocalSubjectAccessReview {
     /// Spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
-    pub status: Option<Box<crate::api::authorization::v1::SubjectAccessReviewStatus>>,
+    pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
 }
 impl crate::serde_util::DeStruct for LocalSubjectAccessReview {
     const NAME: &'static str = "LocalSubjectAccessReview";

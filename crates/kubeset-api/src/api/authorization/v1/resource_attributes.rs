@@ -5,15 +5,11 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceAttributes {
     /// fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.
-    pub field_selector: Option<
-        Box<crate::api::authorization::v1::FieldSelectorAttributes>,
-    >,
+    pub field_selector: Option<crate::api::authorization::v1::FieldSelectorAttributes>,
     /// Group is the API Group of the Resource.  "*" means all.
     pub group: Option<String>,
     /// labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.
-    pub label_selector: Option<
-        Box<crate::api::authorization::v1::LabelSelectorAttributes>,
-    >,
+    pub label_selector: Option<crate::api::authorization::v1::LabelSelectorAttributes>,
     /// Name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
     pub name: Option<String>,
     /// Namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces "" (empty) is defaulted for LocalSubjectAccessReviews "" (empty) is empty for cluster-scoped resources "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview

@@ -17,7 +17,7 @@ pub struct SelfSubjectAccessReview {
     /// Spec holds information about the request being evaluated.  user and groups must be empty
     pub spec: crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
-    pub status: Option<Box<crate::api::authorization::v1::SubjectAccessReviewStatus>>,
+    pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
 }
 impl crate::serde_util::DeStruct for SelfSubjectAccessReview {
     const NAME: &'static str = "SelfSubjectAccessReview";

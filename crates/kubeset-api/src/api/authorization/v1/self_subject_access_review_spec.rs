@@ -6,12 +6,10 @@
 pub struct SelfSubjectAccessReviewSpec {
     /// NonResourceAttributes describes information for a non-resource access request
     pub non_resource_attributes: Option<
-        Box<crate::api::authorization::v1::NonResourceAttributes>,
+        crate::api::authorization::v1::NonResourceAttributes,
     >,
     /// ResourceAuthorizationAttributes describes information for a resource access request
-    pub resource_attributes: Option<
-        Box<crate::api::authorization::v1::ResourceAttributes>,
-    >,
+    pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
 }
 impl crate::serde_util::DeStruct for SelfSubjectAccessReviewSpec {
     const NAME: &'static str = "SelfSubjectAccessReviewSpec";

@@ -17,7 +17,7 @@ pub struct SelfSubjectRulesReview {
     /// Spec holds information about the request being evaluated.
     pub spec: crate::api::authorization::v1::SelfSubjectRulesReviewSpec,
     /// Status is filled in by the server and indicates the set of actions a user can perform.
-    pub status: Option<Box<crate::api::authorization::v1::SubjectRulesReviewStatus>>,
+    pub status: Option<crate::api::authorization::v1::SubjectRulesReviewStatus>,
 }
 impl crate::serde_util::DeStruct for SelfSubjectRulesReview {
     const NAME: &'static str = "SelfSubjectRulesReview";

@@ -17,7 +17,7 @@ pub struct SubjectAccessReview {
     /// Spec holds information about the request being evaluated
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// Status is filled in by the server and indicates whether the request is allowed or not
-    pub status: Option<Box<crate::api::authorization::v1::SubjectAccessReviewStatus>>,
+    pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
 }
 impl crate::serde_util::DeStruct for SubjectAccessReview {
     const NAME: &'static str = "SubjectAccessReview";

@@ -10,12 +10,10 @@ pub struct SubjectAccessReviewSpec {
     pub groups: Option<Vec<String>>,
     /// NonResourceAttributes describes information for a non-resource access request
     pub non_resource_attributes: Option<
-        Box<crate::api::authorization::v1::NonResourceAttributes>,
+        crate::api::authorization::v1::NonResourceAttributes,
     >,
     /// ResourceAuthorizationAttributes describes information for a resource access request
-    pub resource_attributes: Option<
-        Box<crate::api::authorization::v1::ResourceAttributes>,
-    >,
+    pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
     /// UID information about the requesting user.
     pub uid: Option<String>,
     /// User is the user you're testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups

@@ -15,9 +15,9 @@ pub struct HorizontalPodAutoscaler {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    pub spec: Option<Box<crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec>>,
+    pub spec: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec>,
     /// status is the current information about the autoscaler.
-    pub status: Option<Box<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>>,
+    pub status: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>,
 }
 impl crate::serde_util::DeStruct for HorizontalPodAutoscaler {
     const NAME: &'static str = "HorizontalPodAutoscaler";

@@ -15,9 +15,9 @@ pub struct HorizontalPodAutoscaler {
     /// metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    pub spec: Option<Box<crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec>>,
+    pub spec: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec>,
     /// status is the current information about the autoscaler.
-    pub status: Option<Box<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>>,
+    pub status: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
 }
 impl crate::serde_util::DeStruct for HorizontalPodAutoscaler {
     const NAME: &'static str = "HorizontalPodAutoscaler";

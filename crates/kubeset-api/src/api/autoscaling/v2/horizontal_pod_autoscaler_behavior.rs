@@ -5,12 +5,12 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).
-    pub scale_down: Option<Box<crate::api::autoscaling::v2::HPAScalingRules>>,
+    pub scale_down: Option<crate::api::autoscaling::v2::HPAScalingRules>,
     /// scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:
     ///   * increase no more than 4 pods per 60 seconds
     ///   * double the number of pods per 60 seconds
     /// No stabilization is used.
-    pub scale_up: Option<Box<crate::api::autoscaling::v2::HPAScalingRules>>,
+    pub scale_up: Option<crate::api::autoscaling::v2::HPAScalingRules>,
 }
 impl crate::serde_util::DeStruct for HorizontalPodAutoscalerBehavior {
     const NAME: &'static str = "HorizontalPodAutoscalerBehavior";

@@ -7,7 +7,7 @@ pub struct MetricIdentifier {
     /// name is the name of the given metric
     pub name: String,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.
-    pub selector: Option<Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>>,
+    pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 impl crate::serde_util::DeStruct for MetricIdentifier {
     const NAME: &'static str = "MetricIdentifier";

@@ -6,16 +6,16 @@
 pub struct MetricSpec {
     /// containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
     pub container_resource: Option<
-        Box<crate::api::autoscaling::v2::ContainerResourceMetricSource>,
+        crate::api::autoscaling::v2::ContainerResourceMetricSource,
     >,
     /// external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-    pub external: Option<Box<crate::api::autoscaling::v2::ExternalMetricSource>>,
+    pub external: Option<crate::api::autoscaling::v2::ExternalMetricSource>,
     /// object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).
-    pub object: Option<Box<crate::api::autoscaling::v2::ObjectMetricSource>>,
+    pub object: Option<crate::api::autoscaling::v2::ObjectMetricSource>,
     /// pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.
-    pub pods: Option<Box<crate::api::autoscaling::v2::PodsMetricSource>>,
+    pub pods: Option<crate::api::autoscaling::v2::PodsMetricSource>,
     /// resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    pub resource: Option<Box<crate::api::autoscaling::v2::ResourceMetricSource>>,
+    pub resource: Option<crate::api::autoscaling::v2::ResourceMetricSource>,
     /// type is the type of metric source.  It should be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
     pub type_: String,
 }

@@ -6,16 +6,16 @@
 pub struct MetricStatus {
     /// container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
     pub container_resource: Option<
-        Box<crate::api::autoscaling::v2::ContainerResourceMetricStatus>,
+        crate::api::autoscaling::v2::ContainerResourceMetricStatus,
     >,
     /// external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-    pub external: Option<Box<crate::api::autoscaling::v2::ExternalMetricStatus>>,
+    pub external: Option<crate::api::autoscaling::v2::ExternalMetricStatus>,
     /// object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).
-    pub object: Option<Box<crate::api::autoscaling::v2::ObjectMetricStatus>>,
+    pub object: Option<crate::api::autoscaling::v2::ObjectMetricStatus>,
     /// pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.
-    pub pods: Option<Box<crate::api::autoscaling::v2::PodsMetricStatus>>,
+    pub pods: Option<crate::api::autoscaling::v2::PodsMetricStatus>,
     /// resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    pub resource: Option<Box<crate::api::autoscaling::v2::ResourceMetricStatus>>,
+    pub resource: Option<crate::api::autoscaling::v2::ResourceMetricStatus>,
     /// type is the type of metric source.  It will be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
     pub type_: String,
 }

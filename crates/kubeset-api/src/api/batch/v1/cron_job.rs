@@ -15,9 +15,9 @@ pub struct CronJob {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::batch::v1::CronJobSpec>>,
+    pub spec: Option<crate::api::batch::v1::CronJobSpec>,
     /// Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::batch::v1::CronJobStatus>>,
+    pub status: Option<crate::api::batch::v1::CronJobStatus>,
 }
 impl crate::serde_util::DeStruct for CronJob {
     const NAME: &'static str = "CronJob";

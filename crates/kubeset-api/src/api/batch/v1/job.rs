@@ -15,9 +15,9 @@ pub struct Job {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::batch::v1::JobSpec>>,
+    pub spec: Option<crate::api::batch::v1::JobSpec>,
     /// Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::batch::v1::JobStatus>>,
+    pub status: Option<crate::api::batch::v1::JobStatus>,
 }
 impl crate::serde_util::DeStruct for Job {
     const NAME: &'static str = "Job";

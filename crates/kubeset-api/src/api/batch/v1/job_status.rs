@@ -41,7 +41,7 @@ pub struct JobStatus {
     ///
     /// Old jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.
     pub uncounted_terminated_pods: Option<
-        Box<crate::api::batch::v1::UncountedTerminatedPods>,
+        crate::api::batch::v1::UncountedTerminatedPods,
     >,
 }
 impl crate::serde_util::DeStruct for JobStatus {

@@ -7,7 +7,7 @@ pub struct JobTemplateSpec {
     /// Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::batch::v1::JobSpec>>,
+    pub spec: Option<crate::api::batch::v1::JobSpec>,
 }
 impl crate::serde_util::DeStruct for JobTemplateSpec {
     const NAME: &'static str = "JobTemplateSpec";

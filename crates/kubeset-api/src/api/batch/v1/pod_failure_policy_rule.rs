@@ -18,7 +18,7 @@ pub struct PodFailurePolicyRule {
     pub action: String,
     /// Represents the requirement on the container exit codes.
     pub on_exit_codes: Option<
-        Box<crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement>,
+        crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement,
     >,
     /// Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.
     pub on_pod_conditions: Option<

@@ -23,9 +23,7 @@ pub struct CertificateSigningRequest {
     /// spec contains the certificate request, and is immutable after creation. Only the request, signerName, expirationSeconds, and usages fields can be set on creation. Other fields are derived by Kubernetes and cannot be modified by users.
     pub spec: crate::api::certificates::v1::CertificateSigningRequestSpec,
     /// status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.
-    pub status: Option<
-        Box<crate::api::certificates::v1::CertificateSigningRequestStatus>,
-    >,
+    pub status: Option<crate::api::certificates::v1::CertificateSigningRequestStatus>,
 }
 impl crate::serde_util::DeStruct for CertificateSigningRequest {
     const NAME: &'static str = "CertificateSigningRequest";

@@ -19,9 +19,7 @@ pub struct PodCertificateRequest {
     /// spec contains the details about the certificate being requested.
     pub spec: crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     /// status contains the issued certificate, and a standard set of conditions.
-    pub status: Option<
-        Box<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
-    >,
+    pub status: Option<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
 }
 impl crate::serde_util::DeStruct for PodCertificateRequest {
     const NAME: &'static str = "PodCertificateRequest";

@@ -15,7 +15,7 @@ pub struct Lease {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::coordination::v1::LeaseSpec>>,
+    pub spec: Option<crate::api::coordination::v1::LeaseSpec>,
 }
 impl crate::serde_util::DeStruct for Lease {
     const NAME: &'static str = "Lease";

@@ -15,7 +15,7 @@ pub struct LeaseCandidate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::coordination::v1beta1::LeaseCandidateSpec>>,
+    pub spec: Option<crate::api::coordination::v1beta1::LeaseCandidateSpec>,
 }
 impl crate::serde_util::DeStruct for LeaseCandidate {
     const NAME: &'static str = "LeaseCandidate";

@@ -5,11 +5,11 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
-    pub node_affinity: Option<Box<crate::api::core::v1::NodeAffinity>>,
+    pub node_affinity: Option<crate::api::core::v1::NodeAffinity>,
     /// Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).
-    pub pod_affinity: Option<Box<crate::api::core::v1::PodAffinity>>,
+    pub pod_affinity: Option<crate::api::core::v1::PodAffinity>,
     /// Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).
-    pub pod_anti_affinity: Option<Box<crate::api::core::v1::PodAntiAffinity>>,
+    pub pod_anti_affinity: Option<crate::api::core::v1::PodAntiAffinity>,
 }
 impl crate::serde_util::DeStruct for Affinity {
     const NAME: &'static str = "Affinity";

@@ -13,7 +13,7 @@ pub struct CephFSPersistentVolumeSource {
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    pub secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     pub user: Option<String>,
 }

@@ -9,7 +9,7 @@ pub struct CinderPersistentVolumeSource {
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     pub read_only: Option<bool>,
     /// secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.
-    pub secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     pub volume_id: String,
 }

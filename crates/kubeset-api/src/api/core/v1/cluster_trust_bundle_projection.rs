@@ -5,9 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleProjection {
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
-    pub label_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    >,
+    pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
     pub name: Option<String>,
     /// If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.

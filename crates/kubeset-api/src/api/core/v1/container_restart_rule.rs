@@ -7,7 +7,7 @@ pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
     pub action: String,
     /// Represents the exit codes to check on container exits.
-    pub exit_codes: Option<Box<crate::api::core::v1::ContainerRestartRuleOnExitCodes>>,
+    pub exit_codes: Option<crate::api::core::v1::ContainerRestartRuleOnExitCodes>,
 }
 impl crate::serde_util::DeStruct for ContainerRestartRule {
     const NAME: &'static str = "ContainerRestartRule";

@@ -7,9 +7,9 @@ pub struct ContainerState {
     /// Details about a running container
     pub running: Option<crate::api::core::v1::ContainerStateRunning>,
     /// Details about a terminated container
-    pub terminated: Option<Box<crate::api::core::v1::ContainerStateTerminated>>,
+    pub terminated: Option<crate::api::core::v1::ContainerStateTerminated>,
     /// Details about a waiting container
-    pub waiting: Option<Box<crate::api::core::v1::ContainerStateWaiting>>,
+    pub waiting: Option<crate::api::core::v1::ContainerStateWaiting>,
 }
 impl crate::serde_util::DeStruct for ContainerState {
     const NAME: &'static str = "ContainerState";

@@ -20,7 +20,7 @@ pub struct ContainerStatus {
     /// ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.
     pub image_id: String,
     /// LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.
-    pub last_state: Option<Box<crate::api::core::v1::ContainerState>>,
+    pub last_state: Option<crate::api::core::v1::ContainerState>,
     /// Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
     pub name: String,
     /// Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).
@@ -28,13 +28,13 @@ pub struct ContainerStatus {
     /// The value is typically used to determine whether a container is ready to accept traffic.
     pub ready: bool,
     /// Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.
-    pub resources: Option<Box<crate::api::core::v1::ResourceRequirements>>,
+    pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.
     pub restart_count: i32,
     /// Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.
     pub started: Option<bool>,
     /// State holds details about the container's current condition.
-    pub state: Option<Box<crate::api::core::v1::ContainerState>>,
+    pub state: Option<crate::api::core::v1::ContainerState>,
     /// StopSignal reports the effective stop signal for this container
     pub stop_signal: Option<String>,
     /// User represents user identity information initially attached to the first process of the container

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.
-    pub linux: Option<Box<crate::api::core::v1::LinuxContainerUser>>,
+    pub linux: Option<crate::api::core::v1::LinuxContainerUser>,
 }
 impl crate::serde_util::DeStruct for ContainerUser {
     const NAME: &'static str = "ContainerUser";

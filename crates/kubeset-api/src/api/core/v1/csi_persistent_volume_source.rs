@@ -5,21 +5,19 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIPersistentVolumeSource {
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    pub controller_expand_secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub controller_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    pub controller_publish_secret_ref: Option<
-        Box<crate::api::core::v1::SecretReference>,
-    >,
+    pub controller_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// driver is the name of the driver to use for this volume. Required.
     pub driver: String,
     /// fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs".
     pub fs_type: Option<String>,
     /// nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    pub node_expand_secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub node_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    pub node_publish_secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub node_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    pub node_stage_secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub node_stage_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).
     pub read_only: Option<bool>,
     /// volumeAttributes of the volume to publish.

@@ -5,13 +5,13 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIVolumeFile {
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
-    pub field_ref: Option<Box<crate::api::core::v1::ObjectFieldSelector>>,
+    pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     pub mode: Option<i32>,
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
     pub path: String,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
-    pub resource_field_ref: Option<Box<crate::api::core::v1::ResourceFieldSelector>>,
+    pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
 }
 impl crate::serde_util::DeStruct for DownwardAPIVolumeFile {
     const NAME: &'static str = "DownwardAPIVolumeFile";

@@ -11,7 +11,7 @@ pub struct EndpointAddress {
     /// Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.
     pub node_name: Option<String>,
     /// Reference to object providing the endpoint.
-    pub target_ref: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub target_ref: Option<crate::api::core::v1::ObjectReference>,
 }
 impl crate::serde_util::DeStruct for EndpointAddress {
     const NAME: &'static str = "EndpointAddress";

@@ -9,7 +9,7 @@ pub struct EnvVar {
     /// Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to "".
     pub value: Option<String>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
-    pub value_from: Option<Box<crate::api::core::v1::EnvVarSource>>,
+    pub value_from: Option<crate::api::core::v1::EnvVarSource>,
 }
 impl crate::serde_util::DeStruct for EnvVar {
     const NAME: &'static str = "EnvVar";

@@ -5,15 +5,15 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvVarSource {
     /// Selects a key of a ConfigMap.
-    pub config_map_key_ref: Option<Box<crate::api::core::v1::ConfigMapKeySelector>>,
+    pub config_map_key_ref: Option<crate::api::core::v1::ConfigMapKeySelector>,
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-    pub field_ref: Option<Box<crate::api::core::v1::ObjectFieldSelector>>,
+    pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
-    pub file_key_ref: Option<Box<crate::api::core::v1::FileKeySelector>>,
+    pub file_key_ref: Option<crate::api::core::v1::FileKeySelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-    pub resource_field_ref: Option<Box<crate::api::core::v1::ResourceFieldSelector>>,
+    pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Selects a key of a secret in the pod's namespace
-    pub secret_key_ref: Option<Box<crate::api::core::v1::SecretKeySelector>>,
+    pub secret_key_ref: Option<crate::api::core::v1::SecretKeySelector>,
 }
 impl crate::serde_util::DeStruct for EnvVarSource {
     const NAME: &'static str = "EnvVarSource";

@@ -19,27 +19,27 @@ pub struct EphemeralContainer {
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
     pub image_pull_policy: Option<String>,
     /// Lifecycle is not allowed for ephemeral containers.
-    pub lifecycle: Option<Box<crate::api::core::v1::Lifecycle>>,
+    pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Probes are not allowed for ephemeral containers.
-    pub liveness_probe: Option<Box<crate::api::core::v1::Probe>>,
+    pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
     pub name: String,
     /// Ports are not allowed for ephemeral containers.
     pub ports: Option<Vec<crate::api::core::v1::ContainerPort>>,
     /// Probes are not allowed for ephemeral containers.
-    pub readiness_probe: Option<Box<crate::api::core::v1::Probe>>,
+    pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Resources resize policy for the container.
     pub resize_policy: Option<Vec<crate::api::core::v1::ContainerResizePolicy>>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.
-    pub resources: Option<Box<crate::api::core::v1::ResourceRequirements>>,
+    pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
     pub restart_policy_rules: Option<Vec<crate::api::core::v1::ContainerRestartRule>>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
-    pub security_context: Option<Box<crate::api::core::v1::SecurityContext>>,
+    pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Probes are not allowed for ephemeral containers.
-    pub startup_probe: Option<Box<crate::api::core::v1::Probe>>,
+    pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false

@@ -12,7 +12,7 @@ pub struct EphemeralVolumeSource {
     ///
     /// Required, must not be nil.
     pub volume_claim_template: Option<
-        Box<crate::api::core::v1::PersistentVolumeClaimTemplate>,
+        crate::api::core::v1::PersistentVolumeClaimTemplate,
     >,
 }
 impl crate::serde_util::DeStruct for EphemeralVolumeSource {

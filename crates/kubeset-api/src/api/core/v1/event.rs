@@ -31,7 +31,7 @@ pub struct Event {
     /// This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
     pub reason: Option<String>,
     /// Optional secondary object for more complex actions.
-    pub related: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub related: Option<crate::api::core::v1::ObjectReference>,
     /// Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
     pub reporting_component: Option<String>,
     /// ID of the controller instance, e.g. `kubelet-xyzf`.
@@ -39,7 +39,7 @@ pub struct Event {
     /// Data about the Event series this event represents or nil if it's a singleton Event.
     pub series: Option<crate::api::core::v1::EventSeries>,
     /// The component reporting this event. Should be a short machine understandable string.
-    pub source: Option<Box<crate::api::core::v1::EventSource>>,
+    pub source: Option<crate::api::core::v1::EventSource>,
     /// Type of this event (Normal, Warning), new types could be added in the future
     pub type_: Option<String>,
 }

@@ -13,7 +13,7 @@ pub struct FlexPersistentVolumeSource {
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     pub read_only: Option<bool>,
     /// secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    pub secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub secret_ref: Option<crate::api::core::v1::SecretReference>,
 }
 impl crate::serde_util::DeStruct for FlexPersistentVolumeSource {
     const NAME: &'static str = "FlexPersistentVolumeSource";

@@ -23,7 +23,7 @@ pub struct ISCSIPersistentVolumeSource {
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
     pub read_only: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    pub secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
     pub target_portal: String,
 }

@@ -7,11 +7,11 @@ pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    pub http_get: Option<Box<crate::api::core::v1::HTTPGetAction>>,
+    pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Sleep represents a duration that the container should sleep.
     pub sleep: Option<crate::api::core::v1::SleepAction>,
     /// Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.
-    pub tcp_socket: Option<Box<crate::api::core::v1::TCPSocketAction>>,
+    pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
 }
 impl crate::serde_util::DeStruct for LifecycleHandler {
     const NAME: &'static str = "LifecycleHandler";

@@ -17,7 +17,7 @@ pub struct Namespace {
     /// Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: Option<crate::api::core::v1::NamespaceSpec>,
     /// Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::NamespaceStatus>>,
+    pub status: Option<crate::api::core::v1::NamespaceStatus>,
 }
 impl crate::serde_util::DeStruct for Namespace {
     const NAME: &'static str = "Namespace";

@@ -15,9 +15,9 @@ pub struct Node {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::NodeSpec>>,
+    pub spec: Option<crate::api::core::v1::NodeSpec>,
     /// Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::NodeStatus>>,
+    pub status: Option<crate::api::core::v1::NodeStatus>,
 }
 impl crate::serde_util::DeStruct for Node {
     const NAME: &'static str = "Node";

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
-    pub config_map: Option<Box<crate::api::core::v1::ConfigMapNodeConfigSource>>,
+    pub config_map: Option<crate::api::core::v1::ConfigMapNodeConfigSource>,
 }
 impl crate::serde_util::DeStruct for NodeConfigSource {
     const NAME: &'static str = "NodeConfigSource";

@@ -23,7 +23,7 @@ pub struct NodeStatus {
     /// Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition
     pub conditions: Option<Vec<crate::api::core::v1::NodeCondition>>,
     /// Status of the config assigned to the node via the dynamic Kubelet config feature.
-    pub config: Option<Box<crate::api::core::v1::NodeConfigStatus>>,
+    pub config: Option<crate::api::core::v1::NodeConfigStatus>,
     /// Endpoints of daemons running on the Node.
     pub daemon_endpoints: Option<crate::api::core::v1::NodeDaemonEndpoints>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
@@ -33,7 +33,7 @@ pub struct NodeStatus {
     /// List of container images on this node
     pub images: Option<Vec<crate::api::core::v1::ContainerImage>>,
     /// Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info
-    pub node_info: Option<Box<crate::api::core::v1::NodeSystemInfo>>,
+    pub node_info: Option<crate::api::core::v1::NodeSystemInfo>,
     /// NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.
     pub phase: Option<String>,
     /// The available runtime handlers.

@@ -15,9 +15,9 @@ pub struct PersistentVolume {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    pub spec: Option<Box<crate::api::core::v1::PersistentVolumeSpec>>,
+    pub spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    pub status: Option<Box<crate::api::core::v1::PersistentVolumeStatus>>,
+    pub status: Option<crate::api::core::v1::PersistentVolumeStatus>,
 }
 impl crate::serde_util::DeStruct for PersistentVolume {
     const NAME: &'static str = "PersistentVolume";

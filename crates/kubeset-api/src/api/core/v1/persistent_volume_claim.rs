@@ -15,9 +15,9 @@ pub struct PersistentVolumeClaim {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    pub spec: Option<Box<crate::api::core::v1::PersistentVolumeClaimSpec>>,
+    pub spec: Option<crate::api::core::v1::PersistentVolumeClaimSpec>,
     /// status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    pub status: Option<Box<crate::api::core::v1::PersistentVolumeClaimStatus>>,
+    pub status: Option<crate::api::core::v1::PersistentVolumeClaimStatus>,
 }
 impl crate::serde_util::DeStruct for PersistentVolumeClaim {
     const NAME: &'static str = "PersistentVolumeClaim";

@@ -62,7 +62,7 @@ pub struct PersistentVolumeClaimStatus {
     /// currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
     pub current_volume_attributes_class_name: Option<String>,
     /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.
-    pub modify_volume_status: Option<Box<crate::api::core::v1::ModifyVolumeStatus>>,
+    pub modify_volume_status: Option<crate::api::core::v1::ModifyVolumeStatus>,
     /// phase represents the current phase of PersistentVolumeClaim.
     pub phase: Option<String>,
 }

@@ -8,12 +8,12 @@ pub struct PersistentVolumeSpec {
     pub access_modes: Option<Vec<String>>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
     pub aws_elastic_block_store: Option<
-        Box<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
+        crate::api::core::v1::AWSElasticBlockStoreVolumeSource,
     >,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    pub azure_disk: Option<Box<crate::api::core::v1::AzureDiskVolumeSource>>,
+    pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    pub azure_file: Option<Box<crate::api::core::v1::AzureFilePersistentVolumeSource>>,
+    pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
     pub capacity: Option<
         std::collections::BTreeMap<
@@ -22,63 +22,59 @@ pub struct PersistentVolumeSpec {
         >,
     >,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    pub cephfs: Option<Box<crate::api::core::v1::CephFSPersistentVolumeSource>>,
+    pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    pub cinder: Option<Box<crate::api::core::v1::CinderPersistentVolumeSource>>,
+    pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding
-    pub claim_ref: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub claim_ref: Option<crate::api::core::v1::ObjectReference>,
     /// csi represents storage that is handled by an external CSI driver.
-    pub csi: Option<Box<crate::api::core::v1::CSIPersistentVolumeSource>>,
+    pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    pub fc: Option<Box<crate::api::core::v1::FCVolumeSource>>,
+    pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    pub flex_volume: Option<Box<crate::api::core::v1::FlexPersistentVolumeSource>>,
+    pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    pub flocker: Option<Box<crate::api::core::v1::FlockerVolumeSource>>,
+    pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    pub gce_persistent_disk: Option<
-        Box<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
-    >,
+    pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md
-    pub glusterfs: Option<Box<crate::api::core::v1::GlusterfsPersistentVolumeSource>>,
+    pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    pub host_path: Option<Box<crate::api::core::v1::HostPathVolumeSource>>,
+    pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.
-    pub iscsi: Option<Box<crate::api::core::v1::ISCSIPersistentVolumeSource>>,
+    pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
-    pub local: Option<Box<crate::api::core::v1::LocalVolumeSource>>,
+    pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
     pub mount_options: Option<Vec<String>>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    pub nfs: Option<Box<crate::api::core::v1::NFSVolumeSource>>,
+    pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.
     pub node_affinity: Option<crate::api::core::v1::VolumeNodeAffinity>,
     /// persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
     pub persistent_volume_reclaim_policy: Option<String>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
     pub photon_persistent_disk: Option<
-        Box<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
+        crate::api::core::v1::PhotonPersistentDiskVolumeSource,
     >,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.
-    pub portworx_volume: Option<Box<crate::api::core::v1::PortworxVolumeSource>>,
+    pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    pub quobyte: Option<Box<crate::api::core::v1::QuobyteVolumeSource>>,
+    pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md
-    pub rbd: Option<Box<crate::api::core::v1::RBDPersistentVolumeSource>>,
+    pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    pub scale_io: Option<Box<crate::api::core::v1::ScaleIOPersistentVolumeSource>>,
+    pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
     pub storage_class_name: Option<String>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md
-    pub storageos: Option<Box<crate::api::core::v1::StorageOSPersistentVolumeSource>>,
+    pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.
     pub volume_attributes_class_name: Option<String>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
     pub volume_mode: Option<String>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    pub vsphere_volume: Option<
-        Box<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
-    >,
+    pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
 }
 impl crate::serde_util::DeStruct for PersistentVolumeSpec {
     const NAME: &'static str = "PersistentVolumeSpec";

@@ -15,9 +15,9 @@ pub struct Pod {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::PodSpec>>,
+    pub spec: Option<crate::api::core::v1::PodSpec>,
     /// Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::PodStatus>>,
+    pub status: Option<crate::api::core::v1::PodStatus>,
 }
 impl crate::serde_util::DeStruct for Pod {
     const NAME: &'static str = "Pod";

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSecurityContext {
     /// appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    pub app_armor_profile: Option<Box<crate::api::core::v1::AppArmorProfile>>,
+    pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:
     ///
     /// 1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----
@@ -33,9 +33,9 @@ pub struct PodSecurityContext {
     /// All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
     pub se_linux_change_policy: Option<String>,
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    pub se_linux_options: Option<Box<crate::api::core::v1::SELinuxOptions>>,
+    pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    pub seccomp_profile: Option<Box<crate::api::core::v1::SeccompProfile>>,
+    pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
     pub supplemental_groups: Option<Vec<i64>>,
     /// Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.
@@ -43,9 +43,7 @@ pub struct PodSecurityContext {
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
     pub sysctls: Option<Vec<crate::api::core::v1::Sysctl>>,
     /// The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    pub windows_options: Option<
-        Box<crate::api::core::v1::WindowsSecurityContextOptions>,
-    >,
+    pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
 }
 impl crate::serde_util::DeStruct for PodSecurityContext {
     const NAME: &'static str = "PodSecurityContext";

@@ -13,7 +13,7 @@ pub struct PodSpec {
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
     pub containers: Vec<crate::api::core::v1::Container>,
     /// Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.
-    pub dns_config: Option<Box<crate::api::core::v1::PodDNSConfig>>,
+    pub dns_config: Option<crate::api::core::v1::PodDNSConfig>,
     /// Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.
     pub dns_policy: Option<String>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
@@ -76,7 +76,7 @@ pub struct PodSpec {
     /// This field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.
     ///
     /// This is an alpha field and requires enabling the PodLevelResources feature gate.
-    pub resources: Option<Box<crate::api::core::v1::ResourceRequirements>>,
+    pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
     pub restart_policy: Option<String>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class
@@ -88,7 +88,7 @@ pub struct PodSpec {
     /// SchedulingGates can only be set at pod creation time, and be removed only afterwards.
     pub scheduling_gates: Option<Vec<crate::api::core::v1::PodSchedulingGate>>,
     /// SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.
-    pub security_context: Option<Box<crate::api::core::v1::PodSecurityContext>>,
+    pub security_context: Option<crate::api::core::v1::PodSecurityContext>,
     /// DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.
     pub service_account: Option<String>,
     /// ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
@@ -110,7 +110,7 @@ pub struct PodSpec {
     /// List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes
     pub volumes: Option<Vec<crate::api::core::v1::Volume>>,
     /// WorkloadRef provides a reference to the Workload object that this Pod belongs to. This field is used by the scheduler to identify the PodGroup and apply the correct group scheduling policies. The Workload object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a Workload object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.
-    pub workload_ref: Option<Box<crate::api::core::v1::WorkloadReference>>,
+    pub workload_ref: Option<crate::api::core::v1::WorkloadReference>,
 }
 impl crate::serde_util::DeStruct for PodSpec {
     const NAME: &'static str = "PodSpec";

@@ -19,7 +19,7 @@ pub struct PodStatus {
     pub ephemeral_container_statuses: Option<Vec<crate::api::core::v1::ContainerStatus>>,
     /// Status of extended resource claim backed by DRA.
     pub extended_resource_claim_status: Option<
-        Box<crate::api::core::v1::PodExtendedResourceClaimStatus>,
+        crate::api::core::v1::PodExtendedResourceClaimStatus,
     >,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
     pub host_ip: Option<String>,
@@ -54,7 +54,7 @@ pub struct PodStatus {
         Vec<crate::api::core::v1::PodResourceClaimStatus>,
     >,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
-    pub resources: Option<Box<crate::api::core::v1::ResourceRequirements>>,
+    pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
     pub start_time: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
 }

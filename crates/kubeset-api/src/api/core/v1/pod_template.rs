@@ -15,7 +15,7 @@ pub struct PodTemplate {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub template: Option<Box<crate::api::core::v1::PodTemplateSpec>>,
+    pub template: Option<crate::api::core::v1::PodTemplateSpec>,
 }
 impl crate::serde_util::DeStruct for PodTemplate {
     const NAME: &'static str = "PodTemplate";

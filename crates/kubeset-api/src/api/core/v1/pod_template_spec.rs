@@ -7,7 +7,7 @@ pub struct PodTemplateSpec {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::PodSpec>>,
+    pub spec: Option<crate::api::core::v1::PodSpec>,
 }
 impl crate::serde_util::DeStruct for PodTemplateSpec {
     const NAME: &'static str = "PodTemplateSpec";

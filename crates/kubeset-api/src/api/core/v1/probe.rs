@@ -11,7 +11,7 @@ pub struct Probe {
     /// GRPC specifies a GRPC HealthCheckRequest.
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    pub http_get: Option<Box<crate::api::core::v1::HTTPGetAction>>,
+    pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
     pub initial_delay_seconds: Option<i32>,
     /// How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.
@@ -19,7 +19,7 @@ pub struct Probe {
     /// Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
     pub success_threshold: Option<i32>,
     /// TCPSocket specifies a connection to a TCP port.
-    pub tcp_socket: Option<Box<crate::api::core::v1::TCPSocketAction>>,
+    pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.
     pub termination_grace_period_seconds: Option<i64>,
     /// Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes

@@ -17,7 +17,7 @@ pub struct RBDPersistentVolumeSource {
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     pub read_only: Option<bool>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    pub secret_ref: Option<Box<crate::api::core::v1::SecretReference>>,
+    pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     pub user: Option<String>,
 }

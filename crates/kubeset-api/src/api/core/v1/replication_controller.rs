@@ -15,9 +15,9 @@ pub struct ReplicationController {
     /// If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::ReplicationControllerSpec>>,
+    pub spec: Option<crate::api::core::v1::ReplicationControllerSpec>,
     /// Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::ReplicationControllerStatus>>,
+    pub status: Option<crate::api::core::v1::ReplicationControllerStatus>,
 }
 impl crate::serde_util::DeStruct for ReplicationController {
     const NAME: &'static str = "ReplicationController";

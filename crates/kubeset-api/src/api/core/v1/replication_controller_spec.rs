@@ -11,7 +11,7 @@ pub struct ReplicationControllerSpec {
     /// Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     pub selector: Option<std::collections::BTreeMap<String, String>>,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    pub template: Option<Box<crate::api::core::v1::PodTemplateSpec>>,
+    pub template: Option<crate::api::core::v1::PodTemplateSpec>,
 }
 impl crate::serde_util::DeStruct for ReplicationControllerSpec {
     const NAME: &'static str = "ReplicationControllerSpec";

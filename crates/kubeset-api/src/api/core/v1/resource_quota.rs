@@ -15,9 +15,9 @@ pub struct ResourceQuota {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::ResourceQuotaSpec>>,
+    pub spec: Option<crate::api::core::v1::ResourceQuotaSpec>,
     /// Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::ResourceQuotaStatus>>,
+    pub status: Option<crate::api::core::v1::ResourceQuotaStatus>,
 }
 impl crate::serde_util::DeStruct for ResourceQuota {
     const NAME: &'static str = "ResourceQuota";

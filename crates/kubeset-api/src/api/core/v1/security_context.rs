@@ -7,9 +7,9 @@ pub struct SecurityContext {
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
     pub allow_privilege_escalation: Option<bool>,
     /// appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.
-    pub app_armor_profile: Option<Box<crate::api::core::v1::AppArmorProfile>>,
+    pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.
-    pub capabilities: Option<Box<crate::api::core::v1::Capabilities>>,
+    pub capabilities: Option<crate::api::core::v1::Capabilities>,
     /// Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.
     pub privileged: Option<bool>,
     /// procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. This requires the ProcMountType feature flag to be enabled. Note that this field cannot be set when spec.os.name is windows.
@@ -23,13 +23,11 @@ pub struct SecurityContext {
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
     pub run_as_user: Option<i64>,
     /// The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    pub se_linux_options: Option<Box<crate::api::core::v1::SELinuxOptions>>,
+    pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.
-    pub seccomp_profile: Option<Box<crate::api::core::v1::SeccompProfile>>,
+    pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    pub windows_options: Option<
-        Box<crate::api::core::v1::WindowsSecurityContextOptions>,
-    >,
+    pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
 }
 impl crate::serde_util::DeStruct for SecurityContext {
     const NAME: &'static str = "SecurityContext";

@@ -15,9 +15,9 @@ pub struct Service {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::core::v1::ServiceSpec>>,
+    pub spec: Option<crate::api::core::v1::ServiceSpec>,
     /// Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub status: Option<Box<crate::api::core::v1::ServiceStatus>>,
+    pub status: Option<crate::api::core::v1::ServiceStatus>,
 }
 impl crate::serde_util::DeStruct for Service {
     const NAME: &'static str = "Service";

@@ -9,7 +9,7 @@ pub struct StorageOSPersistentVolumeSource {
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    pub secret_ref: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub secret_ref: Option<crate::api::core::v1::ObjectReference>,
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.

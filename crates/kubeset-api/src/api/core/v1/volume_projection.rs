@@ -11,11 +11,9 @@ pub struct VolumeProjection {
     /// ClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.
     ///
     /// Kubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.
-    pub cluster_trust_bundle: Option<
-        Box<crate::api::core::v1::ClusterTrustBundleProjection>,
-    >,
+    pub cluster_trust_bundle: Option<crate::api::core::v1::ClusterTrustBundleProjection>,
     /// configMap information about the configMap data to project
-    pub config_map: Option<Box<crate::api::core::v1::ConfigMapProjection>>,
+    pub config_map: Option<crate::api::core::v1::ConfigMapProjection>,
     /// downwardAPI information about the downwardAPI data to project
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjection>,
     /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.
@@ -31,12 +29,12 @@ pub struct VolumeProjection {
     /// Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.
     ///
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
-    pub pod_certificate: Option<Box<crate::api::core::v1::PodCertificateProjection>>,
+    pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjection>,
     /// secret information about the secret data to project
-    pub secret: Option<Box<crate::api::core::v1::SecretProjection>>,
+    pub secret: Option<crate::api::core::v1::SecretProjection>,
     /// serviceAccountToken is information about the serviceAccountToken data to project
     pub service_account_token: Option<
-        Box<crate::api::core::v1::ServiceAccountTokenProjection>,
+        crate::api::core::v1::ServiceAccountTokenProjection,
     >,
 }
 impl crate::serde_util::DeStruct for VolumeProjection {

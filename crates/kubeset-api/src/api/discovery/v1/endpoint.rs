@@ -11,13 +11,13 @@ pub struct Endpoint {
     /// deprecatedTopology contains topology information part of the v1beta1 API. This field is deprecated, and will be removed when the v1beta1 API is removed (no sooner than kubernetes v1.24).  While this field can hold values, it is not writable through the v1 API, and any attempts to write to it will be silently ignored. Topology information can be found in the zone and nodeName fields instead.
     pub deprecated_topology: Option<std::collections::BTreeMap<String, String>>,
     /// hints contains information associated with how an endpoint should be consumed.
-    pub hints: Option<Box<crate::api::discovery::v1::EndpointHints>>,
+    pub hints: Option<crate::api::discovery::v1::EndpointHints>,
     /// hostname of this endpoint. This field may be used by consumers of endpoints to distinguish endpoints from each other (e.g. in DNS names). Multiple endpoints which use the same hostname should be considered fungible (e.g. multiple A values in DNS). Must be lowercase and pass DNS Label (RFC 1123) validation.
     pub hostname: Option<String>,
     /// nodeName represents the name of the Node hosting this endpoint. This can be used to determine endpoints local to a Node.
     pub node_name: Option<String>,
     /// targetRef is a reference to a Kubernetes object that represents this endpoint.
-    pub target_ref: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub target_ref: Option<crate::api::core::v1::ObjectReference>,
     /// zone is the name of the Zone this endpoint exists in.
     pub zone: Option<String>,
 }

@@ -25,7 +25,7 @@ pub struct Event {
         crate::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
-    pub deprecated_source: Option<Box<crate::api::core::v1::EventSource>>,
+    pub deprecated_source: Option<crate::api::core::v1::EventSource>,
     /// eventTime is the time when this Event was first observed. It is required.
     pub event_time: Option<crate::apimachinery::pkg::apis::meta::v1::MicroTime>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
@@ -35,9 +35,9 @@ pub struct Event {
     /// reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.
     pub reason: Option<String>,
     /// regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.
-    pub regarding: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub regarding: Option<crate::api::core::v1::ObjectReference>,
     /// related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.
-    pub related: Option<Box<crate::api::core::v1::ObjectReference>>,
+    pub related: Option<crate::api::core::v1::ObjectReference>,
     /// reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.
     pub reporting_controller: Option<String>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.

@@ -17,7 +17,7 @@ pub struct LimitedPriorityLevelConfiguration {
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
     pub lendable_percent: Option<i32>,
     /// `limitResponse` indicates what to do with requests that can not be executed right now
-    pub limit_response: Option<Box<crate::api::flowcontrol::v1::LimitResponse>>,
+    pub limit_response: Option<crate::api::flowcontrol::v1::LimitResponse>,
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:
     ///
     /// NominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)

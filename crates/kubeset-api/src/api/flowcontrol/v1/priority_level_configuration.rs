@@ -15,7 +15,7 @@ pub struct PriorityLevelConfiguration {
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// `spec` is the specification of the desired behavior of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec>>,
+    pub spec: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec>,
     /// `status` is the current status of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub status: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus>,
 }

@@ -9,7 +9,7 @@ pub struct Subject {
     /// `kind` indicates which one of the other fields is non-empty. Required
     pub kind: String,
     /// `serviceAccount` matches ServiceAccounts.
-    pub service_account: Option<Box<crate::api::flowcontrol::v1::ServiceAccountSubject>>,
+    pub service_account: Option<crate::api::flowcontrol::v1::ServiceAccountSubject>,
     /// `user` matches based on username.
     pub user: Option<crate::api::flowcontrol::v1::UserSubject>,
 }

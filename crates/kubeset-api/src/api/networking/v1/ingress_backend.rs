@@ -5,9 +5,9 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with "Service".
-    pub resource: Option<Box<crate::api::core::v1::TypedLocalObjectReference>>,
+    pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// service references a service as a backend. This is a mutually exclusive setting with "Resource".
-    pub service: Option<Box<crate::api::networking::v1::IngressServiceBackend>>,
+    pub service: Option<crate::api::networking::v1::IngressServiceBackend>,
 }
 impl crate::serde_util::DeStruct for IngressBackend {
     const NAME: &'static str = "IngressBackend";

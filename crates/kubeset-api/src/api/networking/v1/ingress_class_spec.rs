@@ -7,9 +7,7 @@ pub struct IngressClassSpec {
     /// controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. "acme.io/ingress-controller". This field is immutable.
     pub controller: Option<String>,
     /// parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.
-    pub parameters: Option<
-        Box<crate::api::networking::v1::IngressClassParametersReference>,
-    >,
+    pub parameters: Option<crate::api::networking::v1::IngressClassParametersReference>,
 }
 impl crate::serde_util::DeStruct for IngressClassSpec {
     const NAME: &'static str = "IngressClassSpec";

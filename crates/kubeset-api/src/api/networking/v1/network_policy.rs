@@ -15,7 +15,7 @@ pub struct NetworkPolicy {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec represents the specification of the desired behavior for this NetworkPolicy.
-    pub spec: Option<Box<crate::api::networking::v1::NetworkPolicySpec>>,
+    pub spec: Option<crate::api::networking::v1::NetworkPolicySpec>,
 }
 impl crate::serde_util::DeStruct for NetworkPolicy {
     const NAME: &'static str = "NetworkPolicy";

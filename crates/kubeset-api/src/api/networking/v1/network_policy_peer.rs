@@ -5,19 +5,17 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPeer {
     /// ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.
-    pub ip_block: Option<Box<crate::api::networking::v1::IPBlock>>,
+    pub ip_block: Option<crate::api::networking::v1::IPBlock>,
     /// namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.
     ///
     /// If podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.
     pub namespace_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        crate::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.
     ///
     /// If namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.
-    pub pod_selector: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    >,
+    pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 impl crate::serde_util::DeStruct for NetworkPolicyPeer {
     const NAME: &'static str = "NetworkPolicyPeer";

@@ -15,7 +15,7 @@ pub struct IPAddress {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    pub spec: Option<Box<crate::api::networking::v1beta1::IPAddressSpec>>,
+    pub spec: Option<crate::api::networking::v1beta1::IPAddressSpec>,
 }
 impl crate::serde_util::DeStruct for IPAddress {
     const NAME: &'static str = "IPAddress";

@@ -20,7 +20,7 @@ pub struct RuntimeClass {
     ///  https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/
     pub overhead: Option<crate::api::node::v1::Overhead>,
     /// scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.
-    pub scheduling: Option<Box<crate::api::node::v1::Scheduling>>,
+    pub scheduling: Option<crate::api::node::v1::Scheduling>,
 }
 impl crate::serde_util::DeStruct for RuntimeClass {
     const NAME: &'static str = "RuntimeClass";

@@ -5,9 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Eviction {
     /// DeleteOptions may be provided
-    pub delete_options: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
-    >,
+    pub delete_options: Option<crate::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
     /// ObjectMeta describes the pod that is being evicted.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 }

@@ -15,9 +15,9 @@ pub struct PodDisruptionBudget {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the desired behavior of the PodDisruptionBudget.
-    pub spec: Option<Box<crate::api::policy::v1::PodDisruptionBudgetSpec>>,
+    pub spec: Option<crate::api::policy::v1::PodDisruptionBudgetSpec>,
     /// Most recently observed status of the PodDisruptionBudget.
-    pub status: Option<Box<crate::api::policy::v1::PodDisruptionBudgetStatus>>,
+    pub status: Option<crate::api::policy::v1::PodDisruptionBudgetStatus>,
 }
 impl crate::serde_util::DeStruct for PodDisruptionBudget {
     const NAME: &'static str = "PodDisruptionBudget";

@@ -9,7 +9,7 @@ pub struct PodDisruptionBudgetSpec {
     /// An eviction is allowed if at least "minAvailable" pods selected by "selector" will still be available after the eviction, i.e. even in the absence of the evicted pod.  So for example you can prevent all voluntary evictions by specifying "100%".
     pub min_available: Option<crate::apimachinery::pkg::util::intstr::IntOrString>,
     /// Label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace.
-    pub selector: Option<Box<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>>,
+    pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction. Current implementation considers healthy pods, as pods that have status.conditions item with type="Ready",status="True".
     ///
     /// Valid policies are IfHealthyBudget and AlwaysAllow. If no policy is specified, the default behavior will be used, which corresponds to the IfHealthyBudget policy.

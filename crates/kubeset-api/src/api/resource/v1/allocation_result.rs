@@ -9,7 +9,7 @@ pub struct AllocationResult {
     /// This is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.
     pub allocation_timestamp: Option<crate::apimachinery::pkg::apis::meta::v1::Time>,
     /// Devices is the result of allocating devices.
-    pub devices: Option<Box<crate::api::resource::v1::DeviceAllocationResult>>,
+    pub devices: Option<crate::api::resource::v1::DeviceAllocationResult>,
     /// NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
 }

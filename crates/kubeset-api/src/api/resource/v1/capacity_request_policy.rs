@@ -15,7 +15,7 @@ pub struct CapacityRequestPolicy {
     /// If the requested amount does not fall within the defined range, the request violates the policy, and this device cannot be allocated.
     ///
     /// If the request doesn't contain this capacity entry, Default value is used.
-    pub valid_range: Option<Box<crate::api::resource::v1::CapacityRequestPolicyRange>>,
+    pub valid_range: Option<crate::api::resource::v1::CapacityRequestPolicyRange>,
     /// ValidValues defines a set of acceptable quantity values in consuming requests.
     ///
     /// Must not contain more than 10 entries. Must be sorted in ascending order.

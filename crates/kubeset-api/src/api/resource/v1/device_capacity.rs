@@ -9,7 +9,7 @@ pub struct DeviceCapacity {
     /// The Device must have allowMultipleAllocations set to true in order to set a requestPolicy.
     ///
     /// If unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.
-    pub request_policy: Option<Box<crate::api::resource::v1::CapacityRequestPolicy>>,
+    pub request_policy: Option<crate::api::resource::v1::CapacityRequestPolicy>,
     /// Value defines how much of a certain capacity that device has.
     ///
     /// This field reflects the fixed total capacity and does not change. The consumed amount is tracked separately by scheduler and does not affect this value.

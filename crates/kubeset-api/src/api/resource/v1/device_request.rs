@@ -7,7 +7,7 @@ pub struct DeviceRequest {
     /// Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.
     ///
     /// One of Exactly or FirstAvailable must be set.
-    pub exactly: Option<Box<crate::api::resource::v1::ExactDeviceRequest>>,
+    pub exactly: Option<crate::api::resource::v1::ExactDeviceRequest>,
     /// FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one can not be used.
     ///
     /// DRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.
-    pub allocation: Option<Box<crate::api::resource::v1::AllocationResult>>,
+    pub allocation: Option<crate::api::resource::v1::AllocationResult>,
     /// Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.
     pub devices: Option<Vec<crate::api::resource::v1::AllocatedDeviceStatus>>,
     /// ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started. A claim that is in use or might be in use because it has been reserved must not get deallocated.

@@ -5,9 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleSpec {
     /// DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.
-    pub device_selector: Option<
-        Box<crate::api::resource::v1alpha3::DeviceTaintSelector>,
-    >,
+    pub device_selector: Option<crate::api::resource::v1alpha3::DeviceTaintSelector>,
     /// The taint that gets applied to matching devices.
     pub taint: crate::api::resource::v1alpha3::DeviceTaint,
 }

@@ -21,7 +21,7 @@ pub struct AllocatedDeviceStatus {
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
     pub driver: String,
     /// NetworkData contains network-related information specific to the device.
-    pub network_data: Option<Box<crate::api::resource::v1beta1::NetworkDeviceData>>,
+    pub network_data: Option<crate::api::resource::v1beta1::NetworkDeviceData>,
     /// This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`).
     ///
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.

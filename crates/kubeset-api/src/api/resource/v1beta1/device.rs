@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// Basic defines one device instance.
-    pub basic: Option<Box<crate::api::resource::v1beta1::BasicDevice>>,
+    pub basic: Option<crate::api::resource::v1beta1::BasicDevice>,
     /// Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.
     pub name: String,
 }

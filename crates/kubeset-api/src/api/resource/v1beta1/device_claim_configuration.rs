@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaimConfiguration {
     /// Opaque provides driver-specific configuration parameters.
-    pub opaque: Option<Box<crate::api::resource::v1beta1::OpaqueDeviceConfiguration>>,
+    pub opaque: Option<crate::api::resource::v1beta1::OpaqueDeviceConfiguration>,
     /// Requests lists the names of requests where the configuration applies. If empty, it applies to all requests.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.

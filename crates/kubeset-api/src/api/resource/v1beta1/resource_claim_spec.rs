@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.
-    pub devices: Option<Box<crate::api::resource::v1beta1::DeviceClaim>>,
+    pub devices: Option<crate::api::resource::v1beta1::DeviceClaim>,
 }
 impl crate::serde_util::DeStruct for ResourceClaimSpec {
     const NAME: &'static str = "ResourceClaimSpec";

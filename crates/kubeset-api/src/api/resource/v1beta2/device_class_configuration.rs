@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassConfiguration {
     /// Opaque provides driver-specific configuration parameters.
-    pub opaque: Option<Box<crate::api::resource::v1beta2::OpaqueDeviceConfiguration>>,
+    pub opaque: Option<crate::api::resource::v1beta2::OpaqueDeviceConfiguration>,
 }
 impl crate::serde_util::DeStruct for DeviceClassConfiguration {
     const NAME: &'static str = "DeviceClassConfiguration";

@@ -19,7 +19,7 @@ pub struct ResourceClaim {
     /// Spec describes what is being requested and how to configure it. The spec is immutable.
     pub spec: crate::api::resource::v1beta2::ResourceClaimSpec,
     /// Status describes whether the claim is ready to use and what has been allocated.
-    pub status: Option<Box<crate::api::resource::v1beta2::ResourceClaimStatus>>,
+    pub status: Option<crate::api::resource::v1beta2::ResourceClaimStatus>,
 }
 impl crate::serde_util::DeStruct for ResourceClaim {
     const NAME: &'static str = "ResourceClaim";

@@ -6,7 +6,7 @@
 pub struct WorkloadSpec {
     /// ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. When set, it cannot be changed.
     pub controller_ref: Option<
-        Box<crate::api::scheduling::v1alpha1::TypedLocalObjectReference>,
+        crate::api::scheduling::v1alpha1::TypedLocalObjectReference,
     >,
     /// PodGroups is the list of pod groups that make up the Workload. The maximum number of pod groups is 8. This field is immutable.
     pub pod_groups: Vec<crate::api::scheduling::v1alpha1::PodGroup>,

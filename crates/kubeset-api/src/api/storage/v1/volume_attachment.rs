@@ -19,7 +19,7 @@ pub struct VolumeAttachment {
     /// spec represents specification of the desired attach/detach volume behavior. Populated by the Kubernetes system.
     pub spec: crate::api::storage::v1::VolumeAttachmentSpec,
     /// status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher.
-    pub status: Option<Box<crate::api::storage::v1::VolumeAttachmentStatus>>,
+    pub status: Option<crate::api::storage::v1::VolumeAttachmentStatus>,
 }
 impl crate::serde_util::DeStruct for VolumeAttachment {
     const NAME: &'static str = "VolumeAttachment";

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This field is beta-level and is only honored by servers that enabled the CSIMigration feature.
-    pub inline_volume_spec: Option<Box<crate::api::core::v1::PersistentVolumeSpec>>,
+    pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// persistentVolumeName represents the name of the persistent volume to attach.
     pub persistent_volume_name: Option<String>,
 }

@@ -5,13 +5,13 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    pub attach_error: Option<Box<crate::api::storage::v1::VolumeError>>,
+    pub attach_error: Option<crate::api::storage::v1::VolumeError>,
     /// attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
     pub attached: bool,
     /// attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
     pub attachment_metadata: Option<std::collections::BTreeMap<String, String>>,
     /// detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.
-    pub detach_error: Option<Box<crate::api::storage::v1::VolumeError>>,
+    pub detach_error: Option<crate::api::storage::v1::VolumeError>,
 }
 impl crate::serde_util::DeStruct for VolumeAttachmentStatus {
     const NAME: &'static str = "VolumeAttachmentStatus";

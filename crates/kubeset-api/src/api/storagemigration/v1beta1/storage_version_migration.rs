@@ -15,12 +15,10 @@ pub struct StorageVersionMigration {
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Specification of the migration.
-    pub spec: Option<
-        Box<crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec>,
-    >,
+    pub spec: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec>,
     /// Status of the migration.
     pub status: Option<
-        Box<crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus>,
+        crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus,
     >,
 }
 impl crate::serde_util::DeStruct for StorageVersionMigration {

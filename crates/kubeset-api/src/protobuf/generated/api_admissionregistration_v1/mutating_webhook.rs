@@ -22,7 +22,7 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let v = &self.side_effects;
@@ -44,7 +44,7 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
             w::put_string(buf, 10, v);
         }
         if let Some(v) = &self.object_selector {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.match_conditions {
             for v in v {
@@ -68,8 +68,20 @@ for crate::api::admissionregistration::v1::MutatingWebhook {
             }
             4 => self.failure_policy = Some(w::string(value)?),
             9 => self.match_policy = Some(w::string(value)?),
-            5 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
-            11 => w::merge_boxed(&mut self.object_selector, value, budget)?,
+            5 => {
+                w::merge(
+                    self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            11 => {
+                w::merge(
+                    self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => self.side_effects = w::string(value)?,
             7 => self.timeout_seconds = Some(w::int32(value)?),
             8 => {

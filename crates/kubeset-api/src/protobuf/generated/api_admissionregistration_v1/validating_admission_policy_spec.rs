@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.param_kind {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.match_constraints {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.validations {
             for v in v {
@@ -43,8 +43,20 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.param_kind, value, budget)?,
-            2 => w::merge_boxed(&mut self.match_constraints, value, budget)?,
+            1 => {
+                w::merge(
+                    self.param_kind.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.match_constraints.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::message(value, budget)?;
                 w::push(self.validations.get_or_insert_with(Vec::new), v, budget)?;

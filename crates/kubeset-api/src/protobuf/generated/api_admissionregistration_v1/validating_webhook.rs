@@ -22,7 +22,7 @@ for crate::api::admissionregistration::v1::ValidatingWebhook {
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let v = &self.side_effects;
@@ -41,7 +41,7 @@ for crate::api::admissionregistration::v1::ValidatingWebhook {
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.object_selector {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.match_conditions {
             for v in v {
@@ -65,8 +65,20 @@ for crate::api::admissionregistration::v1::ValidatingWebhook {
             }
             4 => self.failure_policy = Some(w::string(value)?),
             9 => self.match_policy = Some(w::string(value)?),
-            5 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
-            10 => w::merge_boxed(&mut self.object_selector, value, budget)?,
+            5 => {
+                w::merge(
+                    self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            10 => {
+                w::merge(
+                    self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => self.side_effects = w::string(value)?,
             7 => self.timeout_seconds = Some(w::int32(value)?),
             8 => {

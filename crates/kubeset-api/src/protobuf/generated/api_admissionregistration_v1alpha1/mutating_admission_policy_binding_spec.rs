@@ -11,10 +11,10 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingS
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.param_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.match_resources {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -26,8 +26,20 @@ for crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingS
         let _ = budget;
         match number {
             1 => self.policy_name = w::nonzero(w::string(value)?),
-            2 => w::merge_boxed(&mut self.param_ref, value, budget)?,
-            3 => w::merge_boxed(&mut self.match_resources, value, budget)?,
+            2 => {
+                w::merge(
+                    self.param_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.match_resources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -15,7 +15,7 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::P
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.parameter_not_found_action {
             w::put_string(buf, 4, v);
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::admissionregistration::v1alpha1::P
         match number {
             1 => self.name = w::nonzero(w::string(value)?),
             2 => self.namespace = w::nonzero(w::string(value)?),
-            3 => w::merge_boxed(&mut self.selector, value, budget)?,
+            3 => {
+                w::merge(
+                    self.selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => self.parameter_not_found_action = Some(w::string(value)?),
             _ => {}
         }

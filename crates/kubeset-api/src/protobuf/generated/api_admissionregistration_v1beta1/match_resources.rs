@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::admissionregistration::v1beta1::MatchResources {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.object_selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.resource_rules {
             for v in v {
@@ -33,8 +33,20 @@ for crate::api::admissionregistration::v1beta1::MatchResources {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
-            2 => w::merge_boxed(&mut self.object_selector, value, budget)?,
+            1 => {
+                w::merge(
+                    self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.object_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::message(value, budget)?;
                 w::push(self.resource_rules.get_or_insert_with(Vec::new), v, budget)?;

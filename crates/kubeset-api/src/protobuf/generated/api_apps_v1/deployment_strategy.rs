@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStrategy {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.rolling_update {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -22,7 +22,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::DeploymentStrategy {
         let _ = budget;
         match number {
             1 => self.type_ = w::nonzero(w::string(value)?),
-            2 => w::merge_boxed(&mut self.rolling_update, value, budget)?,
+            2 => {
+                w::merge(
+                    self.rolling_update.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

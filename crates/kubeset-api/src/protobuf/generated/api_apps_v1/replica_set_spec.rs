@@ -12,7 +12,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.template {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::apps::v1::ReplicaSetSpec {
             1 => self.replicas = Some(w::int32(value)?),
             4 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             2 => w::merge(&mut self.selector, value, budget)?,
-            3 => w::merge_boxed(&mut self.template, value, budget)?,
+            3 => {
+                w::merge(
+                    self.template.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.update_strategy {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.revision_history_limit {
             w::put_int32(buf, 8, v);
@@ -40,7 +40,7 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
             w::put_int32(buf, 9, v);
         }
         if let Some(v) = &self.persistent_volume_claim_retention_policy {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.ordinals {
             w::put_message(buf, 11, v);
@@ -67,12 +67,20 @@ impl crate::protobuf::Message for crate::api::apps::v1::StatefulSetSpec {
             }
             5 => self.service_name = Some(w::string(value)?),
             6 => self.pod_management_policy = w::nonzero(w::string(value)?),
-            7 => w::merge_boxed(&mut self.update_strategy, value, budget)?,
+            7 => {
+                w::merge(
+                    self.update_strategy.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             8 => self.revision_history_limit = Some(w::int32(value)?),
             9 => self.min_ready_seconds = w::nonzero(w::int32(value)?),
             10 => {
-                w::merge_boxed(
-                    &mut self.persistent_volume_claim_retention_policy,
+                w::merge(
+                    self
+                        .persistent_volume_claim_retention_policy
+                        .get_or_insert_with(Default::default),
                     value,
                     budget,
                 )?

@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::api::authentication::v1::SelfSubjectReviewStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.user_info {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -17,7 +17,11 @@ for crate::api::authentication::v1::SelfSubjectReviewStatus {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 1 {
-            w::merge_boxed(&mut self.user_info, value, budget)?;
+            w::merge(
+                self.user_info.get_or_insert_with(Default::default),
+                value,
+                budget,
+            )?;
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
             }
         }
         if let Some(v) = &self.bound_object_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.expiration_seconds {
             w::put_int64(buf, 4, v);
@@ -30,7 +30,13 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenRequestSp
                 w::push(&mut self.audiences, v, budget)?;
             }
             4 => self.expiration_seconds = Some(w::int64(value)?),
-            3 => w::merge_boxed(&mut self.bound_object_ref, value, budget)?,
+            3 => {
+                w::merge(
+                    self.bound_object_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

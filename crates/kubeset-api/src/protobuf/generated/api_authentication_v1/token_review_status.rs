@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
             w::put_bool(buf, 1, v);
         }
         if let Some(v) = &self.user {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -32,7 +32,7 @@ impl crate::protobuf::Message for crate::api::authentication::v1::TokenReviewSta
         let _ = budget;
         match number {
             1 => self.authenticated = w::nonzero(w::bool(value)?),
-            2 => w::merge_boxed(&mut self.user, value, budget)?,
+            2 => w::merge(self.user.get_or_insert_with(Default::default), value, budget)?,
             4 => {
                 let v = w::string(value)?;
                 w::push(self.audiences.get_or_insert_with(Vec::new), v, budget)?;

@@ -40,10 +40,10 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.field_selector {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
     }
     fn merge_field(
@@ -61,8 +61,20 @@ impl crate::protobuf::Message for crate::api::authorization::v1::ResourceAttribu
             5 => self.resource = w::nonzero(w::string(value)?),
             6 => self.subresource = w::nonzero(w::string(value)?),
             7 => self.name = w::nonzero(w::string(value)?),
-            8 => w::merge_boxed(&mut self.field_selector, value, budget)?,
-            9 => w::merge_boxed(&mut self.label_selector, value, budget)?,
+            8 => {
+                w::merge(
+                    self.field_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            9 => {
+                w::merge(
+                    self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -13,7 +13,7 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectRule
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -26,7 +26,13 @@ impl crate::protobuf::Message for crate::api::authorization::v1::SelfSubjectRule
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
             2 => w::merge(&mut self.spec, value, budget)?,
-            3 => w::merge_boxed(&mut self.status, value, budget)?,
+            3 => {
+                w::merge(
+                    self.status.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

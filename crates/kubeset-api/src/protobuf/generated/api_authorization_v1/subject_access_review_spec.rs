@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::authorization::v1::SubjectAccessReviewSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource_attributes {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.non_resource_attributes {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -38,8 +38,20 @@ for crate::api::authorization::v1::SubjectAccessReviewSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.resource_attributes, value, budget)?,
-            2 => w::merge_boxed(&mut self.non_resource_attributes, value, budget)?,
+            1 => {
+                w::merge(
+                    self.resource_attributes.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.non_resource_attributes.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.user = w::nonzero(w::string(value)?),
             4 => {
                 let v = w::string(value)?;

@@ -6,10 +6,10 @@ impl crate::protobuf::Message
 for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.scale_up {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.scale_down {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -20,8 +20,20 @@ for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.scale_up, value, budget)?,
-            2 => w::merge_boxed(&mut self.scale_down, value, budget)?,
+            1 => {
+                w::merge(
+                    self.scale_up.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.scale_down.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricIdentifier 
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,13 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricIdentifier 
         let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge_boxed(&mut self.selector, value, budget)?,
+            2 => {
+                w::merge(
+                    self.selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

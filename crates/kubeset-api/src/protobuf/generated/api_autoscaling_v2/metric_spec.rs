@@ -9,19 +9,19 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.object {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.pods {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.resource {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.external {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.container_resource {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
     }
     fn merge_field(
@@ -33,11 +33,35 @@ impl crate::protobuf::Message for crate::api::autoscaling::v2::MetricSpec {
         let _ = budget;
         match number {
             1 => self.type_ = w::string(value)?,
-            2 => w::merge_boxed(&mut self.object, value, budget)?,
-            3 => w::merge_boxed(&mut self.pods, value, budget)?,
-            4 => w::merge_boxed(&mut self.resource, value, budget)?,
-            7 => w::merge_boxed(&mut self.container_resource, value, budget)?,
-            5 => w::merge_boxed(&mut self.external, value, budget)?,
+            2 => {
+                w::merge(
+                    self.object.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => w::merge(self.pods.get_or_insert_with(Default::default), value, budget)?,
+            4 => {
+                w::merge(
+                    self.resource.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            7 => {
+                w::merge(
+                    self.container_resource.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            5 => {
+                w::merge(
+                    self.external.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

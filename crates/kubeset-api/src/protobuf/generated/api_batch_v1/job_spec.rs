@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             w::put_int64(buf, 3, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.manual_selector {
             w::put_bool(buf, 5, v);
@@ -82,7 +82,13 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobSpec {
             7 => self.backoff_limit = Some(w::int32(value)?),
             12 => self.backoff_limit_per_index = Some(w::int32(value)?),
             13 => self.max_failed_indexes = Some(w::int32(value)?),
-            4 => w::merge_boxed(&mut self.selector, value, budget)?,
+            4 => {
+                w::merge(
+                    self.selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => self.manual_selector = Some(w::bool(value)?),
             6 => w::merge(&mut self.template, value, budget)?,
             8 => self.ttl_seconds_after_finished = Some(w::int32(value)?),

@@ -36,7 +36,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.uncounted_terminated_pods {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.ready {
             w::put_int32(buf, 9, v);
@@ -68,7 +68,13 @@ impl crate::protobuf::Message for crate::api::batch::v1::JobStatus {
             11 => self.terminating = Some(w::int32(value)?),
             7 => self.completed_indexes = w::nonzero(w::string(value)?),
             10 => self.failed_indexes = Some(w::string(value)?),
-            8 => w::merge_boxed(&mut self.uncounted_terminated_pods, value, budget)?,
+            8 => {
+                w::merge(
+                    self.uncounted_terminated_pods.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             9 => self.ready = Some(w::int32(value)?),
             _ => {}
         }

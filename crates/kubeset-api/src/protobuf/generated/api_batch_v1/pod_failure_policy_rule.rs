@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.on_exit_codes {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.on_pod_conditions {
             for v in v {
@@ -26,7 +26,13 @@ impl crate::protobuf::Message for crate::api::batch::v1::PodFailurePolicyRule {
         let _ = budget;
         match number {
             1 => self.action = w::string(value)?,
-            2 => w::merge_boxed(&mut self.on_exit_codes, value, budget)?,
+            2 => {
+                w::merge(
+                    self.on_exit_codes.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::message(value, budget)?;
                 w::push(self.on_pod_conditions.get_or_insert_with(Vec::new), v, budget)?;

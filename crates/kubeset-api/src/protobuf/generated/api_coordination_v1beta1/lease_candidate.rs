@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::coordination::v1beta1::LeaseCandid
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,7 @@ impl crate::protobuf::Message for crate::api::coordination::v1beta1::LeaseCandid
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge_boxed(&mut self.spec, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
             _ => {}
         }
         Ok(())

@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::Affinity {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.node_affinity {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.pod_affinity {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.pod_anti_affinity {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -22,9 +22,27 @@ impl crate::protobuf::Message for crate::api::core::v1::Affinity {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.node_affinity, value, budget)?,
-            2 => w::merge_boxed(&mut self.pod_affinity, value, budget)?,
-            3 => w::merge_boxed(&mut self.pod_anti_affinity, value, budget)?,
+            1 => {
+                w::merge(
+                    self.node_affinity.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.pod_affinity.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.pod_anti_affinity.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSPersistentVolumeSo
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let zero = Default::default();
@@ -49,7 +49,13 @@ impl crate::protobuf::Message for crate::api::core::v1::CephFSPersistentVolumeSo
             2 => self.path = w::nonzero(w::string(value)?),
             3 => self.user = w::nonzero(w::string(value)?),
             4 => self.secret_file = w::nonzero(w::string(value)?),
-            5 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            5 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }

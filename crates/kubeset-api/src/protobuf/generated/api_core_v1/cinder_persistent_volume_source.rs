@@ -19,7 +19,7 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderPersistentVolumeSo
             w::put_bool(buf, 3, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -33,7 +33,13 @@ impl crate::protobuf::Message for crate::api::core::v1::CinderPersistentVolumeSo
             1 => self.volume_id = w::string(value)?,
             2 => self.fs_type = w::nonzero(w::string(value)?),
             3 => self.read_only = w::nonzero(w::bool(value)?),
-            4 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            4 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

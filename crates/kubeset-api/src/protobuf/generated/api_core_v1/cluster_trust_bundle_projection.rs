@@ -11,7 +11,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let v = &self.path;
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ClusterTrustBundleProjec
         match number {
             1 => self.name = Some(w::string(value)?),
             2 => self.signer_name = Some(w::string(value)?),
-            3 => w::merge_boxed(&mut self.label_selector, value, budget)?,
+            3 => {
+                w::merge(
+                    self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => self.optional = Some(w::bool(value)?),
             4 => self.path = w::string(value)?,
             _ => {}

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRule {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.exit_codes {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerRestartRule {
         let _ = budget;
         match number {
             1 => self.action = w::string(value)?,
-            2 => w::merge_boxed(&mut self.exit_codes, value, budget)?,
+            2 => {
+                w::merge(
+                    self.exit_codes.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

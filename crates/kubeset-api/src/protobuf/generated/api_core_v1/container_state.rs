@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.waiting {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.running {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.terminated {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -22,7 +22,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.waiting, value, budget)?,
+            1 => {
+                w::merge(
+                    self.waiting.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 w::merge(
                     self.running.get_or_insert_with(Default::default),
@@ -30,7 +36,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerState {
                     budget,
                 )?
             }
-            3 => w::merge_boxed(&mut self.terminated, value, budget)?,
+            3 => {
+                w::merge(
+                    self.terminated.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.state {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.last_state {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let v = &self.ready;
@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
             w::put_map(buf, 10, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.volume_mounts {
             for v in v {
@@ -70,8 +70,16 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
         let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge_boxed(&mut self.state, value, budget)?,
-            3 => w::merge_boxed(&mut self.last_state, value, budget)?,
+            2 => {
+                w::merge(self.state.get_or_insert_with(Default::default), value, budget)?
+            }
+            3 => {
+                w::merge(
+                    self.last_state.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => self.ready = w::bool(value)?,
             5 => self.restart_count = w::int32(value)?,
             6 => self.image = w::string(value)?,
@@ -91,7 +99,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerStatus {
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            11 => w::merge_boxed(&mut self.resources, value, budget)?,
+            11 => {
+                w::merge(
+                    self.resources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             12 => {
                 let v = w::message(value, budget)?;
                 w::push(self.volume_mounts.get_or_insert_with(Vec::new), v, budget)?;

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::ContainerUser {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.linux {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ContainerUser {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 1 {
-            w::merge_boxed(&mut self.linux, value, budget)?;
+            w::merge(self.linux.get_or_insert_with(Default::default), value, budget)?;
         }
         Ok(())
     }

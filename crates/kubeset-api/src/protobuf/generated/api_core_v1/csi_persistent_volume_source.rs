@@ -26,19 +26,19 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
             w::put_map(buf, 5, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.controller_publish_secret_ref {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.node_stage_secret_ref {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.node_publish_secret_ref {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.controller_expand_secret_ref {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         if let Some(v) = &self.node_expand_secret_ref {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
     }
     fn merge_field(
@@ -64,11 +64,45 @@ impl crate::protobuf::Message for crate::api::core::v1::CSIPersistentVolumeSourc
                 )?;
                 self.volume_attributes.get_or_insert_with(Default::default).insert(k, v);
             }
-            6 => w::merge_boxed(&mut self.controller_publish_secret_ref, value, budget)?,
-            7 => w::merge_boxed(&mut self.node_stage_secret_ref, value, budget)?,
-            8 => w::merge_boxed(&mut self.node_publish_secret_ref, value, budget)?,
-            9 => w::merge_boxed(&mut self.controller_expand_secret_ref, value, budget)?,
-            10 => w::merge_boxed(&mut self.node_expand_secret_ref, value, budget)?,
+            6 => {
+                w::merge(
+                    self
+                        .controller_publish_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            7 => {
+                w::merge(
+                    self.node_stage_secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            8 => {
+                w::merge(
+                    self.node_publish_secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            9 => {
+                w::merge(
+                    self
+                        .controller_expand_secret_ref
+                        .get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            10 => {
+                w::merge(
+                    self.node_expand_secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.field_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.resource_field_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.mode {
             w::put_int32(buf, 4, v);
@@ -27,8 +27,20 @@ impl crate::protobuf::Message for crate::api::core::v1::DownwardAPIVolumeFile {
         let _ = budget;
         match number {
             1 => self.path = w::string(value)?,
-            2 => w::merge_boxed(&mut self.field_ref, value, budget)?,
-            3 => w::merge_boxed(&mut self.resource_field_ref, value, budget)?,
+            2 => {
+                w::merge(
+                    self.field_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.resource_field_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => self.mode = Some(w::int32(value)?),
             _ => {}
         }

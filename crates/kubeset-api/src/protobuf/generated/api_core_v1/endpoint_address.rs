@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.target_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EndpointAddress {
             1 => self.ip = w::string(value)?,
             3 => self.hostname = w::nonzero(w::string(value)?),
             4 => self.node_name = Some(w::string(value)?),
-            2 => w::merge_boxed(&mut self.target_ref, value, budget)?,
+            2 => {
+                w::merge(
+                    self.target_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.value_from {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -27,7 +27,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVar {
         match number {
             1 => self.name = w::string(value)?,
             2 => self.value = w::nonzero(w::string(value)?),
-            3 => w::merge_boxed(&mut self.value_from, value, budget)?,
+            3 => {
+                w::merge(
+                    self.value_from.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -5,19 +5,19 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.field_ref {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.resource_field_ref {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.config_map_key_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.secret_key_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.file_key_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
     }
     fn merge_field(
@@ -28,11 +28,41 @@ impl crate::protobuf::Message for crate::api::core::v1::EnvVarSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.field_ref, value, budget)?,
-            2 => w::merge_boxed(&mut self.resource_field_ref, value, budget)?,
-            3 => w::merge_boxed(&mut self.config_map_key_ref, value, budget)?,
-            4 => w::merge_boxed(&mut self.secret_key_ref, value, budget)?,
-            5 => w::merge_boxed(&mut self.file_key_ref, value, budget)?,
+            1 => {
+                w::merge(
+                    self.field_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.resource_field_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.config_map_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            4 => {
+                w::merge(
+                    self.secret_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            5 => {
+                w::merge(
+                    self.file_key_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -43,7 +43,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.resources {
-                    w::put_message(buf, 8, &**v);
+                    w::put_message(buf, 8, v);
                 }
                 if let Some(v) = &self.volume_mounts {
                     for v in v {
@@ -51,13 +51,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.liveness_probe {
-                    w::put_message(buf, 10, &**v);
+                    w::put_message(buf, 10, v);
                 }
                 if let Some(v) = &self.readiness_probe {
-                    w::put_message(buf, 11, &**v);
+                    w::put_message(buf, 11, v);
                 }
                 if let Some(v) = &self.lifecycle {
-                    w::put_message(buf, 12, &**v);
+                    w::put_message(buf, 12, v);
                 }
                 {
                     let zero = Default::default();
@@ -70,7 +70,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     w::put_string(buf, 14, v);
                 }
                 if let Some(v) = &self.security_context {
-                    w::put_message(buf, 15, &**v);
+                    w::put_message(buf, 15, v);
                 }
                 {
                     let zero = Default::default();
@@ -103,7 +103,7 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                     }
                 }
                 if let Some(v) = &self.startup_probe {
-                    w::put_message(buf, 22, &**v);
+                    w::put_message(buf, 22, v);
                 }
                 if let Some(v) = &self.resize_policy {
                     for v in v {
@@ -176,7 +176,13 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                 let v = w::message(value, budget)?;
                                 w::push(self.env.get_or_insert_with(Vec::new), v, budget)?;
                             }
-                            8 => w::merge_boxed(&mut self.resources, value, budget)?,
+                            8 => {
+                                w::merge(
+                                    self.resources.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             23 => {
                                 let v = w::message(value, budget)?;
                                 w::push(
@@ -211,13 +217,33 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                                 )?;
                             }
                             10 => {
-                                w::merge_boxed(&mut self.liveness_probe, value, budget)?
+                                w::merge(
+                                    self.liveness_probe.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
                             11 => {
-                                w::merge_boxed(&mut self.readiness_probe, value, budget)?
+                                w::merge(
+                                    self.readiness_probe.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
-                            22 => w::merge_boxed(&mut self.startup_probe, value, budget)?,
-                            12 => w::merge_boxed(&mut self.lifecycle, value, budget)?,
+                            22 => {
+                                w::merge(
+                                    self.startup_probe.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            12 => {
+                                w::merge(
+                                    self.lifecycle.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             13 => {
                                 self.termination_message_path = w::nonzero(
                                     w::string(value)?,
@@ -230,7 +256,11 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralContainer {
                             }
                             14 => self.image_pull_policy = w::nonzero(w::string(value)?),
                             15 => {
-                                w::merge_boxed(&mut self.security_context, value, budget)?
+                                w::merge(
+                                    self.security_context.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
                             16 => self.stdin = w::nonzero(w::bool(value)?),
                             17 => self.stdin_once = w::nonzero(w::bool(value)?),

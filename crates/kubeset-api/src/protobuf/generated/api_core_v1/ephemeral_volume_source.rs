@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::EphemeralVolumeSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.volume_claim_template {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -16,7 +16,11 @@ impl crate::protobuf::Message for crate::api::core::v1::EphemeralVolumeSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 1 {
-            w::merge_boxed(&mut self.volume_claim_template, value, budget)?;
+            w::merge(
+                self.volume_claim_template.get_or_insert_with(Default::default),
+                value,
+                budget,
+            )?;
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.source {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.first_timestamp {
             w::put_time(buf, 6, v);
@@ -53,7 +53,7 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
             w::put_string(buf, 12, v);
         }
         if let Some(v) = &self.related {
-            w::put_message(buf, 13, &**v);
+            w::put_message(buf, 13, v);
         }
         if let Some(v) = &self.reporting_component {
             w::put_string(buf, 14, v);
@@ -74,7 +74,13 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
             2 => w::merge(&mut self.involved_object, value, budget)?,
             3 => self.reason = w::nonzero(w::string(value)?),
             4 => self.message = w::nonzero(w::string(value)?),
-            5 => w::merge_boxed(&mut self.source, value, budget)?,
+            5 => {
+                w::merge(
+                    self.source.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => self.first_timestamp = w::time(value)?,
             7 => self.last_timestamp = w::time(value)?,
             8 => self.count = w::nonzero(w::int32(value)?),
@@ -88,7 +94,13 @@ impl crate::protobuf::Message for crate::api::core::v1::Event {
                 )?
             }
             12 => self.action = w::nonzero(w::string(value)?),
-            13 => w::merge_boxed(&mut self.related, value, budget)?,
+            13 => {
+                w::merge(
+                    self.related.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             14 => self.reporting_component = Some(w::string(value)?),
             15 => self.reporting_instance = Some(w::string(value)?),
             _ => {}

@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
             w::put_string(buf, 2, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -35,7 +35,13 @@ impl crate::protobuf::Message for crate::api::core::v1::FlexPersistentVolumeSour
         match number {
             1 => self.driver = w::string(value)?,
             2 => self.fs_type = w::nonzero(w::string(value)?),
-            3 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            3 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => self.read_only = w::nonzero(w::bool(value)?),
             5 => {
                 let (k, v) = w::entry(

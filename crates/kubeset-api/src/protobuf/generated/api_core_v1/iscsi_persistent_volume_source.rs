@@ -42,7 +42,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIPersistentVolumeSou
             w::put_bool(buf, 8, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         {
             let zero = Default::default();
@@ -73,7 +73,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ISCSIPersistentVolumeSou
             }
             8 => self.chap_auth_discovery = w::nonzero(w::bool(value)?),
             11 => self.chap_auth_session = w::nonzero(w::bool(value)?),
-            10 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            10 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             12 => self.initiator_name = Some(w::string(value)?),
             _ => {}
         }

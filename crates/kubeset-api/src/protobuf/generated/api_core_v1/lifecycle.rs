@@ -5,10 +5,10 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::Lifecycle {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.post_start {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.pre_stop {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.stop_signal {
             w::put_string(buf, 3, v);
@@ -22,8 +22,20 @@ impl crate::protobuf::Message for crate::api::core::v1::Lifecycle {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.post_start, value, budget)?,
-            2 => w::merge_boxed(&mut self.pre_stop, value, budget)?,
+            1 => {
+                w::merge(
+                    self.post_start.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.pre_stop.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.stop_signal = Some(w::string(value)?),
             _ => {}
         }

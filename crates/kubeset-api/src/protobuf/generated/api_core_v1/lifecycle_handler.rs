@@ -8,10 +8,10 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.http_get {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.tcp_socket {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.sleep {
             w::put_message(buf, 4, v);
@@ -26,8 +26,20 @@ impl crate::protobuf::Message for crate::api::core::v1::LifecycleHandler {
         let _ = budget;
         match number {
             1 => w::merge(self.exec.get_or_insert_with(Default::default), value, budget)?,
-            2 => w::merge_boxed(&mut self.http_get, value, budget)?,
-            3 => w::merge_boxed(&mut self.tcp_socket, value, budget)?,
+            2 => {
+                w::merge(
+                    self.http_get.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.tcp_socket.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => {
                 w::merge(self.sleep.get_or_insert_with(Default::default), value, budget)?
             }

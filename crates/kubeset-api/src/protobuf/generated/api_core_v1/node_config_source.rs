@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.config_map {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -16,7 +16,11 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeConfigSource {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 2 {
-            w::merge_boxed(&mut self.config_map, value, budget)?;
+            w::merge(
+                self.config_map.get_or_insert_with(Default::default),
+                value,
+                budget,
+            )?;
         }
         Ok(())
     }

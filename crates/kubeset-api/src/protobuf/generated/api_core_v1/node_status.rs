@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.node_info {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.images {
             for v in v {
@@ -47,7 +47,7 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
             }
         }
         if let Some(v) = &self.config {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.runtime_handlers {
             for v in v {
@@ -109,7 +109,13 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                     budget,
                 )?
             }
-            7 => w::merge_boxed(&mut self.node_info, value, budget)?,
+            7 => {
+                w::merge(
+                    self.node_info.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             8 => {
                 let v = w::message(value, budget)?;
                 w::push(self.images.get_or_insert_with(Vec::new), v, budget)?;
@@ -122,7 +128,13 @@ impl crate::protobuf::Message for crate::api::core::v1::NodeStatus {
                 let v = w::message(value, budget)?;
                 w::push(self.volumes_attached.get_or_insert_with(Vec::new), v, budget)?;
             }
-            11 => w::merge_boxed(&mut self.config, value, budget)?,
+            11 => {
+                w::merge(
+                    self.config.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             12 => {
                 let v = w::message(value, budget)?;
                 w::push(self.runtime_handlers.get_or_insert_with(Vec::new), v, budget)?;

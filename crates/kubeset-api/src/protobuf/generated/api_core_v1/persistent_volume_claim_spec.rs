@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
             }
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let zero = Default::default();
@@ -18,7 +18,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.storage_class_name {
             w::put_string(buf, 5, v);
@@ -27,10 +27,10 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.data_source {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         if let Some(v) = &self.data_source_ref {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.volume_attributes_class_name {
             w::put_string(buf, 9, v);
@@ -48,13 +48,37 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSpe
                 let v = w::string(value)?;
                 w::push(self.access_modes.get_or_insert_with(Vec::new), v, budget)?;
             }
-            4 => w::merge_boxed(&mut self.selector, value, budget)?,
-            2 => w::merge_boxed(&mut self.resources, value, budget)?,
+            4 => {
+                w::merge(
+                    self.selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.resources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.volume_name = w::nonzero(w::string(value)?),
             5 => self.storage_class_name = Some(w::string(value)?),
             6 => self.volume_mode = Some(w::string(value)?),
-            7 => w::merge_boxed(&mut self.data_source, value, budget)?,
-            8 => w::merge_boxed(&mut self.data_source_ref, value, budget)?,
+            7 => {
+                w::merge(
+                    self.data_source.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            8 => {
+                w::merge(
+                    self.data_source_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             9 => self.volume_attributes_class_name = Some(w::string(value)?),
             _ => {}
         }

@@ -32,7 +32,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
             w::put_string(buf, 8, v);
         }
         if let Some(v) = &self.modify_volume_status {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
     }
     fn merge_field(
@@ -90,7 +90,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeClaimSta
                     .insert(k, v);
             }
             8 => self.current_volume_attributes_class_name = Some(w::string(value)?),
-            9 => w::merge_boxed(&mut self.modify_volume_status, value, budget)?,
+            9 => {
+                w::merge(
+                    self.modify_volume_status.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

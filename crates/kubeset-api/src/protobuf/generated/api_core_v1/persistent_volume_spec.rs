@@ -12,70 +12,70 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             2,
             |buf| {
                 if let Some(v) = &self.gce_persistent_disk {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
                 if let Some(v) = &self.aws_elastic_block_store {
-                    w::put_message(buf, 2, &**v);
+                    w::put_message(buf, 2, v);
                 }
                 if let Some(v) = &self.host_path {
-                    w::put_message(buf, 3, &**v);
+                    w::put_message(buf, 3, v);
                 }
                 if let Some(v) = &self.glusterfs {
-                    w::put_message(buf, 4, &**v);
+                    w::put_message(buf, 4, v);
                 }
                 if let Some(v) = &self.nfs {
-                    w::put_message(buf, 5, &**v);
+                    w::put_message(buf, 5, v);
                 }
                 if let Some(v) = &self.rbd {
-                    w::put_message(buf, 6, &**v);
+                    w::put_message(buf, 6, v);
                 }
                 if let Some(v) = &self.iscsi {
-                    w::put_message(buf, 7, &**v);
+                    w::put_message(buf, 7, v);
                 }
                 if let Some(v) = &self.cinder {
-                    w::put_message(buf, 8, &**v);
+                    w::put_message(buf, 8, v);
                 }
                 if let Some(v) = &self.cephfs {
-                    w::put_message(buf, 9, &**v);
+                    w::put_message(buf, 9, v);
                 }
                 if let Some(v) = &self.fc {
-                    w::put_message(buf, 10, &**v);
+                    w::put_message(buf, 10, v);
                 }
                 if let Some(v) = &self.flocker {
-                    w::put_message(buf, 11, &**v);
+                    w::put_message(buf, 11, v);
                 }
                 if let Some(v) = &self.flex_volume {
-                    w::put_message(buf, 12, &**v);
+                    w::put_message(buf, 12, v);
                 }
                 if let Some(v) = &self.azure_file {
-                    w::put_message(buf, 13, &**v);
+                    w::put_message(buf, 13, v);
                 }
                 if let Some(v) = &self.vsphere_volume {
-                    w::put_message(buf, 14, &**v);
+                    w::put_message(buf, 14, v);
                 }
                 if let Some(v) = &self.quobyte {
-                    w::put_message(buf, 15, &**v);
+                    w::put_message(buf, 15, v);
                 }
                 if let Some(v) = &self.azure_disk {
-                    w::put_message(buf, 16, &**v);
+                    w::put_message(buf, 16, v);
                 }
                 if let Some(v) = &self.photon_persistent_disk {
-                    w::put_message(buf, 17, &**v);
+                    w::put_message(buf, 17, v);
                 }
                 if let Some(v) = &self.portworx_volume {
-                    w::put_message(buf, 18, &**v);
+                    w::put_message(buf, 18, v);
                 }
                 if let Some(v) = &self.scale_io {
-                    w::put_message(buf, 19, &**v);
+                    w::put_message(buf, 19, v);
                 }
                 if let Some(v) = &self.local {
-                    w::put_message(buf, 20, &**v);
+                    w::put_message(buf, 20, v);
                 }
                 if let Some(v) = &self.storageos {
-                    w::put_message(buf, 21, &**v);
+                    w::put_message(buf, 21, v);
                 }
                 if let Some(v) = &self.csi {
-                    w::put_message(buf, 22, &**v);
+                    w::put_message(buf, 22, v);
                 }
             },
         );
@@ -85,7 +85,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
             }
         }
         if let Some(v) = &self.claim_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         {
             let zero = Default::default();
@@ -139,49 +139,165 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                         let _ = budget;
                         match number {
                             1 => {
-                                w::merge_boxed(
-                                    &mut self.gce_persistent_disk,
+                                w::merge(
+                                    self
+                                        .gce_persistent_disk
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
                             }
                             2 => {
-                                w::merge_boxed(
-                                    &mut self.aws_elastic_block_store,
+                                w::merge(
+                                    self
+                                        .aws_elastic_block_store
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
                             }
-                            3 => w::merge_boxed(&mut self.host_path, value, budget)?,
-                            4 => w::merge_boxed(&mut self.glusterfs, value, budget)?,
-                            5 => w::merge_boxed(&mut self.nfs, value, budget)?,
-                            6 => w::merge_boxed(&mut self.rbd, value, budget)?,
-                            7 => w::merge_boxed(&mut self.iscsi, value, budget)?,
-                            8 => w::merge_boxed(&mut self.cinder, value, budget)?,
-                            9 => w::merge_boxed(&mut self.cephfs, value, budget)?,
-                            10 => w::merge_boxed(&mut self.fc, value, budget)?,
-                            11 => w::merge_boxed(&mut self.flocker, value, budget)?,
-                            12 => w::merge_boxed(&mut self.flex_volume, value, budget)?,
-                            13 => w::merge_boxed(&mut self.azure_file, value, budget)?,
-                            14 => {
-                                w::merge_boxed(&mut self.vsphere_volume, value, budget)?
+                            3 => {
+                                w::merge(
+                                    self.host_path.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
-                            15 => w::merge_boxed(&mut self.quobyte, value, budget)?,
-                            16 => w::merge_boxed(&mut self.azure_disk, value, budget)?,
+                            4 => {
+                                w::merge(
+                                    self.glusterfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            5 => {
+                                w::merge(
+                                    self.nfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            6 => {
+                                w::merge(
+                                    self.rbd.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            7 => {
+                                w::merge(
+                                    self.iscsi.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            8 => {
+                                w::merge(
+                                    self.cinder.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            9 => {
+                                w::merge(
+                                    self.cephfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            10 => {
+                                w::merge(
+                                    self.fc.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            11 => {
+                                w::merge(
+                                    self.flocker.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            12 => {
+                                w::merge(
+                                    self.flex_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            13 => {
+                                w::merge(
+                                    self.azure_file.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            14 => {
+                                w::merge(
+                                    self.vsphere_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            15 => {
+                                w::merge(
+                                    self.quobyte.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            16 => {
+                                w::merge(
+                                    self.azure_disk.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             17 => {
-                                w::merge_boxed(
-                                    &mut self.photon_persistent_disk,
+                                w::merge(
+                                    self
+                                        .photon_persistent_disk
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
                             }
                             18 => {
-                                w::merge_boxed(&mut self.portworx_volume, value, budget)?
+                                w::merge(
+                                    self.portworx_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
-                            19 => w::merge_boxed(&mut self.scale_io, value, budget)?,
-                            20 => w::merge_boxed(&mut self.local, value, budget)?,
-                            21 => w::merge_boxed(&mut self.storageos, value, budget)?,
-                            22 => w::merge_boxed(&mut self.csi, value, budget)?,
+                            19 => {
+                                w::merge(
+                                    self.scale_io.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            20 => {
+                                w::merge(
+                                    self.local.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            21 => {
+                                w::merge(
+                                    self.storageos.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            22 => {
+                                w::merge(
+                                    self.csi.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             _ => {}
                         }
                         Ok(())
@@ -192,7 +308,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PersistentVolumeSpec {
                 let v = w::string(value)?;
                 w::push(self.access_modes.get_or_insert_with(Vec::new), v, budget)?;
             }
-            4 => w::merge_boxed(&mut self.claim_ref, value, budget)?,
+            4 => {
+                w::merge(
+                    self.claim_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => self.persistent_volume_reclaim_policy = w::nonzero(w::string(value)?),
             6 => self.storage_class_name = w::nonzero(w::string(value)?),
             7 => {

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.namespaces {
             for v in v {
@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.match_label_keys {
             for v in v {
@@ -38,13 +38,25 @@ impl crate::protobuf::Message for crate::api::core::v1::PodAffinityTerm {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.label_selector, value, budget)?,
+            1 => {
+                w::merge(
+                    self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 let v = w::string(value)?;
                 w::push(self.namespaces.get_or_insert_with(Vec::new), v, budget)?;
             }
             3 => self.topology_key = w::string(value)?,
-            4 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
+            4 => {
+                w::merge(
+                    self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => {
                 let v = w::string(value)?;
                 w::push(self.match_label_keys.get_or_insert_with(Vec::new), v, budget)?;

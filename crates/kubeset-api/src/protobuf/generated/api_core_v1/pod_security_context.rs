@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.se_linux_options {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 2, v);
@@ -30,16 +30,16 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
             }
         }
         if let Some(v) = &self.windows_options {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.fs_group_change_policy {
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.seccomp_profile {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.app_armor_profile {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.supplemental_groups_policy {
             w::put_string(buf, 12, v);
@@ -56,8 +56,20 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.se_linux_options, value, budget)?,
-            8 => w::merge_boxed(&mut self.windows_options, value, budget)?,
+            1 => {
+                w::merge(
+                    self.se_linux_options.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            8 => {
+                w::merge(
+                    self.windows_options.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => self.run_as_user = Some(w::int64(value)?),
             6 => self.run_as_group = Some(w::int64(value)?),
             3 => self.run_as_non_root = Some(w::bool(value)?),
@@ -77,8 +89,20 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSecurityContext {
                 w::push(self.sysctls.get_or_insert_with(Vec::new), v, budget)?;
             }
             9 => self.fs_group_change_policy = Some(w::string(value)?),
-            10 => w::merge_boxed(&mut self.seccomp_profile, value, budget)?,
-            11 => w::merge_boxed(&mut self.app_armor_profile, value, budget)?,
+            10 => {
+                w::merge(
+                    self.seccomp_profile.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            11 => {
+                w::merge(
+                    self.app_armor_profile.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             13 => self.se_linux_change_policy = Some(w::string(value)?),
             _ => {}
         }

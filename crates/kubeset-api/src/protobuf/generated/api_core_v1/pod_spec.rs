@@ -65,7 +65,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             w::put_bool(buf, 13, v);
         }
         if let Some(v) = &self.security_context {
-            w::put_message(buf, 14, &**v);
+            w::put_message(buf, 14, v);
         }
         if let Some(v) = &self.image_pull_secrets {
             for v in v {
@@ -117,7 +117,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             w::put_int32(buf, 25, v);
         }
         if let Some(v) = &self.dns_config {
-            w::put_message(buf, 26, &**v);
+            w::put_message(buf, 26, v);
         }
         if let Some(v) = &self.share_process_namespace {
             w::put_bool(buf, 27, v);
@@ -169,13 +169,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             }
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 40, &**v);
+            w::put_message(buf, 40, v);
         }
         if let Some(v) = &self.hostname_override {
             w::put_string(buf, 41, v);
         }
         if let Some(v) = &self.workload_ref {
-            w::put_message(buf, 42, &**v);
+            w::put_message(buf, 42, v);
         }
     }
     fn merge_field(
@@ -229,7 +229,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             12 => self.host_pid = w::nonzero(w::bool(value)?),
             13 => self.host_ipc = w::nonzero(w::bool(value)?),
             27 => self.share_process_namespace = Some(w::bool(value)?),
-            14 => w::merge_boxed(&mut self.security_context, value, budget)?,
+            14 => {
+                w::merge(
+                    self.security_context.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             15 => {
                 let v = w::message(value, budget)?;
                 w::push(
@@ -258,7 +264,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
             }
             24 => self.priority_class_name = w::nonzero(w::string(value)?),
             25 => self.priority = Some(w::int32(value)?),
-            26 => w::merge_boxed(&mut self.dns_config, value, budget)?,
+            26 => {
+                w::merge(
+                    self.dns_config.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             28 => {
                 let v = w::message(value, budget)?;
                 w::push(self.readiness_gates.get_or_insert_with(Vec::new), v, budget)?;
@@ -296,9 +308,21 @@ impl crate::protobuf::Message for crate::api::core::v1::PodSpec {
                 let v = w::message(value, budget)?;
                 w::push(self.resource_claims.get_or_insert_with(Vec::new), v, budget)?;
             }
-            40 => w::merge_boxed(&mut self.resources, value, budget)?,
+            40 => {
+                w::merge(
+                    self.resources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             41 => self.hostname_override = Some(w::string(value)?),
-            42 => w::merge_boxed(&mut self.workload_ref, value, budget)?,
+            42 => {
+                w::merge(
+                    self.workload_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -88,13 +88,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
             w::put_int64(buf, 17, v);
         }
         if let Some(v) = &self.extended_resource_claim_status {
-            w::put_message(buf, 18, &**v);
+            w::put_message(buf, 18, v);
         }
         if let Some(v) = &self.allocated_resources {
             w::put_map(buf, 19, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.resources {
-            w::put_message(buf, 20, &**v);
+            w::put_message(buf, 20, v);
         }
     }
     fn merge_field(
@@ -160,7 +160,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                 )?;
             }
             18 => {
-                w::merge_boxed(&mut self.extended_resource_claim_status, value, budget)?
+                w::merge(
+                    self
+                        .extended_resource_claim_status
+                        .get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
             }
             19 => {
                 let (k, v) = w::entry(
@@ -175,7 +181,13 @@ impl crate::protobuf::Message for crate::api::core::v1::PodStatus {
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            20 => w::merge_boxed(&mut self.resources, value, budget)?,
+            20 => {
+                w::merge(
+                    self.resources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

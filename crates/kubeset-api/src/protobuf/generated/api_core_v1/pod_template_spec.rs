@@ -8,7 +8,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplateSpec {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -26,7 +26,7 @@ impl crate::protobuf::Message for crate::api::core::v1::PodTemplateSpec {
                     budget,
                 )?
             }
-            2 => w::merge_boxed(&mut self.spec, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
             _ => {}
         }
         Ok(())

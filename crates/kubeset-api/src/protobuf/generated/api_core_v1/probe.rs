@@ -12,10 +12,10 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
                     w::put_message(buf, 1, v);
                 }
                 if let Some(v) = &self.http_get {
-                    w::put_message(buf, 2, &**v);
+                    w::put_message(buf, 2, v);
                 }
                 if let Some(v) = &self.tcp_socket {
-                    w::put_message(buf, 3, &**v);
+                    w::put_message(buf, 3, v);
                 }
                 if let Some(v) = &self.grpc {
                     w::put_message(buf, 4, v);
@@ -73,8 +73,20 @@ impl crate::protobuf::Message for crate::api::core::v1::Probe {
                                     budget,
                                 )?
                             }
-                            2 => w::merge_boxed(&mut self.http_get, value, budget)?,
-                            3 => w::merge_boxed(&mut self.tcp_socket, value, budget)?,
+                            2 => {
+                                w::merge(
+                                    self.http_get.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            3 => {
+                                w::merge(
+                                    self.tcp_socket.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             4 => {
                                 w::merge(
                                     self.grpc.get_or_insert_with(Default::default),

@@ -35,7 +35,7 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
             w::put_string(buf, 6, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 7, &**v);
+            w::put_message(buf, 7, v);
         }
         {
             let zero = Default::default();
@@ -60,7 +60,13 @@ impl crate::protobuf::Message for crate::api::core::v1::RBDPersistentVolumeSourc
             4 => self.pool = w::nonzero(w::string(value)?),
             5 => self.user = w::nonzero(w::string(value)?),
             6 => self.keyring = w::nonzero(w::string(value)?),
-            7 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            7 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             8 => self.read_only = w::nonzero(w::bool(value)?),
             _ => {}
         }

@@ -11,7 +11,7 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.template {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         {
             let zero = Default::default();
@@ -40,7 +40,13 @@ impl crate::protobuf::Message for crate::api::core::v1::ReplicationControllerSpe
                 )?;
                 self.selector.get_or_insert_with(Default::default).insert(k, v);
             }
-            3 => w::merge_boxed(&mut self.template, value, budget)?,
+            3 => {
+                w::merge(
+                    self.template.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.capabilities {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.privileged {
             w::put_bool(buf, 2, v);
         }
         if let Some(v) = &self.se_linux_options {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.run_as_user {
             w::put_int64(buf, 4, v);
@@ -32,13 +32,13 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
             w::put_string(buf, 9, v);
         }
         if let Some(v) = &self.windows_options {
-            w::put_message(buf, 10, &**v);
+            w::put_message(buf, 10, v);
         }
         if let Some(v) = &self.seccomp_profile {
-            w::put_message(buf, 11, &**v);
+            w::put_message(buf, 11, v);
         }
         if let Some(v) = &self.app_armor_profile {
-            w::put_message(buf, 12, &**v);
+            w::put_message(buf, 12, v);
         }
     }
     fn merge_field(
@@ -49,18 +49,48 @@ impl crate::protobuf::Message for crate::api::core::v1::SecurityContext {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.capabilities, value, budget)?,
+            1 => {
+                w::merge(
+                    self.capabilities.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => self.privileged = Some(w::bool(value)?),
-            3 => w::merge_boxed(&mut self.se_linux_options, value, budget)?,
-            10 => w::merge_boxed(&mut self.windows_options, value, budget)?,
+            3 => {
+                w::merge(
+                    self.se_linux_options.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            10 => {
+                w::merge(
+                    self.windows_options.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => self.run_as_user = Some(w::int64(value)?),
             8 => self.run_as_group = Some(w::int64(value)?),
             5 => self.run_as_non_root = Some(w::bool(value)?),
             6 => self.read_only_root_filesystem = Some(w::bool(value)?),
             7 => self.allow_privilege_escalation = Some(w::bool(value)?),
             9 => self.proc_mount = Some(w::string(value)?),
-            11 => w::merge_boxed(&mut self.seccomp_profile, value, budget)?,
-            12 => w::merge_boxed(&mut self.app_armor_profile, value, budget)?,
+            11 => {
+                w::merge(
+                    self.seccomp_profile.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            12 => {
+                w::merge(
+                    self.app_armor_profile.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSPersistentVolum
             w::put_bool(buf, 4, v);
         }
         if let Some(v) = &self.secret_ref {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
     }
     fn merge_field(
@@ -40,7 +40,13 @@ impl crate::protobuf::Message for crate::api::core::v1::StorageOSPersistentVolum
             2 => self.volume_namespace = w::nonzero(w::string(value)?),
             3 => self.fs_type = w::nonzero(w::string(value)?),
             4 => self.read_only = w::nonzero(w::bool(value)?),
-            5 => w::merge_boxed(&mut self.secret_ref, value, budget)?,
+            5 => {
+                w::merge(
+                    self.secret_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

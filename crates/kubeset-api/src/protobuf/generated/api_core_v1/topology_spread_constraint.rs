@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.label_selector {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.min_domains {
             w::put_int32(buf, 5, v);
@@ -45,7 +45,13 @@ impl crate::protobuf::Message for crate::api::core::v1::TopologySpreadConstraint
             1 => self.max_skew = w::int32(value)?,
             2 => self.topology_key = w::string(value)?,
             3 => self.when_unsatisfiable = w::string(value)?,
-            4 => w::merge_boxed(&mut self.label_selector, value, budget)?,
+            4 => {
+                w::merge(
+                    self.label_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => self.min_domains = Some(w::int32(value)?),
             6 => self.node_affinity_policy = Some(w::string(value)?),
             7 => self.node_taints_policy = Some(w::string(value)?),

@@ -13,94 +13,94 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
             2,
             |buf| {
                 if let Some(v) = &self.host_path {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
                 if let Some(v) = &self.empty_dir {
-                    w::put_message(buf, 2, &**v);
+                    w::put_message(buf, 2, v);
                 }
                 if let Some(v) = &self.gce_persistent_disk {
-                    w::put_message(buf, 3, &**v);
+                    w::put_message(buf, 3, v);
                 }
                 if let Some(v) = &self.aws_elastic_block_store {
-                    w::put_message(buf, 4, &**v);
+                    w::put_message(buf, 4, v);
                 }
                 if let Some(v) = &self.git_repo {
-                    w::put_message(buf, 5, &**v);
+                    w::put_message(buf, 5, v);
                 }
                 if let Some(v) = &self.secret {
-                    w::put_message(buf, 6, &**v);
+                    w::put_message(buf, 6, v);
                 }
                 if let Some(v) = &self.nfs {
-                    w::put_message(buf, 7, &**v);
+                    w::put_message(buf, 7, v);
                 }
                 if let Some(v) = &self.iscsi {
-                    w::put_message(buf, 8, &**v);
+                    w::put_message(buf, 8, v);
                 }
                 if let Some(v) = &self.glusterfs {
-                    w::put_message(buf, 9, &**v);
+                    w::put_message(buf, 9, v);
                 }
                 if let Some(v) = &self.persistent_volume_claim {
                     w::put_message(buf, 10, v);
                 }
                 if let Some(v) = &self.rbd {
-                    w::put_message(buf, 11, &**v);
+                    w::put_message(buf, 11, v);
                 }
                 if let Some(v) = &self.flex_volume {
-                    w::put_message(buf, 12, &**v);
+                    w::put_message(buf, 12, v);
                 }
                 if let Some(v) = &self.cinder {
-                    w::put_message(buf, 13, &**v);
+                    w::put_message(buf, 13, v);
                 }
                 if let Some(v) = &self.cephfs {
-                    w::put_message(buf, 14, &**v);
+                    w::put_message(buf, 14, v);
                 }
                 if let Some(v) = &self.flocker {
-                    w::put_message(buf, 15, &**v);
+                    w::put_message(buf, 15, v);
                 }
                 if let Some(v) = &self.downward_api {
                     w::put_message(buf, 16, v);
                 }
                 if let Some(v) = &self.fc {
-                    w::put_message(buf, 17, &**v);
+                    w::put_message(buf, 17, v);
                 }
                 if let Some(v) = &self.azure_file {
-                    w::put_message(buf, 18, &**v);
+                    w::put_message(buf, 18, v);
                 }
                 if let Some(v) = &self.config_map {
-                    w::put_message(buf, 19, &**v);
+                    w::put_message(buf, 19, v);
                 }
                 if let Some(v) = &self.vsphere_volume {
-                    w::put_message(buf, 20, &**v);
+                    w::put_message(buf, 20, v);
                 }
                 if let Some(v) = &self.quobyte {
-                    w::put_message(buf, 21, &**v);
+                    w::put_message(buf, 21, v);
                 }
                 if let Some(v) = &self.azure_disk {
-                    w::put_message(buf, 22, &**v);
+                    w::put_message(buf, 22, v);
                 }
                 if let Some(v) = &self.photon_persistent_disk {
-                    w::put_message(buf, 23, &**v);
+                    w::put_message(buf, 23, v);
                 }
                 if let Some(v) = &self.portworx_volume {
-                    w::put_message(buf, 24, &**v);
+                    w::put_message(buf, 24, v);
                 }
                 if let Some(v) = &self.scale_io {
-                    w::put_message(buf, 25, &**v);
+                    w::put_message(buf, 25, v);
                 }
                 if let Some(v) = &self.projected {
                     w::put_message(buf, 26, v);
                 }
                 if let Some(v) = &self.storageos {
-                    w::put_message(buf, 27, &**v);
+                    w::put_message(buf, 27, v);
                 }
                 if let Some(v) = &self.csi {
-                    w::put_message(buf, 28, &**v);
+                    w::put_message(buf, 28, v);
                 }
                 if let Some(v) = &self.ephemeral {
                     w::put_message(buf, 29, v);
                 }
                 if let Some(v) = &self.image {
-                    w::put_message(buf, 30, &**v);
+                    w::put_message(buf, 30, v);
                 }
             },
         );
@@ -121,27 +121,73 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                     &mut |number, value, budget| {
                         let _ = budget;
                         match number {
-                            1 => w::merge_boxed(&mut self.host_path, value, budget)?,
-                            2 => w::merge_boxed(&mut self.empty_dir, value, budget)?,
+                            1 => {
+                                w::merge(
+                                    self.host_path.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            2 => {
+                                w::merge(
+                                    self.empty_dir.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             3 => {
-                                w::merge_boxed(
-                                    &mut self.gce_persistent_disk,
+                                w::merge(
+                                    self
+                                        .gce_persistent_disk
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
                             }
                             4 => {
-                                w::merge_boxed(
-                                    &mut self.aws_elastic_block_store,
+                                w::merge(
+                                    self
+                                        .aws_elastic_block_store
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
                             }
-                            5 => w::merge_boxed(&mut self.git_repo, value, budget)?,
-                            6 => w::merge_boxed(&mut self.secret, value, budget)?,
-                            7 => w::merge_boxed(&mut self.nfs, value, budget)?,
-                            8 => w::merge_boxed(&mut self.iscsi, value, budget)?,
-                            9 => w::merge_boxed(&mut self.glusterfs, value, budget)?,
+                            5 => {
+                                w::merge(
+                                    self.git_repo.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            6 => {
+                                w::merge(
+                                    self.secret.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            7 => {
+                                w::merge(
+                                    self.nfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            8 => {
+                                w::merge(
+                                    self.iscsi.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            9 => {
+                                w::merge(
+                                    self.glusterfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             10 => {
                                 w::merge(
                                     self
@@ -151,11 +197,41 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                                     budget,
                                 )?
                             }
-                            11 => w::merge_boxed(&mut self.rbd, value, budget)?,
-                            12 => w::merge_boxed(&mut self.flex_volume, value, budget)?,
-                            13 => w::merge_boxed(&mut self.cinder, value, budget)?,
-                            14 => w::merge_boxed(&mut self.cephfs, value, budget)?,
-                            15 => w::merge_boxed(&mut self.flocker, value, budget)?,
+                            11 => {
+                                w::merge(
+                                    self.rbd.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            12 => {
+                                w::merge(
+                                    self.flex_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            13 => {
+                                w::merge(
+                                    self.cinder.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            14 => {
+                                w::merge(
+                                    self.cephfs.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            15 => {
+                                w::merge(
+                                    self.flocker.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             16 => {
                                 w::merge(
                                     self.downward_api.get_or_insert_with(Default::default),
@@ -163,17 +239,53 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                                     budget,
                                 )?
                             }
-                            17 => w::merge_boxed(&mut self.fc, value, budget)?,
-                            18 => w::merge_boxed(&mut self.azure_file, value, budget)?,
-                            19 => w::merge_boxed(&mut self.config_map, value, budget)?,
-                            20 => {
-                                w::merge_boxed(&mut self.vsphere_volume, value, budget)?
+                            17 => {
+                                w::merge(
+                                    self.fc.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
-                            21 => w::merge_boxed(&mut self.quobyte, value, budget)?,
-                            22 => w::merge_boxed(&mut self.azure_disk, value, budget)?,
+                            18 => {
+                                w::merge(
+                                    self.azure_file.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            19 => {
+                                w::merge(
+                                    self.config_map.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            20 => {
+                                w::merge(
+                                    self.vsphere_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            21 => {
+                                w::merge(
+                                    self.quobyte.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            22 => {
+                                w::merge(
+                                    self.azure_disk.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             23 => {
-                                w::merge_boxed(
-                                    &mut self.photon_persistent_disk,
+                                w::merge(
+                                    self
+                                        .photon_persistent_disk
+                                        .get_or_insert_with(Default::default),
                                     value,
                                     budget,
                                 )?
@@ -186,11 +298,33 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                                 )?
                             }
                             24 => {
-                                w::merge_boxed(&mut self.portworx_volume, value, budget)?
+                                w::merge(
+                                    self.portworx_volume.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
                             }
-                            25 => w::merge_boxed(&mut self.scale_io, value, budget)?,
-                            27 => w::merge_boxed(&mut self.storageos, value, budget)?,
-                            28 => w::merge_boxed(&mut self.csi, value, budget)?,
+                            25 => {
+                                w::merge(
+                                    self.scale_io.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            27 => {
+                                w::merge(
+                                    self.storageos.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
+                            28 => {
+                                w::merge(
+                                    self.csi.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             29 => {
                                 w::merge(
                                     self.ephemeral.get_or_insert_with(Default::default),
@@ -198,7 +332,13 @@ impl crate::protobuf::Message for crate::api::core::v1::Volume {
                                     budget,
                                 )?
                             }
-                            30 => w::merge_boxed(&mut self.image, value, budget)?,
+                            30 => {
+                                w::merge(
+                                    self.image.get_or_insert_with(Default::default),
+                                    value,
+                                    budget,
+                                )?
+                            }
                             _ => {}
                         }
                         Ok(())

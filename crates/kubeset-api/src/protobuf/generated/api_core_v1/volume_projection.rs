@@ -5,22 +5,22 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.secret {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.downward_api {
             w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.config_map {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.service_account_token {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.cluster_trust_bundle {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.pod_certificate {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
     }
     fn merge_field(
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.secret, value, budget)?,
+            1 => {
+                w::merge(
+                    self.secret.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 w::merge(
                     self.downward_api.get_or_insert_with(Default::default),
@@ -39,10 +45,34 @@ impl crate::protobuf::Message for crate::api::core::v1::VolumeProjection {
                     budget,
                 )?
             }
-            3 => w::merge_boxed(&mut self.config_map, value, budget)?,
-            4 => w::merge_boxed(&mut self.service_account_token, value, budget)?,
-            5 => w::merge_boxed(&mut self.cluster_trust_bundle, value, budget)?,
-            6 => w::merge_boxed(&mut self.pod_certificate, value, budget)?,
+            3 => {
+                w::merge(
+                    self.config_map.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            4 => {
+                w::merge(
+                    self.service_account_token.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            5 => {
+                w::merge(
+                    self.cluster_trust_bundle.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            6 => {
+                w::merge(
+                    self.pod_certificate.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

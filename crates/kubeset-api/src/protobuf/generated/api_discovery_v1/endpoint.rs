@@ -17,7 +17,7 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
             w::put_string(buf, 3, v);
         }
         if let Some(v) = &self.target_ref {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.deprecated_topology {
             w::put_map(buf, 5, v, |buf, v| w::put_string(buf, 2, v));
@@ -29,7 +29,7 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.hints {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
     }
     fn merge_field(
@@ -52,7 +52,13 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
                 )?
             }
             3 => self.hostname = Some(w::string(value)?),
-            4 => w::merge_boxed(&mut self.target_ref, value, budget)?,
+            4 => {
+                w::merge(
+                    self.target_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             5 => {
                 let (k, v) = w::entry(
                     value,
@@ -68,7 +74,9 @@ impl crate::protobuf::Message for crate::api::discovery::v1::Endpoint {
             }
             6 => self.node_name = Some(w::string(value)?),
             7 => self.zone = Some(w::string(value)?),
-            8 => w::merge_boxed(&mut self.hints, value, budget)?,
+            8 => {
+                w::merge(self.hints.get_or_insert_with(Default::default), value, budget)?
+            }
             _ => {}
         }
         Ok(())

@@ -35,10 +35,10 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             w::put_string(buf, 7, v);
         }
         if let Some(v) = &self.regarding {
-            w::put_message(buf, 8, &**v);
+            w::put_message(buf, 8, v);
         }
         if let Some(v) = &self.related {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         {
             let zero = Default::default();
@@ -51,7 +51,7 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             w::put_string(buf, 11, v);
         }
         if let Some(v) = &self.deprecated_source {
-            w::put_message(buf, 12, &**v);
+            w::put_message(buf, 12, v);
         }
         if let Some(v) = &self.deprecated_first_timestamp {
             w::put_time(buf, 13, v);
@@ -86,11 +86,29 @@ impl crate::protobuf::Message for crate::api::events::v1::Event {
             5 => self.reporting_instance = w::nonzero(w::string(value)?),
             6 => self.action = w::nonzero(w::string(value)?),
             7 => self.reason = w::nonzero(w::string(value)?),
-            8 => w::merge_boxed(&mut self.regarding, value, budget)?,
-            9 => w::merge_boxed(&mut self.related, value, budget)?,
+            8 => {
+                w::merge(
+                    self.regarding.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            9 => {
+                w::merge(
+                    self.related.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             10 => self.note = w::nonzero(w::string(value)?),
             11 => self.type_ = w::nonzero(w::string(value)?),
-            12 => w::merge_boxed(&mut self.deprecated_source, value, budget)?,
+            12 => {
+                w::merge(
+                    self.deprecated_source.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             13 => self.deprecated_first_timestamp = w::time(value)?,
             14 => self.deprecated_last_timestamp = w::time(value)?,
             15 => self.deprecated_count = w::nonzero(w::int32(value)?),

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::FlowSchema {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
             w::put_message(buf, 3, v);
@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::FlowSchema {
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge_boxed(&mut self.spec, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
             3 => {
                 w::merge(
                     self.status.get_or_insert_with(Default::default),

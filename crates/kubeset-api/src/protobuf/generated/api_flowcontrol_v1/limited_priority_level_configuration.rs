@@ -9,7 +9,7 @@ for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
             w::put_int32(buf, 1, v);
         }
         if let Some(v) = &self.limit_response {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.lendable_percent {
             w::put_int32(buf, 3, v);
@@ -27,7 +27,13 @@ for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
         let _ = budget;
         match number {
             1 => self.nominal_concurrency_shares = Some(w::int32(value)?),
-            2 => w::merge_boxed(&mut self.limit_response, value, budget)?,
+            2 => {
+                w::merge(
+                    self.limit_response.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.lendable_percent = Some(w::int32(value)?),
             4 => self.borrowing_limit_percent = Some(w::int32(value)?),
             _ => {}

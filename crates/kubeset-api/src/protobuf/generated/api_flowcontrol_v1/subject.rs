@@ -15,7 +15,7 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::Subject {
             w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.service_account {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::flowcontrol::v1::Subject {
             3 => {
                 w::merge(self.group.get_or_insert_with(Default::default), value, budget)?
             }
-            4 => w::merge_boxed(&mut self.service_account, value, budget)?,
+            4 => {
+                w::merge(
+                    self.service_account.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

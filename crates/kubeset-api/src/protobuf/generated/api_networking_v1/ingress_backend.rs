@@ -5,10 +5,10 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.resource {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.service {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -19,8 +19,20 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressBackend {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            4 => w::merge_boxed(&mut self.service, value, budget)?,
-            3 => w::merge_boxed(&mut self.resource, value, budget)?,
+            4 => {
+                w::merge(
+                    self.service.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.resource.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -10,7 +10,7 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.parameters {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -22,7 +22,13 @@ impl crate::protobuf::Message for crate::api::networking::v1::IngressClassSpec {
         let _ = budget;
         match number {
             1 => self.controller = w::nonzero(w::string(value)?),
-            2 => w::merge_boxed(&mut self.parameters, value, budget)?,
+            2 => {
+                w::merge(
+                    self.parameters.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

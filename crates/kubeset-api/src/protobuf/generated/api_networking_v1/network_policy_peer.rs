@@ -5,13 +5,13 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPeer {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.pod_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.namespace_selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.ip_block {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -22,9 +22,27 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicyPeer 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.pod_selector, value, budget)?,
-            2 => w::merge_boxed(&mut self.namespace_selector, value, budget)?,
-            3 => w::merge_boxed(&mut self.ip_block, value, budget)?,
+            1 => {
+                w::merge(
+                    self.pod_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            2 => {
+                w::merge(
+                    self.namespace_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            3 => {
+                w::merge(
+                    self.ip_block.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

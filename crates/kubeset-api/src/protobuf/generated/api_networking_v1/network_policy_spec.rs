@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.pod_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.ingress {
             for v in v {
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::networking::v1::NetworkPolicySpec 
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.pod_selector, value, budget)?,
+            1 => {
+                w::merge(
+                    self.pod_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 let v = w::message(value, budget)?;
                 w::push(self.ingress.get_or_insert_with(Vec::new), v, budget)?;

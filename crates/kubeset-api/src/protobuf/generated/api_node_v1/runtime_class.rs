@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
             w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.scheduling {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -36,7 +36,13 @@ impl crate::protobuf::Message for crate::api::node::v1::RuntimeClass {
                     budget,
                 )?
             }
-            4 => w::merge_boxed(&mut self.scheduling, value, budget)?,
+            4 => {
+                w::merge(
+                    self.scheduling.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

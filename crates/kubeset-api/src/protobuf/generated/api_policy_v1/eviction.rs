@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::Eviction {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.delete_options {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,13 @@ impl crate::protobuf::Message for crate::api::policy::v1::Eviction {
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge_boxed(&mut self.delete_options, value, budget)?,
+            2 => {
+                w::merge(
+                    self.delete_options.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -9,10 +9,10 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudget {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.status {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
     }
     fn merge_field(
@@ -24,8 +24,14 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudget {
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge_boxed(&mut self.spec, value, budget)?,
-            3 => w::merge_boxed(&mut self.status, value, budget)?,
+            2 => w::merge(self.spec.get_or_insert_with(Default::default), value, budget)?,
+            3 => {
+                w::merge(
+                    self.status.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -8,7 +8,7 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.selector {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.max_unavailable {
             w::put_message(buf, 3, v);
@@ -32,7 +32,13 @@ impl crate::protobuf::Message for crate::api::policy::v1::PodDisruptionBudgetSpe
                     budget,
                 )?
             }
-            2 => w::merge_boxed(&mut self.selector, value, budget)?,
+            2 => {
+                w::merge(
+                    self.selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 w::merge(
                     self.max_unavailable.get_or_insert_with(Default::default),

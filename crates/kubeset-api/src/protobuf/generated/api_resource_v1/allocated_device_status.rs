@@ -25,7 +25,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::AllocatedDeviceStatu
             w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.network_data {
-            w::put_message(buf, 6, &**v);
+            w::put_message(buf, 6, v);
         }
         if let Some(v) = &self.share_id {
             w::put_string(buf, 7, v);
@@ -48,7 +48,13 @@ impl crate::protobuf::Message for crate::api::resource::v1::AllocatedDeviceStatu
                 w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
             5 => w::merge(self.data.get_or_insert_with(Default::default), value, budget)?,
-            6 => w::merge_boxed(&mut self.network_data, value, budget)?,
+            6 => {
+                w::merge(
+                    self.network_data.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

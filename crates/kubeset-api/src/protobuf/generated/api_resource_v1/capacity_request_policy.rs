@@ -13,7 +13,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::CapacityRequestPolic
             }
         }
         if let Some(v) = &self.valid_range {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -35,7 +35,13 @@ impl crate::protobuf::Message for crate::api::resource::v1::CapacityRequestPolic
                 let v = w::message(value, budget)?;
                 w::push(self.valid_values.get_or_insert_with(Vec::new), v, budget)?;
             }
-            4 => w::merge_boxed(&mut self.valid_range, value, budget)?,
+            4 => {
+                w::merge(
+                    self.valid_range.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -19,7 +19,7 @@ for crate::api::resource::v1::DeviceAllocationConfiguration {
             3,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -44,7 +44,11 @@ for crate::api::resource::v1::DeviceAllocationConfiguration {
                     &mut |number, value, budget| {
                         let _ = budget;
                         if number == 1 {
-                            w::merge_boxed(&mut self.opaque, value, budget)?;
+                            w::merge(
+                                self.opaque.get_or_insert_with(Default::default),
+                                value,
+                                budget,
+                            )?;
                         }
                         Ok(())
                     },

@@ -14,7 +14,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaimConfigura
             2,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -38,7 +38,11 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClaimConfigura
                     &mut |number, value, budget| {
                         let _ = budget;
                         if number == 1 {
-                            w::merge_boxed(&mut self.opaque, value, budget)?;
+                            w::merge(
+                                self.opaque.get_or_insert_with(Default::default),
+                                value,
+                                budget,
+                            )?;
                         }
                         Ok(())
                     },

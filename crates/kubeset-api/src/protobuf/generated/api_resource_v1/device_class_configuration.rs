@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassConfigura
             1,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -28,7 +28,11 @@ impl crate::protobuf::Message for crate::api::resource::v1::DeviceClassConfigura
                 &mut |number, value, budget| {
                     let _ = budget;
                     if number == 1 {
-                        w::merge_boxed(&mut self.opaque, value, budget)?;
+                        w::merge(
+                            self.opaque.get_or_insert_with(Default::default),
+                            value,
+                            budget,
+                        )?;
                     }
                     Ok(())
                 },

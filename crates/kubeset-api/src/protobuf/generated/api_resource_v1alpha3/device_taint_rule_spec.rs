@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.device_selector {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let v = &self.taint;
@@ -20,7 +20,13 @@ impl crate::protobuf::Message for crate::api::resource::v1alpha3::DeviceTaintRul
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.device_selector, value, budget)?,
+            1 => {
+                w::merge(
+                    self.device_selector.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => w::merge(&mut self.taint, value, budget)?,
             _ => {}
         }

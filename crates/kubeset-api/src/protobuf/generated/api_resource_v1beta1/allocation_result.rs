@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocationResult {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.devices {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.node_selector {
             w::put_message(buf, 3, v);
@@ -22,7 +22,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::AllocationResul
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.devices, value, budget)?,
+            1 => {
+                w::merge(
+                    self.devices.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 w::merge(
                     self.node_selector.get_or_insert_with(Default::default),

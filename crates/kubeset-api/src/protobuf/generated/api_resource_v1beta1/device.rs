@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::Device {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.basic {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,9 @@ impl crate::protobuf::Message for crate::api::resource::v1beta1::Device {
         let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge_boxed(&mut self.basic, value, budget)?,
+            2 => {
+                w::merge(self.basic.get_or_insert_with(Default::default), value, budget)?
+            }
             _ => {}
         }
         Ok(())

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceCapacity 
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.request_policy {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -21,7 +21,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceCapacity 
         let _ = budget;
         match number {
             1 => w::merge(&mut self.value, value, budget)?,
-            2 => w::merge_boxed(&mut self.request_policy, value, budget)?,
+            2 => {
+                w::merge(
+                    self.request_policy.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -15,7 +15,7 @@ for crate::api::resource::v1beta2::DeviceClaimConfiguration {
             2,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -39,7 +39,11 @@ for crate::api::resource::v1beta2::DeviceClaimConfiguration {
                     &mut |number, value, budget| {
                         let _ = budget;
                         if number == 1 {
-                            w::merge_boxed(&mut self.opaque, value, budget)?;
+                            w::merge(
+                                self.opaque.get_or_insert_with(Default::default),
+                                value,
+                                budget,
+                            )?;
                         }
                         Ok(())
                     },

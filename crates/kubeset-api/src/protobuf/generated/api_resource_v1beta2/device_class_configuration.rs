@@ -10,7 +10,7 @@ for crate::api::resource::v1beta2::DeviceClassConfiguration {
             1,
             |buf| {
                 if let Some(v) = &self.opaque {
-                    w::put_message(buf, 1, &**v);
+                    w::put_message(buf, 1, v);
                 }
             },
         );
@@ -29,7 +29,11 @@ for crate::api::resource::v1beta2::DeviceClassConfiguration {
                 &mut |number, value, budget| {
                     let _ = budget;
                     if number == 1 {
-                        w::merge_boxed(&mut self.opaque, value, budget)?;
+                        w::merge(
+                            self.opaque.get_or_insert_with(Default::default),
+                            value,
+                            budget,
+                        )?;
                     }
                     Ok(())
                 },

@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceRequest {
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.exactly {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.first_available {
             for v in v {
@@ -26,7 +26,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::DeviceRequest {
         let _ = budget;
         match number {
             1 => self.name = w::string(value)?,
-            2 => w::merge_boxed(&mut self.exactly, value, budget)?,
+            2 => {
+                w::merge(
+                    self.exactly.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::message(value, budget)?;
                 w::push(self.first_available.get_or_insert_with(Vec::new), v, budget)?;

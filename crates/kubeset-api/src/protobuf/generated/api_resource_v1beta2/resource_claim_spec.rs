@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.devices {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -16,7 +16,7 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimSp
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 1 {
-            w::merge_boxed(&mut self.devices, value, budget)?;
+            w::merge(self.devices.get_or_insert_with(Default::default), value, budget)?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimStatus {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.allocation {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.reserved_for {
             for v in v {
@@ -26,7 +26,13 @@ impl crate::protobuf::Message for crate::api::resource::v1beta2::ResourceClaimSt
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.allocation, value, budget)?,
+            1 => {
+                w::merge(
+                    self.allocation.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 let v = w::message(value, budget)?;
                 w::push(self.reserved_for.get_or_insert_with(Vec::new), v, budget)?;

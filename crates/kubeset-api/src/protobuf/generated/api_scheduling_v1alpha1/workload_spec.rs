@@ -5,7 +5,7 @@ use crate::protobuf::wire as w;
 impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.controller_ref {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let v = &self.pod_groups;
@@ -22,7 +22,13 @@ impl crate::protobuf::Message for crate::api::scheduling::v1alpha1::WorkloadSpec
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.controller_ref, value, budget)?,
+            1 => {
+                w::merge(
+                    self.controller_ref.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => {
                 let v = w::message(value, budget)?;
                 w::push(&mut self.pod_groups, v, budget)?;

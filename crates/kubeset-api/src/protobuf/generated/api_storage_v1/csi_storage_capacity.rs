@@ -9,7 +9,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.node_topology {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let v = &self.storage_class_name;
@@ -31,7 +31,13 @@ impl crate::protobuf::Message for crate::api::storage::v1::CSIStorageCapacity {
         let _ = budget;
         match number {
             1 => w::merge(&mut self.metadata, value, budget)?,
-            2 => w::merge_boxed(&mut self.node_topology, value, budget)?,
+            2 => {
+                w::merge(
+                    self.node_topology.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.storage_class_name = w::string(value)?,
             4 => {
                 w::merge(

@@ -8,7 +8,7 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentSourc
             w::put_string(buf, 1, v);
         }
         if let Some(v) = &self.inline_volume_spec {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -20,7 +20,13 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentSourc
         let _ = budget;
         match number {
             1 => self.persistent_volume_name = Some(w::string(value)?),
-            2 => w::merge_boxed(&mut self.inline_volume_spec, value, budget)?,
+            2 => {
+                w::merge(
+                    self.inline_volume_spec.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -12,10 +12,10 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
             w::put_map(buf, 2, v, |buf, v| w::put_string(buf, 2, v));
         }
         if let Some(v) = &self.attach_error {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.detach_error {
-            w::put_message(buf, 4, &**v);
+            w::put_message(buf, 4, v);
         }
     }
     fn merge_field(
@@ -40,8 +40,20 @@ impl crate::protobuf::Message for crate::api::storage::v1::VolumeAttachmentStatu
                     .get_or_insert_with(Default::default)
                     .insert(k, v);
             }
-            3 => w::merge_boxed(&mut self.attach_error, value, budget)?,
-            4 => w::merge_boxed(&mut self.detach_error, value, budget)?,
+            3 => {
+                w::merge(
+                    self.attach_error.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
+            4 => {
+                w::merge(
+                    self.detach_error.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             _ => {}
         }
         Ok(())

@@ -24,7 +24,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
         }
         if let Some(v) = &self.conversion {
-            w::put_message(buf, 9, &**v);
+            w::put_message(buf, 9, v);
         }
         {
             let zero = Default::default();
@@ -47,7 +47,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 let v = w::message(value, budget)?;
                 w::push(&mut self.versions, v, budget)?;
             }
-            9 => w::merge_boxed(&mut self.conversion, value, budget)?,
+            9 => {
+                w::merge(
+                    self.conversion.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             10 => self.preserve_unknown_fields = w::nonzero(w::bool(value)?),
             _ => {}
         }

@@ -11,7 +11,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             }
         }
         if let Some(v) = &self.accepted_names {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.stored_versions {
             for v in v {
@@ -36,7 +36,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                 let v = w::message(value, budget)?;
                 w::push(self.conditions.get_or_insert_with(Vec::new), v, budget)?;
             }
-            2 => w::merge_boxed(&mut self.accepted_names, value, budget)?,
+            2 => {
+                w::merge(
+                    self.accepted_names.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::string(value)?;
                 w::push(self.stored_versions.get_or_insert_with(Vec::new), v, budget)?;

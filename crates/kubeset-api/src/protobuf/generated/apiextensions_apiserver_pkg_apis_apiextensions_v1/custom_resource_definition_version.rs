@@ -21,7 +21,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             w::put_message(buf, 4, v);
         }
         if let Some(v) = &self.subresources {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         if let Some(v) = &self.additional_printer_columns {
             for v in v {
@@ -62,7 +62,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     budget,
                 )?
             }
-            5 => w::merge_boxed(&mut self.subresources, value, budget)?,
+            5 => {
+                w::merge(
+                    self.subresources.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => {
                 let v = w::message(value, budget)?;
                 w::push(

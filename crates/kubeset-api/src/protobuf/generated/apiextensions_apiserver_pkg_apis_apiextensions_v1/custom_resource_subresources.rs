@@ -9,7 +9,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
             w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.scale {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
     }
     fn merge_field(
@@ -27,7 +27,9 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     budget,
                 )?
             }
-            2 => w::merge_boxed(&mut self.scale, value, budget)?,
+            2 => {
+                w::merge(self.scale.get_or_insert_with(Default::default), value, budget)?
+            }
             _ => {}
         }
         Ok(())

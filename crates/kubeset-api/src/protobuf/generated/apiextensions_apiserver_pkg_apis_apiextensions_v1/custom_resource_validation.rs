@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.open_apiv3_schema {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
     }
     fn merge_field(
@@ -17,7 +17,11 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         if number == 1 {
-            w::merge_boxed(&mut self.open_apiv3_schema, value, budget)?;
+            w::merge(
+                self.open_apiv3_schema.get_or_insert_with(Default::default),
+                value,
+                budget,
+            )?;
         }
         Ok(())
     }

@@ -138,7 +138,7 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
             w::put_map(buf, 34, v, |buf, v| w::put_message(buf, 2, v));
         }
         if let Some(v) = &self.external_docs {
-            w::put_message(buf, 35, &**v);
+            w::put_message(buf, 35, v);
         }
         if let Some(v) = &self.example {
             w::put_message(buf, 36, v);
@@ -297,7 +297,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProp
                 )?;
                 self.definitions.get_or_insert_with(Default::default).insert(k, v);
             }
-            35 => w::merge_boxed(&mut self.external_docs, value, budget)?,
+            35 => {
+                w::merge(
+                    self.external_docs.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             36 => {
                 w::merge(
                     self.example.get_or_insert_with(Default::default),

@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.service {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         if let Some(v) = &self.ca_bundle {
             w::put_bytes(buf, 2, v);
@@ -24,7 +24,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientC
         let _ = budget;
         match number {
             3 => self.url = Some(w::string(value)?),
-            1 => w::merge_boxed(&mut self.service, value, budget)?,
+            1 => {
+                w::merge(
+                    self.service.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => self.ca_bundle = Some(w::bytes(value)?),
             _ => {}
         }

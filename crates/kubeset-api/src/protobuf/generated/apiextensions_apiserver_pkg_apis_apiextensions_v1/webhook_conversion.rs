@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.client_config {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         {
             let v = &self.conversion_review_versions;
@@ -23,7 +23,13 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConvers
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            2 => w::merge_boxed(&mut self.client_config, value, budget)?,
+            2 => {
+                w::merge(
+                    self.client_config.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => {
                 let v = w::string(value)?;
                 w::push(&mut self.conversion_review_versions, v, budget)?;

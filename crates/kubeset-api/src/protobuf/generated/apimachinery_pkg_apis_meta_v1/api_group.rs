@@ -15,7 +15,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
             }
         }
         if let Some(v) = &self.preferred_version {
-            w::put_message(buf, 3, &**v);
+            w::put_message(buf, 3, v);
         }
         if let Some(v) = &self.server_address_by_client_cidrs {
             for v in v {
@@ -36,7 +36,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::APIG
                 let v = w::message(value, budget)?;
                 w::push(&mut self.versions, v, budget)?;
             }
-            3 => w::merge_boxed(&mut self.preferred_version, value, budget)?,
+            3 => {
+                w::merge(
+                    self.preferred_version.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             4 => {
                 let v = w::message(value, budget)?;
                 w::push(

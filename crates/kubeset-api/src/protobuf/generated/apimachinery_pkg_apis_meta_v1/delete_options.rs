@@ -9,7 +9,7 @@ for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
             w::put_int64(buf, 1, v);
         }
         if let Some(v) = &self.preconditions {
-            w::put_message(buf, 2, &**v);
+            w::put_message(buf, 2, v);
         }
         if let Some(v) = &self.orphan_dependents {
             w::put_bool(buf, 3, v);
@@ -35,7 +35,13 @@ for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
         let _ = budget;
         match number {
             1 => self.grace_period_seconds = Some(w::int64(value)?),
-            2 => w::merge_boxed(&mut self.preconditions, value, budget)?,
+            2 => {
+                w::merge(
+                    self.preconditions.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             3 => self.orphan_dependents = Some(w::bool(value)?),
             4 => self.propagation_policy = Some(w::string(value)?),
             5 => {

@@ -24,7 +24,7 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             w::put_string(buf, 4, v);
         }
         if let Some(v) = &self.details {
-            w::put_message(buf, 5, &**v);
+            w::put_message(buf, 5, v);
         }
         {
             let zero = Default::default();
@@ -44,7 +44,13 @@ impl crate::protobuf::Message for crate::apimachinery::pkg::apis::meta::v1::Stat
             2 => self.status = w::nonzero(w::string(value)?),
             3 => self.message = w::nonzero(w::string(value)?),
             4 => self.reason = w::nonzero(w::string(value)?),
-            5 => w::merge_boxed(&mut self.details, value, budget)?,
+            5 => {
+                w::merge(
+                    self.details.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             6 => self.code = w::nonzero(w::int32(value)?),
             _ => {}
         }

@@ -6,7 +6,7 @@ impl crate::protobuf::Message
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
     fn encode_fields(&self, buf: &mut Vec<u8>) {
         if let Some(v) = &self.service {
-            w::put_message(buf, 1, &**v);
+            w::put_message(buf, 1, v);
         }
         {
             let zero = Default::default();
@@ -43,7 +43,13 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
     ) -> Result<(), crate::protobuf::DecodeError> {
         let _ = budget;
         match number {
-            1 => w::merge_boxed(&mut self.service, value, budget)?,
+            1 => {
+                w::merge(
+                    self.service.get_or_insert_with(Default::default),
+                    value,
+                    budget,
+                )?
+            }
             2 => self.group = w::nonzero(w::string(value)?),
             3 => self.version = w::nonzero(w::string(value)?),
             4 => self.insecure_skip_tls_verify = w::nonzero(w::bool(value)?),

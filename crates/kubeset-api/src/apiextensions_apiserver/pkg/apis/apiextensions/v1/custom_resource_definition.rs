@@ -18,9 +18,7 @@ pub struct CustomResourceDefinition {
     pub spec: crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
     /// status indicates the actual state of the CustomResourceDefinition
     pub status: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceDefinition {

@@ -6,9 +6,7 @@
 pub struct CustomResourceDefinitionSpec {
     /// conversion defines conversion settings for the CRD.
     pub conversion: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
     >,
     /// group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
     pub group: String,

@@ -6,9 +6,7 @@
 pub struct CustomResourceDefinitionStatus {
     /// acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.
     pub accepted_names: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
     >,
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
     pub conditions: Option<

@@ -32,9 +32,7 @@ pub struct CustomResourceDefinitionVersion {
     pub storage: bool,
     /// subresources specify what subresources this version of the defined custom resource have.
     pub subresources: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceDefinitionVersion {

@@ -6,9 +6,7 @@
 pub struct CustomResourceSubresources {
     /// scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.
     pub scale: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale,
     >,
     /// status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.
     pub status: Option<

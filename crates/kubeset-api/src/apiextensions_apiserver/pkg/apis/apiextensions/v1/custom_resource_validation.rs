@@ -6,9 +6,7 @@
 pub struct CustomResourceValidation {
     /// openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.
     pub open_apiv3_schema: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
     >,
 }
 impl crate::serde_util::DeStruct for CustomResourceValidation {

@@ -62,9 +62,7 @@ pub struct JSONSchemaProps {
     pub exclusive_minimum: Option<bool>,
     /// `externalDocs` (no description in the spec).
     pub external_docs: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
     >,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///

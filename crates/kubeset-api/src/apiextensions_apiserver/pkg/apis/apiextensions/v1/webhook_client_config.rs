@@ -10,9 +10,7 @@ pub struct WebhookClientConfig {
     ///
     /// If the webhook is running within the cluster, then you should use `service`.
     pub service: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference,
     >,
     /// url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.
     ///

@@ -6,9 +6,7 @@
 pub struct WebhookConversion {
     /// clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
     pub client_config: Option<
-        Box<
-            crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
-        >,
+        crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
     >,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
     pub conversion_review_versions: Vec<String>,

@@ -17,9 +17,7 @@ pub struct DeleteOptions {
     /// Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.
     pub orphan_dependents: Option<bool>,
     /// Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.
-    pub preconditions: Option<
-        Box<crate::apimachinery::pkg::apis::meta::v1::Preconditions>,
-    >,
+    pub preconditions: Option<crate::apimachinery::pkg::apis::meta::v1::Preconditions>,
     /// Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.
     pub propagation_policy: Option<String>,
 }

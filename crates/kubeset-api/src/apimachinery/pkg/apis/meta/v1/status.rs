@@ -7,7 +7,7 @@ pub struct Status {
     /// Suggested HTTP return code for this status, 0 if not set.
     pub code: Option<i32>,
     /// Extended data associated with the reason.  Each reason may define its own extended details. This field is optional and the data returned is not guaranteed to conform to any schema except that defined by the reason type.
-    pub details: Option<Box<crate::apimachinery::pkg::apis::meta::v1::StatusDetails>>,
+    pub details: Option<crate::apimachinery::pkg::apis::meta::v1::StatusDetails>,
     /// A human-readable description of the status of this operation.
     pub message: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds

@@ -16,7 +16,7 @@ pub struct APIService {
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec contains information for locating and communicating with a server
     pub spec: Option<
-        Box<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec>,
+        crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec,
     >,
     /// Status contains derived information about an API server
     pub status: Option<

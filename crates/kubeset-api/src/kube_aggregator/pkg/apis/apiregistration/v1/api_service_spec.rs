@@ -14,7 +14,7 @@ pub struct APIServiceSpec {
     pub insecure_skip_tls_verify: Option<bool>,
     /// Service is a reference to the service for this API server.  It must communicate on port 443. If the Service is nil, that means the handling for the API groupversion is handled locally on this server. The call will simply delegate to the normal handler chain to be fulfilled.
     pub service: Option<
-        Box<crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference>,
+        crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference,
     >,
     /// Version is the API version this server hosts.  For example, "v1"
     pub version: Option<String>,

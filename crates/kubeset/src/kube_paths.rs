@@ -1,0 +1,114 @@
+//! kube-rs's and k8s-openapi's module paths, so code written for them
+//! compiles after renaming `kube::` and `k8s_openapi::` to `kubeset::`.
+//!
+//! Every item here is a re-export of kubeset's own; the module a name
+//! lives in is kube-rs's. Where kube-rs and k8s-openapi use one path for
+//! two things, both resolve: `kubeset::api` holds kube-rs's `kube::api`
+//! items and k8s-openapi's model groups (`kubeset::api::core::v1::Pod`),
+//! and one [`Resource`](crate::Resource) trait carries k8s-openapi's
+//! constants (`Pod::KIND`) and kube-rs's methods (`Pod::kind(&())`,
+//! `pod.object_ref(&())`).
+
+/// kube-rs's `kube::Result`: a result with the crate's [`Error`](crate::Error).
+pub type Result<T, E = crate::Error> = std::result::Result<T, E>;
+
+/// kube-rs's `kube::api` beside k8s-openapi's `k8s_openapi::api`: the typed
+/// [`Api`](crate::Api), its parameters, [`Patch`](crate::Patch), dynamic
+/// objects and [`entry`] with the generated model groups
+/// (`kubeset::api::core::v1::Pod`).
+///
+/// ```
+/// use kubeset::api::core::v1::ConfigMap;
+/// use kubeset::api::{Api, ListParams, Patch, PatchParams, ResourceExt};
+/// # fn f(client: kubeset::Client) {
+/// let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+/// let _ = (cms, ListParams::default().timeout(5), PatchParams::apply("me"));
+/// let _patch: Patch<()> = Patch::Merge(());
+/// # }
+/// ```
+pub mod api {
+    // The generated model groups: `core`, `apps`, `batch`, …
+    pub use kubeset_client::api::*;
+
+    #[cfg(feature = "ws")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "ws")))]
+    pub use kubeset_client::ws::{AttachParams, AttachedProcess, Portforwarder, TerminalSize};
+    // kube-rs's `ObjectList<K>` is kubeset's `List<K>` (iterate it with
+    // `for x in list` or `&list`).
+    pub use kubeset_client::{
+        Api, ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Patch, Resource,
+        ResourceExt, ResourceScope, WatchEvent,
+        apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference},
+        dynamic::{ApiResource, DynamicObject},
+        params::{
+            DeleteParams, FieldValidation as ValidationDirective, ListParams, PatchParams,
+            PostParams, PropagationPolicy, VersionMatch, WatchParams,
+        },
+    };
+
+    /// kube-rs's `kube::api::entry`: get-or-create and modify-and-commit.
+    pub mod entry {
+        pub use kubeset_client::{CommitError, Entry, OccupiedEntry, VacantEntry};
+    }
+}
+
+/// kube-rs's `kube::core` (the `kube-core` crate): the resource traits,
+/// dynamic objects, list and metadata types, watch events and parameters.
+pub mod core {
+    pub use kubeset_client::{
+        ClusterResourceScope, List as ObjectList, NamespaceResourceScope, Resource, ResourceExt,
+        ResourceScope, WatchEvent,
+        apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta, OwnerReference, Status},
+        dynamic::{ApiResource, DynamicObject},
+    };
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub use kubeset_client::{CustomResourceExt, crd::merge_crds};
+
+    /// kube-core's `params`: the verbs' parameters.
+    pub mod params {
+        pub use kubeset_client::Patch;
+        pub use kubeset_client::params::{
+            DeleteParams, FieldValidation as ValidationDirective, ListParams, PatchParams,
+            PostParams, PropagationPolicy, VersionMatch, WatchParams,
+        };
+    }
+
+    /// kube-core's `dynamic`: objects addressed at run time.
+    pub mod dynamic {
+        pub use kubeset_client::dynamic::{ApiResource, DynamicObject};
+    }
+
+    /// kube-core's `crd`: CRD helpers.
+    #[cfg(feature = "apiextensions-v1")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
+    pub mod crd {
+        pub use kubeset_client::{CustomResourceExt, crd::merge_crds};
+    }
+}
+
+/// kube-rs's `kube::config`: [`Config`](crate::Config), the kubeconfig
+/// file's types and the options choosing a context.
+///
+/// ```
+/// use kubeset::config::KubeConfigOptions;
+/// let options = KubeConfigOptions { context: Some("kind-dev".into()), cluster: None, user: None };
+/// # let _ = options;
+/// ```
+pub mod config {
+    pub use kubeset_client::rest::config::{
+        AuthInfo, AuthProvider, Cluster, Config, ConfigError, Context, ExecConfig,
+        KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext, NamedExtension,
+    };
+}
+
+/// kube-rs's `kube::client`: the [`Client`](crate::Client) and its
+/// configuration.
+pub mod client {
+    pub use kubeset_client::{Client, ClientError, Config};
+}
+
+/// kube-rs's `kube::error`: the crate's error and the server's.
+pub mod error {
+    pub use kubeset_client::{ApiError, Error};
+}
