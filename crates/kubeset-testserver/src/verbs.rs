@@ -192,12 +192,21 @@ pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         );
         return Ok(call.reply(200, &t));
     }
+    // kube-apiserver counts the remaining items only of an unselected list
+    // (its storage's predicate is empty), and its custom resource lists
+    // (unstructured) always carry `continue`, empty on the last page.
+    let selected = ["labelSelector", "fieldSelector"]
+        .iter()
+        .any(|k| call.query.get(k).is_some_and(|s| !s.is_empty()));
+    let cont = page
+        .continue_token
+        .or_else(|| call.res.custom.then(String::new));
     let list = list_object(
         &call.res,
         page.items,
         page.rv,
-        page.continue_token,
-        page.remaining,
+        cont,
+        page.remaining.filter(|_| !selected),
     );
     Ok(call.reply(200, &list))
 }
