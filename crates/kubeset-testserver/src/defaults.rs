@@ -15,10 +15,7 @@ use crate::services;
 /// its `uid` already: a Job's generated selector names it).
 pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
     match (res.group.as_str(), res.plural.as_str()) {
-        ("", "namespaces") => {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-            obj["status"] = json!({"phase": "Active"});
-        }
+        ("", "namespaces") => namespace_label(obj),
         ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
         ("", "secrets") => secret(obj),
         ("", "services") => services::defaults(obj),
@@ -54,6 +51,32 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// What a registry's `PrepareForCreate` sets after the field manager has
+/// recorded the write, so owned by no one: a namespace's `spec.finalizers`
+/// and `status.phase`.
+pub(crate) fn after_record(res: &Resource, obj: &mut Value) {
+    if res.group.is_empty() && res.plural == "namespaces" {
+        obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        obj["status"] = json!({"phase": "Active"});
+    }
+}
+
+/// `SetDefaults_Namespace`: the label `kubernetes.io/metadata.name` is the
+/// name. A decoding default, so the creator owns it.
+fn namespace_label(obj: &mut Value) {
+    let name = obj
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+    if let Some(l) = labels.as_object_mut() {
+        l.insert("kubernetes.io/metadata.name".into(), name);
     }
 }
 

@@ -477,6 +477,7 @@ impl Store {
             custom: res.custom,
         };
         apply::record_update(None, &mut obj, &writer);
+        defaults::after_record(res, &mut obj);
         self.insert_new(res, ns, &name, obj, ctx)
     }
 
@@ -922,7 +923,9 @@ fn decode_token(tok: &str) -> Option<(u64, usize)> {
 /// The object an apply creates: the new name validated, then stamped.
 fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
     validation::check_new_name(res, &obj, name)?;
-    Ok(stamp_new(res, ns, name, obj, &util::now_rfc3339()))
+    let mut obj = stamp_new(res, ns, name, obj, &util::now_rfc3339());
+    defaults::after_record(res, &mut obj);
+    Ok(obj)
 }
 
 /// What the server writes on every new object, as kube-apiserver's
