@@ -815,6 +815,16 @@ impl Store {
                     Value::String(util::now_rfc3339()),
                 );
                 set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+                // Marking bumps a tracked generation (the registry's
+                // `markAsDeleting`), so a controller sees the deletion as
+                // a new generation to reconcile.
+                if let Some(g) = live
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .filter(|g| *g > 0)
+                {
+                    set_meta(&mut new, "generation", json!(g + 1));
+                }
             }
             set_meta(&mut new, "finalizers", Value::Array(finalizers));
             st.commit(res, EventType::Modified, new, Some(live))
@@ -896,10 +906,14 @@ impl Store {
 }
 
 /// Whether `metadata.generation` is tracked: objects with a spec or a
-/// status subresource, except namespaces.
+/// status subresource, except namespaces and leases (their strategies set
+/// none; checked against kube-apiserver 1.35 by the differential suite).
 fn wants_generation(res: &Resource, obj: &Value) -> bool {
-    let is_namespace = res.group.is_empty() && res.plural == "namespaces";
-    !is_namespace && (obj.get("spec").is_some() || res.has_status())
+    let untracked = matches!(
+        (res.group.as_str(), res.plural.as_str()),
+        ("", "namespaces") | ("coordination.k8s.io", "leases")
+    );
+    !untracked && (obj.get("spec").is_some() || res.has_status())
 }
 
 fn encode_token(id: u64, offset: usize) -> String {
