@@ -194,7 +194,28 @@ fn template_labels(template: &mut Value) -> Option<&mut Map<String, Value>> {
 
 /// As the Secret conversion and defaulting do: `stringData` is merged into
 /// `data` (base64) and dropped, `type` defaults to `Opaque`.
+/// What the real server does to every written object while decoding it,
+/// update and patch included: a Secret's `stringData` moves into `data`
+/// (the v1 to internal conversion).
+pub(crate) fn on_update(res: &Resource, obj: &mut Value) {
+    if res.group.is_empty() && res.plural == "secrets" {
+        string_data(obj);
+    }
+}
+
 fn secret(obj: &mut Value) {
+    string_data(obj);
+    let Some(m) = obj.as_object_mut() else { return };
+    if m.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        m.insert("type".into(), json!("Opaque"));
+    }
+}
+
+/// `stringData` merged into `data`, base64-encoded, its keys winning.
+fn string_data(obj: &mut Value) {
     let Some(m) = obj.as_object_mut() else { return };
     if let Some(Value::Object(strings)) = m.remove("stringData") {
         let data = m.entry("data").or_insert_with(|| json!({}));
@@ -205,11 +226,5 @@ fn secret(obj: &mut Value) {
                 d.insert(k, Value::String(encoded));
             }
         }
-    }
-    if m.get("type")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        m.insert("type".into(), json!("Opaque"));
     }
 }

@@ -675,6 +675,7 @@ impl Store {
             } => {}
         }
         if let Scope::Main { .. } = scope {
+            defaults::on_update(res, &mut new);
             immutable::check_update(res, name, &live, &mut new)?;
         }
         if spec_changed(&live, &new)
