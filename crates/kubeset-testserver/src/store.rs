@@ -845,7 +845,7 @@ impl Store {
         Ok(as_version(res, out))
     }
 
-    /// Deletes every matching object; returns what was deleted.
+    /// Deletes every matching object; returns them as they were listed.
     pub(crate) fn delete_collection(
         &self,
         res: &Resource,
@@ -856,11 +856,14 @@ impl Store {
     ) -> Result<Vec<Value>, ApiError> {
         let (items, _) = self.list_all(res, ns, label, field);
         let mut out = Vec::new();
+        // The answer lists the objects as they were listed before each was
+        // deleted or marked, as the registry's DeleteCollection returns its
+        // list.
         for it in items {
             let name = meta_str(&it, "name").to_owned();
             let n = meta_str(&it, "namespace").to_owned();
             match self.delete(res, &n, &name, opts) {
-                Ok(v) => out.push(v),
+                Ok(_) => out.push(it),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }

@@ -496,7 +496,8 @@ pub(crate) fn delete(call: &Call<'_>, name: &str, body: &[u8]) -> Result<Respons
     Ok(call.reply(200, &delete_answer(&call.res, last)))
 }
 
-/// DELETE of a collection: the list of what was deleted (or marked).
+/// DELETE of a collection: the list of what was deleted (or marked), as
+/// it was before.
 pub(crate) fn delete_collection(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(call, body)?;
     let store = call.store();
