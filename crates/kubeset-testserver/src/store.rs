@@ -703,6 +703,10 @@ impl Store {
         }
         limits::check_object(res, name, &new)?;
         if ctx.dry_run {
+            // Nothing is stored, so the answer keeps the live version.
+            if let Some(rv) = live.pointer("/metadata/resourceVersion").cloned() {
+                set_meta(&mut new, "resourceVersion", rv);
+            }
             return Ok(new);
         }
         let finalizers_empty = new
