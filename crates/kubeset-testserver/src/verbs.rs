@@ -341,9 +341,37 @@ pub(crate) fn patch(
     rewrite(call, name, status, |live| {
         let mut new = live.clone();
         apply_patch(kind, &mut new, &p)?;
+        check_type_kept(&call.res, &new, live)?;
         check_rv(&call.res, name, &new, live)?;
         Ok(new)
     })
+}
+
+/// A patch may not change a typed object's `kind` or `apiVersion`: the real
+/// server fails decoding the patched object into its Go type and answers
+/// 422 on the field `patch`.
+fn check_type_kept(res: &Resource, new: &Value, live: &Value) -> Result<(), ApiError> {
+    if res.custom {
+        return Ok(());
+    }
+    // A removed kind or apiVersion is no change: decoding restores it.
+    for k in ["kind", "apiVersion"] {
+        if let Some(v) = new.get(k).filter(|v| !v.is_null())
+            && Some(v) != live.get(k)
+        {
+            let text = format!(
+                "Invalid value: the patched object's {k} {v} is not {}",
+                live.get(k).unwrap_or(&Value::Null)
+            );
+            return Err(ApiError::invalid_kind(
+                "",
+                "",
+                "",
+                &[("patch", "FieldValueInvalid", text)],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The kind of a PATCH and its decoded body (an apply configuration is
