@@ -399,8 +399,16 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         .get("fieldManager")
         .filter(|m| !m.is_empty())
         .ok_or_else(|| {
-            ApiError::bad_request(
-                "PATCH, application/apply-patch+yaml requests must provide a fieldManager",
+            // As kube-apiserver: a PatchOptions validation error.
+            ApiError::invalid_kind(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                &[(
+                    "fieldManager",
+                    "FieldValueRequired",
+                    "Required value: is required for apply patch".into(),
+                )],
             )
         })?
         .to_owned();
