@@ -15,10 +15,7 @@ use crate::services;
 /// its `uid` already: a Job's generated selector names it).
 pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
     match (res.group.as_str(), res.plural.as_str()) {
-        ("", "namespaces") => {
-            obj["spec"] = json!({"finalizers": ["kubernetes"]});
-            obj["status"] = json!({"phase": "Active"});
-        }
+        ("", "namespaces") => namespace_label(obj),
         ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
         ("", "secrets") => secret(obj),
         ("", "services") => services::defaults(obj),
@@ -54,6 +51,32 @@ pub(crate) fn on_create(res: &Resource, obj: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// What a registry's `PrepareForCreate` sets after the field manager has
+/// recorded the write, so owned by no one: a namespace's `spec.finalizers`
+/// and `status.phase`.
+pub(crate) fn after_record(res: &Resource, obj: &mut Value) {
+    if res.group.is_empty() && res.plural == "namespaces" {
+        obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        obj["status"] = json!({"phase": "Active"});
+    }
+}
+
+/// `SetDefaults_Namespace`: the label `kubernetes.io/metadata.name` is the
+/// name. A decoding default, so the creator owns it.
+fn namespace_label(obj: &mut Value) {
+    let name = obj
+        .pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+    if let Some(l) = labels.as_object_mut() {
+        l.insert("kubernetes.io/metadata.name".into(), name);
     }
 }
 
@@ -171,7 +194,28 @@ fn template_labels(template: &mut Value) -> Option<&mut Map<String, Value>> {
 
 /// As the Secret conversion and defaulting do: `stringData` is merged into
 /// `data` (base64) and dropped, `type` defaults to `Opaque`.
+/// What the real server does to every written object while decoding it,
+/// update and patch included: a Secret's `stringData` moves into `data`
+/// (the v1 to internal conversion).
+pub(crate) fn on_update(res: &Resource, obj: &mut Value) {
+    if res.group.is_empty() && res.plural == "secrets" {
+        string_data(obj);
+    }
+}
+
 fn secret(obj: &mut Value) {
+    string_data(obj);
+    let Some(m) = obj.as_object_mut() else { return };
+    if m.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        m.insert("type".into(), json!("Opaque"));
+    }
+}
+
+/// `stringData` merged into `data`, base64-encoded, its keys winning.
+fn string_data(obj: &mut Value) {
     let Some(m) = obj.as_object_mut() else { return };
     if let Some(Value::Object(strings)) = m.remove("stringData") {
         let data = m.entry("data").or_insert_with(|| json!({}));
@@ -182,11 +226,5 @@ fn secret(obj: &mut Value) {
                 d.insert(k, Value::String(encoded));
             }
         }
-    }
-    if m.get("type")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty)
-    {
-        m.insert("type".into(), json!("Opaque"));
     }
 }

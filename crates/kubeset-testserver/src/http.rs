@@ -61,6 +61,9 @@ fn json_response(code: u16, v: &Value) -> Response<Body> {
 }
 
 fn error_response(e: &ApiError) -> Response<Body> {
+    if e.reason == crate::status::PAGE_NOT_FOUND {
+        return text_response(404, "404 page not found\n");
+    }
     json_response(e.code, &e.to_status())
 }
 
@@ -168,9 +171,14 @@ fn route_resource(store: &Store, segs: &[&str]) -> Result<Target, ApiError> {
     let [plural, tail @ ..] = rest else {
         return Err(ApiError::path_not_found());
     };
-    let res = store
-        .lookup(group, version, plural)
-        .ok_or_else(ApiError::path_not_found)?;
+    let res = store.lookup(group, version, plural).ok_or_else(|| {
+        // A group the server does not have is not routed at all.
+        if group.is_empty() || store.resources().iter().any(|r| r.group == group) {
+            ApiError::path_not_found()
+        } else {
+            ApiError::page_not_found()
+        }
+    })?;
     Ok(Target {
         res,
         namespace: None,
@@ -417,7 +425,7 @@ async fn route(
             return doc_response(doc, &req, &query);
         }
         ["api" | "apis", ..] => {}
-        _ => return Err(ApiError::path_not_found()),
+        _ => return Err(ApiError::page_not_found()),
     }
     // Legacy watch paths: /api/v1/watch/... and /apis/<g>/<v>/watch/...
     let mut segs = segs;

@@ -189,7 +189,7 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
         let path = op
             .get("path")
             .and_then(Value::as_str)
-            .ok_or_else(|| PatchError::BadRequest(format!("operation missing path: {op}")))?;
+            .ok_or_else(|| PatchError::Invalid(format!("operation missing path: {op}")))?;
         let value = || {
             op.get("value")
                 .cloned()
@@ -223,7 +223,7 @@ pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchE
             }
             "test" => test_at(&mut doc, path, op.get("value"))?,
             other => {
-                return Err(PatchError::BadRequest(format!("Unexpected kind: {other}")));
+                return Err(PatchError::Invalid(format!("Unexpected kind: {other}")));
             }
         }
     }

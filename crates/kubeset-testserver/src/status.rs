@@ -22,6 +22,9 @@ fn details(res: &Resource, name: &str) -> Value {
     d
 }
 
+/// The reason of [`ApiError::page_not_found`]: answered as plain text.
+pub(crate) const PAGE_NOT_FOUND: &str = "PageNotFound";
+
 impl ApiError {
     /// 400 BadRequest.
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
@@ -60,6 +63,18 @@ impl ApiError {
             reason: "NotFound",
             message: "the server could not find the requested resource".into(),
             details: Some(json!({})),
+        }
+    }
+
+    /// 404 for a path no API handler serves (outside `/api` and `/apis`,
+    /// or a group the server does not have): kube-apiserver's mux answers
+    /// these with a plain-text `404 page not found`, not a `Status`.
+    pub(crate) fn page_not_found() -> Self {
+        Self {
+            code: 404,
+            reason: PAGE_NOT_FOUND,
+            message: "404 page not found".into(),
+            details: None,
         }
     }
 

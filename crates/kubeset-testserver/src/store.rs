@@ -495,6 +495,7 @@ impl Store {
             custom: res.custom,
         };
         apply::record_update(None, &mut obj, &writer);
+        defaults::after_record(res, &mut obj);
         self.insert_new(res, ns, &name, obj, ctx)
     }
 
@@ -692,6 +693,7 @@ impl Store {
             } => {}
         }
         if let Scope::Main { .. } = scope {
+            defaults::on_update(res, &mut new);
             immutable::check_update(res, name, &live, &mut new)?;
         }
         if spec_changed(&live, &new)
@@ -719,6 +721,10 @@ impl Store {
         }
         limits::check_object(res, name, &new)?;
         if ctx.dry_run {
+            // Nothing is stored, so the answer keeps the live version.
+            if let Some(rv) = live.pointer("/metadata/resourceVersion").cloned() {
+                set_meta(&mut new, "resourceVersion", rv);
+            }
             return Ok(new);
         }
         let finalizers_empty = new
@@ -832,6 +838,16 @@ impl Store {
                     Value::String(util::now_rfc3339()),
                 );
                 set_meta(&mut new, "deletionGracePeriodSeconds", json!(0));
+                // Marking bumps a tracked generation (the registry's
+                // `markAsDeleting`), so a controller sees the deletion as
+                // a new generation to reconcile.
+                if let Some(g) = live
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .filter(|g| *g > 0)
+                {
+                    set_meta(&mut new, "generation", json!(g + 1));
+                }
             }
             set_meta(&mut new, "finalizers", Value::Array(finalizers));
             st.commit(res, EventType::Modified, new, Some(live))
@@ -851,7 +867,7 @@ impl Store {
         Ok(as_version(res, out))
     }
 
-    /// Deletes every matching object; returns what was deleted.
+    /// Deletes every matching object; returns them as they were listed.
     pub(crate) fn delete_collection(
         &self,
         res: &Resource,
@@ -862,11 +878,14 @@ impl Store {
     ) -> Result<Vec<Value>, ApiError> {
         let (items, _) = self.list_all(res, ns, label, field);
         let mut out = Vec::new();
+        // The answer lists the objects as they were listed before each was
+        // deleted or marked, as the registry's DeleteCollection returns its
+        // list.
         for it in items {
             let name = meta_str(&it, "name").to_owned();
             let n = meta_str(&it, "namespace").to_owned();
             match self.delete(res, &n, &name, opts) {
-                Ok(v) => out.push(v),
+                Ok(_) => out.push(it),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
@@ -913,10 +932,14 @@ impl Store {
 }
 
 /// Whether `metadata.generation` is tracked: objects with a spec or a
-/// status subresource, except namespaces.
+/// status subresource, except namespaces and leases (their strategies set
+/// none; checked against kube-apiserver 1.35 by the differential suite).
 fn wants_generation(res: &Resource, obj: &Value) -> bool {
-    let is_namespace = res.group.is_empty() && res.plural == "namespaces";
-    !is_namespace && (obj.get("spec").is_some() || res.has_status())
+    let untracked = matches!(
+        (res.group.as_str(), res.plural.as_str()),
+        ("", "namespaces") | ("coordination.k8s.io", "leases")
+    );
+    !untracked && (obj.get("spec").is_some() || res.has_status())
 }
 
 fn encode_token(id: u64, offset: usize) -> String {
@@ -940,7 +963,9 @@ fn decode_token(tok: &str) -> Option<(u64, usize)> {
 /// The object an apply creates: the new name validated, then stamped.
 fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Value, ApiError> {
     validation::check_new_name(res, &obj, name)?;
-    Ok(stamp_new(res, ns, name, obj, &util::now_rfc3339()))
+    let mut obj = stamp_new(res, ns, name, obj, &util::now_rfc3339());
+    defaults::after_record(res, &mut obj);
+    Ok(obj)
 }
 
 /// What the server writes on every new object, as kube-apiserver's

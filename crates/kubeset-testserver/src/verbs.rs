@@ -200,12 +200,21 @@ pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         );
         return Ok(call.reply(200, &t));
     }
+    // kube-apiserver counts the remaining items only of an unselected list
+    // (its storage's predicate is empty), and its custom resource lists
+    // (unstructured) always carry `continue`, empty on the last page.
+    let selected = ["labelSelector", "fieldSelector"]
+        .iter()
+        .any(|k| call.query.get(k).is_some_and(|s| !s.is_empty()));
+    let cont = page
+        .continue_token
+        .or_else(|| call.res.custom.then(String::new));
     let list = list_object(
         &call.res,
         page.items,
         page.rv,
-        page.continue_token,
-        page.remaining,
+        cont,
+        page.remaining.filter(|_| !selected),
     );
     Ok(call.reply(200, &list))
 }
@@ -340,9 +349,37 @@ pub(crate) fn patch(
     rewrite(call, name, status, |live| {
         let mut new = live.clone();
         apply_patch(kind, &mut new, &p)?;
+        check_type_kept(&call.res, &new, live)?;
         check_rv(&call.res, name, &new, live)?;
         Ok(new)
     })
+}
+
+/// A patch may not change a typed object's `kind` or `apiVersion`: the real
+/// server fails decoding the patched object into its Go type and answers
+/// 422 on the field `patch`.
+fn check_type_kept(res: &Resource, new: &Value, live: &Value) -> Result<(), ApiError> {
+    if res.custom {
+        return Ok(());
+    }
+    // A removed kind or apiVersion is no change: decoding restores it.
+    for k in ["kind", "apiVersion"] {
+        if let Some(v) = new.get(k).filter(|v| !v.is_null())
+            && Some(v) != live.get(k)
+        {
+            let text = format!(
+                "Invalid value: the patched object's {k} {v} is not {}",
+                live.get(k).unwrap_or(&Value::Null)
+            );
+            return Err(ApiError::invalid_kind(
+                "",
+                "",
+                "",
+                &[("patch", "FieldValueInvalid", text)],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The kind of a PATCH and its decoded body (an apply configuration is
@@ -370,8 +407,16 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         .get("fieldManager")
         .filter(|m| !m.is_empty())
         .ok_or_else(|| {
-            ApiError::bad_request(
-                "PATCH, application/apply-patch+yaml requests must provide a fieldManager",
+            // As kube-apiserver: a PatchOptions validation error.
+            ApiError::invalid_kind(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                &[(
+                    "fieldManager",
+                    "FieldValueRequired",
+                    "Required value: is required for apply patch".into(),
+                )],
             )
         })?
         .to_owned();
@@ -495,7 +540,8 @@ pub(crate) fn delete(call: &Call<'_>, name: &str, body: &[u8]) -> Result<Respons
     Ok(call.reply(200, &delete_answer(&call.res, last)))
 }
 
-/// DELETE of a collection: the list of what was deleted (or marked).
+/// DELETE of a collection: the list of what was deleted (or marked), as
+/// it was before.
 pub(crate) fn delete_collection(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(call, body)?;
     let store = call.store();

@@ -13,10 +13,12 @@
 //! (`KUBESET_REALKUBE_ENV`), the cases also run against it and a recording
 //! that no longer matches fails (`KUBESET_RECORD_GOLDEN=1` rewrites it).
 //!
-//! A case whose answers differ says why (`why:`) once it is analysed
-//! (FIDELITY.md lists the others as not analysed yet), and a case that says
+//! A case whose answers differ must say why (`why:`), and a case that says
 //! why but agrees fails: the note is stale. So FIDELITY.md lists every
-//! difference, and nothing else.
+//! difference, each with its cause, and nothing else. A cause shared by many
+//! cases is written once, as a note (`note TAG: text`, in
+//! `00-notes.cases`), and named by its cases (`why: #TAG`); FIDELITY.md
+//! counts the differences by cause.
 //!
 //! # Case files
 //!
@@ -25,6 +27,8 @@
 //! == JSON patch                       a category: the cases below belong to it
 //! case test against a missing path    a case: its name is unique in the suite
 //! why: the reason it differs          only on a case that differs
+//! why: #tag                           the text of `note tag: ...`
+//! note tag: text                      a note many cases name
 //! - POST cm {"metadata":{"name":"a"}} a step: `-` compares the code only
 //! PATCH cm/a jp [{"op":"test",...}]   METHOD PATH [TYPE] [BODY]
 //! @/metadata/finalizers GET cm/a      `@` compares only these parts of the body
@@ -125,9 +129,18 @@ fn load_cases() -> Vec<Case> {
         .collect();
     files.sort();
     let mut cases = Vec::new();
+    let mut notes = BTreeMap::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("case file");
-        parse_file(&text, f, &mut cases);
+        parse_file(&text, f, &mut cases, &mut notes);
+    }
+    for c in &mut cases {
+        if let Some(tag) = c.why.as_deref().and_then(|w| w.strip_prefix('#')) {
+            let text = notes
+                .get(tag)
+                .unwrap_or_else(|| panic!("case {:?}: no `note {tag}:`", c.name));
+            c.why = Some(text.clone());
+        }
     }
     let mut seen = std::collections::BTreeSet::new();
     for c in &cases {
@@ -137,7 +150,7 @@ fn load_cases() -> Vec<Case> {
     cases
 }
 
-fn parse_file(text: &str, file: &Path, out: &mut Vec<Case>) {
+fn parse_file(text: &str, file: &Path, out: &mut Vec<Case>, notes: &mut BTreeMap<String, String>) {
     let mut category = String::from("uncategorised");
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -147,6 +160,12 @@ fn parse_file(text: &str, file: &Path, out: &mut Vec<Case>) {
         }
         if let Some(c) = line.strip_prefix("== ") {
             c.trim().clone_into(&mut category);
+        } else if let Some(n) = line.strip_prefix("note ") {
+            let (tag, text) = n
+                .split_once(':')
+                .unwrap_or_else(|| panic!("{}: `note TAG: text`", at()));
+            let old = notes.insert(tag.trim().to_owned(), text.trim().to_owned());
+            assert!(old.is_none(), "{}: note {tag} is defined twice", at());
         } else if let Some(n) = line.strip_prefix("case ") {
             out.push(Case {
                 category: category.clone(),
@@ -619,6 +638,12 @@ fn check_and_report(cases: &[Case], got: &Essences, want: &Essences) {
                 "{}: not recorded (run against realkube with KUBESET_RECORD_GOLDEN=1)",
                 c.name
             ));
+        } else if differs && c.why.is_none() {
+            problems.push(format!(
+                "{}: differs ({}) and says no `why:`",
+                c.name,
+                first_difference(got.get(&c.name), want.get(&c.name))
+            ));
         } else if !differs && c.why.is_some() {
             problems.push(format!("{}: agrees now: remove its `why:`", c.name));
         }
@@ -661,6 +686,21 @@ fn fidelity_report(cases: &[Case], got: &Essences, want: &Essences) -> String {
         "| **all** | **{all}** | **{ok} ({pct:.1} %)** | **{}** |",
         all - ok
     );
+    let mut causes: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in cases
+        .iter()
+        .filter(|c| got.get(&c.name) != want.get(&c.name))
+    {
+        *causes
+            .entry(c.why.as_deref().unwrap_or("(none)"))
+            .or_default() += 1;
+    }
+    let mut causes: Vec<_> = causes.into_iter().collect();
+    causes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    md.push_str("\n## Differences by cause\n\n| cause | cases |\n| --- | ---: |\n");
+    for (why, n) in &causes {
+        let _ = writeln!(md, "| {why} | {n} |");
+    }
     md.push_str("\n## Known differences\n\nEach: the case, why it differs, and where the answers first differ (embedded, then real).\n");
     let mut cat = "";
     for c in cases
@@ -671,7 +711,7 @@ fn fidelity_report(cases: &[Case], got: &Essences, want: &Essences) -> String {
             cat = &c.category;
             let _ = writeln!(md, "\n### {cat}\n");
         }
-        let why = c.why.as_deref().unwrap_or("not analysed yet");
+        let why = c.why.as_deref().unwrap_or("(none)");
         let d = first_difference(got.get(&c.name), want.get(&c.name));
         let _ = writeln!(md, "- **{}**: {why}  \n  {d}", c.name);
     }

@@ -354,9 +354,11 @@ async fn server_side_apply_owns_fields_and_conflicts() {
     .await;
     assert_eq!(code, 409);
     assert!(st["message"].as_str().unwrap().contains("\"bob\""));
-    // Missing fieldManager is a bad request.
-    let (code, _) = patch(&c, &url, apply, &deployment("web", 2)).await;
-    assert_eq!(code, 400);
+    // Missing fieldManager is invalid PatchOptions (422, as kube-apiserver
+    // 1.35 answers; the differential suite records it).
+    let (code, st) = patch(&c, &url, apply, &deployment("web", 2)).await;
+    assert_eq!(code, 422);
+    assert_eq!(st["details"]["causes"][0]["field"], "fieldManager");
 }
 
 /// controller-rs's status update: an apply through `/status` whose body
