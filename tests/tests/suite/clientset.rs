@@ -376,13 +376,10 @@ async fn clientset_csr_approval() {
         message: Some(format!("{type_} by the kubeset suite")),
         ..Default::default()
     };
-    live.status = Some(
-        CertificateSigningRequestStatus {
-            conditions: Some(vec![condition("Approved")]),
-            ..Default::default()
-        }
-        .into(),
-    );
+    live.status = Some(CertificateSigningRequestStatus {
+        conditions: Some(vec![condition("Approved")]),
+        ..Default::default()
+    });
     let approved = ok(
         "approve",
         csrs.replace_approval(&name, &PostParams::default(), &live)
