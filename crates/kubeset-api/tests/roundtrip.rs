@@ -94,39 +94,30 @@ fn boxed_fields_are_built_with_into() {
         ConfigMapVolumeSource, Container, PodSpec, Probe, SecurityContext, Volume,
     };
     let pod = Pod {
-        spec: Some(
-            PodSpec {
-                containers: vec![Container {
-                    name: "c".into(),
-                    liveness_probe: Some(
-                        Probe {
-                            period_seconds: Some(5),
-                            ..Probe::default()
-                        }
-                        .into(),
-                    ),
-                    security_context: Some(SecurityContext {
-                        privileged: Some(false),
-                        ..SecurityContext::default()
-                    }),
-                    ..Container::default()
-                }],
-                volumes: Some(vec![Volume {
-                    name: "v".into(),
-                    // 64 B: boxed like every optional struct above 32 B.
-                    config_map: Some(
-                        ConfigMapVolumeSource {
-                            name: Some("cm".into()),
-                            ..ConfigMapVolumeSource::default()
-                        }
-                        .into(),
-                    ),
-                    ..Volume::default()
-                }]),
-                ..PodSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                liveness_probe: Some(Probe {
+                    period_seconds: Some(5),
+                    ..Probe::default()
+                }),
+                security_context: Some(SecurityContext {
+                    privileged: Some(false),
+                    ..SecurityContext::default()
+                }),
+                ..Container::default()
+            }],
+            volumes: Some(vec![Volume {
+                name: "v".into(),
+                // 64 B: boxed like every optional struct above 32 B.
+                config_map: Some(ConfigMapVolumeSource {
+                    name: Some("cm".into()),
+                    ..ConfigMapVolumeSource::default()
+                }),
+                ..Volume::default()
+            }]),
+            ..PodSpec::default()
+        }),
         ..Pod::default()
     };
     let json = serde_json::to_value(&pod).unwrap();

@@ -21,23 +21,20 @@ fn pod() -> Pod {
             ),
             ..ObjectMeta::default()
         },
-        spec: Some(
-            PodSpec {
-                containers: vec![Container {
-                    name: "c".into(),
-                    image: Some("i".into()),
-                    ports: Some(vec![ContainerPort {
-                        container_port: 80,
-                        protocol: Some("TCP".into()),
-                        ..ContainerPort::default()
-                    }]),
-                    ..Container::default()
-                }],
-                node_name: Some("n".into()),
-                ..PodSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                image: Some("i".into()),
+                ports: Some(vec![ContainerPort {
+                    container_port: 80,
+                    protocol: Some("TCP".into()),
+                    ..ContainerPort::default()
+                }]),
+                ..Container::default()
+            }],
+            node_name: Some("n".into()),
+            ..PodSpec::default()
+        }),
         status: None,
     }
 }

@@ -359,8 +359,11 @@ async fn a_plugin_leaving_a_helper_on_its_stdout_still_authenticates() {
     let path = write(d, "plugin.sh", script);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     write(d, "ca.crt", &pki.ca_pem);
-    let options = KubeConfigOptions::default().with_exec_timeout(Duration::from_secs(10));
-    let config = kubeconfig_with(d, &format!("https://{addr}"), "ca.crt", "", &options).unwrap();
+    let options = KubeConfigOptions::default();
+    let config = kubeconfig_with(d, &format!("https://{addr}"), "ca.crt", "", &options)
+        .unwrap()
+        .with_exec_timeout(Duration::from_secs(10))
+        .unwrap();
     let client = kubeset_rest::RestClient::new(config.rest_config().unwrap()).unwrap();
     let sent = client.get().send().await;
     for pid in std::fs::read_to_string(d.join("helpers"))

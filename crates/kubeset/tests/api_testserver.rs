@@ -133,41 +133,35 @@ fn deployment(name: &str, image: &str) -> Deployment {
             name: Some(name.to_owned()),
             ..ObjectMeta::default()
         },
-        spec: Some(
-            DeploymentSpec {
-                replicas: Some(1),
-                selector: LabelSelector {
-                    match_labels: Some(labels.clone()),
-                    ..LabelSelector::default()
-                },
-                template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta {
-                        labels: Some(labels),
-                        ..ObjectMeta::default()
-                    }),
-                    spec: Some(
-                        PodSpec {
-                            containers: vec![
-                                Container {
-                                    name: "app".into(),
-                                    image: Some(image.into()),
-                                    ..Container::default()
-                                },
-                                Container {
-                                    name: "sidecar".into(),
-                                    image: Some("proxy:1".into()),
-                                    ..Container::default()
-                                },
-                            ],
-                            ..PodSpec::default()
-                        }
-                        .into(),
-                    ),
-                },
-                ..DeploymentSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(DeploymentSpec {
+            replicas: Some(1),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![
+                        Container {
+                            name: "app".into(),
+                            image: Some(image.into()),
+                            ..Container::default()
+                        },
+                        Container {
+                            name: "sidecar".into(),
+                            image: Some("proxy:1".into()),
+                            ..Container::default()
+                        },
+                    ],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
         ..Deployment::default()
     }
 }

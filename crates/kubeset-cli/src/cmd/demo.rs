@@ -96,33 +96,27 @@ fn deployment() -> Deployment {
     let labels = BTreeMap::from([("app".to_owned(), "web".to_owned())]);
     Deployment {
         metadata: meta("web", &[("app", "web")]),
-        spec: Some(
-            DeploymentSpec {
-                replicas: Some(2),
-                selector: LabelSelector {
-                    match_labels: Some(labels.clone()),
-                    ..LabelSelector::default()
-                },
-                template: PodTemplateSpec {
-                    metadata: Some(ObjectMeta {
-                        labels: Some(labels),
-                        ..ObjectMeta::default()
-                    }),
-                    spec: Some(
-                        PodSpec {
-                            containers: vec![
-                                container("web", "nginx:1.27"),
-                                container("log-shipper", "fluent-bit:3"),
-                            ],
-                            ..PodSpec::default()
-                        }
-                        .into(),
-                    ),
-                },
-                ..DeploymentSpec::default()
-            }
-            .into(),
-        ),
+        spec: Some(DeploymentSpec {
+            replicas: Some(2),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![
+                        container("web", "nginx:1.27"),
+                        container("log-shipper", "fluent-bit:3"),
+                    ],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
         ..Deployment::default()
     }
 }
