@@ -232,7 +232,7 @@ fn hidden_char(c: char) -> bool {
         )
 }
 
-/// `text` for a comment or doc comment: each character [`hidden_char`]
+/// `text` for a comment or doc comment: each character `hidden_char`
 /// holds (control, bidirectional and invisible characters, newlines
 /// included) written as its Rust escape (`\u{202e}`), the rest as it is.
 /// Borrowed when nothing needs escaping.

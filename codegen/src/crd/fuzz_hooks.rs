@@ -132,7 +132,7 @@ impl<'a> Bytes<'a> {
     }
 }
 
-/// A CRD from `data`: names from [`NAMES`] (or made up), a schema of at
+/// A CRD from `data`: names from `NAMES` (or made up), a schema of at
 /// most `max_depth` levels and 6 properties per object.
 pub fn crd(data: &[u8], max_depth: usize) -> CustomResourceDefinition {
     let mut b = Bytes::new(data);

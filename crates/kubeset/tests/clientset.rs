@@ -528,7 +528,13 @@ async fn namespace_finalize_replaces_only_spec_finalizers() {
     )
     .unwrap();
     assert_eq!(finalized["spec"]["finalizers"], json!([]));
-    assert!(finalized["metadata"].get("labels").is_none(), "{finalized}");
+    // Only spec.finalizers is taken: the label the server sets on every
+    // namespace stays, the one the request added does not arrive.
+    assert_eq!(
+        finalized["metadata"]["labels"],
+        json!({"kubernetes.io/metadata.name": "fin"}),
+        "{finalized}"
+    );
     let err = namespaces
         .finalize(
             "ghost",

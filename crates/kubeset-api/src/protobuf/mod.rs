@@ -40,10 +40,12 @@
 //! item count and the body's size ([`DecodeError::MemoryLimit`]). The
 //! factor leaves room for what real servers send: the smallest object of
 //! every kind (a name, a uid, a resourceVersion and a creation time, Go's
-//! zeros for the rest) is charged at most about 10 bytes per byte, real
-//! CRDs take 5 to 24 times their bytes. The owned models cost their
-//! `size_of` however little they hold: a list of tiny ConfigMaps (82 bytes
-//! each on the wire) takes about 6 times its body. Nesting is bounded by
+//! zeros for the rest) is charged at most about 53 bytes per byte (a
+//! PersistentVolume: 64 bytes on the wire, a struct of 3.4 kB since the
+//! models hold their optional structs inline, as k8s-openapi's), real CRDs
+//! take 5 to 24 times their bytes. The owned models cost their `size_of`
+//! however little they hold: a list of tiny ConfigMaps (82 bytes each on
+//! the wire) takes about 6 times its body. Nesting is bounded by
 //! [`MAX_DEPTH`]; an envelope without its object, or the magic alone, is an
 //! error, never an empty answer.
 
@@ -68,8 +70,10 @@ pub const MAX_DEPTH: u32 = 256;
 /// Memory a decode may take per byte of its body (beyond copies of the
 /// body's own strings and bytes), as charged by [`wire::Budget`]: enough
 /// for the smallest object a real kube-apiserver sends of every kind,
-/// refusing a list of empty items that would take gigabytes.
-pub const MEMORY_PER_BYTE: usize = 24;
+/// refusing a list of empty items that would take gigabytes. The smallest
+/// real PersistentVolume is charged about 53 per byte (its struct is
+/// 3.4 kB, unboxed as k8s-openapi's): 64 leaves a margin.
+pub const MEMORY_PER_BYTE: usize = 64;
 
 /// Memory a decode may take whatever the body's size: a small object with
 /// a few list elements, or a CRD whose schema nests deep and narrow (each

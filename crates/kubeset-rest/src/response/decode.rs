@@ -193,7 +193,7 @@ pub(crate) fn decode_json<'a, T: DeserializeOwned>(
 /// the bad bytes sit in a part `T` ignores) is the same as `from_slice`'s.
 ///
 /// The elements of the top-level object's arrays (a list's `items`) may
-/// cost at most 24 bytes of `size_of` per body byte (plus 1 MiB), the rule
+/// cost at most 64 bytes of `size_of` per body byte (plus 1 MiB), the rule
 /// of kubeset-api's protobuf decoder, so a body of empty items cannot ask
 /// for gigabytes: it is refused before the rest is allocated.
 ///
