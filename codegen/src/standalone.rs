@@ -97,8 +97,29 @@ fn hand_written_features(manifest: &str) -> String {
         .split_once("# END GENERATED FEATURES\n")
         .map(|(_, rest)| rest.split("\n[").next().unwrap_or_default())
         .unwrap_or_default()
+        .lines()
+        .map(without_optional_dependencies)
+        .collect::<Vec<_>>()
+        .join("\n")
         .trim_end()
         .to_owned()
+}
+
+/// A feature line without its optional dependencies (`jiff = ["dep:jiff"]`
+/// → `jiff = []`): the standalone manifest has only the runtime's required
+/// dependencies, but the feature stays for the crates that forward it.
+fn without_optional_dependencies(line: &str) -> String {
+    let Some((name, list)) = line.split_once("= [") else {
+        return line.to_owned();
+    };
+    let items: Vec<&str> = list
+        .trim_end()
+        .trim_end_matches(']')
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty() && !item.starts_with("\"dep:"))
+        .collect();
+    format!("{name}= [{}]", items.join(", "))
 }
 
 impl ApiCrate<'_> {
@@ -119,5 +140,21 @@ impl ApiCrate<'_> {
             hand_written_features(&own)
         );
         write(&work.join("Cargo.toml"), &manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_optional_dependencies as f;
+
+    #[test]
+    fn optional_dependencies_leave_their_features() {
+        assert_eq!(f("jiff = [\"dep:jiff\"]"), "jiff = []");
+        assert_eq!(
+            f("schemas = [\"a\", \"dep:b\", \"c\"]"),
+            "schemas = [\"a\", \"c\"]"
+        );
+        assert_eq!(f("# a comment"), "# a comment");
+        assert_eq!(f("protobuf = []"), "protobuf = []");
     }
 }

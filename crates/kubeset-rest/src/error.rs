@@ -171,9 +171,11 @@ pub enum Error {
     /// function returning this error.
     #[error("loading the client configuration")]
     Config {
-        /// The config layer's error.
+        /// The config layer's error (a `ConfigError`; boxed as a trait
+        /// object so that this low layer does not import the config layer:
+        /// `downcast_ref::<ConfigError>()` gets it back).
         #[source]
-        source: Box<crate::config::ConfigError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 
     /// The HTTP client could not be built.
@@ -420,14 +422,6 @@ fn describe_failures(attempts: &[EndpointFailure]) -> String {
         .map(|a| format!("{} ({})", a.endpoint, a.kind))
         .collect();
     parts.join(", ")
-}
-
-impl From<crate::config::ConfigError> for Error {
-    fn from(e: crate::config::ConfigError) -> Self {
-        Error::Config {
-            source: Box::new(e),
-        }
-    }
 }
 
 impl From<ApiError> for Error {

@@ -14,7 +14,7 @@ pub type Result<T, E = crate::Error> = std::result::Result<T, E>;
 
 /// kube-rs's `kube::api` beside k8s-openapi's `k8s_openapi::api`: the typed
 /// [`Api`](crate::Api), its parameters, [`Patch`](crate::Patch), dynamic
-/// objects and [`entry`] with the generated model groups
+/// objects and [`entry`](api::entry) with the generated model groups
 /// (`kubeset::api::core::v1::Pod`).
 ///
 /// ```

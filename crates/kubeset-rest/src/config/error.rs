@@ -359,3 +359,14 @@ pub enum ConfigError {
         incluster: Box<ConfigError>,
     },
 }
+
+/// `?` from a configuration step into a function returning the REST
+/// layer's [`Error`](crate::Error) (kube-rs's `Config::infer().await?` in a
+/// function returning `kube::Error`).
+impl From<ConfigError> for crate::Error {
+    fn from(e: ConfigError) -> Self {
+        crate::Error::Config {
+            source: Box::new(e),
+        }
+    }
+}

@@ -228,7 +228,7 @@ impl Recorder {
     }
 
     /// Publishes `ev` about `reference` (from
-    /// [`ResourceExt::object_ref`](kubeset_client::ResourceExt::object_ref)
+    /// [`Resource::object_ref`](kubeset_client::Resource::object_ref)
     /// or [`ObjectRef::to_object_reference`](crate::ObjectRef::to_object_reference)).
     /// `Ok` also when the spam filter held the write back.
     pub async fn publish(

@@ -14,7 +14,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "example-v1")]
     super::check::<
         crate::api::example::v1::Widget,
-    >("api::example::v1::Widget", 112usize, 112usize, &mut wrong);
+    >("api::example::v1::Widget", 400usize, 400usize, &mut wrong);
     #[cfg(feature = "example-v1")]
     super::check::<
         crate::api::example::v1::WidgetList,
@@ -26,7 +26,7 @@ fn estimates_match_size_of() {
     #[cfg(feature = "other-v1")]
     super::check::<
         crate::api::other::v1::Gadget,
-    >("api::other::v1::Gadget", 8usize, 16usize, &mut wrong);
+    >("api::other::v1::Gadget", 296usize, 296usize, &mut wrong);
     #[cfg(feature = "apiextensions-v1")]
     super::check::<
         crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON,

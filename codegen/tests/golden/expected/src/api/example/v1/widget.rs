@@ -17,7 +17,7 @@ pub struct Widget {
     /// Standard metadata.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Desired state.
-    pub spec: Option<Box<crate::api::example::v1::WidgetSpec>>,
+    pub spec: Option<crate::api::example::v1::WidgetSpec>,
     /// `status` (no description in the spec).
     pub status: Option<std::collections::BTreeMap<String, String>>,
 }

@@ -5,7 +5,7 @@
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Gadget {
     /// Cross-group reference.
-    pub widget: Option<Box<crate::api::example::v1::WidgetSpec>>,
+    pub widget: Option<crate::api::example::v1::WidgetSpec>,
 }
 impl crate::serde_util::DeStruct for Gadget {
     const NAME: &'static str = "Gadget";
