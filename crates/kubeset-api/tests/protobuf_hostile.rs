@@ -133,10 +133,11 @@ fn a_list_of_empty_items_is_refused_before_it_is_allocated() {
         text.contains("1000000 PodList items") && text.contains(&bytes.len().to_string()),
         "{text}"
     );
-    assert!(matches!(
-        t.list_objects(&bytes),
-        Err(DecodeError::MemoryLimit { .. })
-    ));
+    // Kept as objects (the watcher's path) an empty item costs a `Vec` and
+    // its envelope, about 46 bytes for 2 on the wire: within the 64 per
+    // byte the budget allows, so taken, and still linear in the body.
+    let (_, objects) = t.list_objects(&bytes).expect("within the budget");
+    assert_eq!(objects.len(), 1_000_000);
     let generic = protobuf::decode_typed::<kubeset_api::List<Pod>>(&bytes, "v1", "PodList");
     assert!(matches!(generic, Err(DecodeError::MemoryLimit { .. })));
     assert!(matches!(
