@@ -204,13 +204,8 @@ pub(crate) async fn run(
                     }
                     let new_match = req.matches(&ev.object);
                     let old_match = ev.old.as_ref().is_some_and(|o| req.matches(o));
-                    let kind = match (ev.kind, old_match, new_match) {
-                        (EventType::Added, _, true) => "ADDED",
-                        (EventType::Modified, true, true) => "MODIFIED",
-                        (EventType::Modified, false, true) => "ADDED",
-                        (EventType::Modified, true, false) => "DELETED",
-                        (EventType::Deleted, true, _) | (EventType::Deleted, _, true) => "DELETED",
-                        _ => continue,
+                    let Some(kind) = seen_as(ev.kind, old_match, new_match) else {
+                        continue;
                     };
                     let obj = store::as_version(&req.res, (*ev.object).clone());
                     if !w.event(kind, &obj, ev.rv).await {
@@ -226,21 +221,7 @@ pub(crate) async fn run(
                 }
             }
             _ = cut.changed() => {
-                let line = w.encode(&bookmark(&req.res, cursor, false)).unwrap_or_default();
-                let half = line.len() / 2;
-                let partial = Bytes::from(line).slice(..half);
-                if w.tx.send(partial).await.is_ok() {
-                    // Let hyper take the partial line and write it out before
-                    // the error aborts the connection.
-                    for _ in 0..100 {
-                        if w.tx.is_empty() {
-                            break;
-                        }
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    w.tx.abort("watch cut by fault injection", false);
-                }
+                cut_midway(&w, &req, cursor).await;
                 return;
             }
             changed = mode.changed() => {
@@ -261,5 +242,40 @@ pub(crate) async fn run(
             } => return,
             () = w.tx.closed() => return,
         }
+    }
+}
+
+/// How a watch sees a change: its kind, whether the object matched the
+/// watch's selectors before and after. `None`: not seen at all.
+fn seen_as(kind: EventType, old_match: bool, new_match: bool) -> Option<&'static str> {
+    Some(match (kind, old_match, new_match) {
+        (EventType::Added, _, true) => "ADDED",
+        (EventType::Modified, true, true) => "MODIFIED",
+        (EventType::Modified, false, true) => "ADDED",
+        (EventType::Modified, true, false) => "DELETED",
+        (EventType::Deleted, true, _) | (EventType::Deleted, _, true) => "DELETED",
+        _ => return None,
+    })
+}
+
+/// Fault injection's cut: half a bookmark line, then the connection is
+/// aborted once hyper has taken it.
+async fn cut_midway(w: &Writer, req: &WatchRequest, cursor: u64) {
+    let line = w
+        .encode(&bookmark(&req.res, cursor, false))
+        .unwrap_or_default();
+    let half = line.len() / 2;
+    let partial = Bytes::from(line).slice(..half);
+    if w.tx.send(partial).await.is_ok() {
+        // Let hyper take the partial line and write it out before
+        // the error aborts the connection.
+        for _ in 0..100 {
+            if w.tx.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        w.tx.abort("watch cut by fault injection", false);
     }
 }
