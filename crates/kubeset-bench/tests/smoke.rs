@@ -3,12 +3,21 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use kubeset_bench::{codec, codec_protobuf, watch};
 
+/// Writes a PodList of `n` pods with the shared generator and reads it back.
+/// Each call has its own directory: tests run in parallel, and two asking for
+/// the same `n` must not remove each other's file.
 fn generated(n: usize) -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("kubeset-bench-smoke-{}-{n}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "kubeset-bench-smoke-{}-{call}-{n}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("pods.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench/gen_podlist.py");
