@@ -529,6 +529,45 @@ async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Re
     let step = "failover";
     let client = failover_client(urls)?;
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), NS);
+    let (mut watch, last_rv) = watch_on_replica0(&cms, urls).await?;
+
+    let faults = server.faults(0).ok_or_else(|| CliError::Demo {
+        step,
+        reason: "replica 0 is missing".to_owned(),
+    })?;
+    faults.down().await;
+    let direct: Api<ConfigMap> = Api::namespaced(replica0.clone(), NS);
+    let refused = tokio::time::timeout(STEP_TIMEOUT, direct.get("job-1")).await;
+    check(matches!(refused, Ok(Err(_))), step, || {
+        "replica 0 still answered after it was taken down".to_owned()
+    })?;
+    say(
+        "   Took replica 0 down in the middle of the watch: its port now refuses connections and its open watch connection is cut.",
+    )?;
+
+    create_with_replica0_down(&client, &cms, urls).await?;
+    watch_resumed_elsewhere(&mut watch, urls, &last_rv).await?;
+    drop(watch);
+
+    faults.up().await.map_err(|e| CliError::Demo {
+        step,
+        reason: format!("replica 0 could not come back up: {e}"),
+    })?;
+    let back = within(step, "reading job-4 through replica 0", direct.get("job-4")).await?;
+    check(name_of(&back) == "job-4", step, || {
+        "replica 0 answered with the wrong object".to_owned()
+    })?;
+    say("10. Brought replica 0 back up; it serves job-4 from the shared store.")
+}
+
+/// Step 9's start: a resumable watch on app=batch ConfigMaps served by
+/// replica 0, which sees job-1 and job-2 created. Returns the watch and the
+/// last resourceVersion it saw.
+async fn watch_on_replica0(
+    cms: &Api<ConfigMap>,
+    urls: &[String],
+) -> Result<(ResumableWatch<ConfigMap>, String), CliError> {
+    let step = "failover";
     let start = within(
         step,
         "listing ConfigMaps",
@@ -572,21 +611,18 @@ async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Re
     say(&format!(
         "9. A failover client knows all 3 replicas. Its resumable watch on app=batch ConfigMaps is served by replica 0 ({first_endpoint}); created job-1 and job-2 and it saw ADDED job-1 and ADDED job-2 (last resourceVersion {last_rv})."
     ))?;
+    Ok((watch, last_rv))
+}
 
-    let faults = server.faults(0).ok_or_else(|| CliError::Demo {
-        step,
-        reason: "replica 0 is missing".to_owned(),
-    })?;
-    faults.down().await;
-    let direct: Api<ConfigMap> = Api::namespaced(replica0.clone(), NS);
-    let refused = tokio::time::timeout(STEP_TIMEOUT, direct.get("job-1")).await;
-    check(matches!(refused, Ok(Err(_))), step, || {
-        "replica 0 still answered after it was taken down".to_owned()
-    })?;
-    say(
-        "   Took replica 0 down in the middle of the watch: its port now refuses connections and its open watch connection is cut.",
-    )?;
-
+/// With replica 0 down, the failover client creates job-3 and job-4: the
+/// first call fails over within itself and the client puts another replica
+/// first from then on.
+async fn create_with_replica0_down(
+    client: &Client,
+    cms: &Api<ConfigMap>,
+    urls: &[String],
+) -> Result<(), CliError> {
+    let step = "failover";
     for name in ["job-3", "job-4"] {
         within(
             step,
@@ -609,11 +645,20 @@ async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Re
     })?;
     say(&format!(
         "   The same client created job-3 and job-4 with replica 0 down: the first call failed over from replica 0 within the call, and the client now tries {answering} first."
-    ))?;
+    ))
+}
 
+/// The watch resumed by itself on another replica and delivers job-3 and
+/// job-4, and nothing else: no repeat of job-1/job-2, nothing invented.
+async fn watch_resumed_elsewhere(
+    watch: &mut ResumableWatch<ConfigMap>,
+    urls: &[String],
+    last_rv: &str,
+) -> Result<(), CliError> {
+    let step = "failover";
     let mut resumed: Vec<String> = Vec::new();
     while resumed.len() < 2 {
-        let (kind, obj) = next_resumed(step, &mut watch).await?;
+        let (kind, obj) = next_resumed(step, watch).await?;
         resumed.push(format!("{kind} {}", name_of(&obj)));
     }
     check(resumed == ["ADDED job-3", "ADDED job-4"], step, || {
@@ -632,7 +677,6 @@ async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Re
             )
         },
     )?;
-    // Nothing else may follow: no repeat of job-1/job-2, nothing invented.
     let extra = tokio::time::timeout(Duration::from_millis(500), async {
         loop {
             match watch.next().await {
@@ -654,18 +698,7 @@ async fn failover(server: &TestServer, replica0: &Client, urls: &[String]) -> Re
     say(&format!(
         "   The watch resumed by itself on {now_serving} from the last resourceVersion it had seen ({last_rv}) and delivered ADDED job-3 and ADDED job-4: nothing lost and nothing repeated ({} resume).",
         watch.resumes()
-    ))?;
-    drop(watch);
-
-    faults.up().await.map_err(|e| CliError::Demo {
-        step,
-        reason: format!("replica 0 could not come back up: {e}"),
-    })?;
-    let back = within(step, "reading job-4 through replica 0", direct.get("job-4")).await?;
-    check(name_of(&back) == "job-4", step, || {
-        "replica 0 answered with the wrong object".to_owned()
-    })?;
-    say("10. Brought replica 0 back up; it serves job-4 from the shared store.")
+    ))
 }
 
 /// The next ADDED/MODIFIED/DELETED event of a resumable watch (bookmarks
