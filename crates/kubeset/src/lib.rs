@@ -84,8 +84,9 @@
 //! | `jsonpatch` | always: [`Patch::Json`] takes any serializable body, `json_patch::Patch` included |
 //! | `http-proxy` | always: the kubeconfig's `proxy-url` (http and https proxies) |
 //! | `schemars` (k8s-openapi) | `schemas`: `JsonSchema` for every model |
-//! | `gzip` | accepted, not yet implemented: responses are not compressed |
-//! | `socks5`, `proxy` | accepted, not yet implemented: SOCKS5 proxies are not supported (http and https proxies are) |
+//! | `gzip` | as kube-rs's: `Accept-Encoding: gzip`, compressed responses inflated as they are read (the body cap counts inflated bytes) |
+//! | `socks5` | as kube-rs's: a kubeconfig `proxy-url` of `socks5://` or `socks5h://` |
+//! | `proxy` | accepted, nothing to turn on: the kubeconfig's `proxy-url` is always honoured for requests (http and https; socks5 with `socks5`); exec, attach and port-forward streams do not go through a proxy |
 //! | `oauth`, `oidc` | accepted, not yet implemented: a kubeconfig `auth-provider` is refused (use an exec plugin) |
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `kubelet-debug`, `admission`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no `kube::core::admission`, no CEL validation, no hyper tracing |
