@@ -29,7 +29,9 @@ async fn next_for(s: &mut (impl Stream<Item = Item> + Unpin), name: &str) -> Ite
             .expect("the stream runs until shutdown");
         let named = match &item {
             Ok((obj, _)) => obj.name == name,
-            Err(Error::ReconcilerFailed { object, .. }) => object.name == name,
+            Err(
+                Error::ReconcilerFailed { object, .. } | Error::ReconcileTimeout { object, .. },
+            ) => object.name == name,
             Err(Error::QueueError { .. }) => false,
         };
         if named {
