@@ -430,6 +430,9 @@ impl<K: Resource + 'static> Default for Writer<K> {
     }
 }
 
+/// An applied event, or the budget's refusal with the refused object.
+type Applied<K> = Result<Event<Arc<K>>, (MemoryBudgetExceeded, Event<Arc<K>>)>;
+
 /// The table slot of an entry, at hashbrown's largest load (7/8), and
 /// the key's strings.
 fn entry_bytes<K>(key: &ObjectKey) -> u64 {
@@ -579,11 +582,7 @@ impl<K: Resource + 'static> Writer<K> {
     }
 
     /// `try_apply`, handing back the refused object as an event too.
-    #[allow(clippy::result_large_err)]
-    fn try_apply_inner(
-        &mut self,
-        event: Event<K>,
-    ) -> Result<Event<Arc<K>>, (MemoryBudgetExceeded, Event<Arc<K>>)> {
+    fn try_apply_inner(&mut self, event: Event<K>) -> Applied<K> {
         match event {
             Event::Init => {
                 self.drop_building();
@@ -626,11 +625,7 @@ impl<K: Resource + 'static> Writer<K> {
         }
     }
 
-    #[allow(clippy::result_large_err)]
-    fn init_apply(
-        &mut self,
-        obj: K,
-    ) -> Result<Event<Arc<K>>, (MemoryBudgetExceeded, Event<Arc<K>>)> {
+    fn init_apply(&mut self, obj: K) -> Applied<K> {
         let obj = self.prepare(obj);
         let key = ObjectKey::of(&obj);
         // Reuse the cached Arc when nothing changed: a relist then holds

@@ -210,7 +210,7 @@ async fn a_change_is_reconciled_before_the_rest_of_an_initial_list_burst() {
             let open = open.clone();
             async move {
                 if first {
-                    let _ = open.acquire().await.expect("gate").forget();
+                    open.acquire().await.expect("gate").forget();
                 }
                 Ok::<_, std::io::Error>(Action::await_change())
             }
