@@ -703,8 +703,10 @@ where
             if self.stopping && self.inflight.is_empty() {
                 return None;
             }
-            self.metrics.queue_depth(&self.queue.ready_by_priority());
-            self.metrics.cache(self.store.memory());
+            if self.metrics.enabled() {
+                self.metrics.queue_depth(&self.queue.ready_by_priority());
+                self.metrics.cache(self.store.memory());
+            }
             let due = self.queue.next_due();
             tokio::select! {
                 () = &mut self.shutdown, if !self.stopping => self.stopping = true,

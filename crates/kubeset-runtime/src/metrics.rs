@@ -72,6 +72,14 @@ impl ControllerMetrics {
         ControllerMetrics::default()
     }
 
+    /// Whether anything is recorded (callers skip work for a no-op).
+    pub(crate) fn enabled(&self) -> bool {
+        #[cfg(feature = "metrics")]
+        return self.inner.is_some();
+        #[cfg(not(feature = "metrics"))]
+        false
+    }
+
     pub(crate) fn queue_depth(&self, _by_priority: &[(Priority, usize)]) {
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.inner {
