@@ -424,6 +424,28 @@ impl<K> fmt::Debug for Writer<K> {
     }
 }
 
+impl<K> Drop for Writer<K> {
+    /// A relist in progress dies with its writer: its new objects' bytes
+    /// go back (the store's own go back with its last handle).
+    fn drop(&mut self) {
+        let c = &self.store.counters;
+        if let Some(budget) = &c.budget {
+            budget.release(self.building_extra);
+        }
+        let (extra, new) = (self.building_extra, self.building_new);
+        let _ = c
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(extra))
+            });
+        let _ = c
+            .objects
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(new))
+            });
+    }
+}
+
 impl<K: Resource + 'static> Default for Writer<K> {
     fn default() -> Self {
         Self::new(StoreConfig::new())
@@ -885,6 +907,42 @@ mod tests {
                 .managed_fields
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_relist_refused_or_abandoned_gives_its_bytes_back() {
+        let budget = MemoryBudget::new(1 << 20);
+        let mut w = Writer::new(StoreConfig::<ConfigMap>::new().memory_budget(&budget));
+        let s = w.store();
+        w.apply(Event::Apply(cm("a", "x", "1", None)));
+        let one = budget.used();
+        assert_eq!((s.memory().objects, s.memory().bytes), (1, one));
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("a", "x", "1", None)));
+        assert_eq!(budget.used(), one, "an unchanged object is shared");
+        w.apply(Event::InitApply(cm("a", "y", "2", None)));
+        assert_eq!(s.memory().objects, 2);
+        assert!(budget.used() > one);
+        drop(w);
+        assert_eq!(
+            budget.used(),
+            one,
+            "the abandoned relist gave its bytes back"
+        );
+        assert_eq!(s.memory().objects, 1);
+        drop(s);
+        assert_eq!(budget.used(), 0, "the last handle gave the rest");
+
+        let small = MemoryBudget::new(one * 3 / 2);
+        let mut w = Writer::new(StoreConfig::<ConfigMap>::new().memory_budget(&small));
+        w.try_apply(Event::Apply(cm("a", "x", "1", None)))
+            .expect("fits");
+        let e = w
+            .try_apply(Event::Apply(cm("a", "y", "1", None)))
+            .expect_err("crosses");
+        assert_eq!((e.kind, e.objects, e.limit), ("ConfigMap", 2, one * 3 / 2));
+        assert_eq!(w.store().len(), 1, "refused, not cached");
+        assert_eq!(small.used(), one);
     }
 
     #[test]
