@@ -40,39 +40,89 @@ use tokio::time::Instant;
 use crate::metrics::ControllerMetrics;
 use crate::object_ref::ObjectRef;
 use crate::predicates::{Predicate, PredicateState};
-pub use crate::queue::{RetryBackoff, WorkQueue};
+pub use crate::queue::{DEFAULT_AGING, Priority, RetryBackoff, WorkQueue};
 use crate::shared::SharedCache;
 use crate::store::{ObjectKey, Store, StoreConfig, Writer, reflector};
 use crate::watcher::{Event, WatcherConfig, WatcherError, metadata_watcher, watcher};
 
 /// What to do with a key after a reconcile (returned by the reconcile
-/// function on success and by `error_policy` on failure).
+/// function on success and by `error_policy` on failure): kube-rs's
+/// opaque `Action`, plus [`Action::backoff`] and a [`Priority`] for the
+/// requeue (controller-runtime's `Result.Priority`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kubeset_runtime::{Action, Priority};
+///
+/// let later = Action::requeue(Duration::from_secs(300)).with_priority(Priority::RESYNC);
+/// assert_eq!(later.requeue_after(), Some(Duration::from_secs(300)));
+/// assert_eq!(later.priority(), Some(Priority::RESYNC));
+/// assert_eq!(Action::await_change().requeue_after(), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Reconcile again after this long (unless a change comes first).
+pub struct Action {
+    next: Next,
+    priority: Option<Priority>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
     Requeue(Duration),
-    /// Reconcile again only when something changes.
     AwaitChange,
-    /// Reconcile again after the controller's per-key exponential delay
-    /// ([`RetryBackoff`]: client-go's `AddRateLimited`; kube-rs has no
-    /// equivalent). Counts as a failure in a row even from the reconcile.
     Backoff,
 }
 
 impl Action {
-    /// Reconcile again after `after`.
+    /// Reconcile again after `after` (unless a change comes first).
     pub fn requeue(after: Duration) -> Self {
-        Action::Requeue(after)
+        Action {
+            next: Next::Requeue(after),
+            priority: None,
+        }
     }
 
-    /// Reconcile again on the next change only.
+    /// Reconcile again only when something changes.
     pub fn await_change() -> Self {
-        Action::AwaitChange
+        Action {
+            next: Next::AwaitChange,
+            priority: None,
+        }
     }
 
-    /// Reconcile again after the per-key exponential backoff.
+    /// Reconcile again after the controller's per-key exponential delay
+    /// ([`RetryBackoff`]: client-go's `AddRateLimited`; kube-rs has no
+    /// equivalent). Counts as a failure in a row even from the reconcile.
     pub fn backoff() -> Self {
-        Action::Backoff
+        Action {
+            next: Next::Backoff,
+            priority: None,
+        }
+    }
+
+    /// Requeues at `priority` (without it, a requeue keeps the priority
+    /// the key was reconciled at, as controller-runtime does).
+    pub fn with_priority(mut self, priority: Priority) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The delay of a [`requeue`](Self::requeue) (kube-rs keeps it
+    /// private; here it is readable for tests).
+    pub fn requeue_after(&self) -> Option<Duration> {
+        match self.next {
+            Next::Requeue(after) => Some(after),
+            Next::AwaitChange | Next::Backoff => None,
+        }
+    }
+
+    /// Whether this is [`Action::backoff`].
+    pub fn is_backoff(&self) -> bool {
+        self.next == Next::Backoff
+    }
+
+    /// The priority set by [`with_priority`](Self::with_priority).
+    pub fn priority(&self) -> Option<Priority> {
+        self.priority
     }
 }
 
@@ -86,6 +136,14 @@ pub struct Config {
     /// reconciled; each trigger in the window starts it again (default 0:
     /// none). Requeues and backoffs are not debounced.
     pub debounce: Duration,
+    /// Points a waiting priority tier gains per reconcile that passes it
+    /// over (see [`WorkQueue`]; default [`DEFAULT_AGING`], 0: strict).
+    pub aging: u32,
+    /// A reconcile running longer is cancelled (its future dropped at its
+    /// next `.await`), reported as [`Error::ReconcileTimeout`] and retried
+    /// with the per-key backoff (controller-runtime's
+    /// `ReconciliationTimeout`; default none).
+    pub reconcile_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -93,6 +151,8 @@ impl Default for Config {
         Config {
             concurrency: 4,
             debounce: Duration::ZERO,
+            aging: DEFAULT_AGING,
+            reconcile_timeout: None,
         }
     }
 }
@@ -107,6 +167,30 @@ impl Config {
     /// Sets the debounce window.
     pub fn debounce(mut self, window: Duration) -> Self {
         self.debounce = window;
+        self
+    }
+
+    /// Sets the aging of waiting priorities (0: strict priorities).
+    ///
+    /// ```
+    /// use kubeset_runtime::Config;
+    /// assert_eq!(Config::default().aging(0).aging, 0);
+    /// ```
+    pub fn aging(mut self, points_per_pass: u32) -> Self {
+        self.aging = points_per_pass;
+        self
+    }
+
+    /// Cancels reconciles that run longer than `timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kubeset_runtime::Config;
+    /// let c = Config::default().reconcile_timeout(Duration::from_secs(90));
+    /// assert_eq!(c.reconcile_timeout, Some(Duration::from_secs(90)));
+    /// ```
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
         self
     }
 }
@@ -125,16 +209,29 @@ pub enum Error<E: std::error::Error + 'static> {
         source: E,
     },
     /// The watch of the primary kind failed (it carries on by itself), or
-    /// one of its objects did not decode and was skipped.
+    /// one of its objects did not decode and was skipped. After
+    /// [`WatcherError::MemoryBudget`] the watch does not carry on: the
+    /// controller stops as on shutdown (running reconciles finish).
     #[error("the primary watch failed")]
     QueueError {
         /// The watcher's error.
         #[source]
         source: WatcherError,
     },
+    /// The reconcile of `object` ran past [`Config::reconcile_timeout`]
+    /// and was cancelled; it is retried with the per-key backoff
+    /// (`error_policy` is not called: there is no error of type `E`).
+    #[error("reconciling {object} took longer than {timeout:?}; cancelled")]
+    ReconcileTimeout {
+        /// The object.
+        object: ObjectRef<DynamicObject>,
+        /// The timeout.
+        timeout: Duration,
+    },
 }
 
 type ShutdownFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+type Triggers = SelectAll<BoxStream<'static, Vec<(ObjectKey, Priority)>>>;
 type Primary<K> = BoxStream<'static, Result<Event<Arc<K>>, WatcherError>>;
 
 /// A controller for kind `K`: see the module docs.
@@ -142,7 +239,7 @@ type Primary<K> = BoxStream<'static, Result<Event<Arc<K>>, WatcherError>>;
 pub struct Controller<K> {
     primary: Primary<K>,
     store: Store<K>,
-    triggers: SelectAll<BoxStream<'static, Vec<ObjectKey>>>,
+    triggers: Triggers,
     config: Config,
     retry: RetryBackoff,
     shutdown: Option<ShutdownFuture>,
@@ -302,9 +399,31 @@ where
     }
 
     /// Reconciles every batch of keys `stream` yields (any other trigger:
-    /// timers, webhooks, channels).
-    pub fn triggers(mut self, stream: impl Stream<Item = Vec<ObjectKey>> + Send + 'static) -> Self {
-        self.triggers.push(stream.boxed());
+    /// timers, webhooks, channels), at [`Priority::NORMAL`].
+    pub fn triggers(self, stream: impl Stream<Item = Vec<ObjectKey>> + Send + 'static) -> Self {
+        self.triggers_at(Priority::NORMAL, stream)
+    }
+
+    /// Reconciles every batch of keys `stream` yields at `priority`.
+    ///
+    /// ```no_run
+    /// # use kubeset_client::{Api, api::core::v1::ConfigMap};
+    /// # use kubeset_runtime::{Controller, ObjectKey, Priority, WatcherConfig};
+    /// # fn f(api: Api<ConfigMap>, urgent: futures::channel::mpsc::Receiver<Vec<ObjectKey>>) {
+    /// let controller = Controller::new(api, WatcherConfig::default())
+    ///     .triggers_at(Priority::new(100), urgent);
+    /// # }
+    /// ```
+    pub fn triggers_at(
+        mut self,
+        priority: Priority,
+        stream: impl Stream<Item = Vec<ObjectKey>> + Send + 'static,
+    ) -> Self {
+        self.triggers.push(
+            stream
+                .map(move |keys| keys.into_iter().map(|k| (k, priority)).collect())
+                .boxed(),
+        );
         self
     }
 
@@ -314,10 +433,11 @@ where
     }
 
     /// Reconciles every cached object each time `trigger` yields (kube-rs's
-    /// `reconcile_all_on`; e.g. a config reload, a timer).
+    /// `reconcile_all_on`; e.g. a config reload, a timer), at
+    /// [`Priority::RESYNC`]: changes go first.
     pub fn reconcile_all_on(self, trigger: impl Stream<Item = ()> + Send + 'static) -> Self {
         let store = self.store.clone();
-        self.triggers(trigger.map(move |()| store.keys()))
+        self.triggers_at(Priority::RESYNC, trigger.map(move |()| store.keys()))
     }
 
     /// Sets the runner's settings (kube-rs's `with_config`).
@@ -439,7 +559,7 @@ where
             config: self.config,
             retry: self.retry,
             metrics: self.metrics,
-            queue: WorkQueue::default(),
+            queue: WorkQueue::with_aging(self.config.aging),
             inflight: FuturesUnordered::new(),
             stopping: false,
             store_synced: false,
@@ -524,13 +644,21 @@ where
 /// One item of [`Controller::run`]'s stream.
 type Report<K, E> = Result<(ObjectRef<K>, Action), Error<E>>;
 
-type Inflight<K, E> =
-    Pin<Box<dyn Future<Output = (ObjectKey, Arc<K>, Result<Action, E>, Instant)> + Send>>;
+/// What a reconcile ended with (`None`: cancelled at the timeout).
+struct Done<K, E> {
+    key: ObjectKey,
+    obj: Arc<K>,
+    result: Option<Result<Action, E>>,
+    started: Instant,
+    priority: Priority,
+}
+
+type Inflight<K, E> = Pin<Box<dyn Future<Output = Done<K, E>> + Send>>;
 
 struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
     primary: Primary<K>,
     store: Store<K>,
-    triggers: SelectAll<BoxStream<'static, Vec<ObjectKey>>>,
+    triggers: Triggers,
     config: Config,
     retry: RetryBackoff,
     metrics: ControllerMetrics,
@@ -545,8 +673,9 @@ struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
     /// not in the store yet, and would be dropped as deleted. kube-rs's
     /// controller waits for its store in the same way.
     store_synced: bool,
-    /// Keys of a relist in progress: queued once the new state is visible.
-    init_keys: Vec<ObjectKey>,
+    /// Keys of a relist in progress, with their priority: queued once the
+    /// new state is visible.
+    init_keys: Vec<(ObjectKey, Priority)>,
     out: VecDeque<Report<K, E>>,
     reconcile: R,
     error_policy: P,
@@ -574,15 +703,18 @@ where
             if self.stopping && self.inflight.is_empty() {
                 return None;
             }
-            self.metrics.queue_depth(self.queue.ready_len());
+            if self.metrics.enabled() {
+                self.metrics.queue_depth(&self.queue.ready_by_priority());
+                self.metrics.cache(self.store.memory());
+            }
             let due = self.queue.next_due();
             tokio::select! {
                 () = &mut self.shutdown, if !self.stopping => self.stopping = true,
                 Some(done) = self.inflight.next(), if !self.inflight.is_empty() => self.finish(done),
                 Some(ev) = self.primary.next(), if !self.stopping => self.primary_event(ev),
                 Some(keys) = self.triggers.next(), if !self.stopping && !self.triggers.is_empty() => {
-                    for key in keys {
-                        self.trigger(key);
+                    for (key, priority) in keys {
+                        self.trigger(key, priority);
                     }
                 }
                 () = sleep_until(due), if !self.stopping && due.is_some() => {}
@@ -594,7 +726,7 @@ where
     fn start_ready(&mut self) {
         self.queue.promote(Instant::now());
         while self.inflight.len() < self.config.concurrency {
-            let Some((key, waited)) = self.queue.pop_with_wait() else {
+            let Some((key, waited, priority)) = self.queue.pop_with_wait() else {
                 break;
             };
             self.metrics.queue_wait(waited);
@@ -604,91 +736,146 @@ where
                 continue;
             };
             let fut = (self.reconcile)(obj.clone(), self.ctx.clone());
+            let timeout = self.config.reconcile_timeout;
             let started = Instant::now();
-            self.inflight
-                .push(Box::pin(async move { (key, obj, fut.await, started) }));
+            self.inflight.push(Box::pin(async move {
+                let result = match timeout {
+                    Some(limit) => tokio::time::timeout(limit, fut).await.ok(),
+                    None => Some(fut.await),
+                };
+                Done {
+                    key,
+                    obj,
+                    result,
+                    started,
+                    priority,
+                }
+            }));
         }
         self.metrics.active(self.queue.active_len());
     }
 
-    fn trigger(&mut self, key: ObjectKey) {
+    fn trigger(&mut self, key: ObjectKey, priority: Priority) {
         self.metrics.queue_add();
         if self.config.debounce.is_zero() {
-            self.queue.add(key);
+            self.queue.add_with(key, priority);
         } else {
             self.queue
-                .add_debounced(key, Instant::now() + self.config.debounce);
+                .add_debounced_with(key, Instant::now() + self.config.debounce, priority);
+        }
+    }
+
+    /// The priority of an object of a (re)list: unchanged since the cached
+    /// state (the reflector kept its `Arc`) is a resync, else a listed one.
+    fn listed_priority(&self, obj: &Arc<K>) -> Priority {
+        match self.store.get(&ObjectKey::of(&**obj)) {
+            Some(cached) if Arc::ptr_eq(&cached, obj) => Priority::RESYNC,
+            _ => Priority::INITIAL_LIST,
         }
     }
 
     fn primary_event(&mut self, ev: Result<Event<Arc<K>>, WatcherError>) {
         match ev {
             Ok(Event::Init) => self.init_keys.clear(),
-            Ok(Event::InitApply(obj)) => self.init_keys.push(ObjectKey::of(&*obj)),
+            Ok(Event::InitApply(obj)) => {
+                let priority = self.listed_priority(&obj);
+                self.init_keys.push((ObjectKey::of(&*obj), priority));
+            }
             Ok(Event::InitDone) => {
-                for key in std::mem::take(&mut self.init_keys) {
-                    self.trigger(key);
+                for (key, priority) in std::mem::take(&mut self.init_keys) {
+                    self.trigger(key, priority);
                 }
             }
-            Ok(Event::Apply(obj) | Event::Delete(obj)) => self.trigger(ObjectKey::of(&*obj)),
+            Ok(Event::Apply(obj) | Event::Delete(obj)) => {
+                self.trigger(ObjectKey::of(&*obj), Priority::NORMAL);
+            }
             Err(source) => {
                 self.metrics.watch_error(&source);
-                tracing::warn!(error = %source, details = ?std::error::Error::source(&source), "primary watch failed");
+                if matches!(source, WatcherError::MemoryBudget { .. }) {
+                    tracing::error!(error = %source, details = ?std::error::Error::source(&source), "primary cache stopped; the controller stops");
+                    self.stopping = true;
+                } else {
+                    tracing::warn!(error = %source, details = ?std::error::Error::source(&source), "primary watch failed");
+                }
                 self.out.push_back(Err(Error::QueueError { source }));
             }
         }
     }
 
-    fn finish(
-        &mut self,
-        (key, obj, result, started): (ObjectKey, Arc<K>, Result<Action, E>, Instant),
-    ) {
+    fn finish(&mut self, done: Done<K, E>) {
+        let Done {
+            key,
+            obj,
+            result,
+            started,
+            priority,
+        } = done;
         let requeued = self.queue.done(&key);
         self.metrics.active(self.queue.active_len());
         let object = ObjectRef::from_obj(&*obj);
         let action = match &result {
-            Ok(action) => *action,
-            Err(e) => (self.error_policy)(obj, e, self.ctx.clone()),
+            Some(Ok(action)) => *action,
+            Some(Err(e)) => (self.error_policy)(obj, e, self.ctx.clone()),
+            None => Action::backoff(),
         };
-        match action {
-            Action::Backoff => {
-                let n = self.queue.fail(&key);
-                self.metrics.retry();
-                if !requeued {
-                    self.queue.add_at(key, Instant::now() + self.retry.delay(n));
-                }
-            }
-            Action::Requeue(after) => {
-                if result.is_ok() {
-                    self.queue.forget(&key);
-                }
-                if !requeued {
-                    self.queue.add_at(key, Instant::now() + after);
-                }
-            }
-            Action::AwaitChange => {
-                if result.is_ok() {
-                    self.queue.forget(&key);
-                }
-            }
-        }
-        let label = match (&result, action) {
-            (Err(_), _) => "error",
-            (Ok(_), Action::Requeue(_)) => "requeue_after",
-            (Ok(_), Action::Backoff) => "requeue",
-            (Ok(_), Action::AwaitChange) => "success",
+        let ok = matches!(result, Some(Ok(_)));
+        self.requeue(key, action, ok, requeued, priority);
+        let label = match (&result, action.next) {
+            (Some(Err(_)) | None, _) => "error",
+            (Some(Ok(_)), Next::Requeue(_)) => "requeue_after",
+            (Some(Ok(_)), Next::Backoff) => "requeue",
+            (Some(Ok(_)), Next::AwaitChange) => "success",
         };
         self.metrics.reconciled(started.elapsed(), label);
         self.out.push_back(match result {
-            Ok(action) => Ok((object, action)),
-            Err(source) => {
+            Some(Ok(action)) => Ok((object, action)),
+            Some(Err(source)) => {
                 tracing::warn!(object = %object, error = %source, ?action, "reconcile failed");
                 Err(Error::ReconcilerFailed {
                     object: object.erase(),
                     source,
                 })
             }
+            None => {
+                let timeout = self.config.reconcile_timeout.unwrap_or_default();
+                self.metrics.reconcile_timeout();
+                tracing::warn!(object = %object, ?timeout, "reconcile timed out; cancelled");
+                Err(Error::ReconcileTimeout {
+                    object: object.erase(),
+                    timeout,
+                })
+            }
         });
+    }
+
+    /// Schedules `key` again as `action` says, at its priority or the one
+    /// the key was reconciled at (unless a trigger already requeued it).
+    fn requeue(&mut self, key: ObjectKey, action: Action, ok: bool, requeued: bool, was: Priority) {
+        let priority = action.priority.unwrap_or(was);
+        match action.next {
+            Next::Backoff => {
+                let n = self.queue.fail(&key);
+                self.metrics.retry();
+                if !requeued {
+                    let at = Instant::now() + self.retry.delay(n);
+                    self.queue.add_at_with(key, at, priority);
+                }
+            }
+            Next::Requeue(after) => {
+                if ok {
+                    self.queue.forget(&key);
+                }
+                if !requeued {
+                    self.queue
+                        .add_at_with(key, Instant::now() + after, priority);
+                }
+            }
+            Next::AwaitChange => {
+                if ok {
+                    self.queue.forget(&key);
+                }
+            }
+        }
     }
 }
 

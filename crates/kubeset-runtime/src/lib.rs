@@ -7,9 +7,12 @@
 //! - [`store`]: a cache of `Arc<K>` keyed by namespace/name with indexers,
 //!   fed by a [`reflector`](store::reflector); swaps whole states atomically.
 //!   [`shared`]: one watch and store per kind and selectors for many users.
-//! - [`controller`]: reconcile over a deduplicating work queue with
-//!   per-key backoff, bounded concurrency, debounce, predicates and
+//! - [`controller`]: reconcile over a deduplicating priority work queue
+//!   (changes first, aging so nothing starves) with per-key backoff,
+//!   bounded concurrency, debounce, reconcile timeout, predicates and
 //!   graceful shutdown; [`Controller::run`] is a stream of results.
+//! - [`memory`]: what a cache costs (estimated bytes per object) and a
+//!   [`MemoryBudget`] that stops a cache before the OOM killer does.
 //! - [`finalizer()`], [`events`] (feature `events`), [`status`]
 //!   (conditions), [`ObjectRef`], [`predicates`], [`metrics`] (feature
 //!   `metrics`).
@@ -50,8 +53,10 @@
 //! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter, default_backoff}`, `watcher::Config::{labels, fields, timeout, page_size, any_semantic, streaming_lists}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`], [`WatcherConfig`] | same; `default_backoff` returns the stream as is (the watcher backs off itself); also [`Controller::with_predicate`] on the primary kind |
 //! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return `ObjectRef<K>`s (the kind inferred) or `ObjectKey`s; plus [`Controller::for_shared`] |
 //! | `Controller::run(reconcile, error_policy, ctx) -> Stream<Result<(ObjectRef, Action), controller::Error>>` | [`Controller::run`] | same shape; [`controller::Error`] has named fields (`ReconcilerFailed { object, source }`, `QueueError { source }`); deleted objects' keys are dropped, not reported as `ObjectNotFound` |
-//! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s) |
-//! | `controller::Config::{concurrency, debounce}` | [`Config`] | same |
+//! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s), and [`Action::with_priority`] (controller-runtime's `Result.Priority`) |
+//! | `controller::Config::{concurrency, debounce}` | [`Config`] | same; plus `aging` and `reconcile_timeout` (controller-runtime's `ReconciliationTimeout`) |
+//! | (none; controller-runtime's priority queue) | [`Priority`], [`WorkQueue`] | changes before initial-list keys before resyncs, as controller-runtime; plus aging, so nothing starves |
+//! | (none) | [`MemoryBudget`], [`Store::memory`], [`memory`] | a cache counts its estimated bytes and stops at a budget instead of meeting the OOM killer |
 //! | `runtime::finalizer::{finalizer, Event::{Apply, Cleanup}, Error}` | [`finalizer::{finalizer, Event, Error}`](mod@finalizer) | same state machine and `test`-guarded JSON patches; the same error variants and messages (`ApplyFailed(e)`: `failed to apply object: {e}`) |
 //! | `runtime::events::{Recorder, Reporter, Event, EventType}`, `Recorder::publish(&ev, &reference)`, `Reporter::from("name")` | [`events`] | client-go's series key, 6-minute series window and per-object spam filter (25, then 1 per 5 min); core/v1 fallback |
 //! | `runtime::wait::{await_condition, conditions}` | `wait` module (issue 16) | — |
@@ -100,6 +105,7 @@ pub mod events;
 pub mod finalizer;
 #[cfg(feature = "leader")]
 pub mod leader;
+pub mod memory;
 pub mod metadata;
 pub mod metrics;
 pub mod object_ref;
@@ -125,10 +131,11 @@ pub mod utils {
 }
 
 pub use backoff::Backoff;
-pub use controller::{Action, Config, Controller, RetryBackoff, WorkQueue};
+pub use controller::{Action, Config, Controller, Priority, RetryBackoff, WorkQueue};
 pub use finalizer::finalizer;
 #[cfg(feature = "leader")]
 pub use leader::{LeaderElector, LeaderError, LeaseConfig};
+pub use memory::MemoryBudget;
 pub use metadata::PartialObjectMetadata;
 pub use object_ref::ObjectRef;
 pub use predicates::{Predicate, WatchStreamExt};

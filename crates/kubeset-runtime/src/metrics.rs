@@ -10,15 +10,20 @@
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
-//! | `workqueue_depth` | gauge | `name` (keys ready; delayed ones are not counted, as in client-go) |
+//! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` (reconciles cancelled at [`Config::reconcile_timeout`](crate::Config::reconcile_timeout)) |
+//! | `workqueue_depth` | gauge | `name`, `priority` (keys ready per [`Priority`](crate::Priority), as controller-runtime's priority queue; delayed keys are not counted, as in client-go; beyond 25 distinct priorities the rest add up under `other`) |
 //! | `workqueue_adds_total` | counter | `name` |
 //! | `workqueue_retries_total` | counter | `name` |
 //! | `workqueue_queue_duration_seconds` | histogram | `name` |
 //! | `workqueue_work_duration_seconds` | histogram | `name` |
-//! | `kubeset_watch_errors_total` | counter | `controller`, `reason` (`decode`, `list`, `watch`, …) |
+//! | `kubeset_watch_errors_total` | counter | `controller`, `reason` (`decode`, `list`, `watch`, `memory_budget`, …) |
+//! | `kubeset_cache_objects` | gauge | `controller` (objects in the primary cache, a relist's new ones included) |
+//! | `kubeset_cache_bytes` | gauge | `controller` (their estimated bytes, see [`crate::memory`]; 0 unless the cache counts them) |
 //!
-//! The last has no controller-runtime counterpart: each watcher error
-//! (after which the watch restarts, or, for `decode`, skips an object).
+//! The last three have no controller-runtime counterpart: each watcher
+//! error (after which the watch restarts, or, for `decode`, skips an
+//! object; `memory_budget` stops it), and what the cache holds
+//! (controller-runtime#3182 asks for a cache-size metric).
 //!
 //! [`Metrics::rest`] bridges the REST layer's hooks
 //! (`kubeset::rest::metrics::Metrics`, set with
@@ -49,6 +54,8 @@
 
 use std::time::Duration;
 
+use crate::memory::CacheMemory;
+use crate::queue::Priority;
 use crate::watcher::WatcherError;
 
 /// The metrics one controller records; cheap to clone. Without the
@@ -65,10 +72,35 @@ impl ControllerMetrics {
         ControllerMetrics::default()
     }
 
-    pub(crate) fn queue_depth(&self, _n: usize) {
+    /// Whether anything is recorded (callers skip work for a no-op).
+    pub(crate) fn enabled(&self) -> bool {
+        #[cfg(feature = "metrics")]
+        return self.inner.is_some();
+        #[cfg(not(feature = "metrics"))]
+        false
+    }
+
+    pub(crate) fn queue_depth(&self, _by_priority: &[(Priority, usize)]) {
         #[cfg(feature = "metrics")]
         if let Some(m) = &self.inner {
-            m.depth.set(i64::try_from(_n).unwrap_or(i64::MAX));
+            m.depth(_by_priority);
+        }
+    }
+
+    pub(crate) fn cache(&self, _held: CacheMemory) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.cache_objects
+                .set(i64::try_from(_held.objects).unwrap_or(i64::MAX));
+            m.cache_bytes
+                .set(i64::try_from(_held.bytes).unwrap_or(i64::MAX));
+        }
+    }
+
+    pub(crate) fn reconcile_timeout(&self) {
+        #[cfg(feature = "metrics")]
+        if let Some(m) = &self.inner {
+            m.timeouts.inc();
         }
     }
 
@@ -156,6 +188,9 @@ mod imp {
         reconcile_errors: Family<Labels, Counter>,
         reconcile_time: Hist,
         active_workers: Family<Labels, Gauge>,
+        timeouts: Family<Labels, Counter>,
+        cache_objects: Family<Labels, Gauge>,
+        cache_bytes: Family<Labels, Gauge>,
         depth: Family<Labels, Gauge>,
         adds: Family<Labels, Counter>,
         retries: Family<Labels, Counter>,
@@ -226,6 +261,9 @@ mod imp {
                 reconcile_errors: Family::default(),
                 reconcile_time: Family::new_with_constructor(seconds),
                 active_workers: Family::default(),
+                timeouts: Family::default(),
+                cache_objects: Family::default(),
+                cache_bytes: Family::default(),
                 depth: Family::default(),
                 adds: Family::default(),
                 retries: Family::default(),
@@ -259,6 +297,21 @@ mod imp {
                 "controller_runtime_active_workers",
                 "Reconciles running now",
                 m.active_workers.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_timeouts",
+                "Reconciles cancelled at the reconcile timeout",
+                m.timeouts.clone(),
+            );
+            r.register(
+                "kubeset_cache_objects",
+                "Objects in the primary cache",
+                m.cache_objects.clone(),
+            );
+            r.register(
+                "kubeset_cache_bytes",
+                "Estimated bytes of the objects in the primary cache",
+                m.cache_bytes.clone(),
             );
             r.register(
                 "workqueue_depth",
@@ -325,7 +378,10 @@ mod imp {
                     errors: self.reconcile_errors.get_or_create_owned(&by_controller),
                     time: self.reconcile_time.get_or_create_owned(&by_controller),
                     active: self.active_workers.get_or_create_owned(&by_controller),
-                    depth: self.depth.get_or_create_owned(&by_name),
+                    timeouts: self.timeouts.get_or_create_owned(&by_controller),
+                    cache_objects: self.cache_objects.get_or_create_owned(&by_controller),
+                    cache_bytes: self.cache_bytes.get_or_create_owned(&by_controller),
+                    seen: std::sync::Mutex::new(Vec::new()),
                     adds: self.adds.get_or_create_owned(&by_name),
                     retries: self.retries.get_or_create_owned(&by_name),
                     queue_duration: self.queue_duration.get_or_create_owned(&by_name),
@@ -342,14 +398,51 @@ mod imp {
         errors: Counter,
         time: Histogram,
         pub(super) active: Gauge,
-        pub(super) depth: Gauge,
+        pub(super) timeouts: Counter,
+        pub(super) cache_objects: Gauge,
+        pub(super) cache_bytes: Gauge,
+        /// Priority labels of `workqueue_depth` set so far (at most 25).
+        seen: std::sync::Mutex<Vec<String>>,
         pub(super) adds: Counter,
         pub(super) retries: Counter,
         pub(super) queue_duration: Histogram,
         work_duration: Histogram,
     }
 
+    /// Distinct priority labels of `workqueue_depth` (controller-runtime's
+    /// cap); the rest add up under `other`.
+    const MAX_PRIORITY_LABELS: usize = 25;
+
     impl Inner {
+        pub(super) fn depth(&self, by_priority: &[(crate::queue::Priority, usize)]) {
+            let mut seen = self
+                .seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut now: Vec<(String, i64)> = seen.iter().map(|l| (l.clone(), 0)).collect();
+            for (p, n) in by_priority {
+                let mut label = p.to_string();
+                if !seen.contains(&label) {
+                    if seen.len() < MAX_PRIORITY_LABELS {
+                        seen.push(label.clone());
+                        now.push((label.clone(), 0));
+                    } else {
+                        label = "other".to_owned();
+                        if !now.iter().any(|(l, _)| *l == label) {
+                            now.push((label.clone(), 0));
+                        }
+                    }
+                }
+                if let Some(slot) = now.iter_mut().find(|(l, _)| *l == label) {
+                    slot.1 += i64::try_from(*n).unwrap_or(i64::MAX);
+                }
+            }
+            for (label, n) in now {
+                let labels = vec![("name", self.name.clone()), ("priority", label)];
+                self.families.depth.get_or_create(&labels).set(n);
+            }
+        }
+
         pub(super) fn reconciled(&self, took: Duration, result: &'static str) {
             let labels = vec![
                 ("controller", self.name.clone()),
@@ -372,6 +465,7 @@ mod imp {
                 WatcherError::WatchEvent { .. } => "watch_event",
                 WatcherError::WatchClosedEarly => "watch_closed_early",
                 WatcherError::StreamingListIncomplete => "streaming_list_incomplete",
+                WatcherError::MemoryBudget { .. } => "memory_budget",
             };
             let labels = vec![
                 ("controller", self.name.clone()),
@@ -399,7 +493,16 @@ mod tests {
         let m = Metrics::register(&mut registry);
         let c = m.controller("greeter");
         c.queue_add();
-        c.queue_depth(3);
+        c.queue_depth(&[
+            (crate::Priority::NORMAL, 3),
+            (crate::Priority::INITIAL_LIST, 2),
+        ]);
+        c.queue_depth(&[(crate::Priority::NORMAL, 3)]);
+        c.reconcile_timeout();
+        c.cache(crate::memory::CacheMemory {
+            objects: 7,
+            bytes: 9000,
+        });
         c.reconciled(Duration::from_millis(20), "success");
         c.reconciled(Duration::from_millis(20), "error");
         c.retry();
@@ -419,7 +522,11 @@ mod tests {
             "controller_runtime_reconcile_errors_total{controller=\"greeter\"} 1",
             "controller_runtime_reconcile_time_seconds_count{controller=\"greeter\"} 2",
             "workqueue_adds_total{name=\"greeter\"} 1",
-            "workqueue_depth{name=\"greeter\"} 3",
+            "workqueue_depth{name=\"greeter\",priority=\"0\"} 3",
+            "workqueue_depth{name=\"greeter\",priority=\"-100\"} 0",
+            "controller_runtime_reconcile_timeouts_total{controller=\"greeter\"} 1",
+            "kubeset_cache_objects{controller=\"greeter\"} 7",
+            "kubeset_cache_bytes{controller=\"greeter\"} 9000",
             "workqueue_retries_total{name=\"greeter\"} 1",
             "workqueue_work_duration_seconds_count{name=\"greeter\"} 2",
             "rest_client_request_duration_seconds_count{verb=\"GET\"} 1",

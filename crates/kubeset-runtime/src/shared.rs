@@ -15,7 +15,11 @@
 //! of the changes it missed, which a controller handles as a relist.
 //! Watch errors are logged (WARN) in the shared task; they do not reach
 //! the subscribers (a controller made with [`Controller::for_shared`]
-//! reports none as `QueueError`).
+//! reports none as `QueueError`). A cache whose
+//! [`MemoryBudget`](crate::MemoryBudget) (from its `StoreConfig`, maybe
+//! shared with other caches) refuses an object stops: the error is logged
+//! (ERROR), its store keeps its last complete state, and its subscribers'
+//! streams end.
 //!
 //! One factory per cluster: the key does not include the client.
 //!
@@ -32,7 +36,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::broadcast;
 
 use crate::store::{Store, StoreConfig, Writer, reflector};
-use crate::watcher::{Event, WatcherConfig, watcher};
+use crate::watcher::{Event, WatcherConfig, WatcherError, watcher};
 
 /// How many changes a subscriber may fall behind before it is resynced.
 pub const DEFAULT_CAPACITY: usize = 1024;
@@ -130,9 +134,14 @@ impl<K: Send + Sync + 'static> Entry for Weak<Inner<K>> {
     }
 }
 
+/// The channel's sender, shared by the handles and the task.
+type SenderSlot<K> = Arc<Mutex<Option<broadcast::Sender<Event<Arc<K>>>>>>;
+
 struct Inner<K> {
     store: Store<K>,
-    tx: broadcast::Sender<Event<Arc<K>>>,
+    /// `None` once the cache stopped at its memory budget (subscribers'
+    /// streams end).
+    tx: SenderSlot<K>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -178,8 +187,9 @@ where
     ) -> Self {
         let writer = Writer::new(store_config);
         let store = writer.store();
-        let (tx, _) = broadcast::channel(capacity.max(1));
-        let sender = tx.clone();
+        let (sender, _) = broadcast::channel(capacity.max(1));
+        let tx = Arc::new(Mutex::new(Some(sender.clone())));
+        let slot = tx.clone();
         let task = tokio::spawn(async move {
             let mut events = Box::pin(reflector(writer, watcher(api, config)));
             while let Some(ev) = events.next().await {
@@ -188,11 +198,16 @@ where
                         // No subscriber is fine: the store is the state.
                         let _ = sender.send(ev);
                     }
+                    Err(e @ WatcherError::MemoryBudget { .. }) => {
+                        tracing::error!(error = %e, details = ?std::error::Error::source(&e), "shared cache stopped; its subscribers' streams end");
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, details = ?std::error::Error::source(&e), "shared cache watch failed")
                     }
                 }
             }
+            // The reflector ends only at the budget: close the channel.
+            slot.lock().unwrap_or_else(PoisonError::into_inner).take();
         });
         SharedCache {
             inner: Arc::new(Inner { store, tx, task }),
@@ -214,7 +229,16 @@ impl<K: Send + Sync + 'static> SharedCache<K> {
     /// The current state, then every change (see the module docs). The
     /// stream holds a handle: the watch runs while it is alive.
     pub fn subscribe(&self) -> impl Stream<Item = Event<Arc<K>>> + Send + 'static {
-        let rx = self.inner.tx.subscribe();
+        let rx = self
+            .inner
+            .tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(broadcast::Sender::subscribe);
+        let Some(rx) = rx else {
+            return futures::stream::empty().left_stream();
+        };
         let mut pending = VecDeque::new();
         if self.inner.store.is_ready() {
             pending.extend(snapshot(&self.inner.store));
@@ -235,6 +259,7 @@ impl<K: Send + Sync + 'static> SharedCache<K> {
                 }
             }
         })
+        .right_stream()
     }
 }
 

@@ -14,12 +14,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use futures::{Stream, StreamExt as _};
 use kubeset_client::Resource;
+use serde::Serialize;
 use tokio::sync::watch;
 
+use crate::memory::{self, CacheMemory, MemoryBudget, MemoryBudgetExceeded};
 use crate::watcher::Event;
 
 /// Where an object lives: namespace (none for cluster-scoped kinds) and name.
@@ -94,30 +97,65 @@ impl<K> Index<K> {
     }
 }
 
+/// A cached object and its estimated bytes (0 when not counted).
+struct Slot<K> {
+    obj: Arc<K>,
+    bytes: u64,
+}
+
+impl<K> Clone for Slot<K> {
+    fn clone(&self) -> Self {
+        Slot {
+            obj: self.obj.clone(),
+            bytes: self.bytes,
+        }
+    }
+}
+
 struct Inner<K> {
-    objects: HashMap<ObjectKey, Arc<K>>,
+    objects: HashMap<ObjectKey, Slot<K>>,
     indexes: HashMap<String, Index<K>>,
 }
 
 impl<K> Inner<K> {
-    fn insert(&mut self, key: ObjectKey, obj: Arc<K>) {
-        if let Some(old) = self.objects.get(&key) {
+    /// Files `slot` under `key`; returns the bytes of the one it replaced.
+    fn insert(&mut self, key: ObjectKey, slot: Slot<K>) -> u64 {
+        let old = self.objects.get(&key);
+        if let Some(old) = old {
             for idx in self.indexes.values_mut() {
-                idx.remove(&key, old);
+                idx.remove(&key, &old.obj);
             }
         }
+        let old_bytes = old.map_or(0, |o| o.bytes);
         for idx in self.indexes.values_mut() {
-            idx.add(&key, &obj);
+            idx.add(&key, &slot.obj);
         }
-        self.objects.insert(key, obj);
+        self.objects.insert(key, slot);
+        old_bytes
     }
 
-    fn remove(&mut self, key: &ObjectKey) -> Option<Arc<K>> {
+    fn remove(&mut self, key: &ObjectKey) -> Option<Slot<K>> {
         let old = self.objects.remove(key)?;
         for idx in self.indexes.values_mut() {
-            idx.remove(key, &old);
+            idx.remove(key, &old.obj);
         }
         Some(old)
+    }
+}
+
+/// What a cache holds, shared by its readers and its writer; gives its
+/// bytes back to the budget when the last of them is gone.
+struct Counters {
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    budget: Option<MemoryBudget>,
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.release(*self.bytes.get_mut());
+        }
     }
 }
 
@@ -125,6 +163,7 @@ impl<K> Inner<K> {
 pub struct Store<K> {
     inner: Arc<RwLock<Inner<K>>>,
     ready: watch::Receiver<bool>,
+    counters: Arc<Counters>,
 }
 
 impl<K> Clone for Store<K> {
@@ -132,6 +171,7 @@ impl<K> Clone for Store<K> {
         Store {
             inner: self.inner.clone(),
             ready: self.ready.clone(),
+            counters: self.counters.clone(),
         }
     }
 }
@@ -159,12 +199,39 @@ impl<K> Store<K> {
     /// The object at `key` (an [`ObjectKey`] or an
     /// [`ObjectRef`](crate::ObjectRef), as kube-rs's `Store::get`).
     pub fn get(&self, key: &(impl AsRef<ObjectKey> + ?Sized)) -> Option<Arc<K>> {
-        self.read().objects.get(key.as_ref()).cloned()
+        self.read().objects.get(key.as_ref()).map(|s| s.obj.clone())
     }
 
     /// Every cached object, in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
-        self.read().objects.values().cloned().collect()
+        self.read()
+            .objects
+            .values()
+            .map(|s| s.obj.clone())
+            .collect()
+    }
+
+    /// Objects held and their estimated bytes: during a relist the new
+    /// objects beside the old state count too; bytes are 0 unless the
+    /// cache counts them ([`StoreConfig::count_memory`]). Two atomic
+    /// loads, no lock.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_runtime::{Event, StoreConfig, Writer};
+    ///
+    /// let mut writer = Writer::new(StoreConfig::<ConfigMap>::new().count_memory());
+    /// let store = writer.store();
+    /// writer.apply(Event::Apply(ConfigMap::default()));
+    /// let held = store.memory();
+    /// assert_eq!(held.objects, 1);
+    /// assert!(held.bytes >= std::mem::size_of::<ConfigMap>() as u64);
+    /// ```
+    pub fn memory(&self) -> CacheMemory {
+        CacheMemory {
+            objects: self.counters.objects.load(Ordering::Relaxed),
+            bytes: self.counters.bytes.load(Ordering::Relaxed),
+        }
     }
 
     /// Every key, in no particular order.
@@ -184,7 +251,11 @@ impl<K> Store<K> {
 
     /// The first object matching `pred`.
     pub fn find(&self, mut pred: impl FnMut(&K) -> bool) -> Option<Arc<K>> {
-        self.read().objects.values().find(|o| pred(o)).cloned()
+        self.read()
+            .objects
+            .values()
+            .find(|s| pred(&s.obj))
+            .map(|s| s.obj.clone())
     }
 
     /// Objects filed under `value` in the index `index` (empty when either
@@ -195,7 +266,7 @@ impl<K> Store<K> {
             return Vec::new();
         };
         keys.iter()
-            .filter_map(|k| inner.objects.get(k).cloned())
+            .filter_map(|k| inner.objects.get(k).map(|s| s.obj.clone()))
             .collect()
     }
 
@@ -227,6 +298,8 @@ impl<K> Store<K> {
 pub struct StoreConfig<K> {
     drop_managed_fields: bool,
     indexes: Vec<(String, IndexFn<K>)>,
+    size: Option<fn(&K) -> u64>,
+    budget: Option<MemoryBudget>,
 }
 
 impl<K> fmt::Debug for StoreConfig<K> {
@@ -235,6 +308,8 @@ impl<K> fmt::Debug for StoreConfig<K> {
         f.debug_struct("StoreConfig")
             .field("drop_managed_fields", &self.drop_managed_fields)
             .field("indexes", &names)
+            .field("count_memory", &self.size.is_some())
+            .field("budget", &self.budget)
             .finish()
     }
 }
@@ -248,6 +323,8 @@ impl<K: Resource + 'static> StoreConfig<K> {
         StoreConfig {
             drop_managed_fields: false,
             indexes: Vec::new(),
+            size: None,
+            budget: None,
         }
     }
 
@@ -256,6 +333,32 @@ impl<K: Resource + 'static> StoreConfig<K> {
     pub fn drop_managed_fields(mut self) -> Self {
         self.drop_managed_fields = true;
         self
+    }
+
+    /// Estimates the bytes of each object as it is cached
+    /// ([`memory::estimate`], a deep-size walk; see [`crate::memory`]),
+    /// for [`Store::memory`] and the controller's `kubeset_cache_bytes`.
+    pub fn count_memory(mut self) -> Self
+    where
+        K: Serialize,
+    {
+        self.size = Some(memory::estimate::<K>);
+        self
+    }
+
+    /// Counts memory ([`count_memory`](Self::count_memory)) and charges it
+    /// to `budget`, which other caches may share: an object that would
+    /// cross it is refused and the reflector fails with
+    /// [`WatcherError::MemoryBudget`](crate::WatcherError::MemoryBudget)
+    /// naming the kind, the objects and the bytes, then ends (the store
+    /// keeps its last state; a relist in progress is dropped). A `WARN`
+    /// log says when the budget is 80 % used.
+    pub fn memory_budget(mut self, budget: &MemoryBudget) -> Self
+    where
+        K: Serialize,
+    {
+        self.budget = Some(budget.clone());
+        self.count_memory()
     }
 
     /// Adds an index named `name` filing each object under the values `f`
@@ -302,8 +405,14 @@ pub struct Writer<K> {
     store: Store<K>,
     ready: watch::Sender<bool>,
     drop_managed_fields: bool,
+    size: Option<fn(&K) -> u64>,
     /// The state being built during a relist.
-    building: Option<HashMap<ObjectKey, Arc<K>>>,
+    building: Option<HashMap<ObjectKey, Slot<K>>>,
+    /// Bytes of the building state, and of its objects not shared with
+    /// the current one (what the relist adds until the swap).
+    building_bytes: u64,
+    building_extra: u64,
+    building_new: u64,
 }
 
 impl<K> fmt::Debug for Writer<K> {
@@ -315,10 +424,43 @@ impl<K> fmt::Debug for Writer<K> {
     }
 }
 
+impl<K> Drop for Writer<K> {
+    /// A relist in progress dies with its writer: its new objects' bytes
+    /// go back (the store's own go back with its last handle).
+    fn drop(&mut self) {
+        let c = &self.store.counters;
+        if let Some(budget) = &c.budget {
+            budget.release(self.building_extra);
+        }
+        let (extra, new) = (self.building_extra, self.building_new);
+        let _ = c
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(extra))
+            });
+        let _ = c
+            .objects
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(new))
+            });
+    }
+}
+
 impl<K: Resource + 'static> Default for Writer<K> {
     fn default() -> Self {
         Self::new(StoreConfig::new())
     }
+}
+
+/// An applied event, or the budget's refusal with the refused object.
+type Applied<K> = Result<Event<Arc<K>>, (MemoryBudgetExceeded, Event<Arc<K>>)>;
+
+/// The table slot of an entry, at hashbrown's largest load (7/8), and
+/// the key's strings.
+fn entry_bytes<K>(key: &ObjectKey) -> u64 {
+    let slot = std::mem::size_of::<(ObjectKey, Slot<K>)>() + 1;
+    let strings = key.name.len() + key.namespace.as_ref().map_or(0, String::len);
+    (slot * 8 / 7 + strings) as u64
 }
 
 impl<K: Resource + 'static> Writer<K> {
@@ -345,10 +487,19 @@ impl<K: Resource + 'static> Writer<K> {
                     indexes,
                 })),
                 ready: rx,
+                counters: Arc::new(Counters {
+                    objects: AtomicU64::new(0),
+                    bytes: AtomicU64::new(0),
+                    budget: config.budget,
+                }),
             },
             ready: tx,
             drop_managed_fields: config.drop_managed_fields,
+            size: config.size,
             building: None,
+            building_bytes: 0,
+            building_extra: 0,
+            building_new: 0,
         }
     }
 
@@ -364,52 +515,183 @@ impl<K: Resource + 'static> Writer<K> {
         obj
     }
 
+    /// The estimated bytes of `obj` filed under `key` (0 when not counted).
+    fn cost(&self, key: &ObjectKey, obj: &K) -> u64 {
+        self.size
+            .map_or(0, |size| size(obj) + entry_bytes::<K>(key))
+    }
+
+    /// Counts `objects` more and `add` − `sub` bytes, charging the budget
+    /// the difference; refuses (counting nothing) what would cross it.
+    fn account(&self, objects: i64, add: u64, sub: u64) -> Result<(), MemoryBudgetExceeded> {
+        let c = &self.store.counters;
+        if let Some(budget) = &c.budget {
+            if add > sub {
+                match budget.charge(add - sub) {
+                    Ok(used) if budget.should_warn(used) => {
+                        let held = self.store.memory();
+                        tracing::warn!(
+                            kind = K::KIND,
+                            objects = held.objects,
+                            bytes = held.bytes,
+                            used,
+                            limit = budget.limit(),
+                            "a cache's memory budget is 80 % used"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(used) => {
+                        let held = self.store.memory();
+                        return Err(MemoryBudgetExceeded {
+                            kind: K::KIND,
+                            objects: held.objects.saturating_add_signed(objects),
+                            bytes: (held.bytes + add).saturating_sub(sub),
+                            used,
+                            limit: budget.limit(),
+                        });
+                    }
+                }
+            } else {
+                budget.release(sub - add);
+            }
+        }
+        let _ = c
+            .objects
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_add_signed(objects))
+            });
+        let _ = c
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some((n + add).saturating_sub(sub))
+            });
+        Ok(())
+    }
+
+    /// Drops a relist in progress, and what it added.
+    fn drop_building(&mut self) {
+        let Some(building) = self.building.take() else {
+            return;
+        };
+        let new = i64::try_from(self.building_new).unwrap_or(i64::MAX);
+        let _ = self.account(-new, 0, self.building_extra);
+        self.building_bytes = 0;
+        self.building_extra = 0;
+        self.building_new = 0;
+        drop(building);
+    }
+
     /// Applies one event; returns the event with its object as the cached
-    /// `Arc` (the previous cached state for `Delete`, when known).
+    /// `Arc` (the previous cached state for `Delete`, when known). With a
+    /// memory budget, prefer [`try_apply`](Self::try_apply): here an
+    /// object the budget refuses is logged (`ERROR`) and left out.
     pub fn apply(&mut self, event: Event<K>) -> Event<Arc<K>> {
-        match event {
-            Event::Init => {
-                self.building = Some(HashMap::new());
-                Event::Init
-            }
-            Event::InitApply(obj) => {
-                let obj = self.prepare(obj);
-                let key = ObjectKey::of(&obj);
-                // Reuse the cached Arc when nothing changed: a relist then
-                // holds only the changed objects twice.
-                let cached = self.store.get(&key).filter(|old| {
-                    let rv = old.metadata().resource_version.as_deref();
-                    rv.is_some() && rv == obj.metadata().resource_version.as_deref()
-                });
-                let obj = cached.unwrap_or_else(|| Arc::new(obj));
-                self.building
-                    .get_or_insert_with(HashMap::new)
-                    .insert(key, obj.clone());
-                Event::InitApply(obj)
-            }
-            Event::InitDone => {
-                let objects = self.building.take().unwrap_or_default();
-                self.swap(objects);
-                self.ready.send_replace(true);
-                Event::InitDone
-            }
-            Event::Apply(obj) => {
-                let obj = Arc::new(self.prepare(obj));
-                let key = ObjectKey::of(&*obj);
-                self.store.write().insert(key, obj.clone());
-                Event::Apply(obj)
-            }
-            Event::Delete(obj) => {
-                let key = ObjectKey::of(&obj);
-                let old = self.store.write().remove(&key);
-                Event::Delete(old.unwrap_or_else(|| Arc::new(self.prepare(obj))))
+        let fallback = event.object().map(|o| ObjectKey::of(o));
+        match self.try_apply_inner(event) {
+            Ok(ev) => ev,
+            Err((e, obj)) => {
+                tracing::error!(error = %e, key = ?fallback, "object left out of the cache");
+                obj
             }
         }
     }
 
+    /// Applies one event, or refuses it when it would cross the cache's
+    /// [`MemoryBudget`] (a refused `InitApply` drops the relist in
+    /// progress; the store keeps its last complete state).
+    pub fn try_apply(&mut self, event: Event<K>) -> Result<Event<Arc<K>>, MemoryBudgetExceeded> {
+        self.try_apply_inner(event).map_err(|(e, _)| e)
+    }
+
+    /// `try_apply`, handing back the refused object as an event too.
+    fn try_apply_inner(&mut self, event: Event<K>) -> Applied<K> {
+        match event {
+            Event::Init => {
+                self.drop_building();
+                self.building = Some(HashMap::new());
+                Ok(Event::Init)
+            }
+            Event::InitApply(obj) => self.init_apply(obj),
+            Event::InitDone => {
+                let objects = self.building.take().unwrap_or_default();
+                self.swap(objects);
+                self.ready.send_replace(true);
+                Ok(Event::InitDone)
+            }
+            Event::Apply(obj) => {
+                let obj = self.prepare(obj);
+                let key = ObjectKey::of(&obj);
+                let bytes = self.cost(&key, &obj);
+                let obj = Arc::new(obj);
+                let old = self.store.read().objects.get(&key).map(|s| s.bytes);
+                let new = i64::from(old.is_none());
+                if let Err(e) = self.account(new, bytes, old.unwrap_or(0)) {
+                    return Err((e, Event::Apply(obj)));
+                }
+                let slot = Slot {
+                    obj: obj.clone(),
+                    bytes,
+                };
+                self.store.write().insert(key, slot);
+                Ok(Event::Apply(obj))
+            }
+            Event::Delete(obj) => {
+                let key = ObjectKey::of(&obj);
+                let old = self.store.write().remove(&key);
+                if let Some(old) = &old {
+                    let _ = self.account(-1, 0, old.bytes);
+                }
+                let obj = old.map_or_else(|| Arc::new(self.prepare(obj)), |s| s.obj);
+                Ok(Event::Delete(obj))
+            }
+        }
+    }
+
+    fn init_apply(&mut self, obj: K) -> Applied<K> {
+        let obj = self.prepare(obj);
+        let key = ObjectKey::of(&obj);
+        // Reuse the cached Arc when nothing changed: a relist then holds
+        // only the changed objects twice.
+        let cached = self
+            .store
+            .read()
+            .objects
+            .get(&key)
+            .filter(|old| {
+                let rv = old.obj.metadata().resource_version.as_deref();
+                rv.is_some() && rv == obj.metadata().resource_version.as_deref()
+            })
+            .cloned();
+        let slot = match cached {
+            Some(slot) => slot,
+            None => {
+                let bytes = self.cost(&key, &obj);
+                let obj = Arc::new(obj);
+                if let Err(e) = self.account(1, bytes, 0) {
+                    self.drop_building();
+                    return Err((e, Event::InitApply(obj)));
+                }
+                self.building_extra += bytes;
+                self.building_new += 1;
+                Slot { obj, bytes }
+            }
+        };
+        self.building_bytes += slot.bytes;
+        let obj = slot.obj.clone();
+        if let Some(old) = self
+            .building
+            .get_or_insert_with(HashMap::new)
+            .insert(key, slot)
+        {
+            // The list named one key twice: the later copy wins.
+            self.building_bytes -= old.bytes;
+        }
+        Ok(Event::InitApply(obj))
+    }
+
     /// Replaces the whole state; indexes are rebuilt before the lock is
     /// taken, and the old state is dropped after it is released.
-    fn swap(&mut self, objects: HashMap<ObjectKey, Arc<K>>) {
+    fn swap(&mut self, objects: HashMap<ObjectKey, Slot<K>>) {
         let funcs: Vec<(String, IndexFn<K>)> = self
             .store
             .read()
@@ -430,16 +712,29 @@ impl<K: Resource + 'static> Writer<K> {
             })
             .collect();
         for idx in indexes.values_mut() {
-            for (key, obj) in &objects {
-                idx.add(key, obj);
+            for (key, slot) in &objects {
+                idx.add(key, &slot.obj);
             }
         }
+        let new_len = objects.len() as u64;
         let old = {
             let mut inner = self.store.write();
             let old_objects = std::mem::replace(&mut inner.objects, objects);
             let old_indexes = std::mem::replace(&mut inner.indexes, indexes);
             (old_objects, old_indexes)
         };
+        // Held before: the old state and the relist's new objects; now:
+        // the new state.
+        let held = self.store.memory();
+        let before = held.bytes;
+        let _ = self.account(
+            new_len as i64 - held.objects as i64,
+            self.building_bytes,
+            before,
+        );
+        self.building_bytes = 0;
+        self.building_extra = 0;
+        self.building_new = 0;
         drop(old);
     }
 }
@@ -460,15 +755,30 @@ pub fn store<K: Resource + 'static>() -> (Store<K>, Writer<K>) {
 
 /// Applies every event of `events` to `writer` and passes them on with
 /// their objects as the cached `Arc`s. Errors are passed on untouched.
+/// When the cache's [`MemoryBudget`] refuses an object, the stream yields
+/// that error (as `E`, e.g. [`WatcherError::MemoryBudget`](crate::WatcherError::MemoryBudget))
+/// and ends, dropping the watch.
 pub fn reflector<K, E, S>(
-    mut writer: Writer<K>,
+    writer: Writer<K>,
     events: S,
 ) -> impl Stream<Item = Result<Event<Arc<K>>, E>>
 where
     K: Resource + 'static,
+    E: From<MemoryBudgetExceeded>,
     S: Stream<Item = Result<Event<K>, E>>,
 {
-    events.map(move |ev| ev.map(|ev| writer.apply(ev)))
+    let state = Some((writer, Box::pin(events)));
+    futures::stream::unfold(state, |state| async move {
+        let (mut writer, mut events) = state?;
+        let item = match events.next().await? {
+            Ok(ev) => match writer.try_apply(ev) {
+                Ok(ev) => Ok(ev),
+                Err(e) => return Some((Err(E::from(e)), None)),
+            },
+            Err(e) => Err(e),
+        };
+        Some((item, Some((writer, events))))
+    })
 }
 
 #[cfg(test)]
@@ -597,6 +907,42 @@ mod tests {
                 .managed_fields
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_relist_refused_or_abandoned_gives_its_bytes_back() {
+        let budget = MemoryBudget::new(1 << 20);
+        let mut w = Writer::new(StoreConfig::<ConfigMap>::new().memory_budget(&budget));
+        let s = w.store();
+        w.apply(Event::Apply(cm("a", "x", "1", None)));
+        let one = budget.used();
+        assert_eq!((s.memory().objects, s.memory().bytes), (1, one));
+        w.apply(Event::Init);
+        w.apply(Event::InitApply(cm("a", "x", "1", None)));
+        assert_eq!(budget.used(), one, "an unchanged object is shared");
+        w.apply(Event::InitApply(cm("a", "y", "2", None)));
+        assert_eq!(s.memory().objects, 2);
+        assert!(budget.used() > one);
+        drop(w);
+        assert_eq!(
+            budget.used(),
+            one,
+            "the abandoned relist gave its bytes back"
+        );
+        assert_eq!(s.memory().objects, 1);
+        drop(s);
+        assert_eq!(budget.used(), 0, "the last handle gave the rest");
+
+        let small = MemoryBudget::new(one * 3 / 2);
+        let mut w = Writer::new(StoreConfig::<ConfigMap>::new().memory_budget(&small));
+        w.try_apply(Event::Apply(cm("a", "x", "1", None)))
+            .expect("fits");
+        let e = w
+            .try_apply(Event::Apply(cm("a", "y", "1", None)))
+            .expect_err("crosses");
+        assert_eq!((e.kind, e.objects, e.limit), ("ConfigMap", 2, one * 3 / 2));
+        assert_eq!(w.store().len(), 1, "refused, not cached");
+        assert_eq!(small.used(), one);
     }
 
     #[test]

@@ -211,6 +211,15 @@ pub enum WatcherError {
     /// A streaming list ended before its initial-events-end bookmark.
     #[error("the streaming list ended before the initial-events-end bookmark")]
     StreamingListIncomplete,
+    /// The cache's [`MemoryBudget`](crate::memory::MemoryBudget) refused an
+    /// object. Unlike the others this one is final: the
+    /// [`reflector`](crate::reflector) ends after it and the watch stops.
+    #[error("the cache stopped at its memory budget")]
+    MemoryBudget {
+        /// The kind, objects and bytes.
+        #[from]
+        source: crate::memory::MemoryBudgetExceeded,
+    },
 }
 
 /// Settings of a watcher.
