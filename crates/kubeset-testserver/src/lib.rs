@@ -76,6 +76,7 @@ mod immutable;
 mod kubeconfig;
 mod limits;
 mod openapi;
+mod options;
 mod patch;
 mod printers;
 mod protobuf;

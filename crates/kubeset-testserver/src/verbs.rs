@@ -10,7 +10,6 @@
 //! parent (`scale`, `binding`, `token`, …) are in [`crate::subresource`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use http::{HeaderValue, Response, header};
@@ -22,6 +21,7 @@ use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
 use crate::http::{Body, Query, Shared, decode_object, respond, text_response};
 use crate::limits;
+use crate::options;
 use crate::patch::{self, PatchError};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -129,25 +129,16 @@ pub(crate) fn watch(
         Some(n) => field.and(FieldSelector::with_name(n)),
         None => field,
     };
-    let resource_version = match query.get("resourceVersion").filter(|s| !s.is_empty()) {
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s}")))?,
-        ),
-        None => None,
-    };
+    let opts = options::list(query, true)?;
     let wreq = WatchRequest {
         res,
         namespace,
         label,
         field,
-        resource_version,
+        resource_version: opts.resource_version,
         send_initial_events: query.get("sendInitialEvents") == Some("true"),
         bookmarks: query.flag("allowWatchBookmarks"),
-        timeout: query
-            .get("timeoutSeconds")
-            .and_then(|s| s.parse::<u64>().ok())
-            .map(Duration::from_secs),
+        timeout: opts.timeout,
         table,
         protobuf,
         bookmark_interval: shared.bookmark_interval,
@@ -178,10 +169,7 @@ pub(crate) fn watch(
 
 /// GET of a collection: one page, as a list or a Table.
 pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let limit = call
-        .query
-        .get("limit")
-        .and_then(|s| s.parse::<usize>().ok());
+    let limit = options::list(call.query, false)?.limit;
     let page = call.store().list_page(
         &call.res,
         call.namespace.as_deref(),
@@ -247,6 +235,7 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
     if call.res.namespaced && call.namespace.is_none() {
         return Err(ApiError::method_not_allowed());
     }
+    options::check_write(call.query, options::Write::Create)?;
     let obj = decode_object(body, &call.content_type)?;
     if let Some(review) = crate::review::answer(&call.res, obj.clone())? {
         return Ok(call.reply(201, &review));
@@ -275,6 +264,7 @@ pub(crate) fn update(
     status: bool,
     body: &[u8],
 ) -> Result<Response<Body>, ApiError> {
+    options::check_write(call.query, options::Write::Update)?;
     let obj = decode_object(body, &call.content_type)?;
     rewrite(call, name, status, |live| {
         if call.res.custom && rv_of(&obj).is_empty() {
@@ -387,6 +377,12 @@ fn check_type_kept(res: &Resource, new: &Value, live: &Value) -> Result<(), ApiE
 /// refused for custom resources, as upstream does.
 pub(crate) fn patch_body(call: &Call<'_>, body: &[u8]) -> Result<(PatchKind, Value), ApiError> {
     let kind = patch_kind(&call.content_type)?;
+    options::check_write(
+        call.query,
+        options::Write::Patch {
+            apply: kind == PatchKind::Apply,
+        },
+    )?;
     if kind == PatchKind::Strategic && call.res.custom {
         return Err(ApiError::unsupported_media_type(&call.content_type));
     }
@@ -402,23 +398,11 @@ pub(crate) fn patch_body(call: &Call<'_>, body: &[u8]) -> Result<(PatchKind, Val
 /// is missing, else merges `p` into it under `fieldManager`, refusing
 /// conflicts unless `force`.
 fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Response<Body>, ApiError> {
+    // Checked by `patch_body` (`options::check_write`).
     let manager = call
         .query
         .get("fieldManager")
-        .filter(|m| !m.is_empty())
-        .ok_or_else(|| {
-            // As kube-apiserver: a PatchOptions validation error.
-            ApiError::invalid_kind(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                &[(
-                    "fieldManager",
-                    "FieldValueRequired",
-                    "Required value: is required for apply patch".into(),
-                )],
-            )
-        })?
+        .unwrap_or_default()
         .to_owned();
     check_apply_config(name, p)?;
     let force = call.query.flag("force");
