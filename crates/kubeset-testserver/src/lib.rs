@@ -92,6 +92,7 @@ mod stream;
 mod subresource;
 mod table;
 mod tls;
+mod typed;
 mod util;
 mod validation;
 mod verbs;
