@@ -205,6 +205,139 @@ fn unknown_fields(
     }
 }
 
+/// A JSON body read again to find its duplicate keys, as Go's strict
+/// decoder reports them (`duplicate field "data"`): `None` when it has
+/// none (or is not JSON), else the object with each repeated key's values
+/// merged as Go decodes them into one field (objects merged key by key,
+/// anything else replaced by the later value) and the repeated keys'
+/// paths.
+pub(crate) fn duplicates(body: &[u8], content_type: &str) -> Option<(Value, Vec<String>)> {
+    if !content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .ends_with("json")
+    {
+        return None;
+    }
+    let found = std::cell::RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let v = serde::de::DeserializeSeed::deserialize(
+        Dups {
+            path: String::new(),
+            found: &found,
+        },
+        &mut de,
+    )
+    .ok()?;
+    let found = found.into_inner();
+    (!found.is_empty()).then_some((v, found))
+}
+
+/// Most duplicate paths reported (a body of many repeats says enough).
+const MAX_DUPLICATES: usize = 64;
+
+/// Reads a JSON value, noting repeated keys under `path`.
+struct Dups<'a> {
+    path: String,
+    found: &'a std::cell::RefCell<Vec<String>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Dups<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Dups<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Dups {
+            path: format!("{}[{}]", self.path, out.len()),
+            found: self.found,
+        })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                k.clone()
+            } else {
+                format!("{}.{k}", self.path)
+            };
+            let v = map.next_value_seed(Dups {
+                path: path.clone(),
+                found: self.found,
+            })?;
+            match out.get_mut(&k) {
+                Some(old) => {
+                    let mut found = self.found.borrow_mut();
+                    if found.len() < MAX_DUPLICATES {
+                        found.push(path);
+                    }
+                    merge_repeated(old, v);
+                }
+                None => {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A repeated key's later value decoded into the earlier one, as Go does.
+fn merge_repeated(old: &mut Value, new: Value) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (k, v) in n {
+                match o.get_mut(&k) {
+                    Some(x) => merge_repeated(x, v),
+                    None => {
+                        o.insert(k, v);
+                    }
+                }
+            }
+        }
+        (old, new) => *old = new,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +361,19 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x": "1"}}})
         );
         assert_eq!(w, ["unknown field \"frob\""]);
+    }
+
+    #[test]
+    fn duplicate_keys_are_merged_and_named() {
+        let body = br#"{"data":{"k":"v"},"data":{"j":"w"},"metadata":{"name":"a","name":"b"},"l":[{"x":1,"x":2}]}"#;
+        let (v, found) = duplicates(body, "application/json").unwrap();
+        assert_eq!(
+            v,
+            json!({"data": {"k": "v", "j": "w"}, "metadata": {"name": "b"}, "l": [{"x": 2}]})
+        );
+        assert_eq!(found, ["data", "metadata.name", "l[0].x"]);
+        assert!(duplicates(br#"{"a":1}"#, "application/json").is_none());
+        assert!(duplicates(b"a: 1\na: 2", "application/yaml").is_none());
+        assert!(duplicates(b"{", "application/json").is_none());
     }
 }

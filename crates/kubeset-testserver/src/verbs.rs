@@ -246,7 +246,7 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
     if let Some(review) = crate::review::answer(&call.res, obj.clone())? {
         return Ok(call.reply(201, &review));
     }
-    let (obj, warnings) = typed::decode(&call.res, obj, Source::Body, call.field_validation())?;
+    let (obj, warnings) = typed_body(call, obj, body)?;
     let created = call
         .store()
         .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;
@@ -273,7 +273,7 @@ pub(crate) fn update(
 ) -> Result<Response<Body>, ApiError> {
     options::check_write(call.query, options::Write::Update)?;
     let obj = decode_object(body, &call.content_type)?;
-    let (obj, warnings) = typed::decode(&call.res, obj, Source::Body, call.field_validation())?;
+    let (obj, warnings) = typed_body(call, obj, body)?;
     check_name(&obj, name)?;
     let r = rewrite(call, name, status, |live| {
         if needs_resource_version(&call.res) && rv_of(&obj).is_empty() {
@@ -283,6 +283,22 @@ pub(crate) fn update(
         Ok(obj)
     })?;
     Ok(with_warnings(r, &warnings))
+}
+
+/// A create or update body `obj` (decoded from `body`) as kube-apiserver
+/// reads it: repeated keys merged and warned about, then read into its
+/// kind's model ([`typed::decode`]); with the warnings to send.
+fn typed_body(call: &Call<'_>, obj: Value, body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
+    let (obj, mut warnings) = match typed::duplicates(body, &call.content_type) {
+        Some((v, paths)) => {
+            let w = paths.iter().map(|p| format!("duplicate field \"{p}\""));
+            (v, w.collect())
+        }
+        None => (obj, Vec::new()),
+    };
+    let (obj, w) = typed::decode(&call.res, obj, Source::Body, call.field_validation())?;
+    warnings.extend(w);
+    Ok((obj, warnings))
 }
 
 /// A PUT body must name the object the URL names (upstream's
