@@ -166,6 +166,9 @@ fn drop_nulls(v: &mut Value) {
     }
 }
 
+/// Most unknown fields named (the warnings are cut at 4 KiB anyway).
+const MAX_UNKNOWN: usize = 64;
+
 /// Whether a dropped value may have been an empty known field.
 fn is_empty(v: &Value) -> bool {
     match v {
@@ -190,6 +193,9 @@ fn unknown_fields(
         } else {
             format!("{at}.{k}")
         };
+        if found.len() >= MAX_UNKNOWN {
+            return;
+        }
         match (v, out.get(k)) {
             (_, None) if !is_empty(v) => found.push(path),
             (Value::Object(i), Some(Value::Object(o))) => unknown_fields(i, o, &path, found),
@@ -375,5 +381,36 @@ mod tests {
         assert!(duplicates(br#"{"a":1}"#, "application/json").is_none());
         assert!(duplicates(b"a: 1\na: 2", "application/yaml").is_none());
         assert!(duplicates(b"{", "application/json").is_none());
+    }
+
+    #[test]
+    fn unknown_fields_are_named_by_path_and_bounded() {
+        let mut obj =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "x": 1}});
+        for i in 0..1000 {
+            obj[format!("u{i:04}")] = json!(1);
+        }
+        let (_, w) = decode(&cm(), obj.clone(), Source::Body, FieldValidation::Warn).unwrap();
+        assert_eq!(w.len(), MAX_UNKNOWN);
+        assert_eq!(w[0], "unknown field \"metadata.x\"");
+        let e = decode(&cm(), obj.clone(), Source::Body, FieldValidation::Strict).unwrap_err();
+        assert_eq!((e.code, e.reason), (400, "BadRequest"));
+        let e = decode(&cm(), obj.clone(), Source::Patch, FieldValidation::Strict).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        let (_, w) = decode(&cm(), obj, Source::Body, FieldValidation::Ignore).unwrap();
+        assert!(w.is_empty());
+        // Wrong types: 400 for a body, 422 on `patch` for a patch.
+        let bad = json!({"metadata": {"name": "a"}, "data": {"k": 5}});
+        let e = decode(&cm(), bad.clone(), Source::Body, FieldValidation::Warn).unwrap_err();
+        assert_eq!(e.code, 400);
+        let e = decode(&cm(), bad, Source::Patch, FieldValidation::Warn).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(e.details.unwrap()["causes"][0]["field"], "patch");
+        assert_eq!(
+            decode(&cm(), json!([1]), Source::Body, FieldValidation::Warn)
+                .unwrap_err()
+                .code,
+            400
+        );
     }
 }
