@@ -136,6 +136,14 @@ impl Query {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every value of `k`, in order (`dryRun=All&dryRun=All`).
+    pub(crate) fn all<'a>(&'a self, k: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    }
+
     pub(crate) fn flag(&self, k: &str) -> bool {
         matches!(self.get(k), Some("true" | "1" | ""))
     }

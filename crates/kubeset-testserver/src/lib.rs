@@ -41,6 +41,9 @@
 //! - `controllers`: opt-in controllers-lite.
 //! - `validation`, `limits`, `auth`: kube-apiserver's name rules, size
 //!   limits and bearer parsing (with their upstream sources).
+//! - `options`: query parameters checked as upstream's `Validate*Options`;
+//!   `typed`: built-in kinds read into their model (wrong types refused,
+//!   empty and unknown fields dropped, with warnings).
 //! - `server`: replicas' accept loops and the one bounded way every
 //!   connection is served; `bounds`: its timeouts and caps (kube-apiserver's
 //!   numbers); `faults`: per-replica faults;
@@ -76,6 +79,7 @@ mod immutable;
 mod kubeconfig;
 mod limits;
 mod openapi;
+mod options;
 mod patch;
 mod printers;
 mod protobuf;
@@ -91,6 +95,7 @@ mod stream;
 mod subresource;
 mod table;
 mod tls;
+mod typed;
 mod util;
 mod validation;
 mod verbs;

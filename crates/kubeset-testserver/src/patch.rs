@@ -3,7 +3,10 @@
 //!
 //! Strategic merge knows the list-map keys of the common built-in types by
 //! field name ([`merge_key`]) instead of reading them from the OpenAPI
-//! schema; lists it does not know are replaced whole, as for CRDs.
+//! schema; lists it does not know are replaced whole, as for CRDs. A
+//! merged list is ordered as kube-apiserver orders it (the patch's items,
+//! or its `$setElementOrder`, before the live items it keeps; see
+//! [`order_merged`]).
 
 use serde_json::{Map, Value};
 
@@ -42,193 +45,239 @@ fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
-fn parse_pointer(path: &str) -> Result<Vec<String>, PatchError> {
-    if path.is_empty() {
-        return Ok(Vec::new());
+/// Most bytes a JSON patch's `copy` operations may add together: twice the
+/// largest object the store keeps (a bound on memory; upstream bounds the
+/// same with `AccumulatedCopySizeLimit`).
+const MAX_COPIED: usize = 2 * crate::limits::MAX_OBJECT;
+
+/// The length of `v` in JSON, counted up to just past `limit`.
+fn encoded_len(v: &Value, limit: usize) -> usize {
+    struct Count(usize, usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            if self.0 > self.1 {
+                return Err(std::io::Error::other("past the limit"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    let rest = path
-        .strip_prefix('/')
-        .ok_or_else(|| PatchError::BadRequest(format!("invalid JSON pointer \"{path}\"")))?;
-    Ok(rest.split('/').map(unescape).collect())
+    let mut c = Count(0, limit);
+    // An error is only the limit passed: the count says so.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
-fn navigate<'a>(
-    doc: &'a mut Value,
-    tokens: &[String],
-    path: &str,
-) -> Result<&'a mut Value, PatchError> {
+/// A pointer as kube-apiserver's json-patch library (evanphx v4) splits
+/// it: the tokens between the first `/` and the last one name the parents,
+/// the last one the key, and whatever comes before the first `/` is
+/// ignored (so `data/k` is `/k`). `None` for a pointer without `/` (the
+/// whole document is not a place an operation can write).
+fn split_pointer(path: &str) -> Option<(Vec<String>, String)> {
+    let mut tokens: Vec<String> = path.split('/').skip(1).map(unescape).collect();
+    let key = tokens.pop()?;
+    Some((tokens, key))
+}
+
+/// An array index as the library reads it (Go's `strconv.Atoi`); negative
+/// counts from the end, within `-len` (`len` for an add, which may append).
+fn index(key: &str, len: usize) -> Result<usize, PatchError> {
+    let bad = || PatchError::Invalid(format!("Unable to access invalid index: {key}"));
+    let i: i64 = key
+        .parse()
+        .map_err(|_| PatchError::Invalid(format!("value was not a proper array index: '{key}'")))?;
+    let len = i64::try_from(len).map_err(|_| bad())?;
+    let i = if i < 0 { i + len } else { i };
+    if (0..len).contains(&i) {
+        usize::try_from(i).map_err(|_| bad())
+    } else {
+        Err(bad())
+    }
+}
+
+/// The container (object or array) the parents of a pointer lead to.
+fn container<'a>(doc: &'a mut Value, parents: &[String]) -> Option<&'a mut Value> {
     let mut cur = doc;
-    for t in tokens {
+    for t in parents {
         cur = match cur {
-            Value::Object(m) => m
-                .get_mut(t)
-                .ok_or_else(|| PatchError::Invalid(format!("doc is missing path: \"{path}\"")))?,
+            Value::Object(m) => m.get_mut(t)?,
             Value::Array(a) => {
-                let i: usize = t.parse().map_err(|_| {
-                    PatchError::Invalid(format!("invalid array index in \"{path}\""))
-                })?;
-                a.get_mut(i).ok_or_else(|| {
-                    PatchError::Invalid(format!("doc is missing path: \"{path}\""))
-                })?
+                let i = index(t, a.len()).ok()?;
+                &mut a[i]
             }
-            _ => {
-                return Err(PatchError::Invalid(format!(
-                    "doc is missing path: \"{path}\""
-                )));
-            }
+            _ => return None,
         };
     }
-    Ok(cur)
+    (cur.is_object() || cur.is_array()).then_some(cur)
 }
 
-fn get_at(doc: &mut Value, path: &str) -> Result<Value, PatchError> {
-    let tokens = parse_pointer(path)?;
-    navigate(doc, &tokens, path).map(|v| v.clone())
-}
-
-fn remove_at(doc: &mut Value, path: &str) -> Result<Value, PatchError> {
-    let tokens = parse_pointer(path)?;
-    let Some((last, parent)) = tokens.split_last() else {
-        return Ok(std::mem::take(doc));
-    };
+/// The container of `path` for operation `op`, or its error.
+fn find<'a>(
+    doc: &'a mut Value,
+    path: &str,
+    op: &str,
+) -> Result<(&'a mut Value, String), PatchError> {
     let missing = || {
         PatchError::Invalid(format!(
-            "unable to remove nonexistent key: {last}: missing value"
+            "{op} operation does not apply: doc is missing path: \"{path}\""
         ))
     };
-    match navigate(doc, parent, path)? {
-        Value::Object(m) => m.remove(last).ok_or_else(missing),
-        Value::Array(a) => {
-            let i: usize = last.parse().map_err(|_| missing())?;
-            if i < a.len() {
-                Ok(a.remove(i))
-            } else {
-                Err(missing())
-            }
-        }
-        _ => Err(missing()),
+    let (parents, key) = split_pointer(path).ok_or_else(missing)?;
+    let con = container(doc, &parents).ok_or_else(missing)?;
+    Ok((con, key))
+}
+
+/// The value at `key` of a container: a missing key of an object is
+/// `None` (null), an index out of range an error.
+fn get<'a>(con: &'a Value, key: &str) -> Result<Option<&'a Value>, PatchError> {
+    match con {
+        Value::Object(m) => Ok(m.get(key).filter(|v| !v.is_null())),
+        Value::Array(a) => Ok(Some(&a[index(key, a.len())?])),
+        _ => Ok(None),
     }
 }
 
-fn add_at(doc: &mut Value, path: &str, value: Value) -> Result<(), PatchError> {
-    let tokens = parse_pointer(path)?;
-    let Some((last, parent)) = tokens.split_last() else {
-        *doc = value;
-        return Ok(());
-    };
-    match navigate(doc, parent, path)? {
+fn add(con: &mut Value, key: String, value: Value) -> Result<(), PatchError> {
+    match con {
         Value::Object(m) => {
-            m.insert(last.clone(), value);
-            Ok(())
+            m.insert(key, value);
         }
+        Value::Array(a) if key == "-" => a.push(value),
         Value::Array(a) => {
-            if last == "-" {
-                a.push(value);
-                return Ok(());
-            }
-            let i: usize = last
-                .parse()
-                .map_err(|_| PatchError::Invalid(format!("invalid array index in \"{path}\"")))?;
-            if i > a.len() {
-                return Err(PatchError::Invalid(format!(
-                    "Unable to access invalid index: {i}: invalid index referenced"
-                )));
-            }
+            let i = index(&key, a.len() + 1)?;
             a.insert(i, value);
-            Ok(())
         }
-        _ => Err(PatchError::Invalid(format!(
-            "doc is missing path: \"{path}\""
-        ))),
+        _ => {}
+    }
+    Ok(())
+}
+
+fn remove(con: &mut Value, key: &str) -> Result<Value, PatchError> {
+    match con {
+        Value::Object(m) => m.remove(key).ok_or_else(|| {
+            PatchError::Invalid(format!(
+                "Unable to remove nonexistent key: {key}: missing value"
+            ))
+        }),
+        Value::Array(a) => {
+            let i = index(key, a.len())?;
+            Ok(a.remove(i))
+        }
+        _ => Ok(Value::Null),
     }
 }
 
-/// The `test` operation as kube-apiserver's json-patch library (evanphx
-/// v4) runs it: a key missing from an object that exists, and a key whose
-/// value is `null`, both equal `null` (so `test /metadata/finalizers null`
-/// passes on an object without finalizers, as kube-rs's finalizer helper
-/// expects); a missing parent or an index out of range is an error.
-fn test_at(doc: &mut Value, path: &str, want: Option<&Value>) -> Result<(), PatchError> {
-    let failed = || PatchError::Invalid(format!("testing value {path} failed: test failed"));
-    let tokens = parse_pointer(path)?;
-    let want = want.filter(|v| !v.is_null());
-    let have = match tokens.split_last() {
-        None => Some(&*doc),
-        Some((last, parent)) => {
-            let parent = navigate(doc, parent, path).map_err(|_| {
-                PatchError::Invalid(format!(
-                    "test operation does not apply: is missing path: {path}"
-                ))
-            })?;
-            match parent {
-                Value::Object(m) => m.get(last).filter(|v| !v.is_null()),
-                Value::Array(a) => {
-                    let i = last.parse::<usize>().ok().filter(|i| *i < a.len());
-                    let i = i.ok_or_else(|| {
-                        PatchError::Invalid(format!(
-                            "error in test for path: '{path}': Unable to access invalid index: {last}"
-                        ))
-                    })?;
-                    Some(&a[i]).filter(|v| !v.is_null())
-                }
-                _ => return Err(failed()),
-            }
+/// `replace`: the key must be readable (an object's missing key is, as
+/// null: so replacing it adds it, as the library does).
+fn replace(con: &mut Value, key: String, value: Value) -> Result<(), PatchError> {
+    get(con, &key)?;
+    match con {
+        Value::Object(m) => {
+            m.insert(key, value);
         }
-    };
-    if have == want { Ok(()) } else { Err(failed()) }
+        Value::Array(a) => {
+            let i = index(&key, a.len())?;
+            a[i] = value;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
-/// Applies an RFC 6902 JSON patch (a list of operations), all or nothing.
+/// The `test` operation as the library runs it: a missing key and a key
+/// whose value is `null` both equal `null` (so `test /metadata/finalizers
+/// null` passes on an object without finalizers, as kube-rs's finalizer
+/// helper expects); a missing parent or an index out of range is an
+/// error; the empty path tests the whole document.
+fn test(doc: &mut Value, path: &str, want: Option<&Value>) -> Result<(), PatchError> {
+    let failed = || PatchError::Invalid(format!("testing value {path} failed: test failed"));
+    let want = want.filter(|v| !v.is_null());
+    if path.is_empty() {
+        return if want == Some(&*doc) {
+            Ok(())
+        } else {
+            Err(failed())
+        };
+    }
+    let (con, key) = find(doc, path, "test")?;
+    if get(con, &key)? == want {
+        Ok(())
+    } else {
+        Err(failed())
+    }
+}
+
+/// Applies a JSON patch (a list of operations), all or nothing, as
+/// kube-apiserver's json-patch library (evanphx v4) does, which is more
+/// lenient than RFC 6902: an operation without `value` uses `null`, a
+/// path without a leading `/` drops its first token, negative indices
+/// count from the end, and `replace` of (or `copy` from) a missing key of
+/// an object reads it as `null`. Every failure is 422 (`Invalid`), as
+/// upstream answers it.
 pub(crate) fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let ops = patch
         .as_array()
         .ok_or_else(|| PatchError::BadRequest("json patch must be a list of operations".into()))?;
     let mut doc = target.clone();
+    let mut copied = 0usize;
     for op in ops {
-        let kind = op.get("op").and_then(Value::as_str).unwrap_or_default();
-        let path = op
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| PatchError::Invalid(format!("operation missing path: {op}")))?;
-        let value = || {
-            op.get("value")
-                .cloned()
-                .ok_or_else(|| PatchError::BadRequest(format!("operation missing value: {op}")))
-        };
-        let from = || {
-            op.get("from")
-                .and_then(Value::as_str)
-                .ok_or_else(|| PatchError::BadRequest(format!("operation missing from: {op}")))
-        };
-        match kind {
-            "add" => add_at(&mut doc, path, value()?)?,
-            "remove" => {
-                remove_at(&mut doc, path)?;
-            }
-            "replace" => {
-                remove_at(&mut doc, path).map_err(|_| {
-                    PatchError::Invalid(format!(
-                        "replace operation does not apply: doc is missing key: {path}: missing value"
-                    ))
-                })?;
-                add_at(&mut doc, path, value()?)?;
-            }
-            "move" => {
-                let v = remove_at(&mut doc, from()?)?;
-                add_at(&mut doc, path, v)?;
-            }
-            "copy" => {
-                let v = get_at(&mut doc, from()?)?;
-                add_at(&mut doc, path, v)?;
-            }
-            "test" => test_at(&mut doc, path, op.get("value"))?,
-            other => {
-                return Err(PatchError::Invalid(format!("Unexpected kind: {other}")));
-            }
-        }
+        apply_op(&mut doc, op, &mut copied)?;
     }
     *target = doc;
     Ok(())
+}
+
+fn apply_op(doc: &mut Value, op: &Value, copied: &mut usize) -> Result<(), PatchError> {
+    let kind = op.get("op").and_then(Value::as_str).unwrap_or("unknown");
+    let path = op
+        .get("path")
+        .and_then(Value::as_str)
+        .ok_or_else(|| PatchError::Invalid(format!("operation missing path: {op}")))?;
+    let value = || op.get("value").cloned().unwrap_or(Value::Null);
+    let from = || {
+        op.get("from")
+            .and_then(Value::as_str)
+            .ok_or_else(|| PatchError::Invalid(format!("operation missing from: {op}")))
+    };
+    match kind {
+        "add" => {
+            let (con, key) = find(doc, path, "add")?;
+            add(con, key, value())
+        }
+        "remove" => {
+            let (con, key) = find(doc, path, "remove")?;
+            remove(con, &key).map(drop)
+        }
+        "replace" => {
+            let (con, key) = find(doc, path, "replace")?;
+            replace(con, key, value())
+        }
+        "move" => {
+            let (con, key) = find(doc, from()?, "move")?;
+            get(con, &key)?;
+            let v = remove(con, &key)?;
+            let (con, key) = find(doc, path, "move")?;
+            add(con, key, v)
+        }
+        "copy" => {
+            let (con, key) = find(doc, from()?, "copy")?;
+            let v = get(con, &key)?.unwrap_or(&Value::Null);
+            *copied = copied.saturating_add(encoded_len(v, MAX_COPIED));
+            let v = v.clone();
+            if *copied > MAX_COPIED {
+                return Err(PatchError::Invalid(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_COPIED}"
+                )));
+            }
+            let (con, key) = find(doc, path, "copy")?;
+            add(con, key, v)
+        }
+        "test" => test(doc, path, op.get("value")),
+        other => Err(PatchError::Invalid(format!("Unexpected kind: {other}"))),
+    }
 }
 
 /// The list-map key of a list field for strategic merge, by field name, as
@@ -311,8 +360,18 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
             list.retain(|x| !del.contains(x));
         }
     }
+    // Lists with a `$setElementOrder` first, as upstream's
+    // `mergePatchIntoOriginal`; their patch lists are then done.
+    let mut done = std::collections::HashSet::new();
     for (k, v) in patch {
-        if k.starts_with('$') {
+        if let Some(field) = k.strip_prefix("$setElementOrder/")
+            && set_element_order(t, field, v, patch.get(field))?
+        {
+            done.insert(field);
+        }
+    }
+    for (k, v) in patch {
+        if k.starts_with('$') || done.contains(k.as_str()) {
             continue;
         }
         if v.is_null() {
@@ -331,25 +390,8 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
                 }
             }
             Value::Array(items) => {
-                let key = merge_key(k, items.first());
-                match (key, t.get_mut(k)) {
-                    (Some(key), Some(Value::Array(live))) => merge_keyed_list(live, items, key)?,
-                    (None, Some(Value::Array(live))) if is_set_list(k) => {
-                        for item in items {
-                            if !live.contains(item) {
-                                live.push(item.clone());
-                            }
-                        }
-                    }
-                    _ => {
-                        let cleaned: Vec<Value> = items
-                            .iter()
-                            .filter(|i| i.get("$patch").is_none())
-                            .cloned()
-                            .collect();
-                        t.insert(k.clone(), Value::Array(cleaned));
-                    }
-                }
+                let merged = merge_list(k, t.remove(k), items)?;
+                t.insert(k.clone(), merged);
             }
             other => {
                 t.insert(k.clone(), other.clone());
@@ -359,46 +401,224 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
     Ok(())
 }
 
-fn merge_keyed_list(live: &mut Vec<Value>, items: &[Value], key: &str) -> Result<(), PatchError> {
-    if items
+/// What tells the items of a merged list apart.
+#[derive(Debug, Clone, Copy)]
+enum Ident<'a> {
+    /// Maps, by the value of their merge key.
+    Key(&'a str),
+    /// Primitives (a set such as `finalizers`), by themselves.
+    Value,
+}
+
+impl Ident<'_> {
+    /// The identity of `item` as text (a map without its key has none).
+    fn of(self, item: &Value) -> Option<String> {
+        let v = match self {
+            Ident::Key(k) => item.get(k)?,
+            Ident::Value => item,
+        };
+        Some(v.to_string())
+    }
+
+    /// The first position of each identity in `list`.
+    fn positions(self, list: &[Value]) -> std::collections::HashMap<String, usize> {
+        let mut at = std::collections::HashMap::with_capacity(list.len());
+        for (i, x) in list.iter().enumerate() {
+            if let Some(id) = self.of(x) {
+                at.entry(id).or_insert(i);
+            }
+        }
+        at
+    }
+}
+
+/// How the list field `field` merges: by merge key, as a set, or (`None`)
+/// not at all (replaced whole). `sample`: an item, to tell a container's
+/// `ports` from a Service's.
+fn list_ident(field: &str, sample: Option<&Value>) -> Option<Ident<'static>> {
+    merge_key(field, sample)
+        .map(Ident::Key)
+        .or_else(|| is_set_list(field).then_some(Ident::Value))
+}
+
+/// The patch's items without the ones carrying a `$patch` directive.
+fn without_directives(items: &[Value]) -> Vec<Value> {
+    items
         .iter()
-        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
-    {
-        *live = items
+        .filter(|i| i.get("$patch").is_none())
+        .cloned()
+        .collect()
+}
+
+/// The value of list field `field` after merging the patch's `items` into
+/// the `live` value: by key or as a set into a live list, else the items
+/// replace it.
+fn merge_list(field: &str, live: Option<Value>, items: &[Value]) -> Result<Value, PatchError> {
+    let sample = items.first();
+    match (list_ident(field, sample), live) {
+        (Some(ident), Some(Value::Array(live))) => {
+            merge_items(live, items, ident).map(Value::Array)
+        }
+        _ => Ok(Value::Array(without_directives(items))),
+    }
+}
+
+/// Merges `items` into `live` as upstream's `mergeSlice`: a set gains the
+/// items it lacks; a keyed list first loses the items a `$patch: delete`
+/// names (or is replaced by the patch's items on `$patch: replace`), then
+/// each item merges into the live one of its key or is added. The result
+/// is ordered by [`order_merged`].
+fn merge_items(
+    live: Vec<Value>,
+    items: &[Value],
+    ident: Ident<'_>,
+) -> Result<Vec<Value>, PatchError> {
+    let Ident::Key(key) = ident else {
+        let mut seen = std::collections::HashSet::new();
+        let merged: Vec<Value> = live
             .iter()
-            .filter(|i| i.get("$patch").is_none())
+            .chain(items)
+            .filter(|x| seen.insert(x.to_string()))
             .cloned()
             .collect();
-        return Ok(());
-    }
+        return Ok(order_merged(merged, items, &live, ident));
+    };
+    let no_key = |item: &Value| {
+        PatchError::BadRequest(format!(
+            "map: {item} does not contain declared merge key: {key}"
+        ))
+    };
+    let mut plain = Vec::new();
+    let mut deleted = std::collections::HashSet::new();
+    let mut replace = false;
     for item in items {
-        let Some(kv) = item.get(key) else {
-            return Err(PatchError::BadRequest(format!(
-                "map: {item} does not contain declared merge key: {key}"
-            )));
-        };
-        let pos = live.iter().position(|l| l.get(key) == Some(kv));
-        let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
-        match (pos, delete) {
-            (Some(i), true) => {
-                live.remove(i);
+        match item.get("$patch").map(|d| d.as_str().unwrap_or("")) {
+            None => plain.push(item.clone()),
+            Some("delete") => {
+                deleted.insert(ident.of(item).ok_or_else(|| no_key(item))?);
             }
-            (None, true) => {}
-            (Some(i), false) => {
-                if let Some(m) = item.as_object() {
-                    merge_map(&mut live[i], m)?;
-                }
-            }
-            (None, false) => {
-                let mut fresh = Value::Object(Map::new());
-                if let Some(m) = item.as_object() {
-                    merge_map(&mut fresh, m)?;
-                }
-                live.push(fresh);
+            Some("replace") => replace = true,
+            Some(other) => {
+                return Err(PatchError::BadRequest(format!(
+                    "Unknown patch type: {other}"
+                )));
             }
         }
     }
-    Ok(())
+    if replace {
+        return Ok(plain);
+    }
+    let live: Vec<Value> = live
+        .into_iter()
+        .filter(|l| ident.of(l).is_none_or(|id| !deleted.contains(&id)))
+        .collect();
+    let mut merged = live.clone();
+    let mut at = ident.positions(&merged);
+    for item in &plain {
+        let id = ident.of(item).ok_or_else(|| no_key(item))?;
+        let Some(m) = item.as_object() else {
+            continue;
+        };
+        match at.get(&id) {
+            Some(&i) => merge_map(&mut merged[i], m)?,
+            None => {
+                let mut fresh = Value::Object(Map::new());
+                merge_map(&mut fresh, m)?;
+                at.insert(id, merged.len());
+                merged.push(fresh);
+            }
+        }
+    }
+    Ok(order_merged(merged, &plain, &live, ident))
+}
+
+/// Orders a merged list as upstream's `normalizeElementOrder`: the items
+/// that `order` names (the patch's list, or its `$setElementOrder`) in
+/// that order, the others (kept from the live list) in the live order,
+/// then interleaved so that each keeps its relative order: a kept item
+/// goes before a named one only when both are in the live list and it came
+/// first there. So new items lead, and a patch that only changes items
+/// moves nothing.
+fn order_merged(
+    merged: Vec<Value>,
+    order: &[Value],
+    live: &[Value],
+    ident: Ident<'_>,
+) -> Vec<Value> {
+    let order_at = ident.positions(order);
+    let live_at = ident.positions(live);
+    // (position in `order`, position in the live list, item)
+    let mut named = Vec::new();
+    let mut kept = Vec::new();
+    for x in merged {
+        let id = ident.of(&x);
+        let o = id.as_ref().and_then(|id| order_at.get(id).copied());
+        let l = id.as_ref().and_then(|id| live_at.get(id).copied());
+        match o {
+            Some(o) => named.push((o, l, x)),
+            None => kept.push((l, x)),
+        }
+    }
+    named.sort_by_key(|(o, ..)| *o);
+    kept.sort_by_key(|(l, _)| l.unwrap_or(usize::MAX));
+    let mut out = Vec::with_capacity(named.len() + kept.len());
+    let mut named = named.into_iter().peekable();
+    let mut kept = kept.into_iter().peekable();
+    loop {
+        let kept_first = match (kept.peek(), named.peek()) {
+            (Some((Some(k), _)), Some((_, Some(n), _))) => k < n,
+            (Some(_), None) => true,
+            (_, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if kept_first {
+            kept.next().map(|(_, x)| x)
+        } else {
+            named.next().map(|(.., x)| x)
+        };
+        out.extend(next);
+    }
+    out
+}
+
+/// `$setElementOrder/field: order` (and the patch's list `items` of the
+/// same field, if any) applied to `t`, as upstream's
+/// `mergePatchIntoOriginal`: the list is merged as usual, then the items
+/// that `order` names are put in its order before (or among) the kept
+/// live ones. `false` when there is no list to order.
+fn set_element_order(
+    t: &mut Map<String, Value>,
+    field: &str,
+    order: &Value,
+    items: Option<&Value>,
+) -> Result<bool, PatchError> {
+    let bad = || {
+        PatchError::BadRequest(
+            "invalid patch: $setElementOrder and its list must be lists".to_owned(),
+        )
+    };
+    let order = order.as_array().ok_or_else(bad)?;
+    let live = match t.get(field) {
+        None => Vec::new(),
+        Some(Value::Array(l)) => l.clone(),
+        Some(_) => return Err(bad()),
+    };
+    let merged = match items {
+        None if !t.contains_key(field) => return Ok(false),
+        None => live.clone(),
+        Some(Value::Array(items)) => match merge_list(field, t.get(field).cloned(), items)? {
+            Value::Array(m) => m,
+            _ => return Err(bad()),
+        },
+        Some(_) => return Err(bad()),
+    };
+    let sample = order.first().or(merged.first());
+    let ident = list_ident(field, sample).unwrap_or(Ident::Value);
+    t.insert(
+        field.to_owned(),
+        Value::Array(order_merged(merged, order, &live, ident)),
+    );
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -514,7 +734,7 @@ mod tests {
         assert_eq!(
             t,
             json!({"spec": {"containers": [
-                {"name": "a", "image": "a:2", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]},
+                {"name": "a", "image": "a:2", "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}]},
                 {"name": "c", "image": "c:1"}
             ], "tolerations": [{"key": "z"}]}})
         );
@@ -530,9 +750,165 @@ mod tests {
         .unwrap();
         assert_eq!(
             t,
-            json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"ports": [{"port": 80, "name": "web"}, {"port": 443}]}})
+            json!({"metadata": {"finalizers": ["b", "a"]}, "spec": {"ports": [{"port": 80, "name": "web"}, {"port": 443}]}})
         );
         strategic_merge(&mut t, &json!({"$deleteFromPrimitiveList/metadata": [], "metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}})).unwrap();
         assert_eq!(t["metadata"]["finalizers"], json!(["b"]));
+    }
+
+    fn names(v: &Value) -> Vec<&str> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn strategic_merge_puts_new_items_before_the_kept_ones() {
+        // As kube-apiserver: the patch's new items lead, live ones follow
+        // in their order; a changed live item keeps its place.
+        let mut t2 = json!({"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]});
+        strategic_merge(
+            &mut t2,
+            &json!({"containers": [{"name": "z"}, {"name": "b", "x": 1}, {"name": "y"}]}),
+        )
+        .unwrap();
+        assert_eq!(names(&t2["containers"]), ["z", "a", "b", "y", "c"]);
+        assert_eq!(t2["containers"][2]["x"], 1);
+        let mut f = json!({"finalizers": ["a", "b"]});
+        strategic_merge(&mut f, &json!({"finalizers": ["c", "a"]})).unwrap();
+        assert_eq!(f["finalizers"], json!(["c", "a", "b"]));
+    }
+
+    #[test]
+    fn strategic_merge_set_element_order() {
+        let mut t = json!({"metadata": {"finalizers": ["a", "b"]}, "spec": {"containers": [
+            {"name": "c", "image": "i"}, {"name": "e", "image": "i"}, {"name": "f"}
+        ]}});
+        strategic_merge(
+            &mut t,
+            &json!({"metadata": {"$setElementOrder/finalizers": ["b", "a"]},
+                    "spec": {"$setElementOrder/containers": [{"name": "e"}, {"name": "c"}],
+                             "containers": [{"name": "c", "image": "k"}]}}),
+        )
+        .unwrap();
+        assert_eq!(t["metadata"]["finalizers"], json!(["b", "a"]));
+        assert_eq!(names(&t["spec"]["containers"]), ["e", "c", "f"]);
+        assert_eq!(t["spec"]["containers"][1]["image"], "k");
+        // An order without a list to order changes nothing; one that is
+        // not a list is refused.
+        let mut u = json!({"metadata": {}});
+        strategic_merge(
+            &mut u,
+            &json!({"metadata": {"$setElementOrder/finalizers": ["x"]}}),
+        )
+        .unwrap();
+        assert_eq!(u, json!({"metadata": {}}));
+        assert!(matches!(
+            strategic_merge(&mut t, &json!({"$setElementOrder/x": "no"})),
+            Err(PatchError::BadRequest(_))
+        ));
+    }
+
+    #[test]
+    fn json_patch_is_as_lenient_as_kube_apiserver() {
+        let run = |t: &Value, p: Value| {
+            let mut t = t.clone();
+            json_patch(&mut t, &p).map(|()| t)
+        };
+        let t = json!({"data": {"k": "v"}, "tags": ["a", "b"]});
+        // No value: null.
+        assert_eq!(
+            run(&t, json!([{"op": "add", "path": "/data"}])).unwrap()["data"],
+            Value::Null
+        );
+        // No leading slash: the first token is dropped.
+        assert_eq!(
+            run(
+                &t,
+                json!([{"op": "replace", "path": "data/k", "value": "x"}])
+            )
+            .unwrap(),
+            json!({"data": {"k": "v"}, "tags": ["a", "b"], "k": "x"})
+        );
+        assert!(run(&t, json!([{"op": "add", "path": "data", "value": 1}])).is_err());
+        assert!(run(&t, json!([{"op": "add", "path": "", "value": 1}])).is_err());
+        // Negative indices count from the end.
+        let add = |i: &str| {
+            run(
+                &t,
+                json!([{"op": "add", "path": format!("/tags/{i}"), "value": "c"}]),
+            )
+        };
+        assert_eq!(add("-1").unwrap()["tags"], json!(["a", "b", "c"]));
+        assert_eq!(add("-3").unwrap()["tags"], json!(["c", "a", "b"]));
+        assert_eq!(add("+1").unwrap()["tags"], json!(["a", "c", "b"]));
+        assert!(add("-4").is_err());
+        assert!(add("3").is_err());
+        assert_eq!(
+            run(&t, json!([{"op": "remove", "path": "/tags/-1"}])).unwrap()["tags"],
+            json!(["a"])
+        );
+        assert_eq!(
+            run(
+                &t,
+                json!([{"op": "replace", "path": "/tags/-2", "value": "z"}])
+            )
+            .unwrap()["tags"],
+            json!(["z", "b"])
+        );
+        assert!(run(&t, json!([{"op": "remove", "path": "/tags/-"}])).is_err());
+        // A missing key of an object reads as null for replace and copy,
+        // not for move or remove.
+        assert_eq!(
+            run(
+                &t,
+                json!([{"op": "replace", "path": "/data/m", "value": "w"}])
+            )
+            .unwrap()["data"],
+            json!({"k": "v", "m": "w"})
+        );
+        assert_eq!(
+            run(
+                &t,
+                json!([{"op": "copy", "from": "/data/m", "path": "/data/j"}])
+            )
+            .unwrap()["data"],
+            json!({"k": "v", "j": null})
+        );
+        assert!(
+            run(
+                &t,
+                json!([{"op": "move", "from": "/data/m", "path": "/data/j"}])
+            )
+            .is_err()
+        );
+        assert!(run(&t, json!([{"op": "remove", "path": "/data/m"}])).is_err());
+        assert!(
+            run(
+                &t,
+                json!([{"op": "replace", "path": "/tags/2", "value": 1}])
+            )
+            .is_err()
+        );
+        assert!(run(&t, json!([{"op": "copy", "path": "/data/j"}])).is_err());
+    }
+
+    #[test]
+    fn json_patch_copies_are_bounded() {
+        // Each copy doubles the object: refused once the copies pass the
+        // bound (after about a dozen), long before memory runs out.
+        let mut t = json!({"a": {"v": "x".repeat(1000)}});
+        let grow: Vec<Value> = (0..30)
+            .map(|i| json!({"op": "copy", "from": "/a", "path": format!("/a/c{i}")}))
+            .collect();
+        let e = json_patch(&mut t, &Value::Array(grow)).unwrap_err();
+        assert!(matches!(e, PatchError::Invalid(m) if m.contains("accumulated size")));
+        // Many small copies are fine.
+        let small: Vec<Value> = (0..1000)
+            .map(|_| json!({"op": "copy", "from": "/a", "path": "/b"}))
+            .collect();
+        assert!(json_patch(&mut t, &Value::Array(small)).is_ok());
     }
 }

@@ -10,7 +10,6 @@
 //! parent (`scale`, `binding`, `token`, …) are in [`crate::subresource`].
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use http::{HeaderValue, Response, header};
@@ -22,12 +21,14 @@ use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
 use crate::http::{Body, Query, Shared, decode_object, respond, text_response};
 use crate::limits;
+use crate::options;
 use crate::patch::{self, PatchError};
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::{self, ApiError};
 use crate::store::{Store, WriteCtx};
 use crate::table;
+use crate::typed::{self, FieldValidation, Source};
 use crate::util;
 use crate::watch::{self, WatchRequest};
 
@@ -66,6 +67,11 @@ impl Call<'_> {
     /// Whether a `meta.k8s.io` Table is asked for.
     fn wants_table(&self) -> bool {
         table::wants_table(self.accept)
+    }
+
+    /// `?fieldValidation`.
+    fn field_validation(&self) -> FieldValidation {
+        FieldValidation::of(self.query)
     }
 
     fn include_object(&self) -> &str {
@@ -129,25 +135,16 @@ pub(crate) fn watch(
         Some(n) => field.and(FieldSelector::with_name(n)),
         None => field,
     };
-    let resource_version = match query.get("resourceVersion").filter(|s| !s.is_empty()) {
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s}")))?,
-        ),
-        None => None,
-    };
+    let opts = options::list(query, true)?;
     let wreq = WatchRequest {
         res,
         namespace,
         label,
         field,
-        resource_version,
+        resource_version: opts.resource_version,
         send_initial_events: query.get("sendInitialEvents") == Some("true"),
         bookmarks: query.flag("allowWatchBookmarks"),
-        timeout: query
-            .get("timeoutSeconds")
-            .and_then(|s| s.parse::<u64>().ok())
-            .map(Duration::from_secs),
+        timeout: opts.timeout,
         table,
         protobuf,
         bookmark_interval: shared.bookmark_interval,
@@ -178,10 +175,7 @@ pub(crate) fn watch(
 
 /// GET of a collection: one page, as a list or a Table.
 pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let limit = call
-        .query
-        .get("limit")
-        .and_then(|s| s.parse::<usize>().ok());
+    let limit = options::list(call.query, false)?.limit;
     let page = call.store().list_page(
         &call.res,
         call.namespace.as_deref(),
@@ -247,14 +241,16 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
     if call.res.namespaced && call.namespace.is_none() {
         return Err(ApiError::method_not_allowed());
     }
+    options::check_write(call.query, options::Write::Create)?;
     let obj = decode_object(body, &call.content_type)?;
     if let Some(review) = crate::review::answer(&call.res, obj.clone())? {
         return Ok(call.reply(201, &review));
     }
+    let (obj, warnings) = typed_body(call, obj, body)?;
     let created = call
         .store()
         .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;
-    Ok(call.reply(201, &created))
+    Ok(with_warnings(call.reply(201, &created), &warnings))
 }
 
 /// POST `pods/eviction`: deletes the pod (no disruption budgets here).
@@ -275,14 +271,71 @@ pub(crate) fn update(
     status: bool,
     body: &[u8],
 ) -> Result<Response<Body>, ApiError> {
+    options::check_write(call.query, options::Write::Update)?;
     let obj = decode_object(body, &call.content_type)?;
-    rewrite(call, name, status, |live| {
-        if call.res.custom && rv_of(&obj).is_empty() {
+    let (obj, warnings) = typed_body(call, obj, body)?;
+    check_name(&obj, name)?;
+    let r = rewrite(call, name, status, |live| {
+        if needs_resource_version(&call.res) && rv_of(&obj).is_empty() {
             return Err(unconditional_update(&call.res, name));
         }
         check_rv(&call.res, name, &obj, live)?;
         Ok(obj)
-    })
+    })?;
+    Ok(with_warnings(r, &warnings))
+}
+
+/// A create or update body `obj` (decoded from `body`) as kube-apiserver
+/// reads it: repeated keys merged and warned about, then read into its
+/// kind's model ([`typed::decode`]); with the warnings to send.
+fn typed_body(call: &Call<'_>, obj: Value, body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
+    let (obj, mut warnings) = match typed::duplicates(body, &call.content_type) {
+        Some((v, paths)) => {
+            let w = paths.iter().map(|p| format!("duplicate field \"{p}\""));
+            (v, w.collect())
+        }
+        None => (obj, Vec::new()),
+    };
+    let (obj, w) = typed::decode(&call.res, obj, Source::Body, call.field_validation())?;
+    warnings.extend(w);
+    Ok((obj, warnings))
+}
+
+/// A PUT body must name the object the URL names (upstream's
+/// `checkName`): 400 otherwise, a missing name included.
+fn check_name(obj: &Value, name: &str) -> Result<(), ApiError> {
+    match obj.pointer("/metadata/name").and_then(Value::as_str) {
+        None | Some("") => Err(ApiError::bad_request(format!(
+            "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+        ))),
+        Some(n) if n != name => Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Kinds whose registry refuses an update without `resourceVersion`
+/// (`AllowUnconditionalUpdate` is false): custom resources and Leases.
+fn needs_resource_version(res: &Resource) -> bool {
+    res.custom || (res.group == "coordination.k8s.io" && res.plural == "leases")
+}
+
+/// `r` with one `Warning: 299 - "text"` header per warning, at most 4 KiB
+/// of them (kube-apiserver truncates its warnings too).
+fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
+    let mut budget = 4096usize;
+    for w in warnings {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        let Some(left) = budget.checked_sub(escaped.len()) else {
+            break;
+        };
+        budget = left;
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            r.headers_mut().append(header::WARNING, v);
+        }
+    }
+    r
 }
 
 /// A custom resource (and its status) is never updated unconditionally:
@@ -346,13 +399,40 @@ pub(crate) fn patch(
     if kind == PatchKind::Apply {
         return apply(call, name, status, &p);
     }
-    rewrite(call, name, status, |live| {
+    let mut warnings = Vec::new();
+    let r = rewrite(call, name, status, |live| {
         let mut new = live.clone();
         apply_patch(kind, &mut new, &p)?;
         check_type_kept(&call.res, &new, live)?;
+        check_uid_kept(&call.res, name, &new, live)?;
+        let (new, w) = typed::decode(&call.res, new, Source::Patch, call.field_validation())?;
+        warnings = w;
         check_rv(&call.res, name, &new, live)?;
         Ok(new)
-    })
+    })?;
+    Ok(with_warnings(r, &warnings))
+}
+
+/// A patch may not change `metadata.uid`: 422, as kube-apiserver's
+/// metadata validation answers (which reports it twice); a PUT's uid is a
+/// precondition instead (409, in the store).
+fn check_uid_kept(res: &Resource, name: &str, new: &Value, live: &Value) -> Result<(), ApiError> {
+    let uid = |v: &Value| {
+        v.pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let (new, live) = (uid(new), uid(live));
+    if new.is_empty() || new == live {
+        return Ok(());
+    }
+    let cause = (
+        "metadata.uid",
+        "FieldValueInvalid",
+        format!("Invalid value: \"{new}\": field is immutable"),
+    );
+    Err(ApiError::invalid(res, name, &[cause.clone(), cause]))
 }
 
 /// A patch may not change a typed object's `kind` or `apiVersion`: the real
@@ -387,6 +467,12 @@ fn check_type_kept(res: &Resource, new: &Value, live: &Value) -> Result<(), ApiE
 /// refused for custom resources, as upstream does.
 pub(crate) fn patch_body(call: &Call<'_>, body: &[u8]) -> Result<(PatchKind, Value), ApiError> {
     let kind = patch_kind(&call.content_type)?;
+    options::check_write(
+        call.query,
+        options::Write::Patch {
+            apply: kind == PatchKind::Apply,
+        },
+    )?;
     if kind == PatchKind::Strategic && call.res.custom {
         return Err(ApiError::unsupported_media_type(&call.content_type));
     }
@@ -402,23 +488,11 @@ pub(crate) fn patch_body(call: &Call<'_>, body: &[u8]) -> Result<(PatchKind, Val
 /// is missing, else merges `p` into it under `fieldManager`, refusing
 /// conflicts unless `force`.
 fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Response<Body>, ApiError> {
+    // Checked by `patch_body` (`options::check_write`).
     let manager = call
         .query
         .get("fieldManager")
-        .filter(|m| !m.is_empty())
-        .ok_or_else(|| {
-            // As kube-apiserver: a PatchOptions validation error.
-            ApiError::invalid_kind(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                &[(
-                    "fieldManager",
-                    "FieldValueRequired",
-                    "Required value: is required for apply patch".into(),
-                )],
-            )
-        })?
+        .unwrap_or_default()
         .to_owned();
     check_apply_config(name, p)?;
     let force = call.query.flag("force");
@@ -529,6 +603,17 @@ fn delete_options(call: &Call<'_>, body: &[u8]) -> Result<DeleteOptions, ApiErro
     } else {
         decode_object(body, &call.content_type)?
     };
+    if !opts.is_object() && !opts.is_null() {
+        return Err(ApiError::bad_request(format!(
+            "json: cannot unmarshal {} into Go value of type v1.DeleteOptions",
+            match opts {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            }
+        )));
+    }
     DeleteOptions::parse(&opts, call.query)
 }
 
@@ -658,6 +743,9 @@ pub(crate) fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Res
             limits::check_json_patch(p)?;
             patch::json_patch(target, p).map_err(patch_err)
         }
+        // kube-apiserver's merge patch library refuses a patch that is
+        // not an object (`Invalid JSON Patch`).
+        PatchKind::Merge if !p.is_object() => Err(ApiError::bad_request("Invalid JSON Patch")),
         PatchKind::Merge => {
             patch::merge_patch(target, p);
             Ok(())

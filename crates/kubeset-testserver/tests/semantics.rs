@@ -222,9 +222,10 @@ async fn json_merge_and_strategic_patches() {
         "merged by name, not replaced"
     );
     assert_eq!(containers[0]["image"], "app:2");
+    // As kube-apiserver orders a merged list: the patch's new item first.
     assert_eq!(
         containers[0]["env"],
-        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        json!([{"name": "B", "value": "2"}, {"name": "A", "value": "1"}])
     );
     assert_eq!(containers[1]["name"], "side");
     assert_eq!(d["metadata"]["generation"], 2);

@@ -1,0 +1,416 @@
+//! Built-in kinds read as kube-apiserver reads them: into their Go type.
+//!
+//! kube-apiserver decodes a request body (and the result of a patch) into
+//! the kind's Go struct and stores it as protobuf, so what it keeps and
+//! answers is what that struct can hold. The embedded server does the
+//! same with the kind's compiled model (`kubeset_api`) and its protobuf
+//! codec, a round trip JSON → model → protobuf → model → JSON:
+//! - **A value of the wrong type** (a number for a string, invalid base64
+//!   for bytes, a string for a list) or an object of the wrong shape is
+//!   refused: `400 BadRequest` for a body, `422 Invalid` on the field
+//!   `patch` for a patch.
+//! - **Empty and null fields are dropped** (protobuf keeps no empty map or
+//!   list; Go's `omitempty`): `annotations: {}`, `data: null` or an
+//!   emptied `finalizers` leave no key behind.
+//! - **Unknown fields are dropped**, with a `unknown field "spec.x"`
+//!   warning, as `fieldValidation=Warn` (the default) words it; with
+//!   `Strict` the request is refused (400 for a body, 422 for a patch),
+//!   with `Ignore` nothing is said. A key whose value is empty (`{}`, `[]`,
+//!   `null`) and that the model drops is taken as an empty known field.
+//!
+//! Custom resources and kinds without a codec pass unchanged.
+
+use kubeset_api::protobuf::dynamic;
+use serde_json::{Map, Value};
+
+use crate::http::Query;
+use crate::resources::Resource;
+use crate::status::ApiError;
+
+/// `fieldValidation`: what an unknown field does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FieldValidation {
+    /// Dropped silently.
+    Ignore,
+    /// Dropped with a warning (the default).
+    Warn,
+    /// Refused.
+    Strict,
+}
+
+impl FieldValidation {
+    /// The query's directive (already validated by `options`).
+    pub(crate) fn of(query: &Query) -> Self {
+        match query.get("fieldValidation") {
+            Some("Ignore") => Self::Ignore,
+            Some("Strict") => Self::Strict,
+            _ => Self::Warn,
+        }
+    }
+}
+
+/// Where the object came from: the answer to a failed decode differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A create or update body.
+    Body,
+    /// The object a patch produced.
+    Patch,
+}
+
+/// `obj` as its kind's Go type holds it, with the warnings to send.
+pub(crate) fn decode(
+    res: &Resource,
+    obj: Value,
+    source: Source,
+    fv: FieldValidation,
+) -> Result<(Value, Vec<String>), ApiError> {
+    if res.custom {
+        return Ok((obj, Vec::new()));
+    }
+    let Some(codec) = dynamic::kind(&res.api_version(), &res.kind) else {
+        return Ok((obj, Vec::new()));
+    };
+    let fail = |why: String| refuse(res, &obj, source, why);
+    let Value::Object(input) = &obj else {
+        return Err(fail(format!(
+            "json: cannot unmarshal {} into Go value of type {}",
+            json_type(&obj),
+            res.kind
+        )));
+    };
+    let mut stripped = obj.clone();
+    drop_nulls(&mut stripped);
+    if let Value::Object(m) = &mut stripped {
+        m.insert("apiVersion".into(), Value::String(res.api_version()));
+        m.insert("kind".into(), Value::String(res.kind.clone()));
+    }
+    let bytes = codec.encode(&stripped).map_err(|e| fail(e.to_string()))?;
+    let mut out = dynamic::to_json(&bytes).map_err(|e| fail(e.to_string()))?;
+    let mut unknown = Vec::new();
+    if let Value::Object(o) = &mut out {
+        // apiVersion and kind stay as sent (or missing).
+        for k in ["apiVersion", "kind"] {
+            match input.get(k) {
+                Some(v) => o.insert(k.to_owned(), v.clone()),
+                None => o.remove(k),
+            };
+        }
+        unknown_fields(input, o, "", &mut unknown);
+    }
+    let warnings: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field \"{p}\""))
+        .collect();
+    match fv {
+        FieldValidation::Ignore => Ok((out, Vec::new())),
+        FieldValidation::Warn => Ok((out, warnings)),
+        FieldValidation::Strict if warnings.is_empty() => Ok((out, Vec::new())),
+        FieldValidation::Strict => Err(fail(format!(
+            "strict decoding error: {}",
+            warnings.join(", ")
+        ))),
+    }
+}
+
+/// The answer to an object its kind's type cannot hold.
+fn refuse(res: &Resource, obj: &Value, source: Source, why: String) -> ApiError {
+    match source {
+        Source::Body => ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: {why}",
+            kind = res.kind,
+            v = res.api_version()
+        )),
+        Source::Patch => {
+            let mut shown = obj.to_string();
+            if shown.len() > 256 {
+                let cut = (0..=256).rev().find(|i| shown.is_char_boundary(*i));
+                shown.truncate(cut.unwrap_or(0));
+                shown.push('…');
+            }
+            ApiError::invalid_kind(
+                "",
+                "",
+                "",
+                &[(
+                    "patch",
+                    "FieldValueInvalid",
+                    format!("Invalid value: {}: {why}", serde_json::Value::String(shown)),
+                )],
+            )
+        }
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Removes every key whose value is `null` (Go leaves such a field at its
+/// zero value, which the model reads as absent).
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// Most unknown fields named (the warnings are cut at 4 KiB anyway).
+const MAX_UNKNOWN: usize = 64;
+
+/// Whether a dropped value may have been an empty known field.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
+/// The paths (Go's style: `spec.containers[0].x`) of the keys of `input`
+/// the model dropped.
+fn unknown_fields(
+    input: &Map<String, Value>,
+    out: &Map<String, Value>,
+    at: &str,
+    found: &mut Vec<String>,
+) {
+    for (k, v) in input {
+        let path = if at.is_empty() {
+            k.clone()
+        } else {
+            format!("{at}.{k}")
+        };
+        if found.len() >= MAX_UNKNOWN {
+            return;
+        }
+        match (v, out.get(k)) {
+            (_, None) if !is_empty(v) => found.push(path),
+            (Value::Object(i), Some(Value::Object(o))) => unknown_fields(i, o, &path, found),
+            (Value::Array(i), Some(Value::Array(o))) if i.len() == o.len() => {
+                for (n, (x, y)) in i.iter().zip(o).enumerate() {
+                    if let (Value::Object(x), Value::Object(y)) = (x, y) {
+                        unknown_fields(x, y, &format!("{path}[{n}]"), found);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A JSON body read again to find its duplicate keys, as Go's strict
+/// decoder reports them (`duplicate field "data"`): `None` when it has
+/// none (or is not JSON), else the object with each repeated key's values
+/// merged as Go decodes them into one field (objects merged key by key,
+/// anything else replaced by the later value) and the repeated keys'
+/// paths.
+pub(crate) fn duplicates(body: &[u8], content_type: &str) -> Option<(Value, Vec<String>)> {
+    if !content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .ends_with("json")
+    {
+        return None;
+    }
+    let found = std::cell::RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let v = serde::de::DeserializeSeed::deserialize(
+        Dups {
+            path: String::new(),
+            found: &found,
+        },
+        &mut de,
+    )
+    .ok()?;
+    let found = found.into_inner();
+    (!found.is_empty()).then_some((v, found))
+}
+
+/// Most duplicate paths reported (a body of many repeats says enough).
+const MAX_DUPLICATES: usize = 64;
+
+/// Reads a JSON value, noting repeated keys under `path`.
+struct Dups<'a> {
+    path: String,
+    found: &'a std::cell::RefCell<Vec<String>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Dups<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Dups<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Dups {
+            path: format!("{}[{}]", self.path, out.len()),
+            found: self.found,
+        })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                k.clone()
+            } else {
+                format!("{}.{k}", self.path)
+            };
+            let v = map.next_value_seed(Dups {
+                path: path.clone(),
+                found: self.found,
+            })?;
+            match out.get_mut(&k) {
+                Some(old) => {
+                    let mut found = self.found.borrow_mut();
+                    if found.len() < MAX_DUPLICATES {
+                        found.push(path);
+                    }
+                    merge_repeated(old, v);
+                }
+                None => {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A repeated key's later value decoded into the earlier one, as Go does.
+fn merge_repeated(old: &mut Value, new: Value) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (k, v) in n {
+                match o.get_mut(&k) {
+                    Some(x) => merge_repeated(x, v),
+                    None => {
+                        o.insert(k, v);
+                    }
+                }
+            }
+        }
+        (old, new) => *old = new,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cm() -> std::sync::Arc<Resource> {
+        crate::resources::builtin()
+            .into_iter()
+            .find(|r| r.group.is_empty() && r.plural == "configmaps")
+            .expect("configmaps")
+    }
+
+    #[test]
+    fn round_trip_drops_empties_and_unknown_fields() {
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "annotations": {}, "labels": {"x": "1"}, "finalizers": []},
+            "data": null, "frob": 1, "binaryData": {}});
+        let (out, w) = decode(&cm(), obj, Source::Body, FieldValidation::Warn).unwrap();
+        assert_eq!(
+            out,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x": "1"}}})
+        );
+        assert_eq!(w, ["unknown field \"frob\""]);
+    }
+
+    #[test]
+    fn duplicate_keys_are_merged_and_named() {
+        let body = br#"{"data":{"k":"v"},"data":{"j":"w"},"metadata":{"name":"a","name":"b"},"l":[{"x":1,"x":2}]}"#;
+        let (v, found) = duplicates(body, "application/json").unwrap();
+        assert_eq!(
+            v,
+            json!({"data": {"k": "v", "j": "w"}, "metadata": {"name": "b"}, "l": [{"x": 2}]})
+        );
+        assert_eq!(found, ["data", "metadata.name", "l[0].x"]);
+        assert!(duplicates(br#"{"a":1}"#, "application/json").is_none());
+        assert!(duplicates(b"a: 1\na: 2", "application/yaml").is_none());
+        assert!(duplicates(b"{", "application/json").is_none());
+    }
+
+    #[test]
+    fn unknown_fields_are_named_by_path_and_bounded() {
+        let mut obj =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "x": 1}});
+        for i in 0..1000 {
+            obj[format!("u{i:04}")] = json!(1);
+        }
+        let (_, w) = decode(&cm(), obj.clone(), Source::Body, FieldValidation::Warn).unwrap();
+        assert_eq!(w.len(), MAX_UNKNOWN);
+        assert_eq!(w[0], "unknown field \"metadata.x\"");
+        let e = decode(&cm(), obj.clone(), Source::Body, FieldValidation::Strict).unwrap_err();
+        assert_eq!((e.code, e.reason), (400, "BadRequest"));
+        let e = decode(&cm(), obj.clone(), Source::Patch, FieldValidation::Strict).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        let (_, w) = decode(&cm(), obj, Source::Body, FieldValidation::Ignore).unwrap();
+        assert!(w.is_empty());
+        // Wrong types: 400 for a body, 422 on `patch` for a patch.
+        let bad = json!({"metadata": {"name": "a"}, "data": {"k": 5}});
+        let e = decode(&cm(), bad.clone(), Source::Body, FieldValidation::Warn).unwrap_err();
+        assert_eq!(e.code, 400);
+        let e = decode(&cm(), bad, Source::Patch, FieldValidation::Warn).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(e.details.unwrap()["causes"][0]["field"], "patch");
+        assert_eq!(
+            decode(&cm(), json!([1]), Source::Body, FieldValidation::Warn)
+                .unwrap_err()
+                .code,
+            400
+        );
+    }
+}
