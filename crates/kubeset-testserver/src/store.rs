@@ -492,7 +492,7 @@ impl Store {
             api_version: &res.api_version(),
             now: &now,
             scope,
-            custom: res.custom,
+            res,
         };
         apply::record_update(None, &mut obj, &writer);
         defaults::after_record(res, &mut obj);
@@ -708,7 +708,7 @@ impl Store {
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
-                custom: res.custom,
+                res,
             };
             apply::record_update(Some(&live), &mut new, &writer);
         }
@@ -919,7 +919,7 @@ impl Store {
                     api_version: &res2.api_version(),
                     now: &util::now_rfc3339(),
                     scope,
-                    custom: res2.custom,
+                    res: &res2,
                 };
                 apply::record_update(None, &mut d, &writer);
             }

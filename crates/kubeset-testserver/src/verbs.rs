@@ -453,10 +453,9 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
-                custom: res.custom,
+                res,
             };
-            apply::apply(base, p, &writer, force)
-                .map_err(|c| ApiError::apply_conflicts(res, name, &c))
+            apply::apply(base, p, &writer, force).map_err(|e| e.into_api(res, name))
         })?;
     Ok(call.reply(if created { 201 } else { 200 }, &out))
 }
