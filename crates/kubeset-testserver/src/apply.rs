@@ -24,7 +24,7 @@
 
 use serde_json::{Value, json};
 
-use crate::fieldset::{self, Pe, Set};
+use crate::fieldset::{self, Path, Pe, Set};
 use crate::resources::Resource;
 use crate::shape::{self, Shape};
 use crate::status::ApiError;
@@ -478,4 +478,90 @@ pub(crate) fn apply(
     let mut out = if changed { merged } else { live };
     write_entries(&mut out, entries);
     Ok(out)
+}
+
+/// Server-side apply through the `scale` subresource, as kube-apiserver's
+/// scale handler does it: the `Scale` (`scale`, built from `parent`) is
+/// owned by the parent's owners of the replicas (`replicas`, the parent's
+/// path), the configuration is applied to it, and its owners of
+/// `.spec.replicas` become owners of the parent's path again (new ones as
+/// the `scale` subresource's). Returns the replicas and the parent's new
+/// `managedFields` (`None`: none left).
+pub(crate) fn apply_scale(
+    parent: &Value,
+    scale: &Value,
+    replicas: &[String],
+    config: &Value,
+    w: &Writer<'_>,
+    force: bool,
+) -> Result<(i64, Option<Value>), ApplyError> {
+    let rp: Path = replicas.iter().map(|k| Pe::field(k)).collect();
+    let sp: Path = vec![Pe::field("spec"), Pe::field("replicas")];
+    let parent_entries = live_entries(Some(parent));
+    let owners: Vec<Entry> = parent_entries
+        .iter()
+        .filter(|e| e.fields.contains(&rp))
+        .map(|e| Entry {
+            fields: Set::from([sp.clone()]),
+            ..e.clone()
+        })
+        .collect();
+    let mut scale = scale.clone();
+    write_entries(&mut scale, owners.clone());
+    let mut scale_res = w.res.clone();
+    "autoscaling".clone_into(&mut scale_res.group);
+    "v1".clone_into(&mut scale_res.version);
+    "Scale".clone_into(&mut scale_res.kind);
+    scale_res.custom = false;
+    scale_res.schema = None;
+    let sw = Writer {
+        api_version: "autoscaling/v1",
+        scope: Scope::Main {
+            status_separate: true,
+        },
+        res: &scale_res,
+        ..*w
+    };
+    let applied = apply(&scale, config, &sw, force)?;
+    let n = applied
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let mut entries: Vec<Entry> = parent_entries
+        .into_iter()
+        .map(|mut e| {
+            e.fields.remove(&rp);
+            e
+        })
+        .collect();
+    for e in live_entries(Some(&applied)) {
+        if !e.fields.contains(&sp) {
+            continue;
+        }
+        let known = owners.iter().any(|o| o.same(&e));
+        let back = Entry {
+            fields: Set::from([rp.clone()]),
+            api_version: if known {
+                e.api_version.clone()
+            } else {
+                w.api_version.to_owned()
+            },
+            subresource: if known {
+                e.subresource.clone()
+            } else {
+                Some("scale".into())
+            },
+            ..e
+        };
+        match entries.iter_mut().find(|x| x.same(&back)) {
+            Some(x) => {
+                x.fields.extend(back.fields);
+                x.time = back.time;
+            }
+            None => entries.push(back),
+        }
+    }
+    let mut out = json!({"metadata": {}});
+    write_entries(&mut out, entries);
+    Ok((n, out.pointer("/metadata/managedFields").cloned()))
 }

@@ -10,7 +10,9 @@ use crate::apply::{self, Scope};
 use crate::resources::Resource;
 use crate::selectors::selector_to_string;
 use crate::status::ApiError;
+use crate::store::WriteCtx;
 use crate::subresource::{Call, Desired};
+use crate::util;
 use crate::verbs::check_rv;
 
 /// Serves GET (`desired`: `None`), PUT (`Desired::Object`) and PATCH
@@ -26,6 +28,9 @@ pub(crate) fn serve(call: &Call<'_>, desired: Option<Desired<'_>>) -> Result<Val
     let scope = Scope::Main {
         status_separate: res.has_status(),
     };
+    if let Desired::Apply { config, force } = desired {
+        return apply_scale(call, config, force);
+    }
     let out = call
         .store
         .modify(res, call.ns, call.name, scope, call.ctx, |live| {
@@ -40,9 +45,56 @@ pub(crate) fn serve(call: &Call<'_>, desired: Option<Desired<'_>>) -> Result<Val
                     patch(&mut scale)?;
                     replicas_of(&scale)
                 }
+                Desired::Apply { .. } => return Err(ApiError::method_not_allowed()),
             };
             let mut new = live.clone();
             set_replicas(res, &mut new, replicas);
+            Ok(new)
+        })?;
+    scale_of(res, &out)
+}
+
+/// Server-side apply of a `Scale`: the apply runs on the `Scale` with the
+/// parent's owners of the replicas as its owners (so it conflicts with the
+/// manager that set them), and its owners go back to the parent's
+/// replicas path (`apply::apply_scale`, as kube-apiserver's scale handler).
+fn apply_scale(call: &Call<'_>, config: &Value, force: bool) -> Result<Value, ApiError> {
+    let res = call.res;
+    let paths = res.scale.as_ref().ok_or_else(ApiError::path_not_found)?;
+    let scope = Scope::Main {
+        status_separate: res.has_status(),
+    };
+    let ctx = WriteCtx {
+        applied: true,
+        ..call.ctx.clone()
+    };
+    let out = call
+        .store
+        .modify(res, call.ns, call.name, scope, &ctx, |live| {
+            let live = live.ok_or_else(|| ApiError::not_found(res, call.name))?;
+            check_rv(res, call.name, config, live)?;
+            let scale = scale_of(res, live)?;
+            let now = util::now_rfc3339();
+            let writer = apply::Writer {
+                manager: &ctx.manager,
+                api_version: &res.api_version(),
+                now: &now,
+                scope,
+                res,
+            };
+            let (replicas, managed) =
+                apply::apply_scale(live, &scale, &paths.spec_replicas, config, &writer, force)
+                    .map_err(|e| e.into_api(res, call.name))?;
+            let mut new = live.clone();
+            set_replicas(res, &mut new, replicas);
+            match (
+                new.get_mut("metadata").and_then(Value::as_object_mut),
+                managed,
+            ) {
+                (Some(m), Some(mf)) => m.insert("managedFields".into(), mf),
+                (Some(m), None) => m.remove("managedFields"),
+                _ => None,
+            };
             Ok(new)
         })?;
     scale_of(res, &out)

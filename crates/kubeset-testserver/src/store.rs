@@ -932,12 +932,13 @@ impl Store {
 }
 
 /// Whether `metadata.generation` is tracked: objects with a spec or a
-/// status subresource, except namespaces and leases (their strategies set
-/// none; checked against kube-apiserver 1.35 by the differential suite).
+/// status subresource, except namespaces, services and leases (their
+/// strategies set none; checked against kube-apiserver 1.35 by the
+/// differential suite).
 fn wants_generation(res: &Resource, obj: &Value) -> bool {
     let untracked = matches!(
         (res.group.as_str(), res.plural.as_str()),
-        ("", "namespaces") | ("coordination.k8s.io", "leases")
+        ("", "namespaces" | "services") | ("coordination.k8s.io", "leases")
     );
     !untracked && (obj.get("spec").is_some() || res.has_status())
 }
