@@ -448,8 +448,8 @@ pub(crate) fn apply(
             .flat_map(|e| e.fields.iter().cloned())
             .chain(set.iter().cloned())
             .collect();
-        let owned = fieldset::with_parents(&owned);
-        let mut gone: Set = fieldset::with_parents(&last.fields)
+        let owned = fieldset::with_named_parents(&owned);
+        let mut gone: Set = fieldset::with_named_parents(&last.fields)
             .difference(&owned)
             .cloned()
             .collect();
@@ -480,21 +480,21 @@ pub(crate) fn apply(
     Ok(out)
 }
 
-/// Server-side apply through the `scale` subresource, as kube-apiserver's
-/// scale handler does it: the `Scale` (`scale`, built from `parent`) is
-/// owned by the parent's owners of the replicas (`replicas`, the parent's
-/// path), the configuration is applied to it, and its owners of
-/// `.spec.replicas` become owners of the parent's path again (new ones as
-/// the `scale` subresource's). Returns the replicas and the parent's new
+/// A write through the `scale` subresource, as kube-apiserver's scale
+/// handler makes it: the `Scale` (`scale`, built from `parent`) is owned
+/// by the parent's owners of the replicas (`replicas`, the parent's path),
+/// `op` writes it (an apply or an update, recording its managedFields), and
+/// the `Scale`'s owners of `.spec.replicas` become owners of the parent's
+/// path again — new ones as the `scale` subresource's, with the time the
+/// parent had for them (none). Returns the replicas and the parent's new
 /// `managedFields` (`None`: none left).
-pub(crate) fn apply_scale(
+pub(crate) fn through_scale<E>(
     parent: &Value,
     scale: &Value,
     replicas: &[String],
-    config: &Value,
     w: &Writer<'_>,
-    force: bool,
-) -> Result<(i64, Option<Value>), ApplyError> {
+    op: impl FnOnce(&Value, &Writer<'_>) -> Result<Value, E>,
+) -> Result<(i64, Option<Value>), E> {
     let rp: Path = replicas.iter().map(|k| Pe::field(k)).collect();
     let sp: Path = vec![Pe::field("spec"), Pe::field("replicas")];
     let parent_entries = live_entries(Some(parent));
@@ -522,42 +522,37 @@ pub(crate) fn apply_scale(
         res: &scale_res,
         ..*w
     };
-    let applied = apply(&scale, config, &sw, force)?;
-    let n = applied
+    let written = op(&scale, &sw)?;
+    let n = written
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
         .unwrap_or(0);
     let mut entries: Vec<Entry> = parent_entries
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|mut e| {
             e.fields.remove(&rp);
             e
         })
         .collect();
-    for e in live_entries(Some(&applied)) {
+    for e in live_entries(Some(&written)) {
         if !e.fields.contains(&sp) {
             continue;
         }
-        let known = owners.iter().any(|o| o.same(&e));
-        let back = Entry {
+        let mut back = Entry {
             fields: Set::from([rp.clone()]),
-            api_version: if known {
-                e.api_version.clone()
-            } else {
-                w.api_version.to_owned()
-            },
-            subresource: if known {
-                e.subresource.clone()
-            } else {
-                Some("scale".into())
-            },
             ..e
         };
+        if !owners.iter().any(|o| o.same(&back)) {
+            back.api_version = w.api_version.to_owned();
+            back.subresource = Some("scale".into());
+        }
+        back.time = parent_entries
+            .iter()
+            .find(|p| p.same(&back))
+            .and_then(|p| p.time.clone());
         match entries.iter_mut().find(|x| x.same(&back)) {
-            Some(x) => {
-                x.fields.extend(back.fields);
-                x.time = back.time;
-            }
+            Some(x) => x.fields.extend(back.fields),
             None => entries.push(back),
         }
     }

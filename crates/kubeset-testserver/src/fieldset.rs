@@ -84,14 +84,17 @@ pub(crate) fn has_prefix(p: &[Pe], prefix: &[Pe]) -> bool {
     p.len() >= prefix.len() && p[..prefix.len()] == *prefix
 }
 
-/// Every path of `s` with each of its proper prefixes made a member too
-/// (structured-merge-diff's `EnsureNamedFieldsAreMembers`, with every
-/// intermediate node counted: items and map keys already are members).
-pub(crate) fn with_parents(s: &Set) -> Set {
+/// Every path of `s`, and each proper prefix that ends in a field name
+/// made a member too (structured-merge-diff's
+/// `EnsureNamedFieldsAreMembers`; a list item holding an owned field is
+/// not made one, so pruning may take the item whole).
+pub(crate) fn with_named_parents(s: &Set) -> Set {
     let mut out = s.clone();
     for p in s {
         for n in 1..p.len() {
-            out.insert(p[..n].to_vec());
+            if p[n - 1].as_field().is_some() {
+                out.insert(p[..n].to_vec());
+            }
         }
     }
     out
