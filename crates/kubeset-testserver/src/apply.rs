@@ -263,10 +263,16 @@ impl ApplyError {
     pub(crate) fn into_api(self, res: &Resource, name: &str) -> ApiError {
         match self {
             ApplyError::Conflicts(c) => ApiError::apply_conflicts(res, name, &c),
-            ApplyError::Shape(msg) => ApiError::internal(&format!(
-                "failed to create typed patch object ({}/{}, Kind={}) {name}: {msg}",
-                res.group, res.version, res.kind
-            )),
+            // A plain error in kube-apiserver: a 500 with no reason.
+            ApplyError::Shape(msg) => ApiError {
+                code: 500,
+                reason: "",
+                message: format!(
+                    "failed to create typed patch object (/{name}; {}/{}, Kind={}): {msg}",
+                    res.group, res.version, res.kind
+                ),
+                details: None,
+            },
             ApplyError::ManagedFields => {
                 ApiError::bad_request("metadata.managedFields must be nil")
             }

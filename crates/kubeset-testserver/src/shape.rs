@@ -35,11 +35,51 @@ pub(crate) enum ListKind {
     Map(Vec<(String, Option<Value>)>),
 }
 
+/// The type of a scalar node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scalar {
+    /// Any scalar (int-or-string, or untyped).
+    Any,
+    /// `type: string`.
+    String,
+    /// `type: integer`.
+    Integer,
+    /// `type: number`.
+    Number,
+    /// `type: boolean`.
+    Boolean,
+}
+
+impl Scalar {
+    /// Whether `v` is a value of this type (null fits every type).
+    pub(crate) fn fits(self, v: &Value) -> bool {
+        match self {
+            _ if v.is_null() => true,
+            Scalar::Any => !v.is_object() && !v.is_array(),
+            Scalar::String => v.is_string(),
+            Scalar::Integer => v.is_i64() || v.is_u64(),
+            Scalar::Number => v.is_number(),
+            Scalar::Boolean => v.is_boolean(),
+        }
+    }
+
+    /// The type's name in structured-merge-diff's errors.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scalar::Any => "scalar",
+            Scalar::String => "string",
+            Scalar::Integer => "integer",
+            Scalar::Number => "numeric",
+            Scalar::Boolean => "boolean",
+        }
+    }
+}
+
 /// One node of an object's shape.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Shape {
-    /// A string, number, boolean (or int-or-string).
-    Scalar,
+    /// A string, number or boolean.
+    Scalar(Scalar),
     /// Unknown: deduced from the value at hand.
     Deduced,
     /// An object: declared `fields`, and `rest` for any other key (a map's
@@ -91,7 +131,7 @@ impl Shape {
                 item: Arc::new(Shape::Deduced),
                 kind: ListKind::Atomic,
             }),
-            (Shape::Deduced, _) => &Shape::Scalar,
+            (Shape::Deduced, _) => &Shape::Scalar(Scalar::Any),
             _ => self,
         }
     }
@@ -100,7 +140,7 @@ impl Shape {
 /// Converts a structural schema node.
 pub(crate) fn from_schema(s: &JSONSchemaProps) -> Shape {
     if s.x_kubernetes_int_or_string == Some(true) {
-        return Shape::Scalar;
+        return Shape::Scalar(Scalar::Any);
     }
     let keeps_unknown = s.x_kubernetes_preserve_unknown_fields == Some(true);
     match s.type_.as_deref() {
@@ -138,13 +178,19 @@ pub(crate) fn from_schema(s: &JSONSchemaProps) -> Shape {
                 atomic: s.x_kubernetes_map_type.as_deref() == Some("atomic"),
             }
         }
-        Some("object") if !keeps_unknown => Shape::Object {
+        // An object without properties (RawExtension): its keys are
+        // deduced, as kube-openapi's conversion leaves them.
+        Some("object") if s.x_kubernetes_map_type.as_deref() == Some("atomic") => Shape::Object {
             fields: BTreeMap::new(),
-            rest: None,
-            atomic: s.x_kubernetes_map_type.as_deref() == Some("atomic"),
+            rest: Some(Arc::new(Shape::Deduced)),
+            atomic: true,
         },
         Some("object") | None => Shape::Deduced,
-        Some(_) => Shape::Scalar,
+        Some("string") => Shape::Scalar(Scalar::String),
+        Some("integer") => Shape::Scalar(Scalar::Integer),
+        Some("number") => Shape::Scalar(Scalar::Number),
+        Some("boolean") => Shape::Scalar(Scalar::Boolean),
+        Some(_) => Shape::Scalar(Scalar::Any),
     }
 }
 
@@ -185,8 +231,8 @@ fn root(schema: Option<&JSONSchemaProps>) -> Shape {
         static META: OnceLock<Arc<Shape>> = OnceLock::new();
         let meta = META.get_or_init(|| Arc::new(from_schema(&ObjectMeta::json_schema())));
         fields.insert("metadata".into(), meta.clone());
-        fields.insert("apiVersion".into(), Arc::new(Shape::Scalar));
-        fields.insert("kind".into(), Arc::new(Shape::Scalar));
+        fields.insert("apiVersion".into(), Arc::new(Shape::Scalar(Scalar::String)));
+        fields.insert("kind".into(), Arc::new(Shape::Scalar(Scalar::String)));
     }
     shape
 }

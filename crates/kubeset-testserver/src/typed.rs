@@ -104,7 +104,11 @@ fn field_set_walk(
     at: &mut Path,
     out: &mut Set,
 ) -> Result<(), ShapeError> {
-    match (shape.resolve(Some(v)), v) {
+    let resolved = shape.resolve(Some(v));
+    if strict {
+        check_type(resolved, v, at)?;
+    }
+    match (resolved, v) {
         // Null, and a granular map or list, own nothing themselves (the
         // parent makes a null or empty map a member).
         (Shape::Object { atomic: false, .. } | Shape::List { .. }, Value::Null) => {}
@@ -113,7 +117,8 @@ fn field_set_walk(
                 let child_shape = match shape.field(k) {
                     Some(s) => s,
                     None if strict => {
-                        return Err(err(at, format_args!(".{k}: field not declared in schema")));
+                        at.push(Pe::field(k));
+                        return Err(err(at, "field not declared in schema"));
                     }
                     None => &Shape::Deduced,
                 };
@@ -156,6 +161,18 @@ fn field_set_walk(
         }
     }
     Ok(())
+}
+
+/// A value of another JSON type than its shape's: structured-merge-diff
+/// refuses it in an apply configuration.
+fn check_type(shape: &Shape, v: &Value, at: &[Pe]) -> Result<(), ShapeError> {
+    let expected = match shape {
+        Shape::Scalar(s) if !s.fits(v) => s.name(),
+        Shape::Object { .. } if !v.is_object() && !v.is_null() => "map",
+        Shape::List { .. } if !v.is_array() && !v.is_null() => "list",
+        _ => return Ok(()),
+    };
+    Err(err(at, format_args!("expected {expected}, got {v}")))
 }
 
 /// What changed from `lhs` to `rhs`: fields added, removed and modified.
@@ -506,5 +523,35 @@ fn is_empty_container(v: &Value) -> bool {
         Value::Object(m) => m.is_empty(),
         Value::Array(a) => a.is_empty(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::shape::from_schema;
+
+    fn widget() -> Shape {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "size": {"type": "integer"},
+            "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}}}}}});
+        from_schema(&serde_json::from_value(schema).unwrap())
+    }
+
+    #[test]
+    fn a_configuration_of_the_wrong_type_or_with_unknown_fields_is_refused() {
+        let w = widget();
+        let e = to_field_set(&json!({"spec": {"size": "big"}}), &w, true).unwrap_err();
+        assert_eq!(e.0, ".spec.size: expected integer, got \"big\"");
+        let e = to_field_set(&json!({"spec": {"nope": 1}}), &w, true).unwrap_err();
+        assert_eq!(e.0, ".spec.nope: field not declared in schema");
+        let e = to_field_set(&json!({"spec": {"set": ["a", "a"]}}), &w, true).unwrap_err();
+        assert_eq!(e.0, ".spec.set: duplicate entries for key [=\"a\"]");
+        // Not strict (a stored object): the unknown field is deduced.
+        assert!(to_field_set(&json!({"spec": {"nope": 1}}), &w, false).is_ok());
     }
 }
