@@ -566,3 +566,201 @@ pub(crate) fn through_scale<E>(
     write_entries(&mut out, entries);
     Ok((n, out.pointer("/metadata/managedFields").cloned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::resources;
+
+    fn res(group: &str, plural: &str) -> Arc<Resource> {
+        resources::builtin()
+            .into_iter()
+            .find(|r| r.group == group && r.plural == plural)
+            .expect("a built-in resource")
+    }
+
+    fn writer<'a>(res: &'a Resource, manager: &'a str, now: &'a str) -> Writer<'a> {
+        Writer {
+            manager,
+            api_version: if res.group.is_empty() {
+                "v1"
+            } else {
+                "apps/v1"
+            },
+            now,
+            scope: Scope::Main {
+                status_separate: res.has_status(),
+            },
+            res,
+        }
+    }
+
+    fn fields(obj: &Value, manager: &str) -> Value {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    const T: &str = "2026-01-01T00:00:00Z";
+
+    fn deployment(containers: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "uid": "u"},
+            "spec": {"template": {"spec": {"containers": containers}}}})
+    }
+
+    #[test]
+    fn two_appliers_of_a_keyed_list_merge_and_conflict_on_an_element() {
+        let d = res("apps", "deployments");
+        let base =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
+        let one = deployment(json!([{"name": "c", "image": "i"}]));
+        let o1 = apply(&base, &one, &writer(&d, "one", T), false).unwrap();
+        let o2 = apply(
+            &o1,
+            &deployment(json!([{"name": "side", "image": "j"}])),
+            &writer(&d, "two", T),
+            false,
+        )
+        .unwrap();
+        let names: Vec<&Value> = o2["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["name"])
+            .collect();
+        assert_eq!(names, [&json!("c"), &json!("side")]);
+        assert_eq!(
+            fields(&o2, "two")["f:spec"]["f:template"]["f:spec"]["f:containers"],
+            json!({"k:{\"name\":\"side\"}": {".": {}, "f:image": {}, "f:name": {}}})
+        );
+        let err = apply(
+            &o2,
+            &deployment(json!([{"name": "c", "image": "x"}])),
+            &writer(&d, "two", T),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            ApplyError::Conflicts(vec![Conflict {
+                manager: "\"one\"".into(),
+                field: ".spec.template.spec.containers[name=\"c\"].image".into(),
+            }])
+        );
+    }
+
+    #[test]
+    fn an_applier_that_drops_an_item_removes_it_unless_another_owns_the_item() {
+        let cm = res("", "configmaps");
+        let base = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let with = |f: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "finalizers": f}});
+        let o1 = apply(
+            &base,
+            &with(json!(["x", "y"])),
+            &writer(&cm, "one", T),
+            false,
+        )
+        .unwrap();
+        let o2 = apply(&o1, &with(json!(["y"])), &writer(&cm, "two", T), false).unwrap();
+        let o3 = apply(&o2, &with(json!(["x"])), &writer(&cm, "one", T), false).unwrap();
+        // "y" stays: "two" applies it too.
+        assert_eq!(o3["metadata"]["finalizers"], json!(["x", "y"]));
+        let o4 = apply(&o3, &with(json!([])), &writer(&cm, "two", T), false).unwrap();
+        assert_eq!(o4["metadata"]["finalizers"], json!(["x"]));
+        assert_eq!(
+            fields(&o4, "one"),
+            json!({"f:metadata": {"f:finalizers": {"v:\"x\"": {}}}})
+        );
+    }
+
+    #[test]
+    fn an_update_records_what_it_adds_and_takes_what_it_changes() {
+        let cm = res("", "configmaps");
+        let mut created = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x": "1"}}});
+        record_update(None, &mut created, &writer(&cm, "creator", T));
+        assert_eq!(
+            fields(&created, "creator"),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:x": {}}}})
+        );
+        created["metadata"]["uid"] = json!("u");
+        let mut changed = created.clone();
+        changed["metadata"]["labels"]["x"] = json!("2");
+        record_update(Some(&created), &mut changed, &writer(&cm, "label", T));
+        assert_eq!(
+            fields(&changed, "creator"),
+            json!({"f:metadata": {"f:labels": {}}})
+        );
+        // An object stored without managedFields gets none from an update.
+        let mut bare =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "uid": "u"}});
+        let old = bare.clone();
+        bare["data"] = json!({"k": "v"});
+        record_update(Some(&old), &mut bare, &writer(&cm, "editor", T));
+        assert!(bare["metadata"].get("managedFields").is_none());
+    }
+
+    #[test]
+    fn entries_are_sorted_applies_first_then_by_time_then_by_manager() {
+        let mut obj =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "uid": "u"}});
+        let entry = |m: &str, op: &str, t: Option<&str>| {
+            let mut e = json!({"manager": m, "operation": op, "apiVersion": "v1",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {format!("f:{m}"): {}}}});
+            if let Some(t) = t {
+                e["time"] = json!(t);
+            }
+            e
+        };
+        obj["metadata"]["managedFields"] = json!([
+            entry("b", "Update", Some("2026-01-01T00:00:02Z")),
+            entry("z", "Update", Some("2026-01-01T00:00:01Z")),
+            entry("a", "Update", Some("2026-01-01T00:00:02Z")),
+            entry("y", "Apply", Some("2026-01-01T00:00:05Z")),
+            entry("x", "Apply", None),
+        ]);
+        let entries = live_entries(Some(&obj));
+        write_entries(&mut obj, entries);
+        let order: Vec<&str> = obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(order, ["x", "y", "z", "a", "b"]);
+    }
+
+    #[test]
+    fn a_scale_apply_conflicts_with_the_owner_of_the_replicas() {
+        let d = res("apps", "deployments");
+        let mut live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "uid": "u"}, "spec": {"replicas": 1}});
+        record_update(None, &mut live, &writer(&d, "creator", T));
+        let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+            "metadata": {"name": "d", "uid": "u"}, "spec": {"replicas": 1}});
+        let config = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d"}, "spec": {"replicas": 3}});
+        let path = ["spec".to_owned(), "replicas".to_owned()];
+        let w = writer(&d, "m", T);
+        let err = through_scale(&live, &scale, &path, &w, |s, sw| {
+            apply(s, &config, sw, false)
+        })
+        .unwrap_err();
+        assert!(matches!(&err, ApplyError::Conflicts(c) if c[0].field == ".spec.replicas"));
+        let (n, mf) = through_scale(&live, &scale, &path, &w, |s, sw| {
+            apply(s, &config, sw, true)
+        })
+        .unwrap();
+        assert_eq!(n, 3);
+        let m = mf.unwrap();
+        assert_eq!(m[0]["manager"], "m");
+        assert_eq!(m[0]["subresource"], "scale");
+        assert_eq!(m[0]["apiVersion"], "apps/v1");
+        assert!(m[0].get("time").is_none());
+        assert_eq!(m[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    }
+}

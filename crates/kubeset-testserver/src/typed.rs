@@ -251,8 +251,8 @@ fn group<'a>(
     v: Option<&'a Value>,
     kind: &ListKind,
     at: &[Pe],
-    order: &mut Vec<Pe>,
-) -> HashMap<Pe, Vec<&'a Value>> {
+) -> (Vec<Pe>, HashMap<Pe, Vec<&'a Value>>) {
+    let mut order = Vec::new();
     let mut out: HashMap<Pe, Vec<&Value>> = HashMap::new();
     for (i, item) in v
         .and_then(Value::as_array)
@@ -264,12 +264,12 @@ fn group<'a>(
             continue;
         };
         let slot = out.entry(pe.clone()).or_default();
-        if slot.is_empty() && !order.contains(&pe) {
+        if slot.is_empty() {
             order.push(pe);
         }
         slot.push(item);
     }
-    out
+    (order, out)
 }
 
 fn compare_items(
@@ -280,9 +280,9 @@ fn compare_items(
     at: &mut Path,
     c: &mut Comparison,
 ) {
-    let mut order = Vec::new();
-    let lg = group(l, kind, at, &mut order);
-    let rg = group(r, kind, at, &mut order);
+    let (mut order, lg) = group(l, kind, at);
+    let (r_order, rg) = group(r, kind, at);
+    order.extend(r_order.into_iter().filter(|pe| !lg.contains_key(pe)));
     for pe in order {
         let ll = lg.get(&pe).map_or(&[][..], Vec::as_slice);
         let rl = rg.get(&pe).map_or(&[][..], Vec::as_slice);
