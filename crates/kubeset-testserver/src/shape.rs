@@ -273,6 +273,9 @@ fn build(res: &Resource) -> Shape {
     root(found.as_ref())
 }
 
+/// A kind's schema, built on demand.
+type SchemaFn = fn() -> JSONSchemaProps;
+
 fn schema_of<T: JsonSchema>() -> JSONSchemaProps {
     T::json_schema()
 }
@@ -282,7 +285,7 @@ fn schema_of<T: JsonSchema>() -> JSONSchemaProps {
 /// `JsonSchema` impl; `CustomResourceDefinition`, in a reference cycle,
 /// has none and is deduced).
 #[rustfmt::skip]
-const BUILTIN: &[(&str, &str, fn() -> JSONSchemaProps)] = &[
+const BUILTIN: &[(&str, &str, SchemaFn)] = &[
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", schema_of::<kubeset_api::api::admissionregistration::v1::MutatingWebhookConfiguration>),
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1::ValidatingAdmissionPolicy>),
     ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", schema_of::<kubeset_api::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>),

@@ -363,6 +363,10 @@ fn merge_walk(
     }
 }
 
+/// A list's items in order with their path elements, and each element's
+/// item (`None`: duplicated).
+type Indexed<'a> = (Vec<(Pe, &'a Value)>, HashMap<Pe, Option<&'a Value>>);
+
 /// Indexes a list's items by path element; `unique` refuses duplicates,
 /// else a duplicated item is not merged (it stands for nothing).
 fn index<'a>(
@@ -370,7 +374,7 @@ fn index<'a>(
     kind: &ListKind,
     at: &[Pe],
     unique: bool,
-) -> Result<(Vec<(Pe, &'a Value)>, HashMap<Pe, Option<&'a Value>>), ShapeError> {
+) -> Result<Indexed<'a>, ShapeError> {
     let mut pes = Vec::new();
     let mut seen: HashMap<Pe, Option<&Value>> = HashMap::new();
     for (i, item) in v
