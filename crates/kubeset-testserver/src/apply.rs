@@ -763,4 +763,44 @@ mod tests {
         assert!(m[0].get("time").is_none());
         assert_eq!(m[0]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
     }
+
+    #[test]
+    fn hostile_configurations_are_refused_with_a_reason_never_a_panic() {
+        let d = res("apps", "deployments");
+        let live =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
+        let shape_error = |c: Value| {
+            let mut config =
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
+            config["spec"] = c;
+            match apply(&live, &config, &writer(&d, "m", T), false) {
+                Err(ApplyError::Shape(msg)) => msg,
+                other => panic!("{other:?}"),
+            }
+        };
+        let containers = |c: Value| json!({"template": {"spec": {"containers": c}}});
+        // A keyed item without its key, an item that is no object, one key twice.
+        assert!(shape_error(containers(json!([{"image": "i"}]))).contains("omits all key fields"));
+        assert!(shape_error(containers(json!(["c"]))).contains("expected a map"));
+        assert!(
+            shape_error(containers(json!([{"name": "c"}, {"name": "c"}])))
+                .contains("duplicate entries")
+        );
+        // A list where a map is, a map where a list is, an object for a scalar.
+        assert!(shape_error(json!({"template": []})).contains("expected map"));
+        assert!(shape_error(containers(json!({"name": "c"}))).contains("expected list"));
+        assert!(shape_error(json!({"replicas": {"a": 1}})).contains("expected integer"));
+        // A key whose value is itself an object is still one element.
+        let cm = res("", "configmaps");
+        let odd = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+            "ownerReferences": [{"uid": {"x": [1, 2]}, "name": "o", "kind": "K", "apiVersion": "v1"}]}});
+        let base = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let out = apply(&base, &odd, &writer(&cm, "m", T), false).unwrap();
+        assert!(
+            fields(&out, "m")["f:metadata"]["f:ownerReferences"]
+                .as_object()
+                .unwrap()
+                .contains_key("k:{\"uid\":{\"x\":[1,2]}}")
+        );
+    }
 }

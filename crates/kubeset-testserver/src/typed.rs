@@ -558,4 +558,24 @@ mod tests {
         // Not strict (a stored object): the unknown field is deduced.
         assert!(to_field_set(&json!({"spec": {"nope": 1}}), &w, false).is_ok());
     }
+
+    #[test]
+    fn a_deep_unknown_value_is_walked_as_deduced_maps() {
+        let free = from_schema(
+            &serde_json::from_value(
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            )
+            .unwrap(),
+        );
+        let mut deep = json!([1]);
+        for _ in 0..120 {
+            deep = json!({"a": deep});
+        }
+        let set = to_field_set(&deep, &free, true).unwrap();
+        // Every map key is a member; the innermost list is one atomic leaf.
+        assert_eq!(set.len(), 120);
+        assert_eq!(set.iter().map(Vec::len).max(), Some(120));
+        let merged = merge(&deep, &json!({"b": 1}), &free).unwrap();
+        assert_eq!(compare(&deep, &merged, &free).added.len(), 1);
+    }
 }
