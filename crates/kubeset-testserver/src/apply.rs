@@ -27,8 +27,8 @@ use serde_json::{Value, json};
 use crate::fieldset::{self, Path, Pe, Set};
 use crate::resources::Resource;
 use crate::shape::{self, Shape};
+use crate::smd::{self, Comparison};
 use crate::status::ApiError;
-use crate::typed::{self, Comparison};
 
 /// Which part of the object a write addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,7 +308,7 @@ impl Writer<'_> {
 
     /// What changed from `old` to `new`, within the scope.
     fn compare(&self, old: &Value, new: &Value, shape: &Shape) -> Comparison {
-        let mut c = typed::compare(old, new, shape);
+        let mut c = smd::compare(old, new, shape);
         for s in [&mut c.added, &mut c.modified, &mut c.removed] {
             self.scope.filter(s);
         }
@@ -427,7 +427,7 @@ pub(crate) fn apply(
         return Err(ApplyError::ManagedFields);
     }
     let shape = shape::of(w.res);
-    let mut set = typed::to_field_set(applied, &shape, true).map_err(|e| ApplyError::Shape(e.0))?;
+    let mut set = smd::to_field_set(applied, &shape, true).map_err(|e| ApplyError::Shape(e.0))?;
     w.scope.filter(&mut set);
     let mut live = base.clone();
     let mut entries = live_entries(Some(base));
@@ -446,7 +446,7 @@ pub(crate) fn apply(
         .iter()
         .position(|e| e.same(&me))
         .map(|i| entries.remove(i));
-    let mut merged = typed::merge(&live, applied, &shape).map_err(|e| ApplyError::Shape(e.0))?;
+    let mut merged = smd::merge(&live, applied, &shape).map_err(|e| ApplyError::Shape(e.0))?;
     reset_untracked(&mut merged, &live, w.scope);
     if let Some(last) = &last {
         let owned: Set = entries
@@ -460,7 +460,7 @@ pub(crate) fn apply(
             .cloned()
             .collect();
         w.scope.filter(&mut gone);
-        typed::remove(&mut merged, &shape, &gone);
+        smd::remove(&mut merged, &shape, &gone);
     }
     let c = w.compare(&live, &merged, &shape);
     let conflicts = hand_over(&mut entries, &c, None);
