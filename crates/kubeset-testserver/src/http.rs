@@ -599,7 +599,7 @@ async fn dispatch(
 }
 
 /// A request to one of [`subresource`]'s subresources: PATCH applies to
-/// the subresource's view (apply only to `scale`, as a merge).
+/// the subresource's view (apply only to `scale`).
 fn serve_subresource(
     call: &verbs::Call<'_>,
     method: &Method,
@@ -629,13 +629,13 @@ fn serve_subresource(
                 }
                 (kind, decode_object(body, &call.content_type)?)
             };
-            let kind = if kind == PatchKind::Apply {
-                PatchKind::Merge
+            if kind == PatchKind::Apply {
+                let force = call.query.flag("force");
+                subresource::serve(&sub_call, Some(Desired::Apply { config: &p, force }))?
             } else {
-                kind
-            };
-            let patch = |obj: &mut Value| verbs::apply_patch(kind, obj, &p);
-            subresource::serve(&sub_call, Some(Desired::Patch(&patch)))?
+                let patch = |obj: &mut Value| verbs::apply_patch(kind, obj, &p);
+                subresource::serve(&sub_call, Some(Desired::Patch(&patch)))?
+            }
         }
         _ => subresource::serve(
             &sub_call,

@@ -72,6 +72,7 @@ mod events;
 mod fanout;
 mod faults;
 mod fields;
+mod fieldset;
 #[doc(hidden)]
 pub mod fuzz_hooks;
 mod http;
@@ -89,6 +90,8 @@ mod scale;
 mod selectors;
 mod server;
 mod services;
+mod shape;
+mod smd;
 mod status;
 mod store;
 mod stream;

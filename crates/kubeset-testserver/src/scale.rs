@@ -10,7 +10,9 @@ use crate::apply::{self, Scope};
 use crate::resources::Resource;
 use crate::selectors::selector_to_string;
 use crate::status::ApiError;
+use crate::store::WriteCtx;
 use crate::subresource::{Call, Desired};
+use crate::util;
 use crate::verbs::check_rv;
 
 /// Serves GET (`desired`: `None`), PUT (`Desired::Object`) and PATCH
@@ -23,26 +25,72 @@ pub(crate) fn serve(call: &Call<'_>, desired: Option<Desired<'_>>) -> Result<Val
     let Some(desired) = desired else {
         return scale_of(res, &call.store.get(res, call.ns, call.name)?);
     };
+    write(call, desired)
+}
+
+/// A write through the scale (PUT, PATCH, apply), as kube-apiserver's scale
+/// handler makes it: on the `Scale`, whose owners are the parent's owners
+/// of the replicas; the `Scale`'s owners of `.spec.replicas` then go back to
+/// the parent's replicas path (`apply::through_scale`). An apply conflicts
+/// with the manager that set the replicas.
+fn write(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> {
+    let res = call.res;
+    let paths = res.scale.as_ref().ok_or_else(ApiError::path_not_found)?;
     let scope = Scope::Main {
         status_separate: res.has_status(),
     };
+    // The managedFields are computed here, not by `Store::modify`.
+    let ctx = WriteCtx {
+        applied: true,
+        ..call.ctx.clone()
+    };
     let out = call
         .store
-        .modify(res, call.ns, call.name, scope, call.ctx, |live| {
+        .modify(res, call.ns, call.name, scope, &ctx, |live| {
             let live = live.ok_or_else(|| ApiError::not_found(res, call.name))?;
-            let replicas = match desired {
-                Desired::Object(body) => {
-                    check_rv(res, call.name, &body, live)?;
-                    replicas_of(&body)
-                }
-                Desired::Patch(patch) => {
-                    let mut scale = scale_of(res, live)?;
-                    patch(&mut scale)?;
-                    replicas_of(&scale)
-                }
+            let scale = scale_of(res, live)?;
+            let now = util::now_rfc3339();
+            let writer = apply::Writer {
+                manager: &ctx.manager,
+                api_version: &res.api_version(),
+                now: &now,
+                scope,
+                res,
             };
+            let on_scale = |s: &Value, w: &apply::Writer<'_>| -> Result<Value, ApiError> {
+                let replicas = match &desired {
+                    Desired::Apply { config, force } => {
+                        check_rv(res, call.name, config, live)?;
+                        return apply::apply(s, config, w, *force)
+                            .map_err(|e| e.into_api(res, call.name));
+                    }
+                    Desired::Object(body) => {
+                        check_rv(res, call.name, body, live)?;
+                        replicas_of(body)
+                    }
+                    Desired::Patch(patch) => {
+                        let mut scale = s.clone();
+                        patch(&mut scale)?;
+                        replicas_of(&scale)
+                    }
+                };
+                let mut new = s.clone();
+                new["spec"] = json!({"replicas": replicas});
+                apply::record_update(Some(s), &mut new, w);
+                Ok(new)
+            };
+            let (replicas, managed) =
+                apply::through_scale(live, &scale, &paths.spec_replicas, &writer, on_scale)?;
             let mut new = live.clone();
             set_replicas(res, &mut new, replicas);
+            match (
+                new.get_mut("metadata").and_then(Value::as_object_mut),
+                managed,
+            ) {
+                (Some(m), Some(mf)) => m.insert("managedFields".into(), mf),
+                (Some(m), None) => m.remove("managedFields"),
+                _ => None,
+            };
             Ok(new)
         })?;
     scale_of(res, &out)

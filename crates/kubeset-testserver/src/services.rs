@@ -176,8 +176,15 @@ fn free_node_port(taken: &BTreeSet<u16>) -> Option<u16> {
 /// What the Service defaulting writes on create: `sessionAffinity`, and
 /// for every type but `ExternalName` the single-stack IPv4 families,
 /// `internalTrafficPolicy`, each port's `protocol` and `targetPort`, and
-/// `externalTrafficPolicy` for node ports and load balancers.
+/// `externalTrafficPolicy` for node ports and load balancers; and
+/// `status.loadBalancer: {}` (a Go struct, never omitted).
 pub(crate) fn defaults(obj: &mut Value) {
+    if let Some(o) = obj.as_object_mut() {
+        let status = o.entry("status").or_insert_with(|| json!({}));
+        if let Some(s) = status.as_object_mut() {
+            s.entry("loadBalancer").or_insert_with(|| json!({}));
+        }
+    }
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };

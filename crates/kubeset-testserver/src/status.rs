@@ -150,19 +150,18 @@ impl ApiError {
         let message = if n == 1 {
             let c = &conflicts[0];
             format!(
-                "Apply failed with 1 conflict: conflict with \"{}\" using {}: {}",
-                c.manager, c.api_version, c.field
+                "Apply failed with 1 conflict: conflict with {}: {}",
+                c.manager, c.field
             )
         } else {
-            let lines: Vec<String> = conflicts
-                .iter()
-                .map(|c| {
-                    format!(
-                        "conflict with \"{}\" using {}: {}",
-                        c.manager, c.api_version, c.field
-                    )
-                })
-                .collect();
+            // Grouped by manager, as the real server words it.
+            let mut lines: Vec<String> = Vec::new();
+            for (i, c) in conflicts.iter().enumerate() {
+                if i == 0 || conflicts[i - 1].manager != c.manager {
+                    lines.push(format!("conflicts with {}:", c.manager));
+                }
+                lines.push(format!("- {}", c.field));
+            }
             format!("Apply failed with {n} conflicts: {}", lines.join("\n"))
         };
         let causes: Vec<Value> = conflicts
@@ -170,7 +169,7 @@ impl ApiError {
             .map(|c| {
                 json!({
                     "reason": "FieldManagerConflict",
-                    "message": format!("conflict with \"{}\" using {}", c.manager, c.api_version),
+                    "message": format!("conflict with {}", c.manager),
                     "field": c.field,
                 })
             })

@@ -492,7 +492,7 @@ impl Store {
             api_version: &res.api_version(),
             now: &now,
             scope,
-            custom: res.custom,
+            res,
         };
         apply::record_update(None, &mut obj, &writer);
         defaults::after_record(res, &mut obj);
@@ -708,7 +708,7 @@ impl Store {
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
-                custom: res.custom,
+                res,
             };
             apply::record_update(Some(&live), &mut new, &writer);
         }
@@ -919,7 +919,7 @@ impl Store {
                     api_version: &res2.api_version(),
                     now: &util::now_rfc3339(),
                     scope,
-                    custom: res2.custom,
+                    res: &res2,
                 };
                 apply::record_update(None, &mut d, &writer);
             }
@@ -932,12 +932,13 @@ impl Store {
 }
 
 /// Whether `metadata.generation` is tracked: objects with a spec or a
-/// status subresource, except namespaces and leases (their strategies set
-/// none; checked against kube-apiserver 1.35 by the differential suite).
+/// status subresource, except namespaces, services and leases (their
+/// strategies set none; checked against kube-apiserver 1.35 by the
+/// differential suite).
 fn wants_generation(res: &Resource, obj: &Value) -> bool {
     let untracked = matches!(
         (res.group.as_str(), res.plural.as_str()),
-        ("", "namespaces") | ("coordination.k8s.io", "leases")
+        ("", "namespaces" | "services") | ("coordination.k8s.io", "leases")
     );
     !untracked && (obj.get("spec").is_some() || res.has_status())
 }

@@ -117,6 +117,13 @@ pub(crate) enum Desired<'a> {
     Object(Value),
     /// Applies a patch to (a copy of) the live parent.
     Patch(&'a dyn Fn(&mut Value) -> Result<(), ApiError>),
+    /// A server-side apply configuration (only `scale` takes one).
+    Apply {
+        /// The configuration.
+        config: &'a Value,
+        /// `force=true`.
+        force: bool,
+    },
 }
 
 /// Serves `call` (`None`: a GET, no body): the response code and body.
@@ -324,6 +331,7 @@ fn write_part(call: &Call<'_>, desired: Desired<'_>) -> Result<Value, ApiError> 
                 patch(&mut obj)?;
                 obj
             }
+            Desired::Apply { .. } => return Err(ApiError::method_not_allowed()),
         };
         let mut out = live.clone();
         match call.sub {

@@ -495,6 +495,7 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
         .unwrap_or_default()
         .to_owned();
     check_apply_config(name, p)?;
+    check_apply_target(call, p)?;
     let force = call.query.flag("force");
     let res = &call.res;
     let scope = call.scope(status);
@@ -527,10 +528,9 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 api_version: &res.api_version(),
                 now: &now,
                 scope,
-                custom: res.custom,
+                res,
             };
-            apply::apply(base, p, &writer, force)
-                .map_err(|c| ApiError::apply_conflicts(res, name, &c))
+            apply::apply(base, p, &writer, force).map_err(|e| e.into_api(res, name))
         })?;
     Ok(call.reply(if created { 201 } else { 200 }, &out))
 }
@@ -581,6 +581,27 @@ fn check_apply_config(name: &str, p: &Value) -> Result<(), ApiError> {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({applied}) does not match the name on the URL ({name})"
         )));
+    }
+    Ok(())
+}
+
+/// An apply configuration must be of the resource's apiVersion and kind
+/// (kube-apiserver's version check: `invalid object type: /v1,
+/// Kind=Secret`) and in the URL's namespace.
+fn check_apply_target(call: &Call<'_>, p: &Value) -> Result<(), ApiError> {
+    let s = |ptr: &str| p.pointer(ptr).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (s("/apiVersion"), s("/kind"));
+    if api_version != call.res.api_version() || kind != call.res.kind {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
+    }
+    let ns = s("/metadata/namespace");
+    if call.res.namespaced && !ns.is_empty() && ns != call.ns {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
     }
     Ok(())
 }

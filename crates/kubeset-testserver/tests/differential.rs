@@ -428,7 +428,38 @@ fn essence(a: &Answer, compare: &Compare, ns: &str) -> Value {
         };
     }
     // The namespace is the run's own: named `{ns}` in what is compared.
-    serde_json::from_str(&out.to_string().replace(ns, "{ns}")).expect("still JSON")
+    let mut out: Value =
+        serde_json::from_str(&out.to_string().replace(ns, "{ns}")).expect("still JSON");
+    order_managed_fields(&mut out);
+    out
+}
+
+/// Puts every `managedFields` list (also one a step picked out as
+/// `/metadata/managedFields`) in one order: by operation, manager,
+/// apiVersion and subresource. Both servers sort entries by operation,
+/// then by their time in whole seconds, then by manager; with times
+/// normalised, which of two entries written a second apart comes first is
+/// wall clock, so that order is not compared (whether an entry has a time
+/// still is).
+fn order_managed_fields(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k.ends_with("managedFields")
+                    && let Value::Array(entries) = x
+                {
+                    let key = |e: &Value| {
+                        ["operation", "manager", "apiVersion", "subresource"]
+                            .map(|f| e.get(f).and_then(Value::as_str).unwrap_or("").to_owned())
+                    };
+                    entries.sort_by_key(key);
+                }
+                order_managed_fields(x);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(order_managed_fields),
+        _ => {}
+    }
 }
 
 /// Replaces what legitimately differs between two servers by a
@@ -438,7 +469,8 @@ fn essence(a: &Answer, compare: &Compare, ns: &str) -> Value {
 ///   the embedded store's; only their presence is compared.
 /// - `continue`: an opaque token encoding a resourceVersion.
 /// - Timestamps (`creationTimestamp`, `deletionTimestamp`, any `*Time` field,
-///   `managedFields[].time`): wall clock.
+///   `managedFields[].time`): wall clock; and so the order of managedFields
+///   entries of one operation ([`order_managed_fields`]).
 /// - The random suffix of a `generateName` name: random per server.
 /// - `clusterIP`/`clusterIPs`/`nodePort`: allocated from a range.
 fn normalise(v: &mut Value) {
@@ -538,8 +570,14 @@ async fn real_target(env: &BTreeMap<String, String>) -> Target {
 async fn embedded_server_answers_as_kube_apiserver() {
     let cases = load_cases();
     let read = || -> Essences {
-        serde_json::from_str(&std::fs::read_to_string(recording()).expect("recording"))
-            .expect("recording is JSON")
+        let mut recorded: Essences =
+            serde_json::from_str(&std::fs::read_to_string(recording()).expect("recording"))
+                .expect("recording is JSON");
+        recorded
+            .values_mut()
+            .flatten()
+            .for_each(order_managed_fields);
+        recorded
     };
     let recorded = if let Some(env) = common::realkube_env() {
         let real = run(&real_target(&env).await, &cases, &run_id()).await;

@@ -321,9 +321,11 @@ async fn server_side_apply_owns_fields_and_conflicts() {
     assert_eq!(resp.status().as_u16(), 409);
     let st: Value = resp.json().await.unwrap();
     assert_eq!(st["reason"], "Conflict");
+    // An applier is named without its apiVersion (kube-apiserver 1.35
+    // names only an updater's: `"ed" using apps/v1`).
     assert_eq!(
         st["message"],
-        "Apply failed with 1 conflict: conflict with \"alice\" using apps/v1: .spec.replicas"
+        "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas"
     );
     assert_eq!(st["details"]["causes"][0]["reason"], "FieldManagerConflict");
     assert_eq!(st["details"]["causes"][0]["field"], ".spec.replicas");
