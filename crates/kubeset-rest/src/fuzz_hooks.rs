@@ -9,6 +9,11 @@ use serde::de::DeserializeOwned;
 
 use crate::{ApiError, Error, Verb, response::decode};
 
+/// What `from_json` charges each object in an array nested below the
+/// top-level object's values: the models' element types must fit in it
+/// (checked by `kubeset-client/tests/nested_budget.rs`).
+pub const NESTED_ELEMENT: usize = crate::response::NESTED_ELEMENT;
+
 /// `Retry-After: value`, relative to `now`; `None` for a value that is no
 /// header value at all or that the client ignores.
 pub fn retry_after(value: &[u8], now: SystemTime) -> Option<Duration> {

@@ -54,6 +54,17 @@ fn ws_config() -> WebSocketConfig {
         .max_frame_size(Some(MAX_MESSAGE))
 }
 
+/// A client-side WebSocket with a real stream's limits over any
+/// connection: how the fuzz targets and tests feed bytes to the stream
+/// readers of `kubeset-client` without a server. Hidden, not API.
+#[doc(hidden)]
+pub async fn client_over<S>(io: S) -> WebSocketStream<S>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    WebSocketStream::from_raw_socket(io, Role::Client, Some(ws_config())).await
+}
+
 /// The endpoints to try, in order of preference.
 fn candidates(client: &RestClient) -> Vec<Endpoint> {
     let inner = &client.inner;

@@ -36,13 +36,20 @@
 //! # Ok(()) }
 //! ```
 
+#[doc(hidden)]
+pub mod fuzz_hooks;
 mod portforward;
 mod process;
 
+use bytes::Bytes;
 use kubeset_api::api::core::v1::Pod;
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
 use kubeset_rest::Verb;
 use kubeset_rest::ws::UpgradeError;
+use kubeset_rest::ws::tungstenite::error::ProtocolError;
+use kubeset_rest::ws::tungstenite::protocol::CloseFrame;
+use kubeset_rest::ws::tungstenite::protocol::frame::coding::CloseCode;
+use kubeset_rest::ws::tungstenite::{Error as WsError, Message};
 
 pub use portforward::Portforwarder;
 pub use process::{AttachedProcess, TerminalSize, TerminalSizeSender};
@@ -183,6 +190,78 @@ pub fn exit_code(status: &Status) -> Option<i32> {
             .parse()
             .ok(),
         _ => None,
+    }
+}
+
+/// One read of a channel stream, as both channel protocols (exec/attach
+/// and port-forward) take it.
+pub(crate) enum Frame {
+    /// A binary message: its channel byte and the data after it.
+    Data(u8, Bytes),
+    /// Nothing for the protocol: a ping or a pong (tungstenite answers
+    /// pings itself).
+    Skip,
+    /// The server's normal Close: code 1000, 1001 or none.
+    End,
+}
+
+pub(crate) fn violation(reason: String) -> UpgradeError {
+    UpgradeError::Violation { reason }
+}
+
+/// Reads one message of a `protocol` stream (`v4.channel.k8s.io`, …):
+/// every binary message starts with its channel byte; a text or empty
+/// message, or a Close with another code, is an error that says so; a
+/// connection that ends without a Close is [`UpgradeError::Closed`].
+pub(crate) fn read_frame(
+    msg: Result<Message, WsError>,
+    protocol: &str,
+) -> Result<Frame, UpgradeError> {
+    let msg = match msg {
+        Ok(msg) => msg,
+        Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake)) => {
+            return Err(UpgradeError::Closed);
+        }
+        Err(e) => {
+            return Err(UpgradeError::WebSocket {
+                source: Box::new(e),
+            });
+        }
+    };
+    match msg {
+        Message::Binary(b) => {
+            if b.is_empty() {
+                return Err(violation(format!(
+                    "an empty message (no channel byte) on {protocol}"
+                )));
+            }
+            Ok(Frame::Data(b[0], b.slice(1..)))
+        }
+        Message::Text(t) => Err(violation(format!(
+            "a text message ({} bytes) where {protocol} sends binary channel data",
+            t.len()
+        ))),
+        Message::Close(frame) => closed(frame),
+        // Raw frames are never returned by a read.
+        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Frame::Skip),
+    }
+}
+
+/// A Close from the server: the end of the stream when normal (1000,
+/// 1001 or no code), else an error naming its code and reason.
+fn closed(frame: Option<CloseFrame>) -> Result<Frame, UpgradeError> {
+    match frame {
+        None => Ok(Frame::End),
+        Some(f) if matches!(f.code, CloseCode::Normal | CloseCode::Away) => Ok(Frame::End),
+        Some(f) => Err(violation(format!(
+            "the server closed the stream with code {}{}",
+            u16::from(f.code),
+            if f.reason.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", f.reason.as_str().escape_debug())
+            }
+        ))),
     }
 }
 

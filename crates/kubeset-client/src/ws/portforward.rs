@@ -7,16 +7,13 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use bytes::Bytes;
-use futures::{SinkExt, StreamExt};
-use kubeset_rest::ws::tungstenite::error::ProtocolError;
-use kubeset_rest::ws::tungstenite::protocol::CloseFrame;
-use kubeset_rest::ws::tungstenite::protocol::frame::coding::CloseCode;
+use futures::{Sink, SinkExt, Stream, StreamExt};
+use kubeset_rest::ws::UpgradeError;
 use kubeset_rest::ws::tungstenite::{Error as WsError, Message};
-use kubeset_rest::ws::{UpgradeError, WebSocket};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{DEFAULT_BUF_SIZE, StreamTask, V4};
+use super::{DEFAULT_BUF_SIZE, Frame, StreamTask, V4, read_frame, violation};
 use crate::Error;
 
 /// Largest error message kept per port.
@@ -50,7 +47,16 @@ struct Port {
 }
 
 impl Portforwarder {
-    pub(crate) fn start(ws: WebSocket, ports: &[u16]) -> Self {
+    /// Starts forwarding `ports` over `ws`, an upgraded
+    /// `v4.channel.k8s.io` stream (any stream of messages: the fuzz target
+    /// feeds it bytes).
+    pub(crate) fn start<W>(ws: W, ports: &[u16]) -> Self
+    where
+        W: Stream<Item = Result<Message, WsError>>
+            + Sink<Message, Error = WsError>
+            + Send
+            + 'static,
+    {
         let mut streams = HashMap::new();
         let mut errors = HashMap::new();
         let mut state = Vec::with_capacity(ports.len());
@@ -138,47 +144,26 @@ impl Portforwarder {
     }
 }
 
-fn violation(reason: String) -> UpgradeError {
-    UpgradeError::Violation { reason }
-}
-
 /// Moves bytes between the WebSocket and the ports' streams. Reads and
 /// writes run side by side, so a write the server is not taking yet never
 /// stops the reads that would let it (see `process::drive`).
-async fn drive(
-    ws: WebSocket,
+async fn drive<W>(
+    ws: W,
     mut ports: Vec<Port>,
     mut up: mpsc::Receiver<(usize, Option<Bytes>)>,
-) -> Result<(), UpgradeError> {
+) -> Result<(), UpgradeError>
+where
+    W: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError>,
+{
     let mut open = ports.len();
     let (mut sink, mut source) = ws.split();
     let result = {
         let reader = async {
             while let Some(msg) = source.next().await {
-                let msg = match msg {
-                    Ok(msg) => msg,
-                    // The connection ended without a Close.
-                    Err(WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake)) => {
-                        return Err(UpgradeError::Closed);
-                    }
-                    Err(e) => {
-                        return Err(UpgradeError::WebSocket {
-                            source: Box::new(e),
-                        });
-                    }
-                };
-                match msg {
-                    Message::Close(frame) => return closed(frame),
-                    Message::Binary(b) => incoming(&mut ports, &b).await?,
-                    Message::Text(t) => {
-                        return Err(violation(format!(
-                            "a text message ({} bytes) where {V4} sends binary channel data",
-                            t.len()
-                        )));
-                    }
-                    // Pings are answered by tungstenite; raw frames are not
-                    // returned by a read.
-                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                match read_frame(msg, V4)? {
+                    Frame::Data(ch, data) => incoming(&mut ports, ch, &data).await?,
+                    Frame::End => return Ok(()),
+                    Frame::Skip => {}
                 }
             }
             Err(UpgradeError::Closed)
@@ -224,34 +209,13 @@ async fn drive(
     result
 }
 
-/// A Close from the server: the end of the forward when normal (1000,
-/// 1001 or no code), else an error naming its code and reason.
-fn closed(frame: Option<CloseFrame>) -> Result<(), UpgradeError> {
-    match frame {
-        None => Ok(()),
-        Some(f) if matches!(f.code, CloseCode::Normal | CloseCode::Away) => Ok(()),
-        Some(f) => Err(violation(format!(
-            "the server closed the stream with code {}{}",
-            u16::from(f.code),
-            if f.reason.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", f.reason.as_str())
-            }
-        ))),
-    }
-}
-
 /// Which channel `ch` is, in messages: `data channel of port 80`.
 fn channel_name(kind: usize, port: u16) -> String {
     let what = if kind == 0 { "data" } else { "error" };
     format!("{what} channel of port {port}")
 }
 
-async fn incoming(ports: &mut [Port], msg: &[u8]) -> Result<(), UpgradeError> {
-    let Some((&ch, mut data)) = msg.split_first() else {
-        return Err(violation("an empty message (no channel byte)".to_owned()));
-    };
+async fn incoming(ports: &mut [Port], ch: u8, mut data: &[u8]) -> Result<(), UpgradeError> {
     let n = ports.len();
     let Some(p) = ports.get_mut(usize::from(ch / 2)) else {
         let channels = match n {

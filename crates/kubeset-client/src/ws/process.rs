@@ -5,15 +5,14 @@ use std::convert::Infallible;
 use std::future::Future;
 
 use bytes::Bytes;
-use futures::stream::{SplitSink, SplitStream};
-use futures::{SinkExt, StreamExt};
+use futures::{Sink, SinkExt, Stream, StreamExt};
 use kubeset_api::apimachinery::pkg::apis::meta::v1::Status;
-use kubeset_rest::ws::tungstenite::Message;
-use kubeset_rest::ws::{UpgradeError, WebSocket};
+use kubeset_rest::ws::UpgradeError;
+use kubeset_rest::ws::tungstenite::{Error as WsError, Message};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream, ReadHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{AttachParams, DEFAULT_BUF_SIZE, StreamTask};
+use super::{AttachParams, DEFAULT_BUF_SIZE, Frame, StreamTask, V4, V5, read_frame, violation};
 use crate::Error;
 
 const STDIN: u8 = 0;
@@ -24,6 +23,8 @@ const RESIZE: u8 = 4;
 const CLOSE: u8 = 255;
 /// Largest status accepted on the error channel.
 const MAX_STATUS: usize = 64 << 10;
+/// Most bytes of a malformed status quoted in its error.
+const EXCERPT: usize = 128;
 
 /// A terminal size, sent on the resize channel as `{"Width":…,"Height":…}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -76,7 +77,16 @@ fn pipe(on: bool, size: Option<usize>) -> (Option<DuplexStream>, Option<DuplexSt
 }
 
 impl AttachedProcess {
-    pub(crate) fn start(ws: WebSocket, v5: bool, ap: &AttachParams) -> Self {
+    /// Starts the session over `ws`, an upgraded `v5.channel.k8s.io`
+    /// (`v5`) or `v4.channel.k8s.io` stream (any stream of messages: the
+    /// fuzz target feeds it bytes).
+    pub(crate) fn start<W>(ws: W, v5: bool, ap: &AttachParams) -> Self
+    where
+        W: Stream<Item = Result<Message, WsError>>
+            + Sink<Message, Error = WsError>
+            + Send
+            + 'static,
+    {
         let (stdin_user, stdin_task) = pipe(ap.stdin, ap.max_stdin_buf_size);
         let (stdout_user, stdout_task) = pipe(ap.stdout, ap.max_stdout_buf_size);
         let (stderr_user, stderr_task) = pipe(ap.stderr && !ap.tty, ap.max_stderr_buf_size);
@@ -146,7 +156,7 @@ impl AttachedProcess {
     }
 }
 
-fn broke(e: kubeset_rest::ws::tungstenite::Error) -> UpgradeError {
+fn broke(e: WsError) -> UpgradeError {
     UpgradeError::WebSocket {
         source: Box::new(e),
     }
@@ -165,7 +175,10 @@ async fn deliver(pipe: &mut Option<DuplexStream>, data: &[u8]) {
 /// ends. Reads and writes run side by side: a stdin write the server is not
 /// taking yet (its process blocked on stdout that nobody reads) must not
 /// stop the reads that unblock it, or both sides wait for each other.
-async fn drive(ws: WebSocket, v5: bool, p: Pipes) -> Result<(), UpgradeError> {
+async fn drive<W>(ws: W, v5: bool, p: Pipes) -> Result<(), UpgradeError>
+where
+    W: Stream<Item = Result<Message, WsError>> + Sink<Message, Error = WsError>,
+{
     let Pipes {
         stdin,
         mut stdout,
@@ -175,8 +188,9 @@ async fn drive(ws: WebSocket, v5: bool, p: Pipes) -> Result<(), UpgradeError> {
     } = p;
     let (mut sink, mut source) = ws.split();
     let mut status = Vec::new();
+    let protocol = if v5 { V5 } else { V4 };
     let result = {
-        let reader = read_loop(&mut source, &mut stdout, &mut stderr, &mut status);
+        let reader = read_loop(&mut source, protocol, &mut stdout, &mut stderr, &mut status);
         let writer = write_loop(&mut sink, v5, stdin, sizes);
         tokio::select! {
             r = reader => r,
@@ -189,48 +203,80 @@ async fn drive(ws: WebSocket, v5: bool, p: Pipes) -> Result<(), UpgradeError> {
     // Readers see EOF now (their write ends are dropped here).
     drop(stdout);
     drop(stderr);
-    let parsed = if status.is_empty() {
-        None
-    } else {
-        serde_json::from_slice::<Status>(&status).ok()
-    };
-    match (result, parsed) {
+    match (result, parse_status(&status)) {
         // The status is the end of the session: how the socket closed
         // after it does not matter.
-        (_, Some(s)) => {
+        (_, Ok(Some(s))) => {
             let _ = status_tx.send(s);
             Ok(())
         }
-        (Ok(()), None) => Err(UpgradeError::Closed),
-        (Err(e), None) => Err(e),
+        (Ok(()), Ok(None)) => Err(UpgradeError::Closed),
+        // A connection that broke mid-status: the break is the cause.
+        (Ok(()), Err(e)) | (Err(e), _) => Err(e),
     }
 }
 
+/// The error channel's bytes as the final `Status` (client-go's v4
+/// error decoder): `None` when the server sent none, an error quoting a
+/// bounded excerpt when they are not one.
+fn parse_status(bytes: &[u8]) -> Result<Option<Status>, UpgradeError> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_slice::<Status>(bytes)
+        .map(Some)
+        .map_err(|e| {
+            let cut = &bytes[..bytes.len().min(EXCERPT)];
+            violation(format!(
+                "the error channel (3) sent {} bytes that are not a Status ({e}): \"{}\"{}",
+                bytes.len(),
+                String::from_utf8_lossy(cut).escape_debug(),
+                if cut.len() < bytes.len() { "…" } else { "" }
+            ))
+        })
+}
+
+/// The error for a message on a channel the server never writes.
+fn unknown_channel(channel: u8) -> UpgradeError {
+    violation(format!(
+        "a message on channel {channel}; the server sends on stdout (1), stderr (2) \
+         and the error channel (3) only"
+    ))
+}
+
 /// Server → user: stdout and stderr into their pipes, the error channel
-/// into `status`, until the close frame (`Ok`) or a broken connection.
-async fn read_loop(
-    source: &mut SplitStream<WebSocket>,
+/// into `status`, until the server's normal Close (`Ok`), a broken
+/// connection or a message the protocol does not allow (an error naming
+/// it). A channel the session did not ask for is discarded.
+async fn read_loop<S>(
+    source: &mut S,
+    protocol: &str,
     stdout: &mut Option<DuplexStream>,
     stderr: &mut Option<DuplexStream>,
     status: &mut Vec<u8>,
-) -> Result<(), UpgradeError> {
+) -> Result<(), UpgradeError>
+where
+    S: Stream<Item = Result<Message, WsError>> + Unpin,
+{
     while let Some(msg) = source.next().await {
-        match msg.map_err(broke)? {
-            Message::Close(_) => return Ok(()),
-            Message::Binary(b) => match b.split_first() {
-                Some((&STDOUT, d)) => deliver(stdout, d).await,
-                Some((&STDERR, d)) => deliver(stderr, d).await,
-                Some((&ERROR, d)) => {
-                    if status.len() + d.len() > MAX_STATUS {
-                        return Err(UpgradeError::Violation {
-                            reason: "status too large".into(),
-                        });
-                    }
-                    status.extend_from_slice(d);
+        let (channel, data) = match read_frame(msg, protocol)? {
+            Frame::Data(channel, data) => (channel, data),
+            Frame::End => return Ok(()),
+            Frame::Skip => continue,
+        };
+        match channel {
+            STDOUT => deliver(stdout, &data).await,
+            STDERR => deliver(stderr, &data).await,
+            ERROR => {
+                if status.len() + data.len() > MAX_STATUS {
+                    return Err(violation(format!(
+                        "the error channel (3) sent {} bytes, over the {MAX_STATUS} a Status may take",
+                        status.len() + data.len()
+                    )));
                 }
-                _ => {}
-            },
-            _ => {}
+                status.extend_from_slice(&data);
+            }
+            other => return Err(unknown_channel(other)),
         }
     }
     Err(UpgradeError::Closed)
@@ -238,12 +284,15 @@ async fn read_loop(
 
 /// User → server: stdin (then, in v5, its close) and terminal sizes; runs
 /// until a write fails.
-async fn write_loop(
-    sink: &mut SplitSink<WebSocket, Message>,
+async fn write_loop<S>(
+    sink: &mut S,
     v5: bool,
     mut stdin: Option<ReadHalf<DuplexStream>>,
     mut sizes: Option<mpsc::Receiver<TerminalSize>>,
-) -> Result<Infallible, UpgradeError> {
+) -> Result<Infallible, UpgradeError>
+where
+    S: Sink<Message, Error = WsError> + Unpin,
+{
     let mut buf = vec![0u8; 32 << 10];
     loop {
         tokio::select! {

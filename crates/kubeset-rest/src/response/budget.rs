@@ -15,9 +15,24 @@
 //!
 //! Only the top level is wrapped: each element is decoded by the plain
 //! serde_json deserializer, so the models' decode code is not compiled a
-//! second time and costs nothing more per field. Arrays nested inside one
-//! object are not charged (a watch event or a single object amplifies by
-//! at most its element types' sizes over their three-byte minimum).
+//! second time and costs nothing more per field.
+//!
+//! Arrays nested deeper (a Pod's containers, in a list or alone) are
+//! bounded before decoding by [`nested_objects`], a linear scan of the
+//! body that allocates nothing: every object that is an element of such
+//! an array is charged [`NESTED_ELEMENT`] bytes — at least the `size_of`
+//! of every model element type, whose type the scan does not know —
+//! against [`NESTED_PER_BYTE`] (272) bytes per body byte plus
+//! [`MEMORY_FLOOR`]. The higher rate pays for not knowing the type: the
+//! smallest real element (`{"port":80},`, 12 bytes) pays for itself, so
+//! real bodies pass whatever they hold, while `[{},{},…]` (3 bytes per
+//! element) is refused past the floor: nested elements cost at most 272×
+//! their body instead of over 1,000×. Scalars and
+//! arrays as elements need no charge: a `String`, a `Quantity` or a
+//! `Value` is at most 32 bytes for at least two bytes of body. Not
+//! covered: maps of objects (`JSONSchemaProps.properties`), and element
+//! types of the user's own (derived) resources larger than
+//! [`NESTED_ELEMENT`].
 
 use std::cell::Cell;
 use std::fmt;
@@ -29,6 +44,112 @@ pub(crate) const MEMORY_PER_BYTE: usize = 64;
 
 /// Bytes allowed whatever the body's size.
 pub(crate) const MEMORY_FLOOR: usize = 1024 * 1024;
+
+/// What an object nested in an array is charged: at least the `size_of`
+/// of every model type that is an element of a nested array (the largest
+/// is `Volume`, 3,208 bytes, by the generator's layout table;
+/// `kubeset-client/tests/nested_budget.rs` checks the largest ones).
+pub(crate) const NESTED_ELEMENT: usize = 3264;
+
+/// Bytes of nested array elements allowed per byte of body: an object of
+/// 11 bytes of text (`{"port":80}`, 12 with its comma), the smallest real
+/// one, pays for itself.
+pub(crate) const NESTED_PER_BYTE: usize = NESTED_ELEMENT / 12;
+
+/// Open containers the scan tracks: serde_json refuses deeper bodies.
+const MAX_DEPTH: usize = 128;
+
+/// What [`nested_objects`] looks at: a string's start, an opening or a
+/// closing bracket; everything else is skipped.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = 1;
+    t[b'{' as usize] = 2;
+    t[b'[' as usize] = 3;
+    t[b'}' as usize] = 4;
+    t[b']' as usize] = 4;
+    t
+};
+
+/// Checks, before decoding, that the objects which are elements of arrays
+/// below the top-level object's values (charged by type in [`decode`])
+/// cost at most [`NESTED_PER_BYTE`] per body byte plus [`MEMORY_FLOOR`],
+/// at [`NESTED_ELEMENT`] each. One pass, no allocation; a body that is not
+/// JSON is left to the decoder's error.
+pub(crate) fn nested_objects<E: de::Error>(body: &[u8]) -> Result<(), E> {
+    let limit = body
+        .len()
+        .saturating_mul(NESTED_PER_BYTE)
+        .saturating_add(MEMORY_FLOOR);
+    let allowed = limit / NESTED_ELEMENT;
+    // Every such object has a `{`: real bodies have few enough that the
+    // structural scan is not needed (a count runs at memory speed).
+    if count_braces(body) <= allowed {
+        return Ok(());
+    }
+    // Bit d: the container open at depth d + 1 is an array.
+    let mut arrays: u128 = 0;
+    let (mut depth, mut count, mut i) = (0usize, 0usize, 0usize);
+    while i < body.len() {
+        match CLASS[usize::from(body[i])] {
+            1 => i = string_end(body, i + 1),
+            class @ (2 | 3) => {
+                if depth >= MAX_DEPTH {
+                    return Ok(());
+                }
+                // An object whose parent is an array at depth 3 or more.
+                if class == 2 && depth >= 3 && (arrays >> (depth - 1)) & 1 == 1 {
+                    count += 1;
+                    if count > allowed {
+                        return Err(E::custom(format_args!(
+                            "{count} or more objects in nested arrays (the last at byte {i}) \
+                             from a body of {} bytes exceed the decode memory limit of {limit} \
+                             bytes ({NESTED_ELEMENT} per object, {NESTED_PER_BYTE} per body \
+                             byte + {MEMORY_FLOOR})",
+                            body.len()
+                        )));
+                    }
+                }
+                let bit = 1u128 << depth;
+                arrays = if class == 3 {
+                    arrays | bit
+                } else {
+                    arrays & !bit
+                };
+                depth += 1;
+            }
+            4 => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// How many `{` bytes `body` holds, strings included: per chunk of 255
+/// into a `u8`, which the compiler turns into wide vector compares.
+fn count_braces(body: &[u8]) -> usize {
+    body.chunks(255)
+        .map(|chunk| {
+            let n: u8 = chunk.iter().map(|&b| u8::from(b == b'{')).sum();
+            usize::from(n)
+        })
+        .sum()
+}
+
+/// The index of the quote that ends the string whose text starts at
+/// `from` (the body's length when it never ends).
+fn string_end(body: &[u8], mut from: usize) -> usize {
+    while let Some(at) = memchr::memchr2(b'"', b'\\', body.get(from..).unwrap_or_default()) {
+        let at = from + at;
+        if body[at] == b'"' {
+            return at;
+        }
+        // An escape: skip the escaped byte.
+        from = at + 2;
+    }
+    body.len()
+}
 
 /// Decodes `T` from `de`, charging the top-level arrays' elements against
 /// the limit of a body of `body_len` bytes.
@@ -364,6 +485,48 @@ mod tests {
         // byte (`[],`): such lists stay within the limit and decode.
         let v = from_json::<serde_json::Value>(&body(100_000, "[]")).map(|_| ());
         assert!(v.is_ok(), "{}", v.unwrap_err());
+    }
+
+    /// `{"spec":{"containers":[E,E,…]}}`, wrapped in a list's `items`
+    /// when `in_list`.
+    fn pod(elements: usize, element: &str, in_list: bool) -> Vec<u8> {
+        let list = vec![element; elements].join(",");
+        let pod = format!(r#"{{"spec":{{"containers":[{list}]}}}}"#);
+        if in_list {
+            format!(r#"{{"items":[{pod}]}}"#).into_bytes()
+        } else {
+            pod.into_bytes()
+        }
+    }
+
+    #[test]
+    fn a_pod_of_empty_containers_is_refused_before_it_is_allocated() {
+        // 100,000 × 3,264 bytes charged for 300 kB, past 272 per byte + 1 MiB;
+        // it decoded to about 214 MB of Containers before.
+        for in_list in [false, true] {
+            let e = from_json::<serde_json::Value>(&pod(100_000, "{}", in_list)).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("objects in nested arrays"), "{text}");
+            assert!(text.contains("exceed the decode memory limit"), "{text}");
+        }
+        // Below the floor, and past it with elements that pay for themselves.
+        assert!(from_json::<serde_json::Value>(&pod(300, "{}", false)).is_ok());
+        let port = r#"{"port":80}"#;
+        let v = from_json::<serde_json::Value>(&pod(100_000, port, true)).map(|_| ());
+        assert!(v.is_ok(), "{}", v.unwrap_err());
+    }
+
+    #[test]
+    fn brackets_in_strings_and_the_top_level_arrays_are_not_counted() {
+        // 400,000 `{}` inside a nested array's string, escaped quotes
+        // included: text, not objects.
+        let text = r#"\"[{},{}]\" "#.repeat(40_000);
+        let body = format!(r#"{{"spec":{{"args":["{text}"]}}}}"#);
+        assert!(from_json::<serde_json::Value>(body.as_bytes()).is_ok());
+        // The elements of a list's items are charged by their type instead.
+        let list = format!(r#"{{"items":[{}]}}"#, vec!["{}"; 100_000].join(","));
+        let v: serde_json::Value = from_json(list.as_bytes()).unwrap();
+        assert_eq!(v["items"].as_array().map(Vec::len), Some(100_000));
     }
 
     #[test]

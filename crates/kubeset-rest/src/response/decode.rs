@@ -195,7 +195,11 @@ pub(crate) fn decode_json<'a, T: DeserializeOwned>(
 /// The elements of the top-level object's arrays (a list's `items`) may
 /// cost at most 64 bytes of `size_of` per body byte (plus 1 MiB), the rule
 /// of kubeset-api's protobuf decoder, so a body of empty items cannot ask
-/// for gigabytes: it is refused before the rest is allocated.
+/// for gigabytes: it is refused before the rest is allocated. Objects in
+/// arrays nested deeper (a Pod's containers) are counted by a scan of the
+/// body before it is decoded, at 4 KiB each against 256 bytes per body
+/// byte (plus 1 MiB): a Pod of 100,000 `{}` containers is refused before
+/// anything is allocated.
 ///
 /// # Errors
 ///
@@ -203,8 +207,8 @@ pub(crate) fn decode_json<'a, T: DeserializeOwned>(
 /// past the memory limit.
 pub fn from_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
     match std::str::from_utf8(body) {
-        Ok(text) => finish(serde_json::Deserializer::from_str(text), body.len()),
-        Err(_) => finish(serde_json::Deserializer::from_slice(body), body.len()),
+        Ok(text) => finish(serde_json::Deserializer::from_str(text), body),
+        Err(_) => finish(serde_json::Deserializer::from_slice(body), body),
     }
 }
 
@@ -212,8 +216,10 @@ pub fn from_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
 /// white space may follow, as `serde_json::from_str` checks.
 fn finish<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
     mut de: serde_json::Deserializer<R>,
-    len: usize,
+    body: &[u8],
 ) -> serde_json::Result<T> {
+    super::budget::nested_objects::<serde_json::Error>(body)?;
+    let len = body.len();
     let value = super::budget::decode(&mut de, len)?;
     de.end()?;
     Ok(value)

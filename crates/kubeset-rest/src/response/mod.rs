@@ -3,6 +3,8 @@
 mod budget;
 pub(crate) mod decode;
 
+pub(crate) use budget::NESTED_ELEMENT;
+
 use std::time::SystemTime;
 
 use bytes::Bytes;
