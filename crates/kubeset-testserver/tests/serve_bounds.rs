@@ -2,7 +2,9 @@
 //! request head, a dripping body and a connection that never starts TLS
 //! are closed; connections past the bound are closed at once; the admin
 //! endpoint speaks TLS when the API does; a watcher that never reads is
-//! ended while one that reads gets every event.
+//! ended while one that reads gets every event; HTTP/2 announces
+//! kube-apiserver's 100 streams and closes a connection idle without
+//! streams; requests past the in-flight limit get `429` and `Retry-After`.
 //!
 //! Timeouts are configured short; the tests assert only that a connection
 //! was closed (or answered), never how fast.
@@ -439,10 +441,11 @@ async fn http2_announces_kube_apiservers_streams_and_closes_a_connection_idle_wi
     );
     h2_body(again).await;
     // Without it (the stream reset), the server sends GOAWAY and closes.
+    // `send` stays: the client would close a connection it can no longer use.
     drop(watch);
-    drop(send);
     let ended = tokio::time::timeout(GUARD, conn).await;
     assert!(ended.is_ok(), "the idle HTTP/2 connection stayed open");
+    drop(send);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
