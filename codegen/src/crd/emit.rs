@@ -5,12 +5,14 @@
 //! enums (unknown values kept in the fallback variant).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
 
 use super::CustomResourceDefinition;
+use super::pieces::{self, CHUNK, List, Place};
 use crate::emit::{docs, format, resource_info, rust_ty_with};
 use crate::error::CodegenError;
 use crate::ir::{Field, Ir, ResourceIr, Ty, TypeDef, TypeKind, Variant};
@@ -179,16 +181,14 @@ fn default_impl(ir: &Ir, name: &TokenStream, t: &TypeDef, fields: &[Field]) -> O
     })
 }
 
-/// The field written in place of the declared fields when a large struct
-/// is formatted in pieces ([`format_large_struct`]); generated field
-/// names never start with two underscores.
-const PLACEHOLDER: &str = "__kubeset_fields";
-
-/// Fields per formatting pass of a large struct.
-const FIELD_CHUNK: usize = 1024;
+/// The placeholders of the long lists of a type ([`pieces`]).
+const FIELDS: &str = "__kubeset_fields";
+const VARIANTS: &str = "__kubeset_variants";
+const TO_STR: &str = "__kubeset_to_str";
+const FROM_STR: &str = "__kubeset_from_str";
 
 /// A struct's items; with `placeholder`, the declaration holds the one
-/// field [`PLACEHOLDER`] instead of `fields` (the impls still use them).
+/// field [`FIELDS`] instead of `fields` (the impls still use them).
 fn struct_tokens(
     ir: &Ir,
     t: &TypeDef,
@@ -199,8 +199,7 @@ fn struct_tokens(
     let name = ident(&t.name);
     let name_tokens = quote!(#name);
     let field_tokens: Vec<TokenStream> = if placeholder {
-        let p = ident(PLACEHOLDER);
-        vec![quote!(#p: (),)]
+        vec![Place::Fields.placeholder(FIELDS)]
     } else {
         fields.iter().map(|f| field_tokens(ir, f)).collect()
     };
@@ -414,21 +413,62 @@ fn has_spec_status(ir: &Ir, name: &proc_macro2::Ident, fields: &[Field]) -> Toke
     quote!(#spec #status)
 }
 
-fn enum_tokens(t: &TypeDef, variants: &[Variant], other: &str, doc: TokenStream) -> TokenStream {
+/// How wide a `match` arm written without formatting may be: well within
+/// prettyplease's margin (89 columns), so that it is the line prettyplease
+/// prints (the unit tests compare them across the boundary).
+const KNOWN_WIDTH: usize = 80;
+
+/// The lines prettyplease prints for a variant's declaration (a doc line
+/// and the name) and for its arms in `as_str` and `From<&str>` when they
+/// fit in [`KNOWN_WIDTH`]; `None` for an arm that does not.
+fn variant_text(v: &Variant, list: &str) -> Option<String> {
+    let name = ident(&v.rust);
+    let json = proc_macro2::Literal::string(&v.json);
+    let line = match list {
+        VARIANTS => return Some(format!("    /// `{:?}`.\n    {name},\n", v.json)),
+        TO_STR => format!("            Self::{name} => {json},\n"),
+        _ => format!("            {json} => Self::{name},\n"),
+    };
+    (line.len() <= KNOWN_WIDTH + 1).then_some(line)
+}
+
+fn variant_decl(v: &Variant) -> TokenStream {
+    let (n, d) = (ident(&v.rust), format!(" `{:?}`.", v.json));
+    quote!(#[doc = #d] #n,)
+}
+
+fn to_str_arm(v: &Variant) -> TokenStream {
+    let (n, j) = (ident(&v.rust), &v.json);
+    quote!(Self::#n => #j,)
+}
+
+fn from_str_arm(v: &Variant) -> TokenStream {
+    let (n, j) = (ident(&v.rust), &v.json);
+    quote!(#j => Self::#n,)
+}
+
+/// A string enum's items; with `placeholder`, its variants and the arms
+/// of its two `match`es are one placeholder each ([`VARIANTS`],
+/// [`TO_STR`], [`FROM_STR`]).
+fn enum_tokens(
+    t: &TypeDef,
+    variants: &[Variant],
+    other: &str,
+    doc: TokenStream,
+    placeholder: bool,
+) -> TokenStream {
     let name = ident(&t.name);
     let other = ident(other);
-    let decls = variants.iter().map(|v| {
-        let (n, d) = (ident(&v.rust), format!(" `{:?}`.", v.json));
-        quote!(#[doc = #d] #n,)
-    });
-    let to_str = variants.iter().map(|v| {
-        let (n, j) = (ident(&v.rust), &v.json);
-        quote!(Self::#n => #j,)
-    });
-    let from_str = variants.iter().map(|v| {
-        let (n, j) = (ident(&v.rust), &v.json);
-        quote!(#j => Self::#n,)
-    });
+    let each = |place: Place, name: &str, item: fn(&Variant) -> TokenStream| -> Vec<TokenStream> {
+        if placeholder {
+            vec![place.placeholder(name)]
+        } else {
+            variants.iter().map(item).collect()
+        }
+    };
+    let decls = each(Place::Variants, VARIANTS, variant_decl);
+    let to_str = each(Place::Arms, TO_STR, to_str_arm);
+    let from_str = each(Place::Arms, FROM_STR, from_str_arm);
     let first = match variants.first() {
         Some(v) => {
             let n = ident(&v.rust);
@@ -528,43 +568,63 @@ fn untagged_tokens(
     }
 }
 
-/// The file of a struct with more than [`FIELD_CHUNK`] fields (a CRD may
-/// have hundreds of thousands), formatted in pieces so that the token
-/// trees and syntax trees of only one chunk of fields exist at a time: the
-/// file with the [`PLACEHOLDER`] field, then the fields a chunk at a time
-/// as the body of a struct of their own, spliced in place of the
-/// placeholder's line. prettyplease prints each named field on lines of
-/// its own at the same indentation, so the text is that of formatting the
-/// whole at once (a unit test compares them).
-fn format_large_struct(
-    ir: &Ir,
-    t: &TypeDef,
-    fields: &[Field],
-    file: &str,
-    preamble: &str,
-) -> Result<String, CodegenError> {
-    let skeleton = format(
-        file,
-        struct_tokens(ir, t, fields, type_doc(t), true),
-        preamble,
-    )?;
-    let line = format!("    {PLACEHOLDER}: (),\n");
-    let Some(at) = skeleton.find(&line) else {
-        return format(file, type_tokens(ir, t), preamble);
+/// The tokens of `all[range]`, one `item` each.
+fn items_of<T>(
+    all: &[T],
+    item: impl Fn(&T) -> TokenStream,
+) -> impl Fn(Range<usize>) -> Vec<TokenStream> {
+    move |range| all[range].iter().map(&item).collect()
+}
+
+/// The text of a type's file: formatted at once, or in pieces
+/// ([`pieces`]) when one of its lists is longer than a [`CHUNK`] (a CRD
+/// may have hundreds of thousands of fields or enum values), which gives
+/// the same text (the unit tests compare them).
+fn type_text(ir: &Ir, t: &TypeDef, file: &str, preamble: &str) -> Result<String, CodegenError> {
+    let spliced = match &t.kind {
+        TypeKind::Struct { fields } if fields.len() > CHUNK => {
+            let items = items_of(fields, |f| field_tokens(ir, f));
+            let list = |placeholder, place, items| List {
+                placeholder,
+                place,
+                len: fields.len(),
+                items,
+                known: &|_| None,
+            };
+            let skeleton = struct_tokens(ir, t, fields, type_doc(t), true);
+            let lists = [list(FIELDS, Place::Fields, &items)];
+            pieces::format_in_pieces(file, preamble, skeleton, &lists)?
+        }
+        TypeKind::Enum { variants, other } if variants.len() > CHUNK => {
+            let decls = items_of(variants, variant_decl);
+            let to_str = items_of(variants, to_str_arm);
+            let from_str = items_of(variants, from_str_arm);
+            let (decls_known, to_str_known, from_str_known) = (
+                |i: usize| variant_text(&variants[i], VARIANTS),
+                |i: usize| variant_text(&variants[i], TO_STR),
+                |i: usize| variant_text(&variants[i], FROM_STR),
+            );
+            let list = |placeholder, place, items, known| List {
+                placeholder,
+                place,
+                len: variants.len(),
+                items,
+                known,
+            };
+            let skeleton = enum_tokens(t, variants, other, type_doc(t), true);
+            let lists = [
+                list(VARIANTS, Place::Variants, &decls, &decls_known),
+                list(TO_STR, Place::Arms, &to_str, &to_str_known),
+                list(FROM_STR, Place::Arms, &from_str, &from_str_known),
+            ];
+            pieces::format_in_pieces(file, preamble, skeleton, &lists)?
+        }
+        _ => None,
     };
-    let mut out = String::with_capacity(skeleton.len() + fields.len() * 96);
-    out.push_str(&skeleton[..at]);
-    for chunk in fields.chunks(FIELD_CHUNK) {
-        let decls = chunk.iter().map(|f| field_tokens(ir, f));
-        let text = format(file, quote!(struct S { #(#decls)* }), "")?;
-        let body = text
-            .find("{\n")
-            .zip(text.rfind("}\n"))
-            .map(|(open, close)| &text[open + 2..close]);
-        out.push_str(body.unwrap_or_default());
+    match spliced {
+        Some(text) => Ok(text),
+        None => format(file, type_tokens(ir, t), preamble),
     }
-    out.push_str(&skeleton[at + line.len()..]);
-    Ok(out)
 }
 
 /// The doc attributes of a type: its description and notes.
@@ -583,7 +643,7 @@ fn type_tokens(ir: &Ir, t: &TypeDef) -> TokenStream {
     let doc = type_doc(t);
     match &t.kind {
         TypeKind::Struct { fields } => struct_tokens(ir, t, fields, doc, false),
-        TypeKind::Enum { variants, other } => enum_tokens(t, variants, other, doc),
+        TypeKind::Enum { variants, other } => enum_tokens(t, variants, other, doc, false),
         TypeKind::Untagged { variants } => untagged_tokens(ir, t, variants, doc),
         TypeKind::Opaque | TypeKind::HandWritten { .. } => {
             let name = ident(&t.name);
@@ -625,12 +685,7 @@ pub fn emit(
             "{mark}// Source: {}.\n",
             names::escape_text(&format!("{}{path_note}", t.source))
         );
-        let text = match &t.kind {
-            TypeKind::Struct { fields } if fields.len() > FIELD_CHUNK => {
-                format_large_struct(ir, t, fields, &file, &pre)?
-            }
-            _ => format(&file, type_tokens(ir, t), &pre)?,
-        };
+        let text = type_text(ir, t, &file, &pre)?;
         files.insert(file.clone(), text);
     }
     let groups_of: BTreeMap<String, &str> = crds
@@ -714,21 +769,14 @@ mod tests {
     use super::*;
     use crate::spec::Schema;
 
-    #[test]
-    fn a_large_struct_formats_in_pieces_as_at_once() {
-        let mut spec = Schema {
+    /// A CRD whose spec has `properties`, lowered.
+    fn lowered(properties: BTreeMap<String, Schema>, required: Vec<String>) -> Ir {
+        let spec = Schema {
             ty: Some("object".into()),
+            properties,
+            required,
             ..Schema::default()
         };
-        for i in 0..(FIELD_CHUNK * 2 + 17) {
-            let prop = Schema {
-                ty: Some(if i % 3 == 0 { "integer" } else { "string" }.into()),
-                description: (i % 5 == 0).then(|| format!("Field {i}.\n\nSecond line.")),
-                ..Schema::default()
-            };
-            spec.properties.insert(format!("f{i}"), prop);
-        }
-        spec.required = vec!["f1".into()];
         let crd = super::super::CustomResourceDefinition {
             metadata: super::super::CrdMeta {
                 name: "bigs.example.com".into(),
@@ -756,18 +804,66 @@ mod tests {
                 }],
             },
         };
-        let (ir, _) = super::super::lower(&[crd]).expect("lowers");
-        let t = ir
-            .types
-            .values()
-            .find(|t| t.name == "BigSpec")
-            .expect("the spec");
-        let TypeKind::Struct { fields } = &t.kind else {
-            panic!("a struct")
-        };
-        let pieces = format_large_struct(&ir, t, fields, "f", "// p\n").expect("pieces");
-        let whole = format("f", type_tokens(&ir, t), "// p\n").expect("whole");
+        super::super::lower(&[crd]).expect("lowers").0
+    }
+
+    /// The type `name`'s file formatted in pieces and at once.
+    fn both_ways(ir: &Ir, name: &str) -> (String, String) {
+        let t = ir.types.values().find(|t| t.name == name).expect(name);
+        let pieces = type_text(ir, t, "f", "// p\n").expect("pieces");
+        let whole = format("f", type_tokens(ir, t), "// p\n").expect("whole");
+        (pieces, whole)
+    }
+
+    #[test]
+    fn a_large_struct_formats_in_pieces_as_at_once() {
+        let mut properties = BTreeMap::new();
+        for i in 0..(CHUNK * 2 + 17) {
+            let prop = Schema {
+                ty: Some(if i % 3 == 0 { "integer" } else { "string" }.into()),
+                description: (i % 5 == 0).then(|| format!("Field {i}.\n\nSecond line.")),
+                ..Schema::default()
+            };
+            properties.insert(format!("f{i}"), prop);
+        }
+        let ir = lowered(properties, vec!["f1".into()]);
+        let (pieces, whole) = both_ways(&ir, "BigSpec");
         assert!(pieces.contains("pub f2063: Option<String>,"));
+        assert!(!pieces.contains("__kubeset"), "a placeholder is left");
+        assert_eq!(pieces, whole);
+    }
+
+    #[test]
+    fn a_large_enum_formats_in_pieces_as_at_once() {
+        // Values whose variants, docs and arms vary in length (across the
+        // width written without formatting) and escaping, including ones
+        // that look like the placeholders.
+        let mut values: Vec<Value> = (0..(CHUNK * 2 + 17))
+            .map(|i| match i % 4 {
+                0 => Value::from(format!("value-{i}")),
+                1 => Value::from(format!("a \"quoted\" \u{202e} value {i}")),
+                2 => Value::from(format!("{}{i}", "l".repeat(i % 90))),
+                _ => Value::from(format!("__kubeset_to_str => (),{i}")),
+            })
+            .collect();
+        values.push(Value::from("Other"));
+        let e = Schema {
+            ty: Some("string".into()),
+            enum_values: values,
+            ..Schema::default()
+        };
+        let ir = lowered([("e".to_owned(), e)].into(), Vec::new());
+        let (pieces, whole) = both_ways(&ir, "BigSpecE");
+        assert!(
+            pieces.contains("\"value-2064\" => Self::Value2064,"),
+            "{pieces}"
+        );
+        assert!(pieces.contains("Self::Value2064 => \"value-2064\","));
+        assert!(pieces.contains("Other2(String),"));
+        // No placeholder left: only the look-alike values, each in its
+        // doc and its two arms.
+        let look_alikes = (0..(CHUNK * 2 + 17)).filter(|i| i % 4 == 3).count();
+        assert_eq!(pieces.matches("__kubeset").count(), look_alikes * 3);
         assert_eq!(pieces, whole);
     }
 }

@@ -46,6 +46,7 @@ pub mod cluster;
 mod emit;
 #[doc(hidden)]
 pub mod fuzz_hooks;
+mod pieces;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

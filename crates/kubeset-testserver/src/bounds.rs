@@ -27,6 +27,8 @@ pub(crate) struct Bounds {
     /// http.DefaultTransport keep-alive timeout") for the next request and
     /// then `ReadHeaderTimeout` for its head; hyper has one clock for both,
     /// so this is the 90 s. Clients drop idle connections at 90 s too.
+    /// An HTTP/2 connection with no stream open for this long is sent
+    /// GOAWAY and closed (Go's HTTP/2 server takes the same `IdleTimeout`).
     pub(crate) idle: Duration,
     /// Reading a request body: past it the request is answered `504
     /// Timeout` and the connection closed, as kube-apiserver's timeout
@@ -39,6 +41,18 @@ pub(crate) struct Bounds {
     /// number (Go raises the process's file limit instead); ours refuses a
     /// flood at the door rather than at the descriptor limit.
     pub(crate) max_connections: usize,
+    /// HTTP/2 streams a connection may have open at once (the
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` it announces; a stream past it is
+    /// refused). kube-apiserver: 100 unless
+    /// `--http2-max-streams-per-connection` is set, "to match
+    /// http2.initialMaxConcurrentStreams used by clients".
+    pub(crate) h2_max_streams: u32,
+    /// Read-only requests (`GET`, `HEAD`) served at once, long-running
+    /// ones not counted; one more is answered `429` with `Retry-After: 1`
+    /// (kube-apiserver's `--max-requests-inflight`, 400; `inflight.rs`).
+    pub(crate) max_read_only_inflight: usize,
+    /// The same for every other method (`--max-mutating-requests-inflight`, 200).
+    pub(crate) max_mutating_inflight: usize,
     /// Bytes a watch may have queued and not yet taken by the connection
     /// (an event larger than this is sent a frame at a time).
     pub(crate) watch_queue_bytes: usize,
@@ -50,6 +64,12 @@ pub(crate) struct Bounds {
     pub(crate) slow_watcher: Duration,
 }
 
+/// What an HTTP/2 stream may send ahead of the server's reading, and the
+/// largest frame it reads: kube-apiserver's 256 KiB ("at least 99% of
+/// serialized resources in surveyed clusters were smaller than 256kb");
+/// a connection's window is this times [`Bounds::h2_max_streams`].
+pub(crate) const H2_STREAM_WINDOW: u32 = 256 * 1024;
+
 impl Default for Bounds {
     fn default() -> Self {
         Self {
@@ -58,6 +78,9 @@ impl Default for Bounds {
             idle: Duration::from_secs(90),
             body: Duration::from_secs(60),
             max_connections: 4096,
+            h2_max_streams: 100,
+            max_read_only_inflight: 400,
+            max_mutating_inflight: 200,
             watch_queue_bytes: 64 * 1024,
             slow_watcher: Duration::from_secs(10),
         }

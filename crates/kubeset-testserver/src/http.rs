@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::auth;
 use crate::discovery;
 use crate::faults::{FaultState, Verdict};
+use crate::inflight::{self, Guarded};
 use crate::limits;
 use crate::openapi;
 use crate::resources::Resource;
@@ -241,6 +242,12 @@ pub(crate) async fn handle(
     {
         return Ok(error_response(&ApiError::unauthorized()));
     }
+    // kube-apiserver's max-in-flight filter, after authentication.
+    let kind = inflight::kind_of(req.method(), req.uri().path(), req.uri().query());
+    let slot = match shared.conns.in_flight.admit(kind) {
+        Ok(slot) => slot,
+        Err(too_many) => return Ok(too_many),
+    };
     let req = match crate::stream::intercept(req, &shared, &faults).await {
         Ok(upgraded) => return Ok(upgraded),
         Err(req) => req,
@@ -258,7 +265,12 @@ pub(crate) async fn handle(
         resp.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
-    Ok(crate::protobuf::encode_response(&negotiation, resp).await)
+    let resp = crate::protobuf::encode_response(&negotiation, resp).await;
+    // The slot is held until the answer is sent.
+    Ok(match slot {
+        Some(slot) => Guarded::wrap(resp, slot),
+        None => resp,
+    })
 }
 
 /// kube-apiserver's answer to a request that did not complete within

@@ -77,6 +77,7 @@ mod fieldset;
 pub mod fuzz_hooks;
 mod http;
 mod immutable;
+mod inflight;
 mod kubeconfig;
 mod limits;
 mod openapi;
@@ -323,6 +324,31 @@ impl TestServerBuilder {
     /// (default 4096, at least 1); one more is accepted and closed at once.
     pub fn max_connections(mut self, n: usize) -> Self {
         self.bounds.max_connections = n.max(1);
+        self
+    }
+
+    /// HTTP/2 streams a connection may have open at once (default 100, as
+    /// kube-apiserver; at least 1): the `SETTINGS_MAX_CONCURRENT_STREAMS`
+    /// the server announces, past which a stream is refused.
+    pub fn http2_max_streams(mut self, n: u32) -> Self {
+        self.bounds.h2_max_streams = n.max(1);
+        self
+    }
+
+    /// Read-only requests (`GET`, `HEAD`) served at once over every
+    /// replica (default 400, kube-apiserver's `--max-requests-inflight`;
+    /// at least 1). One more is answered `429 Too Many Requests` with
+    /// `Retry-After: 1`; watches, logs, exec, attach, port-forward and
+    /// proxy are not counted.
+    pub fn max_requests_inflight(mut self, n: usize) -> Self {
+        self.bounds.max_read_only_inflight = n.max(1);
+        self
+    }
+
+    /// The same for every other method (default 200, kube-apiserver's
+    /// `--max-mutating-requests-inflight`; at least 1).
+    pub fn max_mutating_requests_inflight(mut self, n: usize) -> Self {
+        self.bounds.max_mutating_inflight = n.max(1);
         self
     }
 

@@ -26,14 +26,15 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use crate::bounds::Bounds;
+use crate::bounds::{Bounds, H2_STREAM_WINDOW};
 use crate::faults::{FaultState, Mode};
 use crate::http::{self, Body, Shared};
+use crate::inflight::{Guarded, InFlight};
 
 struct Running {
     cancel: CancellationToken,
@@ -189,10 +190,12 @@ async fn serve_connection(
     drop(slot);
 }
 
-/// The connections of one server: its bounds and the slots left.
+/// The connections of one server: its bounds, the slots left, and the
+/// requests in flight.
 pub(crate) struct Connections {
     pub(crate) bounds: Bounds,
     slots: Arc<Semaphore>,
+    pub(crate) in_flight: InFlight,
 }
 
 /// One admitted connection; its slot is free again when dropped.
@@ -205,6 +208,7 @@ impl Connections {
         Self {
             bounds,
             slots: Arc::new(Semaphore::new(bounds.max_connections.max(1))),
+            in_flight: InFlight::new(bounds.max_read_only_inflight, bounds.max_mutating_inflight),
         }
     }
 
@@ -306,6 +310,67 @@ impl ConnHandle {
     }
 }
 
+/// One request open on a connection, from its head until its answer's
+/// body is sent or dropped: counted in the connection's [`Open`].
+struct OpenRequest(Arc<watch::Sender<usize>>);
+
+impl OpenRequest {
+    fn new(open: &Arc<watch::Sender<usize>>) -> Self {
+        open.send_modify(|n| *n += 1);
+        Self(open.clone())
+    }
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Resolves once no request has been open on the connection for `idle`
+/// (Go's `IdleTimeout`, which its HTTP/2 server applies to a connection
+/// without open streams; hyper's HTTP/2 has no such clock).
+async fn idle_for(mut open: watch::Receiver<usize>, idle: Duration) {
+    loop {
+        if *open.borrow_and_update() == 0 {
+            if tokio::time::timeout(idle, open.changed()).await.is_err() {
+                return;
+            }
+        } else if open.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// How long an idle connection told to close (GOAWAY on HTTP/2) may take
+/// to finish (Go's HTTP/2 server: `goAwayTimeout`, 1 s).
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// A connection's stream after the TLS handshake, if any.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// hyper's builder with the bounds: HTTP/1 heads within `bounds.idle`;
+/// HTTP/2 streams, windows and frames as kube-apiserver's.
+fn builder(bounds: Bounds) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(bounds.idle);
+    let streams = bounds.h2_max_streams.max(1);
+    builder
+        .http2()
+        .max_concurrent_streams(streams)
+        .initial_stream_window_size(H2_STREAM_WINDOW)
+        .initial_connection_window_size(H2_STREAM_WINDOW.saturating_mul(streams))
+        .max_frame_size(H2_STREAM_WINDOW)
+        // What an HTTP/2 stream buffers ahead of its flow-control window
+        // (400 KB by default), so that a stuck watch stream holds little.
+        .max_send_buf_size(64 * 1024);
+    builder
+}
+
 /// Serves one accepted connection (HTTP/1.1 or h2, with upgrades) under
 /// `bounds`: the TLS handshake within `bounds.handshake`; the first
 /// request's first byte within `bounds.idle` after it and its head within
@@ -313,7 +378,9 @@ impl ConnHandle {
 /// sniffing, which has no timeout of its own); later heads within
 /// `bounds.idle` of the previous answer (hyper's `header_read_timeout`).
 /// A phase that overruns closes the connection without an answer, as
-/// Go's `http.Server` does.
+/// Go's `http.Server` does. A connection on which no request has been
+/// open for `bounds.idle` is closed too (an HTTP/2 one with GOAWAY), and
+/// HTTP/2 takes kube-apiserver's settings ([`builder`]).
 ///
 /// Go gives a new connection `ReadHeaderTimeout` from its first moment;
 /// here a connection that has sent nothing yet is idle, not slow: clients
@@ -336,21 +403,20 @@ pub(crate) async fn serve_bounded<F, Fut>(
     let first_byte = Arc::new(Notify::new());
     let closer = CancellationToken::new();
     let handle = ConnHandle(closer.clone());
+    let open = Arc::new(watch::Sender::new(0usize));
+    let idle = idle_for(open.subscribe(), bounds.idle);
     let svc = service_fn(move |mut req: Request<Incoming>| {
         seen.notify_one();
+        let request = OpenRequest::new(&open);
         if req.version() < ::http::Version::HTTP_2 {
             req.extensions_mut().insert(handle.clone());
         }
-        handler(req)
+        let answer = handler(req);
+        async move {
+            let response = answer.await?;
+            Ok::<_, Infallible>(Guarded::wrap(response, request))
+        }
     });
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(bounds.idle);
-    // What an HTTP/2 stream buffers ahead of its flow-control window (400
-    // KB by default), so that a stuck watch stream holds little.
-    builder.http2().max_send_buf_size(64 * 1024);
     // The first request: its first byte within the idle timeout, its head
     // within the header timeout of that byte.
     let first_head = async {
@@ -364,28 +430,27 @@ pub(crate) async fn serve_bounded<F, Fut>(
             std::future::pending::<()>().await;
         }
     };
-    match acceptor {
+    let io: Box<dyn Io> = match acceptor {
         Some(acceptor) => {
             let Ok(Ok(tls)) = tokio::time::timeout(bounds.handshake, acceptor.accept(stream)).await
             else {
                 return;
             };
-            let io = FirstByte::new(tls, first_byte.clone());
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
-            tokio::select! {
-                _ = conn => {}
-                () = first_head => {}
-                () = closer.cancelled() => {}
-            }
+            Box::new(FirstByte::new(tls, first_byte.clone()))
         }
-        None => {
-            let io = FirstByte::new(stream, first_byte.clone());
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
-            tokio::select! {
-                _ = conn => {}
-                () = first_head => {}
-                () = closer.cancelled() => {}
-            }
-        }
+        None => Box::new(FirstByte::new(stream, first_byte.clone())),
+    };
+    let builder = builder(bounds);
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        () = first_head => return,
+        () = closer.cancelled() => return,
+        () = idle => {}
     }
+    // Idle: GOAWAY on HTTP/2 (a plain close on HTTP/1), then a short wait
+    // for the connection to end.
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(CLOSE_GRACE, conn).await;
 }

@@ -2,7 +2,9 @@
 //! request head, a dripping body and a connection that never starts TLS
 //! are closed; connections past the bound are closed at once; the admin
 //! endpoint speaks TLS when the API does; a watcher that never reads is
-//! ended while one that reads gets every event.
+//! ended while one that reads gets every event; HTTP/2 announces
+//! kube-apiserver's 100 streams and closes a connection idle without
+//! streams; requests past the in-flight limit get `429` and `Retry-After`.
 //!
 //! Timeouts are configured short; the tests assert only that a connection
 //! was closed (or answered), never how fast.
@@ -369,4 +371,165 @@ async fn a_watcher_that_never_reads_is_ended_and_a_reader_gets_every_event() {
     // drains what the kernel held, then ends.
     let got = read_until_closed(&mut stuck).await;
     assert!(got.starts_with(b"HTTP/1.1 200"));
+}
+
+/// A response's body read to its end (hang-guarded).
+async fn h2_body(resp: http::Response<h2::RecvStream>) -> Vec<u8> {
+    let mut body = resp.into_body();
+    let mut got = Vec::new();
+    tokio::time::timeout(GUARD, async {
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.expect("a data frame");
+            let _ = body.flow_control().release_capacity(chunk.len());
+            got.extend_from_slice(&chunk);
+        }
+    })
+    .await
+    .expect("the body ended");
+    got
+}
+
+/// `GET path` on an HTTP/2 connection: the response head.
+async fn h2_get(
+    send: &h2::client::SendRequest<bytes::Bytes>,
+    url: &str,
+    path: &str,
+) -> http::Response<h2::RecvStream> {
+    let req = http::Request::get(format!("{url}{path}"))
+        .body(())
+        .expect("a request");
+    let mut send = send.clone().ready().await.expect("a stream");
+    let (resp, _) = send.send_request(req, true).expect("sent");
+    tokio::time::timeout(GUARD, resp)
+        .await
+        .expect("answered")
+        .expect("a response")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_announces_kube_apiservers_streams_and_closes_a_connection_idle_without_streams() {
+    let s = TestServer::builder()
+        .idle_timeout(SHORT)
+        .header_timeout(LONG)
+        .start()
+        .await
+        .unwrap();
+    let url = s.url();
+    let (send, conn) = h2::client::handshake(connect(&url).await)
+        .await
+        .expect("an HTTP/2 connection");
+    let conn = tokio::spawn(conn);
+    let version = h2_get(&send, &url, "/version").await;
+    assert_eq!(version.status(), 200);
+    h2_body(version).await;
+    // kube-apiserver's 100 (hyper's default is 200).
+    assert_eq!(send.current_max_send_streams(), 100);
+    // An open watch stream keeps the connection past the idle timeout.
+    let watch = h2_get(
+        &send,
+        &url,
+        "/api/v1/namespaces/default/configmaps?watch=true",
+    )
+    .await;
+    assert_eq!(watch.status(), 200);
+    tokio::time::sleep(SHORT * 4).await;
+    let again = h2_get(&send, &url, "/version").await;
+    assert_eq!(
+        again.status(),
+        200,
+        "the connection with a watch open was closed"
+    );
+    h2_body(again).await;
+    // Without it (the stream reset), the server sends GOAWAY and closes.
+    // `send` stays: the client would close a connection it can no longer use.
+    drop(watch);
+    let ended = tokio::time::timeout(GUARD, conn).await;
+    assert!(ended.is_ok(), "the idle HTTP/2 connection stayed open");
+    drop(send);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_the_in_flight_limit_are_answered_429_with_retry_after() {
+    let s = TestServer::builder()
+        .max_mutating_requests_inflight(1)
+        .max_requests_inflight(1)
+        .header_timeout(LONG)
+        .body_timeout(LONG)
+        .start()
+        .await
+        .unwrap();
+    let url = s.url();
+    let c = client();
+    // Watches are long-running and not counted against the one read-only slot.
+    let mut watches = Vec::new();
+    for _ in 0..3 {
+        let w = c
+            .get(format!(
+                "{url}/api/v1/namespaces/default/configmaps?watch=true"
+            ))
+            .send()
+            .await
+            .expect("a watch");
+        assert_eq!(w.status(), 200);
+        watches.push(w);
+    }
+    // A create whose body is still coming holds the one mutating slot.
+    let mut held = connect(&url).await;
+    held.write_all(
+        b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\
+          Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a",
+    )
+    .await
+    .unwrap();
+    let create = |name: &str| {
+        c.post(format!("{url}/api/v1/namespaces/default/configmaps"))
+            .json(&json!({"metadata": {"name": name}}))
+            .send()
+    };
+    // Once the server has taken it, another create is refused at once.
+    let refused = tokio::time::timeout(GUARD, async {
+        loop {
+            let r = create("a").await.expect("an answer");
+            if r.status() == 429 {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("no 429 past the in-flight limit");
+    let header = |r: &reqwest::Response, h: &str| {
+        r.headers()
+            .get(h)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(header(&refused, "retry-after"), "1");
+    assert_eq!(
+        header(&refused, "content-type"),
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(
+        refused.text().await.unwrap(),
+        "Too many requests, please try again later.\n"
+    );
+    // Reads have their own slots; the watches took none.
+    let (code, _) = get(&c, &format!("{url}/api/v1/namespaces/default/configmaps")).await;
+    assert_eq!(code, 200);
+    // The slot is free again once that request is gone.
+    drop(held);
+    let created = tokio::time::timeout(GUARD, async {
+        loop {
+            let r = create("b").await.expect("an answer");
+            if r.status() != 429 {
+                return r.status();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the slot was never given back");
+    assert_eq!(created, 201);
+    drop(watches);
 }
