@@ -17,6 +17,7 @@ use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, StreamBody};
 use serde_json::{Value, json};
 
+use crate::admission::{self, Verb};
 use crate::apply::{self, Scope, Writer};
 use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
@@ -79,7 +80,47 @@ impl Call<'_> {
             manager: field_manager(self.query, self.user_agent.as_deref(), default),
             dry_run: self.dry_run,
             applied: false,
+            admission: admission::Options::default(),
         }
+    }
+
+    /// The write context of a request of `verb`: admission reports unknown
+    /// fields as `?fieldValidation=` asks.
+    fn write_ctx_as(&self, default: &str, verb: Verb) -> WriteCtx {
+        WriteCtx {
+            admission: admission::Options {
+                field_validation: admission::FieldValidation::parse(
+                    self.query.get("fieldValidation"),
+                ),
+                verb: Some(verb),
+                warnings: admission::Warnings::default(),
+            },
+            ..self.write_ctx(default)
+        }
+    }
+
+    /// The answer of a write, `code` on success: the object or the
+    /// failure, with the `Warning` headers admission collected (a refused
+    /// write still carries them, as the real server's does).
+    fn answer(
+        &self,
+        code: u16,
+        out: Result<Value, ApiError>,
+        ctx: &WriteCtx,
+    ) -> Result<Response<Body>, ApiError> {
+        let warnings = ctx.admission.warnings.take();
+        let mut resp = match out {
+            Ok(v) => self.reply(code, &v),
+            Err(e) if warnings.is_empty() => return Err(e),
+            Err(e) => self.reply(e.code, &e.to_status()),
+        };
+        for w in warnings {
+            let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+            if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+                resp.headers_mut().append(header::WARNING, v);
+            }
+        }
+        Ok(resp)
     }
 
     /// The scope of a write to the object (`status`: `true`) or its status.
@@ -251,10 +292,9 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
     if let Some(review) = crate::review::answer(&call.res, obj.clone())? {
         return Ok(call.reply(201, &review));
     }
-    let created = call
-        .store()
-        .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;
-    Ok(call.reply(201, &created))
+    let ctx = call.write_ctx_as("unknown", Verb::Write);
+    let created = call.store().create(&call.res, &call.ns, obj, &ctx);
+    call.answer(201, created, &ctx)
 }
 
 /// POST `pods/eviction`: deletes the pod (no disruption budgets here).
@@ -276,7 +316,7 @@ pub(crate) fn update(
     body: &[u8],
 ) -> Result<Response<Body>, ApiError> {
     let obj = decode_object(body, &call.content_type)?;
-    rewrite(call, name, status, |live| {
+    rewrite(call, name, status, Verb::Write, |live| {
         if call.res.custom && rv_of(&obj).is_empty() {
             return Err(unconditional_update(&call.res, name));
         }
@@ -306,18 +346,17 @@ fn rewrite(
     call: &Call<'_>,
     name: &str,
     status: bool,
+    verb: Verb,
     f: impl FnOnce(&Value) -> Result<Value, ApiError>,
 ) -> Result<Response<Body>, ApiError> {
     let res = &call.res;
-    let out = call.store().modify(
-        res,
-        &call.ns,
-        name,
-        call.scope(status),
-        &call.write_ctx("unknown"),
-        |live| f(live.ok_or_else(|| ApiError::not_found(res, name))?),
-    )?;
-    Ok(call.reply(200, &out))
+    let ctx = call.write_ctx_as("unknown", verb);
+    let out = call
+        .store()
+        .modify(res, &call.ns, name, call.scope(status), &ctx, |live| {
+            f(live.ok_or_else(|| ApiError::not_found(res, name))?)
+        });
+    call.answer(200, out, &ctx)
 }
 
 /// A 409 when `obj` names a `resourceVersion` other than `live`'s.
@@ -346,7 +385,7 @@ pub(crate) fn patch(
     if kind == PatchKind::Apply {
         return apply(call, name, status, &p);
     }
-    rewrite(call, name, status, |live| {
+    rewrite(call, name, status, Verb::Patch, |live| {
         let mut new = live.clone();
         apply_patch(kind, &mut new, &p)?;
         check_type_kept(&call.res, &new, live)?;
@@ -426,7 +465,7 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
     let scope = call.scope(status);
     let ctx = WriteCtx {
         applied: true,
-        ..call.write_ctx(&manager)
+        ..call.write_ctx_as(&manager, Verb::Apply)
     };
     let mut created = false;
     let out = call
@@ -457,8 +496,8 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
             };
             apply::apply(base, p, &writer, force)
                 .map_err(|c| ApiError::apply_conflicts(res, name, &c))
-        })?;
-    Ok(call.reply(if created { 201 } else { 200 }, &out))
+        });
+    call.answer(if created { 201 } else { 200 }, out, &ctx)
 }
 
 /// An apply that finds no object creates it, as kube-apiserver does, but
