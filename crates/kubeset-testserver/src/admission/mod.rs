@@ -102,6 +102,16 @@ pub(crate) struct Options {
     pub(crate) warnings: Warnings,
 }
 
+/// The schema errors after which kube-apiserver does not evaluate CEL
+/// rules (`hasBlockingErr`).
+const BLOCKING: &[&str] = &[
+    "FieldValueNotSupported",
+    "FieldValueRequired",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueTypeInvalid",
+];
+
 /// Admits `obj` (named `name`) as a write of `res`, `old` being the stored
 /// object on an update: prunes and defaults it in place, collects the
 /// unknown-field warnings in `opts`, and refuses it as the real server
@@ -153,10 +163,20 @@ pub(crate) fn admit(
         }
     }
     shape::default(root, obj);
-    let causes = validate::validate(root, obj, old)
+    shape::integral_numbers(obj);
+    let mut causes: Vec<_> = validate::validate(root, obj, old)
         .into_iter()
         .map(|c| (c.field, c.reason, c.message))
         .collect();
+    if schema.has_rules && causes.iter().any(|c| BLOCKING.contains(&c.1)) {
+        // The real server skips CEL rules on an object its schema already
+        // refuses this way, and says so.
+        causes.push((
+            "<nil>".into(),
+            "FieldValueInvalid",
+            "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+        ));
+    }
     refuse(res, name, causes)
 }
 

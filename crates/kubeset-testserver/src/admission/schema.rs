@@ -182,6 +182,8 @@ pub(crate) struct Node {
 #[derive(Debug, Clone)]
 pub(crate) struct Schema {
     pub(crate) root: Arc<Node>,
+    /// Whether any node carries CEL rules (`x-kubernetes-validations`).
+    pub(crate) has_rules: bool,
     source: Arc<Value>,
 }
 
@@ -210,11 +212,27 @@ impl Schema {
         if problems.is_empty() {
             Ok(Self {
                 root: Arc::new(root),
+                has_rules: has_rules(source, 0),
                 source: Arc::new(source.clone()),
             })
         } else {
             Err(problems)
         }
+    }
+}
+
+/// Whether `v` or a schema under it has `x-kubernetes-validations`.
+fn has_rules(v: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            (k == "x-kubernetes-validations" && x.as_array().is_some_and(|a| !a.is_empty()))
+                || (k != "default" && k != "enum" && k != "example" && has_rules(x, depth + 1))
+        }),
+        Value::Array(a) => a.iter().any(|x| has_rules(x, depth + 1)),
+        _ => false,
     }
 }
 

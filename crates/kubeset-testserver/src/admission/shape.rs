@@ -169,6 +169,25 @@ fn default_object(n: &Node, m: &mut Map<String, Value>) {
     }
 }
 
+/// Whole numbers written with a fraction (`3.0`) become integers, as
+/// they are after kube-apiserver's round trip through a Go `float64` and
+/// back to JSON.
+pub(crate) fn integral_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.2e18
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(integral_numbers),
+        Value::Object(m) => m.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
