@@ -296,7 +296,11 @@ fn number(n: &Node, v: &Value, path: &str, out: &mut Vec<Cause>) {
     if let Some(f) = n.multiple_of {
         let factor = if int.is_some() { f.trunc() } else { f };
         if factor <= 0.0 {
-            let fv = Value::from(if int.is_some() { json_num(factor) } else { f });
+            let fv = if int.is_some() {
+                Value::from(factor as i64)
+            } else {
+                Value::from(f)
+            };
             push(
                 out,
                 path,
@@ -349,10 +353,6 @@ fn number(n: &Node, v: &Value, path: &str, out: &mut Vec<Cause>) {
             );
         }
     }
-}
-
-fn json_num(f: f64) -> f64 {
-    if f == 0.0 { 0.0 } else { f }
 }
 
 fn array(n: &Node, a: &[Value], v: &Value, old: Option<&Value>, path: &str, out: &mut Vec<Cause>) {
