@@ -126,6 +126,13 @@ pub(crate) fn admit(
     if res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions" {
         return refuse(res, name, crd::problems(obj));
     }
+    if !res.custom {
+        return refuse(
+            res,
+            name,
+            crate::validation::builtin_problems(res, obj, old),
+        );
+    }
     let Some(schema) = &res.compiled else {
         return Ok(());
     };
