@@ -54,6 +54,7 @@ fn ctx(manager: &str) -> WriteCtx {
         manager: manager.to_owned(),
         dry_run: false,
         applied: false,
+        admission: crate::admission::Options::default(),
     }
 }
 

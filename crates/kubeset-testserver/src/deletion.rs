@@ -176,6 +176,7 @@ fn gc_ctx() -> WriteCtx {
         manager: "kube-controller-manager".into(),
         dry_run: false,
         applied: false,
+        admission: crate::admission::Options::default(),
     }
 }
 

@@ -60,6 +60,7 @@
 //! beyond one optional bearer token. The full list is in the crate README.
 
 mod admin;
+mod admission;
 mod apply;
 mod auth;
 mod bounds;
@@ -743,6 +744,7 @@ impl TestServer {
             manager: "kubeset-testserver".into(),
             dry_run: false,
             applied: false,
+            admission: crate::admission::Options::default(),
         };
         Ok(self.inner.store.create(&res, &ns, obj, &ctx)?)
     }

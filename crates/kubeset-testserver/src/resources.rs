@@ -47,6 +47,9 @@ pub(crate) struct Resource {
     pub(crate) categories: Vec<String>,
     /// A CRD version's `schema.openAPIV3Schema`, for `/openapi`.
     pub(crate) schema: Option<Value>,
+    /// The same schema compiled for admission (`None`: none, or it did
+    /// not compile, which CRD validation refuses).
+    pub(crate) compiled: Option<crate::admission::schema::Schema>,
     /// A CRD version's `additionalPrinterColumns`, for Tables.
     pub(crate) printer_columns: Vec<Value>,
     /// A CRD version's `selectableFields` (`spec.color` for the JSON path
@@ -113,6 +116,7 @@ impl Resource {
             deprecation: deprecation(r.group, r.version, r.kind),
             categories: builtin_categories(r.group, r.plural),
             schema: None,
+            compiled: None,
             printer_columns: Vec::new(),
             selectable_fields: Arc::from([]),
         }
@@ -253,6 +257,9 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                 custom: true,
                 deprecation,
                 schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                compiled: v
+                    .pointer("/schema/openAPIV3Schema")
+                    .and_then(|s| crate::admission::schema::Schema::compile(s).ok()),
                 printer_columns: v["additionalPrinterColumns"]
                     .as_array()
                     .cloned()

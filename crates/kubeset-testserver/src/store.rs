@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 
+use crate::admission;
 use crate::apply::{self, Scope, Writer};
 use crate::defaults;
 use crate::deletion::{self, DeleteOptions};
@@ -73,6 +74,9 @@ pub(crate) struct WriteCtx {
     /// The write is a server-side apply that computed `managedFields`
     /// itself; otherwise [`Store::modify`] records an Update.
     pub(crate) applied: bool,
+    /// What admission is asked (`fieldValidation`) and collects
+    /// (warnings).
+    pub(crate) admission: admission::Options,
 }
 
 /// The shared store.
@@ -120,9 +124,18 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
     strip(old) != strip(new)
 }
 
+/// A stored object as a read returns it: [`in_version`], then pruned and
+/// defaulted by a custom resource's schema, as the real server's storage
+/// decoder does ([`admission::on_read`]).
+pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
+    let mut v = in_version(res, v);
+    admission::on_read(res, &mut v);
+    v
+}
+
 /// Sets `apiVersion`/`kind` to the resource's version (CRD versions share
 /// storage without conversion, as with the `None` strategy).
-pub(crate) fn as_version(res: &Resource, v: Value) -> Value {
+fn in_version(res: &Resource, v: Value) -> Value {
     let mut v = crate::events::from_storage(res, v);
     if let Value::Object(m) = &mut v {
         m.insert("apiVersion".into(), Value::String(res.api_version()));
@@ -482,6 +495,7 @@ impl Store {
         {
             m.remove("status");
         }
+        admission::admit(res, &name, &mut obj, None, &ctx.admission)?;
         let now = util::now_rfc3339();
         let mut obj = stamp_new(res, ns, &name, obj, &now);
         let scope = Scope::Main {
@@ -586,7 +600,8 @@ impl Store {
             // Still under the lock: two applies creating the same object
             // cannot both find it missing; the second one updates it, as
             // kube-apiserver's create-on-update retries as an update.
-            let desired = f(None)?;
+            let mut desired = f(None)?;
+            admission::admit(res, name, &mut desired, None, &ctx.admission)?;
             let obj = new_from_apply(res, ns, name, desired)?;
             let out = Self::insert_locked(&mut st, res, ns, name, obj, ctx)?;
             let rv = st.rv;
@@ -609,7 +624,7 @@ impl Store {
                 )],
             ));
         }
-        let mut new = as_version(res, new);
+        let mut new = in_version(res, new);
         // Identity and server-owned metadata stay.
         if let Some(m) = meta_mut(&mut new) {
             let body_name = m
@@ -692,6 +707,7 @@ impl Store {
                 status_separate: false,
             } => {}
         }
+        admission::admit(res, name, &mut new, Some(&live), &ctx.admission)?;
         if let Scope::Main { .. } = scope {
             defaults::on_update(res, &mut new);
             immutable::check_update(res, name, &live, &mut new)?;
@@ -905,6 +921,7 @@ impl Store {
             manager: "kube-apiserver".into(),
             dry_run: false,
             applied: false,
+            admission: admission::Options::default(),
         };
         let scope = Scope::Main {
             status_separate: false,
@@ -975,7 +992,7 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
 /// fields or `selfLink`, `generation` 1 where tracked, and the kind's
 /// defaults.
 fn stamp_new(res: &Resource, ns: &str, name: &str, obj: Value, now: &str) -> Value {
-    let mut obj = as_version(res, obj);
+    let mut obj = in_version(res, obj);
     if let Some(m) = meta_mut(&mut obj) {
         m.insert("name".into(), Value::String(name.to_owned()));
         if res.namespaced {

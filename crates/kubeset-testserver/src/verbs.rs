@@ -16,6 +16,7 @@ use http::{HeaderValue, Response, header};
 use http_body_util::{BodyExt, StreamBody};
 use serde_json::{Value, json};
 
+use crate::admission::{self, Verb};
 use crate::apply::{self, Scope, Writer};
 use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
@@ -85,7 +86,41 @@ impl Call<'_> {
             manager: field_manager(self.query, self.user_agent.as_deref(), default),
             dry_run: self.dry_run,
             applied: false,
+            admission: admission::Options::default(),
         }
+    }
+
+    /// The write context of a request of `verb`: admission reports unknown
+    /// fields as `?fieldValidation=` asks.
+    fn write_ctx_as(&self, default: &str, verb: Verb) -> WriteCtx {
+        WriteCtx {
+            admission: admission::Options {
+                field_validation: admission::FieldValidation::parse(
+                    self.query.get("fieldValidation"),
+                ),
+                verb: Some(verb),
+                warnings: admission::Warnings::default(),
+            },
+            ..self.write_ctx(default)
+        }
+    }
+
+    /// The answer of a write, `code` on success: the object or the
+    /// failure, with the `Warning` headers admission collected (a refused
+    /// write still carries them, as the real server's does).
+    fn answer(
+        &self,
+        code: u16,
+        out: Result<Value, ApiError>,
+        ctx: &WriteCtx,
+    ) -> Result<Response<Body>, ApiError> {
+        let warnings = ctx.admission.warnings.take();
+        let resp = match out {
+            Ok(v) => self.reply(code, &v),
+            Err(e) if warnings.is_empty() => return Err(e),
+            Err(e) => self.reply(e.code, &e.to_status()),
+        };
+        Ok(with_warnings(resp, &warnings))
     }
 
     /// The scope of a write to the object (`status`: `true`) or its status.
@@ -247,10 +282,9 @@ pub(crate) fn create(call: &Call<'_>, body: &[u8]) -> Result<Response<Body>, Api
         return Ok(call.reply(201, &review));
     }
     let (obj, warnings) = typed_body(call, obj, body)?;
-    let created = call
-        .store()
-        .create(&call.res, &call.ns, obj, &call.write_ctx("unknown"))?;
-    Ok(with_warnings(call.reply(201, &created), &warnings))
+    let ctx = call.write_ctx_as("unknown", Verb::Write);
+    let created = call.store().create(&call.res, &call.ns, obj, &ctx);
+    Ok(with_warnings(call.answer(201, created, &ctx)?, &warnings))
 }
 
 /// POST `pods/eviction`: deletes the pod (no disruption budgets here).
@@ -275,7 +309,7 @@ pub(crate) fn update(
     let obj = decode_object(body, &call.content_type)?;
     let (obj, warnings) = typed_body(call, obj, body)?;
     check_name(&obj, name)?;
-    let r = rewrite(call, name, status, |live| {
+    let r = rewrite(call, name, status, Verb::Write, |live| {
         if needs_resource_version(&call.res) && rv_of(&obj).is_empty() {
             return Err(unconditional_update(&call.res, name));
         }
@@ -359,18 +393,17 @@ fn rewrite(
     call: &Call<'_>,
     name: &str,
     status: bool,
+    verb: Verb,
     f: impl FnOnce(&Value) -> Result<Value, ApiError>,
 ) -> Result<Response<Body>, ApiError> {
     let res = &call.res;
-    let out = call.store().modify(
-        res,
-        &call.ns,
-        name,
-        call.scope(status),
-        &call.write_ctx("unknown"),
-        |live| f(live.ok_or_else(|| ApiError::not_found(res, name))?),
-    )?;
-    Ok(call.reply(200, &out))
+    let ctx = call.write_ctx_as("unknown", verb);
+    let out = call
+        .store()
+        .modify(res, &call.ns, name, call.scope(status), &ctx, |live| {
+            f(live.ok_or_else(|| ApiError::not_found(res, name))?)
+        });
+    call.answer(200, out, &ctx)
 }
 
 /// A 409 when `obj` names a `resourceVersion` other than `live`'s.
@@ -400,7 +433,7 @@ pub(crate) fn patch(
         return apply(call, name, status, &p);
     }
     let mut warnings = Vec::new();
-    let r = rewrite(call, name, status, |live| {
+    let r = rewrite(call, name, status, Verb::Patch, |live| {
         let mut new = live.clone();
         apply_patch(kind, &mut new, &p)?;
         check_type_kept(&call.res, &new, live)?;
@@ -501,7 +534,7 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
     let scope = call.scope(status);
     let ctx = WriteCtx {
         applied: true,
-        ..call.write_ctx(&manager)
+        ..call.write_ctx_as(&manager, Verb::Apply)
     };
     let mut created = false;
     let out = call
@@ -531,8 +564,8 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 res,
             };
             apply::apply(base, p, &writer, force).map_err(|e| e.into_api(res, name))
-        })?;
-    Ok(call.reply(if created { 201 } else { 200 }, &out))
+        });
+    call.answer(if created { 201 } else { 200 }, out, &ctx)
 }
 
 /// An apply that finds no object creates it, as kube-apiserver does, but

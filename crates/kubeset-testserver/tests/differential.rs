@@ -73,6 +73,23 @@ const ALIASES: &[(&str, &str)] = &[
         "widget",
         "/apis/diff.kubeset.dev/v1/namespaces/{ns}/widgets",
     ),
+    (
+        "gadget",
+        "/apis/diff.kubeset.dev/v1/namespaces/{ns}/gadgets",
+    ),
+    (
+        "hr",
+        "/apis/gateway.networking.k8s.io/v1/namespaces/{ns}/httproutes",
+    ),
+    ("gc", "/apis/gateway.networking.k8s.io/v1/gatewayclasses"),
+    (
+        "cert",
+        "/apis/cert-manager.io/v1/namespaces/{ns}/certificates",
+    ),
+    (
+        "crd",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    ),
     ("ns", "/api/v1/namespaces"),
     ("crole", "/apis/rbac.authorization.k8s.io/v1/clusterroles"),
 ];
@@ -330,43 +347,334 @@ fn widget_crd() -> Value {
     })
 }
 
-/// Installs the widget CRD (it may exist from an earlier run against the
-/// same real server) and waits until its resource is served.
-async fn install_crd(t: &Target) {
-    let crd = serde_json::to_string(&widget_crd()).unwrap();
-    let a = t
-        .send(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(crd),
-        )
-        .await;
-    assert!(
-        a.code == 201 || a.code == 409,
-        "installing the CRD: {} {}",
-        a.code,
-        a.body
-    );
-    // A hang guard, not a timing assumption: the real server serves a new
-    // CRD within a second or two.
-    for _ in 0..120 {
+/// The custom resource the admission cases use: one field per schema
+/// construct kube-apiserver checks (types, bounds, lengths, patterns,
+/// formats, enums, nullable, int-or-string, defaults, preserved and
+/// embedded objects, list types, value validations).
+fn gadget_crd() -> Value {
+    // JSON text: too deep for `json!`'s recursion limit.
+    let spec: Value = serde_json::from_str(GADGET_SPEC).expect("the gadget schema is JSON");
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.diff.kubeset.dev"},
+        "spec": {"group": "diff.kubeset.dev", "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "required": ["spec"], "properties": {
+                    "spec": spec,
+                    "status": {"type": "object", "properties": {
+                        "phase": {"type": "string", "enum": ["Ok", "Bad"]},
+                        "seen": {"type": "integer", "minimum": 0}}}}}}}]}
+    })
+}
+
+/// The schema of a gadget's `spec`.
+const GADGET_SPEC: &str = r#"{
+ "type": "object",
+ "required": [
+  "mode"
+ ],
+ "properties": {
+  "mode": {
+   "type": "string",
+   "enum": [
+    "A",
+    "B"
+   ]
+  },
+  "name": {
+   "type": "string",
+   "minLength": 2,
+   "maxLength": 5,
+   "pattern": "^[a-z]+$"
+  },
+  "count": {
+   "type": "integer",
+   "minimum": 1,
+   "maximum": 10,
+   "default": 3
+  },
+  "ratio": {
+   "type": "number",
+   "multipleOf": 0.5,
+   "maximum": 5,
+   "exclusiveMaximum": true
+  },
+  "even": {
+   "type": "integer",
+   "multipleOf": 2,
+   "minimum": 0,
+   "exclusiveMinimum": true
+  },
+  "url": {
+   "type": "string",
+   "format": "uri"
+  },
+  "ip": {
+   "type": "string",
+   "format": "ipv4"
+  },
+  "ip6": {
+   "type": "string",
+   "format": "ipv6"
+  },
+  "cidr": {
+   "type": "string",
+   "format": "cidr"
+  },
+  "when": {
+   "type": "string",
+   "format": "date-time"
+  },
+  "day": {
+   "type": "string",
+   "format": "date"
+  },
+  "wait": {
+   "type": "string",
+   "format": "duration"
+  },
+  "host": {
+   "type": "string",
+   "format": "hostname"
+  },
+  "id": {
+   "type": "string",
+   "format": "uuid"
+  },
+  "data": {
+   "type": "string",
+   "format": "byte"
+  },
+  "mac": {
+   "type": "string",
+   "format": "mac"
+  },
+  "mail": {
+   "type": "string",
+   "format": "email"
+  },
+  "i32": {
+   "type": "integer",
+   "format": "int32"
+  },
+  "port": {
+   "x-kubernetes-int-or-string": true
+  },
+  "flag": {
+   "type": "boolean"
+  },
+  "tags": {
+   "type": "array",
+   "minItems": 1,
+   "maxItems": 2,
+   "items": {
+    "type": "string"
+   }
+  },
+  "opts": {
+   "type": "object",
+   "minProperties": 1,
+   "maxProperties": 2,
+   "additionalProperties": {
+    "type": "string"
+   }
+  },
+  "nums": {
+   "type": "object",
+   "additionalProperties": {
+    "type": "integer",
+    "minimum": 0
+   }
+  },
+  "nul": {
+   "type": "string",
+   "nullable": true
+  },
+  "nonnul": {
+   "type": "string"
+  },
+  "defobj": {
+   "type": "object",
+   "default": {},
+   "properties": {
+    "a": {
+     "type": "string",
+     "default": "x"
+    }
+   }
+  },
+  "free": {
+   "type": "object",
+   "x-kubernetes-preserve-unknown-fields": true,
+   "properties": {
+    "k": {
+     "type": "integer"
+    }
+   }
+  },
+  "emb": {
+   "type": "object",
+   "x-kubernetes-embedded-resource": true,
+   "x-kubernetes-preserve-unknown-fields": true
+  },
+  "set": {
+   "type": "array",
+   "x-kubernetes-list-type": "set",
+   "items": {
+    "type": "integer"
+   }
+  },
+  "ports": {
+   "type": "array",
+   "x-kubernetes-list-type": "map",
+   "x-kubernetes-list-map-keys": [
+    "name",
+    "proto"
+   ],
+   "items": {
+    "type": "object",
+    "required": [
+     "name"
+    ],
+    "properties": {
+     "name": {
+      "type": "string"
+     },
+     "proto": {
+      "type": "string",
+      "default": "TCP"
+     },
+     "n": {
+      "type": "integer"
+     }
+    }
+   }
+  },
+  "choice": {
+   "type": "object",
+   "properties": {
+    "a": {
+     "type": "string"
+    },
+    "b": {
+     "type": "string"
+    }
+   },
+   "oneOf": [
+    {
+     "required": [
+      "a"
+     ]
+    },
+    {
+     "required": [
+      "b"
+     ]
+    }
+   ]
+  },
+  "deep": {
+   "type": "object",
+   "properties": {
+    "list": {
+     "type": "array",
+     "items": {
+      "type": "object",
+      "properties": {
+       "v": {
+        "type": "integer",
+        "maximum": 9
+       },
+       "w": {
+        "type": "string",
+        "default": "w"
+       }
+      }
+     }
+    }
+   }
+  }
+ }
+}"#;
+
+/// The real CRDs of `../shared/crds` the admission cases use
+/// (`$KUBESET_SPECS/../crds` when set): Gateway API's HTTPRoute and
+/// GatewayClass, cert-manager's Certificate.
+fn shared_crds() -> Vec<Value> {
+    let dir = std::env::var_os("KUBESET_SPECS")
+        .map(|s| PathBuf::from(s).join("../crds"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/crds"));
+    [
+        "httproutes.gateway.networking.k8s.io",
+        "gatewayclasses.gateway.networking.k8s.io",
+        "certificates.cert-manager.io",
+    ]
+    .iter()
+    .map(|n| {
+        let f = dir.join(format!("{n}.yaml"));
+        let text = std::fs::read_to_string(&f)
+            .unwrap_or_else(|e| panic!("{}: {e} (the real CRDs of ../shared/crds)", f.display()));
+        serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+    })
+    .collect()
+}
+
+/// Installs the CRDs the cases use (they may exist from an earlier run
+/// against the same real server) and waits until each is served.
+async fn install_crds(t: &Target) {
+    let mut crds = vec![widget_crd(), gadget_crd()];
+    crds.extend(shared_crds());
+    for crd in &crds {
         let a = t
-            .send("GET", "/apis/diff.kubeset.dev/v1/widgets", "", None)
+            .send(
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                "application/json",
+                Some(crd.to_string()),
+            )
             .await;
-        if a.code == 200 {
+        assert!(
+            a.code == 201 || a.code == 409,
+            "installing {}: {} {}",
+            crd["metadata"]["name"],
+            a.code,
+            a.body
+        );
+    }
+    for crd in &crds {
+        let spec = &crd["spec"];
+        let version = spec["versions"]
+            .as_array()
+            .and_then(|vs| vs.iter().find(|v| v["storage"] == true))
+            .and_then(|v| v["name"].as_str())
+            .expect("a storage version");
+        let path = format!(
+            "/apis/{}/{version}/{}",
+            spec["group"].as_str().unwrap_or_default(),
+            spec["names"]["plural"].as_str().unwrap_or_default()
+        );
+        served(t, &path).await;
+    }
+}
+
+/// Waits until `path` lists. A hang guard, not a timing assumption: the
+/// real server serves a new CRD within a second or two.
+async fn served(t: &Target, path: &str) {
+    for _ in 0..120 {
+        if t.send("GET", path, "", None).await.code == 200 {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    panic!("the widget CRD is not served after 30 s");
+    panic!("{path} is not served after 30 s");
 }
 
 type Essences = BTreeMap<String, Vec<Value>>;
 
 /// Runs every case against `t` and keeps the essence of every answer.
 async fn run(t: &Target, cases: &[Case], run: &str) -> Essences {
-    install_crd(t).await;
+    install_crds(t).await;
     let mut out = BTreeMap::new();
     for (i, case) in cases.iter().enumerate() {
         let ns = namespace(run, i);

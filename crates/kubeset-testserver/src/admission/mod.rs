@@ -1,0 +1,256 @@
+//! Admission of custom resources: what kube-apiserver does to a custom
+//! resource between decoding a write and storing it, from the CRD
+//! version's structural schema compiled once ([`schema::Schema`], kept on
+//! the served [`Resource`]).
+//!
+//! In the real server's order ([`admit`]):
+//! 1. **Pruning** ([`shape::prune`]): fields the schema does not declare
+//!    are dropped (kept under `x-kubernetes-preserve-unknown-fields`).
+//!    `fieldValidation` decides what the client hears: `Warn` (the
+//!    default) a `Warning: unknown field "spec.x"` per field, `Strict` a
+//!    400 (`strict decoding error: …`; 422 on field `patch` for a patch),
+//!    `Ignore` nothing. A server-side apply whose configuration has such a
+//!    field, or a value of the wrong type, fails as structured-merge-diff
+//!    fails it: 500, `failed to create typed patch object`.
+//! 2. **Defaults** ([`shape::default`]), after dropping `null`s a field
+//!    may not hold.
+//! 3. **Validation** ([`validate::validate`]): every error of the object
+//!    at once, as one 422 Invalid with the real server's causes; on an
+//!    update only the changed values (ratcheting).
+//!
+//! Reads go through [`on_read`] (pruning and defaults, as the real
+//! server's storage decoder), so defaults added to a CRD later show on
+//! objects stored before. [`crd`] checks CustomResourceDefinitions
+//! themselves.
+//!
+//! Not yet: CEL rules (`x-kubernetes-validations`), the scale
+//! subresource's checks, ObjectMeta rules of embedded resources beyond
+//! `apiVersion`/`kind`.
+
+pub(crate) mod crd;
+mod format;
+pub(crate) mod schema;
+mod shape;
+mod validate;
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::resources::Resource;
+use crate::status::ApiError;
+
+/// `?fieldValidation=`: what an unknown field costs a write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum FieldValidation {
+    /// Dropped silently.
+    Ignore,
+    /// Dropped with a `Warning` header per field (the default).
+    #[default]
+    Warn,
+    /// The write fails.
+    Strict,
+}
+
+impl FieldValidation {
+    /// The query parameter's value; anything else is `Warn` (refusing an
+    /// unknown value is the query parameters' check, not admission's).
+    pub(crate) fn parse(s: Option<&str>) -> Self {
+        match s {
+            Some("Strict") => Self::Strict,
+            Some("Ignore") => Self::Ignore,
+            _ => Self::Warn,
+        }
+    }
+}
+
+/// How a write reached admission: the verb decides the shape of a
+/// refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verb {
+    /// POST or PUT: the body was decoded.
+    Write,
+    /// A JSON, merge or strategic merge patch: the patched object was.
+    Patch,
+    /// Server-side apply: the configuration was typed against the schema.
+    Apply,
+}
+
+/// The `Warning` texts a write collects, shared by the handler (which
+/// sends them) and the store (which runs admission).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl Warnings {
+    fn extend(&self, w: impl IntoIterator<Item = String>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(w);
+    }
+
+    /// The warnings collected so far.
+    pub(crate) fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// What a write asks of admission.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
+    pub(crate) field_validation: FieldValidation,
+    /// `None`: an internal write (controllers, the collector), not checked
+    /// for unknown fields.
+    pub(crate) verb: Option<Verb>,
+    pub(crate) warnings: Warnings,
+}
+
+/// The schema errors after which kube-apiserver does not evaluate CEL
+/// rules (`hasBlockingErr`).
+const BLOCKING: &[&str] = &[
+    "FieldValueNotSupported",
+    "FieldValueRequired",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueTypeInvalid",
+];
+
+/// Admits `obj` (named `name`) as a write of `res`, `old` being the stored
+/// object on an update: prunes and defaults it in place, collects the
+/// unknown-field warnings in `opts`, and refuses it as the real server
+/// would.
+pub(crate) fn admit(
+    res: &Resource,
+    name: &str,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &Options,
+) -> Result<(), ApiError> {
+    if res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions" {
+        return refuse(res, name, crd::problems(obj));
+    }
+    if !res.custom {
+        return refuse(
+            res,
+            name,
+            crate::validation::builtin_problems(res, obj, old),
+        );
+    }
+    let Some(schema) = &res.compiled else {
+        return Ok(());
+    };
+    let root = &schema.root;
+    let before = (opts.field_validation == FieldValidation::Strict
+        && opts.verb == Some(Verb::Patch))
+    .then(|| obj.to_string());
+    let unknown = shape::prune(root, obj);
+    if opts.verb == Some(Verb::Apply) {
+        if let Some(first) = unknown.first() {
+            return Err(typed_patch_error(
+                res,
+                name,
+                &format!(".{first}: field not declared in schema"),
+            ));
+        }
+        if let Some(c) = validate::validate(root, obj, old)
+            .into_iter()
+            .find(|c| c.reason == "FieldValueTypeInvalid")
+        {
+            return Err(typed_patch_error(
+                res,
+                name,
+                &format!(".{}: {}", c.field, c.message),
+            ));
+        }
+    }
+    if !unknown.is_empty() && opts.verb.is_some() {
+        match opts.field_validation {
+            FieldValidation::Strict => return Err(strict_error(res, &unknown, before)),
+            FieldValidation::Warn => opts
+                .warnings
+                .extend(unknown.iter().map(|p| format!("unknown field \"{p}\""))),
+            FieldValidation::Ignore => {}
+        }
+    }
+    shape::default(root, obj);
+    shape::integral_numbers(obj);
+    let mut causes: Vec<_> = validate::validate(root, obj, old)
+        .into_iter()
+        .map(|c| (c.field, c.reason, c.message))
+        .collect();
+    if schema.has_rules && causes.iter().any(|c| BLOCKING.contains(&c.1)) {
+        // The real server skips CEL rules on an object its schema already
+        // refuses this way, and says so.
+        causes.push((
+            "<nil>".into(),
+            "FieldValueInvalid",
+            "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+        ));
+    }
+    refuse(res, name, causes)
+}
+
+/// A 422 Invalid with `causes`, or nothing when there are none.
+fn refuse(
+    res: &Resource,
+    name: &str,
+    causes: Vec<(String, &'static str, String)>,
+) -> Result<(), ApiError> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str, String)> = causes
+        .iter()
+        .map(|(f, r, m)| (f.as_str(), *r, m.clone()))
+        .collect();
+    Err(ApiError::invalid(res, name, &causes))
+}
+
+/// A stored object as a read returns it: pruned and defaulted by the
+/// schema of the version it is read in.
+pub(crate) fn on_read(res: &Resource, obj: &mut Value) {
+    if let Some(schema) = &res.compiled {
+        shape::prune(&schema.root, obj);
+        shape::default(&schema.root, obj);
+    }
+}
+
+/// structured-merge-diff refusing an apply configuration: a 500 without a
+/// reason.
+fn typed_patch_error(res: &Resource, name: &str, what: &str) -> ApiError {
+    ApiError {
+        code: 500,
+        reason: "",
+        message: format!(
+            "failed to create typed patch object (/{name}; {}, Kind={}): {what}",
+            res.api_version(),
+            res.kind
+        ),
+        details: None,
+    }
+}
+
+fn strict_error(res: &Resource, unknown: &[String], patched: Option<String>) -> ApiError {
+    let fields: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field \"{p}\""))
+        .collect();
+    let text = format!("strict decoding error: {}", fields.join(", "));
+    match patched {
+        Some(obj) => ApiError::invalid_kind(
+            "",
+            "",
+            "",
+            &[(
+                "patch",
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {}: {text}",
+                    validate::go_value(&Value::String(obj))
+                ),
+            )],
+        ),
+        None => ApiError::bad_request(format!(
+            "{kind} in version \"{v}\" cannot be handled as a {kind}: {text}",
+            kind = res.kind,
+            v = res.version
+        )),
+    }
+}

@@ -1,0 +1,506 @@
+//! A CRD version's `openAPIV3Schema` compiled once, when the CRD is
+//! registered, into a tree of [`Node`]s: every keyword the write path reads
+//! is parsed here (patterns compiled, formats resolved, bounds read as
+//! numbers), so a write walks the tree and never the schema's JSON.
+//!
+//! The keywords are those of kube-apiserver's structural schemas
+//! (apiextensions-apiserver `pkg/apiserver/schema`): the structural part
+//! (`type`, `properties`, `additionalProperties`, `items`, `nullable`, the
+//! `x-kubernetes-*` extensions, `default`) and the value validations
+//! (`enum`, `pattern`, `format`, lengths, bounds, counts, `uniqueItems`,
+//! and `allOf`/`anyOf`/`oneOf`/`not` holding only value validations).
+//! CEL rules (`x-kubernetes-validations`) are not compiled yet.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// The most nesting a schema may have: kube-apiserver has no such limit,
+/// but a CRD is bounded by the 1.5 MiB object limit and every real one
+/// nests far less (the deepest in `../shared/crds` is under 40).
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// A compiled pattern is refused above this size (the regex crate's own
+/// bound on compiled programs, kept explicit).
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// The JSON type a node declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Type {
+    /// No `type`: any value (only with `x-kubernetes-preserve-unknown-fields`
+    /// or inside value validations).
+    Any,
+    Object,
+    Array,
+    String,
+    Integer,
+    Number,
+    Boolean,
+}
+
+impl Type {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "object" => Self::Object,
+            "array" => Self::Array,
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            "number" => Self::Number,
+            "boolean" => Self::Boolean,
+            _ => return None,
+        })
+    }
+
+    /// The name go-openapi prints.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Any => "",
+            Self::Object => "object",
+            Self::Array => "array",
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Number => "number",
+            Self::Boolean => "boolean",
+        }
+    }
+}
+
+/// `x-kubernetes-list-type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ListType {
+    Atomic,
+    Set,
+    /// With its `x-kubernetes-list-map-keys`.
+    Map(Vec<String>),
+}
+
+/// The string formats kube-apiserver checks (the formats of
+/// `apiservervalidation.StripUnsupportedFormatsPostProcess` it has a
+/// checker for); any other format is documentation only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Byte,
+    Date,
+    DateTime,
+    Duration,
+    Email,
+    Hostname,
+    Ipv4,
+    Ipv6,
+    Cidr,
+    Mac,
+    Uri,
+    Uuid,
+    Uuid3,
+    Uuid4,
+    Uuid5,
+    HexColor,
+    RgbColor,
+    BsonObjectId,
+}
+
+impl Format {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "byte" => Self::Byte,
+            "date" => Self::Date,
+            "date-time" | "datetime" => Self::DateTime,
+            "duration" => Self::Duration,
+            "email" => Self::Email,
+            "hostname" => Self::Hostname,
+            "ipv4" => Self::Ipv4,
+            "ipv6" => Self::Ipv6,
+            "cidr" => Self::Cidr,
+            "mac" => Self::Mac,
+            "uri" => Self::Uri,
+            "uuid" => Self::Uuid,
+            "uuid3" => Self::Uuid3,
+            "uuid4" => Self::Uuid4,
+            "uuid5" => Self::Uuid5,
+            "hexcolor" => Self::HexColor,
+            "rgbcolor" => Self::RgbColor,
+            "bsonobjectid" => Self::BsonObjectId,
+            _ => return None,
+        })
+    }
+}
+
+/// `additionalProperties`.
+#[derive(Debug, Clone)]
+pub(crate) enum Additional {
+    /// Absent (or `true`): unknown keys are pruned unless preserved.
+    Absent,
+    /// A schema for every value: the object is a map.
+    Schema(Box<Node>),
+}
+
+/// A numeric bound and whether it is exclusive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound {
+    pub(crate) value: f64,
+    pub(crate) exclusive: bool,
+}
+
+/// One compiled schema node.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) ty: Type,
+    pub(crate) int_or_string: bool,
+    pub(crate) nullable: bool,
+    pub(crate) preserve_unknown: bool,
+    pub(crate) embedded: bool,
+    pub(crate) properties: BTreeMap<String, Node>,
+    pub(crate) additional: Additional,
+    pub(crate) items: Option<Box<Node>>,
+    pub(crate) required: Vec<String>,
+    pub(crate) enumeration: Vec<Value>,
+    /// The pattern as written (for messages) and compiled.
+    pub(crate) pattern: Option<(String, Regex)>,
+    pub(crate) format: Option<(String, Format)>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) min_length: Option<u64>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) max_properties: Option<u64>,
+    pub(crate) min_properties: Option<u64>,
+    pub(crate) maximum: Option<Bound>,
+    pub(crate) minimum: Option<Bound>,
+    pub(crate) multiple_of: Option<f64>,
+    pub(crate) unique_items: bool,
+    pub(crate) list_type: ListType,
+    pub(crate) default: Option<Value>,
+    pub(crate) all_of: Vec<Node>,
+    pub(crate) any_of: Vec<Node>,
+    pub(crate) one_of: Vec<Node>,
+    pub(crate) not: Option<Box<Node>>,
+}
+
+/// A CRD version's compiled schema; compares equal to another compiled
+/// from the same JSON.
+#[derive(Debug, Clone)]
+pub(crate) struct Schema {
+    pub(crate) root: Arc<Node>,
+    /// Whether any node carries CEL rules (`x-kubernetes-validations`).
+    pub(crate) has_rules: bool,
+    source: Arc<Value>,
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.source, &other.source) || self.source == other.source
+    }
+}
+
+impl Eq for Schema {}
+
+/// Why a schema did not compile: the path of the node (`properties[spec]`
+/// style, as kube-apiserver's CRD messages name them) and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub(crate) path: String,
+    pub(crate) value: String,
+    pub(crate) message: String,
+}
+
+impl Schema {
+    /// Compiles `openAPIV3Schema`; every problem found is reported.
+    pub(crate) fn compile(source: &Value) -> Result<Self, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let root = compile_node(source, "", 0, &mut problems);
+        if problems.is_empty() {
+            Ok(Self {
+                root: Arc::new(root),
+                has_rules: has_rules(source, 0),
+                source: Arc::new(source.clone()),
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Whether `v` or a schema under it has `x-kubernetes-validations`.
+fn has_rules(v: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            (k == "x-kubernetes-validations" && x.as_array().is_some_and(|a| !a.is_empty()))
+                || (k != "default" && k != "enum" && k != "example" && has_rules(x, depth + 1))
+        }),
+        Value::Array(a) => a.iter().any(|x| has_rules(x, depth + 1)),
+        _ => false,
+    }
+}
+
+fn u64_of(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(|x| {
+        x.as_u64()
+            .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+    })
+}
+
+fn bound(v: &Value, key: &str, exclusive: &str) -> Option<Bound> {
+    v.get(key).and_then(Value::as_f64).map(|value| Bound {
+        value,
+        exclusive: v.get(exclusive).and_then(Value::as_bool).unwrap_or(false),
+    })
+}
+
+fn flag(v: &Value, key: &str) -> bool {
+    v.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn compile_list(
+    v: &Value,
+    key: &str,
+    path: &str,
+    depth: usize,
+    problems: &mut Vec<Problem>,
+) -> Vec<Node> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .enumerate()
+                .map(|(i, s)| compile_node(s, &format!("{path}.{key}[{i}]"), depth + 1, problems))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn compile_pattern(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<(String, Regex)> {
+    let p = v.get("pattern").and_then(Value::as_str)?;
+    match regex::RegexBuilder::new(p)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+    {
+        Ok(re) => Some((p.to_owned(), re)),
+        Err(e) => {
+            problems.push(Problem {
+                path: format!("{path}.pattern"),
+                value: p.to_owned(),
+                message: format!("must be a valid regular expression, but isn't: {e}"),
+            });
+            None
+        }
+    }
+}
+
+fn list_type(v: &Value) -> ListType {
+    match v.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => ListType::Set,
+        Some("map") => ListType::Map(
+            v.get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => ListType::Atomic,
+    }
+}
+
+fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>) -> Node {
+    if depth > MAX_DEPTH {
+        problems.push(Problem {
+            path: path.to_owned(),
+            value: String::new(),
+            message: format!("must not nest more than {MAX_DEPTH} levels"),
+        });
+        return Node::any();
+    }
+    let ty = match v.get("type").and_then(Value::as_str) {
+        None | Some("") => Type::Any,
+        Some(t) => Type::parse(t).unwrap_or_else(|| {
+            problems.push(Problem {
+                path: format!("{path}.type"),
+                value: t.to_owned(),
+                message: "must be one of: array, boolean, integer, number, object, string".into(),
+            });
+            Type::Any
+        }),
+    };
+    let properties = v
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, s)| {
+                    let p = format!("{path}.properties[{k}]");
+                    (k.clone(), compile_node(s, &p, depth + 1, problems))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let additional = match v.get("additionalProperties") {
+        Some(s @ Value::Object(_)) => Additional::Schema(Box::new(compile_node(
+            s,
+            &format!("{path}.additionalProperties"),
+            depth + 1,
+            problems,
+        ))),
+        _ => Additional::Absent,
+    };
+    let items = v.get("items").filter(|s| s.is_object()).map(|s| {
+        Box::new(compile_node(
+            s,
+            &format!("{path}.items"),
+            depth + 1,
+            problems,
+        ))
+    });
+    let strings = |key: &str| -> Vec<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    Node {
+        ty,
+        int_or_string: flag(v, "x-kubernetes-int-or-string"),
+        nullable: flag(v, "nullable"),
+        preserve_unknown: flag(v, "x-kubernetes-preserve-unknown-fields"),
+        embedded: flag(v, "x-kubernetes-embedded-resource"),
+        properties,
+        additional,
+        items,
+        required: strings("required"),
+        enumeration: v
+            .get("enum")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        pattern: compile_pattern(v, path, problems),
+        format: v
+            .get("format")
+            .and_then(Value::as_str)
+            .and_then(|f| Format::parse(f).map(|p| (f.to_owned(), p))),
+        max_length: u64_of(v, "maxLength"),
+        min_length: u64_of(v, "minLength"),
+        max_items: u64_of(v, "maxItems"),
+        min_items: u64_of(v, "minItems"),
+        max_properties: u64_of(v, "maxProperties"),
+        min_properties: u64_of(v, "minProperties"),
+        maximum: bound(v, "maximum", "exclusiveMaximum"),
+        minimum: bound(v, "minimum", "exclusiveMinimum"),
+        multiple_of: v.get("multipleOf").and_then(Value::as_f64),
+        unique_items: flag(v, "uniqueItems"),
+        list_type: list_type(v),
+        default: v.get("default").cloned(),
+        all_of: compile_list(v, "allOf", path, depth, problems),
+        any_of: compile_list(v, "anyOf", path, depth, problems),
+        one_of: compile_list(v, "oneOf", path, depth, problems),
+        not: v
+            .get("not")
+            .filter(|s| s.is_object())
+            .map(|s| Box::new(compile_node(s, &format!("{path}.not"), depth + 1, problems))),
+    }
+}
+
+impl Node {
+    /// A node that accepts anything and keeps every field.
+    pub(crate) fn any() -> Self {
+        Self {
+            ty: Type::Any,
+            int_or_string: false,
+            nullable: true,
+            preserve_unknown: true,
+            embedded: false,
+            properties: BTreeMap::new(),
+            additional: Additional::Absent,
+            items: None,
+            required: Vec::new(),
+            enumeration: Vec::new(),
+            pattern: None,
+            format: None,
+            max_length: None,
+            min_length: None,
+            max_items: None,
+            min_items: None,
+            max_properties: None,
+            min_properties: None,
+            maximum: None,
+            minimum: None,
+            multiple_of: None,
+            unique_items: false,
+            list_type: ListType::Atomic,
+            default: None,
+            all_of: Vec::new(),
+            any_of: Vec::new(),
+            one_of: Vec::new(),
+            not: None,
+        }
+    }
+
+    /// The schema of the value under `key` of an object this node
+    /// describes: a declared property, else the map's value schema.
+    pub(crate) fn child(&self, key: &str) -> Option<&Node> {
+        self.properties.get(key).or(match &self.additional {
+            Additional::Schema(s) => Some(s),
+            Additional::Absent => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_keyword_is_compiled_once() {
+        let s = Schema::compile(&json!({"type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "properties": {
+                "n": {"type": "integer", "minimum": 1, "maximum": 5, "exclusiveMaximum": true, "default": 2},
+                "s": {"type": "string", "pattern": "^a+$", "format": "date-time", "maxLength": 3, "enum": ["a"]},
+                "l": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                      "items": {"type": "object"}},
+                "m": {"type": "object", "additionalProperties": {"type": "string"}}}}}}))
+        .expect("compiles");
+        let spec = &s.root.properties["spec"];
+        let n = &spec.properties["n"];
+        assert_eq!(n.ty, Type::Integer);
+        assert!(n.maximum.is_some_and(|b| b.exclusive && b.value == 5.0));
+        assert_eq!(n.default, Some(json!(2)));
+        let st = &spec.properties["s"];
+        assert!(st.pattern.as_ref().is_some_and(|(_, re)| re.is_match("aa")));
+        assert_eq!(st.format.as_ref().map(|f| f.1), Some(Format::DateTime));
+        assert_eq!(
+            spec.properties["l"].list_type,
+            ListType::Map(vec!["k".into()])
+        );
+        assert!(spec.child("x").is_none());
+        assert!(spec.properties["m"].child("x").is_some());
+        assert_eq!(s.root.required, vec!["spec".to_owned()]);
+    }
+
+    #[test]
+    fn a_bad_pattern_and_a_bad_type_are_named() {
+        let e = Schema::compile(&json!({"type": "object", "properties": {
+            "a": {"type": "string", "pattern": "(unclosed"},
+            "b": {"type": "strin"}}}))
+        .expect_err("refused");
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].path, ".properties[a].pattern");
+        assert_eq!(e[1].path, ".properties[b].type");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let mut v = json!({"type": "string"});
+        for _ in 0..(MAX_DEPTH + 5) {
+            v = json!({"type": "object", "properties": {"a": v}});
+        }
+        let e = Schema::compile(&v).expect_err("too deep");
+        assert!(e[0].message.contains("nest"));
+    }
+}
