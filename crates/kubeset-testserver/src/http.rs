@@ -246,7 +246,7 @@ pub(crate) async fn handle(
     let kind = inflight::kind_of(req.method(), req.uri().path(), req.uri().query());
     let slot = match shared.conns.in_flight.admit(kind) {
         Ok(slot) => slot,
-        Err(too_many) => return Ok(too_many),
+        Err(refused) => return Ok(refused.response()),
     };
     let req = match crate::stream::intercept(req, &shared, &faults).await {
         Ok(upgraded) => return Ok(upgraded),

@@ -89,8 +89,8 @@ impl InFlight {
     }
 
     /// A slot for a request of `kind`: `Ok(None)` for a long-running one,
-    /// `Err` with the `429` answer when every slot of its kind is taken.
-    pub(crate) fn admit(&self, kind: Kind) -> Result<Option<OwnedSemaphorePermit>, Response<Body>> {
+    /// `Err` when every slot of its kind is taken.
+    pub(crate) fn admit(&self, kind: Kind) -> Result<Option<OwnedSemaphorePermit>, Refused> {
         let slots = match kind {
             Kind::LongRunning => return Ok(None),
             Kind::ReadOnly => &self.read_only,
@@ -100,14 +100,24 @@ impl InFlight {
             Ok(permit) => Ok(Some(permit)),
             Err(_) => {
                 tracing::debug!(?kind, "request refused: too many requests in flight");
-                Err(too_many_requests())
+                Err(Refused)
             }
         }
     }
 }
 
-/// kube-apiserver's answer (`tooManyRequests` of its max-in-flight
-/// filter, through Go's `http.Error`): plain text, `Retry-After: 1`.
+/// Every slot of a request's kind is taken.
+#[derive(Debug)]
+pub(crate) struct Refused;
+
+impl Refused {
+    /// kube-apiserver's answer (`tooManyRequests` of its max-in-flight
+    /// filter, through Go's `http.Error`): plain text, `Retry-After: 1`.
+    pub(crate) fn response(self) -> Response<Body> {
+        too_many_requests()
+    }
+}
+
 fn too_many_requests() -> Response<Body> {
     let mut r = text_response(429, "Too many requests, please try again later.\n");
     let headers = r.headers_mut();
