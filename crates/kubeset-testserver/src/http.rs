@@ -472,7 +472,14 @@ async fn route(
     if let Some(w) = warning {
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
         if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            resp.headers_mut().insert(header::WARNING, v);
+            // First, as kube-apiserver records it before the handler runs;
+            // the handler's own warnings (admission, typed decoding) after.
+            let headers = resp.headers_mut();
+            let rest: Vec<HeaderValue> = headers.get_all(header::WARNING).iter().cloned().collect();
+            headers.insert(header::WARNING, v);
+            for r in rest {
+                headers.append(header::WARNING, r);
+            }
         }
     }
     Ok(resp)

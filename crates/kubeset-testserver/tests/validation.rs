@@ -1831,3 +1831,36 @@ async fn a_schema_change_ratchets_old_values_and_defaults_show_on_read() {
     );
     s.shutdown().await;
 }
+
+/// A write to a deprecated version that admission also warns about: the
+/// deprecation warning first (kube-apiserver records it before the handler
+/// runs), then admission's. The deprecation used to replace them.
+#[tokio::test]
+async fn a_deprecated_version_warns_before_admission() {
+    let s = TestServer::start().await.unwrap();
+    let base = s.replicas()[0].url();
+    let c = common::client();
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "olds.adm.kubeset.dev"},
+        "spec": {"group": "adm.kubeset.dev", "scope": "Namespaced",
+            "names": {"plural": "olds", "singular": "old", "kind": "Old"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "deprecated": true,
+                "deprecationWarning": "adm.kubeset.dev/v1 Old is going away",
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}});
+    let crd_url = format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+    let (code, _, body) = send(&c, reqwest::Method::POST, &crd_url, JSON, &crd).await;
+    assert_eq!(code, 201, "{body}");
+    let old = json!({"apiVersion": "adm.kubeset.dev/v1", "kind": "Old", "metadata": {"name": "o"},
+        "spec": {"size": 1, "bogus": true}});
+    let url = format!("{base}/apis/adm.kubeset.dev/v1/namespaces/default/olds");
+    let (code, warnings, body) = send(&c, reqwest::Method::POST, &url, JSON, &old).await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(
+        warnings,
+        [
+            r#"299 - "adm.kubeset.dev/v1 Old is going away""#,
+            r#"299 - "unknown field \"spec.bogus\"""#
+        ]
+    );
+}
