@@ -16,7 +16,8 @@
 //!   warning, as `fieldValidation=Warn` (the default) words it; with
 //!   `Strict` the request is refused (400 for a body, 422 for a patch),
 //!   with `Ignore` nothing is said. A key whose value is empty (`{}`, `[]`,
-//!   `null`) and that the model drops is taken as an empty known field.
+//!   `null`, `""`, `0`, `false`) and that the model drops is taken as an
+//!   empty known field.
 //!
 //! Custom resources and kinds without a codec pass unchanged.
 
@@ -97,6 +98,7 @@ pub(crate) fn decode(
             };
         }
         unknown_fields(input, o, "", &mut unknown);
+        keep_managed_fields_reset(input, o);
     }
     let warnings: Vec<String> = unknown
         .iter()
@@ -166,16 +168,32 @@ fn drop_nulls(v: &mut Value) {
     }
 }
 
+/// `metadata.managedFields: []` asks the field manager to reset them
+/// (kube-apiserver's Go object keeps the empty, non-nil slice): the round
+/// trip through the model would drop it as empty, so it is put back.
+fn keep_managed_fields_reset(input: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let asked = input
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .is_some_and(|mf| mf.as_array().is_some_and(Vec::is_empty));
+    if let (true, Some(Value::Object(meta))) = (asked, out.get_mut("metadata")) {
+        meta.insert("managedFields".into(), Value::Array(Vec::new()));
+    }
+}
+
 /// Most unknown fields named (the warnings are cut at 4 KiB anyway).
 const MAX_UNKNOWN: usize = 64;
 
-/// Whether a dropped value may have been an empty known field.
+/// Whether a dropped value may have been an empty known field: Go's
+/// `omitempty` drops zero scalars too (`resourceVersion: ""`, `0`, `false`).
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Object(m) => m.is_empty(),
         Value::Array(a) => a.is_empty(),
-        _ => false,
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
     }
 }
 
