@@ -31,7 +31,7 @@ fn tricky_config_map() -> serde_json::Value {
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {
             "name": "tricky",
-            "labels": {"app": "web", "a10": "x", "a9": "y", "A": "z", "_x": "1"},
+            "labels": {"app": "web", "a10": "x", "a9": "y", "A": "z", "a_b": "1"},
             "annotations": {"note": "long annotation text ".repeat(8).trim_end()},
         },
         "data": data,

@@ -452,7 +452,8 @@ where
         self
     }
 
-    /// Sets the per-key backoff after failed reconciles ([`Action::Backoff`]).
+    /// Sets the per-key backoff after failed reconciles (the wait of an
+    /// action with [`Action::is_backoff`]).
     pub fn retry_backoff(mut self, retry: RetryBackoff) -> Self {
         self.retry = retry;
         self

@@ -11,7 +11,7 @@
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
 //! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` (reconciles cancelled at [`Config::reconcile_timeout`](crate::Config::reconcile_timeout)) |
-//! | `workqueue_depth` | gauge | `name`, `priority` (keys ready per [`Priority`](crate::Priority), as controller-runtime's priority queue; delayed keys are not counted, as in client-go; beyond 25 distinct priorities the rest add up under `other`) |
+//! | `workqueue_depth` | gauge | `name`, `priority` (keys ready per [`Priority`], as controller-runtime's priority queue; delayed keys are not counted, as in client-go; beyond 25 distinct priorities the rest add up under `other`) |
 //! | `workqueue_adds_total` | counter | `name` |
 //! | `workqueue_retries_total` | counter | `name` |
 //! | `workqueue_queue_duration_seconds` | histogram | `name` |

@@ -213,7 +213,7 @@ pub enum WatcherError {
     StreamingListIncomplete,
     /// The cache's [`MemoryBudget`](crate::memory::MemoryBudget) refused an
     /// object. Unlike the others this one is final: the
-    /// [`reflector`](crate::reflector) ends after it and the watch stops.
+    /// [`reflector`](fn@crate::reflector) ends after it and the watch stops.
     #[error("the cache stopped at its memory budget")]
     MemoryBudget {
         /// The kind, objects and bytes.

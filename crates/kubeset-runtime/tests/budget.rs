@@ -22,6 +22,13 @@ use kubeset_runtime::{
 };
 use kubeset_testserver::TestServer;
 
+/// The tests of this file one at a time. The first reads the `WARN` line
+/// its own thread-local `tracing` subscriber wrote; run beside another test
+/// that reaches the same `warn!` first on a thread without a subscriber,
+/// that callsite's cached interest could miss the subscriber (seen once in a
+/// loaded workspace run).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// `n` ConfigMaps of about 2 KB of data each.
 async fn config_maps(api: &Api<ConfigMap>, n: usize) {
     for i in 0..n {
@@ -56,6 +63,7 @@ impl Logs {
 
 #[tokio::test]
 async fn a_budget_smaller_than_the_data_fails_the_watcher_and_the_process_stays_up() {
+    let _serial = SERIAL.lock().await;
     let logs = Logs::default();
     let sink = logs.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -140,6 +148,7 @@ async fn a_budget_smaller_than_the_data_fails_the_watcher_and_the_process_stays_
 
 #[tokio::test]
 async fn one_budget_shared_by_two_caches_stops_the_one_that_crosses_it() {
+    let _serial = SERIAL.lock().await;
     let server = TestServer::start().await.expect("server");
     let client = common::client(&server.urls());
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
