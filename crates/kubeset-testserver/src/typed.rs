@@ -24,31 +24,9 @@
 use kubeset_api::protobuf::dynamic;
 use serde_json::{Map, Value};
 
-use crate::http::Query;
+pub(crate) use crate::admission::FieldValidation;
 use crate::resources::Resource;
 use crate::status::ApiError;
-
-/// `fieldValidation`: what an unknown field does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FieldValidation {
-    /// Dropped silently.
-    Ignore,
-    /// Dropped with a warning (the default).
-    Warn,
-    /// Refused.
-    Strict,
-}
-
-impl FieldValidation {
-    /// The query's directive (already validated by `options`).
-    pub(crate) fn of(query: &Query) -> Self {
-        match query.get("fieldValidation") {
-            Some("Ignore") => Self::Ignore,
-            Some("Strict") => Self::Strict,
-            _ => Self::Warn,
-        }
-    }
-}
 
 /// Where the object came from: the answer to a failed decode differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,7 +72,7 @@ impl Call<'_> {
 
     /// `?fieldValidation`.
     fn field_validation(&self) -> FieldValidation {
-        FieldValidation::of(self.query)
+        FieldValidation::parse(self.query.get("fieldValidation"))
     }
 
     fn include_object(&self) -> &str {
@@ -95,9 +95,7 @@ impl Call<'_> {
     fn write_ctx_as(&self, default: &str, verb: Verb) -> WriteCtx {
         WriteCtx {
             admission: admission::Options {
-                field_validation: admission::FieldValidation::parse(
-                    self.query.get("fieldValidation"),
-                ),
+                field_validation: self.field_validation(),
                 verb: Some(verb),
                 warnings: admission::Warnings::default(),
             },
