@@ -445,7 +445,9 @@ fn module_doc(set: &Clientset) -> String {
 /// group-version. With `needs` (the client crate), a feature also turns on
 /// the models' feature dependencies and the features its subresource
 /// methods' types need. `default` also names the hand-written `http2`
-/// feature: HTTP/2 unless a user turns default features off, as client-go.
+/// feature (HTTP/2 unless a user turns default features off, as
+/// client-go) and `jiff` (`Time` ⇄ `jiff::Timestamp`, which k8s-openapi
+/// always has: a port from it finds the conversions with no new feature).
 fn features_block(
     ir: &Ir,
     forward: impl Fn(&str) -> String,
@@ -467,7 +469,7 @@ fn features_block(
     let mut s = String::new();
     s.push_str(FEATURES_BEGIN);
     s.push('\n');
-    s.push_str("default = [\"api-default\", \"http2\"]\n");
+    s.push_str("default = [\"api-default\", \"http2\", \"jiff\"]\n");
     s.push_str("# The model crate's default group-versions.\n");
     s.push_str(&format!("api-default = [{}]\n", quoted(&defaults)));
     s.push_str(&format!("all = [{}]\n", quoted(&all)));

@@ -8,7 +8,11 @@
 //! spec's property gives what the server publishes beside them: the
 //! `description`, `x-kubernetes-list-type`/`-list-map-keys`/`-map-type` and
 //! `default`. A `$ref` becomes a call of the referenced type's impl, so the
-//! schema is inlined when it is built, not in the generated code.
+//! schema is inlined when it is built, not in the generated code; each
+//! impl's `DEFINITION` also keeps the definition's upstream name and, per
+//! property, the referenced definition and the spec's `enum` values, which
+//! kubeset-api's `schema::openapi` writes as OpenAPI documents with `$ref`s
+//! (what `kubectl explain` reads).
 //!
 //! What is not copied, and why:
 //! - defaults that are Go zero values (`""`, `0`, `false`, `{}`): the
@@ -51,8 +55,14 @@ const HAND_WRITTEN_WITH_SCHEMA: &[&str] = &[
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
 ];
 
+/// Largest generated file: a module's impls past it are split into parts
+/// (`api_core_v1.rs`, `api_core_v1_part2.rs`, …).
+const MAX_FILE_BYTES: usize = 280 * 1024;
+
 /// Adds the impl files to `out`: one file per module of types (gated by
-/// that module's feature) and their `mod.rs`. `definitions` are the
+/// that module's feature; split in parts past `MAX_FILE_BYTES`), the
+/// definitions of the hand-written types (`hand_written.rs`) and their
+/// `mod.rs` with the lookup by definition name. `definitions` are the
 /// spec's schemas the IR was lowered from.
 pub fn add(
     ir: &Ir,
@@ -61,7 +71,9 @@ pub fn add(
     out: &mut Output,
 ) -> Result<(), CodegenError> {
     let with = with_schema(ir);
-    let mut modules: BTreeMap<Vec<String>, (Option<String>, Vec<TokenStream>)> = BTreeMap::new();
+    // Module → (feature, [(definition, type path, impl)]).
+    type Impls = Vec<(String, TokenStream, TokenStream)>;
+    let mut modules: BTreeMap<Vec<String>, (Option<String>, Impls)> = BTreeMap::new();
     for (definition, t) in &ir.types {
         if !with.contains(definition.as_str()) {
             continue;
@@ -72,41 +84,142 @@ pub fn add(
         let entry = modules
             .entry(t.modules.clone())
             .or_insert_with(|| (t.feature.clone(), Vec::new()));
-        entry.1.push(tokens);
+        entry
+            .1
+            .push((definition.clone(), type_path(ir, definition), tokens));
     }
     let preamble = format!(
         "{}\n// Source: {spec_label}; `JsonSchema` impls (codegen/src/emit_schema.rs).\n",
         emit::GENERATED_MARKER
     );
     let mut decls = Vec::new();
+    let mut lookups = Vec::new();
     for (path, (feature, impls)) in &modules {
         let name = path.join("_");
-        let file = format!("{SCHEMA_DIR}/{name}.rs");
         let doc = format!(" `JsonSchema` for the models of `{}`.", path.join("::"));
-        let tokens = quote! {
-            #![doc = #doc]
-            use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
-            #(#impls)*
-        };
-        out.files
-            .insert(file.clone(), emit::format(&file, tokens, &preamble)?);
-        let id = ident(&name);
+        let parts = module_files(&name, &doc, impls, &preamble)?;
         // Modules without a feature (apimachinery: `ObjectMeta`,
         // `LabelSelector`, `Condition`) come with the trait; the others
         // also need `schemas`.
         let cfg = feature
             .as_ref()
             .map(|f| quote!(#[cfg(all(feature = "schemas", feature = #f))]));
-        decls.push(quote!(#cfg mod #id;));
+        for (i, (file, text)) in parts.into_iter().enumerate() {
+            out.files.insert(format!("{SCHEMA_DIR}/{file}.rs"), text);
+            let id = ident(&file);
+            decls.push(quote!(#cfg mod #id;));
+            if i == 0 {
+                lookups.push(quote! {
+                    #cfg
+                    if let Some(d) = crate::schema::openapi::find(#id::DEFINITIONS, name) {
+                        return Some(d);
+                    }
+                });
+            }
+        }
     }
+    let file = format!("{SCHEMA_DIR}/hand_written.rs");
+    let tokens = hand_written(ir);
+    out.files
+        .insert(file.clone(), emit::format(&file, tokens, &preamble)?);
     let file = format!("{SCHEMA_DIR}/mod.rs");
     let tokens = quote! {
         //! `JsonSchema` for the generated models, one module per group-version.
+        pub(crate) mod hand_written;
         #(#decls)*
+
+        /// The definition named `name` among the compiled-in ones.
+        pub(crate) fn definition(name: &str) -> Option<crate::schema::Definition> {
+            if let Some(d) = crate::schema::openapi::find(hand_written::DEFINITIONS, name) {
+                return Some(d);
+            }
+            #(#lookups)*
+            None
+        }
     };
     out.files
         .insert(file.clone(), emit::format(&file, tokens, &preamble)?);
     Ok(())
+}
+
+/// A module's file, or its parts when it would pass [`MAX_FILE_BYTES`]:
+/// `(file stem, text)`. The first part holds the module's `DEFINITIONS`
+/// table (sorted by name, as `ir.types` is) for all parts.
+fn module_files(
+    name: &str,
+    doc: &str,
+    impls: &[(String, TokenStream, TokenStream)],
+    preamble: &str,
+) -> Result<Vec<(String, String)>, CodegenError> {
+    let mut parts = 1;
+    loop {
+        let chunk = impls.len().div_ceil(parts).max(1);
+        let stems: Vec<String> = (0..parts)
+            .map(|i| match i {
+                0 => name.to_owned(),
+                i => format!("{name}_part{}", i + 1),
+            })
+            .collect();
+        let mut files = Vec::new();
+        for (i, group) in impls.chunks(chunk).enumerate() {
+            let bodies = group.iter().map(|(_, _, t)| t);
+            let table = (i == 0).then(|| {
+                let entries = impls.iter().map(|(_, path, _)| {
+                    quote!(crate::schema::openapi::expect(<#path as JsonSchema>::DEFINITION),)
+                });
+                quote! {
+                    /// The module's definitions, sorted by name.
+                    pub(super) const DEFINITIONS: &[Definition] = &[#(#entries)*];
+                }
+            });
+            let tokens = quote! {
+                #![doc = #doc]
+                #[allow(unused_imports)]
+                use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+                #table
+                #(#bodies)*
+            };
+            let file = format!("{SCHEMA_DIR}/{}.rs", stems[i]);
+            files.push((stems[i].clone(), emit::format(&file, tokens, preamble)?));
+        }
+        if parts >= impls.len() || files.iter().all(|(_, t)| t.len() <= MAX_FILE_BYTES) {
+            return Ok(files);
+        }
+        parts += 1;
+    }
+}
+
+/// `hand_written.rs`: the definitions of the hand-written types with an
+/// impl (`Quantity`, `Time`, …): their upstream names and descriptions,
+/// which their impls in `schema/mod.rs` publish.
+fn hand_written(ir: &Ir) -> TokenStream {
+    let mut consts = Vec::new();
+    let mut names = Vec::new();
+    for definition in HAND_WRITTEN_WITH_SCHEMA {
+        let Some(t) = ir.types.get(*definition) else {
+            continue;
+        };
+        let path = type_path(ir, definition);
+        let id = ident(&crate::names::snake_case(&t.name).to_uppercase());
+        let description = opt_str(t.description.as_deref());
+        consts.push(quote! {
+            pub(crate) const #id: Definition = Definition {
+                name: #definition,
+                model: &Model { description: #description, map_type: None, opaque: false, properties: &[] },
+                schema: <#path as JsonSchema>::json_schema,
+            };
+        });
+        names.push((definition, id));
+    }
+    names.sort_by_key(|(d, _)| **d);
+    let ids = names.iter().map(|(_, id)| id);
+    quote! {
+        //! The definitions of kubeset's hand-written types, as upstream names and describes them.
+        use crate::schema::{Definition, JsonSchema, Model};
+        #(#consts)*
+        /// The definitions above, sorted by name.
+        pub(crate) const DEFINITIONS: &[Definition] = &[#(#ids),*];
+    }
 }
 
 /// The definitions that get an impl (or have a hand-written one): every
@@ -203,17 +316,22 @@ fn impl_for(
         let spec = schema.and_then(|s| s.properties.get(&f.json));
         props.push(prop(ir, t.gvk.is_some(), f, spec, definitions));
     }
+    let definition = t.definition.as_str();
     // Properties in JSON name order, as the server publishes them.
     Some(quote! {
         impl JsonSchema for #path {
-            fn json_schema() -> JSONSchemaProps {
-                const MODEL: Model = Model {
+            const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+                name: #definition,
+                model: &Model {
                     description: #description,
                     map_type: #map_type,
                     opaque: #opaque,
                     properties: &[#(#props)*],
-                };
-                MODEL.build()
+                },
+                schema: <#path as JsonSchema>::json_schema,
+            });
+            fn json_schema() -> JSONSchemaProps {
+                crate::schema::openapi::build(Self::DEFINITION)
             }
         }
     })
@@ -258,10 +376,46 @@ fn prop(
         if let Some(default) = spec.default.as_ref().and_then(kept_default) {
             extra.push(quote!(default: Some(#default),));
         }
+        let values: Vec<&str> = spec.enum_values.iter().filter_map(Value::as_str).collect();
+        if !values.is_empty() {
+            extra.push(quote!(enum_values: &[#(#values),*],));
+        }
+    }
+    if let Some((target, wrap)) = reference(ir, &f.ty) {
+        let target = type_path(ir, target);
+        let wrap = ident(wrap);
+        extra.push(quote! {
+            reference: <#target as JsonSchema>::DEFINITION,
+            wrap: crate::schema::Wrap::#wrap,
+        });
     }
     quote! {
         Prop { name: #name, schema: <#ty as JsonSchema>::json_schema, #(#extra)* ..Prop::NONE },
     }
+}
+
+/// The named type a field refers to and where it sits (`One`, `List`,
+/// `Map`): a struct, an opaque object or a hand-written type with a
+/// definition.
+fn reference<'a>(ir: &Ir, ty: &'a Ty) -> Option<(&'a str, &'static str)> {
+    let (target, wrap) = match ty {
+        Ty::Ref(d) => (d, "One"),
+        Ty::Vec(t) => match t.as_ref() {
+            Ty::Ref(d) => (d, "List"),
+            _ => return None,
+        },
+        Ty::Map(t) => match t.as_ref() {
+            Ty::Ref(d) => (d, "Map"),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let named = match &ir.types.get(target)?.kind {
+        TypeKind::Struct { .. } | TypeKind::Opaque => true,
+        TypeKind::HandWritten { .. } => HAND_WRITTEN_WITH_SCHEMA.contains(&target.as_str()),
+        TypeKind::Enum { .. } | TypeKind::Untagged { .. } => false,
+    };
+    named.then_some((target.as_str(), wrap))
 }
 
 /// A default the CRD keeps: a scalar that is not Go's zero value.

@@ -90,36 +90,51 @@ pub fn write_sources(
 }
 
 /// The features `kubeset-api`'s manifest declares by hand after its
-/// generated block (`schemas`, …), which the standalone crate must offer
-/// too because `kubeset-client` forwards them.
+/// generated block (`schemas`, `jiff`, …), which the standalone crate must
+/// offer too because `kubeset-client` forwards them.
 fn hand_written_features(manifest: &str) -> String {
     manifest
         .split_once("# END GENERATED FEATURES\n")
         .map(|(_, rest)| rest.split("\n[").next().unwrap_or_default())
         .unwrap_or_default()
-        .lines()
-        .map(without_optional_dependencies)
-        .collect::<Vec<_>>()
-        .join("\n")
         .trim_end()
         .to_owned()
 }
 
-/// A feature line without its optional dependencies (`jiff = ["dep:jiff"]`
-/// → `jiff = []`): the standalone manifest has only the runtime's required
-/// dependencies, but the feature stays for the crates that forward it.
-fn without_optional_dependencies(line: &str) -> String {
-    let Some((name, list)) = line.split_once("= [") else {
-        return line.to_owned();
-    };
-    let items: Vec<&str> = list
-        .trim_end()
-        .trim_end_matches(']')
-        .split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty() && !item.starts_with("\"dep:"))
-        .collect();
-    format!("{name}= [{}]", items.join(", "))
+/// The lines of a manifest's `[section]` (up to the next table).
+fn section<'m>(manifest: &'m str, name: &str) -> impl Iterator<Item = &'m str> {
+    manifest
+        .split_once(&format!("\n[{name}]\n"))
+        .map(|(_, rest)| rest.split("\n[").next().unwrap_or_default())
+        .unwrap_or_default()
+        .lines()
+}
+
+/// The optional dependencies of `own` (`jiff = { workspace = true,
+/// optional = true }`), written out from the workspace's `workspace`
+/// manifest, so that a hand-written feature naming `dep:jiff` still has
+/// its crate (the client's default features turn `jiff` on).
+fn optional_dependencies(own: &str, workspace: &str) -> String {
+    let mut out = String::new();
+    for line in section(own, "dependencies").filter(|l| l.contains("optional = true")) {
+        let Some((name, _)) = line.split_once(" = ") else {
+            continue;
+        };
+        let name = name.trim();
+        let Some(entry) = section(workspace, "workspace.dependencies")
+            .filter_map(|l| l.split_once(" = "))
+            .find(|(n, _)| n.trim() == name)
+            .map(|(_, e)| e.trim())
+        else {
+            continue;
+        };
+        let entry = match entry.strip_prefix('{').and_then(|e| e.strip_suffix('}')) {
+            Some(inner) => format!("{{ {}, optional = true }}", inner.trim()),
+            None => format!("{{ version = {entry}, optional = true }}"),
+        };
+        out.push_str(&format!("{name} = {entry}\n"));
+    }
+    out
 }
 
 impl ApiCrate<'_> {
@@ -128,14 +143,18 @@ impl ApiCrate<'_> {
         write_sources(self.api_dir, self.replaced, self.files, work)?;
         let own_manifest = self.api_dir.join("Cargo.toml");
         let own = std::fs::read_to_string(&own_manifest).map_err(read(&own_manifest))?;
+        let workspace_manifest = self.api_dir.join("../../Cargo.toml");
+        let workspace =
+            std::fs::read_to_string(&workspace_manifest).map_err(read(&workspace_manifest))?;
         let manifest = format!(
             "[package]\nname = \"kubeset-api\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
              [lib]\ndoctest = false\n\n[workspace]\n\n[lints.rust]\nmissing_docs = \"deny\"\nunsafe_code = \"forbid\"\n\n\
              [dependencies]\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\
              serde_json = {{ version = \"1\", features = [\"raw_value\"] }}\n\
              thiserror = \"2\"\n\
-             kubeset-derive = {{ path = {:?} }}\n\n{}\n{}",
+             kubeset-derive = {{ path = {:?} }}\n{}\n{}\n{}",
             self.derive_dir.display().to_string(),
+            optional_dependencies(&own, &workspace),
             self.features,
             hand_written_features(&own)
         );
@@ -145,16 +164,18 @@ impl ApiCrate<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::without_optional_dependencies as f;
+    use super::optional_dependencies;
 
     #[test]
-    fn optional_dependencies_leave_their_features() {
-        assert_eq!(f("jiff = [\"dep:jiff\"]"), "jiff = []");
+    fn optional_dependencies_are_written_out_from_the_workspace() {
+        let own = "[package]\nname = \"a\"\n\n[dependencies]\nserde.workspace = true\n\
+                   jiff = { workspace = true, optional = true }\nb = { workspace = true, optional = true }\n\n[features]\n";
+        let workspace = "[workspace]\n\n[workspace.dependencies]\nserde = \"1\"\n\
+                         jiff = { version = \"0.2\", default-features = false, features = [\"std\"] }\nb = \"3\"\n";
         assert_eq!(
-            f("schemas = [\"a\", \"dep:b\", \"c\"]"),
-            "schemas = [\"a\", \"c\"]"
+            optional_dependencies(own, workspace),
+            "jiff = { version = \"0.2\", default-features = false, features = [\"std\"], optional = true }\n\
+             b = { version = \"3\", optional = true }\n"
         );
-        assert_eq!(f("# a comment"), "# a comment");
-        assert_eq!(f("protobuf = []"), "protobuf = []");
     }
 }

@@ -263,20 +263,43 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
     }) else {
         return quote!();
     };
-    let ResourceIr {
-        group,
-        version,
-        kind,
-        plural,
-        namespaced,
-        ..
-    } = r;
-    let api_version = format!("{group}/{version}");
-    let scope = if *namespaced {
-        quote!(kubeset::NamespaceResourceScope)
-    } else {
-        quote!(kubeset::ClusterResourceScope)
-    };
+    let serialize = serialize_impl(t, fields, r);
+    let resource = resource_impl(&name, r);
+    let resource_info = resource_info(&quote!(kubeset::resources::ResourceInfo), r);
+    let constructor = constructor(ir, t, fields);
+    let has = has_spec_status(ir, &name, fields);
+    let list_doc = format!(
+        " A list of [`{}`], as the server returns it.",
+        names::escape_text(&r.kind)
+    );
+    quote! {
+        #serialize
+
+        #resource
+
+        impl #name {
+            /// kubectl short names of the resource.
+            pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
+
+            /// The resource as discovery describes it.
+            pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = #resource_info;
+
+            #constructor
+        }
+
+        #has
+
+        #[doc = #list_doc]
+        pub type #list = kubeset::List<#name>;
+    }
+}
+
+/// `Serialize` of a kind: `apiVersion` and `kind` first, then the fields
+/// (absent options skipped), then the unknown fields kept by the type.
+fn serialize_impl(t: &TypeDef, fields: &[Field], r: &ResourceIr) -> TokenStream {
+    let name = ident(&t.name);
+    let api_version = format!("{}/{}", r.group, r.version);
+    let kind = &r.kind;
     let entries = fields.iter().map(|f| {
         let (n, json) = (ident(&f.rust), &f.json);
         if is_option(f) {
@@ -299,37 +322,6 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
             }
         }
     });
-    let resource_info = resource_info(&quote!(kubeset::resources::ResourceInfo), r);
-    let spec = fields.iter().find(|f| f.json == "spec");
-    let constructor = spec.map(|f| {
-        let ty = rust_ty(ir, &f.ty);
-        let value = if is_option(f) {
-            quote!(spec: Some(spec),)
-        } else {
-            quote!(spec,)
-        };
-        // `..Default::default()` only when something is left to fill.
-        let rest =
-            (fields.len() > 2 || t.unknown_fields.is_some()).then(|| quote!(..Default::default()));
-        quote! {
-            /// An object named `name` with `spec`, everything else default.
-            pub fn new(name: &str, spec: #ty) -> Self {
-                Self {
-                    metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                        name: Some(name.to_owned()),
-                        ..Default::default()
-                    },
-                    #value
-                    #rest
-                }
-            }
-        }
-    });
-    let has = has_spec_status(ir, &name, fields);
-    let list_doc = format!(
-        " A list of [`{}`], as the server returns it.",
-        names::escape_text(kind)
-    );
     quote! {
         impl serde::Serialize for #name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -342,7 +334,26 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
                 map.end()
             }
         }
+    }
+}
 
+/// `kubeset::Resource`, written out: the constants and the metadata access.
+fn resource_impl(name: &proc_macro2::Ident, r: &ResourceIr) -> TokenStream {
+    let ResourceIr {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced,
+        ..
+    } = r;
+    let api_version = format!("{group}/{version}");
+    let scope = if *namespaced {
+        quote!(kubeset::NamespaceResourceScope)
+    } else {
+        quote!(kubeset::ClusterResourceScope)
+    };
+    quote! {
         impl kubeset::Resource for #name {
             const GROUP: &'static str = #group;
             const VERSION: &'static str = #version;
@@ -359,22 +370,34 @@ fn kind_impls(ir: &Ir, t: &TypeDef, fields: &[Field]) -> TokenStream {
                 &mut self.metadata
             }
         }
-
-        impl #name {
-            /// kubectl short names of the resource.
-            pub const SHORT_NAMES: &'static [&'static str] = Self::RESOURCE_INFO.short_names;
-
-            /// The resource as discovery describes it.
-            pub const RESOURCE_INFO: kubeset::resources::ResourceInfo = #resource_info;
-
-            #constructor
-        }
-
-        #has
-
-        #[doc = #list_doc]
-        pub type #list = kubeset::List<#name>;
     }
+}
+
+/// `Kind::new(name, spec)` for a kind with a `spec`.
+fn constructor(ir: &Ir, t: &TypeDef, fields: &[Field]) -> Option<TokenStream> {
+    let spec = fields.iter().find(|f| f.json == "spec")?;
+    let ty = rust_ty(ir, &spec.ty);
+    let value = if is_option(spec) {
+        quote!(spec: Some(spec),)
+    } else {
+        quote!(spec,)
+    };
+    // `..Default::default()` only when something is left to fill.
+    let rest =
+        (fields.len() > 2 || t.unknown_fields.is_some()).then(|| quote!(..Default::default()));
+    Some(quote! {
+        /// An object named `name` with `spec`, everything else default.
+        pub fn new(name: &str, spec: #ty) -> Self {
+            Self {
+                metadata: kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: Some(name.to_owned()),
+                    ..Default::default()
+                },
+                #value
+                #rest
+            }
+        }
+    })
 }
 
 /// kube-rs's `HasSpec` (for a required `spec`) and `HasStatus` (for any

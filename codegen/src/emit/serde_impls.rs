@@ -99,13 +99,18 @@ fn deserialize(name: &str, fields: &[Field]) -> TokenStream {
 }
 
 /// The expression reading field `f`'s value from `map`. Lists go through
-/// helpers that release the spare capacity left by reading them.
+/// helpers that release the spare capacity left by reading them; maps
+/// (but of arbitrary JSON) through helpers that read a `null` value as an
+/// absent entry.
 fn read_value(f: &Field) -> TokenStream {
-    match (f.required, matches!(f.ty, Ty::Vec(_))) {
-        (true, true) => quote!(crate::serde_util::required_vec(map)?),
-        (false, true) => quote!(crate::serde_util::optional_vec(map)?),
-        (true, false) => quote!(crate::serde_util::required(map)?),
-        (false, false) => quote!(map.next_value()?),
+    let map_of_typed = matches!(&f.ty, Ty::Map(v) if !matches!(v.as_ref(), Ty::Value));
+    match (f.required, &f.ty) {
+        (true, Ty::Vec(_)) => quote!(crate::serde_util::required_vec(map)?),
+        (false, Ty::Vec(_)) => quote!(crate::serde_util::optional_vec(map)?),
+        (true, _) if map_of_typed => quote!(crate::serde_util::required_map(map)?),
+        (false, _) if map_of_typed => quote!(crate::serde_util::optional_map(map)?),
+        (true, _) => quote!(crate::serde_util::required(map)?),
+        (false, _) => quote!(map.next_value()?),
     }
 }
 

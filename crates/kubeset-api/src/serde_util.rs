@@ -11,12 +11,15 @@
 //!   skipped with [`IgnoredAny`];
 //! - `null` for an optional field reads as `None` (`Option`'s own impl);
 //! - `null` for a required field reads as the default value ([`required`]);
+//! - a `null` value in a map (of anything but arbitrary JSON) is an absent
+//!   entry ([`optional_map`]);
 //! - a missing field keeps its default value;
 //! - a repeated key: the last value wins, as in Go's `encoding/json`;
 //! - a type error inside a field's value names the innermost struct and
 //!   field (`in `ContainerPort.containerPort`: invalid type: …`); syntax,
 //!   EOF and I/O errors keep their message and category.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -188,6 +191,59 @@ where
     Ok(list)
 }
 
+/// A map field's entries, a `null` value read as an absent entry: Go
+/// writes a zero `Time` in a `map[string]metav1.Time` as `null`, and
+/// kube-apiserver keeps such a `null` as it was sent; one must not fail the
+/// whole object. (Maps of arbitrary JSON keep their `null`s: they are not
+/// read through this.)
+struct SkipNulls<T>(BTreeMap<String, T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for SkipNulls<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = SkipNulls<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = map.next_entry::<String, Option<T>>()? {
+                    if let Some(v) = v {
+                        out.insert(k, v);
+                    }
+                }
+                Ok(SkipNulls(out))
+            }
+        }
+        deserializer.deserialize_map(V(PhantomData))
+    }
+}
+
+/// An optional map field; `null` values are absent entries ([`SkipNulls`]).
+pub(crate) fn optional_map<'de, A, T>(map: &mut A) -> Result<Option<BTreeMap<String, T>>, A::Error>
+where
+    A: MapAccess<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(map.next_value::<Option<SkipNulls<T>>>()?.map(|m| m.0))
+}
+
+/// A required map field (`null` reads as empty); `null` values are
+/// absent entries ([`SkipNulls`]). Only group-versions outside the default
+/// features have required maps (resource.k8s.io's `counters`).
+#[allow(dead_code)]
+pub(crate) fn required_map<'de, A, T>(map: &mut A) -> Result<BTreeMap<String, T>, A::Error>
+where
+    A: MapAccess<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(map
+        .next_value::<Option<SkipNulls<T>>>()?
+        .map(|m| m.0)
+        .unwrap_or_default())
+}
+
 /// Required fields outside the generated structs (`List<T>`): `null` reads
 /// as the default value.
 pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -257,7 +313,7 @@ mod tests {
                 0 => self.container_port = required(map)?,
                 1 => self.inner = map.next_value()?,
                 2 => self.items = required(map)?,
-                3 => self.labels = map.next_value()?,
+                3 => self.labels = optional_map(map)?,
                 4 => self.name = map.next_value()?,
                 _ => {}
             }
@@ -333,6 +389,16 @@ mod tests {
                 ..Port::default()
             }
         );
+    }
+
+    #[test]
+    fn a_null_value_in_a_map_is_an_absent_entry() {
+        let p = port(r#"{"labels":{"a":"1","b":null,"c":"3"}}"#).unwrap();
+        let labels = p.labels.unwrap();
+        assert_eq!(labels.keys().collect::<Vec<_>>(), ["a", "c"]);
+        // Other values of the wrong type still fail, naming the field.
+        let e = port(r#"{"labels":{"a":1}}"#).unwrap_err().to_string();
+        assert!(e.contains("Port.labels"), "{e}");
     }
 
     #[test]

@@ -312,3 +312,27 @@ fn typed_from_value_keeps_managed_fields() {
         v["metadata"]["managedFields"][0]["fieldsV1"]
     );
 }
+
+/// A `null` value in a map of `Time` (Go writes a zero `Time` so; upstream's
+/// v1.35 PodDisruptionBudget fixture has one) is an absent entry, not an
+/// error for the whole object; it round-trips as the server stores it
+/// (`null` members as absent).
+#[cfg(feature = "policy-v1")]
+#[test]
+fn a_null_in_a_map_of_time_is_an_absent_entry() {
+    use kubeset_api::api::policy::v1::PodDisruptionBudget;
+    let json = r#"{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",
+        "metadata":{"name":"pdb"},
+        "status":{"currentHealthy":1,"desiredHealthy":1,"disruptionsAllowed":0,"expectedPods":1,
+            "disruptedPods":{"gone":null,"web-0":"2024-01-02T03:04:05Z"}}}"#;
+    let pdb: PodDisruptionBudget = serde_json::from_str(json).unwrap();
+    let disrupted = pdb
+        .status
+        .as_ref()
+        .unwrap()
+        .disrupted_pods
+        .as_ref()
+        .unwrap();
+    assert_eq!(disrupted.keys().collect::<Vec<_>>(), ["web-0"]);
+    common::round_trip::<PodDisruptionBudget>(json);
+}

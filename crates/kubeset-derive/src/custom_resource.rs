@@ -232,17 +232,23 @@ fn crates(meta: &ParseNestedMeta<'_>, a: &mut Attrs) -> syn::Result<()> {
     meta.parse_nested_meta(|inner| {
         let lit: LitStr = inner.value()?.parse()?;
         let path: Path = lit.parse()?;
-        match inner.path.get_ident().map(ToString::to_string).unwrap_or_default().as_str() {
+        match inner
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+            .as_str()
+        {
             // kube-rs's names for the crates kubeset is.
             "kubeset" | "kube_core" | "k8s_openapi" => a.krate = Some(path),
             "serde" => a.serde = Some(path),
             "serde_json" | "std" => {}
-            "schemars" => {
-                return Err(inner.error(
-                    "kubeset writes schemas itself (`#[derive(JsonSchema)]` from kubeset): drop `schemars`",
-                ));
-            }
-            _ => return Err(inner.error("expected `kubeset`, `kube_core`, `k8s_openapi`, `serde`, `serde_json` or `std`")),
+            // schemars' `JsonSchema` is read through `schema::bridge`
+            // (the facade's `derive`); its path is not needed.
+            "schemars" => {}
+            _ => return Err(inner.error(
+                "expected `kubeset`, `kube_core`, `k8s_openapi`, `serde`, `serde_json` or `std`",
+            )),
         }
         Ok(())
     })
@@ -468,7 +474,7 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
                 pub status: Option<#status>,
             },
             quote!(status: None,),
-            quote!(.property("status", <Option<#status> as #sch::JsonSchema>::json_schema(), false)),
+            quote!(.property("status", #sch::nullable((&&#sch::bridge::Probe::<#status>::NEW).schema_props()), false)),
             quote! {
                 impl #krate::HasStatus for #root {
                     type Status = #status;
@@ -499,11 +505,15 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
         _ => quote! {
             impl #sch::JsonSchema for #root {
                 fn json_schema() -> #sch::JSONSchemaProps {
+                    // kubeset's `JsonSchema` or, with the facade's
+                    // `derive`, schemars' (see `schema::bridge`).
+                    #[allow(unused_imports)]
+                    use #sch::bridge::{ViaKubeset as _, ViaSchemars as _};
                     let mut s = #sch::ObjectSchema::new()
                         .property("apiVersion", #sch::typed("string"), false)
                         .property("kind", #sch::typed("string"), false)
                         .property("metadata", #sch::typed("object"), false)
-                        .property("spec", <#spec as #sch::JsonSchema>::json_schema(), true)
+                        .property("spec", (&&#sch::bridge::Probe::<#spec>::NEW).schema_props(), true)
                         #status_prop
                         .build();
                     #sch::describe(&mut s, #doc);

@@ -27,7 +27,10 @@
 //! writes `generated/`): each is the schema the API server publishes for
 //! that definition, made structural (references inlined when the schema is
 //! built; Go zero-value defaults and `x-kubernetes-patch-*` dropped, see
-//! that file). The apimachinery models (`ObjectMeta`, `OwnerReference`,
+//! that file). Each also has a [`JsonSchema::DEFINITION`]: its upstream
+//! name and properties, from which [`openapi::components`] writes OpenAPI
+//! documents that refer to definitions by `$ref`, as kube-apiserver
+//! publishes them. The apimachinery models (`ObjectMeta`, `OwnerReference`,
 //! `LabelSelector`, `Condition`, …) come with this module; every other
 //! group-version's needs the cargo feature `schemas` (as kube-rs users turn
 //! on k8s-openapi's `schemars`): it adds about 0.8 s to a build of
@@ -50,6 +53,11 @@ use crate::types::{ByteString, FieldsV1, IntOrString, MicroTime, Quantity, RawEx
 #[rustfmt::skip]
 #[allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items)]
 mod generated;
+#[doc(hidden)]
+pub mod bridge;
+pub mod openapi;
+
+pub use openapi::{Definition, Wrap, definition};
 
 /// A type with an OpenAPI v3 structural schema. Derive it with
 /// `#[derive(JsonSchema)]`; see the module docs for what is covered.
@@ -62,6 +70,12 @@ pub trait JsonSchema {
     /// Whether a struct field of this type may be absent (`Option<T>`):
     /// such fields are not `required`.
     const OPTIONAL: bool = false;
+
+    /// The OpenAPI definition this type is published as (a generated
+    /// model, or one of kubeset's named types: `Quantity`, `Time`, …), for
+    /// documents that refer to it by name ([`openapi`]); `None` for types
+    /// that are only ever inlined.
+    const DEFINITION: Option<Definition> = None;
 
     /// The schema of a value of this type.
     fn json_schema() -> JSONSchemaProps;
@@ -508,33 +522,42 @@ fn guard_rule(rule: ValidationRule, guard: Option<&str>) -> ValidationRule {
     }
 }
 
+/// CEL's reserved words: a property so named is `__word__` in a rule.
+pub const CEL_RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
 /// A property name as the API server's CEL environment names it
 /// (`__dash__`, `__dot__`, `__slash__`, `__underscores__`, reserved words
 /// as `__word__`); `None` when it has no CEL name.
-fn cel_field(name: &str) -> Option<String> {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
+///
+/// ```
+/// use kubeset_api::schema::cel_field;
+/// assert_eq!(cel_field("x-y").as_deref(), Some("x__dash__y"));
+/// assert_eq!(cel_field("namespace").as_deref(), Some("__namespace__"));
+/// assert_eq!(cel_field("1st"), None);
+/// ```
+pub fn cel_field(name: &str) -> Option<String> {
     let mut chars = name.chars();
     let first_ok = chars
         .next()
@@ -546,7 +569,7 @@ fn cel_field(name: &str) -> Option<String> {
     {
         return None;
     }
-    if RESERVED.contains(&name) {
+    if CEL_RESERVED.contains(&name) {
         return Some(format!("__{name}__"));
     }
     Some(
@@ -637,42 +660,45 @@ scalar! {
     usize => "integer", Some("int64"), Some(0.0);
     f32 => "number", Some("float"), None;
     f64 => "number", Some("double"), None;
-    Time => "string", Some("date-time"), None;
-    MicroTime => "string", Some("date-time"), None;
     ByteString => "string", Some("byte"), None;
 }
 
 impl<T: JsonSchema> JsonSchema for Option<T> {
     const OPTIONAL: bool = true;
 
-    /// `T`'s schema, `nullable`. An `enum` moves into `anyOf: [{enum},
-    /// {enum: [null]}]`: the server checks a node's own `enum` even for
-    /// `null` and never matches `null` there (measured on v1.35), while
-    /// the `anyOf` form takes `null` and still rejects other values.
+    /// `T`'s schema, [`nullable`].
     fn json_schema() -> JSONSchemaProps {
-        let mut s = T::json_schema();
-        s.nullable = Some(true);
-        if let Some(values) = s.enum_.take() {
-            let branches = vec![
-                JSONSchemaProps {
-                    enum_: Some(values),
-                    ..JSONSchemaProps::default()
-                },
-                JSONSchemaProps {
-                    enum_: Some(vec![JSON(Value::Null)]),
-                    ..JSONSchemaProps::default()
-                },
-            ];
-            match s.any_of {
-                None => s.any_of = Some(branches),
-                Some(_) => s.all_of.get_or_insert_with(Vec::new).push(JSONSchemaProps {
-                    any_of: Some(branches),
-                    ..JSONSchemaProps::default()
-                }),
-            }
-        }
-        s
+        nullable(T::json_schema())
     }
+}
+
+/// `s`, `nullable` (the schema of an `Option`). An `enum` moves into
+/// `anyOf: [{enum}, {enum: [null]}]`: the server checks a node's own
+/// `enum` even for `null` and never matches `null` there (measured on
+/// v1.35), while the `anyOf` form takes `null` and still rejects other
+/// values.
+pub fn nullable(mut s: JSONSchemaProps) -> JSONSchemaProps {
+    s.nullable = Some(true);
+    if let Some(values) = s.enum_.take() {
+        let branches = vec![
+            JSONSchemaProps {
+                enum_: Some(values),
+                ..JSONSchemaProps::default()
+            },
+            JSONSchemaProps {
+                enum_: Some(vec![JSON(Value::Null)]),
+                ..JSONSchemaProps::default()
+            },
+        ];
+        match s.any_of {
+            None => s.any_of = Some(branches),
+            Some(_) => s.all_of.get_or_insert_with(Vec::new).push(JSONSchemaProps {
+                any_of: Some(branches),
+                ..JSONSchemaProps::default()
+            }),
+        }
+    }
+    s
 }
 
 impl<T: JsonSchema + ?Sized> JsonSchema for Box<T> {
@@ -741,7 +767,22 @@ impl JsonSchema for serde_json::Map<String, Value> {
     }
 }
 
+impl JsonSchema for Time {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::TIME);
+    fn json_schema() -> JSONSchemaProps {
+        formatted("string", "date-time")
+    }
+}
+
+impl JsonSchema for MicroTime {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::MICRO_TIME);
+    fn json_schema() -> JSONSchemaProps {
+        formatted("string", "date-time")
+    }
+}
+
 impl JsonSchema for IntOrString {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::INT_OR_STRING);
     fn json_schema() -> JSONSchemaProps {
         int_or_string()
     }
@@ -749,6 +790,7 @@ impl JsonSchema for IntOrString {
 
 /// Any object, kept as written (managed fields' field sets).
 impl JsonSchema for FieldsV1 {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::FIELDS_V1);
     fn json_schema() -> JSONSchemaProps {
         serde_json::Map::<String, Value>::json_schema()
     }
@@ -756,6 +798,7 @@ impl JsonSchema for FieldsV1 {
 
 /// Any object, kept as written (an embedded object of any kind).
 impl JsonSchema for RawExtension {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::RAW_EXTENSION);
     fn json_schema() -> JSONSchemaProps {
         serde_json::Map::<String, Value>::json_schema()
     }
@@ -764,6 +807,7 @@ impl JsonSchema for RawExtension {
 /// `x-kubernetes-int-or-string`, as the API server's own schema for
 /// quantities (a number or `"500m"`).
 impl JsonSchema for Quantity {
+    const DEFINITION: Option<Definition> = Some(generated::hand_written::QUANTITY);
     fn json_schema() -> JSONSchemaProps {
         int_or_string()
     }
@@ -842,6 +886,16 @@ pub struct Prop {
     pub map_type: Option<&'static str>,
     /// `default`.
     pub default: Option<Scalar>,
+    /// `enum`: the values the spec lists (published in OpenAPI documents
+    /// for `kubectl explain`, not enforced by [`Model::build`]: a built-in
+    /// server takes values newer than the spec).
+    pub enum_values: &'static [&'static str],
+    /// The named definition the property's type refers to, as `$ref` in
+    /// OpenAPI documents (the type itself, or its items or map values,
+    /// see [`Prop::wrap`]).
+    pub reference: Option<Definition>,
+    /// Where [`Prop::reference`] sits in the property's type.
+    pub wrap: Wrap,
 }
 
 impl Prop {
@@ -856,6 +910,9 @@ impl Prop {
         list_map_keys: &[],
         map_type: None,
         default: None,
+        enum_values: &[],
+        reference: None,
+        wrap: Wrap::One,
     };
 }
 

@@ -2,10 +2,93 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::admissionregistration::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::AuditAnnotation as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ExpressionWarning as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::MatchCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::MatchResources as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::MutatingWebhook as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::MutatingWebhookConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::MutatingWebhookConfigurationList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ParamKind as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ParamRef as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::RuleWithOperations as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ServiceReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::TypeChecking as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingWebhook as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingWebhookConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::Validation as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::Variable as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1::WebhookClientConfig as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::admissionregistration::v1::AuditAnnotation {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.AuditAnnotation",
+        model: &Model {
             description: Some(
                 "AuditAnnotation describes how to produce an audit annotation for an API request.",
             ),
@@ -31,13 +114,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::AuditAnnotation {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::AuditAnnotation as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ExpressionWarning {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ExpressionWarning",
+        model: &Model {
             description: Some(
                 "ExpressionWarning is a warning information that targets a specific expression.",
             ),
@@ -63,13 +150,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::ExpressionWarning {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ExpressionWarning as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::MatchCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.MatchCondition",
+        model: &Model {
             description: Some(
                 "MatchCondition represents a condition which must by fulfilled for a request to be sent to a webhook.",
             ),
@@ -95,13 +186,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::MatchCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::MatchCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::MatchResources {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.MatchResources",
+        model: &Model {
             description: Some(
                 "MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)",
             ),
@@ -117,6 +212,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MatchResources {
                         "ExcludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -133,6 +230,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MatchResources {
                     description: Some(
                         "NamespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.\n\nFor example, to run the webhook on any objects whose namespace is not associated with \"runlevel\" of \"0\" or \"1\";  you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"runlevel\",\n      \"operator\": \"NotIn\",\n      \"values\": [\n        \"0\",\n        \"1\"\n      ]\n    }\n  ]\n}\n\nIf instead you want to only run the policy on any objects whose namespace is associated with the \"environment\" of \"prod\" or \"staging\"; you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"environment\",\n      \"operator\": \"In\",\n      \"values\": [\n        \"prod\",\n        \"staging\"\n      ]\n    }\n  ]\n}\n\nSee https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.\n\nDefault to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -141,6 +240,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MatchResources {
                     description: Some(
                         "ObjectSelector decides whether to run the validation based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the cel validation, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -152,16 +253,22 @@ impl JsonSchema for crate::api::admissionregistration::v1::MatchResources {
                         "ResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::MatchResources as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.MutatingWebhook",
+        model: &Model {
             description: Some(
                 "MutatingWebhook describes an admission webhook and the resources and operations it applies to.",
             ),
@@ -185,6 +292,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     description: Some(
                         "ClientConfig defines how to communicate with the hook. Required",
                     ),
+                    reference: <crate::api::admissionregistration::v1::WebhookClientConfig as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -205,6 +314,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::MatchCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -230,6 +341,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     description: Some(
                         "NamespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the webhook.\n\nFor example, to run the webhook on any objects whose namespace is not associated with \"runlevel\" of \"0\" or \"1\";  you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"runlevel\",\n      \"operator\": \"NotIn\",\n      \"values\": [\n        \"0\",\n        \"1\"\n      ]\n    }\n  ]\n}\n\nIf instead you want to only run the webhook on any objects whose namespace is associated with the \"environment\" of \"prod\" or \"staging\"; you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"environment\",\n      \"operator\": \"In\",\n      \"values\": [\n        \"prod\",\n        \"staging\"\n      ]\n    }\n  ]\n}\n\nSee https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.\n\nDefault to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -238,6 +351,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     description: Some(
                         "ObjectSelector decides whether to run the webhook based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the webhook, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -257,6 +372,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                         "Rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::RuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -277,13 +394,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhook {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::MutatingWebhook as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhookConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration",
+        model: &Model {
             description: Some(
                 "MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.",
             ),
@@ -312,6 +433,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhookConfig
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -324,17 +447,23 @@ impl JsonSchema for crate::api::admissionregistration::v1::MutatingWebhookConfig
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::MutatingWebhook as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::MutatingWebhookConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::MutatingWebhookConfigurationList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList",
+        model: &Model {
             description: Some(
                 "MutatingWebhookConfigurationList is a list of MutatingWebhookConfiguration.",
             ),
@@ -364,6 +493,8 @@ for crate::api::admissionregistration::v1::MutatingWebhookConfigurationList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of MutatingWebhookConfiguration."),
+                    reference: <crate::api::admissionregistration::v1::MutatingWebhookConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -372,16 +503,22 @@ for crate::api::admissionregistration::v1::MutatingWebhookConfigurationList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::MutatingWebhookConfigurationList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::NamedRuleWithOperations {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+        model: &Model {
             description: Some(
                 "NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.",
             ),
@@ -442,13 +579,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::NamedRuleWithOperatio
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::NamedRuleWithOperations as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ParamKind {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ParamKind",
+        model: &Model {
             description: Some("ParamKind is a tuple of Group Kind and Version."),
             map_type: Some("atomic"),
             opaque: false,
@@ -470,13 +611,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::ParamKind {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ParamKind as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ParamRef {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ParamRef",
+        model: &Model {
             description: Some(
                 "ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.",
             ),
@@ -513,16 +658,22 @@ impl JsonSchema for crate::api::admissionregistration::v1::ParamRef {
                     description: Some(
                         "selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.\n\nIf multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.\n\nOne of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ParamRef as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::RuleWithOperations {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.RuleWithOperations",
+        model: &Model {
             description: Some(
                 "RuleWithOperations is a tuple of Operations and Resources. It is recommended to make sure that all the tuple expansions are valid.",
             ),
@@ -574,13 +725,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::RuleWithOperations {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::RuleWithOperations as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ServiceReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ServiceReference",
+        model: &Model {
             description: Some(
                 "ServiceReference holds a reference to Service.legacy.k8s.io",
             ),
@@ -620,13 +775,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::ServiceReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ServiceReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::TypeChecking {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.TypeChecking",
+        model: &Model {
             description: Some(
                 "TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy",
             ),
@@ -640,16 +799,22 @@ impl JsonSchema for crate::api::admissionregistration::v1::TypeChecking {
                     > as JsonSchema>::json_schema,
                     description: Some("The type checking warnings for each expression."),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::ExpressionWarning as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::TypeChecking as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ValidatingAdmissionPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.",
             ),
@@ -678,6 +843,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingAdmissionPo
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -686,6 +853,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingAdmissionPo
                     description: Some(
                         "Specification of the desired behavior of the ValidatingAdmissionPolicy.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -694,17 +863,23 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingAdmissionPo
                     description: Some(
                         "The status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way. Populated by the system. Read-only.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster administrators configure policies for clusters.\n\nFor a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.\n\nThe CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.",
             ),
@@ -733,6 +908,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -741,17 +918,23 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
                     description: Some(
                         "Specification of the desired behavior of the ValidatingAdmissionPolicyBinding.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicyBindingList is a list of ValidatingAdmissionPolicyBinding.",
             ),
@@ -781,6 +964,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList 
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of PolicyBinding."),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -789,17 +974,23 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList 
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.",
             ),
@@ -812,6 +1003,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
                     description: Some(
                         "MatchResources declares what resources match this binding and will be validated by it. Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this. If this is unset, all resources matched by the policy are validated by this binding When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated. Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -820,6 +1013,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
                     description: Some(
                         "paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ParamRef as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -840,14 +1035,18 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicy.",
             ),
@@ -877,6 +1076,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of ValidatingAdmissionPolicy."),
+                    reference: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -885,17 +1086,23 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.",
             ),
@@ -911,6 +1118,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                         "auditAnnotations contains CEL expressions which are used to produce audit annotations for the audit event of the API request. validations and auditAnnotations may not both be empty; a least one of validations or auditAnnotations is required.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::AuditAnnotation as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -931,6 +1140,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::MatchCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -939,6 +1150,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                     description: Some(
                         "MatchConstraints specifies what resources this policy is designed to validate. The AdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding. Required.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -947,6 +1160,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                     description: Some(
                         "ParamKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ParamKind as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -958,6 +1173,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                         "Validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::Validation as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -970,17 +1187,23 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::Variable as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyStatus",
+        model: &Model {
             description: Some(
                 "ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.",
             ),
@@ -997,6 +1220,8 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1011,16 +1236,22 @@ for crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
                     description: Some(
                         "The results of type checking for each expression. Presence of this field indicates the completion of the type checking.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::TypeChecking as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook",
+        model: &Model {
             description: Some(
                 "ValidatingWebhook describes an admission webhook and the resources and operations it applies to.",
             ),
@@ -1044,6 +1275,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     description: Some(
                         "ClientConfig defines how to communicate with the hook. Required",
                     ),
+                    reference: <crate::api::admissionregistration::v1::WebhookClientConfig as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1064,6 +1297,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::MatchCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1089,6 +1324,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     description: Some(
                         "NamespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the webhook.\n\nFor example, to run the webhook on any objects whose namespace is not associated with \"runlevel\" of \"0\" or \"1\";  you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"runlevel\",\n      \"operator\": \"NotIn\",\n      \"values\": [\n        \"0\",\n        \"1\"\n      ]\n    }\n  ]\n}\n\nIf instead you want to only run the webhook on any objects whose namespace is associated with the \"environment\" of \"prod\" or \"staging\"; you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"environment\",\n      \"operator\": \"In\",\n      \"values\": [\n        \"prod\",\n        \"staging\"\n      ]\n    }\n  ]\n}\n\nSee https://kubernetes.io/docs/concepts/overview/working-with-objects/labels for more examples of label selectors.\n\nDefault to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1097,6 +1334,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     description: Some(
                         "ObjectSelector decides whether to run the webhook based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the webhook, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1108,6 +1347,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                         "Rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1::RuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1128,14 +1369,18 @@ impl JsonSchema for crate::api::admissionregistration::v1::ValidatingWebhook {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingWebhook as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingWebhookConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+        model: &Model {
             description: Some(
                 "ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.",
             ),
@@ -1164,6 +1409,8 @@ for crate::api::admissionregistration::v1::ValidatingWebhookConfiguration {
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1176,17 +1423,23 @@ for crate::api::admissionregistration::v1::ValidatingWebhookConfiguration {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1::ValidatingWebhook as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingWebhookConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList",
+        model: &Model {
             description: Some(
                 "ValidatingWebhookConfigurationList is a list of ValidatingWebhookConfiguration.",
             ),
@@ -1216,6 +1469,8 @@ for crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of ValidatingWebhookConfiguration."),
+                    reference: <crate::api::admissionregistration::v1::ValidatingWebhookConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1224,16 +1479,22 @@ for crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::ValidatingWebhookConfigurationList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::Validation {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.Validation",
+        model: &Model {
             description: Some(
                 "Validation specifies the CEL expression which is used to apply the validation.",
             ),
@@ -1274,13 +1535,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::Validation {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::Validation as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::Variable {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.Variable",
+        model: &Model {
             description: Some(
                 "Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.",
             ),
@@ -1306,13 +1571,17 @@ impl JsonSchema for crate::api::admissionregistration::v1::Variable {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::Variable as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1::WebhookClientConfig {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1.WebhookClientConfig",
+        model: &Model {
             description: Some(
                 "WebhookClientConfig contains the information to make a TLS connection with the webhook",
             ),
@@ -1333,6 +1602,8 @@ impl JsonSchema for crate::api::admissionregistration::v1::WebhookClientConfig {
                     description: Some(
                         "`service` is a reference to the service for this webhook. Either `service` or `url` must be specified.\n\nIf the webhook is running within the cluster, then you should use `service`.",
                     ),
+                    reference: <crate::api::admissionregistration::v1::ServiceReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1344,7 +1615,10 @@ impl JsonSchema for crate::api::admissionregistration::v1::WebhookClientConfig {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1::WebhookClientConfig as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

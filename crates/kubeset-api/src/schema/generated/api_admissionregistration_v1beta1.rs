@@ -2,10 +2,60 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::admissionregistration::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ApplyConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::JSONPatch as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MatchCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::Mutation as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ParamKind as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::admissionregistration::v1beta1::Variable as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::admissionregistration::v1beta1::ApplyConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ApplyConfiguration",
+        model: &Model {
             description: Some(
                 "ApplyConfiguration defines the desired configuration values of an object.",
             ),
@@ -21,13 +71,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::ApplyConfigurati
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ApplyConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::JSONPatch {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.JSONPatch",
+        model: &Model {
             description: Some("JSONPatch defines a JSON Patch."),
             map_type: None,
             opaque: false,
@@ -41,13 +95,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::JSONPatch {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::JSONPatch as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MatchCondition",
+        model: &Model {
             description: Some(
                 "MatchCondition represents a condition which must be fulfilled for a request to be sent to a webhook.",
             ),
@@ -73,13 +131,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MatchCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MatchResources",
+        model: &Model {
             description: Some(
                 "MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)",
             ),
@@ -95,6 +157,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
                         "ExcludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -111,6 +175,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
                     description: Some(
                         "NamespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.\n\nFor example, to run the webhook on any objects whose namespace is not associated with \"runlevel\" of \"0\" or \"1\";  you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"runlevel\",\n      \"operator\": \"NotIn\",\n      \"values\": [\n        \"0\",\n        \"1\"\n      ]\n    }\n  ]\n}\n\nIf instead you want to only run the policy on any objects whose namespace is associated with the \"environment\" of \"prod\" or \"staging\"; you will set the selector as follows: \"namespaceSelector\": {\n  \"matchExpressions\": [\n    {\n      \"key\": \"environment\",\n      \"operator\": \"In\",\n      \"values\": [\n        \"prod\",\n        \"staging\"\n      ]\n    }\n  ]\n}\n\nSee https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.\n\nDefault to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -119,6 +185,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
                     description: Some(
                         "ObjectSelector decides whether to run the validation based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the cel validation, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -130,16 +198,22 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MatchResources {
                         "ResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::NamedRuleWithOperations as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.",
             ),
@@ -168,6 +242,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MutatingAdmissio
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -176,17 +252,23 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::MutatingAdmissio
                     description: Some(
                         "Specification of the desired behavior of the MutatingAdmissionPolicy.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources. MutatingAdmissionPolicyBinding and the optional parameter resource together define how cluster administrators configure policies for clusters.\n\nFor a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a [runtime cost budget](https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget).\n\nAdding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.",
             ),
@@ -215,6 +297,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -223,17 +307,23 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding {
                     description: Some(
                         "Specification of the desired behavior of the MutatingAdmissionPolicyBinding.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicyBindingList is a list of MutatingAdmissionPolicyBinding.",
             ),
@@ -263,6 +353,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingLi
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of PolicyBinding."),
+                    reference: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -271,17 +363,23 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingLi
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding.",
             ),
@@ -294,6 +392,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSp
                     description: Some(
                         "matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -302,6 +402,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSp
                     description: Some(
                         "paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the MutatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -313,14 +415,18 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSp
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicyList is a list of MutatingAdmissionPolicy.",
             ),
@@ -350,6 +456,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of ValidatingAdmissionPolicy."),
+                    reference: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -358,17 +466,23 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec",
+        model: &Model {
             description: Some(
                 "MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy.",
             ),
@@ -393,6 +507,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::admissionregistration::v1beta1::MatchCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -401,6 +517,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                     description: Some(
                         "matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::MatchResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -412,6 +530,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                         "mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::Mutation as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -420,6 +540,8 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                     description: Some(
                         "paramKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If paramKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in MutatingAdmissionPolicyBinding, the params variable will be null.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::ParamKind as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -439,16 +561,22 @@ for crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec {
                         "variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.\n\nThe expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, variables must be sorted by the order of first appearance and acyclic.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::admissionregistration::v1beta1::Variable as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::Mutation {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.Mutation",
+        model: &Model {
             description: Some(
                 "Mutation specifies the CEL expression which is used to apply the Mutation.",
             ),
@@ -461,6 +589,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::Mutation {
                     description: Some(
                         "applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using [structured merge diff](https://github.com/kubernetes-sigs/structured-merge-diff). A CEL expression is used to create apply configuration.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::ApplyConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -469,6 +599,8 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::Mutation {
                     description: Some(
                         "jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch.",
                     ),
+                    reference: <crate::api::admissionregistration::v1beta1::JSONPatch as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -481,13 +613,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::Mutation {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::Mutation as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::NamedRuleWithOperations {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.NamedRuleWithOperations",
+        model: &Model {
             description: Some(
                 "NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.",
             ),
@@ -548,13 +684,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::NamedRuleWithOpe
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::NamedRuleWithOperations as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::ParamKind {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ParamKind",
+        model: &Model {
             description: Some("ParamKind is a tuple of Group Kind and Version."),
             map_type: Some("atomic"),
             opaque: false,
@@ -576,13 +716,17 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::ParamKind {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ParamKind as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::ParamRef {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.ParamRef",
+        model: &Model {
             description: Some(
                 "ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.",
             ),
@@ -619,16 +763,22 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::ParamRef {
                     description: Some(
                         "selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.\n\nIf multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.\n\nOne of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::ParamRef as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::admissionregistration::v1beta1::Variable {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.admissionregistration.v1beta1.Variable",
+        model: &Model {
             description: Some(
                 "Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.",
             ),
@@ -654,7 +804,10 @@ impl JsonSchema for crate::api::admissionregistration::v1beta1::Variable {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::admissionregistration::v1beta1::Variable as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

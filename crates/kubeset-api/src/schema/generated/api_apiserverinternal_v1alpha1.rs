@@ -2,10 +2,33 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::apiserverinternal::v1alpha1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::StorageVersion as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::StorageVersionCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::StorageVersionList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersion {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion",
+        model: &Model {
             description: Some(
                 "An API server instance reports the version it can decode and the version it encodes objects to when persisting objects in the backend.",
             ),
@@ -45,13 +68,17 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::ServerStorageVersio
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.StorageVersion",
+        model: &Model {
             description: Some("Storage version of a specific resource."),
             map_type: None,
             opaque: false,
@@ -76,6 +103,8 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("The name is <group>.<resource>."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -85,6 +114,8 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
                     description: Some(
                         "Spec is an empty spec. It is here to comply with Kubernetes API style.",
                     ),
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -94,16 +125,22 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersion {
                     description: Some(
                         "API server instances report the version they can decode and the version they encode objects to when persisting objects in the backend.",
                     ),
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::StorageVersion as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition",
+        model: &Model {
             description: Some(
                 "Describes the state of the storageVersion at a certain point.",
             ),
@@ -116,6 +153,8 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionCondi
                     description: Some(
                         "Last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -159,13 +198,17 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionCondi
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList",
+        model: &Model {
             description: Some("A list of StorageVersions."),
             map_type: None,
             opaque: false,
@@ -193,6 +236,8 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionList 
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items holds a list of StorageVersion"),
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersion as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -201,27 +246,37 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionList 
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.StorageVersionSpec",
+        model: &Model {
             description: Some("StorageVersionSpec is an empty spec."),
             map_type: None,
             opaque: true,
             properties: &[],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus",
+        model: &Model {
             description: Some(
                 "API server instances report the versions they can decode and the version they encode objects to when persisting objects in the backend.",
             ),
@@ -246,6 +301,8 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionStatu
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::apiserverinternal::v1alpha1::StorageVersionCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -254,10 +311,15 @@ impl JsonSchema for crate::api::apiserverinternal::v1alpha1::StorageVersionStatu
                         crate::api::apiserverinternal::v1alpha1::ServerStorageVersion,
                     > as JsonSchema>::json_schema,
                     description: Some("The reported versions per API server instance."),
+                    reference: <crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,105 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::apps::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ControllerRevision as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ControllerRevisionList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSet as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSetCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSetList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSetSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSetStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DaemonSetUpdateStrategy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::Deployment as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DeploymentCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DeploymentList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DeploymentSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DeploymentStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::DeploymentStrategy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ReplicaSet as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ReplicaSetCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ReplicaSetList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ReplicaSetSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::ReplicaSetStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::RollingUpdateDaemonSet as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::RollingUpdateDeployment as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::RollingUpdateStatefulSetStrategy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSet as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetOrdinals as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::apps::v1::StatefulSetUpdateStrategy as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::apps::v1::ControllerRevision {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ControllerRevision",
+        model: &Model {
             description: Some(
                 "ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.",
             ),
@@ -34,6 +129,8 @@ impl JsonSchema for crate::api::apps::v1::ControllerRevision {
                     description: Some(
                         "Data is the serialized representation of the state.",
                     ),
+                    reference: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -42,6 +139,8 @@ impl JsonSchema for crate::api::apps::v1::ControllerRevision {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -54,13 +153,17 @@ impl JsonSchema for crate::api::apps::v1::ControllerRevision {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ControllerRevision as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ControllerRevisionList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ControllerRevisionList",
+        model: &Model {
             description: Some(
                 "ControllerRevisionList is a resource containing a list of ControllerRevision objects.",
             ),
@@ -90,6 +193,8 @@ impl JsonSchema for crate::api::apps::v1::ControllerRevisionList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of ControllerRevisions"),
+                    reference: <crate::api::apps::v1::ControllerRevision as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -98,16 +203,22 @@ impl JsonSchema for crate::api::apps::v1::ControllerRevisionList {
                     description: Some(
                         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ControllerRevisionList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSet {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSet",
+        model: &Model {
             description: Some("DaemonSet represents the configuration of a daemon set."),
             map_type: None,
             opaque: false,
@@ -134,6 +245,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSet {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -142,6 +255,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSet {
                     description: Some(
                         "The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::apps::v1::DaemonSetSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -150,16 +265,22 @@ impl JsonSchema for crate::api::apps::v1::DaemonSet {
                     description: Some(
                         "The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::apps::v1::DaemonSetStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSetCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSetCondition",
+        model: &Model {
             description: Some(
                 "DaemonSetCondition describes the state of a DaemonSet at a certain point.",
             ),
@@ -172,6 +293,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetCondition {
                     description: Some(
                         "Last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -205,13 +328,17 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSetCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSetList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSetList",
+        model: &Model {
             description: Some("DaemonSetList is a collection of daemon sets."),
             map_type: None,
             opaque: false,
@@ -239,6 +366,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("A list of daemon sets."),
+                    reference: <crate::api::apps::v1::DaemonSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -247,16 +376,22 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSetList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSetSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSetSpec",
+        model: &Model {
             description: Some("DaemonSetSpec is the specification of a daemon set."),
             map_type: None,
             opaque: false,
@@ -284,6 +419,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetSpec {
                     description: Some(
                         "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -293,6 +430,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetSpec {
                     description: Some(
                         "An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
                     ),
+                    reference: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -301,16 +440,22 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetSpec {
                     description: Some(
                         "An update strategy to replace existing DaemonSet pods with new pods.",
                     ),
+                    reference: <crate::api::apps::v1::DaemonSetUpdateStrategy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSetSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSetStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSetStatus",
+        model: &Model {
             description: Some(
                 "DaemonSetStatus represents the current status of a daemon set.",
             ),
@@ -335,6 +480,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::apps::v1::DaemonSetCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -406,13 +553,17 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSetStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DaemonSetUpdateStrategy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DaemonSetUpdateStrategy",
+        model: &Model {
             description: Some(
                 "DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.",
             ),
@@ -425,6 +576,8 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetUpdateStrategy {
                     description: Some(
                         "Rolling update config params. Present only if type = \"RollingUpdate\".",
                     ),
+                    reference: <crate::api::apps::v1::RollingUpdateDaemonSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -436,13 +589,17 @@ impl JsonSchema for crate::api::apps::v1::DaemonSetUpdateStrategy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DaemonSetUpdateStrategy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::Deployment {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.Deployment",
+        model: &Model {
             description: Some(
                 "Deployment enables declarative updates for Pods and ReplicaSets.",
             ),
@@ -471,6 +628,8 @@ impl JsonSchema for crate::api::apps::v1::Deployment {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -479,6 +638,8 @@ impl JsonSchema for crate::api::apps::v1::Deployment {
                     description: Some(
                         "Specification of the desired behavior of the Deployment.",
                     ),
+                    reference: <crate::api::apps::v1::DeploymentSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -487,16 +648,22 @@ impl JsonSchema for crate::api::apps::v1::Deployment {
                     description: Some(
                         "Most recently observed status of the Deployment.",
                     ),
+                    reference: <crate::api::apps::v1::DeploymentStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::Deployment as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DeploymentCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DeploymentCondition",
+        model: &Model {
             description: Some(
                 "DeploymentCondition describes the state of a deployment at a certain point.",
             ),
@@ -509,12 +676,16 @@ impl JsonSchema for crate::api::apps::v1::DeploymentCondition {
                     description: Some(
                         "Last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "lastUpdateTime",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
                     description: Some("The last time this condition was updated."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -548,13 +719,17 @@ impl JsonSchema for crate::api::apps::v1::DeploymentCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DeploymentCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DeploymentList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DeploymentList",
+        model: &Model {
             description: Some("DeploymentList is a list of Deployments."),
             map_type: None,
             opaque: false,
@@ -582,22 +757,30 @@ impl JsonSchema for crate::api::apps::v1::DeploymentList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of Deployments."),
+                    reference: <crate::api::apps::v1::Deployment as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DeploymentList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DeploymentSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DeploymentSpec",
+        model: &Model {
             description: Some(
                 "DeploymentSpec is the specification of the desired behavior of the Deployment.",
             ),
@@ -649,6 +832,8 @@ impl JsonSchema for crate::api::apps::v1::DeploymentSpec {
                     description: Some(
                         "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -657,6 +842,8 @@ impl JsonSchema for crate::api::apps::v1::DeploymentSpec {
                     description: Some(
                         "The deployment strategy to use to replace existing pods with new ones.",
                     ),
+                    reference: <crate::api::apps::v1::DeploymentStrategy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -666,16 +853,22 @@ impl JsonSchema for crate::api::apps::v1::DeploymentSpec {
                     description: Some(
                         "Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is \"Always\".",
                     ),
+                    reference: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DeploymentSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DeploymentStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DeploymentStatus",
+        model: &Model {
             description: Some(
                 "DeploymentStatus is the most recently observed status of the Deployment.",
             ),
@@ -708,6 +901,8 @@ impl JsonSchema for crate::api::apps::v1::DeploymentStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::apps::v1::DeploymentCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -759,13 +954,17 @@ impl JsonSchema for crate::api::apps::v1::DeploymentStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DeploymentStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::DeploymentStrategy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.DeploymentStrategy",
+        model: &Model {
             description: Some(
                 "DeploymentStrategy describes how to replace existing pods with new ones.",
             ),
@@ -778,6 +977,8 @@ impl JsonSchema for crate::api::apps::v1::DeploymentStrategy {
                     description: Some(
                         "Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate.",
                     ),
+                    reference: <crate::api::apps::v1::RollingUpdateDeployment as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -789,13 +990,17 @@ impl JsonSchema for crate::api::apps::v1::DeploymentStrategy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::DeploymentStrategy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ReplicaSet {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ReplicaSet",
+        model: &Model {
             description: Some(
                 "ReplicaSet ensures that a specified number of pod replicas are running at any given time.",
             ),
@@ -824,6 +1029,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSet {
                     description: Some(
                         "If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -832,6 +1039,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSet {
                     description: Some(
                         "Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::apps::v1::ReplicaSetSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -840,16 +1049,22 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSet {
                     description: Some(
                         "Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::apps::v1::ReplicaSetStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ReplicaSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ReplicaSetCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ReplicaSetCondition",
+        model: &Model {
             description: Some(
                 "ReplicaSetCondition describes the state of a replica set at a certain point.",
             ),
@@ -862,6 +1077,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetCondition {
                     description: Some(
                         "The last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -895,13 +1112,17 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ReplicaSetCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ReplicaSetList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ReplicaSetList",
+        model: &Model {
             description: Some("ReplicaSetList is a collection of ReplicaSets."),
             map_type: None,
             opaque: false,
@@ -931,6 +1152,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetList {
                     description: Some(
                         "List of ReplicaSets. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset",
                     ),
+                    reference: <crate::api::apps::v1::ReplicaSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -939,16 +1162,22 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ReplicaSetList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ReplicaSetSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ReplicaSetSpec",
+        model: &Model {
             description: Some("ReplicaSetSpec is the specification of a ReplicaSet."),
             map_type: None,
             opaque: false,
@@ -976,6 +1205,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetSpec {
                     description: Some(
                         "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -984,16 +1215,22 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetSpec {
                     description: Some(
                         "Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template",
                     ),
+                    reference: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ReplicaSetSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::ReplicaSetStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.ReplicaSetStatus",
+        model: &Model {
             description: Some(
                 "ReplicaSetStatus represents the current status of a ReplicaSet.",
             ),
@@ -1018,6 +1255,8 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::apps::v1::ReplicaSetCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1062,13 +1301,17 @@ impl JsonSchema for crate::api::apps::v1::ReplicaSetStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::ReplicaSetStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::RollingUpdateDaemonSet {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.RollingUpdateDaemonSet",
+        model: &Model {
             description: Some(
                 "Spec to control the desired behavior of daemon set rolling update.",
             ),
@@ -1081,6 +1324,8 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateDaemonSet {
                     description: Some(
                         "The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during during an update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up to a minimum of 1. Default value is 0. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their a new pod created before the old pod is marked as deleted. The update starts by launching new pods on 30% of nodes. Once an updated pod is available (Ready for at least minReadySeconds) the old DaemonSet pod on that node is marked deleted. If the old pod becomes unavailable for any reason (Ready transitions to false, is evicted, or is drained) an updated pod is immediately created on that node without considering surge limits. Allowing surge implies the possibility that the resources consumed by the daemonset on any given node can double if the readiness check fails, and so resource intensive daemonsets should take into account that they may cause evictions during disruption.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1089,16 +1334,22 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateDaemonSet {
                     description: Some(
                         "The maximum number of DaemonSet pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of total number of DaemonSet pods at the start of the update (ex: 10%). Absolute number is calculated from percentage by rounding up. This cannot be 0 if MaxSurge is 0 Default value is 1. Example: when this is set to 30%, at most 30% of the total number of nodes that should be running the daemon pod (i.e. status.desiredNumberScheduled) can have their pods stopped for an update at any given time. The update starts by stopping at most 30% of those DaemonSet pods and then brings up new DaemonSet pods in their place. Once the new pods are available, it then proceeds onto other DaemonSet pods, thus ensuring that at least 70% of original number of DaemonSet pods are available at all times during the update.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::RollingUpdateDaemonSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::RollingUpdateDeployment {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.RollingUpdateDeployment",
+        model: &Model {
             description: Some("Spec to control the desired behavior of rolling update."),
             map_type: None,
             opaque: false,
@@ -1109,6 +1360,8 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateDeployment {
                     description: Some(
                         "The maximum number of pods that can be scheduled above the desired number of pods. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). This can not be 0 if MaxUnavailable is 0. Absolute number is calculated from percentage by rounding up. Defaults to 25%. Example: when this is set to 30%, the new ReplicaSet can be scaled up immediately when the rolling update starts, such that the total number of old and new pods do not exceed 130% of desired pods. Once old pods have been killed, new ReplicaSet can be scaled up further, ensuring that total number of pods running at any time during the update is at most 130% of desired pods.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1117,16 +1370,22 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateDeployment {
                     description: Some(
                         "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding down. This can not be 0 if MaxSurge is 0. Defaults to 25%. Example: when this is set to 30%, the old ReplicaSet can be scaled down to 70% of desired pods immediately when the rolling update starts. Once new pods are ready, old ReplicaSet can be scaled down further, followed by scaling up the new ReplicaSet, ensuring that the total number of pods available at all times during the update is at least 70% of desired pods.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::RollingUpdateDeployment as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy",
+        model: &Model {
             description: Some(
                 "RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.",
             ),
@@ -1139,6 +1398,8 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
                     description: Some(
                         "The maximum number of pods that can be unavailable during the update. Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%). Absolute number is calculated from percentage by rounding up. This can not be 0. Defaults to 1. This field is beta-level and is enabled by default. The field applies to all pods in the range 0 to Replicas-1. That means if there is any unavailable pod in the range 0 to Replicas-1, it will be counted towards MaxUnavailable. This setting might not be effective for the OrderedReady podManagementPolicy. That policy ensures pods are created and become ready one at a time.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1150,13 +1411,17 @@ impl JsonSchema for crate::api::apps::v1::RollingUpdateStatefulSetStrategy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::RollingUpdateStatefulSetStrategy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSet {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSet",
+        model: &Model {
             description: Some(
                 "StatefulSet represents a set of pods with consistent identities. Identities are defined as:\n  - Network: A single stable DNS and hostname.\n  - Storage: As many VolumeClaims as requested.\n\nThe StatefulSet guarantees that a given network identity will always map to the same storage identity.",
             ),
@@ -1185,6 +1450,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSet {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1193,6 +1460,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSet {
                     description: Some(
                         "Spec defines the desired identities of pods in this set.",
                     ),
+                    reference: <crate::api::apps::v1::StatefulSetSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1201,16 +1470,22 @@ impl JsonSchema for crate::api::apps::v1::StatefulSet {
                     description: Some(
                         "Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time.",
                     ),
+                    reference: <crate::api::apps::v1::StatefulSetStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetCondition",
+        model: &Model {
             description: Some(
                 "StatefulSetCondition describes the state of a statefulset at a certain point.",
             ),
@@ -1223,6 +1498,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetCondition {
                     description: Some(
                         "Last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1256,13 +1533,17 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetList",
+        model: &Model {
             description: Some("StatefulSetList is a collection of StatefulSets."),
             map_type: None,
             opaque: false,
@@ -1290,6 +1571,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of stateful sets."),
+                    reference: <crate::api::apps::v1::StatefulSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1298,16 +1581,22 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetList {
                     description: Some(
                         "Standard list's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetOrdinals {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetOrdinals",
+        model: &Model {
             description: Some(
                 "StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.",
             ),
@@ -1323,14 +1612,18 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetOrdinals {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetOrdinals as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+        model: &Model {
             description: Some(
                 "StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.",
             ),
@@ -1354,13 +1647,17 @@ for crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetSpec",
+        model: &Model {
             description: Some(
                 "A StatefulSetSpec is the specification of a StatefulSet.",
             ),
@@ -1381,6 +1678,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "ordinals controls the numbering of replica indices in a StatefulSet. The default ordinals behavior assigns a \"0\" index to the first replica and increments the index by one for each additional replica requested.",
                     ),
+                    reference: <crate::api::apps::v1::StatefulSetOrdinals as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1389,6 +1688,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates. By default, all persistent volume claims are created as needed and retained until manually deleted. This policy allows the lifecycle to be altered, for example by deleting persistent volume claims when their stateful set is deleted, or when their pod is scaled down.",
                     ),
+                    reference: <crate::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1422,6 +1723,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1439,6 +1742,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named \"web\" with index number \"3\" would be named \"web-3\". The only allowed template.spec.restartPolicy value is \"Always\".",
                     ),
+                    reference: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1447,6 +1752,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                     description: Some(
                         "updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.",
                     ),
+                    reference: <crate::api::apps::v1::StatefulSetUpdateStrategy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1458,16 +1765,22 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetSpec {
                         "volumeClaimTemplates is a list of claims that pods are allowed to reference. The StatefulSet controller is responsible for mapping network identities to claims in a way that maintains the identity of a pod. Every claim in this list must have at least one matching (by name) volumeMount in one container in the template. A claim in this list takes precedence over any volumes in the template, with the same name.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::PersistentVolumeClaim as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetStatus",
+        model: &Model {
             description: Some(
                 "StatefulSetStatus represents the current state of a StatefulSet.",
             ),
@@ -1500,6 +1813,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::apps::v1::StatefulSetCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1560,13 +1875,17 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::apps::v1::StatefulSetUpdateStrategy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.apps.v1.StatefulSetUpdateStrategy",
+        model: &Model {
             description: Some(
                 "StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.",
             ),
@@ -1579,6 +1898,8 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetUpdateStrategy {
                     description: Some(
                         "RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.",
                     ),
+                    reference: <crate::api::apps::v1::RollingUpdateStatefulSetStrategy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1590,7 +1911,10 @@ impl JsonSchema for crate::api::apps::v1::StatefulSetUpdateStrategy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::apps::v1::StatefulSetUpdateStrategy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,45 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::authentication::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::BoundObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::SelfSubjectReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::SelfSubjectReviewStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenRequestStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenReviewSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::TokenReviewStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authentication::v1::UserInfo as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::authentication::v1::BoundObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.BoundObjectReference",
+        model: &Model {
             description: Some(
                 "BoundObjectReference is a reference to an object that a token is bound to.",
             ),
@@ -39,13 +74,17 @@ impl JsonSchema for crate::api::authentication::v1::BoundObjectReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::BoundObjectReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::SelfSubjectReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.SelfSubjectReview",
+        model: &Model {
             description: Some(
                 "SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.",
             ),
@@ -74,6 +113,8 @@ impl JsonSchema for crate::api::authentication::v1::SelfSubjectReview {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -82,16 +123,22 @@ impl JsonSchema for crate::api::authentication::v1::SelfSubjectReview {
                     description: Some(
                         "Status is filled in by the server with the user attributes.",
                     ),
+                    reference: <crate::api::authentication::v1::SelfSubjectReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::SelfSubjectReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::SelfSubjectReviewStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.SelfSubjectReviewStatus",
+        model: &Model {
             description: Some(
                 "SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.",
             ),
@@ -104,16 +151,22 @@ impl JsonSchema for crate::api::authentication::v1::SelfSubjectReviewStatus {
                     description: Some(
                         "User attributes of the user making this request.",
                     ),
+                    reference: <crate::api::authentication::v1::UserInfo as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::SelfSubjectReviewStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenRequest",
+        model: &Model {
             description: Some(
                 "TokenRequest requests a token for a given service account.",
             ),
@@ -142,6 +195,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequest {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -151,6 +206,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequest {
                     description: Some(
                         "Spec holds information about the request being evaluated",
                     ),
+                    reference: <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -159,16 +216,22 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequest {
                     description: Some(
                         "Status is filled in by the server and indicates whether the token can be authenticated.",
                     ),
+                    reference: <crate::api::authentication::v1::TokenRequestStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenRequestSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenRequestSpec",
+        model: &Model {
             description: Some(
                 "TokenRequestSpec contains client provided parameters of a token request.",
             ),
@@ -191,6 +254,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestSpec {
                     description: Some(
                         "BoundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.",
                     ),
+                    reference: <crate::api::authentication::v1::BoundObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -202,13 +267,17 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenRequestSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenRequestStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenRequestStatus",
+        model: &Model {
             description: Some("TokenRequestStatus is the result of a token request."),
             map_type: None,
             opaque: false,
@@ -220,6 +289,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestStatus {
                     description: Some(
                         "ExpirationTimestamp is the time of expiration of the returned token.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -230,13 +301,17 @@ impl JsonSchema for crate::api::authentication::v1::TokenRequestStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenRequestStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenReview",
+        model: &Model {
             description: Some(
                 "TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.",
             ),
@@ -265,6 +340,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenReview {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -274,6 +351,8 @@ impl JsonSchema for crate::api::authentication::v1::TokenReview {
                     description: Some(
                         "Spec holds information about the request being evaluated",
                     ),
+                    reference: <crate::api::authentication::v1::TokenReviewSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -282,16 +361,22 @@ impl JsonSchema for crate::api::authentication::v1::TokenReview {
                     description: Some(
                         "Status is filled in by the server and indicates whether the request can be authenticated.",
                     ),
+                    reference: <crate::api::authentication::v1::TokenReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenReviewSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenReviewSpec",
+        model: &Model {
             description: Some(
                 "TokenReviewSpec is a description of the token authentication request.",
             ),
@@ -314,13 +399,17 @@ impl JsonSchema for crate::api::authentication::v1::TokenReviewSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenReviewSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::TokenReviewStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.TokenReviewStatus",
+        model: &Model {
             description: Some(
                 "TokenReviewStatus is the result of the token authentication request.",
             ),
@@ -358,16 +447,22 @@ impl JsonSchema for crate::api::authentication::v1::TokenReviewStatus {
                     description: Some(
                         "User is the UserInfo associated with the provided token.",
                     ),
+                    reference: <crate::api::authentication::v1::UserInfo as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::TokenReviewStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authentication::v1::UserInfo {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authentication.v1.UserInfo",
+        model: &Model {
             description: Some(
                 "UserInfo holds the information about the user needed to implement the user.Info interface.",
             ),
@@ -409,7 +504,10 @@ impl JsonSchema for crate::api::authentication::v1::UserInfo {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authentication::v1::UserInfo as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

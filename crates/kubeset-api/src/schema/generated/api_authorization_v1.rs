@@ -2,10 +2,60 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::authorization::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::FieldSelectorAttributes as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::LabelSelectorAttributes as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::LocalSubjectAccessReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::NonResourceAttributes as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::NonResourceRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::ResourceAttributes as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::ResourceRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SelfSubjectAccessReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SelfSubjectAccessReviewSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SelfSubjectRulesReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SelfSubjectRulesReviewSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SubjectAccessReview as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SubjectAccessReviewSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SubjectAccessReviewStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::authorization::v1::SubjectRulesReviewStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::authorization::v1::FieldSelectorAttributes {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.FieldSelectorAttributes",
+        model: &Model {
             description: Some(
                 "FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.",
             ),
@@ -29,16 +79,22 @@ impl JsonSchema for crate::api::authorization::v1::FieldSelectorAttributes {
                         "requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::FieldSelectorAttributes as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::LabelSelectorAttributes {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.LabelSelectorAttributes",
+        model: &Model {
             description: Some(
                 "LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.",
             ),
@@ -62,16 +118,22 @@ impl JsonSchema for crate::api::authorization::v1::LabelSelectorAttributes {
                         "requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::LabelSelectorAttributes as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::LocalSubjectAccessReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
+        model: &Model {
             description: Some(
                 "LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.",
             ),
@@ -100,6 +162,8 @@ impl JsonSchema for crate::api::authorization::v1::LocalSubjectAccessReview {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -109,6 +173,8 @@ impl JsonSchema for crate::api::authorization::v1::LocalSubjectAccessReview {
                     description: Some(
                         "Spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectAccessReviewSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -117,16 +183,22 @@ impl JsonSchema for crate::api::authorization::v1::LocalSubjectAccessReview {
                     description: Some(
                         "Status is filled in by the server and indicates whether the request is allowed or not",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectAccessReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::LocalSubjectAccessReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::NonResourceAttributes {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.NonResourceAttributes",
+        model: &Model {
             description: Some(
                 "NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface",
             ),
@@ -146,13 +218,17 @@ impl JsonSchema for crate::api::authorization::v1::NonResourceAttributes {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::NonResourceAttributes as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::NonResourceRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.NonResourceRule",
+        model: &Model {
             description: Some(
                 "NonResourceRule holds information that describes a rule for the non-resource",
             ),
@@ -179,13 +255,17 @@ impl JsonSchema for crate::api::authorization::v1::NonResourceRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::NonResourceRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::ResourceAttributes {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.ResourceAttributes",
+        model: &Model {
             description: Some(
                 "ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface",
             ),
@@ -198,6 +278,8 @@ impl JsonSchema for crate::api::authorization::v1::ResourceAttributes {
                     description: Some(
                         "fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.",
                     ),
+                    reference: <crate::api::authorization::v1::FieldSelectorAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -214,6 +296,8 @@ impl JsonSchema for crate::api::authorization::v1::ResourceAttributes {
                     description: Some(
                         "labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.",
                     ),
+                    reference: <crate::api::authorization::v1::LabelSelectorAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -265,13 +349,17 @@ impl JsonSchema for crate::api::authorization::v1::ResourceAttributes {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::ResourceAttributes as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::ResourceRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.ResourceRule",
+        model: &Model {
             description: Some(
                 "ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
             ),
@@ -316,13 +404,17 @@ impl JsonSchema for crate::api::authorization::v1::ResourceRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::ResourceRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+        model: &Model {
             description: Some(
                 "SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means \"in all namespaces\".  Self is a special case, because users should always be able to check whether they can perform an action",
             ),
@@ -351,6 +443,8 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReview {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -360,6 +454,8 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReview {
                     description: Some(
                         "Spec holds information about the request being evaluated.  user and groups must be empty",
                     ),
+                    reference: <crate::api::authorization::v1::SelfSubjectAccessReviewSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -368,16 +464,22 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReview {
                     description: Some(
                         "Status is filled in by the server and indicates whether the request is allowed or not",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectAccessReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SelfSubjectAccessReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec",
+        model: &Model {
             description: Some(
                 "SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set",
             ),
@@ -390,6 +492,8 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
                     description: Some(
                         "NonResourceAttributes describes information for a non-resource access request",
                     ),
+                    reference: <crate::api::authorization::v1::NonResourceAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -398,16 +502,22 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectAccessReviewSpec {
                     description: Some(
                         "ResourceAuthorizationAttributes describes information for a resource access request",
                     ),
+                    reference: <crate::api::authorization::v1::ResourceAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SelfSubjectAccessReviewSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+        model: &Model {
             description: Some(
                 "SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.",
             ),
@@ -436,6 +546,8 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReview {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -445,6 +557,8 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReview {
                     description: Some(
                         "Spec holds information about the request being evaluated.",
                     ),
+                    reference: <crate::api::authorization::v1::SelfSubjectRulesReviewSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -453,16 +567,22 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReview {
                     description: Some(
                         "Status is filled in by the server and indicates the set of actions a user can perform.",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectRulesReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SelfSubjectRulesReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec",
+        model: &Model {
             description: Some(
                 "SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.",
             ),
@@ -476,13 +596,17 @@ impl JsonSchema for crate::api::authorization::v1::SelfSubjectRulesReviewSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SelfSubjectRulesReviewSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SubjectAccessReview {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SubjectAccessReview",
+        model: &Model {
             description: Some(
                 "SubjectAccessReview checks whether or not a user or group can perform an action.",
             ),
@@ -511,6 +635,8 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReview {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -520,6 +646,8 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReview {
                     description: Some(
                         "Spec holds information about the request being evaluated",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectAccessReviewSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -528,16 +656,22 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReview {
                     description: Some(
                         "Status is filled in by the server and indicates whether the request is allowed or not",
                     ),
+                    reference: <crate::api::authorization::v1::SubjectAccessReviewStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SubjectAccessReview as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SubjectAccessReviewSpec",
+        model: &Model {
             description: Some(
                 "SubjectAccessReviewSpec is a description of the access request.  Exactly one of ResourceAuthorizationAttributes and NonResourceAuthorizationAttributes must be set",
             ),
@@ -568,6 +702,8 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewSpec {
                     description: Some(
                         "NonResourceAttributes describes information for a non-resource access request",
                     ),
+                    reference: <crate::api::authorization::v1::NonResourceAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -576,6 +712,8 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewSpec {
                     description: Some(
                         "ResourceAuthorizationAttributes describes information for a resource access request",
                     ),
+                    reference: <crate::api::authorization::v1::ResourceAttributes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -593,13 +731,17 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SubjectAccessReviewSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SubjectAccessReviewStatus",
+        model: &Model {
             description: Some("SubjectAccessReviewStatus"),
             map_type: None,
             opaque: false,
@@ -638,13 +780,17 @@ impl JsonSchema for crate::api::authorization::v1::SubjectAccessReviewStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SubjectAccessReviewStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::authorization::v1::SubjectRulesReviewStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.authorization.v1.SubjectRulesReviewStatus",
+        model: &Model {
             description: Some(
                 "SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation. Because authorization rules are additive, if a rule appears in a list it's safe to assume the subject has that permission, even if that list is incomplete.",
             ),
@@ -678,6 +824,8 @@ impl JsonSchema for crate::api::authorization::v1::SubjectRulesReviewStatus {
                         "NonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::authorization::v1::NonResourceRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -690,10 +838,15 @@ impl JsonSchema for crate::api::authorization::v1::SubjectRulesReviewStatus {
                         "ResourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::authorization::v1::ResourceRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::authorization::v1::SubjectRulesReviewStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

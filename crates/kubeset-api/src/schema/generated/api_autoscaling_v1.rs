@@ -2,10 +2,39 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::autoscaling::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::HorizontalPodAutoscaler as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::HorizontalPodAutoscalerList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::Scale as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::ScaleSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v1::ScaleStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::autoscaling::v1::CrossVersionObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+        model: &Model {
             description: Some(
                 "CrossVersionObjectReference contains enough information to let you identify the referred resource.",
             ),
@@ -37,13 +66,17 @@ impl JsonSchema for crate::api::autoscaling::v1::CrossVersionObjectReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::CrossVersionObjectReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler",
+        model: &Model {
             description: Some("configuration of a horizontal pod autoscaler."),
             map_type: None,
             opaque: false,
@@ -70,6 +103,8 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
                     description: Some(
                         "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -78,6 +113,8 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
                     description: Some(
                         "spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
                     ),
+                    reference: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -86,16 +123,22 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscaler {
                     description: Some(
                         "status is the current information about the autoscaler.",
                     ),
+                    reference: <crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::HorizontalPodAutoscaler as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList",
+        model: &Model {
             description: Some("list of horizontal pod autoscaler objects."),
             map_type: None,
             opaque: false,
@@ -125,22 +168,30 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerList {
                     description: Some(
                         "items is the list of horizontal pod autoscaler objects.",
                     ),
+                    reference: <crate::api::autoscaling::v1::HorizontalPodAutoscaler as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+        model: &Model {
             description: Some("specification of a horizontal pod autoscaler."),
             map_type: None,
             opaque: false,
@@ -169,6 +220,8 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
                     description: Some(
                         "reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.",
                     ),
+                    reference: <crate::api::autoscaling::v1::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -180,13 +233,17 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+        model: &Model {
             description: Some("current status of a horizontal pod autoscaler"),
             map_type: None,
             opaque: false,
@@ -223,6 +280,8 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
                     description: Some(
                         "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -234,13 +293,17 @@ impl JsonSchema for crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::Scale {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.Scale",
+        model: &Model {
             description: Some("Scale represents a scaling request for a resource."),
             map_type: None,
             opaque: false,
@@ -267,6 +330,8 @@ impl JsonSchema for crate::api::autoscaling::v1::Scale {
                     description: Some(
                         "Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -275,6 +340,8 @@ impl JsonSchema for crate::api::autoscaling::v1::Scale {
                     description: Some(
                         "spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
                     ),
+                    reference: <crate::api::autoscaling::v1::ScaleSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -283,16 +350,22 @@ impl JsonSchema for crate::api::autoscaling::v1::Scale {
                     description: Some(
                         "status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.",
                     ),
+                    reference: <crate::api::autoscaling::v1::ScaleStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::Scale as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::ScaleSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.ScaleSpec",
+        model: &Model {
             description: Some(
                 "ScaleSpec describes the attributes of a scale subresource.",
             ),
@@ -308,13 +381,17 @@ impl JsonSchema for crate::api::autoscaling::v1::ScaleSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::ScaleSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v1::ScaleStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v1.ScaleStatus",
+        model: &Model {
             description: Some(
                 "ScaleStatus represents the current status of a scale subresource.",
             ),
@@ -339,7 +416,10 @@ impl JsonSchema for crate::api::autoscaling::v1::ScaleStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v1::ScaleStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

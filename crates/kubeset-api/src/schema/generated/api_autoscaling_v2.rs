@@ -2,10 +2,87 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::autoscaling::v2`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ContainerResourceMetricSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ContainerResourceMetricStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ExternalMetricSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ExternalMetricStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HPAScalingPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HPAScalingRules as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscaler as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscalerList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::MetricSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::MetricStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ObjectMetricSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ObjectMetricStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::PodsMetricSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::PodsMetricStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ResourceMetricSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::autoscaling::v2::ResourceMetricStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::autoscaling::v2::ContainerResourceMetricSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource",
+        model: &Model {
             description: Some(
                 "ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.",
             ),
@@ -35,16 +112,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ContainerResourceMetricSource {
                     description: Some(
                         "target specifies the target value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ContainerResourceMetricSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ContainerResourceMetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus",
+        model: &Model {
             description: Some(
                 "ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             ),
@@ -67,6 +150,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ContainerResourceMetricStatus {
                     description: Some(
                         "current contains the current value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -77,13 +162,17 @@ impl JsonSchema for crate::api::autoscaling::v2::ContainerResourceMetricStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ContainerResourceMetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::CrossVersionObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference",
+        model: &Model {
             description: Some(
                 "CrossVersionObjectReference contains enough information to let you identify the referred resource.",
             ),
@@ -115,13 +204,17 @@ impl JsonSchema for crate::api::autoscaling::v2::CrossVersionObjectReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::CrossVersionObjectReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ExternalMetricSource",
+        model: &Model {
             description: Some(
                 "ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
             ),
@@ -135,6 +228,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricSource {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -144,16 +239,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricSource {
                     description: Some(
                         "target specifies the target value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ExternalMetricSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus",
+        model: &Model {
             description: Some(
                 "ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.",
             ),
@@ -167,6 +268,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricStatus {
                     description: Some(
                         "current contains the current value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -176,16 +279,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ExternalMetricStatus {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ExternalMetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HPAScalingPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy",
+        model: &Model {
             description: Some(
                 "HPAScalingPolicy is a single policy which must hold true for a specified past interval.",
             ),
@@ -218,13 +327,17 @@ impl JsonSchema for crate::api::autoscaling::v2::HPAScalingPolicy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HPAScalingPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HPAScalingRules {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HPAScalingRules",
+        model: &Model {
             description: Some(
                 "HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance.\n\nScaling Policy Rules are applied after calculating DesiredReplicas from metrics for the HPA. They can limit the scaling velocity by specifying scaling policies. They can prevent flapping by specifying the stabilization window, so that the number of replicas is not set instantly, instead, the safest value from the stabilization window is chosen.\n\nThe tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires the beta HPAConfigurableTolerance feature gate to be enabled.)",
             ),
@@ -240,6 +353,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HPAScalingRules {
                         "policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::autoscaling::v2::HPAScalingPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -264,16 +379,22 @@ impl JsonSchema for crate::api::autoscaling::v2::HPAScalingRules {
                     description: Some(
                         "tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).\n\nFor example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.\n\nThis is an beta field and requires the HPAConfigurableTolerance feature gate to be enabled.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HPAScalingRules as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.",
             ),
@@ -302,6 +423,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
                     description: Some(
                         "metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -310,6 +433,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
                     description: Some(
                         "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.",
                     ),
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -318,16 +443,22 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscaler {
                     description: Some(
                         "status is the current information about the autoscaler.",
                     ),
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscaler as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).",
             ),
@@ -340,6 +471,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior
                     description: Some(
                         "scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).",
                     ),
+                    reference: <crate::api::autoscaling::v2::HPAScalingRules as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -348,16 +481,22 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior
                     description: Some(
                         "scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:\n  * increase no more than 4 pods per 60 seconds\n  * double the number of pods per 60 seconds\nNo stabilization is used.",
                     ),
+                    reference: <crate::api::autoscaling::v2::HPAScalingRules as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.",
             ),
@@ -370,6 +509,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerConditio
                     description: Some(
                         "lastTransitionTime is the last time the condition transitioned from one status to another",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -405,13 +546,17 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerConditio
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscalerList is a list of horizontal pod autoscaler objects.",
             ),
@@ -443,22 +588,30 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerList {
                     description: Some(
                         "items is the list of horizontal pod autoscaler objects.",
                     ),
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscaler as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("metadata is the standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.",
             ),
@@ -471,6 +624,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
                     description: Some(
                         "behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.",
                     ),
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -491,6 +646,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
                         "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::autoscaling::v2::MetricSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -508,16 +665,22 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec {
                     description: Some(
                         "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.",
                     ),
+                    reference: <crate::api::autoscaling::v2::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
+        model: &Model {
             description: Some(
                 "HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.",
             ),
@@ -534,6 +697,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -545,6 +710,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
                         "currentMetrics is the last read state of the metrics used by this autoscaler.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::autoscaling::v2::MetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -570,6 +737,8 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
                     description: Some(
                         "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -581,13 +750,17 @@ impl JsonSchema for crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::MetricIdentifier {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.MetricIdentifier",
+        model: &Model {
             description: Some(
                 "MetricIdentifier defines the name and optionally selector for a metric",
             ),
@@ -607,16 +780,22 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricIdentifier {
                     description: Some(
                         "selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.MetricSpec",
+        model: &Model {
             description: Some(
                 "MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).",
             ),
@@ -629,6 +808,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     description: Some(
                         "containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
                     ),
+                    reference: <crate::api::autoscaling::v2::ContainerResourceMetricSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -637,6 +818,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     description: Some(
                         "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
                     ),
+                    reference: <crate::api::autoscaling::v2::ExternalMetricSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -645,6 +828,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     description: Some(
                         "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
                     ),
+                    reference: <crate::api::autoscaling::v2::ObjectMetricSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -653,6 +838,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     description: Some(
                         "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
                     ),
+                    reference: <crate::api::autoscaling::v2::PodsMetricSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -661,6 +848,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     description: Some(
                         "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
                     ),
+                    reference: <crate::api::autoscaling::v2::ResourceMetricSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -673,13 +862,17 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::MetricSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.MetricStatus",
+        model: &Model {
             description: Some(
                 "MetricStatus describes the last-read state of a single metric.",
             ),
@@ -692,6 +885,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     description: Some(
                         "container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
                     ),
+                    reference: <crate::api::autoscaling::v2::ContainerResourceMetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -700,6 +895,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     description: Some(
                         "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).",
                     ),
+                    reference: <crate::api::autoscaling::v2::ExternalMetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -708,6 +905,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     description: Some(
                         "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).",
                     ),
+                    reference: <crate::api::autoscaling::v2::ObjectMetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -716,6 +915,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     description: Some(
                         "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.",
                     ),
+                    reference: <crate::api::autoscaling::v2::PodsMetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -724,6 +925,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     description: Some(
                         "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
                     ),
+                    reference: <crate::api::autoscaling::v2::ResourceMetricStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -736,13 +939,17 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::MetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::MetricTarget {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.MetricTarget",
+        model: &Model {
             description: Some(
                 "MetricTarget defines the target value, average value, or average utilization of a specific metric",
             ),
@@ -763,6 +970,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricTarget {
                     description: Some(
                         "averageValue is the target value of the average of the metric across all relevant pods (as a quantity)",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -780,16 +989,22 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricTarget {
                     description: Some(
                         "value is the target value of the metric (as a quantity).",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::MetricValueStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.MetricValueStatus",
+        model: &Model {
             description: Some("MetricValueStatus holds the current value for a metric"),
             map_type: None,
             opaque: false,
@@ -808,6 +1023,8 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricValueStatus {
                     description: Some(
                         "averageValue is the current value of the average of the metric across all relevant pods (as a quantity)",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -816,16 +1033,22 @@ impl JsonSchema for crate::api::autoscaling::v2::MetricValueStatus {
                     description: Some(
                         "value is the current value of the metric (as a quantity).",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ObjectMetricSource",
+        model: &Model {
             description: Some(
                 "ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).",
             ),
@@ -839,6 +1062,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricSource {
                     description: Some(
                         "describedObject specifies the descriptions of a object,such as kind,name apiVersion",
                     ),
+                    reference: <crate::api::autoscaling::v2::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -848,6 +1073,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricSource {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -857,16 +1084,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricSource {
                     description: Some(
                         "target specifies the target value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ObjectMetricSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus",
+        model: &Model {
             description: Some(
                 "ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).",
             ),
@@ -880,6 +1113,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricStatus {
                     description: Some(
                         "current contains the current value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -889,6 +1124,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricStatus {
                     description: Some(
                         "DescribedObject specifies the descriptions of a object,such as kind,name apiVersion",
                     ),
+                    reference: <crate::api::autoscaling::v2::CrossVersionObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -898,16 +1135,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ObjectMetricStatus {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ObjectMetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::PodsMetricSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.PodsMetricSource",
+        model: &Model {
             description: Some(
                 "PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.",
             ),
@@ -921,6 +1164,8 @@ impl JsonSchema for crate::api::autoscaling::v2::PodsMetricSource {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -930,16 +1175,22 @@ impl JsonSchema for crate::api::autoscaling::v2::PodsMetricSource {
                     description: Some(
                         "target specifies the target value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::PodsMetricSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::PodsMetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.PodsMetricStatus",
+        model: &Model {
             description: Some(
                 "PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).",
             ),
@@ -953,6 +1204,8 @@ impl JsonSchema for crate::api::autoscaling::v2::PodsMetricStatus {
                     description: Some(
                         "current contains the current value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -962,16 +1215,22 @@ impl JsonSchema for crate::api::autoscaling::v2::PodsMetricStatus {
                     description: Some(
                         "metric identifies the target metric by name and selector",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricIdentifier as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::PodsMetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ResourceMetricSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ResourceMetricSource",
+        model: &Model {
             description: Some(
                 "ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.  Only one \"target\" type should be set.",
             ),
@@ -992,16 +1251,22 @@ impl JsonSchema for crate::api::autoscaling::v2::ResourceMetricSource {
                     description: Some(
                         "target specifies the target value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricTarget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ResourceMetricSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::autoscaling::v2::ResourceMetricStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus",
+        model: &Model {
             description: Some(
                 "ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.",
             ),
@@ -1015,6 +1280,8 @@ impl JsonSchema for crate::api::autoscaling::v2::ResourceMetricStatus {
                     description: Some(
                         "current contains the current value for the given metric",
                     ),
+                    reference: <crate::api::autoscaling::v2::MetricValueStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1025,7 +1292,10 @@ impl JsonSchema for crate::api::autoscaling::v2::ResourceMetricStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::autoscaling::v2::ResourceMetricStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,66 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::batch::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::CronJob as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::CronJobList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::CronJobSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::CronJobStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::Job as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::JobCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::JobList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::JobSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::JobStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::JobTemplateSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::PodFailurePolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::PodFailurePolicyRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::SuccessPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::SuccessPolicyRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::batch::v1::UncountedTerminatedPods as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::batch::v1::CronJob {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.CronJob",
+        model: &Model {
             description: Some(
                 "CronJob represents the configuration of a single cron job.",
             ),
@@ -34,6 +90,8 @@ impl JsonSchema for crate::api::batch::v1::CronJob {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -42,6 +100,8 @@ impl JsonSchema for crate::api::batch::v1::CronJob {
                     description: Some(
                         "Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::batch::v1::CronJobSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -50,16 +110,22 @@ impl JsonSchema for crate::api::batch::v1::CronJob {
                     description: Some(
                         "Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::batch::v1::CronJobStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::CronJob as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::CronJobList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.CronJobList",
+        model: &Model {
             description: Some("CronJobList is a collection of cron jobs."),
             map_type: None,
             opaque: false,
@@ -87,6 +153,8 @@ impl JsonSchema for crate::api::batch::v1::CronJobList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of CronJobs."),
+                    reference: <crate::api::batch::v1::CronJob as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -95,16 +163,22 @@ impl JsonSchema for crate::api::batch::v1::CronJobList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::CronJobList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::CronJobSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.CronJobSpec",
+        model: &Model {
             description: Some(
                 "CronJobSpec describes how the job execution will look like and when it will actually run.",
             ),
@@ -134,6 +208,8 @@ impl JsonSchema for crate::api::batch::v1::CronJobSpec {
                     description: Some(
                         "Specifies the job that will be created when executing a CronJob.",
                     ),
+                    reference: <crate::api::batch::v1::JobTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -178,13 +254,17 @@ impl JsonSchema for crate::api::batch::v1::CronJobSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::CronJobSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::CronJobStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.CronJobStatus",
+        model: &Model {
             description: Some(
                 "CronJobStatus represents the current state of a cron job.",
             ),
@@ -198,6 +278,8 @@ impl JsonSchema for crate::api::batch::v1::CronJobStatus {
                     > as JsonSchema>::json_schema,
                     description: Some("A list of pointers to currently running jobs."),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -206,6 +288,8 @@ impl JsonSchema for crate::api::batch::v1::CronJobStatus {
                     description: Some(
                         "Information when was the last time the job was successfully scheduled.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -214,16 +298,22 @@ impl JsonSchema for crate::api::batch::v1::CronJobStatus {
                     description: Some(
                         "Information when was the last time the job successfully completed.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::CronJobStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::Job {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.Job",
+        model: &Model {
             description: Some("Job represents the configuration of a single job."),
             map_type: None,
             opaque: false,
@@ -250,6 +340,8 @@ impl JsonSchema for crate::api::batch::v1::Job {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -258,6 +350,8 @@ impl JsonSchema for crate::api::batch::v1::Job {
                     description: Some(
                         "Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::batch::v1::JobSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -266,16 +360,22 @@ impl JsonSchema for crate::api::batch::v1::Job {
                     description: Some(
                         "Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::batch::v1::JobStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::Job as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::JobCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.JobCondition",
+        model: &Model {
             description: Some("JobCondition describes current state of a job."),
             map_type: None,
             opaque: false,
@@ -284,6 +384,8 @@ impl JsonSchema for crate::api::batch::v1::JobCondition {
                     name: "lastProbeTime",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
                     description: Some("Last time the condition was checked."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -292,6 +394,8 @@ impl JsonSchema for crate::api::batch::v1::JobCondition {
                     description: Some(
                         "Last time the condition transit from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -327,13 +431,17 @@ impl JsonSchema for crate::api::batch::v1::JobCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::JobCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::JobList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.JobList",
+        model: &Model {
             description: Some("JobList is a collection of jobs."),
             map_type: None,
             opaque: false,
@@ -359,6 +467,8 @@ impl JsonSchema for crate::api::batch::v1::JobList {
                     schema: <Vec<crate::api::batch::v1::Job> as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of Jobs."),
+                    reference: <crate::api::batch::v1::Job as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -367,16 +477,22 @@ impl JsonSchema for crate::api::batch::v1::JobList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::JobList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::JobSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.JobSpec",
+        model: &Model {
             description: Some("JobSpec describes how the job execution will look like."),
             map_type: None,
             opaque: false,
@@ -459,6 +575,8 @@ impl JsonSchema for crate::api::batch::v1::JobSpec {
                     description: Some(
                         "Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.",
                     ),
+                    reference: <crate::api::batch::v1::PodFailurePolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -475,6 +593,8 @@ impl JsonSchema for crate::api::batch::v1::JobSpec {
                     description: Some(
                         "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -483,6 +603,8 @@ impl JsonSchema for crate::api::batch::v1::JobSpec {
                     description: Some(
                         "successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.",
                     ),
+                    reference: <crate::api::batch::v1::SuccessPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -500,6 +622,8 @@ impl JsonSchema for crate::api::batch::v1::JobSpec {
                     description: Some(
                         "Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are \"Never\" or \"OnFailure\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
                     ),
+                    reference: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -511,13 +635,17 @@ impl JsonSchema for crate::api::batch::v1::JobSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::JobSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::JobStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.JobStatus",
+        model: &Model {
             description: Some("JobStatus represents the current state of a Job."),
             map_type: None,
             opaque: false,
@@ -544,6 +672,8 @@ impl JsonSchema for crate::api::batch::v1::JobStatus {
                     description: Some(
                         "Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -555,6 +685,8 @@ impl JsonSchema for crate::api::batch::v1::JobStatus {
                         "The latest available observations of an object's current state. When a Job fails, one of the conditions will have type \"Failed\" and status true. When a Job is suspended, one of the conditions will have type \"Suspended\" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type \"Complete\" and status true.\n\nA job is considered finished when it is in a terminal condition, either \"Complete\" or \"Failed\". A Job cannot have both the \"Complete\" and \"Failed\" conditions. Additionally, it cannot be in the \"Complete\" and \"FailureTarget\" conditions. The \"Complete\", \"Failed\" and \"FailureTarget\" conditions cannot be disabled.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::batch::v1::JobCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -587,6 +719,8 @@ impl JsonSchema for crate::api::batch::v1::JobStatus {
                     description: Some(
                         "Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.\n\nOnce set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -611,16 +745,22 @@ impl JsonSchema for crate::api::batch::v1::JobStatus {
                     description: Some(
                         "uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.\n\nThe job controller creates pods with a finalizer. When a pod terminates (succeeded or failed), the controller does three steps to account for it in the job status:\n\n1. Add the pod UID to the arrays in this field. 2. Remove the pod finalizer. 3. Remove the pod UID from the arrays while increasing the corresponding\n    counter.\n\nOld jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.",
                     ),
+                    reference: <crate::api::batch::v1::UncountedTerminatedPods as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::JobStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::JobTemplateSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.JobTemplateSpec",
+        model: &Model {
             description: Some(
                 "JobTemplateSpec describes the data a Job should have when created from a template",
             ),
@@ -633,6 +773,8 @@ impl JsonSchema for crate::api::batch::v1::JobTemplateSpec {
                     description: Some(
                         "Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -641,16 +783,22 @@ impl JsonSchema for crate::api::batch::v1::JobTemplateSpec {
                     description: Some(
                         "Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::batch::v1::JobSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::JobTemplateSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::PodFailurePolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.PodFailurePolicy",
+        model: &Model {
             description: Some(
                 "PodFailurePolicy describes how failed pods influence the backoffLimit.",
             ),
@@ -667,16 +815,22 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicy {
                         "A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::batch::v1::PodFailurePolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::PodFailurePolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
+        model: &Model {
             description: Some(
                 "PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.",
             ),
@@ -711,13 +865,17 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicyOnExitCodesRequiremen
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
+        model: &Model {
             description: Some(
                 "PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.",
             ),
@@ -742,13 +900,17 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicyOnPodConditionsPatter
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::PodFailurePolicyRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.PodFailurePolicyRule",
+        model: &Model {
             description: Some(
                 "PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.",
             ),
@@ -770,6 +932,8 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicyRule {
                     description: Some(
                         "Represents the requirement on the container exit codes.",
                     ),
+                    reference: <crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -781,16 +945,22 @@ impl JsonSchema for crate::api::batch::v1::PodFailurePolicyRule {
                         "Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::PodFailurePolicyRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::SuccessPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.SuccessPolicy",
+        model: &Model {
             description: Some(
                 "SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.",
             ),
@@ -807,16 +977,22 @@ impl JsonSchema for crate::api::batch::v1::SuccessPolicy {
                         "rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the \"SuccessCriteriaMet\" condition is added, and the lingering pods are removed. The terminal state for such a Job has the \"Complete\" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::batch::v1::SuccessPolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::SuccessPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::SuccessPolicyRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.SuccessPolicyRule",
+        model: &Model {
             description: Some(
                 "SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the \"succeededIndexes\" or \"succeededCount\" specified.",
             ),
@@ -840,13 +1016,17 @@ impl JsonSchema for crate::api::batch::v1::SuccessPolicyRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::SuccessPolicyRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::batch::v1::UncountedTerminatedPods {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.batch.v1.UncountedTerminatedPods",
+        model: &Model {
             description: Some(
                 "UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.",
             ),
@@ -868,7 +1048,10 @@ impl JsonSchema for crate::api::batch::v1::UncountedTerminatedPods {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::batch::v1::UncountedTerminatedPods as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

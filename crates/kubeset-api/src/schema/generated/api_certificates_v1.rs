@@ -2,10 +2,30 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::certificates::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1::CertificateSigningRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1::CertificateSigningRequestCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1::CertificateSigningRequestList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1::CertificateSigningRequestSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1::CertificateSigningRequestStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1.CertificateSigningRequest",
+        model: &Model {
             description: Some(
                 "CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by submitting a certificate signing request, and having it asynchronously approved and issued.\n\nKubelets use this API to obtain:\n 1. client certificates to authenticate to kube-apiserver (with the \"kubernetes.io/kube-apiserver-client-kubelet\" signerName).\n 2. serving certificates for TLS endpoints kube-apiserver can connect to securely (with the \"kubernetes.io/kubelet-serving\" signerName).\n\nThis API can be used to request client certificates to authenticate to kube-apiserver (with the \"kubernetes.io/kube-apiserver-client\" signerName), or to obtain certificates from custom non-Kubernetes signers.",
             ),
@@ -31,6 +51,8 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequest {
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -40,6 +62,8 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequest {
                     description: Some(
                         "spec contains the certificate request, and is immutable after creation. Only the request, signerName, expirationSeconds, and usages fields can be set on creation. Other fields are derived by Kubernetes and cannot be modified by users.",
                     ),
+                    reference: <crate::api::certificates::v1::CertificateSigningRequestSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -48,16 +72,22 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequest {
                     description: Some(
                         "status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.",
                     ),
+                    reference: <crate::api::certificates::v1::CertificateSigningRequestStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1::CertificateSigningRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition",
+        model: &Model {
             description: Some(
                 "CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object",
             ),
@@ -70,6 +100,8 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestCondi
                     description: Some(
                         "lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -78,6 +110,8 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestCondi
                     description: Some(
                         "lastUpdateTime is the time of the last update to this condition",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -115,13 +149,17 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestCondi
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1::CertificateSigningRequestCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1.CertificateSigningRequestList",
+        model: &Model {
             description: Some(
                 "CertificateSigningRequestList is a collection of CertificateSigningRequest objects",
             ),
@@ -153,21 +191,29 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestList 
                     description: Some(
                         "items is a collection of CertificateSigningRequest objects",
                     ),
+                    reference: <crate::api::certificates::v1::CertificateSigningRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1::CertificateSigningRequestList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
+        model: &Model {
             description: Some(
                 "CertificateSigningRequestSpec contains the certificate request.",
             ),
@@ -246,13 +292,17 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestSpec 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1::CertificateSigningRequestSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1.CertificateSigningRequestStatus",
+        model: &Model {
             description: Some(
                 "CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.",
             ),
@@ -277,10 +327,15 @@ impl JsonSchema for crate::api::certificates::v1::CertificateSigningRequestStatu
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::certificates::v1::CertificateSigningRequestCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1::CertificateSigningRequestStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

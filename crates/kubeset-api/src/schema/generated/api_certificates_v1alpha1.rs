@@ -2,10 +2,24 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::certificates::v1alpha1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::ClusterTrustBundle as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::ClusterTrustBundleList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1alpha1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundle {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.ClusterTrustBundle",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).\n\nClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.\n\nIt can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.",
             ),
@@ -32,6 +46,8 @@ impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundle {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the object metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -41,16 +57,22 @@ impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundle {
                     description: Some(
                         "spec contains the signer (if any) and trust anchors.",
                     ),
+                    reference: <crate::api::certificates::v1alpha1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1alpha1::ClusterTrustBundle as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundleList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundleList is a collection of ClusterTrustBundle objects",
             ),
@@ -82,22 +104,30 @@ impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundleList {
                     description: Some(
                         "items is a collection of ClusterTrustBundle objects",
                     ),
+                    reference: <crate::api::certificates::v1alpha1::ClusterTrustBundle as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1alpha1::ClusterTrustBundleList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundleSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1alpha1.ClusterTrustBundleSpec",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundleSpec contains the signer and trust anchors.",
             ),
@@ -122,7 +152,10 @@ impl JsonSchema for crate::api::certificates::v1alpha1::ClusterTrustBundleSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1alpha1::ClusterTrustBundleSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

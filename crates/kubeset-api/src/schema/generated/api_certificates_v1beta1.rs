@@ -2,10 +2,36 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::certificates::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::ClusterTrustBundle as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::ClusterTrustBundleList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::PodCertificateRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::PodCertificateRequestList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::PodCertificateRequestSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::certificates::v1beta1::PodCertificateRequestStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundle {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.ClusterTrustBundle",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).\n\nClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.\n\nIt can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.",
             ),
@@ -32,6 +58,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundle {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the object metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -41,16 +69,22 @@ impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundle {
                     description: Some(
                         "spec contains the signer (if any) and trust anchors.",
                     ),
+                    reference: <crate::api::certificates::v1beta1::ClusterTrustBundleSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::ClusterTrustBundle as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundleList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.ClusterTrustBundleList",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundleList is a collection of ClusterTrustBundle objects",
             ),
@@ -82,22 +116,30 @@ impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundleList {
                     description: Some(
                         "items is a collection of ClusterTrustBundle objects",
                     ),
+                    reference: <crate::api::certificates::v1beta1::ClusterTrustBundle as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::ClusterTrustBundleList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundleSpec contains the signer and trust anchors.",
             ),
@@ -122,13 +164,17 @@ impl JsonSchema for crate::api::certificates::v1beta1::ClusterTrustBundleSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::ClusterTrustBundleSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.PodCertificateRequest",
+        model: &Model {
             description: Some(
                 "PodCertificateRequest encodes a pod requesting a certificate from a given signer.\n\nKubelets use this API to implement podCertificate projected volumes",
             ),
@@ -155,6 +201,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the object metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -164,6 +212,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
                     description: Some(
                         "spec contains the details about the certificate being requested.",
                     ),
+                    reference: <crate::api::certificates::v1beta1::PodCertificateRequestSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -172,16 +222,22 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequest {
                     description: Some(
                         "status contains the issued certificate, and a standard set of conditions.",
                     ),
+                    reference: <crate::api::certificates::v1beta1::PodCertificateRequestStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::PodCertificateRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestList",
+        model: &Model {
             description: Some(
                 "PodCertificateRequestList is a collection of PodCertificateRequest objects",
             ),
@@ -213,22 +269,30 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestList
                     description: Some(
                         "items is a collection of PodCertificateRequest objects",
                     ),
+                    reference: <crate::api::certificates::v1beta1::PodCertificateRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("metadata contains the list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::PodCertificateRequestList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec",
+        model: &Model {
             description: Some(
                 "PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.",
             ),
@@ -337,13 +401,17 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestSpec
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::PodCertificateRequestSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus",
+        model: &Model {
             description: Some(
                 "PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.",
             ),
@@ -356,6 +424,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStat
                     description: Some(
                         "beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.\n\nThis field is only a hint.  Kubelet may start refreshing before or after this time if necessary.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -376,6 +446,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStat
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -384,6 +456,8 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStat
                     description: Some(
                         "notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -392,10 +466,15 @@ impl JsonSchema for crate::api::certificates::v1beta1::PodCertificateRequestStat
                     description: Some(
                         "notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::certificates::v1beta1::PodCertificateRequestStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

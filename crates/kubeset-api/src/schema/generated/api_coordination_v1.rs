@@ -2,10 +2,24 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::coordination::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1::Lease as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1::LeaseList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1::LeaseSpec as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::coordination::v1::Lease {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1.Lease",
+        model: &Model {
             description: Some("Lease defines a lease concept."),
             map_type: None,
             opaque: false,
@@ -32,6 +46,8 @@ impl JsonSchema for crate::api::coordination::v1::Lease {
                     description: Some(
                         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -40,16 +56,22 @@ impl JsonSchema for crate::api::coordination::v1::Lease {
                     description: Some(
                         "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::coordination::v1::LeaseSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1::Lease as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::coordination::v1::LeaseList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1.LeaseList",
+        model: &Model {
             description: Some("LeaseList is a list of Lease objects."),
             map_type: None,
             opaque: false,
@@ -77,6 +99,8 @@ impl JsonSchema for crate::api::coordination::v1::LeaseList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is a list of schema objects."),
+                    reference: <crate::api::coordination::v1::Lease as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -85,16 +109,22 @@ impl JsonSchema for crate::api::coordination::v1::LeaseList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1::LeaseList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::coordination::v1::LeaseSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1.LeaseSpec",
+        model: &Model {
             description: Some("LeaseSpec is a specification of a Lease."),
             map_type: None,
             opaque: false,
@@ -105,6 +135,8 @@ impl JsonSchema for crate::api::coordination::v1::LeaseSpec {
                     description: Some(
                         "acquireTime is a time when the current lease was acquired.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -145,6 +177,8 @@ impl JsonSchema for crate::api::coordination::v1::LeaseSpec {
                     description: Some(
                         "renewTime is a time when the current holder of a lease has last updated the lease.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -156,7 +190,10 @@ impl JsonSchema for crate::api::coordination::v1::LeaseSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1::LeaseSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

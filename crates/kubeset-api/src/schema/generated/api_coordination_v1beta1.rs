@@ -2,10 +2,24 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::coordination::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1beta1::LeaseCandidate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1beta1::LeaseCandidateList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::coordination::v1beta1::LeaseCandidateSpec as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1beta1.LeaseCandidate",
+        model: &Model {
             description: Some(
                 "LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.",
             ),
@@ -34,6 +48,8 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidate {
                     description: Some(
                         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -42,16 +58,22 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidate {
                     description: Some(
                         "spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::coordination::v1beta1::LeaseCandidateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1beta1::LeaseCandidate as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1beta1.LeaseCandidateList",
+        model: &Model {
             description: Some("LeaseCandidateList is a list of Lease objects."),
             map_type: None,
             opaque: false,
@@ -79,6 +101,8 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is a list of schema objects."),
+                    reference: <crate::api::coordination::v1beta1::LeaseCandidate as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -87,16 +111,22 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1beta1::LeaseCandidateList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.coordination.v1beta1.LeaseCandidateSpec",
+        model: &Model {
             description: Some("LeaseCandidateSpec is a specification of a Lease."),
             map_type: None,
             opaque: false,
@@ -133,6 +163,8 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateSpec {
                     description: Some(
                         "PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -141,6 +173,8 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateSpec {
                     description: Some(
                         "RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -153,7 +187,10 @@ impl JsonSchema for crate::api::coordination::v1beta1::LeaseCandidateSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::coordination::v1beta1::LeaseCandidateSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,672 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::core::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AWSElasticBlockStoreVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Affinity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AppArmorProfile as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AttachedVolume as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AzureDiskVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AzureFilePersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::AzureFileVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Binding as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CSIPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CSIVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Capabilities as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CephFSPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CephFSVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CinderPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::CinderVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ClientIPConfig as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ClusterTrustBundleProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ComponentCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ComponentStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ComponentStatusList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMap as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapEnvSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapKeySelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapNodeConfigSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ConfigMapVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Container as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerExtendedResourceRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerImage as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerPort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerResizePolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerRestartRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerRestartRuleOnExitCodes as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerState as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerStateRunning as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerStateTerminated as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerStateWaiting as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ContainerUser as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::DaemonEndpoint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::DownwardAPIProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::DownwardAPIVolumeFile as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::DownwardAPIVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EmptyDirVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EndpointAddress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EndpointPort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EndpointSubset as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Endpoints as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EndpointsList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EnvFromSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EnvVar as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EnvVarSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EphemeralContainer as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EphemeralVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Event as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EventList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EventSeries as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::EventSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ExecAction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::FCVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::FileKeySelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::FlexPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::FlexVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::FlockerVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::GCEPersistentDiskVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::GRPCAction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::GitRepoVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::GlusterfsPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::GlusterfsVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::HTTPGetAction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::HTTPHeader as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::HostAlias as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::HostIP as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::HostPathVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ISCSIPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ISCSIVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ImageVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::KeyToPath as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Lifecycle as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LifecycleHandler as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LimitRange as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LimitRangeItem as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LimitRangeList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LimitRangeSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LinuxContainerUser as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LoadBalancerIngress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LoadBalancerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::LocalVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ModifyVolumeStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NFSVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Namespace as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NamespaceCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NamespaceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NamespaceSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NamespaceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Node as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeAddress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeAffinity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeConfigSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeConfigStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeDaemonEndpoints as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeFeatures as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeRuntimeHandler as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeRuntimeHandlerFeatures as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSelectorRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSelectorTerm as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSwapStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::NodeSystemInfo as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ObjectFieldSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolume as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaim as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimTemplate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeClaimVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PersistentVolumeStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PhotonPersistentDiskVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Pod as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodAffinity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodAffinityTerm as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodAntiAffinity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodCertificateProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodDNSConfig as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodDNSConfigOption as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodExtendedResourceClaimStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodIP as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodOS as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodReadinessGate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodResourceClaim as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodResourceClaimStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodSchedulingGate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodSecurityContext as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodTemplate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodTemplateList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PodTemplateSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PortStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PortworxVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::PreferredSchedulingTerm as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ProjectedVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::QuobyteVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::RBDPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::RBDVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ReplicationController as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ReplicationControllerCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ReplicationControllerList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ReplicationControllerSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ReplicationControllerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceClaim as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceFieldSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceHealth as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceQuota as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceQuotaList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceQuotaSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceQuotaStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceRequirements as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ResourceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SELinuxOptions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ScaleIOPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ScaleIOVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ScopeSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ScopedResourceSelectorRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SeccompProfile as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Secret as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretEnvSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretKeySelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecretVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SecurityContext as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Service as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceAccount as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceAccountList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceAccountTokenProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServicePort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::ServiceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SessionAffinityConfig as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::SleepAction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::StorageOSPersistentVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::StorageOSVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Sysctl as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TCPSocketAction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Taint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Toleration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TopologySelectorLabelRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TopologySelectorTerm as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TopologySpreadConstraint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TypedLocalObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::TypedObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::Volume as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeDevice as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeMount as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeMountStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeNodeAffinity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeProjection as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VolumeResourceRequirements as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::VsphereVirtualDiskVolumeSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::WeightedPodAffinityTerm as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::WindowsSecurityContextOptions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::core::v1::WorkloadReference as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::core::v1::AWSElasticBlockStoreVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Persistent Disk resource in AWS.\n\nAn AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.",
             ),
@@ -46,13 +708,17 @@ impl JsonSchema for crate::api::core::v1::AWSElasticBlockStoreVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AWSElasticBlockStoreVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Affinity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Affinity",
+        model: &Model {
             description: Some("Affinity is a group of affinity scheduling rules."),
             map_type: None,
             opaque: false,
@@ -63,6 +729,8 @@ impl JsonSchema for crate::api::core::v1::Affinity {
                     description: Some(
                         "Describes node affinity scheduling rules for the pod.",
                     ),
+                    reference: <crate::api::core::v1::NodeAffinity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -71,6 +739,8 @@ impl JsonSchema for crate::api::core::v1::Affinity {
                     description: Some(
                         "Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).",
                     ),
+                    reference: <crate::api::core::v1::PodAffinity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -79,16 +749,22 @@ impl JsonSchema for crate::api::core::v1::Affinity {
                     description: Some(
                         "Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).",
                     ),
+                    reference: <crate::api::core::v1::PodAntiAffinity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Affinity as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::AppArmorProfile {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AppArmorProfile",
+        model: &Model {
             description: Some(
                 "AppArmorProfile defines a pod or container's AppArmor settings.",
             ),
@@ -113,13 +789,17 @@ impl JsonSchema for crate::api::core::v1::AppArmorProfile {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AppArmorProfile as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::AttachedVolume {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AttachedVolume",
+        model: &Model {
             description: Some("AttachedVolume describes a volume attached to a node"),
             map_type: None,
             opaque: false,
@@ -141,13 +821,17 @@ impl JsonSchema for crate::api::core::v1::AttachedVolume {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AttachedVolume as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::AzureDiskVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AzureDiskVolumeSource",
+        model: &Model {
             description: Some(
                 "AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.",
             ),
@@ -208,13 +892,17 @@ impl JsonSchema for crate::api::core::v1::AzureDiskVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AzureDiskVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::AzureFilePersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AzureFilePersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "AzureFile represents an Azure File Service mount on the host and bind mount to the pod.",
             ),
@@ -254,13 +942,17 @@ impl JsonSchema for crate::api::core::v1::AzureFilePersistentVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AzureFilePersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::AzureFileVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.AzureFileVolumeSource",
+        model: &Model {
             description: Some(
                 "AzureFile represents an Azure File Service mount on the host and bind mount to the pod.",
             ),
@@ -292,13 +984,17 @@ impl JsonSchema for crate::api::core::v1::AzureFileVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::AzureFileVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Binding {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Binding",
+        model: &Model {
             description: Some(
                 "Binding ties one object to another; for example, a pod is bound to a node by a scheduler.",
             ),
@@ -327,6 +1023,8 @@ impl JsonSchema for crate::api::core::v1::Binding {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -336,16 +1034,22 @@ impl JsonSchema for crate::api::core::v1::Binding {
                     description: Some(
                         "The target object that you want to bind to the standard object.",
                     ),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Binding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CSIPersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents storage that is managed by an external CSI volume driver",
             ),
@@ -358,6 +1062,8 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     description: Some(
                         "controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -366,6 +1072,8 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     description: Some(
                         "controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -391,6 +1099,8 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     description: Some(
                         "nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -399,6 +1109,8 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     description: Some(
                         "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -407,6 +1119,8 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     description: Some(
                         "nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -436,13 +1150,17 @@ impl JsonSchema for crate::api::core::v1::CSIPersistentVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CSIPersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CSIVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CSIVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a source location of a volume to mount, managed by an external CSI driver",
             ),
@@ -472,6 +1190,8 @@ impl JsonSchema for crate::api::core::v1::CSIVolumeSource {
                     description: Some(
                         "nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.",
                     ),
+                    reference: <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -494,13 +1214,17 @@ impl JsonSchema for crate::api::core::v1::CSIVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CSIVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Capabilities {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Capabilities",
+        model: &Model {
             description: Some(
                 "Adds and removes POSIX capabilities from running containers.",
             ),
@@ -522,13 +1246,17 @@ impl JsonSchema for crate::api::core::v1::Capabilities {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Capabilities as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CephFSPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CephFSPersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.",
             ),
@@ -575,6 +1303,8 @@ impl JsonSchema for crate::api::core::v1::CephFSPersistentVolumeSource {
                     description: Some(
                         "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -586,13 +1316,17 @@ impl JsonSchema for crate::api::core::v1::CephFSPersistentVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CephFSPersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CephFSVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CephFSVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.",
             ),
@@ -639,6 +1373,8 @@ impl JsonSchema for crate::api::core::v1::CephFSVolumeSource {
                     description: Some(
                         "secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it",
                     ),
+                    reference: <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -650,13 +1386,17 @@ impl JsonSchema for crate::api::core::v1::CephFSVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CephFSVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CinderPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CinderPersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.",
             ),
@@ -685,6 +1425,8 @@ impl JsonSchema for crate::api::core::v1::CinderPersistentVolumeSource {
                     description: Some(
                         "secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -697,13 +1439,17 @@ impl JsonSchema for crate::api::core::v1::CinderPersistentVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CinderPersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::CinderVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.CinderVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.",
             ),
@@ -732,6 +1478,8 @@ impl JsonSchema for crate::api::core::v1::CinderVolumeSource {
                     description: Some(
                         "secretRef is optional: points to a secret object containing parameters used to connect to OpenStack.",
                     ),
+                    reference: <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -744,13 +1492,17 @@ impl JsonSchema for crate::api::core::v1::CinderVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::CinderVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ClientIPConfig {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ClientIPConfig",
+        model: &Model {
             description: Some(
                 "ClientIPConfig represents the configurations of Client IP based session affinity.",
             ),
@@ -766,13 +1518,17 @@ impl JsonSchema for crate::api::core::v1::ClientIPConfig {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ClientIPConfig as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ClusterTrustBundleProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ClusterTrustBundleProjection",
+        model: &Model {
             description: Some(
                 "ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.",
             ),
@@ -785,6 +1541,8 @@ impl JsonSchema for crate::api::core::v1::ClusterTrustBundleProjection {
                     description: Some(
                         "Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as \"match nothing\".  If set but empty, interpreted as \"match everything\".",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -821,13 +1579,17 @@ impl JsonSchema for crate::api::core::v1::ClusterTrustBundleProjection {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ClusterTrustBundleProjection as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ComponentCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ComponentCondition",
+        model: &Model {
             description: Some("Information about the condition of a component."),
             map_type: None,
             opaque: false,
@@ -867,13 +1629,17 @@ impl JsonSchema for crate::api::core::v1::ComponentCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ComponentCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ComponentStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ComponentStatus",
+        model: &Model {
             description: Some(
                 "ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+",
             ),
@@ -904,6 +1670,8 @@ impl JsonSchema for crate::api::core::v1::ComponentStatus {
                     description: Some("List of component conditions observed"),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::api::core::v1::ComponentCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -912,16 +1680,22 @@ impl JsonSchema for crate::api::core::v1::ComponentStatus {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ComponentStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ComponentStatusList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ComponentStatusList",
+        model: &Model {
             description: Some(
                 "Status of all the conditions for the component as a list of ComponentStatus objects. Deprecated: This API is deprecated in v1.19+",
             ),
@@ -951,6 +1725,8 @@ impl JsonSchema for crate::api::core::v1::ComponentStatusList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of ComponentStatus objects."),
+                    reference: <crate::api::core::v1::ComponentStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -959,16 +1735,22 @@ impl JsonSchema for crate::api::core::v1::ComponentStatusList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ComponentStatusList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMap {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMap",
+        model: &Model {
             description: Some("ConfigMap holds configuration data for pods to consume."),
             map_type: None,
             opaque: false,
@@ -1025,16 +1807,22 @@ impl JsonSchema for crate::api::core::v1::ConfigMap {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMap as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapEnvSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapEnvSource",
+        model: &Model {
             description: Some(
                 "ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.\n\nThe contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.",
             ),
@@ -1056,13 +1844,17 @@ impl JsonSchema for crate::api::core::v1::ConfigMapEnvSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapEnvSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapKeySelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapKeySelector",
+        model: &Model {
             description: Some("Selects a key from a ConfigMap."),
             map_type: Some("atomic"),
             opaque: false,
@@ -1091,13 +1883,17 @@ impl JsonSchema for crate::api::core::v1::ConfigMapKeySelector {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapKeySelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapList",
+        model: &Model {
             description: Some(
                 "ConfigMapList is a resource containing a list of ConfigMap objects.",
             ),
@@ -1127,6 +1923,8 @@ impl JsonSchema for crate::api::core::v1::ConfigMapList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of ConfigMaps."),
+                    reference: <crate::api::core::v1::ConfigMap as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1135,16 +1933,22 @@ impl JsonSchema for crate::api::core::v1::ConfigMapList {
                     description: Some(
                         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapNodeConfigSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource",
+        model: &Model {
             description: Some(
                 "ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration",
             ),
@@ -1195,13 +1999,17 @@ impl JsonSchema for crate::api::core::v1::ConfigMapNodeConfigSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapNodeConfigSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapProjection",
+        model: &Model {
             description: Some(
                 "Adapts a ConfigMap into a projected volume.\n\nThe contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.",
             ),
@@ -1217,6 +2025,8 @@ impl JsonSchema for crate::api::core::v1::ConfigMapProjection {
                         "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::KeyToPath as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1236,13 +2046,17 @@ impl JsonSchema for crate::api::core::v1::ConfigMapProjection {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapProjection as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ConfigMapVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ConfigMapVolumeSource",
+        model: &Model {
             description: Some(
                 "Adapts a ConfigMap into a volume.\n\nThe contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.",
             ),
@@ -1266,6 +2080,8 @@ impl JsonSchema for crate::api::core::v1::ConfigMapVolumeSource {
                         "items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::KeyToPath as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1285,13 +2101,17 @@ impl JsonSchema for crate::api::core::v1::ConfigMapVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ConfigMapVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Container {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Container",
+        model: &Model {
             description: Some(
                 "A single application container that you want to run within a pod.",
             ),
@@ -1326,6 +2146,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::core::v1::EnvVar as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1337,6 +2159,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                         "List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EnvFromSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1361,6 +2185,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "Actions that the management system should take in response to container lifecycle events. Cannot be updated.",
                     ),
+                    reference: <crate::api::core::v1::Lifecycle as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1369,6 +2195,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1390,6 +2218,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["containerPort", "protocol"],
+                    reference: <crate::api::core::v1::ContainerPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1398,6 +2228,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1409,6 +2241,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                         "Resources resize policy for the container. This field cannot be set on ephemeral containers.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::ContainerResizePolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1417,6 +2251,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
                     ),
+                    reference: <crate::api::core::v1::ResourceRequirements as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1436,6 +2272,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                         "Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::ContainerRestartRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1444,6 +2282,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/",
                     ),
+                    reference: <crate::api::core::v1::SecurityContext as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1452,6 +2292,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     description: Some(
                         "StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1504,6 +2346,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["devicePath"],
+                    reference: <crate::api::core::v1::VolumeDevice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1516,6 +2360,8 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["mountPath"],
+                    reference: <crate::api::core::v1::VolumeMount as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1527,13 +2373,17 @@ impl JsonSchema for crate::api::core::v1::Container {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Container as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerExtendedResourceRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerExtendedResourceRequest",
+        model: &Model {
             description: Some(
                 "ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.",
             ),
@@ -1566,13 +2416,17 @@ impl JsonSchema for crate::api::core::v1::ContainerExtendedResourceRequest {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerExtendedResourceRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerImage {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerImage",
+        model: &Model {
             description: Some("Describe a container image"),
             map_type: None,
             opaque: false,
@@ -1593,13 +2447,17 @@ impl JsonSchema for crate::api::core::v1::ContainerImage {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerImage as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerPort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerPort",
+        model: &Model {
             description: Some(
                 "ContainerPort represents a network port in a single container.",
             ),
@@ -1647,13 +2505,17 @@ impl JsonSchema for crate::api::core::v1::ContainerPort {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerPort as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerResizePolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerResizePolicy",
+        model: &Model {
             description: Some(
                 "ContainerResizePolicy represents resource resize policy for the container.",
             ),
@@ -1679,13 +2541,17 @@ impl JsonSchema for crate::api::core::v1::ContainerResizePolicy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerResizePolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerRestartRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerRestartRule",
+        model: &Model {
             description: Some(
                 "ContainerRestartRule describes how a container exit is handled.",
             ),
@@ -1707,16 +2573,22 @@ impl JsonSchema for crate::api::core::v1::ContainerRestartRule {
                     description: Some(
                         "Represents the exit codes to check on container exits.",
                     ),
+                    reference: <crate::api::core::v1::ContainerRestartRuleOnExitCodes as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerRestartRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerRestartRuleOnExitCodes {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes",
+        model: &Model {
             description: Some(
                 "ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.",
             ),
@@ -1742,13 +2614,17 @@ impl JsonSchema for crate::api::core::v1::ContainerRestartRuleOnExitCodes {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerRestartRuleOnExitCodes as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerState {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerState",
+        model: &Model {
             description: Some(
                 "ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.",
             ),
@@ -1759,28 +2635,38 @@ impl JsonSchema for crate::api::core::v1::ContainerState {
                     name: "running",
                     schema: <crate::api::core::v1::ContainerStateRunning as JsonSchema>::json_schema,
                     description: Some("Details about a running container"),
+                    reference: <crate::api::core::v1::ContainerStateRunning as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "terminated",
                     schema: <crate::api::core::v1::ContainerStateTerminated as JsonSchema>::json_schema,
                     description: Some("Details about a terminated container"),
+                    reference: <crate::api::core::v1::ContainerStateTerminated as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "waiting",
                     schema: <crate::api::core::v1::ContainerStateWaiting as JsonSchema>::json_schema,
                     description: Some("Details about a waiting container"),
+                    reference: <crate::api::core::v1::ContainerStateWaiting as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerState as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerStateRunning {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerStateRunning",
+        model: &Model {
             description: Some(
                 "ContainerStateRunning is a running state of a container.",
             ),
@@ -1793,16 +2679,22 @@ impl JsonSchema for crate::api::core::v1::ContainerStateRunning {
                     description: Some(
                         "Time at which the container was last (re-)started",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerStateRunning as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerStateTerminated {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerStateTerminated",
+        model: &Model {
             description: Some(
                 "ContainerStateTerminated is a terminated state of a container.",
             ),
@@ -1830,6 +2722,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStateTerminated {
                     name: "finishedAt",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
                     description: Some("Time at which the container last terminated"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1862,16 +2756,22 @@ impl JsonSchema for crate::api::core::v1::ContainerStateTerminated {
                     description: Some(
                         "Time at which previous execution of the container started",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerStateTerminated as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerStateWaiting {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerStateWaiting",
+        model: &Model {
             description: Some(
                 "ContainerStateWaiting is a waiting state of a container.",
             ),
@@ -1895,13 +2795,17 @@ impl JsonSchema for crate::api::core::v1::ContainerStateWaiting {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerStateWaiting as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerStatus",
+        model: &Model {
             description: Some(
                 "ContainerStatus contains details for the current status of this container.",
             ),
@@ -1917,6 +2821,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some(
                         "AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1929,6 +2835,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::core::v1::ResourceStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1963,6 +2871,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some(
                         "LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.",
                     ),
+                    reference: <crate::api::core::v1::ContainerState as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1989,6 +2899,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some(
                         "Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.",
                     ),
+                    reference: <crate::api::core::v1::ResourceRequirements as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2014,6 +2926,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some(
                         "State holds details about the container's current condition.",
                     ),
+                    reference: <crate::api::core::v1::ContainerState as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2030,6 +2944,8 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some(
                         "User represents user identity information initially attached to the first process of the container",
                     ),
+                    reference: <crate::api::core::v1::ContainerUser as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2040,16 +2956,22 @@ impl JsonSchema for crate::api::core::v1::ContainerStatus {
                     description: Some("Status of volume mounts."),
                     list_type: Some("map"),
                     list_map_keys: &["mountPath"],
+                    reference: <crate::api::core::v1::VolumeMountStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ContainerUser {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ContainerUser",
+        model: &Model {
             description: Some("ContainerUser represents user identity information"),
             map_type: None,
             opaque: false,
@@ -2060,16 +2982,22 @@ impl JsonSchema for crate::api::core::v1::ContainerUser {
                     description: Some(
                         "Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.",
                     ),
+                    reference: <crate::api::core::v1::LinuxContainerUser as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ContainerUser as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::DaemonEndpoint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.DaemonEndpoint",
+        model: &Model {
             description: Some(
                 "DaemonEndpoint contains information about a single Daemon endpoint.",
             ),
@@ -2084,13 +3012,17 @@ impl JsonSchema for crate::api::core::v1::DaemonEndpoint {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::DaemonEndpoint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::DownwardAPIProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.DownwardAPIProjection",
+        model: &Model {
             description: Some(
                 "Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.",
             ),
@@ -2104,16 +3036,22 @@ impl JsonSchema for crate::api::core::v1::DownwardAPIProjection {
                     > as JsonSchema>::json_schema,
                     description: Some("Items is a list of DownwardAPIVolume file"),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::DownwardAPIVolumeFile as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::DownwardAPIProjection as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::DownwardAPIVolumeFile {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.DownwardAPIVolumeFile",
+        model: &Model {
             description: Some(
                 "DownwardAPIVolumeFile represents information to create the file containing the pod field",
             ),
@@ -2126,6 +3064,8 @@ impl JsonSchema for crate::api::core::v1::DownwardAPIVolumeFile {
                     description: Some(
                         "Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.",
                     ),
+                    reference: <crate::api::core::v1::ObjectFieldSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2151,16 +3091,22 @@ impl JsonSchema for crate::api::core::v1::DownwardAPIVolumeFile {
                     description: Some(
                         "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.",
                     ),
+                    reference: <crate::api::core::v1::ResourceFieldSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::DownwardAPIVolumeFile as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::DownwardAPIVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.DownwardAPIVolumeSource",
+        model: &Model {
             description: Some(
                 "DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.",
             ),
@@ -2182,16 +3128,22 @@ impl JsonSchema for crate::api::core::v1::DownwardAPIVolumeSource {
                     > as JsonSchema>::json_schema,
                     description: Some("Items is a list of downward API volume file"),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::DownwardAPIVolumeFile as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::DownwardAPIVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EmptyDirVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EmptyDirVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.",
             ),
@@ -2212,16 +3164,22 @@ impl JsonSchema for crate::api::core::v1::EmptyDirVolumeSource {
                     description: Some(
                         "sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EmptyDirVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EndpointAddress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EndpointAddress",
+        model: &Model {
             description: Some(
                 "EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.",
             ),
@@ -2255,16 +3213,22 @@ impl JsonSchema for crate::api::core::v1::EndpointAddress {
                     name: "targetRef",
                     schema: <crate::api::core::v1::ObjectReference as JsonSchema>::json_schema,
                     description: Some("Reference to object providing the endpoint."),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EndpointAddress as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EndpointPort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EndpointPort",
+        model: &Model {
             description: Some(
                 "EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.",
             ),
@@ -2303,13 +3267,17 @@ impl JsonSchema for crate::api::core::v1::EndpointPort {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EndpointPort as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EndpointSubset {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EndpointSubset",
+        model: &Model {
             description: Some(
                 "EndpointSubset is a group of addresses with a common set of ports. The expanded set of endpoints is the Cartesian product of Addresses x Ports. For example, given:\n\n\t{\n\t  Addresses: [{\"ip\": \"10.10.1.1\"}, {\"ip\": \"10.10.2.2\"}],\n\t  Ports:     [{\"name\": \"a\", \"port\": 8675}, {\"name\": \"b\", \"port\": 309}]\n\t}\n\nThe resulting set of endpoints can be viewed as:\n\n\ta: [ 10.10.1.1:8675, 10.10.2.2:8675 ],\n\tb: [ 10.10.1.1:309, 10.10.2.2:309 ]\n\nDeprecated: This API is deprecated in v1.33+.",
             ),
@@ -2325,6 +3293,8 @@ impl JsonSchema for crate::api::core::v1::EndpointSubset {
                         "IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EndpointAddress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2336,6 +3306,8 @@ impl JsonSchema for crate::api::core::v1::EndpointSubset {
                         "IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EndpointAddress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2347,16 +3319,22 @@ impl JsonSchema for crate::api::core::v1::EndpointSubset {
                         "Port numbers available on the related IP addresses.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EndpointPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EndpointSubset as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Endpoints {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Endpoints",
+        model: &Model {
             description: Some(
                 "Endpoints is a collection of endpoints that implement the actual service. Example:\n\n\t Name: \"mysvc\",\n\t Subsets: [\n\t   {\n\t     Addresses: [{\"ip\": \"10.10.1.1\"}, {\"ip\": \"10.10.2.2\"}],\n\t     Ports: [{\"name\": \"a\", \"port\": 8675}, {\"name\": \"b\", \"port\": 309}]\n\t   },\n\t   {\n\t     Addresses: [{\"ip\": \"10.10.3.3\"}],\n\t     Ports: [{\"name\": \"a\", \"port\": 93}, {\"name\": \"b\", \"port\": 76}]\n\t   },\n\t]\n\nEndpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.\n\nDeprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.",
             ),
@@ -2385,6 +3363,8 @@ impl JsonSchema for crate::api::core::v1::Endpoints {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2396,16 +3376,22 @@ impl JsonSchema for crate::api::core::v1::Endpoints {
                         "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EndpointSubset as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Endpoints as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EndpointsList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EndpointsList",
+        model: &Model {
             description: Some(
                 "EndpointsList is a list of endpoints. Deprecated: This API is deprecated in v1.33+.",
             ),
@@ -2435,6 +3421,8 @@ impl JsonSchema for crate::api::core::v1::EndpointsList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of endpoints."),
+                    reference: <crate::api::core::v1::Endpoints as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2443,16 +3431,22 @@ impl JsonSchema for crate::api::core::v1::EndpointsList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EndpointsList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EnvFromSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EnvFromSource",
+        model: &Model {
             description: Some(
                 "EnvFromSource represents the source of a set of ConfigMaps or Secrets",
             ),
@@ -2463,6 +3457,8 @@ impl JsonSchema for crate::api::core::v1::EnvFromSource {
                     name: "configMapRef",
                     schema: <crate::api::core::v1::ConfigMapEnvSource as JsonSchema>::json_schema,
                     description: Some("The ConfigMap to select from"),
+                    reference: <crate::api::core::v1::ConfigMapEnvSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2477,16 +3473,22 @@ impl JsonSchema for crate::api::core::v1::EnvFromSource {
                     name: "secretRef",
                     schema: <crate::api::core::v1::SecretEnvSource as JsonSchema>::json_schema,
                     description: Some("The Secret to select from"),
+                    reference: <crate::api::core::v1::SecretEnvSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EnvFromSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EnvVar {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EnvVar",
+        model: &Model {
             description: Some(
                 "EnvVar represents an environment variable present in a Container.",
             ),
@@ -2516,16 +3518,22 @@ impl JsonSchema for crate::api::core::v1::EnvVar {
                     description: Some(
                         "Source for the environment variable's value. Cannot be used if value is not empty.",
                     ),
+                    reference: <crate::api::core::v1::EnvVarSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EnvVar as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EnvVarSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EnvVarSource",
+        model: &Model {
             description: Some(
                 "EnvVarSource represents a source for the value of an EnvVar.",
             ),
@@ -2536,6 +3544,8 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     name: "configMapKeyRef",
                     schema: <crate::api::core::v1::ConfigMapKeySelector as JsonSchema>::json_schema,
                     description: Some("Selects a key of a ConfigMap."),
+                    reference: <crate::api::core::v1::ConfigMapKeySelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2544,6 +3554,8 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     description: Some(
                         "Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.",
                     ),
+                    reference: <crate::api::core::v1::ObjectFieldSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2552,6 +3564,8 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     description: Some(
                         "FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.",
                     ),
+                    reference: <crate::api::core::v1::FileKeySelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2560,6 +3574,8 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     description: Some(
                         "Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.",
                     ),
+                    reference: <crate::api::core::v1::ResourceFieldSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2568,16 +3584,22 @@ impl JsonSchema for crate::api::core::v1::EnvVarSource {
                     description: Some(
                         "Selects a key of a secret in the pod's namespace",
                     ),
+                    reference: <crate::api::core::v1::SecretKeySelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EnvVarSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EphemeralContainer {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EphemeralContainer",
+        model: &Model {
             description: Some(
                 "An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.\n\nTo add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.",
             ),
@@ -2612,6 +3634,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::core::v1::EnvVar as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2623,6 +3647,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                         "List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::EnvFromSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2647,6 +3673,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Lifecycle is not allowed for ephemeral containers.",
                     ),
+                    reference: <crate::api::core::v1::Lifecycle as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2655,6 +3683,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Probes are not allowed for ephemeral containers.",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2674,6 +3704,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some("Ports are not allowed for ephemeral containers."),
                     list_type: Some("map"),
                     list_map_keys: &["containerPort", "protocol"],
+                    reference: <crate::api::core::v1::ContainerPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2682,6 +3714,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Probes are not allowed for ephemeral containers.",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2691,6 +3725,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     > as JsonSchema>::json_schema,
                     description: Some("Resources resize policy for the container."),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::ContainerResizePolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2699,6 +3735,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.",
                     ),
+                    reference: <crate::api::core::v1::ResourceRequirements as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2718,6 +3756,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                         "Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::ContainerRestartRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2726,6 +3766,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.",
                     ),
+                    reference: <crate::api::core::v1::SecurityContext as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2734,6 +3776,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     description: Some(
                         "Probes are not allowed for ephemeral containers.",
                     ),
+                    reference: <crate::api::core::v1::Probe as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2794,6 +3838,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["devicePath"],
+                    reference: <crate::api::core::v1::VolumeDevice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2806,6 +3852,8 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["mountPath"],
+                    reference: <crate::api::core::v1::VolumeMount as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2817,13 +3865,17 @@ impl JsonSchema for crate::api::core::v1::EphemeralContainer {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EphemeralContainer as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EphemeralVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EphemeralVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents an ephemeral volume that is handled by a normal storage driver.",
             ),
@@ -2836,16 +3888,22 @@ impl JsonSchema for crate::api::core::v1::EphemeralVolumeSource {
                     description: Some(
                         "Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).\n\nAn existing PVC with that name that is not owned by the pod will *not* be used for the pod to avoid using an unrelated volume by mistake. Starting the pod is then blocked until the unrelated PVC is removed. If such a pre-created PVC is meant to be used by the pod, the PVC has to updated with an owner reference to the pod once the pod exists. Normally this should not be necessary, but it may be useful when manually reconstructing a broken cluster.\n\nThis field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.\n\nRequired, must not be nil.",
                     ),
+                    reference: <crate::api::core::v1::PersistentVolumeClaimTemplate as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EphemeralVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::Event {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.Event",
+        model: &Model {
             description: Some(
                 "Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
             ),
@@ -2886,6 +3944,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     name: "eventTime",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::json_schema,
                     description: Some("Time when this Event was first observed."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2894,6 +3954,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2901,6 +3963,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     schema: <crate::api::core::v1::ObjectReference as JsonSchema>::json_schema,
                     required: true,
                     description: Some("The object that this event is about."),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2909,6 +3973,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "The time at which the most recent occurrence of this event was recorded.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2925,6 +3991,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2941,6 +4009,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "Optional secondary object for more complex actions.",
                     ),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2965,6 +4035,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "Data about the Event series this event represents or nil if it's a singleton Event.",
                     ),
+                    reference: <crate::api::core::v1::EventSeries as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2973,6 +4045,8 @@ impl JsonSchema for crate::api::core::v1::Event {
                     description: Some(
                         "The component reporting this event. Should be a short machine understandable string.",
                     ),
+                    reference: <crate::api::core::v1::EventSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -2984,13 +4058,17 @@ impl JsonSchema for crate::api::core::v1::Event {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::Event as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EventList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EventList",
+        model: &Model {
             description: Some("EventList is a list of events."),
             map_type: None,
             opaque: false,
@@ -3018,6 +4096,8 @@ impl JsonSchema for crate::api::core::v1::EventList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("List of events"),
+                    reference: <crate::api::core::v1::Event as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -3026,16 +4106,22 @@ impl JsonSchema for crate::api::core::v1::EventList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EventList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EventSeries {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EventSeries",
+        model: &Model {
             description: Some(
                 "EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.",
             ),
@@ -3054,16 +4140,22 @@ impl JsonSchema for crate::api::core::v1::EventSeries {
                     name: "lastObservedTime",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::json_schema,
                     description: Some("Time of the last occurrence observed"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EventSeries as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::EventSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.EventSource",
+        model: &Model {
             description: Some("EventSource contains information for an event."),
             map_type: None,
             opaque: false,
@@ -3081,13 +4173,17 @@ impl JsonSchema for crate::api::core::v1::EventSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::EventSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::ExecAction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.ExecAction",
+        model: &Model {
             description: Some("ExecAction describes a \"run in container\" action."),
             map_type: None,
             opaque: false,
@@ -3102,13 +4198,17 @@ impl JsonSchema for crate::api::core::v1::ExecAction {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::ExecAction as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::FCVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.FCVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.",
             ),
@@ -3156,13 +4256,17 @@ impl JsonSchema for crate::api::core::v1::FCVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::FCVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::FileKeySelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.FileKeySelector",
+        model: &Model {
             description: Some("FileKeySelector selects a key of the env file."),
             map_type: Some("atomic"),
             opaque: false,
@@ -3203,13 +4307,17 @@ impl JsonSchema for crate::api::core::v1::FileKeySelector {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::FileKeySelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::FlexPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.FlexPersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.",
             ),
@@ -3258,16 +4366,22 @@ impl JsonSchema for crate::api::core::v1::FlexPersistentVolumeSource {
                     description: Some(
                         "secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
                     ),
+                    reference: <crate::api::core::v1::SecretReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::FlexPersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::FlexVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.FlexVolumeSource",
+        model: &Model {
             description: Some(
                 "FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.",
             ),
@@ -3316,16 +4430,22 @@ impl JsonSchema for crate::api::core::v1::FlexVolumeSource {
                     description: Some(
                         "secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.",
                     ),
+                    reference: <crate::api::core::v1::LocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::FlexVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::FlockerVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.FlockerVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.",
             ),
@@ -3349,13 +4469,17 @@ impl JsonSchema for crate::api::core::v1::FlockerVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::FlockerVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::GCEPersistentDiskVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.GCEPersistentDiskVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Persistent Disk resource in Google Compute Engine.\n\nA GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.",
             ),
@@ -3396,13 +4520,17 @@ impl JsonSchema for crate::api::core::v1::GCEPersistentDiskVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::GCEPersistentDiskVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::GRPCAction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.GRPCAction",
+        model: &Model {
             description: Some(
                 "GRPCAction specifies an action involving a GRPC service.",
             ),
@@ -3427,13 +4555,17 @@ impl JsonSchema for crate::api::core::v1::GRPCAction {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::GRPCAction as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::GitRepoVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.GitRepoVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.\n\nDEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.",
             ),
@@ -3464,13 +4596,17 @@ impl JsonSchema for crate::api::core::v1::GitRepoVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::GitRepoVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::GlusterfsPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.GlusterfsPersistentVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.",
             ),
@@ -3512,13 +4648,17 @@ impl JsonSchema for crate::api::core::v1::GlusterfsPersistentVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::GlusterfsPersistentVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::GlusterfsVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.GlusterfsVolumeSource",
+        model: &Model {
             description: Some(
                 "Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.",
             ),
@@ -3552,13 +4692,17 @@ impl JsonSchema for crate::api::core::v1::GlusterfsVolumeSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::GlusterfsVolumeSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::HTTPGetAction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.HTTPGetAction",
+        model: &Model {
             description: Some(
                 "HTTPGetAction describes an action based on HTTP Get requests.",
             ),
@@ -3582,6 +4726,8 @@ impl JsonSchema for crate::api::core::v1::HTTPGetAction {
                         "Custom headers to set in the request. HTTP allows repeated headers.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::HTTPHeader as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -3597,6 +4743,8 @@ impl JsonSchema for crate::api::core::v1::HTTPGetAction {
                     description: Some(
                         "Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -3608,13 +4756,17 @@ impl JsonSchema for crate::api::core::v1::HTTPGetAction {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::HTTPGetAction as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::HTTPHeader {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.HTTPHeader",
+        model: &Model {
             description: Some(
                 "HTTPHeader describes a custom header to be used in HTTP probes",
             ),
@@ -3638,13 +4790,17 @@ impl JsonSchema for crate::api::core::v1::HTTPHeader {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::HTTPHeader as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::core::v1::HostAlias {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.core.v1.HostAlias",
+        model: &Model {
             description: Some(
                 "HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.",
             ),
@@ -3666,7918 +4822,10 @@ impl JsonSchema for crate::api::core::v1::HostAlias {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::HostIP {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "HostIP represents a single IP address allocated to the host.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "ip",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("IP is the IP address assigned to the host"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::HostPathVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "path",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "type for HostPath Volume Defaults to \"\" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ISCSIPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "chapAuthDiscovery",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "chapAuthSession",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "chapAuthSession defines whether support iSCSI Session CHAP authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "initiatorName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iqn",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("iqn is Target iSCSI Qualified Name."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iscsiInterface",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("default")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lun",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("lun is iSCSI Target Lun number."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "portals",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::SecretReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "targetPortal",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ISCSIVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "chapAuthDiscovery",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "chapAuthSession",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "chapAuthSession defines whether support iSCSI Session CHAP authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "initiatorName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iqn",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("iqn is the target iSCSI Qualified Name."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iscsiInterface",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("default")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lun",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("lun represents iSCSI Target Lun number."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "portals",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::LocalObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef is the CHAP Secret for iSCSI target and initiator authentication",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "targetPortal",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ImageVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("ImageVolumeSource represents a image volume resource."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "pullPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reference",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::KeyToPath {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Maps a string key to a path within a volume."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("key is the key to project."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "mode",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "path",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Lifecycle {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "postStart",
-                    schema: <crate::api::core::v1::LifecycleHandler as JsonSchema>::json_schema,
-                    description: Some(
-                        "PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "preStop",
-                    schema: <crate::api::core::v1::LifecycleHandler as JsonSchema>::json_schema,
-                    description: Some(
-                        "PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "stopSignal",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LifecycleHandler {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "exec",
-                    schema: <crate::api::core::v1::ExecAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "Exec specifies a command to execute in the container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "httpGet",
-                    schema: <crate::api::core::v1::HTTPGetAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "HTTPGet specifies an HTTP GET request to perform.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sleep",
-                    schema: <crate::api::core::v1::SleepAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "Sleep represents a duration that the container should sleep.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "tcpSocket",
-                    schema: <crate::api::core::v1::TCPSocketAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LimitRange {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LimitRange sets resource usage limits for each kind of resource in a Namespace.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::LimitRangeSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LimitRangeItem {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LimitRangeItem defines a min/max usage limit for any resource that matches on kind.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "default",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Default resource requirement limit value by resource name if resource limit is omitted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "defaultRequest",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "max",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Max usage constraints on this kind by resource name.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "maxLimitRequestRatio",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "min",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Min usage constraints on this kind by resource name.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Type of resource that this limit applies to."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LimitRangeList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("LimitRangeList is a list of LimitRange items."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::LimitRange,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Items is a list of LimitRange objects. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LimitRangeSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LimitRangeSpec defines a min/max usage limit for resources that match on kind.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "limits",
-                    schema: <Vec<
-                        crate::api::core::v1::LimitRangeItem,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Limits is the list of LimitRangeItem objects that are enforced.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LinuxContainerUser {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LinuxContainerUser represents user identity information in Linux containers",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "gid",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "GID is the primary gid initially attached to the first process in the container",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "supplementalGroups",
-                    schema: <Vec<i64> as JsonSchema>::json_schema,
-                    description: Some(
-                        "SupplementalGroups are the supplemental groups initially attached to the first process in the container",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "uid",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "UID is the primary uid initially attached to the first process in the container",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LoadBalancerIngress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "hostname",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ip",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ipMode",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to \"VIP\" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to \"Proxy\" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ports",
-                    schema: <Vec<
-                        crate::api::core::v1::PortStatus,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Ports is a list of records of service ports If used, every port defined in the service should have an entry in it",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LoadBalancerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LoadBalancerStatus represents the status of a load-balancer.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "ingress",
-                    schema: <Vec<
-                        crate::api::core::v1::LoadBalancerIngress,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LocalObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::LocalVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Local represents directly-attached storage with node affinity",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". The default value is to auto-select a filesystem if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "path",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ModifyVolumeStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ModifyVolumeStatus represents the status object of ControllerModifyVolume operation",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "status is the status of the ControllerModifyVolume operation. It can be in any of following states:\n - Pending\n   Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as\n   the specified VolumeAttributesClass not existing.\n - InProgress\n   InProgress indicates that the volume is being modified.\n - Infeasible\n  Infeasible indicates that the request has been rejected as invalid by the CSI driver. To\n\t  resolve the error, a valid VolumeAttributesClass needs to be specified.\nNote: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "targetVolumeAttributesClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NFSVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "path",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "path that is exported by the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "server",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "server is the hostname or IP address of the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Namespace {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::NamespaceSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::NamespaceStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NamespaceCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NamespaceCondition contains details about state of namespace.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "Last time the condition transitioned from one status to another.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Human-readable message indicating details about last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Unique, one-word, CamelCase reason for the condition's last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Status of the condition, one of True, False, Unknown.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Type of namespace controller condition."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NamespaceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("NamespaceList is a list of Namespaces."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::Namespace,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Items is the list of Namespace objects in the list. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NamespaceSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("NamespaceSpec describes the attributes on a Namespace."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "finalizers",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NamespaceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NamespaceStatus is information about the current status of a Namespace.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::api::core::v1::NamespaceCondition,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Represents the latest available observations of a namespace's current state.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "phase",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Node {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::NodeSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::NodeStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeAddress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeAddress contains information for the node's address.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "address",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The node address."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Node address type, one of Hostname, ExternalIP or InternalIP.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeAffinity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Node affinity is a group of node affinity scheduling rules.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "preferredDuringSchedulingIgnoredDuringExecution",
-                    schema: <Vec<
-                        crate::api::core::v1::PreferredSchedulingTerm,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "requiredDuringSchedulingIgnoredDuringExecution",
-                    schema: <crate::api::core::v1::NodeSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeCondition contains condition information for a node.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastHeartbeatTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "Last time we got an update on a given condition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lastTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "Last time the condition transit from one status to another.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Human readable message indicating details about last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "(brief) reason for the condition's last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Status of the condition, one of True, False, Unknown.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Type of node condition."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeConfigSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "configMap",
-                    schema: <crate::api::core::v1::ConfigMapNodeConfigSource as JsonSchema>::json_schema,
-                    description: Some("ConfigMap is a reference to a Node's ConfigMap"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeConfigStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "active",
-                    schema: <crate::api::core::v1::NodeConfigSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "assigned",
-                    schema: <crate::api::core::v1::NodeConfigSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "error",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lastKnownGood",
-                    schema: <crate::api::core::v1::NodeConfigSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeDaemonEndpoints {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeDaemonEndpoints lists ports opened by daemons running on the Node.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "kubeletEndpoint",
-                    schema: <crate::api::core::v1::DaemonEndpoint as JsonSchema>::json_schema,
-                    description: Some("Endpoint on which Kubelet is listening."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeFeatures {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "supplementalGroupsPolicy",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeList is the whole list of all Nodes which have been registered with master.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<crate::api::core::v1::Node> as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("List of nodes"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeRuntimeHandler {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeRuntimeHandler is a set of runtime handler information.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "features",
-                    schema: <crate::api::core::v1::NodeRuntimeHandlerFeatures as JsonSchema>::json_schema,
-                    description: Some("Supported features."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Runtime handler name. Empty for the default runtime handler.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeRuntimeHandlerFeatures {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "recursiveReadOnlyMounts",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "userNamespaces",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "nodeSelectorTerms",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeSelectorTerm,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Required. A list of node selector terms. The terms are ORed.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSelectorRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The label key that the selector applies to."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "operator",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "values",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSelectorTerm {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "matchExpressions",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeSelectorRequirement,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of node selector requirements by node's labels.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "matchFields",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeSelectorRequirement,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of node selector requirements by node's fields.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeSpec describes the attributes that a node is created with.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "configSource",
-                    schema: <crate::api::core::v1::NodeConfigSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "externalID",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podCIDR",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "PodCIDR represents the pod IP range assigned to the node.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podCIDRs",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.",
-                    ),
-                    list_type: Some("set"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "providerID",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "taints",
-                    schema: <Vec<
-                        crate::api::core::v1::Taint,
-                    > as JsonSchema>::json_schema,
-                    description: Some("If specified, the node's taints."),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "unschedulable",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeStatus is information about the current status of a node.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "addresses",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeAddress,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "allocatable",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "capacity",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeCondition,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "config",
-                    schema: <crate::api::core::v1::NodeConfigStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status of the config assigned to the node via the dynamic Kubelet config feature.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "daemonEndpoints",
-                    schema: <crate::api::core::v1::NodeDaemonEndpoints as JsonSchema>::json_schema,
-                    description: Some("Endpoints of daemons running on the Node."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "declaredFeatures",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "DeclaredFeatures represents the features related to feature gates that are declared by the node.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "features",
-                    schema: <crate::api::core::v1::NodeFeatures as JsonSchema>::json_schema,
-                    description: Some(
-                        "Features describes the set of features implemented by the CRI implementation.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "images",
-                    schema: <Vec<
-                        crate::api::core::v1::ContainerImage,
-                    > as JsonSchema>::json_schema,
-                    description: Some("List of container images on this node"),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeInfo",
-                    schema: <crate::api::core::v1::NodeSystemInfo as JsonSchema>::json_schema,
-                    description: Some(
-                        "Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "phase",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runtimeHandlers",
-                    schema: <Vec<
-                        crate::api::core::v1::NodeRuntimeHandler,
-                    > as JsonSchema>::json_schema,
-                    description: Some("The available runtime handlers."),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumesAttached",
-                    schema: <Vec<
-                        crate::api::core::v1::AttachedVolume,
-                    > as JsonSchema>::json_schema,
-                    description: Some("List of volumes that are attached to the node."),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumesInUse",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of attachable volumes in use (mounted) by the node.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSwapStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("NodeSwapStatus represents swap memory information."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "capacity",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some("Total amount of swap memory in bytes."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::NodeSystemInfo {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "NodeSystemInfo is a set of ids/uuids to uniquely identify the node.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "architecture",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The Architecture reported by the node"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "bootID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Boot ID reported by the node."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "containerRuntimeVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kernelVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kubeProxyVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Deprecated: KubeProxy Version reported by the node.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kubeletVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Kubelet Version reported by the node."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "machineID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "operatingSystem",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The Operating System reported by the node"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "osImage",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "swap",
-                    schema: <crate::api::core::v1::NodeSwapStatus as JsonSchema>::json_schema,
-                    description: Some("Swap Info reported by the node."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "systemUUID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ObjectFieldSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ObjectFieldSelector selects an APIVersioned field of an object.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Version of the schema the FieldPath is written in terms of, defaults to \"v1\".",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fieldPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Path of the field to select in the specified API version.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ObjectReference contains enough information to let you inspect or modify the referred object.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some("API version of the referent."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fieldPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "namespace",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "uid",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolume {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::PersistentVolumeSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::PersistentVolumeStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaim {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaim is a user's request for and claim to a persistent volume",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::PersistentVolumeClaimSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::PersistentVolumeClaimStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimCondition contains details about state of pvc",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastProbeTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "lastProbeTime is the time we probed the condition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lastTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "lastTransitionTime is the time the condition transitioned from one status to another.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "message is the human-readable message indicating details about last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports \"Resizing\" that means the underlying persistent volume is being resized.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimList is a list of PersistentVolumeClaim items.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::PersistentVolumeClaim,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "items is a list of persistent volume claims. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "accessModes",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "dataSource",
-                    schema: <crate::api::core::v1::TypedLocalObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "dataSourceRef",
-                    schema: <crate::api::core::v1::TypedObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef\n  allows any non-core object, as well as PersistentVolumeClaim objects.\n* While dataSource ignores disallowed values (dropping them), dataSourceRef\n  preserves all values, and generates an error if a disallowed value is\n  specified.\n* While dataSource only allows local objects, dataSourceRef allows objects\n  in any namespaces.\n(Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resources",
-                    schema: <crate::api::core::v1::VolumeResourceRequirements as JsonSchema>::json_schema,
-                    description: Some(
-                        "resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "selector",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "selector is a label query over volumes to consider for binding.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeAttributesClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeMode",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeName is the binding reference to the PersistentVolume backing this claim.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimStatus is the current status of a persistent volume claim.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "accessModes",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "allocatedResourceStatuses",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nClaimResourceStatus can be in any of following states:\n\t- ControllerResizeInProgress:\n\t\tState set when resize controller starts resizing the volume in control-plane.\n\t- ControllerResizeFailed:\n\t\tState set when resize has failed in resize controller with a terminal error.\n\t- NodeResizePending:\n\t\tState set when resize controller has finished resizing the volume but further resizing of\n\t\tvolume is needed on the node.\n\t- NodeResizeInProgress:\n\t\tState set when kubelet starts resizing the volume.\n\t- NodeResizeFailed:\n\t\tState set when resizing has failed in kubelet with a terminal error. Transient errors don't set\n\t\tNodeResizeFailed.\nFor example: if expanding a PVC for more capacity - this field can be one of the following states:\n\t- pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"ControllerResizeFailed\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizePending\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeInProgress\"\n     - pvc.status.allocatedResourceStatus['storage'] = \"NodeResizeFailed\"\nWhen this field is not set, it means that no resize operation is in progress for the given PVC.\n\nA controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.",
-                    ),
-                    map_type: Some("granular"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "allocatedResources",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:\n\t* Un-prefixed keys:\n\t\t- storage - the capacity of the volume.\n\t* Custom resources must use implementation-defined prefixed names such as \"example.com/my-custom-resource\"\nApart from above values - keys that are unprefixed or have kubernetes.io prefix are considered reserved and hence may not be used.\n\nCapacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.\n\nA controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "capacity",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "capacity represents the actual resources of the underlying volume.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::api::core::v1::PersistentVolumeClaimCondition,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "currentVolumeAttributesClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "modifyVolumeStatus",
-                    schema: <crate::api::core::v1::ModifyVolumeStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "phase",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "phase represents the current phase of PersistentVolumeClaim.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimTemplate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::PersistentVolumeClaimSpec as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim are also valid here.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeClaimVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "claimName",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly Will force the ReadOnly setting in VolumeMounts. Default false.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeList is a list of PersistentVolume items.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::PersistentVolume,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "items is a list of persistent volumes. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeSpec is the specification of a persistent volume.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "accessModes",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "awsElasticBlockStore",
-                    schema: <crate::api::core::v1::AWSElasticBlockStoreVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "azureDisk",
-                    schema: <crate::api::core::v1::AzureDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "azureFile",
-                    schema: <crate::api::core::v1::AzureFilePersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "capacity",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "cephfs",
-                    schema: <crate::api::core::v1::CephFSPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "cinder",
-                    schema: <crate::api::core::v1::CinderPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "claimRef",
-                    schema: <crate::api::core::v1::ObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding",
-                    ),
-                    map_type: Some("granular"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "csi",
-                    schema: <crate::api::core::v1::CSIPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "csi represents storage that is handled by an external CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fc",
-                    schema: <crate::api::core::v1::FCVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "flexVolume",
-                    schema: <crate::api::core::v1::FlexPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "flocker",
-                    schema: <crate::api::core::v1::FlockerVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gcePersistentDisk",
-                    schema: <crate::api::core::v1::GCEPersistentDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "glusterfs",
-                    schema: <crate::api::core::v1::GlusterfsPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostPath",
-                    schema: <crate::api::core::v1::HostPathVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iscsi",
-                    schema: <crate::api::core::v1::ISCSIPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "local",
-                    schema: <crate::api::core::v1::LocalVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "local represents directly-attached storage with node affinity",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "mountOptions",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "mountOptions is the list of mount options, e.g. [\"ro\", \"soft\"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nfs",
-                    schema: <crate::api::core::v1::NFSVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeAffinity",
-                    schema: <crate::api::core::v1::VolumeNodeAffinity as JsonSchema>::json_schema,
-                    description: Some(
-                        "nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "persistentVolumeReclaimPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "photonPersistentDisk",
-                    schema: <crate::api::core::v1::PhotonPersistentDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "portworxVolume",
-                    schema: <crate::api::core::v1::PortworxVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "quobyte",
-                    schema: <crate::api::core::v1::QuobyteVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "rbd",
-                    schema: <crate::api::core::v1::RBDPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "scaleIO",
-                    schema: <crate::api::core::v1::ScaleIOPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageos",
-                    schema: <crate::api::core::v1::StorageOSPersistentVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeAttributesClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeMode",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "vsphereVolume",
-                    schema: <crate::api::core::v1::VsphereVirtualDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PersistentVolumeStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PersistentVolumeStatus is the current status of a persistent volume.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastPhaseTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "message is a human-readable message indicating details about why the volume is in this state.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "phase",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PhotonPersistentDiskVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents a Photon Controller persistent disk resource.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "pdID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "pdID is the ID that identifies Photon Controller persistent disk",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Pod {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::PodSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::PodStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodAffinity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Pod affinity is a group of inter pod affinity scheduling rules.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "preferredDuringSchedulingIgnoredDuringExecution",
-                    schema: <Vec<
-                        crate::api::core::v1::WeightedPodAffinityTerm,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding \"weight\" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "requiredDuringSchedulingIgnoredDuringExecution",
-                    schema: <Vec<
-                        crate::api::core::v1::PodAffinityTerm,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodAffinityTerm {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "labelSelector",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "matchLabelKeys",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "mismatchLabelKeys",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "namespaceSelector",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means \"this pod's namespace\". An empty selector ({}) matches all namespaces.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "namespaces",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means \"this pod's namespace\".",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "topologyKey",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodAntiAffinity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Pod anti affinity is a group of inter pod anti affinity scheduling rules.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "preferredDuringSchedulingIgnoredDuringExecution",
-                    schema: <Vec<
-                        crate::api::core::v1::WeightedPodAffinityTerm,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and subtracting \"weight\" from the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "requiredDuringSchedulingIgnoredDuringExecution",
-                    schema: <Vec<
-                        crate::api::core::v1::PodAffinityTerm,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the anti-affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodCertificateProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "certificateChainPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Write the certificate chain at this path in the projected volume.\n\nMost applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "credentialBundlePath",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Write the credential bundle at this path in the projected volume.\n\nThe credential bundle is a single file that contains multiple PEM blocks. The first PEM block is a PRIVATE KEY block, containing a PKCS#8 private key.\n\nThe remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the signer (leaf and any intermediates).\n\nUsing credentialBundlePath lets your Pod's application code make a single atomic read that retrieves a consistent key and certificate chain.  If you project them to separate files, your application code will need to additionally check that the leaf certificate was issued to the key.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "keyPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Write the key at this path in the projected volume.\n\nMost applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "keyType",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "The type of keypair Kubelet will generate for the pod.\n\nValid values are \"RSA3072\", \"RSA4096\", \"ECDSAP256\", \"ECDSAP384\", \"ECDSAP521\", and \"ED25519\".",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "maxExpirationSeconds",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "maxExpirationSeconds is the maximum lifetime permitted for the certificate.\n\nKubelet copies this value verbatim into the PodCertificateRequests it generates for this projection.\n\nIf omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).\n\nThe signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "signerName",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Kubelet's generated CSRs will be addressed to this signer.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "userAnnotations",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.\n\nThese values are copied verbatim into the `spec.unverifiedUserAnnotations` field of the PodCertificateRequest objects that Kubelet creates.\n\nEntries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.\n\nSigners should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodCondition contains details for the current condition of this pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastProbeTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some("Last time we probed the condition."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "lastTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "Last time the condition transitioned from one status to another.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Human-readable message indicating details about last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "observedGeneration",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "If set, this represents the .metadata.generation that the pod condition was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Unique, one-word, CamelCase reason for the condition's last transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodDNSConfig {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "nameservers",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "options",
-                    schema: <Vec<
-                        crate::api::core::v1::PodDNSConfigOption,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "searches",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodDNSConfigOption {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodDNSConfigOption defines DNS resolver options of a pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name is this DNS resolver option's name. Required.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "value",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some("Value is this DNS resolver option's value."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodExtendedResourceClaimStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "requestMappings",
-                    schema: <Vec<
-                        crate::api::core::v1::ContainerExtendedResourceRequest,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaimName",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodIP {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodIP represents a single IP address allocated to the pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "ip",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("IP is the IP address assigned to the pod"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("PodList is a list of Pods."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<crate::api::core::v1::Pod> as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "List of pods. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodOS {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("PodOS defines the OS parameters of a pod."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration Clients should expect to handle additional values and treat unrecognized values in this field as os: null",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodReadinessGate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodReadinessGate contains the reference to a pod condition",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "conditionType",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "ConditionType refers to a condition in the pod's condition list with matching type.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodResourceClaim {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.\n\nIt adds a name to it that uniquely identifies the ResourceClaim inside the Pod. Containers that need access to the ResourceClaim reference it with this name.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaimName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaimTemplateName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.\n\nThe template will be used to create a new ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted. The pod name and resource name, along with a generated component, will be used to form a unique name for the ResourceClaim, which will be recorded in pod.status.resourceClaimStatuses.\n\nThis field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.\n\nExactly one of ResourceClaimName and ResourceClaimTemplateName must be set.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodResourceClaimStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaimName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod. If this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodSchedulingGate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodSchedulingGate is associated to a Pod to guard its scheduling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name of the scheduling gate. Each scheduling gate must have a unique name field.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodSecurityContext {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "appArmorProfile",
-                    schema: <crate::api::core::v1::AppArmorProfile as JsonSchema>::json_schema,
-                    description: Some(
-                        "appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fsGroup",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:\n\n1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----\n\nIf unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fsGroupChangePolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are \"OnRootMismatch\" and \"Always\". If not specified, \"Always\" is used. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsGroup",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsNonRoot",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsUser",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "seLinuxChangePolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are \"MountOption\" and \"Recursive\".\n\n\"Recursive\" means relabeling of all files on all Pod volumes by the container runtime. This may be slow for large volumes, but allows mixing privileged and unprivileged Pods sharing the same volume on the same node.\n\n\"MountOption\" mounts all eligible Pod volumes with `-o context` mount option. This requires all Pods that share the same volume to use the same SELinux label. It is not possible to share the same volume among privileged and unprivileged Pods. Eligible volumes are in-tree FibreChannel and iSCSI volumes, and all CSI volumes whose CSI driver announces SELinux support by setting spec.seLinuxMount: true in their CSIDriver instance. Other volumes are always re-labelled recursively. \"MountOption\" value is allowed only when SELinuxMount feature gate is enabled.\n\nIf not specified and SELinuxMount feature gate is enabled, \"MountOption\" is used. If not specified and SELinuxMount feature gate is disabled, \"MountOption\" is used for ReadWriteOncePod volumes and \"Recursive\" for all other volumes.\n\nThis field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.\n\nAll Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "seLinuxOptions",
-                    schema: <crate::api::core::v1::SELinuxOptions as JsonSchema>::json_schema,
-                    description: Some(
-                        "The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "seccompProfile",
-                    schema: <crate::api::core::v1::SeccompProfile as JsonSchema>::json_schema,
-                    description: Some(
-                        "The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "supplementalGroups",
-                    schema: <Vec<i64> as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "supplementalGroupsPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Defines how supplemental groups of the first container processes are calculated. Valid values are \"Merge\" and \"Strict\". If not specified, \"Merge\" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sysctls",
-                    schema: <Vec<
-                        crate::api::core::v1::Sysctl,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "windowsOptions",
-                    schema: <crate::api::core::v1::WindowsSecurityContextOptions as JsonSchema>::json_schema,
-                    description: Some(
-                        "The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("PodSpec is a description of a pod."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "activeDeadlineSeconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "affinity",
-                    schema: <crate::api::core::v1::Affinity as JsonSchema>::json_schema,
-                    description: Some("If specified, the pod's scheduling constraints"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "automountServiceAccountToken",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "containers",
-                    schema: <Vec<
-                        crate::api::core::v1::Container,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "dnsConfig",
-                    schema: <crate::api::core::v1::PodDNSConfig as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "dnsPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Set DNS policy for the pod. Defaults to \"ClusterFirst\". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "enableServiceLinks",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ephemeralContainers",
-                    schema: <Vec<
-                        crate::api::core::v1::EphemeralContainer,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostAliases",
-                    schema: <Vec<
-                        crate::api::core::v1::HostAlias,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["ip"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostIPC",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Use the host's ipc namespace. Optional: Default to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostNetwork",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Host networking requested for this pod. Use the host's network namespace. When using HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true, specified `hostPort` fields in port definitions must match `containerPort`, and unspecified `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostPID",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Use the host's pid namespace. Optional: Default to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostUsers",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host. This field is alpha-level and is only honored by servers that enable the UserNamespacesSupport feature.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostname",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostnameOverride",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.\n\nThis field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "imagePullSecrets",
-                    schema: <Vec<
-                        crate::api::core::v1::LocalObjectReference,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "initContainers",
-                    schema: <Vec<
-                        crate::api::core::v1::Container,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeSelector",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/",
-                    ),
-                    map_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "os",
-                    schema: <crate::api::core::v1::PodOS as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.\n\nIf the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions\n\nIf the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "overhead",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "preemptionPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "priority",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "priorityClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "If specified, indicates the pod's priority. \"system-node-critical\" and \"system-cluster-critical\" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readinessGates",
-                    schema: <Vec<
-                        crate::api::core::v1::PodReadinessGate,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaims",
-                    schema: <Vec<
-                        crate::api::core::v1::PodResourceClaim,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.\n\nThis is a stable field but requires that the DynamicResourceAllocation feature gate is enabled.\n\nThis field is immutable.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resources",
-                    schema: <crate::api::core::v1::ResourceRequirements as JsonSchema>::json_schema,
-                    description: Some(
-                        "Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for \"cpu\", \"memory\" and \"hugepages-\" resource names only. ResourceClaims are not supported.\n\nThis field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.\n\nThis is an alpha field and requires enabling the PodLevelResources feature gate.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "restartPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runtimeClassName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the \"legacy\" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "schedulerName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "schedulingGates",
-                    schema: <Vec<
-                        crate::api::core::v1::PodSchedulingGate,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.\n\nSchedulingGates can only be set at pod creation time, and be removed only afterwards.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "securityContext",
-                    schema: <crate::api::core::v1::PodSecurityContext as JsonSchema>::json_schema,
-                    description: Some(
-                        "SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "serviceAccount",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "serviceAccountName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "setHostnameAsFQDN",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\\\SYSTEM\\\\CurrentControlSet\\\\Services\\\\Tcpip\\\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "shareProcessNamespace",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "subdomain",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "If specified, the fully qualified Pod hostname will be \"<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>\". If not specified, the pod will not have a domainname at all.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "terminationGracePeriodSeconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "tolerations",
-                    schema: <Vec<
-                        crate::api::core::v1::Toleration,
-                    > as JsonSchema>::json_schema,
-                    description: Some("If specified, the pod's tolerations."),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "topologySpreadConstraints",
-                    schema: <Vec<
-                        crate::api::core::v1::TopologySpreadConstraint,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["topologyKey", "whenUnsatisfiable"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumes",
-                    schema: <Vec<
-                        crate::api::core::v1::Volume,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "workloadRef",
-                    schema: <crate::api::core::v1::WorkloadReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "WorkloadRef provides a reference to the Workload object that this Pod belongs to. This field is used by the scheduler to identify the PodGroup and apply the correct group scheduling policies. The Workload object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a Workload object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "allocatedResources",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::api::core::v1::PodCondition,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "containerStatuses",
-                    schema: <Vec<
-                        crate::api::core::v1::ContainerStatus,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ephemeralContainerStatuses",
-                    schema: <Vec<
-                        crate::api::core::v1::ContainerStatus,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "extendedResourceClaimStatus",
-                    schema: <crate::api::core::v1::PodExtendedResourceClaimStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status of extended resource claim backed by DRA.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostIP",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostIPs",
-                    schema: <Vec<
-                        crate::api::core::v1::HostIP,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "initContainerStatuses",
-                    schema: <Vec<
-                        crate::api::core::v1::ContainerStatus,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "A human readable message indicating details about why the pod is in this condition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nominatedNodeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "observedGeneration",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "If set, this represents the .metadata.generation that the pod status was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "phase",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:\n\nPending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.\n\nMore info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podIP",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podIPs",
-                    schema: <Vec<
-                        crate::api::core::v1::PodIP,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["ip"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "qosClass",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resize",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to \"Proposed\" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceClaimStatuses",
-                    schema: <Vec<
-                        crate::api::core::v1::PodResourceClaimStatus,
-                    > as JsonSchema>::json_schema,
-                    description: Some("Status of resource claims."),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resources",
-                    schema: <crate::api::core::v1::ResourceRequirements as JsonSchema>::json_schema,
-                    description: Some(
-                        "Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "startTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodTemplate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodTemplate describes a template for creating copies of a predefined pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "template",
-                    schema: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodTemplateList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("PodTemplateList is a list of PodTemplates."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::PodTemplate,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("List of pod templates"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PodTemplateSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PodTemplateSpec describes the data a pod should have when created from a template",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::PodSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PortStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PortStatus represents the error condition of a service port",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "error",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "port",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Port is the port number of the service port of which status is recorded here",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "protocol",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Protocol is the protocol of the service port of which status is recorded here The supported values are: \"TCP\", \"UDP\", \"SCTP\"",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PortworxVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "PortworxVolumeSource represents a Portworx volume resource.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\". Implicitly inferred to be \"ext4\" if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("volumeID uniquely identifies a Portworx volume"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::PreferredSchedulingTerm {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "preference",
-                    schema: <crate::api::core::v1::NodeSelectorTerm as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "A node selector term, associated with the corresponding weight.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "weight",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Probe {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "exec",
-                    schema: <crate::api::core::v1::ExecAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "Exec specifies a command to execute in the container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "failureThreshold",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "grpc",
-                    schema: <crate::api::core::v1::GRPCAction as JsonSchema>::json_schema,
-                    description: Some("GRPC specifies a GRPC HealthCheckRequest."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "httpGet",
-                    schema: <crate::api::core::v1::HTTPGetAction as JsonSchema>::json_schema,
-                    description: Some(
-                        "HTTPGet specifies an HTTP GET request to perform.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "initialDelaySeconds",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "periodSeconds",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "successThreshold",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "tcpSocket",
-                    schema: <crate::api::core::v1::TCPSocketAction as JsonSchema>::json_schema,
-                    description: Some("TCPSocket specifies a connection to a TCP port."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "terminationGracePeriodSeconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "timeoutSeconds",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ProjectedVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Represents a projected volume source"),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "defaultMode",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sources",
-                    schema: <Vec<
-                        crate::api::core::v1::VolumeProjection,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "sources is the list of volume projections. Each entry in this list handles one source.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::QuobyteVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "group",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "group to map volume access to Default is no group",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "registry",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "tenant",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "user",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "user to map volume access to Defaults to serivceaccount user",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volume",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "volume is a string that references an already created Quobyte volume by name.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::RBDPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "image",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "keyring",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("/etc/ceph/keyring")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "monitors",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "pool",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("rbd")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::SecretReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "user",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("admin")),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::RBDVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "image",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "keyring",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("/etc/ceph/keyring")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "monitors",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "pool",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("rbd")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::LocalObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "user",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("admin")),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ReplicationController {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ReplicationController represents the configuration of a replication controller.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::ReplicationControllerSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::ReplicationControllerStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ReplicationControllerCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ReplicationControllerCondition describes the state of a replication controller at a certain point.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "lastTransitionTime",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "The last time the condition transitioned from one status to another.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "message",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "A human readable message indicating details about the transition.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "reason",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some("The reason for the condition's last transition."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Status of the condition, one of True, False, Unknown.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Type of replication controller condition."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ReplicationControllerList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ReplicationControllerList is a collection of replication controllers.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::ReplicationController,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ReplicationControllerSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ReplicationControllerSpec is the specification of a replication controller.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "minReadySeconds",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "replicas",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-                    ),
-                    default: Some(crate::schema::Scalar::Int(1i64)),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "selector",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
-                    ),
-                    map_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "template",
-                    schema: <crate::api::core::v1::PodTemplateSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is \"Always\". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ReplicationControllerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ReplicationControllerStatus represents the current status of a replication controller.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "availableReplicas",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The number of available replicas (ready for at least minReadySeconds) for this replication controller.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::api::core::v1::ReplicationControllerCondition,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Represents the latest available observations of a replication controller's current state.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fullyLabeledReplicas",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The number of pods that have labels matching the labels of the pod template of the replication controller.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "observedGeneration",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "ObservedGeneration reflects the generation of the most recently observed replication controller.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readyReplicas",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The number of ready replicas for this replication controller.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "replicas",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceClaim {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceClaim references one entry in PodSpec.ResourceClaims.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "request",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceFieldSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceFieldSelector represents container resources (cpu, memory) and their output format",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "containerName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Container name: required for volumes, optional for env vars",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "divisor",
-                    schema: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specifies the output format of the exposed resources, defaults to \"1\"",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resource",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Required: resource to select"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceHealth {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP https://kep.k8s.io/4680.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "health",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Health of the resource. can be one of:\n - Healthy: operates as normal\n - Unhealthy: reported unhealthy. We consider this a temporary health issue\n              since we do not have a mechanism today to distinguish\n              temporary and permanent issues.\n - Unknown: The status cannot be determined.\n            For example, Device Plugin got unregistered and hasn't been re-registered since.\n\nIn future we may want to introduce the PermanentlyUnhealthy Status.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resourceID",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "ResourceID is the unique identifier of the resource. See the ResourceID type for more information.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceQuota {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceQuota sets aggregate quota restrictions enforced per namespace",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::ResourceQuotaSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::ResourceQuotaStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceQuotaList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("ResourceQuotaList is a list of ResourceQuota items."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::ResourceQuota,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Items is a list of ResourceQuota objects. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceQuotaSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceQuotaSpec defines the desired hard limits to enforce for Quota.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "hard",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "scopeSelector",
-                    schema: <crate::api::core::v1::ScopeSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "scopes",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceQuotaStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceQuotaStatus defines the enforced hard limits and observed use.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "hard",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "used",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Used is the current observed total usage of the resource in the namespace.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceRequirements {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceRequirements describes the compute resource requirements.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "claims",
-                    schema: <Vec<
-                        crate::api::core::v1::ResourceClaim,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.\n\nThis field depends on the DynamicResourceAllocation feature gate.\n\nThis field is immutable. It can only be set for containers.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["name"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "limits",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "requests",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ResourceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ResourceStatus represents the status of a single resource allocated to a Pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be \"claim:<claim_name>/<request>\". When this status is reported about a container, the \"claim_name\" and \"request\" must match one of the claims of this container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "resources",
-                    schema: <Vec<
-                        crate::api::core::v1::ResourceHealth,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["resourceID"],
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SELinuxOptions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SELinuxOptions are the labels to be applied to the container",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "level",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Level is SELinux level label that applies to the container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "role",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Role is a SELinux role label that applies to the container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Type is a SELinux type label that applies to the container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "user",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "User is a SELinux user label that applies to the container.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ScaleIOPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\"",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("xfs")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gateway",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "gateway is the host address of the ScaleIO API Gateway.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "protectionDomain",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::SecretReference as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sslEnabled",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "sslEnabled is the flag to enable/disable SSL communication with Gateway, default false",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageMode",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("ThinProvisioned")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storagePool",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "system",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "system is the name of the storage system as configured in ScaleIO.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ScaleIOVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ScaleIOVolumeSource represents a persistent ScaleIO volume",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Default is \"xfs\".",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("xfs")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gateway",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "gateway is the host address of the ScaleIO API Gateway.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "protectionDomain",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::LocalObjectReference as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sslEnabled",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "sslEnabled Flag enable/disable SSL communication with Gateway, default false",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageMode",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("ThinProvisioned")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storagePool",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storagePool is the ScaleIO Storage Pool associated with the protection domain.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "system",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "system is the name of the storage system as configured in ScaleIO.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ScopeSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "matchExpressions",
-                    schema: <Vec<
-                        crate::api::core::v1::ScopedResourceSelectorRequirement,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of scope selector requirements by scope of the resources.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ScopedResourceSelectorRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "operator",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "scopeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "The name of the scope that the selector applies to.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "values",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SeccompProfile {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "localhostProfile",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is \"Localhost\". Must NOT be set for any other type.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "type indicates which kind of seccomp profile will be applied. Valid options are:\n\nLocalhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Secret {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "data",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::ByteString,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "immutable",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "stringData",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretEnvSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SecretEnvSource selects a Secret to populate the environment variables with.\n\nThe contents of the target Secret's Data field will represent the key-value pairs as environment variables.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "optional",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some("Specify whether the Secret must be defined"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretKeySelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("SecretKeySelector selects a key of a Secret."),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "The key of the secret to select from.  Must be a valid secret key.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "optional",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Specify whether the Secret or its key must be defined",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("SecretList is a list of Secret."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::Secret,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Items is a list of secret objects. More info: https://kubernetes.io/docs/concepts/configuration/secret",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Adapts a secret into a projected volume.\n\nThe contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::KeyToPath,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "optional",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "optional field specify whether the Secret or its key must be defined",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "name is unique within a namespace to reference a secret resource.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "namespace",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "namespace defines the space within which the secret name must be unique.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecretVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Adapts a Secret into a volume.\n\nThe contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "defaultMode",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::KeyToPath,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "optional",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "optional field specify whether the Secret or its keys must be defined",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SecurityContext {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "allowPrivilegeEscalation",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "appArmorProfile",
-                    schema: <crate::api::core::v1::AppArmorProfile as JsonSchema>::json_schema,
-                    description: Some(
-                        "appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "capabilities",
-                    schema: <crate::api::core::v1::Capabilities as JsonSchema>::json_schema,
-                    description: Some(
-                        "The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "privileged",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "procMount",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. This requires the ProcMountType feature flag to be enabled. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnlyRootFilesystem",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsGroup",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsNonRoot",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsUser",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "seLinuxOptions",
-                    schema: <crate::api::core::v1::SELinuxOptions as JsonSchema>::json_schema,
-                    description: Some(
-                        "The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "seccompProfile",
-                    schema: <crate::api::core::v1::SeccompProfile as JsonSchema>::json_schema,
-                    description: Some(
-                        "The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "windowsOptions",
-                    schema: <crate::api::core::v1::WindowsSecurityContextOptions as JsonSchema>::json_schema,
-                    description: Some(
-                        "The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Service {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "spec",
-                    schema: <crate::api::core::v1::ServiceSpec as JsonSchema>::json_schema,
-                    description: Some(
-                        "Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "status",
-                    schema: <crate::api::core::v1::ServiceStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceAccount {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "automountServiceAccountToken",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "imagePullSecrets",
-                    schema: <Vec<
-                        crate::api::core::v1::LocalObjectReference,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secrets",
-                    schema: <Vec<
-                        crate::api::core::v1::ObjectReference,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceAccountList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("ServiceAccountList is a list of ServiceAccount objects"),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::ServiceAccount,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "List of ServiceAccounts. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceAccountTokenProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "audience",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "expirationSeconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "path",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "path is the path relative to the mount point of the file to project the token into.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("ServiceList holds a list of services."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiVersion",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "items",
-                    schema: <Vec<
-                        crate::api::core::v1::Service,
-                    > as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("List of services"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "metadata",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
-                    description: Some(
-                        "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServicePort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("ServicePort contains information on service's port."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "appProtocol",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:\n\n* Un-prefixed protocol names - reserved for IANA standard service names (as per RFC-6335 and https://www.iana.org/assignments/service-names).\n\n* Kubernetes-defined prefixed names:\n  * 'kubernetes.io/h2c' - HTTP/2 prior knowledge over cleartext as described in https://www.rfc-editor.org/rfc/rfc9113.html#name-starting-http-2-with-prior-\n  * 'kubernetes.io/ws'  - WebSocket over cleartext as described in https://www.rfc-editor.org/rfc/rfc6455\n  * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455\n\n* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodePort",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "port",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The port that will be exposed by this service."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "protocol",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The IP protocol for this port. Supports \"TCP\", \"UDP\", and \"SCTP\". Default is TCP.",
-                    ),
-                    default: Some(crate::schema::Scalar::Str("TCP")),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "targetPort",
-                    schema: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::json_schema,
-                    description: Some(
-                        "Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ServiceSpec describes the attributes that a user creates on a service.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "allocateLoadBalancerNodePorts",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is \"true\". It may be set to \"false\" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "clusterIP",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "clusterIPs",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address.  Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.\n\nThis field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "externalIPs",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "externalName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be \"ExternalName\".",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "externalTrafficPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's \"externally-facing\" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to \"Local\", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get \"Cluster\" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "healthCheckNodePort",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "internalTrafficPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to \"Local\", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, \"Cluster\", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ipFamilies",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are \"IPv4\" and \"IPv6\".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to \"headless\" services. This field will be wiped when updating a Service to type ExternalName.\n\nThis field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ipFamilyPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be \"SingleStack\" (a single IP family), \"PreferDualStack\" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or \"RequireDualStack\" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "loadBalancerClass",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. \"internal-vip\" or \"example.com/internal-vip\". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "loadBalancerIP",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "loadBalancerSourceRanges",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature.\" More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ports",
-                    schema: <Vec<
-                        crate::api::core::v1::ServicePort,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
-                    ),
-                    list_type: Some("map"),
-                    list_map_keys: &["port", "protocol"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "publishNotReadyAddresses",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered \"ready\" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "selector",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        String,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
-                    ),
-                    map_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sessionAffinity",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Supports \"ClientIP\" and \"None\". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "sessionAffinityConfig",
-                    schema: <crate::api::core::v1::SessionAffinityConfig as JsonSchema>::json_schema,
-                    description: Some(
-                        "sessionAffinityConfig contains the configurations of session affinity.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "trafficDistribution",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to \"PreferClose\", implementations should prioritize endpoints that are in the same zone.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "type",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::ServiceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "ServiceStatus represents the current status of a service.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "conditions",
-                    schema: <Vec<
-                        crate::apimachinery::pkg::apis::meta::v1::Condition,
-                    > as JsonSchema>::json_schema,
-                    description: Some("Current service state"),
-                    list_type: Some("map"),
-                    list_map_keys: &["type"],
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "loadBalancer",
-                    schema: <crate::api::core::v1::LoadBalancerStatus as JsonSchema>::json_schema,
-                    description: Some(
-                        "LoadBalancer contains the current status of the load-balancer, if one is present.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SessionAffinityConfig {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "SessionAffinityConfig represents the configurations of session affinity.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "clientIP",
-                    schema: <crate::api::core::v1::ClientIPConfig as JsonSchema>::json_schema,
-                    description: Some(
-                        "clientIP contains the configurations of Client IP based session affinity.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::SleepAction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("SleepAction describes a \"sleep\" action."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "seconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Seconds is the number of seconds to sleep."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::StorageOSPersistentVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Represents a StorageOS persistent volume resource."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::ObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeNamespace",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::StorageOSVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Represents a StorageOS persistent volume resource."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secretRef",
-                    schema: <crate::api::core::v1::LocalObjectReference as JsonSchema>::json_schema,
-                    description: Some(
-                        "secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumeNamespace",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to \"default\" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Sysctl {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Sysctl defines a kernel parameter to be set"),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Name of a property to set"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "value",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Value of a property to set"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TCPSocketAction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "TCPSocketAction describes an action based on opening a socket",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "host",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Optional: Host name to connect to, defaults to the pod IP.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "port",
-                    schema: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Taint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "The node this Taint is attached to has the \"effect\" on any pod that does not tolerate the Taint.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "effect",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Required. The taint key to be applied to a node.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "timeAdded",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::json_schema,
-                    description: Some(
-                        "TimeAdded represents the time at which the taint was added.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "value",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some("The taint value corresponding to the taint key."),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Toleration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "effect",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "operator",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "tolerationSeconds",
-                    schema: <i64 as JsonSchema>::json_schema,
-                    description: Some(
-                        "TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "value",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TopologySelectorLabelRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "key",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("The label key that the selector applies to."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "values",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "An array of string values. One value must match the label to be selected. Each entry in Values is ORed.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TopologySelectorTerm {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "matchLabelExpressions",
-                    schema: <Vec<
-                        crate::api::core::v1::TopologySelectorLabelRequirement,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "A list of topology selector requirements by labels.",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TopologySpreadConstraint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "TopologySpreadConstraint specifies how to spread matching pods among the given topology.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "labelSelector",
-                    schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "matchLabelKeys",
-                    schema: <Vec<String> as JsonSchema>::json_schema,
-                    description: Some(
-                        "MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set. Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.\n\nThis is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).",
-                    ),
-                    list_type: Some("atomic"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "maxSkew",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. | zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "minDomains",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    description: Some(
-                        "MinDomains indicates a minimum number of eligible domains. When the number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats \"global minimum\" as 0, and then the calculation of Skew is performed. And when the number of eligible domains with matching topology keys equals or greater than minDomains, this value has no effect on scheduling. As a result, when the number of eligible domains is less than minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.\n\nFor example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  | The number of domains is less than 5(MinDomains), so \"global minimum\" is treated as 0. In this situation, new pod with the same labelSelector cannot be scheduled, because computed skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate MaxSkew.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeAffinityPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.\n\nIf this value is nil, the behavior is equivalent to the Honor policy.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nodeTaintsPolicy",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.\n\nIf this value is nil, the behavior is equivalent to the Ignore policy.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "topologyKey",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a \"bucket\", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is \"kubernetes.io/hostname\", each Node is a domain of that topology. And, if TopologyKey is \"topology.kubernetes.io/zone\", each zone is a domain of that topology. It's a required field.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "whenUnsatisfiable",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,\n  but giving higher precedence to topologies that would help reduce the\n  skew.\nA constraint is considered \"Unsatisfiable\" for an incoming pod if and only if every possible node assignment for that pod would violate \"MaxSkew\" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TypedLocalObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.",
-            ),
-            map_type: Some("atomic"),
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiGroup",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Kind is the type of resource being referenced"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Name is the name of resource being referenced"),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::TypedObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "TypedObjectReference contains enough information to let you locate the typed referenced object",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "apiGroup",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "kind",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Kind is the type of resource being referenced"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("Name is the name of resource being referenced"),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "namespace",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::Volume {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Volume represents a named volume in a pod that may be accessed by any container in the pod.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "awsElasticBlockStore",
-                    schema: <crate::api::core::v1::AWSElasticBlockStoreVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "azureDisk",
-                    schema: <crate::api::core::v1::AzureDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "azureFile",
-                    schema: <crate::api::core::v1::AzureFileVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "cephfs",
-                    schema: <crate::api::core::v1::CephFSVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "cinder",
-                    schema: <crate::api::core::v1::CinderVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "configMap",
-                    schema: <crate::api::core::v1::ConfigMapVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "configMap represents a configMap that should populate this volume",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "csi",
-                    schema: <crate::api::core::v1::CSIVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "downwardAPI",
-                    schema: <crate::api::core::v1::DownwardAPIVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "downwardAPI represents downward API about the pod that should populate this volume",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "emptyDir",
-                    schema: <crate::api::core::v1::EmptyDirVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "ephemeral",
-                    schema: <crate::api::core::v1::EphemeralVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.\n\nUse this if: a) the volume is only needed while the pod runs, b) features of normal volumes like restoring from snapshot or capacity\n   tracking are needed,\nc) the storage driver is specified through a storage class, and d) the storage driver supports dynamic volume provisioning through\n   a PersistentVolumeClaim (see EphemeralVolumeSource for more\n   information on the connection between this volume type\n   and PersistentVolumeClaim).\n\nUse PersistentVolumeClaim or one of the vendor-specific APIs for volumes that persist for longer than the lifecycle of an individual pod.\n\nUse CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.\n\nA pod can use both types of ephemeral volumes and persistent volumes at the same time.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "fc",
-                    schema: <crate::api::core::v1::FCVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "flexVolume",
-                    schema: <crate::api::core::v1::FlexVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "flocker",
-                    schema: <crate::api::core::v1::FlockerVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gcePersistentDisk",
-                    schema: <crate::api::core::v1::GCEPersistentDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gitRepo",
-                    schema: <crate::api::core::v1::GitRepoVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "glusterfs",
-                    schema: <crate::api::core::v1::GlusterfsVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostPath",
-                    schema: <crate::api::core::v1::HostPathVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "image",
-                    schema: <crate::api::core::v1::ImageVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:\n\n- Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.\n\nThe volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro) and non-executable files (noexec). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "iscsi",
-                    schema: <crate::api::core::v1::ISCSIVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "nfs",
-                    schema: <crate::api::core::v1::NFSVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "persistentVolumeClaim",
-                    schema: <crate::api::core::v1::PersistentVolumeClaimVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "photonPersistentDisk",
-                    schema: <crate::api::core::v1::PhotonPersistentDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "portworxVolume",
-                    schema: <crate::api::core::v1::PortworxVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver when the CSIMigrationPortworx feature-gate is on.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "projected",
-                    schema: <crate::api::core::v1::ProjectedVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "projected items for all in one resources secrets, configmaps, and downward API",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "quobyte",
-                    schema: <crate::api::core::v1::QuobyteVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "rbd",
-                    schema: <crate::api::core::v1::RBDVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "scaleIO",
-                    schema: <crate::api::core::v1::ScaleIOVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secret",
-                    schema: <crate::api::core::v1::SecretVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storageos",
-                    schema: <crate::api::core::v1::StorageOSVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "vsphereVolume",
-                    schema: <crate::api::core::v1::VsphereVirtualDiskVolumeSource as JsonSchema>::json_schema,
-                    description: Some(
-                        "vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeDevice {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "volumeDevice describes a mapping of a raw block device within a container.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "devicePath",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "devicePath is the path inside of the container that the device will be mapped to.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "name must match the name of a persistentVolumeClaim in the pod",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeMount {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "VolumeMount describes a mounting of a Volume within a container.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "mountPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Path within the container at which the volume should be mounted.  Must not contain ':'.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "mountPropagation",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some("This must match the Name of a Volume."),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "recursiveReadOnly",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "RecursiveReadOnly specifies whether read-only mounts should be handled recursively.\n\nIf ReadOnly is false, this field has no meaning and must be unspecified.\n\nIf ReadOnly is true, and this field is set to Disabled, the mount is not made recursively read-only.  If this field is set to IfPossible, the mount is made recursively read-only, if it is supported by the container runtime.  If this field is set to Enabled, the mount is made recursively read-only if it is supported by the container runtime, otherwise the pod will not be started and an error will be generated to indicate the reason.\n\nIf this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).\n\nIf this field is not specified, it is treated as an equivalent of Disabled.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "subPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Path within the volume from which the container's volume should be mounted. Defaults to \"\" (volume's root).",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "subPathExpr",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to \"\" (volume's root). SubPathExpr and SubPath are mutually exclusive.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeMountStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("VolumeMountStatus shows status of volume mounts."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "mountPath",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "MountPath corresponds to the original VolumeMount.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name corresponds to the name of the original VolumeMount.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "readOnly",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "ReadOnly corresponds to the original VolumeMount.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "recursiveReadOnly",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeNodeAffinity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "required",
-                    schema: <crate::api::core::v1::NodeSelector as JsonSchema>::json_schema,
-                    description: Some(
-                        "required specifies hard node constraints that must be met.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeProjection {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "clusterTrustBundle",
-                    schema: <crate::api::core::v1::ClusterTrustBundleProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.\n\nAlpha, gated by the ClusterTrustBundleProjection feature gate.\n\nClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.\n\nKubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "configMap",
-                    schema: <crate::api::core::v1::ConfigMapProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "configMap information about the configMap data to project",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "downwardAPI",
-                    schema: <crate::api::core::v1::DownwardAPIProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "downwardAPI information about the downwardAPI data to project",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podCertificate",
-                    schema: <crate::api::core::v1::PodCertificateProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.\n\nKubelet generates a private key and uses it to send a PodCertificateRequest to the named signer.  Once the signer approves the request and issues a certificate chain, Kubelet writes the key and certificate chain to the pod filesystem.  The pod does not start until certificates have been issued for each podCertificate projected volume source in its spec.\n\nKubelet will begin trying to rotate the certificate at the time indicated by the signer using the PodCertificateRequest.Status.BeginRefreshAt timestamp.\n\nKubelet can write a single file, indicated by the credentialBundlePath field, or separate files, indicated by the keyPath and certificateChainPath fields.\n\nThe credential bundle is a single file in PEM format.  The first PEM entry is the private key (in PKCS#8 format), and the remaining PEM entries are the certificate chain issued by the signer (typically, signers will return their certificate chain in leaf-to-root order).\n\nPrefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.\n\nThe named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "secret",
-                    schema: <crate::api::core::v1::SecretProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "secret information about the secret data to project",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "serviceAccountToken",
-                    schema: <crate::api::core::v1::ServiceAccountTokenProjection as JsonSchema>::json_schema,
-                    description: Some(
-                        "serviceAccountToken is information about the serviceAccountToken data to project",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VolumeResourceRequirements {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "VolumeResourceRequirements describes the storage resource requirements for a volume.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "limits",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "requests",
-                    schema: <std::collections::BTreeMap<
-                        String,
-                        crate::apimachinery::pkg::api::resource::Quantity,
-                    > as JsonSchema>::json_schema,
-                    description: Some(
-                        "Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::VsphereVirtualDiskVolumeSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some("Represents a vSphere volume resource."),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "fsType",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. \"ext4\", \"xfs\", \"ntfs\". Implicitly inferred to be \"ext4\" if unspecified.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storagePolicyID",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "storagePolicyName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "storagePolicyName is the storage Policy Based Management (SPBM) profile name.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "volumePath",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "volumePath is the path that identifies vSphere volume vmdk",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::WeightedPodAffinityTerm {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "podAffinityTerm",
-                    schema: <crate::api::core::v1::PodAffinityTerm as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Required. A pod affinity term, associated with the corresponding weight.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "weight",
-                    schema: <i32 as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "weight associated with matching the corresponding podAffinityTerm, in the range 1-100.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::WindowsSecurityContextOptions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "WindowsSecurityContextOptions contain Windows-specific options and credentials.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "gmsaCredentialSpec",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "gmsaCredentialSpecName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "GMSACredentialSpecName is the name of the GMSA credential spec to use.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "hostProcess",
-                    schema: <bool as JsonSchema>::json_schema,
-                    description: Some(
-                        "HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "runAsUserName",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
-    }
-}
-impl JsonSchema for crate::api::core::v1::WorkloadReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
-            description: Some(
-                "WorkloadReference identifies the Workload object and PodGroup membership that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics.",
-            ),
-            map_type: None,
-            opaque: false,
-            properties: &[
-                Prop {
-                    name: "name",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "Name defines the name of the Workload object this Pod belongs to. Workload must be in the same namespace as the Pod. If it doesn't match any existing Workload, the Pod will remain unschedulable until a Workload object is created and observed by the kube-scheduler. It must be a DNS subdomain.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podGroup",
-                    schema: <String as JsonSchema>::json_schema,
-                    required: true,
-                    description: Some(
-                        "PodGroup is the name of the PodGroup within the Workload that this Pod belongs to. If it doesn't match any existing PodGroup within the Workload, the Pod will remain unschedulable until the Workload object is recreated and observed by the kube-scheduler. It must be a DNS label.",
-                    ),
-                    ..Prop::NONE
-                },
-                Prop {
-                    name: "podGroupReplicaKey",
-                    schema: <String as JsonSchema>::json_schema,
-                    description: Some(
-                        "PodGroupReplicaKey specifies the replica key of the PodGroup to which this Pod belongs. It is used to distinguish pods belonging to different replicas of the same pod group. The pod group policy is applied separately to each replica. When set, it must be a DNS label.",
-                    ),
-                    ..Prop::NONE
-                },
-            ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::core::v1::HostAlias as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,39 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::discovery::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::Endpoint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::EndpointConditions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::EndpointHints as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::EndpointPort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::EndpointSlice as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::EndpointSliceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::ForNode as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::discovery::v1::ForZone as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::discovery::v1::Endpoint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.Endpoint",
+        model: &Model {
             description: Some(
                 "Endpoint represents a single logical \"backend\" implementing a service.",
             ),
@@ -28,6 +57,8 @@ impl JsonSchema for crate::api::discovery::v1::Endpoint {
                     description: Some(
                         "conditions contains information about the current status of the endpoint.",
                     ),
+                    reference: <crate::api::discovery::v1::EndpointConditions as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -47,6 +78,8 @@ impl JsonSchema for crate::api::discovery::v1::Endpoint {
                     description: Some(
                         "hints contains information associated with how an endpoint should be consumed.",
                     ),
+                    reference: <crate::api::discovery::v1::EndpointHints as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -71,6 +104,8 @@ impl JsonSchema for crate::api::discovery::v1::Endpoint {
                     description: Some(
                         "targetRef is a reference to a Kubernetes object that represents this endpoint.",
                     ),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -82,13 +117,17 @@ impl JsonSchema for crate::api::discovery::v1::Endpoint {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::Endpoint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::EndpointConditions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.EndpointConditions",
+        model: &Model {
             description: Some(
                 "EndpointConditions represents the current condition of an endpoint.",
             ),
@@ -120,13 +159,17 @@ impl JsonSchema for crate::api::discovery::v1::EndpointConditions {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::EndpointConditions as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::EndpointHints {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.EndpointHints",
+        model: &Model {
             description: Some(
                 "EndpointHints provides hints describing how an endpoint should be consumed.",
             ),
@@ -142,6 +185,8 @@ impl JsonSchema for crate::api::discovery::v1::EndpointHints {
                         "forNodes indicates the node(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::discovery::v1::ForNode as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -153,16 +198,22 @@ impl JsonSchema for crate::api::discovery::v1::EndpointHints {
                         "forZones indicates the zone(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::discovery::v1::ForZone as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::EndpointHints as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::EndpointPort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.EndpointPort",
+        model: &Model {
             description: Some("EndpointPort represents a Port used by an EndpointSlice"),
             map_type: Some("atomic"),
             opaque: false,
@@ -200,13 +251,17 @@ impl JsonSchema for crate::api::discovery::v1::EndpointPort {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::EndpointPort as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::EndpointSlice {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.EndpointSlice",
+        model: &Model {
             description: Some(
                 "EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects. For a given service there may be multiple EndpointSlice objects which must be joined to produce the full set of endpoints; you can find all of the slices for a given service by listing EndpointSlices in the service's namespace whose `kubernetes.io/service-name` label contains the service's name.",
             ),
@@ -248,12 +303,16 @@ impl JsonSchema for crate::api::discovery::v1::EndpointSlice {
                         "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::discovery::v1::Endpoint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -265,16 +324,22 @@ impl JsonSchema for crate::api::discovery::v1::EndpointSlice {
                         "ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. Each slice may include a maximum of 100 ports. Services always have at least 1 port, so EndpointSlices generated by the EndpointSlice controller will likewise always have at least 1 port. EndpointSlices used for other purposes may have an empty ports list.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::discovery::v1::EndpointPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::EndpointSlice as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::EndpointSliceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.EndpointSliceList",
+        model: &Model {
             description: Some("EndpointSliceList represents a list of endpoint slices"),
             map_type: None,
             opaque: false,
@@ -302,22 +367,30 @@ impl JsonSchema for crate::api::discovery::v1::EndpointSliceList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of endpoint slices"),
+                    reference: <crate::api::discovery::v1::EndpointSlice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::EndpointSliceList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::ForNode {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.ForNode",
+        model: &Model {
             description: Some(
                 "ForNode provides information about which nodes should consume this endpoint.",
             ),
@@ -332,13 +405,17 @@ impl JsonSchema for crate::api::discovery::v1::ForNode {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::ForNode as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::discovery::v1::ForZone {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.discovery.v1.ForZone",
+        model: &Model {
             description: Some(
                 "ForZone provides information about which zones should consume this endpoint.",
             ),
@@ -353,7 +430,10 @@ impl JsonSchema for crate::api::discovery::v1::ForZone {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::discovery::v1::ForZone as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

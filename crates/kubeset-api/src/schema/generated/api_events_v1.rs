@@ -2,10 +2,24 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::events::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::events::v1::Event as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::events::v1::EventList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::events::v1::EventSeries as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::events::v1::Event {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.events.v1.Event",
+        model: &Model {
             description: Some(
                 "Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
             ),
@@ -50,6 +64,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -58,6 +74,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -66,6 +84,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.",
                     ),
+                    reference: <crate::api::core::v1::EventSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -74,6 +94,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "eventTime is the time when this Event was first observed. It is required.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -82,6 +104,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -106,6 +130,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.",
                     ),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -114,6 +140,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.",
                     ),
+                    reference: <crate::api::core::v1::ObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -138,6 +166,8 @@ impl JsonSchema for crate::api::events::v1::Event {
                     description: Some(
                         "series is data about the Event series this event represents or nil if it's a singleton Event.",
                     ),
+                    reference: <crate::api::events::v1::EventSeries as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -149,13 +179,17 @@ impl JsonSchema for crate::api::events::v1::Event {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::events::v1::Event as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::events::v1::EventList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.events.v1.EventList",
+        model: &Model {
             description: Some("EventList is a list of Event objects."),
             map_type: None,
             opaque: false,
@@ -183,6 +217,8 @@ impl JsonSchema for crate::api::events::v1::EventList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is a list of schema objects."),
+                    reference: <crate::api::events::v1::Event as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -191,16 +227,22 @@ impl JsonSchema for crate::api::events::v1::EventList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::events::v1::EventList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::events::v1::EventSeries {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.events.v1.EventSeries",
+        model: &Model {
             description: Some(
                 "EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters. The default event reporter in \"k8s.io/client-go/tools/events/event_broadcaster.go\" shows how this struct is updated on heartbeats and can guide customized reporter implementations.",
             ),
@@ -222,10 +264,15 @@ impl JsonSchema for crate::api::events::v1::EventSeries {
                     description: Some(
                         "lastObservedTime is the time when last Event from the series was seen before last heartbeat.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::MicroTime as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::events::v1::EventSeries as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

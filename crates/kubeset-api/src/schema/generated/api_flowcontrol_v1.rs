@@ -2,10 +2,84 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::flowcontrol::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowDistinguisherMethod as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowSchema as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowSchemaCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowSchemaList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowSchemaSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::FlowSchemaStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::GroupSubject as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::LimitResponse as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::NonResourcePolicyRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PolicyRulesWithSubjects as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfigurationList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfigurationReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::QueuingConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::ResourcePolicyRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::ServiceAccountSubject as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::Subject as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::flowcontrol::v1::UserSubject as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration",
+        model: &Model {
             description: Some(
                 "ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.",
             ),
@@ -29,13 +103,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguratio
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowDistinguisherMethod {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod",
+        model: &Model {
             description: Some(
                 "FlowDistinguisherMethod specifies the method of a flow distinguisher.",
             ),
@@ -52,13 +130,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowDistinguisherMethod {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowDistinguisherMethod as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowSchema {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowSchema",
+        model: &Model {
             description: Some(
                 "FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a \"flow distinguisher\".",
             ),
@@ -87,6 +169,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchema {
                     description: Some(
                         "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -95,6 +179,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchema {
                     description: Some(
                         "`spec` is the specification of the desired behavior of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::flowcontrol::v1::FlowSchemaSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -103,16 +189,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchema {
                     description: Some(
                         "`status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::flowcontrol::v1::FlowSchemaStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowSchema as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition",
+        model: &Model {
             description: Some(
                 "FlowSchemaCondition describes conditions for a FlowSchema.",
             ),
@@ -125,6 +217,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaCondition {
                     description: Some(
                         "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -158,13 +252,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaCondition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowSchemaCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowSchemaList",
+        model: &Model {
             description: Some("FlowSchemaList is a list of FlowSchema objects."),
             map_type: None,
             opaque: false,
@@ -192,6 +290,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("`items` is a list of FlowSchemas."),
+                    reference: <crate::api::flowcontrol::v1::FlowSchema as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -200,16 +300,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaList {
                     description: Some(
                         "`metadata` is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowSchemaList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec",
+        model: &Model {
             description: Some(
                 "FlowSchemaSpec describes how the FlowSchema's specification looks like.",
             ),
@@ -222,6 +328,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaSpec {
                     description: Some(
                         "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::FlowDistinguisherMethod as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -239,6 +347,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaSpec {
                     description: Some(
                         "`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status. Required.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::PriorityLevelConfigurationReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -250,16 +360,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaSpec {
                         "`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::flowcontrol::v1::PolicyRulesWithSubjects as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowSchemaSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus",
+        model: &Model {
             description: Some(
                 "FlowSchemaStatus represents the current state of a FlowSchema.",
             ),
@@ -274,16 +390,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::FlowSchemaStatus {
                     description: Some(
                         "`conditions` is a list of the current states of FlowSchema.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::FlowSchemaCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::FlowSchemaStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::GroupSubject {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.GroupSubject",
+        model: &Model {
             description: Some(
                 "GroupSubject holds detailed information for group-kind subject.",
             ),
@@ -300,13 +422,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::GroupSubject {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::GroupSubject as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::LimitResponse {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.LimitResponse",
+        model: &Model {
             description: Some(
                 "LimitResponse defines how to handle requests that can not be executed right now.",
             ),
@@ -319,6 +445,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::LimitResponse {
                     description: Some(
                         "`queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `\"Queue\"`.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::QueuingConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -331,13 +459,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::LimitResponse {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::LimitResponse as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration",
+        model: &Model {
             description: Some(
                 "LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits. It addresses two issues:\n  - How are requests for this priority level limited?\n  - What should be done with requests that exceed the limit?",
             ),
@@ -366,6 +498,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::LimitedPriorityLevelConfigurati
                     description: Some(
                         "`limitResponse` indicates what to do with requests that can not be executed right now",
                     ),
+                    reference: <crate::api::flowcontrol::v1::LimitResponse as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -377,13 +511,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::LimitedPriorityLevelConfigurati
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::NonResourcePolicyRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule",
+        model: &Model {
             description: Some(
                 "NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.",
             ),
@@ -411,13 +549,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::NonResourcePolicyRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::NonResourcePolicyRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PolicyRulesWithSubjects {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects",
+        model: &Model {
             description: Some(
                 "PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request.",
             ),
@@ -433,6 +575,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PolicyRulesWithSubjects {
                         "`nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::flowcontrol::v1::NonResourcePolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -444,6 +588,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PolicyRulesWithSubjects {
                         "`resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::flowcontrol::v1::ResourcePolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -456,16 +602,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::PolicyRulesWithSubjects {
                         "subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::flowcontrol::v1::Subject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PolicyRulesWithSubjects as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfiguration represents the configuration of a priority level.",
             ),
@@ -494,6 +646,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfiguration {
                     description: Some(
                         "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -502,6 +656,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfiguration {
                     description: Some(
                         "`spec` is the specification of the desired behavior of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -510,16 +666,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfiguration {
                     description: Some(
                         "`status` is the current status of a \"request-priority\". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfigurationCondition defines the condition of priority level.",
             ),
@@ -532,6 +694,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondi
                     description: Some(
                         "`lastTransitionTime` is the last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -565,13 +729,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationCondi
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfigurationList is a list of PriorityLevelConfiguration objects.",
             ),
@@ -601,6 +769,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationList 
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("`items` is a list of request-priorities."),
+                    reference: <crate::api::flowcontrol::v1::PriorityLevelConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -609,16 +779,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationList 
                     description: Some(
                         "`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfigurationList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfigurationReference contains information that points to the \"request-priority\" being used.",
             ),
@@ -635,13 +811,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationRefer
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfigurationReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfigurationSpec specifies the configuration of a priority level.",
             ),
@@ -654,6 +834,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec 
                     description: Some(
                         "`exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `\"Limited\"`. This field MAY be non-empty if `type` is `\"Exempt\"`. If empty and `type` is `\"Exempt\"` then the default values for `ExemptPriorityLevelConfiguration` apply.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -662,6 +844,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec 
                     description: Some(
                         "`limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `\"Limited\"`.",
                     ),
+                    reference: <crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -674,13 +858,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus",
+        model: &Model {
             description: Some(
                 "PriorityLevelConfigurationStatus represents the current state of a \"request-priority\".",
             ),
@@ -695,16 +883,22 @@ impl JsonSchema for crate::api::flowcontrol::v1::PriorityLevelConfigurationStatu
                     description: Some(
                         "`conditions` is the current state of \"request-priority\".",
                     ),
+                    reference: <crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::QueuingConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.QueuingConfiguration",
+        model: &Model {
             description: Some(
                 "QueuingConfiguration holds the configuration parameters for queuing",
             ),
@@ -736,13 +930,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::QueuingConfiguration {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::QueuingConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::ResourcePolicyRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.ResourcePolicyRule",
+        model: &Model {
             description: Some(
                 "ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==\"\"`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.",
             ),
@@ -797,13 +995,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::ResourcePolicyRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::ResourcePolicyRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::ServiceAccountSubject {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.ServiceAccountSubject",
+        model: &Model {
             description: Some(
                 "ServiceAccountSubject holds detailed information for service-account-kind subject.",
             ),
@@ -829,13 +1031,17 @@ impl JsonSchema for crate::api::flowcontrol::v1::ServiceAccountSubject {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::ServiceAccountSubject as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::Subject {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.Subject",
+        model: &Model {
             description: Some(
                 "Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.",
             ),
@@ -846,6 +1052,8 @@ impl JsonSchema for crate::api::flowcontrol::v1::Subject {
                     name: "group",
                     schema: <crate::api::flowcontrol::v1::GroupSubject as JsonSchema>::json_schema,
                     description: Some("`group` matches based on user group name."),
+                    reference: <crate::api::flowcontrol::v1::GroupSubject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -861,22 +1069,30 @@ impl JsonSchema for crate::api::flowcontrol::v1::Subject {
                     name: "serviceAccount",
                     schema: <crate::api::flowcontrol::v1::ServiceAccountSubject as JsonSchema>::json_schema,
                     description: Some("`serviceAccount` matches ServiceAccounts."),
+                    reference: <crate::api::flowcontrol::v1::ServiceAccountSubject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "user",
                     schema: <crate::api::flowcontrol::v1::UserSubject as JsonSchema>::json_schema,
                     description: Some("`user` matches based on username."),
+                    reference: <crate::api::flowcontrol::v1::UserSubject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::Subject as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::flowcontrol::v1::UserSubject {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.flowcontrol.v1.UserSubject",
+        model: &Model {
             description: Some(
                 "UserSubject holds detailed information for user-kind subject.",
             ),
@@ -893,7 +1109,10 @@ impl JsonSchema for crate::api::flowcontrol::v1::UserSubject {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::flowcontrol::v1::UserSubject as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

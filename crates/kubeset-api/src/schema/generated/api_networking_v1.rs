@@ -2,10 +2,117 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::networking::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::HTTPIngressPath as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::HTTPIngressRuleValue as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IPAddress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IPAddressList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IPAddressSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IPBlock as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::Ingress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressBackend as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressClassList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressClassParametersReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressClassSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressLoadBalancerIngress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressLoadBalancerStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressPortStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressServiceBackend as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::IngressTLS as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicyEgressRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicyIngressRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicyList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicyPeer as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicyPort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::NetworkPolicySpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ParentReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ServiceBackendPort as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ServiceCIDR as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ServiceCIDRList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ServiceCIDRSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1::ServiceCIDRStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::networking::v1::HTTPIngressPath {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.HTTPIngressPath",
+        model: &Model {
             description: Some(
                 "HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.",
             ),
@@ -19,6 +126,8 @@ impl JsonSchema for crate::api::networking::v1::HTTPIngressPath {
                     description: Some(
                         "backend defines the referenced service endpoint to which the traffic will be forwarded to.",
                     ),
+                    reference: <crate::api::networking::v1::IngressBackend as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -39,13 +148,17 @@ impl JsonSchema for crate::api::networking::v1::HTTPIngressPath {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::HTTPIngressPath as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::HTTPIngressRuleValue {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.HTTPIngressRuleValue",
+        model: &Model {
             description: Some(
                 "HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'.",
             ),
@@ -62,16 +175,22 @@ impl JsonSchema for crate::api::networking::v1::HTTPIngressRuleValue {
                         "paths is a collection of paths that map requests to backends.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::HTTPIngressPath as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::HTTPIngressRuleValue as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IPAddress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IPAddress",
+        model: &Model {
             description: Some(
                 "IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1",
             ),
@@ -100,6 +219,8 @@ impl JsonSchema for crate::api::networking::v1::IPAddress {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -108,16 +229,22 @@ impl JsonSchema for crate::api::networking::v1::IPAddress {
                     description: Some(
                         "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::IPAddressSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IPAddress as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IPAddressList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IPAddressList",
+        model: &Model {
             description: Some("IPAddressList contains a list of IPAddress."),
             map_type: None,
             opaque: false,
@@ -145,6 +272,8 @@ impl JsonSchema for crate::api::networking::v1::IPAddressList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of IPAddresses."),
+                    reference: <crate::api::networking::v1::IPAddress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -153,16 +282,22 @@ impl JsonSchema for crate::api::networking::v1::IPAddressList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IPAddressList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IPAddressSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IPAddressSpec",
+        model: &Model {
             description: Some("IPAddressSpec describe the attributes in an IP Address."),
             map_type: None,
             opaque: false,
@@ -174,16 +309,22 @@ impl JsonSchema for crate::api::networking::v1::IPAddressSpec {
                     description: Some(
                         "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
                     ),
+                    reference: <crate::api::networking::v1::ParentReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IPAddressSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IPBlock {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IPBlock",
+        model: &Model {
             description: Some(
                 "IPBlock describes a particular CIDR (Ex. \"192.168.1.0/24\",\"2001:db8::/64\") that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that should not be included within this rule.",
             ),
@@ -209,13 +350,17 @@ impl JsonSchema for crate::api::networking::v1::IPBlock {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IPBlock as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::Ingress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.Ingress",
+        model: &Model {
             description: Some(
                 "Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.",
             ),
@@ -244,6 +389,8 @@ impl JsonSchema for crate::api::networking::v1::Ingress {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -252,6 +399,8 @@ impl JsonSchema for crate::api::networking::v1::Ingress {
                     description: Some(
                         "spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::IngressSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -260,16 +409,22 @@ impl JsonSchema for crate::api::networking::v1::Ingress {
                     description: Some(
                         "status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::IngressStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::Ingress as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressBackend {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressBackend",
+        model: &Model {
             description: Some(
                 "IngressBackend describes all endpoints for a given service and port.",
             ),
@@ -282,6 +437,8 @@ impl JsonSchema for crate::api::networking::v1::IngressBackend {
                     description: Some(
                         "resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with \"Service\".",
                     ),
+                    reference: <crate::api::core::v1::TypedLocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -290,16 +447,22 @@ impl JsonSchema for crate::api::networking::v1::IngressBackend {
                     description: Some(
                         "service references a service as a backend. This is a mutually exclusive setting with \"Resource\".",
                     ),
+                    reference: <crate::api::networking::v1::IngressServiceBackend as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressBackend as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressClass",
+        model: &Model {
             description: Some(
                 "IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.",
             ),
@@ -328,6 +491,8 @@ impl JsonSchema for crate::api::networking::v1::IngressClass {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -336,16 +501,22 @@ impl JsonSchema for crate::api::networking::v1::IngressClass {
                     description: Some(
                         "spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::IngressClassSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressClassList",
+        model: &Model {
             description: Some("IngressClassList is a collection of IngressClasses."),
             map_type: None,
             opaque: false,
@@ -373,22 +544,30 @@ impl JsonSchema for crate::api::networking::v1::IngressClassList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of IngressClasses."),
+                    reference: <crate::api::networking::v1::IngressClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressClassParametersReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressClassParametersReference",
+        model: &Model {
             description: Some(
                 "IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.",
             ),
@@ -434,13 +613,17 @@ impl JsonSchema for crate::api::networking::v1::IngressClassParametersReference 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressClassParametersReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressClassSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressClassSpec",
+        model: &Model {
             description: Some(
                 "IngressClassSpec provides information about the class of an Ingress.",
             ),
@@ -461,16 +644,22 @@ impl JsonSchema for crate::api::networking::v1::IngressClassSpec {
                     description: Some(
                         "parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.",
                     ),
+                    reference: <crate::api::networking::v1::IngressClassParametersReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressClassSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressList",
+        model: &Model {
             description: Some("IngressList is a collection of Ingress."),
             map_type: None,
             opaque: false,
@@ -498,6 +687,8 @@ impl JsonSchema for crate::api::networking::v1::IngressList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of Ingress."),
+                    reference: <crate::api::networking::v1::Ingress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -506,16 +697,22 @@ impl JsonSchema for crate::api::networking::v1::IngressList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressLoadBalancerIngress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress",
+        model: &Model {
             description: Some(
                 "IngressLoadBalancerIngress represents the status of a load-balancer ingress point.",
             ),
@@ -547,16 +744,22 @@ impl JsonSchema for crate::api::networking::v1::IngressLoadBalancerIngress {
                         "ports provides information about the ports exposed by this LoadBalancer.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::IngressPortStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressLoadBalancerIngress as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressLoadBalancerStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressLoadBalancerStatus",
+        model: &Model {
             description: Some(
                 "IngressLoadBalancerStatus represents the status of a load-balancer.",
             ),
@@ -572,16 +775,22 @@ impl JsonSchema for crate::api::networking::v1::IngressLoadBalancerStatus {
                         "ingress is a list containing ingress points for the load-balancer.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::IngressLoadBalancerIngress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressLoadBalancerStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressPortStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressPortStatus",
+        model: &Model {
             description: Some(
                 "IngressPortStatus represents the error condition of a service port",
             ),
@@ -613,13 +822,17 @@ impl JsonSchema for crate::api::networking::v1::IngressPortStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressPortStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressRule",
+        model: &Model {
             description: Some(
                 "IngressRule represents the rules mapping the paths under a specified host to the related backend services. Incoming requests are first evaluated for a host match, then routed to the backend associated with the matching IngressRuleValue.",
             ),
@@ -637,16 +850,22 @@ impl JsonSchema for crate::api::networking::v1::IngressRule {
                 Prop {
                     name: "http",
                     schema: <crate::api::networking::v1::HTTPIngressRuleValue as JsonSchema>::json_schema,
+                    reference: <crate::api::networking::v1::HTTPIngressRuleValue as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressServiceBackend {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressServiceBackend",
+        model: &Model {
             description: Some(
                 "IngressServiceBackend references a Kubernetes Service as a Backend.",
             ),
@@ -668,16 +887,22 @@ impl JsonSchema for crate::api::networking::v1::IngressServiceBackend {
                     description: Some(
                         "port of the referenced service. A port name or port number is required for a IngressServiceBackend.",
                     ),
+                    reference: <crate::api::networking::v1::ServiceBackendPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressServiceBackend as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressSpec",
+        model: &Model {
             description: Some(
                 "IngressSpec describes the Ingress the user wishes to exist.",
             ),
@@ -690,6 +915,8 @@ impl JsonSchema for crate::api::networking::v1::IngressSpec {
                     description: Some(
                         "defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.",
                     ),
+                    reference: <crate::api::networking::v1::IngressBackend as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -709,6 +936,8 @@ impl JsonSchema for crate::api::networking::v1::IngressSpec {
                         "rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::IngressRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -720,16 +949,22 @@ impl JsonSchema for crate::api::networking::v1::IngressSpec {
                         "tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443. If multiple members of this list specify different hosts, they will be multiplexed on the same port according to the hostname specified through the SNI TLS extension, if the ingress controller fulfilling the ingress supports SNI.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::IngressTLS as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressStatus",
+        model: &Model {
             description: Some(
                 "IngressStatus describe the current state of the Ingress.",
             ),
@@ -742,16 +977,22 @@ impl JsonSchema for crate::api::networking::v1::IngressStatus {
                     description: Some(
                         "loadBalancer contains the current status of the load-balancer.",
                     ),
+                    reference: <crate::api::networking::v1::IngressLoadBalancerStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::IngressTLS {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.IngressTLS",
+        model: &Model {
             description: Some(
                 "IngressTLS describes the transport layer security associated with an ingress.",
             ),
@@ -776,13 +1017,17 @@ impl JsonSchema for crate::api::networking::v1::IngressTLS {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::IngressTLS as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicy",
+        model: &Model {
             description: Some(
                 "NetworkPolicy describes what network traffic is allowed for a set of Pods",
             ),
@@ -811,6 +1056,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicy {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -819,16 +1066,22 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicy {
                     description: Some(
                         "spec represents the specification of the desired behavior for this NetworkPolicy.",
                     ),
+                    reference: <crate::api::networking::v1::NetworkPolicySpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicyEgressRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule",
+        model: &Model {
             description: Some(
                 "NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8",
             ),
@@ -844,6 +1097,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyEgressRule {
                         "ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -855,16 +1110,22 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyEgressRule {
                         "to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all destinations (traffic not restricted by destination). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the to list.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyPeer as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicyEgressRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicyIngressRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicyIngressRule",
+        model: &Model {
             description: Some(
                 "NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.",
             ),
@@ -880,6 +1141,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyIngressRule {
                         "from is a list of sources which should be able to access the pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all sources (traffic not restricted by source). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the from list.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyPeer as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -891,16 +1154,22 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyIngressRule {
                         "ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyPort as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicyIngressRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicyList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicyList",
+        model: &Model {
             description: Some("NetworkPolicyList is a list of NetworkPolicy objects."),
             map_type: None,
             opaque: false,
@@ -928,6 +1197,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is a list of schema objects."),
+                    reference: <crate::api::networking::v1::NetworkPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -936,16 +1207,22 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicyList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicyPeer {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicyPeer",
+        model: &Model {
             description: Some(
                 "NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed",
             ),
@@ -958,6 +1235,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyPeer {
                     description: Some(
                         "ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.",
                     ),
+                    reference: <crate::api::networking::v1::IPBlock as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -966,6 +1245,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyPeer {
                     description: Some(
                         "namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.\n\nIf podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -974,16 +1255,22 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyPeer {
                     description: Some(
                         "podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.\n\nIf namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicyPeer as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicyPort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicyPort",
+        model: &Model {
             description: Some("NetworkPolicyPort describes a port to allow traffic on"),
             map_type: None,
             opaque: false,
@@ -1002,6 +1289,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyPort {
                     description: Some(
                         "port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1013,13 +1302,17 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicyPort {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicyPort as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.NetworkPolicySpec",
+        model: &Model {
             description: Some(
                 "NetworkPolicySpec provides the specification of a NetworkPolicy",
             ),
@@ -1035,6 +1328,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
                         "egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic matches at least one egress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it selects are isolated by default). This field is beta-level in 1.8",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyEgressRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1046,6 +1341,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
                         "ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::networking::v1::NetworkPolicyIngressRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1054,6 +1351,8 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
                     description: Some(
                         "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1066,13 +1365,17 @@ impl JsonSchema for crate::api::networking::v1::NetworkPolicySpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::NetworkPolicySpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ParentReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ParentReference",
+        model: &Model {
             description: Some(
                 "ParentReference describes a reference to a parent object.",
             ),
@@ -1114,13 +1417,17 @@ impl JsonSchema for crate::api::networking::v1::ParentReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ParentReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ServiceBackendPort {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ServiceBackendPort",
+        model: &Model {
             description: Some(
                 "ServiceBackendPort is the service port being referenced.",
             ),
@@ -1144,13 +1451,17 @@ impl JsonSchema for crate::api::networking::v1::ServiceBackendPort {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ServiceBackendPort as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ServiceCIDR {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ServiceCIDR",
+        model: &Model {
             description: Some(
                 "ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.",
             ),
@@ -1179,6 +1490,8 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDR {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1187,6 +1500,8 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDR {
                     description: Some(
                         "spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::ServiceCIDRSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1195,16 +1510,22 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDR {
                     description: Some(
                         "status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1::ServiceCIDRStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ServiceCIDR as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ServiceCIDRList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ServiceCIDRList",
+        model: &Model {
             description: Some("ServiceCIDRList contains a list of ServiceCIDR objects."),
             map_type: None,
             opaque: false,
@@ -1232,6 +1553,8 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDRList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of ServiceCIDRs."),
+                    reference: <crate::api::networking::v1::ServiceCIDR as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1240,16 +1563,22 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDRList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ServiceCIDRList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ServiceCIDRSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ServiceCIDRSpec",
+        model: &Model {
             description: Some(
                 "ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.",
             ),
@@ -1266,13 +1595,17 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDRSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ServiceCIDRSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1::ServiceCIDRStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1.ServiceCIDRStatus",
+        model: &Model {
             description: Some(
                 "ServiceCIDRStatus describes the current state of the ServiceCIDR.",
             ),
@@ -1289,10 +1622,15 @@ impl JsonSchema for crate::api::networking::v1::ServiceCIDRStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1::ServiceCIDRStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,39 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::networking::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::IPAddress as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::IPAddressList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::ParentReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::ServiceCIDR as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::ServiceCIDRList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::ServiceCIDRSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::networking::v1beta1::ServiceCIDRStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::networking::v1beta1::IPAddress {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.IPAddress",
+        model: &Model {
             description: Some(
                 "IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1",
             ),
@@ -34,6 +63,8 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddress {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -42,16 +73,22 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddress {
                     description: Some(
                         "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::IPAddress as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::IPAddressList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.IPAddressList",
+        model: &Model {
             description: Some("IPAddressList contains a list of IPAddress."),
             map_type: None,
             opaque: false,
@@ -79,6 +116,8 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddressList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of IPAddresses."),
+                    reference: <crate::api::networking::v1beta1::IPAddress as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -87,16 +126,22 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddressList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::IPAddressList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::IPAddressSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.IPAddressSpec",
+        model: &Model {
             description: Some("IPAddressSpec describe the attributes in an IP Address."),
             map_type: None,
             opaque: false,
@@ -108,16 +153,22 @@ impl JsonSchema for crate::api::networking::v1beta1::IPAddressSpec {
                     description: Some(
                         "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.",
                     ),
+                    reference: <crate::api::networking::v1beta1::ParentReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::IPAddressSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::ParentReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.ParentReference",
+        model: &Model {
             description: Some(
                 "ParentReference describes a reference to a parent object.",
             ),
@@ -159,13 +210,17 @@ impl JsonSchema for crate::api::networking::v1beta1::ParentReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::ParentReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDR {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.ServiceCIDR",
+        model: &Model {
             description: Some(
                 "ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.",
             ),
@@ -194,6 +249,8 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDR {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -202,6 +259,8 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDR {
                     description: Some(
                         "spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1beta1::ServiceCIDRSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -210,16 +269,22 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDR {
                     description: Some(
                         "status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
                     ),
+                    reference: <crate::api::networking::v1beta1::ServiceCIDRStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::ServiceCIDR as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.ServiceCIDRList",
+        model: &Model {
             description: Some("ServiceCIDRList contains a list of ServiceCIDR objects."),
             map_type: None,
             opaque: false,
@@ -247,6 +312,8 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of ServiceCIDRs."),
+                    reference: <crate::api::networking::v1beta1::ServiceCIDR as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -255,16 +322,22 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::ServiceCIDRList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.ServiceCIDRSpec",
+        model: &Model {
             description: Some(
                 "ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.",
             ),
@@ -281,13 +354,17 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::ServiceCIDRSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.networking.v1beta1.ServiceCIDRStatus",
+        model: &Model {
             description: Some(
                 "ServiceCIDRStatus describes the current state of the ServiceCIDR.",
             ),
@@ -304,10 +381,15 @@ impl JsonSchema for crate::api::networking::v1beta1::ServiceCIDRStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::networking::v1beta1::ServiceCIDRStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

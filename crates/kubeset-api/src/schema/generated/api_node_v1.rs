@@ -2,10 +2,27 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::node::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::node::v1::Overhead as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::node::v1::RuntimeClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::node::v1::RuntimeClassList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::node::v1::Scheduling as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::node::v1::Overhead {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.node.v1.Overhead",
+        model: &Model {
             description: Some(
                 "Overhead structure represents the resource overhead associated with running a pod.",
             ),
@@ -21,16 +38,22 @@ impl JsonSchema for crate::api::node::v1::Overhead {
                     description: Some(
                         "podFixed represents the fixed resource overhead associated with running a pod.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::node::v1::Overhead as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::node::v1::RuntimeClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.node.v1.RuntimeClass",
+        model: &Model {
             description: Some(
                 "RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/",
             ),
@@ -68,6 +91,8 @@ impl JsonSchema for crate::api::node::v1::RuntimeClass {
                     description: Some(
                         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -76,6 +101,8 @@ impl JsonSchema for crate::api::node::v1::RuntimeClass {
                     description: Some(
                         "overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see\n https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/",
                     ),
+                    reference: <crate::api::node::v1::Overhead as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -84,16 +111,22 @@ impl JsonSchema for crate::api::node::v1::RuntimeClass {
                     description: Some(
                         "scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.",
                     ),
+                    reference: <crate::api::node::v1::Scheduling as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::node::v1::RuntimeClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::node::v1::RuntimeClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.node.v1.RuntimeClassList",
+        model: &Model {
             description: Some("RuntimeClassList is a list of RuntimeClass objects."),
             map_type: None,
             opaque: false,
@@ -121,6 +154,8 @@ impl JsonSchema for crate::api::node::v1::RuntimeClassList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is a list of schema objects."),
+                    reference: <crate::api::node::v1::RuntimeClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -129,16 +164,22 @@ impl JsonSchema for crate::api::node::v1::RuntimeClassList {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::node::v1::RuntimeClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::node::v1::Scheduling {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.node.v1.Scheduling",
+        model: &Model {
             description: Some(
                 "Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.",
             ),
@@ -166,10 +207,15 @@ impl JsonSchema for crate::api::node::v1::Scheduling {
                         "tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::Toleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::node::v1::Scheduling as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,30 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::policy::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::policy::v1::Eviction as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::policy::v1::PodDisruptionBudget as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::policy::v1::PodDisruptionBudgetList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::policy::v1::PodDisruptionBudgetSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::policy::v1::PodDisruptionBudgetStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::policy::v1::Eviction {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.policy.v1.Eviction",
+        model: &Model {
             description: Some(
                 "Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/<pod name>/evictions.",
             ),
@@ -32,6 +52,8 @@ impl JsonSchema for crate::api::policy::v1::Eviction {
                     name: "deleteOptions",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::DeleteOptions as JsonSchema>::json_schema,
                     description: Some("DeleteOptions may be provided"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::DeleteOptions as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -40,16 +62,22 @@ impl JsonSchema for crate::api::policy::v1::Eviction {
                     description: Some(
                         "ObjectMeta describes the pod that is being evicted.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::policy::v1::Eviction as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::policy::v1::PodDisruptionBudget {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.policy.v1.PodDisruptionBudget",
+        model: &Model {
             description: Some(
                 "PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods",
             ),
@@ -78,6 +106,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudget {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -86,6 +116,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudget {
                     description: Some(
                         "Specification of the desired behavior of the PodDisruptionBudget.",
                     ),
+                    reference: <crate::api::policy::v1::PodDisruptionBudgetSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -94,16 +126,22 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudget {
                     description: Some(
                         "Most recently observed status of the PodDisruptionBudget.",
                     ),
+                    reference: <crate::api::policy::v1::PodDisruptionBudgetStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::policy::v1::PodDisruptionBudget as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.policy.v1.PodDisruptionBudgetList",
+        model: &Model {
             description: Some(
                 "PodDisruptionBudgetList is a collection of PodDisruptionBudgets.",
             ),
@@ -133,6 +171,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is a list of PodDisruptionBudgets"),
+                    reference: <crate::api::policy::v1::PodDisruptionBudget as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -141,16 +181,22 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetList {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::policy::v1::PodDisruptionBudgetList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec",
+        model: &Model {
             description: Some(
                 "PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.",
             ),
@@ -163,6 +209,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetSpec {
                     description: Some(
                         "An eviction is allowed if at most \"maxUnavailable\" pods selected by \"selector\" are unavailable after the eviction, i.e. even in absence of the evicted pod. For example, one can prevent all voluntary evictions by specifying 0. This is a mutually exclusive setting with \"minAvailable\".",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -171,6 +219,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetSpec {
                     description: Some(
                         "An eviction is allowed if at least \"minAvailable\" pods selected by \"selector\" will still be available after the eviction, i.e. even in the absence of the evicted pod.  So for example you can prevent all voluntary evictions by specifying \"100%\".",
                     ),
+                    reference: <crate::apimachinery::pkg::util::intstr::IntOrString as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -179,6 +229,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetSpec {
                     description: Some(
                         "Label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -190,13 +242,17 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::policy::v1::PodDisruptionBudgetSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.policy.v1.PodDisruptionBudgetStatus",
+        model: &Model {
             description: Some(
                 "PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system.",
             ),
@@ -213,6 +269,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -238,6 +296,8 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     description: Some(
                         "DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -267,7 +327,10 @@ impl JsonSchema for crate::api::policy::v1::PodDisruptionBudgetStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::policy::v1::PodDisruptionBudgetStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,51 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::rbac::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::AggregationRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::ClusterRole as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::ClusterRoleBinding as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::ClusterRoleBindingList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::ClusterRoleList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::PolicyRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::Role as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::RoleBinding as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::RoleBindingList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::RoleList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::RoleRef as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::rbac::v1::Subject as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::rbac::v1::AggregationRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.AggregationRule",
+        model: &Model {
             description: Some(
                 "AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole",
             ),
@@ -21,16 +62,22 @@ impl JsonSchema for crate::api::rbac::v1::AggregationRule {
                         "ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules. If any of the selectors match, then the ClusterRole's permissions will be added",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::AggregationRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::ClusterRole {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.ClusterRole",
+        model: &Model {
             description: Some(
                 "ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.",
             ),
@@ -59,12 +106,16 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRole {
                     description: Some(
                         "AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.",
                     ),
+                    reference: <crate::api::rbac::v1::AggregationRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -76,16 +127,22 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRole {
                         "Rules holds all the PolicyRules for this ClusterRole",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::rbac::v1::PolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::ClusterRole as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::ClusterRoleBinding {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.ClusterRoleBinding",
+        model: &Model {
             description: Some(
                 "ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.",
             ),
@@ -112,6 +169,8 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRoleBinding {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -121,6 +180,8 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRoleBinding {
                     description: Some(
                         "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
                     ),
+                    reference: <crate::api::rbac::v1::RoleRef as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -132,16 +193,22 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRoleBinding {
                         "Subjects holds references to the objects the role applies to.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::rbac::v1::Subject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::ClusterRoleBinding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::ClusterRoleBindingList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.ClusterRoleBindingList",
+        model: &Model {
             description: Some(
                 "ClusterRoleBindingList is a collection of ClusterRoleBindings",
             ),
@@ -171,22 +238,30 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRoleBindingList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is a list of ClusterRoleBindings"),
+                    reference: <crate::api::rbac::v1::ClusterRoleBinding as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::ClusterRoleBindingList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::ClusterRoleList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.ClusterRoleList",
+        model: &Model {
             description: Some("ClusterRoleList is a collection of ClusterRoles"),
             map_type: None,
             opaque: false,
@@ -214,22 +289,30 @@ impl JsonSchema for crate::api::rbac::v1::ClusterRoleList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is a list of ClusterRoles"),
+                    reference: <crate::api::rbac::v1::ClusterRole as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::ClusterRoleList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::PolicyRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.PolicyRule",
+        model: &Model {
             description: Some(
                 "PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.",
             ),
@@ -283,13 +366,17 @@ impl JsonSchema for crate::api::rbac::v1::PolicyRule {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::PolicyRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::Role {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.Role",
+        model: &Model {
             description: Some(
                 "Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.",
             ),
@@ -316,6 +403,8 @@ impl JsonSchema for crate::api::rbac::v1::Role {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -325,16 +414,22 @@ impl JsonSchema for crate::api::rbac::v1::Role {
                     > as JsonSchema>::json_schema,
                     description: Some("Rules holds all the PolicyRules for this Role"),
                     list_type: Some("atomic"),
+                    reference: <crate::api::rbac::v1::PolicyRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::Role as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::RoleBinding {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.RoleBinding",
+        model: &Model {
             description: Some(
                 "RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.",
             ),
@@ -361,6 +456,8 @@ impl JsonSchema for crate::api::rbac::v1::RoleBinding {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -370,6 +467,8 @@ impl JsonSchema for crate::api::rbac::v1::RoleBinding {
                     description: Some(
                         "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.",
                     ),
+                    reference: <crate::api::rbac::v1::RoleRef as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -381,16 +480,22 @@ impl JsonSchema for crate::api::rbac::v1::RoleBinding {
                         "Subjects holds references to the objects the role applies to.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::rbac::v1::Subject as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::RoleBinding as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::RoleBindingList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.RoleBindingList",
+        model: &Model {
             description: Some("RoleBindingList is a collection of RoleBindings"),
             map_type: None,
             opaque: false,
@@ -418,22 +523,30 @@ impl JsonSchema for crate::api::rbac::v1::RoleBindingList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is a list of RoleBindings"),
+                    reference: <crate::api::rbac::v1::RoleBinding as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::RoleBindingList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::RoleList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.RoleList",
+        model: &Model {
             description: Some("RoleList is a collection of Roles"),
             map_type: None,
             opaque: false,
@@ -459,22 +572,30 @@ impl JsonSchema for crate::api::rbac::v1::RoleList {
                     schema: <Vec<crate::api::rbac::v1::Role> as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is a list of Roles"),
+                    reference: <crate::api::rbac::v1::Role as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard object's metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::RoleList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::RoleRef {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.RoleRef",
+        model: &Model {
             description: Some(
                 "RoleRef contains information that points to the role being used",
             ),
@@ -505,13 +626,17 @@ impl JsonSchema for crate::api::rbac::v1::RoleRef {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::RoleRef as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::rbac::v1::Subject {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.rbac.v1.Subject",
+        model: &Model {
             description: Some(
                 "Subject contains a reference to the object or user identities a role binding applies to.  This can either hold a direct API object reference, or a value for non-objects such as user and group names.",
             ),
@@ -551,7 +676,10 @@ impl JsonSchema for crate::api::rbac::v1::Subject {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::rbac::v1::Subject as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

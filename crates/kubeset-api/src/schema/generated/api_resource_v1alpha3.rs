@@ -2,10 +2,33 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::resource::v1alpha3`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaintRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaintRuleList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaintRuleSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaintRuleStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1alpha3::DeviceTaintSelector as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaint",
+        model: &Model {
             description: Some(
                 "The device this taint is attached to has the \"effect\" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.",
             ),
@@ -36,6 +59,8 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaint {
                     description: Some(
                         "TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -47,13 +72,17 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaint {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaintRule",
+        model: &Model {
             description: Some(
                 "DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.",
             ),
@@ -80,6 +109,8 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRule {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -89,6 +120,8 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRule {
                     description: Some(
                         "Spec specifies the selector and one taint.\n\nChanging the spec automatically increments the metadata.generation number.",
                     ),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaintRuleSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -97,16 +130,22 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRule {
                     description: Some(
                         "Status provides information about what was requested in the spec.",
                     ),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaintRuleStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaintRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaintRuleList",
+        model: &Model {
             description: Some(
                 "DeviceTaintRuleList is a collection of DeviceTaintRules.",
             ),
@@ -136,22 +175,30 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of DeviceTaintRules."),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaintRule as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaintRuleList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec",
+        model: &Model {
             description: Some(
                 "DeviceTaintRuleSpec specifies the selector and one taint.",
             ),
@@ -164,6 +211,8 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
                     description: Some(
                         "DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.",
                     ),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaintSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -173,16 +222,22 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleSpec {
                     description: Some(
                         "The taint that gets applied to matching devices.",
                     ),
+                    reference: <crate::api::resource::v1alpha3::DeviceTaint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaintRuleSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus",
+        model: &Model {
             description: Some(
                 "DeviceTaintRuleStatus provides information about an on-going pod eviction.",
             ),
@@ -199,16 +254,22 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintRuleStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaintRuleStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1alpha3.DeviceTaintSelector",
+        model: &Model {
             description: Some(
                 "DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.",
             ),
@@ -240,7 +301,10 @@ impl JsonSchema for crate::api::resource::v1alpha3::DeviceTaintSelector {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1alpha3::DeviceTaintSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

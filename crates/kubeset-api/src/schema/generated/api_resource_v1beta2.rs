@@ -2,10 +2,141 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::resource::v1beta2`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::AllocatedDeviceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::AllocationResult as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::CELDeviceSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::CapacityRequestPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::CapacityRequestPolicyRange as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::Counter as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::CounterSet as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::Device as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceAllocationConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceAllocationResult as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceAttribute as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceCapacity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClaim as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClaimConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClassConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClassList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceClassSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceConstraint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceCounterConsumption as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceRequestAllocationResult as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceSubRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceTaint as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::DeviceToleration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ExactDeviceRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::NetworkDeviceData as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaim as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimConsumerReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimTemplate as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimTemplateList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceClaimTemplateSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourcePool as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceSlice as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceSliceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::resource::v1beta2::ResourceSliceSpec as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.AllocatedDeviceStatus",
+        model: &Model {
             description: Some(
                 "AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.\n\nThe combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.",
             ),
@@ -22,6 +153,8 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -30,6 +163,8 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
                     description: Some(
                         "Data contains arbitrary driver-specific data.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
                     ),
+                    reference: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -56,6 +191,8 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
                     description: Some(
                         "NetworkData contains network-related information specific to the device.",
                     ),
+                    reference: <crate::api::resource::v1beta2::NetworkDeviceData as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -76,13 +213,17 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocatedDeviceStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::AllocatedDeviceStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::AllocationResult {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.AllocationResult",
+        model: &Model {
             description: Some(
                 "AllocationResult contains attributes of an allocated resource.",
             ),
@@ -95,12 +236,16 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocationResult {
                     description: Some(
                         "AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.\n\nThis is an alpha field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "devices",
                     schema: <crate::api::resource::v1beta2::DeviceAllocationResult as JsonSchema>::json_schema,
                     description: Some("Devices is the result of allocating devices."),
+                    reference: <crate::api::resource::v1beta2::DeviceAllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -109,16 +254,22 @@ impl JsonSchema for crate::api::resource::v1beta2::AllocationResult {
                     description: Some(
                         "NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.",
                     ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::AllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::CELDeviceSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.CELDeviceSelector",
+        model: &Model {
             description: Some(
                 "CELDeviceSelector contains a CEL expression for selecting a device.",
             ),
@@ -135,13 +286,17 @@ impl JsonSchema for crate::api::resource::v1beta2::CELDeviceSelector {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::CELDeviceSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.CapacityRequestPolicy",
+        model: &Model {
             description: Some(
                 "CapacityRequestPolicy defines how requests consume device capacity.\n\nMust not set more than one ValidRequestValues.",
             ),
@@ -154,6 +309,8 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
                     description: Some(
                         "Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -162,6 +319,8 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
                     description: Some(
                         "ValidRange defines an acceptable quantity value range in consuming requests.\n\nIf this field is set, Default must be defined and it must fall within the defined ValidRange.\n\nIf the requested amount does not fall within the defined range, the request violates the policy, and this device cannot be allocated.\n\nIf the request doesn't contain this capacity entry, Default value is used.",
                     ),
+                    reference: <crate::api::resource::v1beta2::CapacityRequestPolicyRange as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -173,16 +332,22 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicy {
                         "ValidValues defines a set of acceptable quantity values in consuming requests.\n\nMust not contain more than 10 entries. Must be sorted in ascending order.\n\nIf this field is set, Default must be defined and it must be included in ValidValues list.\n\nIf the requested amount does not match any valid value but smaller than some valid values, the scheduler calculates the smallest valid value that is greater than or equal to the request. That is: min(ceil(requestedValue) ∈ validValues), where requestedValue ≤ max(validValues).\n\nIf the requested amount exceeds all valid values, the request violates the policy, and this device cannot be allocated.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::CapacityRequestPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.CapacityRequestPolicyRange",
+        model: &Model {
             description: Some(
                 "CapacityRequestPolicyRange defines a valid range for consumable capacity values.\n\n  - If the requested amount is less than Min, it is rounded up to the Min value.\n  - If Step is set and the requested amount is between Min and Max but not aligned with Step,\n    it will be rounded up to the next value equal to Min + (n * Step).\n  - If Step is not set, the requested amount is used as-is if it falls within the range Min to Max (if set).\n  - If the requested or rounded amount exceeds Max (if set), the request does not satisfy the policy,\n    and the device cannot be allocated.",
             ),
@@ -195,6 +360,8 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
                     description: Some(
                         "Max defines the upper limit for capacity that can be requested.\n\nMax must be less than or equal to the capacity value. Min and requestPolicy.default must be less than or equal to the maximum.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -204,6 +371,8 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
                     description: Some(
                         "Min specifies the minimum capacity allowed for a consumption request.\n\nMin must be greater than or equal to zero, and less than or equal to the capacity value. requestPolicy.default must be more than or equal to the minimum.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -212,16 +381,22 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequestPolicyRange {
                     description: Some(
                         "Step defines the step size between valid capacity amounts within the range.\n\nMax (if set) and requestPolicy.default must be a multiple of Step. Min + Step must be less than or equal to the capacity value.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::CapacityRequestPolicyRange as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::CapacityRequirements {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.CapacityRequirements",
+        model: &Model {
             description: Some(
                 "CapacityRequirements defines the capacity requirements for a specific device request.",
             ),
@@ -237,16 +412,22 @@ impl JsonSchema for crate::api::resource::v1beta2::CapacityRequirements {
                     description: Some(
                         "Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.\n\nThis value is used as an additional filtering condition against the available capacity on the device. This is semantically equivalent to a CEL selector with `device.capacity[<domain>].<name>.compareTo(quantity(<request quantity>)) >= 0`. For example, device.capacity['test-driver.cdi.k8s.io'].counters.compareTo(quantity('2')) >= 0.\n\nWhen a requestPolicy is defined, the requested amount is adjusted upward to the nearest valid value based on the policy. If the requested amount cannot be adjusted to a valid value—because it exceeds what the requestPolicy allows— the device is considered ineligible for allocation.\n\nFor any capacity that is not explicitly requested: - If no requestPolicy is set, the default consumed capacity is equal to the full device capacity\n  (i.e., the whole device is claimed).\n- If a requestPolicy is set, the default consumed capacity is determined according to that policy.\n\nIf the device allows multiple allocation, the aggregated amount across all requests must not exceed the capacity value. The consumed capacity, which may be adjusted based on the requestPolicy if defined, is recorded in the resource claim’s status.devices[*].consumedCapacity field.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::Counter {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.Counter",
+        model: &Model {
             description: Some("Counter describes a quantity associated with a device."),
             map_type: None,
             opaque: false,
@@ -258,16 +439,22 @@ impl JsonSchema for crate::api::resource::v1beta2::Counter {
                     description: Some(
                         "Value defines how much of a certain device counter is available.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::Counter as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::CounterSet {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.CounterSet",
+        model: &Model {
             description: Some(
                 "CounterSet defines a named set of counters that are available to be used by devices defined in the ResourcePool.\n\nThe counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.",
             ),
@@ -284,6 +471,8 @@ impl JsonSchema for crate::api::resource::v1beta2::CounterSet {
                     description: Some(
                         "Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.\n\nThe maximum number of counters is 32.",
                     ),
+                    reference: <crate::api::resource::v1beta2::Counter as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -296,13 +485,17 @@ impl JsonSchema for crate::api::resource::v1beta2::CounterSet {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::CounterSet as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::Device {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.Device",
+        model: &Model {
             description: Some(
                 "Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.",
             ),
@@ -334,6 +527,8 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     description: Some(
                         "Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
                     ),
+                    reference: <crate::api::resource::v1beta2::DeviceAttribute as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -371,6 +566,8 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     description: Some(
                         "Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.\n\nThe maximum number of attributes and capacities combined is 32.",
                     ),
+                    reference: <crate::api::resource::v1beta2::DeviceCapacity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -382,6 +579,8 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                         "ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets.\n\nThere can only be a single entry per counterSet.\n\nThe maximum number of device counter consumptions per device is 2.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceCounterConsumption as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -407,6 +606,8 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                     description: Some(
                         "NodeSelector defines the nodes where the device is available.\n\nMust use exactly one term.\n\nMust only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.",
                     ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -418,16 +619,22 @@ impl JsonSchema for crate::api::resource::v1beta2::Device {
                         "If specified, these are the driver-defined taints.\n\nThe maximum number of taints is 16. If taints are set for any device in a ResourceSlice, then the maximum number of allowed devices per ResourceSlice is 64 instead of 128.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceTaint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::Device as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceAllocationConfiguration",
+        model: &Model {
             description: Some(
                 "DeviceAllocationConfiguration gets embedded in an AllocationResult.",
             ),
@@ -440,6 +647,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationConfiguration
                     description: Some(
                         "Opaque provides driver-specific configuration parameters.",
                     ),
+                    reference: <crate::api::resource::v1beta2::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -461,13 +670,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationConfiguration
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceAllocationConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationResult {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceAllocationResult",
+        model: &Model {
             description: Some(
                 "DeviceAllocationResult is the result of allocating devices.",
             ),
@@ -483,6 +696,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationResult {
                         "This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.\n\nThis includes configuration parameters for drivers which have no allocated devices in the result because it is up to the drivers which configuration parameters they support. They can silently ignore unknown configuration parameters.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceAllocationConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -492,16 +707,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceAllocationResult {
                     > as JsonSchema>::json_schema,
                     description: Some("Results lists all allocated devices."),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceRequestAllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceAllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceAttribute {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceAttribute",
+        model: &Model {
             description: Some("DeviceAttribute must have exactly one field set."),
             map_type: None,
             opaque: false,
@@ -535,13 +756,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceAttribute {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceAttribute as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceCapacity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceCapacity",
+        model: &Model {
             description: Some(
                 "DeviceCapacity describes a quantity associated with a device.",
             ),
@@ -554,6 +779,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceCapacity {
                     description: Some(
                         "RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations.\n\nThe Device must have allowMultipleAllocations set to true in order to set a requestPolicy.\n\nIf unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.",
                     ),
+                    reference: <crate::api::resource::v1beta2::CapacityRequestPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -563,16 +790,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceCapacity {
                     description: Some(
                         "Value defines how much of a certain capacity that device has.\n\nThis field reflects the fixed total capacity and does not change. The consumed amount is tracked separately by scheduler and does not affect this value.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceCapacity as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClaim {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClaim",
+        model: &Model {
             description: Some(
                 "DeviceClaim defines how to request devices with a ResourceClaim.",
             ),
@@ -588,6 +821,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClaim {
                         "This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceClaimConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -599,6 +834,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClaim {
                         "These constraints must be satisfied by the set of devices that get allocated for the claim.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceConstraint as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -610,16 +847,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClaim {
                         "Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClaim as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClaimConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClaimConfiguration",
+        model: &Model {
             description: Some(
                 "DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.",
             ),
@@ -632,6 +875,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClaimConfiguration {
                     description: Some(
                         "Opaque provides driver-specific configuration parameters.",
                     ),
+                    reference: <crate::api::resource::v1beta2::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -644,13 +889,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClaimConfiguration {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClaimConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClass",
+        model: &Model {
             description: Some(
                 "DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
             ),
@@ -677,6 +926,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClass {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -686,16 +937,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClass {
                     description: Some(
                         "Spec defines what can be allocated and how to configure it.\n\nThis is mutable. Consumers have to be prepared for classes changing at any time, either because they get updated or replaced. Claim allocations are done once based on whatever was set in classes at the time of allocation.\n\nChanging the spec automatically increments the metadata.generation number.",
                     ),
+                    reference: <crate::api::resource::v1beta2::DeviceClassSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClassConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClassConfiguration",
+        model: &Model {
             description: Some("DeviceClassConfiguration is used in DeviceClass."),
             map_type: None,
             opaque: false,
@@ -706,16 +963,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClassConfiguration {
                     description: Some(
                         "Opaque provides driver-specific configuration parameters.",
                     ),
+                    reference: <crate::api::resource::v1beta2::OpaqueDeviceConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClassConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClassList",
+        model: &Model {
             description: Some("DeviceClassList is a collection of classes."),
             map_type: None,
             opaque: false,
@@ -743,22 +1006,30 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClassList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of resource classes."),
+                    reference: <crate::api::resource::v1beta2::DeviceClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceClassSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceClassSpec",
+        model: &Model {
             description: Some(
                 "DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it.",
             ),
@@ -774,6 +1045,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClassSpec {
                         "Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.\n\nThey are passed to the driver, but are not considered while allocating the claim.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceClassConfiguration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -793,16 +1066,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceClassSpec {
                         "Each selector must be satisfied by a device which is claimed via this class.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceClassSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceConstraint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceConstraint",
+        model: &Model {
             description: Some(
                 "DeviceConstraint must have exactly one field set besides Requests.",
             ),
@@ -835,13 +1114,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceConstraint {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceConstraint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceCounterConsumption {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceCounterConsumption",
+        model: &Model {
             description: Some(
                 "DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.",
             ),
@@ -867,16 +1150,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceCounterConsumption {
                     description: Some(
                         "Counters defines the counters that will be consumed by the device.\n\nThe maximum number of counters is 32.",
                     ),
+                    reference: <crate::api::resource::v1beta2::Counter as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceCounterConsumption as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceRequest",
+        model: &Model {
             description: Some(
                 "DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices. With FirstAvailable it is also possible to provide a prioritized list of requests.",
             ),
@@ -889,6 +1178,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequest {
                     description: Some(
                         "Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.\n\nOne of Exactly or FirstAvailable must be set.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ExactDeviceRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -900,6 +1191,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequest {
                         "FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one can not be used.\n\nDRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceSubRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -912,13 +1205,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequest {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceRequestAllocationResult",
+        model: &Model {
             description: Some(
                 "DeviceRequestAllocationResult contains the allocation result for one request.",
             ),
@@ -960,6 +1257,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                     description: Some(
                         "ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).\n\nThe total consumed capacity for each device must not exceed the DeviceCapacity's Value.\n\nThis field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::Map,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1015,16 +1314,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceRequestAllocationResult
                         "A copy of all tolerations specified in the request at the time when the device got allocated.\n\nThe maximum number of tolerations is 16.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceRequestAllocationResult as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceSelector",
+        model: &Model {
             description: Some("DeviceSelector must have exactly one field set."),
             map_type: None,
             opaque: false,
@@ -1035,16 +1340,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceSelector {
                     description: Some(
                         "CEL contains a CEL expression for selecting a device.",
                     ),
+                    reference: <crate::api::resource::v1beta2::CELDeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceSubRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceSubRequest",
+        model: &Model {
             description: Some(
                 "DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests[].firstAvailable array. Each is typically a request for a single resource like a device, but can also ask for several identical devices.\n\nDeviceSubRequest is similar to ExactDeviceRequest, but doesn't expose the AdminAccess field as that one is only supported when requesting a specific device.",
             ),
@@ -1065,6 +1376,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceSubRequest {
                     description: Some(
                         "Capacity define resource requirements against each capacity.\n\nIf this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.\n\nApplies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.",
                     ),
+                    reference: <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1102,6 +1415,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceSubRequest {
                         "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1113,16 +1428,22 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceSubRequest {
                         "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceSubRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceTaint {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceTaint",
+        model: &Model {
             description: Some(
                 "The device this taint is attached to has the \"effect\" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.",
             ),
@@ -1153,6 +1474,8 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceTaint {
                     description: Some(
                         "TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1164,13 +1487,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceTaint {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceTaint as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::DeviceToleration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.DeviceToleration",
+        model: &Model {
             description: Some(
                 "The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.",
             ),
@@ -1219,13 +1546,17 @@ impl JsonSchema for crate::api::resource::v1beta2::DeviceToleration {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::DeviceToleration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ExactDeviceRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ExactDeviceRequest",
+        model: &Model {
             description: Some(
                 "ExactDeviceRequest is a request for one or more identical devices.",
             ),
@@ -1254,6 +1585,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ExactDeviceRequest {
                     description: Some(
                         "Capacity define resource requirements against each capacity.\n\nIf this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.\n\nApplies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.",
                     ),
+                    reference: <crate::api::resource::v1beta2::CapacityRequirements as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1282,6 +1615,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ExactDeviceRequest {
                         "Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1293,16 +1628,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ExactDeviceRequest {
                         "If specified, the request's tolerations.\n\nTolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute.\n\nIn addition, should any of the allocated devices get tainted with NoExecute after allocation and that effect is not tolerated, then all pods consuming the ResourceClaim get deleted to evict them. The scheduler will not let new pods reserve the claim while it has these tainted devices. Once all pods are evicted, the claim will get deallocated.\n\nThe maximum number of tolerations is 16.\n\nThis is an alpha field and requires enabling the DRADeviceTaints feature gate.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::DeviceToleration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ExactDeviceRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::NetworkDeviceData {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.NetworkDeviceData",
+        model: &Model {
             description: Some(
                 "NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.",
             ),
@@ -1335,13 +1676,17 @@ impl JsonSchema for crate::api::resource::v1beta2::NetworkDeviceData {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::NetworkDeviceData as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::OpaqueDeviceConfiguration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.OpaqueDeviceConfiguration",
+        model: &Model {
             description: Some(
                 "OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.",
             ),
@@ -1364,16 +1709,22 @@ impl JsonSchema for crate::api::resource::v1beta2::OpaqueDeviceConfiguration {
                     description: Some(
                         "Parameters can contain arbitrary data. It is the responsibility of the driver developer to handle validation and versioning. Typically this includes self-identification and a version (\"kind\" + \"apiVersion\" for Kubernetes types), with conversion between different versions.\n\nThe length of the raw data must be smaller or equal to 10 Ki.",
                     ),
+                    reference: <crate::apimachinery::pkg::runtime::RawExtension as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::OpaqueDeviceConfiguration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaim {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaim",
+        model: &Model {
             description: Some(
                 "ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
             ),
@@ -1400,6 +1751,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaim {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1409,6 +1762,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaim {
                     description: Some(
                         "Spec describes what is being requested and how to configure it. The spec is immutable.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourceClaimSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1417,16 +1772,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaim {
                     description: Some(
                         "Status describes whether the claim is ready to use and what has been allocated.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourceClaimStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaim as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimConsumerReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimConsumerReference",
+        model: &Model {
             description: Some(
                 "ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.",
             ),
@@ -1467,13 +1828,17 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimConsumerReferenc
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimConsumerReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimList",
+        model: &Model {
             description: Some("ResourceClaimList is a collection of claims."),
             map_type: None,
             opaque: false,
@@ -1501,22 +1866,30 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of resource claims."),
+                    reference: <crate::api::resource::v1beta2::ResourceClaim as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimSpec",
+        model: &Model {
             description: Some(
                 "ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.",
             ),
@@ -1527,16 +1900,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimSpec {
                     name: "devices",
                     schema: <crate::api::resource::v1beta2::DeviceClaim as JsonSchema>::json_schema,
                     description: Some("Devices defines how to request devices."),
+                    reference: <crate::api::resource::v1beta2::DeviceClaim as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimStatus",
+        model: &Model {
             description: Some(
                 "ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.",
             ),
@@ -1549,6 +1928,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimStatus {
                     description: Some(
                         "Allocation is set once the claim has been allocated successfully.",
                     ),
+                    reference: <crate::api::resource::v1beta2::AllocationResult as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1559,6 +1940,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimStatus {
                     description: Some(
                         "Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.",
                     ),
+                    reference: <crate::api::resource::v1beta2::AllocatedDeviceStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1571,16 +1954,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["uid"],
+                    reference: <crate::api::resource::v1beta2::ResourceClaimConsumerReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplate {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimTemplate",
+        model: &Model {
             description: Some(
                 "ResourceClaimTemplate is used to produce ResourceClaim objects.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
             ),
@@ -1607,6 +1996,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplate {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1616,16 +2007,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplate {
                     description: Some(
                         "Describes the ResourceClaim that is to be generated.\n\nThis field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourceClaimTemplateSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimTemplate as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplateList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimTemplateList",
+        model: &Model {
             description: Some(
                 "ResourceClaimTemplateList is a collection of claim templates.",
             ),
@@ -1655,22 +2052,30 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplateList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of resource claim templates."),
+                    reference: <crate::api::resource::v1beta2::ResourceClaimTemplate as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimTemplateList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplateSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceClaimTemplateSpec",
+        model: &Model {
             description: Some(
                 "ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.",
             ),
@@ -1683,6 +2088,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplateSpec {
                     description: Some(
                         "ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1692,16 +2099,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceClaimTemplateSpec {
                     description: Some(
                         "Spec for the ResourceClaim. The entire content is copied unchanged into the ResourceClaim that gets created from this template. The same fields as in a ResourceClaim are also valid here.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourceClaimSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceClaimTemplateSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourcePool {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourcePool",
+        model: &Model {
             description: Some(
                 "ResourcePool describes the pool that ResourceSlices belong to.",
             ),
@@ -1736,13 +2149,17 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourcePool {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourcePool as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceSlice {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceSlice",
+        model: &Model {
             description: Some(
                 "ResourceSlice represents one or more resources in a pool of similar resources, managed by a common driver. A pool may span more than one ResourceSlice, and exactly how many ResourceSlices comprise a pool is determined by the driver.\n\nAt the moment, the only supported resources are devices with attributes and capacities. Each device in a given pool, regardless of how many ResourceSlices, must have a unique name. The ResourceSlice in which a device gets published may change over time. The unique identifier for a device is the tuple <driver name>, <pool name>, <device name>.\n\nWhenever a driver needs to update a pool, it increments the pool.Spec.Pool.Generation number and updates all ResourceSlices with that new number and new resource definitions. A consumer must only use ResourceSlices with the highest generation number and ignore all others.\n\nWhen allocating all resources in a pool matching certain criteria or when looking for the best solution among several different alternatives, a consumer should check the number of ResourceSlices in a pool (included in each ResourceSlice) to determine whether its view of a pool is complete and if not, should wait until the driver has completed updating the pool.\n\nFor resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.\n\nThis is an alpha type and requires enabling the DynamicResourceAllocation feature gate.",
             ),
@@ -1769,6 +2186,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSlice {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
                     description: Some("Standard object metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1778,16 +2197,22 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSlice {
                     description: Some(
                         "Contains the information published by the driver.\n\nChanging the spec automatically increments the metadata.generation number.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourceSliceSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceSlice as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceSliceList",
+        model: &Model {
             description: Some("ResourceSliceList is a collection of ResourceSlices."),
             map_type: None,
             opaque: false,
@@ -1815,22 +2240,30 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of resource ResourceSlices."),
+                    reference: <crate::api::resource::v1beta2::ResourceSlice as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceSliceList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.resource.v1beta2.ResourceSliceSpec",
+        model: &Model {
             description: Some(
                 "ResourceSliceSpec contains the information published by the driver in one ResourceSlice.",
             ),
@@ -1854,6 +2287,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceSpec {
                         "Devices lists some or all of the devices in this pool.\n\nMust not have more than 128 entries. If any device uses taints or consumes counters the limit is 64.\n\nOnly one of Devices and SharedCounters can be set in a ResourceSlice.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::Device as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1879,6 +2314,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceSpec {
                     description: Some(
                         "NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node.\n\nMust use exactly one term.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.",
                     ),
+                    reference: <crate::api::core::v1::NodeSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1896,6 +2333,8 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceSpec {
                     description: Some(
                         "Pool describes the pool that this ResourceSlice belongs to.",
                     ),
+                    reference: <crate::api::resource::v1beta2::ResourcePool as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1907,10 +2346,15 @@ impl JsonSchema for crate::api::resource::v1beta2::ResourceSliceSpec {
                         "SharedCounters defines a list of counter sets, each of which has a name and a list of counters available.\n\nThe names of the counter sets must be unique in the ResourcePool.\n\nOnly one of Devices and SharedCounters can be set in a ResourceSlice.\n\nThe maximum number of counter sets is 8.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::resource::v1beta2::CounterSet as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::resource::v1beta2::ResourceSliceSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,21 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::scheduling::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1::PriorityClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1::PriorityClassList as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::scheduling::v1::PriorityClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1.PriorityClass",
+        model: &Model {
             description: Some(
                 "PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.",
             ),
@@ -50,6 +61,8 @@ impl JsonSchema for crate::api::scheduling::v1::PriorityClass {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -70,13 +83,17 @@ impl JsonSchema for crate::api::scheduling::v1::PriorityClass {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1::PriorityClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1::PriorityClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1.PriorityClassList",
+        model: &Model {
             description: Some("PriorityClassList is a collection of priority classes."),
             map_type: None,
             opaque: false,
@@ -104,6 +121,8 @@ impl JsonSchema for crate::api::scheduling::v1::PriorityClassList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of PriorityClasses"),
+                    reference: <crate::api::scheduling::v1::PriorityClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -112,10 +131,15 @@ impl JsonSchema for crate::api::scheduling::v1::PriorityClassList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1::PriorityClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,23 +2,56 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::scheduling::v1alpha1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::BasicSchedulingPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::GangSchedulingPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::PodGroup as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::PodGroupPolicy as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::TypedLocalObjectReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::Workload as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::WorkloadList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::scheduling::v1alpha1::WorkloadSpec as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::scheduling::v1alpha1::BasicSchedulingPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.BasicSchedulingPolicy",
+        model: &Model {
             description: Some(
                 "BasicSchedulingPolicy indicates that standard Kubernetes scheduling behavior should be used.",
             ),
             map_type: None,
             opaque: true,
             properties: &[],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::BasicSchedulingPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.GangSchedulingPolicy",
+        model: &Model {
             description: Some(
                 "GangSchedulingPolicy defines the parameters for gang scheduling.",
             ),
@@ -35,13 +68,17 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::GangSchedulingPolicy {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::GangSchedulingPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroup {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.PodGroup",
+        model: &Model {
             description: Some(
                 "PodGroup represents a set of pods with a common scheduling policy.",
             ),
@@ -64,16 +101,22 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroup {
                     description: Some(
                         "Policy defines the scheduling policy for this PodGroup.",
                     ),
+                    reference: <crate::api::scheduling::v1alpha1::PodGroupPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::PodGroup as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroupPolicy {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.PodGroupPolicy",
+        model: &Model {
             description: Some(
                 "PodGroupPolicy defines the scheduling configuration for a PodGroup.",
             ),
@@ -86,6 +129,8 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroupPolicy {
                     description: Some(
                         "Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.",
                     ),
+                    reference: <crate::api::scheduling::v1alpha1::BasicSchedulingPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -94,16 +139,22 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::PodGroupPolicy {
                     description: Some(
                         "Gang specifies that the pods in this group should be scheduled using all-or-nothing semantics.",
                     ),
+                    reference: <crate::api::scheduling::v1alpha1::GangSchedulingPolicy as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::PodGroupPolicy as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::TypedLocalObjectReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.TypedLocalObjectReference",
+        model: &Model {
             description: Some(
                 "TypedLocalObjectReference allows to reference typed object inside the same namespace.",
             ),
@@ -137,13 +188,17 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::TypedLocalObjectReference 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::TypedLocalObjectReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::Workload {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.Workload",
+        model: &Model {
             description: Some(
                 "Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.",
             ),
@@ -172,6 +227,8 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::Workload {
                     description: Some(
                         "Standard object's metadata. Name must be a DNS subdomain.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -181,16 +238,22 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::Workload {
                     description: Some(
                         "Spec defines the desired behavior of a Workload.",
                     ),
+                    reference: <crate::api::scheduling::v1alpha1::WorkloadSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::Workload as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.WorkloadList",
+        model: &Model {
             description: Some("WorkloadList contains a list of Workload resources."),
             map_type: None,
             opaque: false,
@@ -218,22 +281,30 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of Workloads."),
+                    reference: <crate::api::scheduling::v1alpha1::Workload as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "metadata",
                     schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
                     description: Some("Standard list metadata."),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::WorkloadList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.scheduling.v1alpha1.WorkloadSpec",
+        model: &Model {
             description: Some("WorkloadSpec defines the desired state of a Workload."),
             map_type: None,
             opaque: false,
@@ -244,6 +315,8 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadSpec {
                     description: Some(
                         "ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. When set, it cannot be changed.",
                     ),
+                    reference: <crate::api::scheduling::v1alpha1::TypedLocalObjectReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -257,10 +330,15 @@ impl JsonSchema for crate::api::scheduling::v1alpha1::WorkloadSpec {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::scheduling::v1alpha1::PodGroup as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::scheduling::v1alpha1::WorkloadSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

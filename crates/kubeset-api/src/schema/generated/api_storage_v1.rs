@@ -2,10 +2,78 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::storage::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSIDriver as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSIDriverList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSIDriverSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSINode as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSINodeDriver as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSINodeList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSINodeSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSIStorageCapacity as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::CSIStorageCapacityList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::StorageClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::StorageClassList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::TokenRequest as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttachment as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttachmentList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttachmentSource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttachmentSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttachmentStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttributesClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeAttributesClassList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeError as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1::VolumeNodeResources as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::storage::v1::CSIDriver {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSIDriver",
+        model: &Model {
             description: Some(
                 "CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.",
             ),
@@ -34,6 +102,8 @@ impl JsonSchema for crate::api::storage::v1::CSIDriver {
                     description: Some(
                         "Standard object metadata. metadata.Name indicates the name of the CSI driver that this object refers to; it MUST be the same name returned by the CSI GetPluginName() call for that driver. The driver name must be 63 characters or less, beginning and ending with an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and alphanumerics between. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -43,16 +113,22 @@ impl JsonSchema for crate::api::storage::v1::CSIDriver {
                     description: Some(
                         "spec represents the specification of the CSI Driver.",
                     ),
+                    reference: <crate::api::storage::v1::CSIDriverSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSIDriver as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSIDriverList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSIDriverList",
+        model: &Model {
             description: Some("CSIDriverList is a collection of CSIDriver objects."),
             map_type: None,
             opaque: false,
@@ -80,6 +156,8 @@ impl JsonSchema for crate::api::storage::v1::CSIDriverList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of CSIDriver"),
+                    reference: <crate::api::storage::v1::CSIDriver as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -88,16 +166,22 @@ impl JsonSchema for crate::api::storage::v1::CSIDriverList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSIDriverList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSIDriverSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSIDriverSpec",
+        model: &Model {
             description: Some("CSIDriverSpec is the specification of a CSIDriver."),
             map_type: None,
             opaque: false,
@@ -175,6 +259,8 @@ impl JsonSchema for crate::api::storage::v1::CSIDriverSpec {
                         "tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication. Kubelet will pass the tokens in VolumeContext in the CSI NodePublishVolume calls. The CSI driver should parse and validate the following VolumeContext: \"csi.storage.k8s.io/serviceAccount.tokens\": {\n  \"<audience>\": {\n    \"token\": <token>,\n    \"expirationTimestamp\": <expiration timestamp in RFC3339>,\n  },\n  ...\n}\n\nNote: Audience in each TokenRequest should be different and at most one token is empty string. To receive a new token after expiry, RequiresRepublish can be used to trigger NodePublishVolume periodically.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::storage::v1::TokenRequest as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -187,13 +273,17 @@ impl JsonSchema for crate::api::storage::v1::CSIDriverSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSIDriverSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSINode {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSINode",
+        model: &Model {
             description: Some(
                 "CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.",
             ),
@@ -222,6 +312,8 @@ impl JsonSchema for crate::api::storage::v1::CSINode {
                     description: Some(
                         "Standard object's metadata. metadata.name must be the Kubernetes node name.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -229,16 +321,22 @@ impl JsonSchema for crate::api::storage::v1::CSINode {
                     schema: <crate::api::storage::v1::CSINodeSpec as JsonSchema>::json_schema,
                     required: true,
                     description: Some("spec is the specification of CSINode"),
+                    reference: <crate::api::storage::v1::CSINodeSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSINode as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSINodeDriver {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSINodeDriver",
+        model: &Model {
             description: Some(
                 "CSINodeDriver holds information about the specification of one CSI driver installed on a node",
             ),
@@ -251,6 +349,8 @@ impl JsonSchema for crate::api::storage::v1::CSINodeDriver {
                     description: Some(
                         "allocatable represents the volume resources of a node that are available for scheduling. This field is beta.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeNodeResources as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -281,13 +381,17 @@ impl JsonSchema for crate::api::storage::v1::CSINodeDriver {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSINodeDriver as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSINodeList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSINodeList",
+        model: &Model {
             description: Some("CSINodeList is a collection of CSINode objects."),
             map_type: None,
             opaque: false,
@@ -315,6 +419,8 @@ impl JsonSchema for crate::api::storage::v1::CSINodeList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of CSINode"),
+                    reference: <crate::api::storage::v1::CSINode as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -323,16 +429,22 @@ impl JsonSchema for crate::api::storage::v1::CSINodeList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSINodeList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSINodeSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSINodeSpec",
+        model: &Model {
             description: Some(
                 "CSINodeSpec holds information about the specification of all CSI drivers installed on a node",
             ),
@@ -350,16 +462,22 @@ impl JsonSchema for crate::api::storage::v1::CSINodeSpec {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["name"],
+                    reference: <crate::api::storage::v1::CSINodeDriver as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSINodeSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSIStorageCapacity",
+        model: &Model {
             description: Some(
                 "CSIStorageCapacity stores the result of one CSI GetCapacity call. For a given StorageClass, this describes the available capacity in a particular topology segment.  This can be used when considering where to instantiate new PersistentVolumes.\n\nFor example this can express things like: - StorageClass \"standard\" has \"1234 GiB\" available in \"topology.kubernetes.io/zone=us-east1\" - StorageClass \"localssd\" has \"10 GiB\" available in \"kubernetes.io/hostname=knode-abc123\"\n\nThe following three cases all imply that no capacity is available for a certain combination: - no object exists with suitable topology and storage class name - such an object exists, but the capacity is unset - such an object exists, but the capacity is zero\n\nThe producer of these objects can decide which approach is more suitable.\n\nThey are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.",
             ),
@@ -388,6 +506,8 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
                     description: Some(
                         "capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThe semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -396,6 +516,8 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
                     description: Some(
                         "maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.\n\nThis is defined since CSI spec 1.4.0 as the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters as those in GetCapacityRequest. The corresponding value in the Kubernetes API is ResourceRequirements.Requests in a volume claim.",
                     ),
+                    reference: <crate::apimachinery::pkg::api::resource::Quantity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -404,6 +526,8 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
                     description: Some(
                         "Standard object's metadata. The name has no particular meaning. It must be a DNS subdomain (dots allowed, 253 characters). To ensure that there are no conflicts with other CSI drivers on the cluster, the recommendation is to use csisc-<uuid>, a generated name, or a reverse-domain name which ends with the unique CSI driver name.\n\nObjects are namespaced.\n\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -412,6 +536,8 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
                     description: Some(
                         "nodeTopology defines which nodes have access to the storage for which capacity was reported. If not set, the storage is not accessible from any node in the cluster. If empty, the storage is accessible from all nodes. This field is immutable.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -424,13 +550,17 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacity {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSIStorageCapacity as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::CSIStorageCapacityList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.CSIStorageCapacityList",
+        model: &Model {
             description: Some(
                 "CSIStorageCapacityList is a collection of CSIStorageCapacity objects.",
             ),
@@ -462,6 +592,8 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacityList {
                     description: Some(
                         "items is the list of CSIStorageCapacity objects.",
                     ),
+                    reference: <crate::api::storage::v1::CSIStorageCapacity as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -470,16 +602,22 @@ impl JsonSchema for crate::api::storage::v1::CSIStorageCapacityList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::CSIStorageCapacityList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::StorageClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.StorageClass",
+        model: &Model {
             description: Some(
                 "StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.\n\nStorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.",
             ),
@@ -519,6 +657,8 @@ impl JsonSchema for crate::api::storage::v1::StorageClass {
                         "allowedTopologies restrict the node topologies where volumes can be dynamically provisioned. Each volume plugin defines its own supported topology specifications. An empty TopologySelectorTerm list means there is no topology restriction. This field is only honored by servers that enable the VolumeScheduling feature.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::api::core::v1::TopologySelectorTerm as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -527,6 +667,8 @@ impl JsonSchema for crate::api::storage::v1::StorageClass {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -575,13 +717,17 @@ impl JsonSchema for crate::api::storage::v1::StorageClass {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::StorageClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::StorageClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.StorageClassList",
+        model: &Model {
             description: Some("StorageClassList is a collection of storage classes."),
             map_type: None,
             opaque: false,
@@ -609,6 +755,8 @@ impl JsonSchema for crate::api::storage::v1::StorageClassList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of StorageClasses"),
+                    reference: <crate::api::storage::v1::StorageClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -617,16 +765,22 @@ impl JsonSchema for crate::api::storage::v1::StorageClassList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::StorageClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::TokenRequest {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.TokenRequest",
+        model: &Model {
             description: Some(
                 "TokenRequest contains parameters of a service account token.",
             ),
@@ -651,13 +805,17 @@ impl JsonSchema for crate::api::storage::v1::TokenRequest {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::TokenRequest as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttachment {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttachment",
+        model: &Model {
             description: Some(
                 "VolumeAttachment captures the intent to attach or detach the specified volume to/from the specified node.\n\nVolumeAttachment objects are non-namespaced.",
             ),
@@ -686,6 +844,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachment {
                     description: Some(
                         "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -695,6 +855,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachment {
                     description: Some(
                         "spec represents specification of the desired attach/detach volume behavior. Populated by the Kubernetes system.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeAttachmentSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -703,16 +865,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachment {
                     description: Some(
                         "status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeAttachmentStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttachment as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttachmentList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttachmentList",
+        model: &Model {
             description: Some(
                 "VolumeAttachmentList is a collection of VolumeAttachment objects.",
             ),
@@ -742,6 +910,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("items is the list of VolumeAttachments"),
+                    reference: <crate::api::storage::v1::VolumeAttachment as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -750,16 +920,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttachmentList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttachmentSource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttachmentSource",
+        model: &Model {
             description: Some(
                 "VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.",
             ),
@@ -772,6 +948,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentSource {
                     description: Some(
                         "inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This field is beta-level and is only honored by servers that enabled the CSIMigration feature.",
                     ),
+                    reference: <crate::api::core::v1::PersistentVolumeSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -783,13 +961,17 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentSource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttachmentSource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttachmentSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttachmentSpec",
+        model: &Model {
             description: Some(
                 "VolumeAttachmentSpec is the specification of a VolumeAttachment request.",
             ),
@@ -821,16 +1003,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentSpec {
                     description: Some(
                         "source represents the volume that should be attached.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeAttachmentSource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttachmentSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttachmentStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttachmentStatus",
+        model: &Model {
             description: Some(
                 "VolumeAttachmentStatus is the status of a VolumeAttachment request.",
             ),
@@ -843,6 +1031,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentStatus {
                     description: Some(
                         "attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeError as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -871,16 +1061,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttachmentStatus {
                     description: Some(
                         "detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeError as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttachmentStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttributesClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttributesClass",
+        model: &Model {
             description: Some(
                 "VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.",
             ),
@@ -916,6 +1112,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttributesClass {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -930,13 +1128,17 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttributesClass {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttributesClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeAttributesClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeAttributesClassList",
+        model: &Model {
             description: Some(
                 "VolumeAttributesClassList is a collection of VolumeAttributesClass objects.",
             ),
@@ -968,6 +1170,8 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttributesClassList {
                     description: Some(
                         "items is the list of VolumeAttributesClass objects.",
                     ),
+                    reference: <crate::api::storage::v1::VolumeAttributesClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -976,16 +1180,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeAttributesClassList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeAttributesClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeError {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeError",
+        model: &Model {
             description: Some(
                 "VolumeError captures an error encountered during a volume operation.",
             ),
@@ -1014,16 +1224,22 @@ impl JsonSchema for crate::api::storage::v1::VolumeError {
                     description: Some(
                         "time represents the time the error was encountered.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeError as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1::VolumeNodeResources {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1.VolumeNodeResources",
+        model: &Model {
             description: Some(
                 "VolumeNodeResources is a set of resource limits for scheduling of volumes.",
             ),
@@ -1039,7 +1255,10 @@ impl JsonSchema for crate::api::storage::v1::VolumeNodeResources {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1::VolumeNodeResources as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,21 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::storage::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1beta1::VolumeAttributesClass as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storage::v1beta1::VolumeAttributesClassList as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClass {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1beta1.VolumeAttributesClass",
+        model: &Model {
             description: Some(
                 "VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.",
             ),
@@ -41,6 +52,8 @@ impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClass {
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -55,13 +68,17 @@ impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClass {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1beta1::VolumeAttributesClass as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClassList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storage.v1beta1.VolumeAttributesClassList",
+        model: &Model {
             description: Some(
                 "VolumeAttributesClassList is a collection of VolumeAttributesClass objects.",
             ),
@@ -93,6 +110,8 @@ impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClassList {
                     description: Some(
                         "items is the list of VolumeAttributesClass objects.",
                     ),
+                    reference: <crate::api::storage::v1beta1::VolumeAttributesClass as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -101,10 +120,15 @@ impl JsonSchema for crate::api::storage::v1beta1::VolumeAttributesClassList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storage::v1beta1::VolumeAttributesClassList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,27 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `api::storagemigration::v1beta1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::api::storagemigration::v1beta1::StorageVersionMigration as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storagemigration::v1beta1::StorageVersionMigrationList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigration {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigration",
+        model: &Model {
             description: Some(
                 "StorageVersionMigration represents a migration of stored data to the latest storage version.",
             ),
@@ -34,28 +51,38 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
                     description: Some(
                         "Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "spec",
                     schema: <crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec as JsonSchema>::json_schema,
                     description: Some("Specification of the migration."),
+                    reference: <crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
                     name: "status",
                     schema: <crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus as JsonSchema>::json_schema,
                     description: Some("Status of the migration."),
+                    reference: <crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storagemigration::v1beta1::StorageVersionMigration as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrationList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList",
+        model: &Model {
             description: Some(
                 "StorageVersionMigrationList is a collection of storage version migrations.",
             ),
@@ -85,6 +112,8 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of StorageVersionMigration"),
+                    reference: <crate::api::storagemigration::v1beta1::StorageVersionMigration as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -93,16 +122,22 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storagemigration::v1beta1::StorageVersionMigrationList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec",
+        model: &Model {
             description: Some("Spec of the storage version migration."),
             map_type: None,
             opaque: false,
@@ -114,17 +149,23 @@ impl JsonSchema for crate::api::storagemigration::v1beta1::StorageVersionMigrati
                     description: Some(
                         "The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::GroupResource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus",
+        model: &Model {
             description: Some("Status of the storage version migration."),
             map_type: None,
             opaque: false,
@@ -139,6 +180,8 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -150,7 +193,10 @@ for crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,11 +2,58 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `apiextensions_apiserver::pkg::apis::apiextensions::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition",
+        model: &Model {
             description: Some(
                 "CustomResourceColumnDefinition specifies a column for server side printing.",
             ),
@@ -63,14 +110,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion",
+        model: &Model {
             description: Some(
                 "CustomResourceConversion describes how to convert different versions of a CR.",
             ),
@@ -92,17 +143,23 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     description: Some(
                         "webhook describes how to call the conversion webhook. Required when `strategy` is set to `\"Webhook\"`.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition",
+        model: &Model {
             description: Some(
                 "CustomResourceDefinitionCondition contains details for the current condition of this pod.",
             ),
@@ -115,6 +172,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     description: Some(
                         "lastTransitionTime last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -160,14 +219,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+        model: &Model {
             description: Some(
                 "CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition",
             ),
@@ -227,14 +290,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus",
+        model: &Model {
             description: Some(
                 "CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition",
             ),
@@ -247,6 +314,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     description: Some(
                         "acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -259,6 +328,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -277,14 +348,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale",
+        model: &Model {
             description: Some(
                 "CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.",
             ),
@@ -318,28 +393,36 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus",
+        model: &Model {
             description: Some(
                 "CustomResourceSubresourceStatus defines how to serve the status subresource for CustomResources. Status is represented by the `.status` JSON path inside of a CustomResource. When set, * exposes a /status subresource for the custom resource * PUT requests to the /status subresource take a custom resource object, and ignore changes to anything except the status stanza * PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza",
             ),
             map_type: None,
             opaque: true,
             properties: &[],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources",
+        model: &Model {
             description: Some(
                 "CustomResourceSubresources defines the status and scale subresources for CustomResources.",
             ),
@@ -352,6 +435,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     description: Some(
                         "scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -360,17 +445,23 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResource
                     description: Some(
                         "status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation",
+        model: &Model {
             description: Some(
                 "ExternalDocumentation allows referencing an external resource for extended documentation.",
             ),
@@ -388,14 +479,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocume
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.SelectableField",
+        model: &Model {
             description: Some(
                 "SelectableField specifies the JSON path of a field that may be used with field selectors.",
             ),
@@ -412,14 +507,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableFiel
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+        model: &Model {
             description: Some(
                 "ServiceReference holds a reference to Service.legacy.k8s.io",
             ),
@@ -459,14 +558,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReferen
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule",
+        model: &Model {
             description: Some(
                 "ValidationRule describes a validation rule written in the CEL expression language.",
             ),
@@ -523,14 +626,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+        model: &Model {
             description: Some(
                 "WebhookClientConfig contains the information to make a TLS connection with the webhook.",
             ),
@@ -551,6 +658,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientC
                     description: Some(
                         "service is a reference to the service for this webhook. Either service or url must be specified.\n\nIf the webhook is running within the cluster, then you should use `service`.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -562,14 +671,18 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientC
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion",
+        model: &Model {
             description: Some(
                 "WebhookConversion describes how to call a conversion webhook",
             ),
@@ -582,6 +695,8 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConvers
                     description: Some(
                         "clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.",
                     ),
+                    reference: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -595,7 +710,10 @@ for crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConvers
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

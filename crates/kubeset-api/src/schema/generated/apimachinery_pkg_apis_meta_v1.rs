@@ -2,10 +2,78 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `apimachinery::pkg::apis::meta::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::APIGroup as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::APIGroupList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::APIResource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::APIResourceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::APIVersions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::DeleteOptions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::GroupResource as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::OwnerReference as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::Preconditions as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::Status as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::StatusCause as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::apis::meta::v1::StatusDetails as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroup {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup",
+        model: &Model {
             description: Some(
                 "APIGroup contains the name, the supported versions, and the preferred version of a group.",
             ),
@@ -41,6 +109,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroup {
                     description: Some(
                         "preferredVersion is the version preferred by the API server, which probably is the storage version.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -52,6 +122,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroup {
                         "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -64,16 +136,22 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroup {
                         "versions are the versions supported in this group.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::APIGroup as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroupList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList",
+        model: &Model {
             description: Some(
                 "APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.",
             ),
@@ -104,16 +182,22 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIGroupList {
                     required: true,
                     description: Some("groups is a list of APIGroup."),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::APIGroup as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::APIGroupList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIResource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.APIResource",
+        model: &Model {
             description: Some(
                 "APIResource specifies the name of a resource and whether it is namespaced.",
             ),
@@ -206,13 +290,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIResource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::APIResource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIResourceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
+        model: &Model {
             description: Some(
                 "APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.",
             ),
@@ -254,16 +342,22 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIResourceList {
                         "resources contains the name of the resources and if they are namespaced.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::APIResource as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::APIResourceList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIVersions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions",
+        model: &Model {
             description: Some(
                 "APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.",
             ),
@@ -296,6 +390,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIVersions {
                         "a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -309,13 +405,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::APIVersions {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::APIVersions as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Condition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+        model: &Model {
             description: Some(
                 "Condition contains details for one aspect of the current state of this API Resource.",
             ),
@@ -329,6 +429,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Condition {
                     description: Some(
                         "lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -376,13 +478,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Condition {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::Condition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        model: &Model {
             description: Some(
                 "DeleteOptions may be provided when deleting an API object.",
             ),
@@ -444,6 +550,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
                     description: Some(
                         "Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Preconditions as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -455,13 +563,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::DeleteOptions {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::DeleteOptions as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
+        model: &Model {
             description: Some(
                 "FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.",
             ),
@@ -496,13 +608,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequi
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource",
+        model: &Model {
             description: Some(
                 "GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types",
             ),
@@ -522,13 +638,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::GroupResource {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::GroupResource as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery",
+        model: &Model {
             description: Some(
                 "GroupVersion contains the \"group/version\" and \"version\" string of a version. It is made a struct to keep extensibility.",
             ),
@@ -554,13 +674,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDis
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+        model: &Model {
             description: Some(
                 "A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.",
             ),
@@ -576,6 +700,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
                         "matchExpressions is a list of label selector requirements. The requirements are ANDed.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -590,13 +716,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::LabelSelector {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelector as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+        model: &Model {
             description: Some(
                 "A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.",
             ),
@@ -631,13 +761,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequi
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ListMeta {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+        model: &Model {
             description: Some(
                 "ListMeta describes metadata that synthetic resources must have, including lists and various status objects. A resource may have only one of {ObjectMeta, ListMeta}.",
             ),
@@ -677,13 +811,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ListMeta {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
+        model: &Model {
             description: Some(
                 "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.",
             ),
@@ -712,6 +850,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry
                     description: Some(
                         "FieldsV1 holds the first JSON version format as described in the \"FieldsV1\" type.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::FieldsV1 as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -744,16 +884,22 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry
                     description: Some(
                         "Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        model: &Model {
             description: Some(
                 "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
             ),
@@ -777,6 +923,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                     description: Some(
                         "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -793,6 +941,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                     description: Some(
                         "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.\n\nPopulated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -840,6 +990,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                         "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like \"ci-cd\". The set of fields is always in the version that the workflow used when modifying the object.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -868,6 +1020,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                     ),
                     list_type: Some("map"),
                     list_map_keys: &["uid"],
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::OwnerReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -895,13 +1049,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::OwnerReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+        model: &Model {
             description: Some(
                 "OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.",
             ),
@@ -959,13 +1117,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::OwnerReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::OwnerReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Preconditions {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
+        model: &Model {
             description: Some(
                 "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
             ),
@@ -985,13 +1147,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Preconditions {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::Preconditions as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR",
+        model: &Model {
             description: Some(
                 "ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.",
             ),
@@ -1017,13 +1183,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::ServerAddressByCli
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Status {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        model: &Model {
             description: Some(
                 "Status is a return value for calls that don't return other objects.",
             ),
@@ -1060,6 +1230,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Status {
                     description: Some(
                         "Extended data associated with the reason.  Each reason may define its own extended details. This field is optional and the data returned is not guaranteed to conform to any schema except that defined by the reason type.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::StatusDetails as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1076,6 +1248,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Status {
                     description: Some(
                         "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1095,13 +1269,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::Status {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::Status as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::StatusCause {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause",
+        model: &Model {
             description: Some(
                 "StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.",
             ),
@@ -1133,13 +1311,17 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::StatusCause {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::StatusCause as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails",
+        model: &Model {
             description: Some(
                 "StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined.",
             ),
@@ -1155,6 +1337,8 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
                         "The Causes array includes more details associated with the StatusReason failure. Not all StatusReasons may provide detailed causes.",
                     ),
                     list_type: Some("atomic"),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::StatusCause as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -1198,7 +1382,10 @@ impl JsonSchema for crate::apimachinery::pkg::apis::meta::v1::StatusDetails {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::apis::meta::v1::StatusDetails as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

@@ -2,10 +2,18 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `apimachinery::pkg::version`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::apimachinery::pkg::version::Info as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::apimachinery::pkg::version::Info {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.apimachinery.pkg.version.Info",
+        model: &Model {
             description: Some(
                 "Info contains versioning information. how we'll want to distribute that information.",
             ),
@@ -105,7 +113,10 @@ impl JsonSchema for crate::apimachinery::pkg::version::Info {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::apimachinery::pkg::version::Info as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

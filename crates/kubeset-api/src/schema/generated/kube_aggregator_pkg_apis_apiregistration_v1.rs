@@ -2,10 +2,33 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the models of `kube_aggregator::pkg::apis::apiregistration::v1`.
-use crate::schema::{JsonSchema, JSONSchemaProps, Model, Prop};
+#[allow(unused_imports)]
+use crate::schema::{Definition, JsonSchema, JSONSchemaProps, Model, Prop};
+/// The module's definitions, sorted by name.
+pub(super) const DEFINITIONS: &[Definition] = &[
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus as JsonSchema>::DEFINITION,
+    ),
+    crate::schema::openapi::expect(
+        <crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference as JsonSchema>::DEFINITION,
+    ),
+];
 impl JsonSchema for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService",
+        model: &Model {
             description: Some(
                 "APIService represents a server for a particular GroupVersion. Name must be \"version.group\".",
             ),
@@ -34,6 +57,8 @@ impl JsonSchema for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIS
                     description: Some(
                         "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -42,6 +67,8 @@ impl JsonSchema for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIS
                     description: Some(
                         "Spec contains information for locating and communicating with a server",
                     ),
+                    reference: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -50,17 +77,23 @@ impl JsonSchema for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIS
                     description: Some(
                         "Status contains derived information about an API server",
                     ),
+                    reference: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+        model: &Model {
             description: Some(
                 "APIServiceCondition describes the state of an APIService at a particular point",
             ),
@@ -73,6 +106,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition 
                     description: Some(
                         "Last time the condition transitioned from one status to another.",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::Time as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -108,14 +143,18 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition 
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
+        model: &Model {
             description: Some("APIServiceList is a list of APIService objects."),
             map_type: None,
             opaque: false,
@@ -143,6 +182,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList {
                     > as JsonSchema>::json_schema,
                     required: true,
                     description: Some("Items is the list of APIService"),
+                    reference: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIService as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
                 Prop {
@@ -151,17 +192,23 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList {
                     description: Some(
                         "Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
                     ),
+                    reference: <crate::apimachinery::pkg::apis::meta::v1::ListMeta as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceList as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+        model: &Model {
             description: Some(
                 "APIServiceSpec contains information for locating and communicating with a server. Only https is supported, though you are able to disable certificate verification.",
             ),
@@ -206,6 +253,8 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
                     description: Some(
                         "Service is a reference to the service for this API server.  It must communicate on port 443. If the Service is nil, that means the handling for the API groupversion is handled locally on this server. The call will simply delegate to the normal handler chain to be fulfilled.",
                     ),
+                    reference: <crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::One,
                     ..Prop::NONE
                 },
                 Prop {
@@ -226,14 +275,18 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+        model: &Model {
             description: Some(
                 "APIServiceStatus contains derived information about an API server",
             ),
@@ -248,17 +301,23 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus {
                     description: Some("Current service state of apiService."),
                     list_type: Some("map"),
                     list_map_keys: &["type"],
+                    reference: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceCondition as JsonSchema>::DEFINITION,
+                    wrap: crate::schema::Wrap::List,
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }
 impl JsonSchema
 for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
-    fn json_schema() -> JSONSchemaProps {
-        const MODEL: Model = Model {
+    const DEFINITION: Option<crate::schema::Definition> = Some(crate::schema::Definition {
+        name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+        model: &Model {
             description: Some(
                 "ServiceReference holds a reference to Service.legacy.k8s.io",
             ),
@@ -286,7 +345,10 @@ for crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference {
                     ..Prop::NONE
                 },
             ],
-        };
-        MODEL.build()
+        },
+        schema: <crate::kube_aggregator::pkg::apis::apiregistration::v1::ServiceReference as JsonSchema>::json_schema,
+    });
+    fn json_schema() -> JSONSchemaProps {
+        crate::schema::openapi::build(Self::DEFINITION)
     }
 }

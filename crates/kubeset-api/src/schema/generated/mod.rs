@@ -2,6 +2,7 @@
 // Source: kubernetes/v1.35; `JsonSchema` impls (codegen/src/emit_schema.rs).
 
 //! `JsonSchema` for the generated models, one module per group-version.
+pub(crate) mod hand_written;
 #[cfg(all(feature = "schemas", feature = "admissionregistration-v1"))]
 mod api_admissionregistration_v1;
 #[cfg(all(feature = "schemas", feature = "admissionregistration-v1alpha1"))]
@@ -36,6 +37,10 @@ mod api_coordination_v1alpha2;
 mod api_coordination_v1beta1;
 #[cfg(all(feature = "schemas", feature = "core-v1"))]
 mod api_core_v1;
+#[cfg(all(feature = "schemas", feature = "core-v1"))]
+mod api_core_v1_part2;
+#[cfg(all(feature = "schemas", feature = "core-v1"))]
+mod api_core_v1_part3;
 #[cfg(all(feature = "schemas", feature = "discovery-v1"))]
 mod api_discovery_v1;
 #[cfg(all(feature = "schemas", feature = "events-v1"))]
@@ -76,3 +81,238 @@ mod apimachinery_pkg_apis_meta_v1;
 mod apimachinery_pkg_version;
 #[cfg(all(feature = "schemas", feature = "apiregistration-v1"))]
 mod kube_aggregator_pkg_apis_apiregistration_v1;
+/// The definition named `name` among the compiled-in ones.
+pub(crate) fn definition(name: &str) -> Option<crate::schema::Definition> {
+    if let Some(d) = crate::schema::openapi::find(hand_written::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "admissionregistration-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_admissionregistration_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "admissionregistration-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_admissionregistration_v1alpha1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "admissionregistration-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_admissionregistration_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "apiserverinternal-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_apiserverinternal_v1alpha1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "apps-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_apps_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "authentication-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_authentication_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "authorization-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_authorization_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "autoscaling-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_autoscaling_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "autoscaling-v2"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_autoscaling_v2::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "batch-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_batch_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "certificates-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_certificates_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "certificates-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_certificates_v1alpha1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "certificates-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_certificates_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "coordination-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_coordination_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "coordination-v1alpha2"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_coordination_v1alpha2::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "coordination-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_coordination_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "core-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_core_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "discovery-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_discovery_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "events-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_events_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "flowcontrol-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_flowcontrol_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "networking-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_networking_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "networking-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_networking_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "node-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_node_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "policy-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_policy_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "rbac-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_rbac_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "resource-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_resource_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "resource-v1alpha3"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_resource_v1alpha3::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "resource-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_resource_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "resource-v1beta2"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_resource_v1beta2::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "scheduling-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_scheduling_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "scheduling-v1alpha1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_scheduling_v1alpha1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "storage-v1"))]
+    if let Some(d) = crate::schema::openapi::find(api_storage_v1::DEFINITIONS, name) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "storage-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_storage_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "storagemigration-v1beta1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        api_storagemigration_v1beta1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "apiextensions-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        apiextensions_apiserver_pkg_apis_apiextensions_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    if let Some(d) = crate::schema::openapi::find(
+        apimachinery_pkg_apis_meta_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    if let Some(d) = crate::schema::openapi::find(
+        apimachinery_pkg_version::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    #[cfg(all(feature = "schemas", feature = "apiregistration-v1"))]
+    if let Some(d) = crate::schema::openapi::find(
+        kube_aggregator_pkg_apis_apiregistration_v1::DEFINITIONS,
+        name,
+    ) {
+        return Some(d);
+    }
+    None
+}

@@ -32,7 +32,7 @@ impl crate::serde_util::DeStruct for UserInfo {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.extra = map.next_value()?,
+            0 => self.extra = crate::serde_util::optional_map(map)?,
             1 => self.groups = crate::serde_util::optional_vec(map)?,
             2 => self.uid = map.next_value()?,
             3 => self.username = map.next_value()?,

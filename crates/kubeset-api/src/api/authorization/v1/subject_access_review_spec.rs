@@ -47,7 +47,7 @@ impl crate::serde_util::DeStruct for SubjectAccessReviewSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.extra = map.next_value()?,
+            0 => self.extra = crate::serde_util::optional_map(map)?,
             1 => self.groups = crate::serde_util::optional_vec(map)?,
             2 => self.non_resource_attributes = map.next_value()?,
             3 => self.resource_attributes = map.next_value()?,

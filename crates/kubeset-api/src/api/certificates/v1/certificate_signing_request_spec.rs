@@ -98,7 +98,7 @@ impl crate::serde_util::DeStruct for CertificateSigningRequestSpec {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.expiration_seconds = map.next_value()?,
-            1 => self.extra = map.next_value()?,
+            1 => self.extra = crate::serde_util::optional_map(map)?,
             2 => self.groups = crate::serde_util::optional_vec(map)?,
             3 => self.request = crate::serde_util::required(map)?,
             4 => self.signer_name = crate::serde_util::required(map)?,

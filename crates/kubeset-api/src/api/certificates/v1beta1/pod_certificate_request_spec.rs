@@ -99,7 +99,9 @@ impl crate::serde_util::DeStruct for PodCertificateRequestSpec {
             7 => self.service_account_name = crate::serde_util::required(map)?,
             8 => self.service_account_uid = crate::serde_util::required(map)?,
             9 => self.signer_name = crate::serde_util::required(map)?,
-            10 => self.unverified_user_annotations = map.next_value()?,
+            10 => {
+                self.unverified_user_annotations = crate::serde_util::optional_map(map)?;
+            }
             _ => {}
         }
         Ok(())

@@ -45,8 +45,8 @@ impl crate::serde_util::DeStruct for ConfigMap {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.binary_data = map.next_value()?,
-            1 => self.data = map.next_value()?,
+            0 => self.binary_data = crate::serde_util::optional_map(map)?,
+            1 => self.data = crate::serde_util::optional_map(map)?,
             2 => self.immutable = map.next_value()?,
             3 => self.metadata = crate::serde_util::required(map)?,
             _ => {}

@@ -88,7 +88,7 @@ impl crate::serde_util::DeStruct for ContainerStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.allocated_resources = map.next_value()?,
+            0 => self.allocated_resources = crate::serde_util::optional_map(map)?,
             1 => self.allocated_resources_status = crate::serde_util::optional_vec(map)?,
             2 => self.container_id = map.next_value()?,
             3 => self.image = crate::serde_util::required(map)?,

@@ -69,7 +69,7 @@ impl crate::serde_util::DeStruct for CSIPersistentVolumeSource {
             5 => self.node_publish_secret_ref = map.next_value()?,
             6 => self.node_stage_secret_ref = map.next_value()?,
             7 => self.read_only = map.next_value()?,
-            8 => self.volume_attributes = map.next_value()?,
+            8 => self.volume_attributes = crate::serde_util::optional_map(map)?,
             9 => self.volume_handle = crate::serde_util::required(map)?,
             _ => {}
         }

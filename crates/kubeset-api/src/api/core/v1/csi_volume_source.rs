@@ -45,7 +45,7 @@ impl crate::serde_util::DeStruct for CSIVolumeSource {
             1 => self.fs_type = map.next_value()?,
             2 => self.node_publish_secret_ref = map.next_value()?,
             3 => self.read_only = map.next_value()?,
-            4 => self.volume_attributes = map.next_value()?,
+            4 => self.volume_attributes = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

@@ -43,7 +43,7 @@ impl crate::serde_util::DeStruct for FlexVolumeSource {
         match index {
             0 => self.driver = crate::serde_util::required(map)?,
             1 => self.fs_type = map.next_value()?,
-            2 => self.options = map.next_value()?,
+            2 => self.options = crate::serde_util::optional_map(map)?,
             3 => self.read_only = map.next_value()?,
             4 => self.secret_ref = map.next_value()?,
             _ => {}

@@ -70,11 +70,11 @@ impl crate::serde_util::DeStruct for LimitRangeItem {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.default = map.next_value()?,
-            1 => self.default_request = map.next_value()?,
-            2 => self.max = map.next_value()?,
-            3 => self.max_limit_request_ratio = map.next_value()?,
-            4 => self.min = map.next_value()?,
+            0 => self.default = crate::serde_util::optional_map(map)?,
+            1 => self.default_request = crate::serde_util::optional_map(map)?,
+            2 => self.max = crate::serde_util::optional_map(map)?,
+            3 => self.max_limit_request_ratio = crate::serde_util::optional_map(map)?,
+            4 => self.min = crate::serde_util::optional_map(map)?,
             5 => self.type_ = crate::serde_util::required(map)?,
             _ => {}
         }

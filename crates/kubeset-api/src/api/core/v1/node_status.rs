@@ -88,8 +88,8 @@ impl crate::serde_util::DeStruct for NodeStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.addresses = crate::serde_util::optional_vec(map)?,
-            1 => self.allocatable = map.next_value()?,
-            2 => self.capacity = map.next_value()?,
+            1 => self.allocatable = crate::serde_util::optional_map(map)?,
+            2 => self.capacity = crate::serde_util::optional_map(map)?,
             3 => self.conditions = crate::serde_util::optional_vec(map)?,
             4 => self.config = map.next_value()?,
             5 => self.daemon_endpoints = map.next_value()?,

@@ -99,9 +99,9 @@ impl crate::serde_util::DeStruct for PersistentVolumeClaimStatus {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.access_modes = crate::serde_util::optional_vec(map)?,
-            1 => self.allocated_resource_statuses = map.next_value()?,
-            2 => self.allocated_resources = map.next_value()?,
-            3 => self.capacity = map.next_value()?,
+            1 => self.allocated_resource_statuses = crate::serde_util::optional_map(map)?,
+            2 => self.allocated_resources = crate::serde_util::optional_map(map)?,
+            3 => self.capacity = crate::serde_util::optional_map(map)?,
             4 => self.conditions = crate::serde_util::optional_vec(map)?,
             5 => self.current_volume_attributes_class_name = map.next_value()?,
             6 => self.modify_volume_status = map.next_value()?,

@@ -158,7 +158,7 @@ impl crate::serde_util::DeStruct for PersistentVolumeSpec {
             1 => self.aws_elastic_block_store = map.next_value()?,
             2 => self.azure_disk = map.next_value()?,
             3 => self.azure_file = map.next_value()?,
-            4 => self.capacity = map.next_value()?,
+            4 => self.capacity = crate::serde_util::optional_map(map)?,
             5 => self.cephfs = map.next_value()?,
             6 => self.cinder = map.next_value()?,
             7 => self.claim_ref = map.next_value()?,

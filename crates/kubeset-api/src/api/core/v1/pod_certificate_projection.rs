@@ -79,7 +79,7 @@ impl crate::serde_util::DeStruct for PodCertificateProjection {
             3 => self.key_type = crate::serde_util::required(map)?,
             4 => self.max_expiration_seconds = map.next_value()?,
             5 => self.signer_name = crate::serde_util::required(map)?,
-            6 => self.user_annotations = map.next_value()?,
+            6 => self.user_annotations = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

@@ -114,7 +114,7 @@ impl crate::serde_util::DeStruct for PodStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.allocated_resources = map.next_value()?,
+            0 => self.allocated_resources = crate::serde_util::optional_map(map)?,
             1 => self.conditions = crate::serde_util::optional_vec(map)?,
             2 => self.container_statuses = crate::serde_util::optional_vec(map)?,
             3 => {

@@ -39,7 +39,7 @@ impl crate::serde_util::DeStruct for ReplicationControllerSpec {
         match index {
             0 => self.min_ready_seconds = map.next_value()?,
             1 => self.replicas = map.next_value()?,
-            2 => self.selector = map.next_value()?,
+            2 => self.selector = crate::serde_util::optional_map(map)?,
             3 => self.template = map.next_value()?,
             _ => {}
         }

@@ -34,7 +34,7 @@ impl crate::serde_util::DeStruct for ResourceQuotaSpec {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.hard = map.next_value()?,
+            0 => self.hard = crate::serde_util::optional_map(map)?,
             1 => self.scope_selector = map.next_value()?,
             2 => self.scopes = crate::serde_util::optional_vec(map)?,
             _ => {}

@@ -36,8 +36,8 @@ impl crate::serde_util::DeStruct for ResourceQuotaStatus {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.hard = map.next_value()?,
-            1 => self.used = map.next_value()?,
+            0 => self.hard = crate::serde_util::optional_map(map)?,
+            1 => self.used = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

@@ -44,8 +44,8 @@ impl crate::serde_util::DeStruct for ResourceRequirements {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.claims = crate::serde_util::optional_vec(map)?,
-            1 => self.limits = map.next_value()?,
-            2 => self.requests = map.next_value()?,
+            1 => self.limits = crate::serde_util::optional_map(map)?,
+            2 => self.requests = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

@@ -49,10 +49,10 @@ impl crate::serde_util::DeStruct for Secret {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.data = map.next_value()?,
+            0 => self.data = crate::serde_util::optional_map(map)?,
             1 => self.immutable = map.next_value()?,
             2 => self.metadata = crate::serde_util::required(map)?,
-            3 => self.string_data = map.next_value()?,
+            3 => self.string_data = crate::serde_util::optional_map(map)?,
             4 => self.type_ = map.next_value()?,
             _ => {}
         }

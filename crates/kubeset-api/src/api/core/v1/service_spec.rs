@@ -122,7 +122,7 @@ impl crate::serde_util::DeStruct for ServiceSpec {
             }
             13 => self.ports = crate::serde_util::optional_vec(map)?,
             14 => self.publish_not_ready_addresses = map.next_value()?,
-            15 => self.selector = map.next_value()?,
+            15 => self.selector = crate::serde_util::optional_map(map)?,
             16 => self.session_affinity = map.next_value()?,
             17 => self.session_affinity_config = map.next_value()?,
             18 => self.traffic_distribution = map.next_value()?,

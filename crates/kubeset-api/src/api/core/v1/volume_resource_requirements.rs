@@ -36,8 +36,8 @@ impl crate::serde_util::DeStruct for VolumeResourceRequirements {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.limits = map.next_value()?,
-            1 => self.requests = map.next_value()?,
+            0 => self.limits = crate::serde_util::optional_map(map)?,
+            1 => self.requests = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

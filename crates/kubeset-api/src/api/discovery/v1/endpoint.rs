@@ -55,7 +55,7 @@ impl crate::serde_util::DeStruct for Endpoint {
         match index {
             0 => self.addresses = crate::serde_util::required_vec(map)?,
             1 => self.conditions = map.next_value()?,
-            2 => self.deprecated_topology = map.next_value()?,
+            2 => self.deprecated_topology = crate::serde_util::optional_map(map)?,
             3 => self.hints = map.next_value()?,
             4 => self.hostname = map.next_value()?,
             5 => self.node_name = map.next_value()?,

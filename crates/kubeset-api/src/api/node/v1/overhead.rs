@@ -28,7 +28,7 @@ impl crate::serde_util::DeStruct for Overhead {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.pod_fixed = map.next_value()?;
+            self.pod_fixed = crate::serde_util::optional_map(map)?;
         }
         Ok(())
     }

@@ -26,7 +26,7 @@ impl crate::serde_util::DeStruct for Scheduling {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.node_selector = map.next_value()?,
+            0 => self.node_selector = crate::serde_util::optional_map(map)?,
             1 => self.tolerations = crate::serde_util::optional_vec(map)?,
             _ => {}
         }

@@ -65,7 +65,7 @@ impl crate::serde_util::DeStruct for PodDisruptionBudgetStatus {
             0 => self.conditions = crate::serde_util::optional_vec(map)?,
             1 => self.current_healthy = crate::serde_util::required(map)?,
             2 => self.desired_healthy = crate::serde_util::required(map)?,
-            3 => self.disrupted_pods = map.next_value()?,
+            3 => self.disrupted_pods = crate::serde_util::optional_map(map)?,
             4 => self.disruptions_allowed = crate::serde_util::required(map)?,
             5 => self.expected_pods = crate::serde_util::required(map)?,
             6 => self.observed_generation = map.next_value()?,

@@ -30,7 +30,7 @@ impl crate::serde_util::DeStruct for CounterSet {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.counters = crate::serde_util::required(map)?,
+            0 => self.counters = crate::serde_util::required_map(map)?,
             1 => self.name = crate::serde_util::required(map)?,
             _ => {}
         }

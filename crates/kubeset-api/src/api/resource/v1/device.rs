@@ -113,11 +113,11 @@ impl crate::serde_util::DeStruct for Device {
         match index {
             0 => self.all_nodes = map.next_value()?,
             1 => self.allow_multiple_allocations = map.next_value()?,
-            2 => self.attributes = map.next_value()?,
+            2 => self.attributes = crate::serde_util::optional_map(map)?,
             3 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
             4 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
             5 => self.binds_to_node = map.next_value()?,
-            6 => self.capacity = map.next_value()?,
+            6 => self.capacity = crate::serde_util::optional_map(map)?,
             7 => self.consumes_counters = crate::serde_util::optional_vec(map)?,
             8 => self.name = crate::serde_util::required(map)?,
             9 => self.node_name = map.next_value()?,

@@ -38,7 +38,7 @@ impl crate::serde_util::DeStruct for CapacityRequirements {
         map: &mut A,
     ) -> Result<(), A::Error> {
         if index == 0 {
-            self.requests = map.next_value()?;
+            self.requests = crate::serde_util::optional_map(map)?;
         }
         Ok(())
     }

@@ -32,7 +32,7 @@ impl crate::serde_util::DeStruct for DeviceCounterConsumption {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.counter_set = crate::serde_util::required(map)?,
-            1 => self.counters = crate::serde_util::required(map)?,
+            1 => self.counters = crate::serde_util::required_map(map)?,
             _ => {}
         }
         Ok(())

@@ -89,7 +89,7 @@ impl crate::serde_util::DeStruct for DeviceRequestAllocationResult {
             0 => self.admin_access = map.next_value()?,
             1 => self.binding_conditions = crate::serde_util::optional_vec(map)?,
             2 => self.binding_failure_conditions = crate::serde_util::optional_vec(map)?,
-            3 => self.consumed_capacity = map.next_value()?,
+            3 => self.consumed_capacity = crate::serde_util::optional_map(map)?,
             4 => self.device = crate::serde_util::required(map)?,
             5 => self.driver = crate::serde_util::required(map)?,
             6 => self.pool = crate::serde_util::required(map)?,

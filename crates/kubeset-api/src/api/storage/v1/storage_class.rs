@@ -67,7 +67,7 @@ impl crate::serde_util::DeStruct for StorageClass {
             1 => self.allowed_topologies = crate::serde_util::optional_vec(map)?,
             2 => self.metadata = crate::serde_util::required(map)?,
             3 => self.mount_options = crate::serde_util::optional_vec(map)?,
-            4 => self.parameters = map.next_value()?,
+            4 => self.parameters = crate::serde_util::optional_map(map)?,
             5 => self.provisioner = crate::serde_util::required(map)?,
             6 => self.reclaim_policy = map.next_value()?,
             7 => self.volume_binding_mode = map.next_value()?,

@@ -39,7 +39,7 @@ impl crate::serde_util::DeStruct for VolumeAttachmentStatus {
         match index {
             0 => self.attach_error = map.next_value()?,
             1 => self.attached = crate::serde_util::required(map)?,
-            2 => self.attachment_metadata = map.next_value()?,
+            2 => self.attachment_metadata = crate::serde_util::optional_map(map)?,
             3 => self.detach_error = map.next_value()?,
             _ => {}
         }

@@ -41,7 +41,7 @@ impl crate::serde_util::DeStruct for VolumeAttributesClass {
         match index {
             0 => self.driver_name = crate::serde_util::required(map)?,
             1 => self.metadata = crate::serde_util::required(map)?,
-            2 => self.parameters = map.next_value()?,
+            2 => self.parameters = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

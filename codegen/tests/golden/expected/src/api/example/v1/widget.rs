@@ -41,7 +41,7 @@ impl crate::serde_util::DeStruct for Widget {
         match index {
             0 => self.metadata = crate::serde_util::required(map)?,
             1 => self.spec = map.next_value()?,
-            2 => self.status = map.next_value()?,
+            2 => self.status = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

@@ -89,7 +89,7 @@ impl crate::serde_util::DeStruct for WidgetSpec {
             9 => self.port = map.next_value()?,
             10 => self.ratio = map.next_value()?,
             11 => self.replicas = map.next_value()?,
-            12 => self.selector = map.next_value()?,
+            12 => self.selector = crate::serde_util::optional_map(map)?,
             13 => self.type_ = crate::serde_util::required(map)?,
             _ => {}
         }

@@ -29,7 +29,7 @@ impl crate::serde_util::DeStruct for LabelSelector {
     ) -> Result<(), A::Error> {
         match index {
             0 => self.match_expressions = crate::serde_util::optional_vec(map)?,
-            1 => self.match_labels = map.next_value()?,
+            1 => self.match_labels = crate::serde_util::optional_map(map)?,
             _ => {}
         }
         Ok(())

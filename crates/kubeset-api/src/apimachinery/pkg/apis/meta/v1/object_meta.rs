@@ -99,14 +99,14 @@ impl crate::serde_util::DeStruct for ObjectMeta {
         map: &mut A,
     ) -> Result<(), A::Error> {
         match index {
-            0 => self.annotations = map.next_value()?,
+            0 => self.annotations = crate::serde_util::optional_map(map)?,
             1 => self.creation_timestamp = map.next_value()?,
             2 => self.deletion_grace_period_seconds = map.next_value()?,
             3 => self.deletion_timestamp = map.next_value()?,
             4 => self.finalizers = crate::serde_util::optional_vec(map)?,
             5 => self.generate_name = map.next_value()?,
             6 => self.generation = map.next_value()?,
-            7 => self.labels = map.next_value()?,
+            7 => self.labels = crate::serde_util::optional_map(map)?,
             8 => self.managed_fields = crate::serde_util::optional_vec(map)?,
             9 => self.name = map.next_value()?,
             10 => self.namespace = map.next_value()?,
