@@ -152,6 +152,30 @@ impl<K> Api<K> {
         Api::from_parts(client, url, resource.api_version(), resource.kind.clone())
     }
 
+    /// kube-rs's `Api::namespaced_with(client, ns, &resource)`: the
+    /// [`dynamic`](Self::dynamic) API in `namespace`.
+    pub fn namespaced_with(
+        client: Client,
+        namespace: &str,
+        resource: &crate::dynamic::ApiResource,
+    ) -> Self {
+        Self::dynamic(client, resource, Some(namespace))
+    }
+
+    /// kube-rs's `Api::default_namespaced_with`: the [`dynamic`](Self::dynamic)
+    /// API in the client's default namespace.
+    pub fn default_namespaced_with(client: Client, resource: &crate::dynamic::ApiResource) -> Self {
+        let ns = client.default_namespace().to_owned();
+        Self::dynamic(client, resource, Some(&ns))
+    }
+
+    /// kube-rs's `Api::all_with(client, &resource)`: the
+    /// [`dynamic`](Self::dynamic) API over every namespace (or the
+    /// cluster-scoped collection).
+    pub fn all_with(client: Client, resource: &crate::dynamic::ApiResource) -> Self {
+        Self::dynamic(client, resource, None)
+    }
+
     fn from_parts(client: Client, url: ResourceUrl, api_version: String, kind: String) -> Self {
         Api {
             client,

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use kubeset_rest::RestClient;
 use kubeset_rest::config::{Config, ConfigError};
+use kubeset_rest::{IntoRestClient, RestClient};
 
 /// A connection pool to an API server with its settings (rate limiter,
 /// backoff, credentials) and the default namespace. Cheap to clone: clones
@@ -34,10 +34,31 @@ pub enum ClientError {
 }
 
 impl Client {
-    /// A client over an existing [`RestClient`], with a default namespace.
-    pub fn new(rest: RestClient, default_namespace: impl Into<String>) -> Self {
+    /// A client over an existing [`RestClient`], or, as kube-rs's
+    /// `Client::new(service, namespace)`, over any tower service of
+    /// `http::Request<Body>` ([`IntoRestClient`]): a `tower_test::mock`
+    /// pair in a unit test, or layers of your own in front of a connection.
+    /// Through a service, requests carry their path and query only and
+    /// nothing is rate-limited or retried, as in kube-rs (see
+    /// [`RestClient::from_service`] for a base URL and other settings).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use kubeset_client::{Api, Client, api::core::v1::ConfigMap, rest::service::Body};
+    /// let service = tower::service_fn(|req: http::Request<Body>| async move {
+    ///     assert_eq!(req.uri(), "/api/v1/namespaces/default/configmaps/settings");
+    ///     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings"}}"#;
+    ///     Ok::<_, std::convert::Infallible>(http::Response::new(Body::from(cm)))
+    /// });
+    /// let client = Client::new(service, "default");
+    /// let cm = Api::<ConfigMap>::default_namespaced(client).get("settings").await.unwrap();
+    /// assert_eq!(cm.metadata.name.as_deref(), Some("settings"));
+    /// # }
+    /// ```
+    pub fn new(transport: impl IntoRestClient, default_namespace: impl Into<String>) -> Self {
         Client {
-            rest,
+            rest: transport.into_rest_client(),
             default_namespace: default_namespace.into().into(),
         }
     }

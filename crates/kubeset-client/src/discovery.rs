@@ -43,7 +43,67 @@ pub struct Discovery {
     resources: Vec<DiscoveredResource>,
 }
 
+/// kube-rs's `Discovery::new(client)`: discovery not yet run, with
+/// kube-rs's group filters; [`run`](Self::run) asks the server.
+///
+/// ```no_run
+/// # async fn f(client: kubeset_client::Client) -> Result<(), kubeset_client::Error> {
+/// use kubeset_client::discovery::Discovery;
+/// let discovery = Discovery::new(client).filter(&["apps"]).run().await?;
+/// assert!(discovery.has_group("apps"));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "nothing is asked until `run`"]
+pub struct PendingDiscovery {
+    client: Client,
+    allow: Option<Vec<String>>,
+    deny: Vec<String>,
+}
+
+impl PendingDiscovery {
+    /// Keeps only these groups (`""` is the core group).
+    pub fn filter(mut self, allow: &[&str]) -> Self {
+        self.allow = Some(allow.iter().map(|g| (*g).to_owned()).collect());
+        self
+    }
+
+    /// Drops these groups.
+    pub fn exclude(mut self, deny: &[&str]) -> Self {
+        self.deny = deny.iter().map(|g| (*g).to_owned()).collect();
+        self
+    }
+
+    /// Asks the server what it serves (as [`Discovery::run`]) and keeps
+    /// the groups the filters let through.
+    pub async fn run(self) -> Result<Discovery, Error> {
+        let mut discovery = Discovery::run(&self.client).await?;
+        discovery.resources.retain(|r| {
+            let group = &r.resource.group;
+            self.allow.as_ref().is_none_or(|a| a.contains(group)) && !self.deny.contains(group)
+        });
+        Ok(discovery)
+    }
+}
+
 impl Discovery {
+    /// kube-rs's `Discovery::new(client).run().await?`: discovery to
+    /// [`run`](PendingDiscovery::run), optionally filtered by group.
+    // kube-rs's shape: `new` returns the not-yet-run discovery.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(client: Client) -> PendingDiscovery {
+        PendingDiscovery {
+            client,
+            allow: None,
+            deny: Vec::new(),
+        }
+    }
+
+    /// Whether the server serves `group` (`""`: the core group).
+    pub fn has_group(&self, group: &str) -> bool {
+        self.resources.iter().any(|r| r.resource.group == group)
+    }
+
     /// Asks the server what it serves.
     pub async fn run(client: &Client) -> Result<Self, Error> {
         let mut resources = Vec::new();

@@ -46,6 +46,15 @@ impl ApiResource {
     }
 }
 
+impl ApiResource {
+    /// kube-rs's `ApiResource::erase::<K>(&())`: the same as
+    /// [`of`](Self::of) (kubeset's kinds are static, the argument is
+    /// kube-rs's dynamic type).
+    pub fn erase<K: kubeset_api::Resource>(_: &()) -> Self {
+        Self::of::<K>()
+    }
+}
+
 impl From<&ResourceInfo> for ApiResource {
     fn from(info: &ResourceInfo) -> Self {
         ApiResource {
@@ -120,6 +129,29 @@ impl DynamicObject {
     pub fn with(mut self, field: &str, value: Value) -> Self {
         self.data.insert(field.to_owned(), value);
         self
+    }
+
+    /// kube-rs's `DynamicObject::data(json)`: every top-level field but
+    /// `apiVersion`, `kind` and `metadata` at once, replacing those set
+    /// before. A value that is not a JSON object sets none (kube-rs's
+    /// object would fail to serialize).
+    #[must_use]
+    pub fn data(mut self, data: Value) -> Self {
+        self.data = match data {
+            Value::Object(fields) => fields,
+            _ => Map::new(),
+        };
+        self
+    }
+
+    /// kube-rs's `ResourceExt::name_any` for a `DynamicObject`: the name,
+    /// else `generateName`, else `""`.
+    pub fn name_any(&self) -> String {
+        self.metadata
+            .name
+            .clone()
+            .or_else(|| self.metadata.generate_name.clone())
+            .unwrap_or_default()
     }
 
     /// The object's name, or `""`.

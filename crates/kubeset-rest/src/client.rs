@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use http::{HeaderMap, HeaderValue};
+use http::HeaderMap;
 
 use crate::{
     auth::Authenticator,
@@ -17,14 +17,13 @@ use crate::{
         to_http,
     },
     error::Error,
-    failover::{
-        DEFAULT_BUDGET, DEFAULT_DISCOVERY_TTL, Endpoint, Endpoints, Keepalive, calculate_timeouts,
-        connect_timeout,
-    },
+    failover::{DEFAULT_DISCOVERY_TTL, Endpoint, Endpoints, Keepalive},
     metrics::Metrics,
-    rate_limit::{DEFAULT_BURST, DEFAULT_QPS, RateLimiter, TokenBucket},
+    rate_limit::{AdaptiveLimiter, DEFAULT_BURST, DEFAULT_QPS, RateLimiter},
     warning::{LogWarnings, WarningHandler},
 };
+
+pub(crate) mod build;
 
 /// The default idle timeout of a resumable watch.
 pub const DEFAULT_WATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -45,6 +44,7 @@ pub struct RestConfig {
     user_agent: Option<String>,
     qps_burst: (f32, u32),
     rate_limiter: Option<Arc<dyn RateLimiter>>,
+    adaptive: Option<Arc<AdaptiveLimiter>>,
     backoff: Option<BackoffSettings>,
     max_retries: u32,
     warning_handler: Arc<dyn WarningHandler>,
@@ -106,6 +106,7 @@ impl Default for RestConfig {
             user_agent: None,
             qps_burst: (DEFAULT_QPS, DEFAULT_BURST),
             rate_limiter: None,
+            adaptive: None,
             backoff: BackoffSettings::from_env(),
             max_retries: DEFAULT_MAX_RETRIES,
             warning_handler: Arc::new(LogWarnings),
@@ -199,6 +200,36 @@ impl RestConfig {
     pub fn with_rate_limiter(mut self, limiter: Arc<dyn RateLimiter>) -> Self {
         self.rate_limiter = Some(limiter);
         self
+    }
+
+    /// Adaptive flow control ([`AdaptiveLimiter`]): a cap of requests in
+    /// flight per API Priority and Fairness priority level, lowered on a
+    /// `429` and held for its `Retry-After`, raised while answers come
+    /// back. It applies beside the static limiter of
+    /// [`with_qps_burst`](Self::with_qps_burst) or
+    /// [`with_rate_limiter`](Self::with_rate_limiter); turn that one off
+    /// with `with_qps_burst(-1.0, 0)` to follow the server alone (what a
+    /// controller wants; plain clients keep client-go's 5/10 by default).
+    pub fn with_adaptive_limiter(mut self, limiter: Arc<AdaptiveLimiter>) -> Self {
+        self.adaptive = Some(limiter);
+        self
+    }
+
+    /// Flow control for a controller, as controller-runtime's since v0.21:
+    /// no static QPS/burst limiter and a fresh [`AdaptiveLimiter`] with
+    /// its defaults, so the server's API Priority and Fairness decides. A
+    /// limiter set with [`with_rate_limiter`](Self::with_rate_limiter)
+    /// stays, as an opt-in safety net.
+    ///
+    /// ```
+    /// let config = kubeset_rest::RestConfig::new("https://127.0.0.1:6443")
+    ///     .with_adaptive_flow_control();
+    /// let client = kubeset_rest::RestClient::new(config).unwrap();
+    /// # let _ = client;
+    /// ```
+    pub fn with_adaptive_flow_control(mut self) -> Self {
+        self.qps_burst = (-1.0, 0);
+        self.with_adaptive_limiter(Arc::new(AdaptiveLimiter::default()))
     }
 
     /// Per-host exponential backoff from `base` doubling to `max`
@@ -371,7 +402,7 @@ impl ThrottleLog {
 
 /// What requests share.
 pub(crate) struct Inner {
-    pub(crate) http: reqwest::Client,
+    pub(crate) http: Sender,
     /// `scheme://host[:port]`, no path: requests append their path.
     pub(crate) origin: String,
     /// The configured server as an endpoint (its parsed base URL).
@@ -384,6 +415,7 @@ pub(crate) struct Inner {
     pub(crate) wire_format: crate::content::WireFormat,
     pub(crate) timeout: Option<Duration>,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter>>,
+    pub(crate) adaptive: Option<Arc<AdaptiveLimiter>>,
     pub(crate) backoff: Option<UrlBackoff>,
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) metrics: Option<Arc<dyn Metrics>>,
@@ -398,7 +430,8 @@ pub(crate) struct Inner {
     pub(crate) watch_idle_timeout: Duration,
     pub(crate) max_response_body: usize,
     #[cfg(feature = "ws")]
-    pub(crate) stream: crate::upgrade::StreamParts,
+    /// What streams need (TLS, `User-Agent`); `None` over a tower service.
+    pub(crate) stream: Option<crate::upgrade::StreamParts>,
 }
 
 impl Inner {
@@ -419,6 +452,14 @@ impl Inner {
     }
 }
 
+/// How requests leave the client.
+pub(crate) enum Sender {
+    /// reqwest's pooled client (the default).
+    Reqwest(reqwest::Client),
+    /// A user's tower service ([`RestClient::from_service`]).
+    Service(crate::service::HttpService),
+}
+
 /// A client for one API server: cheap to clone, one connection pool.
 #[derive(Clone)]
 pub struct RestClient {
@@ -434,202 +475,7 @@ impl fmt::Debug for RestClient {
     }
 }
 
-fn invalid(reason: impl Into<String>) -> Error {
-    Error::InvalidConfig {
-        reason: reason.into(),
-    }
-}
-
-/// The default TLS configuration (ring, platform trust store), built once
-/// per process: loading the trust store is the slow part.
-/// The ALPN protocols the client offers: `h2` first when built with the
-/// `http2` feature, else HTTP/1.1 only (a server must not pick a protocol
-/// the client cannot speak).
-pub(crate) fn alpn_protocols() -> Vec<Vec<u8>> {
-    if cfg!(feature = "http2") {
-        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    }
-}
-
-/// `kubeset/<version> (<os>/<arch>)`, built once.
-fn default_user_agent() -> &'static str {
-    static UA: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "kubeset/{} ({}/{})",
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        )
-    });
-    &UA
-}
-
-fn default_tls() -> Result<rustls::ClientConfig, Error> {
-    static CACHED: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
-    if let Some(tls) = CACHED.get() {
-        return Ok(tls.clone());
-    }
-    let tls = build_default_tls()?;
-    Ok(CACHED.get_or_init(|| tls).clone())
-}
-
-fn build_default_tls() -> Result<rustls::ClientConfig, Error> {
-    use rustls_platform_verifier::BuilderVerifierExt;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_platform_verifier())
-        .map(|b| b.with_no_client_auth())
-        .map_err(|source| Error::Tls { source })
-}
-
 impl RestClient {
-    /// Build the client (parses the URL, sets up TLS and the pool).
-    pub fn new(config: RestConfig) -> Result<Self, Error> {
-        if config.base_url.is_empty() {
-            return Err(invalid("no base URL"));
-        }
-        let base = Base::parse(&config.base_url, &config.api_path)?;
-        let origin = base.origin().to_owned();
-        let server = Endpoint::new(origin.clone(), base.host_key().to_owned()).map_err(invalid)?;
-        let mut configured = vec![server.clone()];
-        for extra in &config.endpoints {
-            configured.push(Endpoint::parse(extra).map_err(invalid)?);
-        }
-        let endpoints = Endpoints::new(configured, config.discovery, config.discovery_ttl);
-        let budget = config
-            .request_deadline
-            .or(config.timeout)
-            .unwrap_or(DEFAULT_BUDGET);
-
-        let header = |what: &str, v: &str| {
-            // The defaults as static values: a clone per request (and its
-            // drop) is then a copy, not a reference count.
-            let fixed = [DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, default_user_agent()];
-            let value = match fixed.into_iter().find(|f| *f == v) {
-                Some(f) => HeaderValue::from_maybe_shared(bytes::Bytes::from_static(f.as_bytes())),
-                None => HeaderValue::from_str(v),
-            };
-            value.map_err(|_| invalid(format!("{what} {v:?} is not a valid header value")))
-        };
-        let content_type = header("content type", &config.content_type)?;
-        let accept = header("accept", &config.accept)?;
-
-        let mut tls = match config.tls {
-            Some(tls) => tls,
-            None => default_tls()?,
-        };
-        if tls.alpn_protocols.is_empty() {
-            tls.alpn_protocols = alpn_protocols();
-        }
-        let user_agent = config
-            .user_agent
-            .unwrap_or_else(|| default_user_agent().to_owned());
-        // Default headers are added per request (see `Request`), not with
-        // reqwest's `default_headers`, which keeps one value per name and
-        // would drop all but the last `Impersonate-Group`.
-        // client-go's dialer: 30 s to connect; with failover Patroni's
-        // max(1 s, per-node timeout / 2) so a dead node is skipped quickly.
-        let connect = if endpoints.active() {
-            let (_, per_node, _) = calculate_timeouts(endpoints.configured_len(), budget);
-            connect_timeout(per_node)
-        } else {
-            Duration::from_secs(30)
-        };
-        #[cfg(feature = "ws")]
-        let stream = crate::upgrade::StreamParts::new(&tls, &user_agent, config.proxy.is_some());
-        let mut builder = reqwest::Client::builder()
-            .redirect(crate::transport::redirect_policy())
-            .connect_timeout(connect)
-            .tls_backend_preconfigured(tls);
-        // client-go's HTTP/2 health check (ReadIdleTimeout 30 s,
-        // PingTimeout 15 s): a dead connection under an open watch is
-        // noticed instead of hanging.
-        #[cfg(feature = "http2")]
-        {
-            builder = builder
-                .http2_keep_alive_interval(Duration::from_secs(30))
-                .http2_keep_alive_timeout(Duration::from_secs(15))
-                .http2_keep_alive_while_idle(true);
-        }
-        builder = match config.keepalive {
-            // client-go's dialer: 30 s TCP keepalive.
-            None => builder.tcp_keepalive(Duration::from_secs(30)),
-            Some(k) => {
-                let b = builder
-                    .tcp_keepalive(k.idle)
-                    .tcp_keepalive_interval(k.interval)
-                    .tcp_keepalive_retries(k.retries);
-                #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
-                let b = b.tcp_user_timeout(k.user_timeout);
-                b
-            }
-        };
-        if let Some(read) = config.read_timeout {
-            builder = builder.read_timeout(read);
-        }
-        if let Some(proxy) = &config.proxy {
-            let proxy = reqwest::Proxy::all(proxy.as_str())
-                .map_err(|e| invalid(format!("proxy {proxy:?}: {e}")))?;
-            builder = builder.proxy(proxy);
-        }
-        let http = builder
-            .build()
-            .map_err(|source| Error::HttpClient { source })?;
-
-        let rate_limiter: Option<Arc<dyn RateLimiter>> =
-            match (config.rate_limiter, config.qps_burst) {
-                (Some(l), _) => Some(l),
-                (None, (qps, _)) if qps < 0.0 => None,
-                (None, (qps, burst)) => {
-                    let qps = if qps == 0.0 || qps.is_nan() {
-                        DEFAULT_QPS
-                    } else {
-                        qps
-                    };
-                    let burst = if burst == 0 { DEFAULT_BURST } else { burst };
-                    Some(Arc::new(TokenBucket::new(qps, burst)))
-                }
-            };
-
-        // The `User-Agent` goes into the prepared headers, not reqwest's
-        // defaults (reqwest would insert it into every request's map).
-        let mut defaults = Defaults::new(
-            config.default_headers,
-            accept,
-            content_type,
-            config.max_retries,
-        )
-        .with_user_agent(header("user agent", &user_agent)?);
-        defaults.url_templates = config.metrics.is_some();
-        Ok(Self {
-            inner: Arc::new(Inner {
-                http,
-                origin,
-                server,
-                base,
-                defaults,
-                wire_format: config.wire_format,
-                timeout: config.timeout,
-                rate_limiter,
-                backoff: config.backoff.map(UrlBackoff::new),
-                warning_handler: config.warning_handler,
-                metrics: config.metrics,
-                authenticator: config.authenticator,
-                sleeper: config.sleeper,
-                throttle_log: ThrottleLog::default(),
-                endpoints,
-                budget,
-                watch_idle_timeout: config.watch_idle_timeout,
-                max_response_body: config.max_response_body,
-                #[cfg(feature = "ws")]
-                stream,
-            }),
-        })
-    }
-
     /// `scheme://host[:port]` of the API server.
     pub fn origin(&self) -> &str {
         &self.inner.origin

@@ -848,6 +848,10 @@ impl RequestDesc {
         };
         let query = params.encode();
         let url = self.attempt_url(&query);
+        // kube-rs's `get`/`get_subresource` (not its `logs`) put no `?`
+        // after the path when they have no parameter.
+        let bare_get =
+            self.verb == Verb::Get && !self.resource_name.is_empty() && &*self.subresource != "log";
         // A URL built here holds the escaped path: not built twice.
         let path = match url {
             Some(_) => String::new(),
@@ -858,6 +862,7 @@ impl RequestDesc {
             url,
             query,
             params,
+            bare_get,
             path,
             url_template,
             headers,
@@ -934,6 +939,9 @@ pub struct Prepared {
     pub(crate) params: Params,
     /// `params`, encoded.
     pub(crate) query: String,
+    /// A GET of a named object or of its subresource (but its log): how
+    /// kube-rs writes the URI of one ([`crate::kube_uri`]).
+    pub(crate) bare_get: bool,
     pub(crate) url_template: String,
     /// `None`: the client's prepared default set.
     pub(crate) headers: Option<HeaderMap>,

@@ -36,8 +36,11 @@ async fn discovery_get(
         "{origin}{}{path}",
         inner.base.base_path().trim_end_matches('/')
     );
-    let mut builder = inner
-        .http
+    // Discovery is not offered to a client over a tower service.
+    let crate::client::Sender::Reqwest(http) = &inner.http else {
+        return Found::Failed;
+    };
+    let mut builder = http
         .get(&url)
         .header(http::header::ACCEPT, "application/json");
     if let Some(ua) = &inner.defaults.user_agent {

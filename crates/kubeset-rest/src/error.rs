@@ -220,6 +220,29 @@ pub enum Error {
         source: reqwest::Error,
     },
 
+    /// The tower service of a client built over one
+    /// ([`RestClient::from_service`](crate::RestClient::from_service))
+    /// failed to answer. Final: a service's errors are not retried.
+    #[error("{verb} {url}: the client's service failed")]
+    Service {
+        /// HTTP method.
+        verb: Verb,
+        /// The request's URL (its path and query when the client has no
+        /// base URL).
+        url: String,
+        /// The service's error.
+        #[source]
+        source: crate::service::BoxError,
+    },
+
+    /// Reading a response body from a client's tower service failed.
+    #[error("reading the response body from the client's service")]
+    ServiceBody {
+        /// The body's error.
+        #[source]
+        source: crate::service::BoxError,
+    },
+
     /// No (complete) response within the timeout.
     #[error("{verb} {url}: no response within {}", go_duration(*timeout))]
     Timeout {

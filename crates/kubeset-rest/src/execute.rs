@@ -9,20 +9,23 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use futures::{StreamExt, stream::BoxStream};
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderValue, StatusCode};
 use tokio::time::Instant;
 
 use crate::{
     budget::{self, Budget, Wait, WaitCause},
-    client::Inner,
+    client::{Inner, Sender},
     decide::{Attempt, Next, Node, State, decide},
     desc::Prepared,
     discovery,
     error::EndpointFailure,
     error::Error,
     failover::{Endpoint, calculate_timeouts},
+    rate_limit::{AdaptivePermit, Answer},
     response::{Response, decode},
     retry::{TRANSPORT_RETRY_WAIT, status_may_retry, wrap_previous},
+    sent::Sent,
+    service::Body,
     transport::classify,
     verb::Verb,
     warning::{self, Warning},
@@ -39,7 +42,7 @@ enum Payload {
     Full(Bytes),
     /// Boxed: every outcome is moved through the attempt loop's async
     /// layers, and only a watch or stream has this one.
-    Streaming(Box<reqwest::Response>),
+    Streaming(Box<Sent>),
 }
 
 struct Outcome {
@@ -66,13 +69,6 @@ fn transport_error(verb: Verb, url: String, source: reqwest::Error) -> Error {
         kind: classify(&source),
         verb,
         url,
-        source: source.without_url(),
-    }
-}
-
-fn body_error(source: reqwest::Error) -> Error {
-    Error::Body {
-        kind: classify(&source),
         source: source.without_url(),
     }
 }
@@ -118,6 +114,53 @@ async fn throttle(
         }
     }
     Ok(())
+}
+
+/// A slot of the adaptive limiter for one attempt (none without one),
+/// within what is left of the budget.
+async fn admit(
+    inner: &Inner,
+    p: &Prepared,
+    origin: &str,
+    budget: &Budget,
+) -> Result<Option<AdaptivePermit>, Error> {
+    let Some(limiter) = &inner.adaptive else {
+        return Ok(None);
+    };
+    let route = format!("{} {}", p.verb, p.url_template);
+    match limiter
+        .acquire(route, budget.remaining(Instant::now()))
+        .await
+    {
+        Ok(permit) => Ok(Some(permit)),
+        Err(wait) => Err(exhausted(
+            p,
+            origin,
+            WaitCause::RateLimiter,
+            wait,
+            budget,
+            None,
+        )),
+    }
+}
+
+/// Free an attempt's adaptive slot, telling the limiter how it went.
+fn settle(permit: Option<AdaptivePermit>, result: &Result<Outcome, Error>) {
+    let Some(permit) = permit else {
+        return;
+    };
+    permit.finish(match result {
+        Ok(o) => Answer {
+            status: Some(o.status.as_u16()),
+            retry_after: decode::retry_after(&o.headers, SystemTime::now()),
+            headers: Some(&o.headers),
+        },
+        Err(_) => Answer {
+            status: None,
+            retry_after: None,
+            headers: None,
+        },
+    });
 }
 
 /// [`Error::BudgetExhausted`] for a wait the budget cannot cover.
@@ -175,10 +218,10 @@ fn open_budget(p: &Prepared, client: Option<Duration>) -> Option<Duration> {
 
 /// One attempt: send, and for `Do` (or an error status) read the body.
 ///
-/// The `reqwest::Request` is built from the URL prepared once per call
-/// when the endpoint is the client's server (else from the endpoint's
-/// parsed base URL: only path and query are parsed) and the prepared
-/// headers; the response's headers are moved out, not copied.
+/// The request is built from the URL prepared once per call when the
+/// endpoint is the client's server (else from the endpoint's parsed base
+/// URL: only path and query are parsed) and the prepared headers; the
+/// response's headers are moved out, not copied.
 async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, Error> {
     // The credentials first: the request is then built and sent with no
     // await in between, so it is not part of the attempt's async state.
@@ -189,28 +232,27 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
             .map_err(|source| Error::Auth { source })?,
         None => None,
     };
-    // In a block: the request (moved into `execute`) is then not kept in
-    // the attempt's async state while it waits (300 bytes less to move).
-    let pending = {
-        let url = match p.url_at(&ep.origin) {
-            Some(url) => url.clone(),
-            None => ep.url(p.path(), &p.query),
-        };
-        let mut req = reqwest::Request::new(p.verb.method(), url);
-        *req.headers_mut() = p.headers(&inner.defaults).clone();
-        if let Some(body) = &p.body {
-            *req.body_mut() = Some(body.clone().into());
+    let mut resp = match &inner.http {
+        Sender::Reqwest(http) => {
+            let pending = http.execute(reqwest_request(inner, p, ep, authorization));
+            Sent::Reqwest(
+                pending
+                    .await
+                    .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?,
+            )
         }
-        if let Some(value) = authorization {
-            req.headers_mut().insert(http::header::AUTHORIZATION, value);
+        Sender::Service(service) => {
+            let req = service_request(inner, p, ep, authorization)?;
+            let resp = service.call(req).await.map_err(|source| Error::Service {
+                verb: p.verb,
+                url: full_url(&ep.origin, p),
+                source,
+            })?;
+            Sent::Service(resp)
         }
-        inner.http.execute(req)
     };
-    let mut resp = pending
-        .await
-        .map_err(|e| transport_error(p.verb, full_url(&ep.origin, p), e))?;
     let status = resp.status();
-    let headers = std::mem::take(resp.headers_mut());
+    let headers = resp.take_headers();
     let streaming_ok = p.mode != Mode::Do && status.is_success();
     if streaming_ok {
         return Ok(Outcome {
@@ -231,6 +273,60 @@ async fn attempt(inner: &Inner, p: &Prepared, ep: &Endpoint) -> Result<Outcome, 
     })
 }
 
+/// The URL of `p` at `ep`: the one prepared with the call when `ep` is the
+/// client's server.
+fn attempt_url(p: &Prepared, ep: &Endpoint) -> reqwest::Url {
+    match p.url_at(&ep.origin) {
+        Some(url) => url.clone(),
+        None => ep.url(p.path(), &p.query),
+    }
+}
+
+/// The reqwest request of one attempt.
+fn reqwest_request(
+    inner: &Inner,
+    p: &Prepared,
+    ep: &Endpoint,
+    authorization: Option<HeaderValue>,
+) -> reqwest::Request {
+    let mut req = reqwest::Request::new(p.verb.method(), attempt_url(p, ep));
+    *req.headers_mut() = p.headers(&inner.defaults).clone();
+    if let Some(body) = &p.body {
+        *req.body_mut() = Some(body.clone().into());
+    }
+    if let Some(value) = authorization {
+        req.headers_mut().insert(http::header::AUTHORIZATION, value);
+    }
+    req
+}
+
+/// The `http::Request` of one attempt through a service: the path and
+/// query only, written as kube-rs writes them, when the client was given
+/// no base URL (kube-rs's `Client::new`), else the full URL.
+fn service_request(
+    inner: &Inner,
+    p: &Prepared,
+    ep: &Endpoint,
+    authorization: Option<HeaderValue>,
+) -> Result<http::Request<Body>, Error> {
+    let target = if inner.origin.is_empty() {
+        crate::kube_uri::path_and_query(p)
+    } else {
+        attempt_url(p, ep).into()
+    };
+    let uri = http::Uri::try_from(target.as_str()).map_err(|e| Error::InvalidRequest {
+        message: format!("{target:?} is not a valid URI: {e}"),
+    })?;
+    let mut req = http::Request::new(p.body.clone().map_or_else(Body::empty, Body::from));
+    *req.method_mut() = p.verb.method();
+    *req.uri_mut() = uri;
+    *req.headers_mut() = p.headers(&inner.defaults).clone();
+    if let Some(value) = authorization {
+        req.headers_mut().insert(http::header::AUTHORIZATION, value);
+    }
+    Ok(req)
+}
+
 /// Read a whole body, at most [`Inner::max_response_body`] bytes: a
 /// `Content-Length` above it fails before reading, a body without one is
 /// counted as it arrives.
@@ -238,7 +334,7 @@ async fn read_body(
     inner: &Inner,
     p: &Prepared,
     origin: &str,
-    mut resp: reqwest::Response,
+    mut resp: Sent,
 ) -> Result<Bytes, Error> {
     let limit = inner.max_response_body;
     let too_large = |content_length| Error::ResponseTooLarge {
@@ -259,7 +355,7 @@ async fn read_body(
     while let Some(chunk) = resp
         .chunk()
         .await
-        .map_err(|e| transport_error(p.verb, full_url(origin, p), e))?
+        .map_err(|e| e.named(p.verb, full_url(origin, p)))?
     {
         let read = first.as_ref().map_or(body.len(), Bytes::len);
         if chunk.len() > limit - read {
@@ -281,11 +377,8 @@ async fn read_body(
 /// A streamed body that ends after its first error (reqwest's read
 /// timeout would repeat its error forever); with a `deadline`, it yields
 /// [`Error::StreamDeadline`] and ends when that passes.
-fn body_stream(
-    resp: reqwest::Response,
-    deadline: Option<Duration>,
-) -> BoxStream<'static, Result<Bytes, Error>> {
-    let body = resp.bytes_stream().map(|r| r.map_err(body_error)).boxed();
+fn body_stream(resp: Sent, deadline: Option<Duration>) -> BoxStream<'static, Result<Bytes, Error>> {
+    let body = resp.into_stream();
     let timer = deadline.map(|d| Box::pin(tokio::time::sleep(d)));
     futures::stream::unfold(
         (body, timer, false),
@@ -474,11 +567,18 @@ async fn run_single(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
             let last = last_status.take().or(previous.take());
             return Err(wrap_previous(timed_out(p, &ep.origin, &budget), last));
         }
+        let permit = admit(inner, p, &ep.origin, &budget).await?;
+        // A wait for an adaptive slot spent some of the budget.
+        let limit = match permit {
+            Some(_) => budget.remaining_at(Instant::now),
+            None => limit,
+        };
         let started = attempt_clock(inner);
         let result = match limit {
             Some(limit) => attempt_within(inner, p, ep, limit).await,
             None => attempt(inner, p, ep).await,
         };
+        settle(permit, &result);
         let next = conclude(inner, p, ep, started, &result, &state);
         state = state.after(next);
         retry_wait = None;
@@ -610,9 +710,12 @@ async fn run_failover(inner: &Inner, p: &Prepared) -> Result<Outcome, Error> {
                 if remaining.is_zero() {
                     return Err(all_failed(failures));
                 }
+                let permit = admit(inner, p, &ep.origin, &budget).await?;
+                let remaining = budget.remaining(Instant::now()).unwrap_or(total);
                 let limit = per_node.min(remaining);
                 let started = attempt_clock(inner);
                 let result = attempt_within(inner, p, ep, limit).await;
+                settle(permit, &result);
                 let next = conclude(inner, p, ep, started, &result, &state);
                 state = state.after(next);
                 match (result, next) {

@@ -43,11 +43,14 @@ pub mod failover;
 mod field_path;
 #[doc(hidden)]
 pub mod fuzz_hooks;
+mod kube_uri;
 pub mod metrics;
 pub mod rate_limit;
 mod request;
 mod response;
 mod retry;
+mod sent;
+pub mod service;
 mod status;
 pub mod transport;
 #[cfg(feature = "ws")]
@@ -60,7 +63,10 @@ mod watch_protobuf;
 #[cfg(feature = "ws")]
 pub mod ws;
 
-pub use client::{DEFAULT_MAX_RESPONSE_BODY, DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig};
+pub use client::{
+    DEFAULT_MAX_RESPONSE_BODY, DEFAULT_WATCH_IDLE_TIMEOUT, RestClient, RestConfig,
+    build::IntoRestClient,
+};
 pub use collection::CollectionPath;
 pub use desc::{DEFAULT_ACCEPT, DEFAULT_CONTENT_TYPE, DEFAULT_MAX_RETRIES};
 pub use error::{ApiError, Error};

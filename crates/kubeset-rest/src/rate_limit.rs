@@ -1,9 +1,24 @@
-//! Client-side rate limiting (client-go's token bucket, default QPS 5,
-//! burst 10).
+//! Client-side rate limiting: client-go's token bucket (default QPS 5,
+//! burst 10), a fixed rate, and [`AdaptiveLimiter`], a per-priority-level
+//! concurrency cap that follows the server's API Priority and Fairness.
+//!
+//! A plain [`RestClient`](crate::RestClient) keeps client-go's static 5/10
+//! (a CLI or script that does not expect to be throttled by APF gains
+//! nothing from learning). A controller's client should use the adaptive
+//! limiter and no static one, as controller-runtime since v0.21
+//! (`RestConfig::with_adaptive_limiter` and `with_qps_burst(-1.0, 0)`),
+//! keeping a static cap only as an opt-in safety net.
 
 use std::{fmt, sync::Mutex, time::Duration};
 
 use tokio::time::Instant;
+
+mod adaptive;
+
+pub use adaptive::{
+    AdaptiveConfig, AdaptiveLimiter, FLOW_SCHEMA_UID_HEADER, LevelStats, PRIORITY_LEVEL_UID_HEADER,
+};
+pub(crate) use adaptive::{AdaptivePermit, Answer};
 
 /// client-go's default QPS.
 pub const DEFAULT_QPS: f32 = 5.0;

@@ -87,6 +87,13 @@ pub enum UpgradeError {
     /// The client is configured with an HTTP proxy, which streams do not use.
     #[error("streams (exec, attach, port-forward) do not go through an HTTP proxy")]
     Proxy,
+    /// The client sends through a tower service
+    /// ([`RestClient::from_service`](crate::RestClient::from_service)),
+    /// which has no connection to upgrade.
+    #[error(
+        "streams (exec, attach, port-forward) need the built-in transport, not a tower service"
+    )]
+    Service,
     /// The WebSocket broke after the upgrade.
     #[error("the stream broke")]
     WebSocket {

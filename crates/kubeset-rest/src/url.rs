@@ -173,11 +173,24 @@ fn fraction(value: u128, unit: u128) -> String {
 /// Go's `url.QueryEscape`: unreserved bytes stay, space becomes `+`,
 /// everything else is percent-encoded.
 pub(crate) fn query_escape(s: &str, out: &mut String) {
+    escape_query_with(s, b'~', out);
+}
+
+/// `application/x-www-form-urlencoded` escaping, as Rust's
+/// `form_urlencoded` (kube-rs's): Go's rule but `*` stays and `~` does not.
+pub(crate) fn form_escape(s: &str, out: &mut String) {
+    escape_query_with(s, b'*', out);
+}
+
+/// Alphanumerics, `-`, `_`, `.` and `also` stay, space becomes `+`,
+/// everything else is percent-encoded.
+fn escape_query_with(s: &str, also: u8, out: &mut String) {
     for &b in s.as_bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
                 out.push(b as char);
             }
+            b if b == also => out.push(b as char),
             b' ' => out.push('+'),
             _ => {
                 let _ = write!(out, "%{b:02X}");
@@ -243,6 +256,13 @@ impl Params {
     /// The first value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.entries.get(key)?.first().map(String::as_str)
+    }
+
+    /// Every (key, value), keys sorted, values in insertion order.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .flat_map(|(k, vs)| vs.iter().map(move |v| (k.as_str(), v.as_str())))
     }
 
     /// Encode as `a=1&b=2&b=3` (keys sorted, values in insertion order).

@@ -29,8 +29,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::failover::Endpoint;
 use crate::{Error, Request, RestClient, Verb};
+use crate::{failover::Endpoint, upgrade::StreamParts};
 
 pub use tokio_tungstenite::tungstenite;
 
@@ -116,7 +116,10 @@ impl RestClient {
                 message: e.to_string(),
             });
         }
-        if self.inner.stream.proxied {
+        let Some(stream) = &self.inner.stream else {
+            return Err(UpgradeError::Service.into());
+        };
+        if stream.proxied {
             return Err(UpgradeError::Proxy.into());
         }
         let path = request.path_and_query();
@@ -135,7 +138,7 @@ impl RestClient {
                 last = Some(timed_out());
                 break;
             }
-            let dial = tokio::time::timeout(limit, self.dial(&ep, &path, protocols));
+            let dial = tokio::time::timeout(limit, self.dial(stream, &ep, &path, protocols));
             match dial.await {
                 Ok(Dial::Answered(r)) => {
                     let r = *r;
@@ -165,7 +168,13 @@ impl RestClient {
             .into())
     }
 
-    async fn dial(&self, ep: &Endpoint, path: &str, protocols: &[&str]) -> Dial {
+    async fn dial(
+        &self,
+        stream: &StreamParts,
+        ep: &Endpoint,
+        path: &str,
+        protocols: &[&str],
+    ) -> Dial {
         let origin = ep.origin.clone();
         let unreachable = |source| {
             Dial::Unreachable(UpgradeError::Connect {
@@ -185,7 +194,7 @@ impl RestClient {
             Err(e) => return unreachable(e),
         };
         let _ = tcp.set_nodelay(true);
-        let req = match self.upgrade_request(ep, path, protocols).await {
+        let req = match self.upgrade_request(stream, ep, path, protocols).await {
             Ok(r) => r,
             Err(e) => return answered_err(e),
         };
@@ -194,7 +203,7 @@ impl RestClient {
                 Ok(n) => n,
                 Err(e) => return unreachable(io::Error::new(io::ErrorKind::InvalidInput, e)),
             };
-            let tls = TlsConnector::from(self.inner.stream.tls.clone());
+            let tls = TlsConnector::from(stream.tls.clone());
             match tls.connect(name, tcp).await {
                 Ok(s) => handshake(s, req, &origin, protocols).await,
                 Err(e) => unreachable(e),
@@ -206,6 +215,7 @@ impl RestClient {
 
     async fn upgrade_request(
         &self,
+        stream: &StreamParts,
         ep: &Endpoint,
         path: &str,
         protocols: &[&str],
@@ -219,7 +229,7 @@ impl RestClient {
             .header(header::SEC_WEBSOCKET_VERSION, "13")
             .header(header::SEC_WEBSOCKET_KEY, key.as_str())
             .header(header::SEC_WEBSOCKET_PROTOCOL, protocols.join(", "))
-            .header(header::USER_AGENT, inner.stream.user_agent.clone());
+            .header(header::USER_AGENT, stream.user_agent.clone());
         for (name, value) in &inner.defaults.default_headers {
             b = b.header(name, value);
         }

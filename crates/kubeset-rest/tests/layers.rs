@@ -28,10 +28,13 @@ const LAYERS: &[&[&str]] = &[
         "collection",
         "content",
         "upgrade",
+        "service",
     ],
     // The error enum and what only needs it; the sans-IO description.
     &["metrics", "error"],
-    &["failover", "response", "desc"],
+    &["failover", "response", "desc", "sent"],
+    // kube-rs's form of a prepared request's URI.
+    &["kube_uri"],
     // When to retry, and the pure attempt decision.
     &["retry"],
     &["decide"],

@@ -288,6 +288,31 @@ pub enum ConfigError {
         reason: String,
     },
 
+    /// `auth-provider: oidc`: a request to the issuer failed.
+    #[error("{user}: OIDC request to {url} failed")]
+    OidcRequest {
+        /// The user entry.
+        user: String,
+        /// The issuer's discovery document or token endpoint.
+        url: String,
+        /// The transport error.
+        #[source]
+        source: reqwest::Error,
+    },
+
+    /// `auth-provider: oidc`: the issuer's answer cannot be used (a
+    /// refusal, no `id_token`, no `token_endpoint`), or the id-token has
+    /// expired with no refresh-token. Tokens are never included.
+    #[error("{user}: OIDC: {url}: {reason}")]
+    OidcAnswer {
+        /// The user entry.
+        user: String,
+        /// The issuer's discovery document or token endpoint.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// In-cluster: an environment variable is not set.
     #[error("not running in a cluster: {var} is not set")]
     InClusterEnvNotSet {

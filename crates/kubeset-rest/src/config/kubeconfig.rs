@@ -180,7 +180,8 @@ pub struct AuthInfo {
     /// Basic-auth password.
     #[serde(default)]
     pub password: Option<Secret<String>>,
-    /// Legacy auth provider (not supported; reported as an error).
+    /// Legacy auth provider: `oidc` with kubeset-rest's feature `oidc`;
+    /// any other is reported as an error.
     #[serde(default)]
     pub auth_provider: Option<AuthProvider>,
     /// Exec credential plugin.
@@ -194,12 +195,18 @@ pub struct AuthInfo {
 pub struct AuthProvider {
     /// The provider name (`oidc`, `gcp`, `azure`).
     pub name: String,
+    /// The provider's settings (`oidc`: `id-token`, `refresh-token`,
+    /// `client-id`, `client-secret`, `idp-issuer-url`,
+    /// `idp-certificate-authority(-data)`); values are secret.
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
 }
 
 impl fmt::Debug for AuthProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AuthProvider")
             .field("name", &self.name)
+            .field("config", &self.config.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }

@@ -14,6 +14,8 @@ mod error;
 mod exec;
 mod incluster;
 mod kubeconfig;
+#[cfg(feature = "oidc")]
+mod oidc;
 mod plugin;
 mod resolve;
 mod rest;
@@ -460,8 +462,8 @@ impl Config {
         config.accept_invalid_certs = trust.insecure_skip_verify;
         config.tls.server_name = trust.server_name;
 
-        resolve::reject_auth_provider(&user)?;
         config.tls.client_identity = resolve::client_certificate(&user)?;
+        resolve::auth_provider(&mut config, &user)?;
         resolve::credentials(&mut config, &user, cluster_info)?;
         config.impersonate = resolve::impersonation(&user.value);
         resolve::check_headers(&config, &user)?;

@@ -270,18 +270,45 @@ pub(super) fn trust(cluster: &Chosen<Cluster>) -> Result<Trust, ConfigError> {
     })
 }
 
-/// Refuses a legacy `auth-provider` (removed from client-go in 1.26).
-pub(super) fn reject_auth_provider(user: &Chosen<AuthInfo>) -> Result<(), ConfigError> {
-    match &user.value.auth_provider {
-        None => Ok(()),
-        Some(provider) => Err(user.loader().invalid(
-            "auth-provider",
-            format!(
-                "auth provider {:?} is not supported; use an exec plugin",
-                provider.name
-            ),
-        )),
+/// The legacy `auth-provider` (removed from client-go in 1.26): `oidc`
+/// with the feature `oidc` (kube-rs's); any other is refused, naming it.
+pub(super) fn auth_provider(
+    #[cfg_attr(not(feature = "oidc"), allow(unused_variables))] config: &mut Config,
+    user: &Chosen<AuthInfo>,
+) -> Result<(), ConfigError> {
+    let Some(provider) = &user.value.auth_provider else {
+        return Ok(());
+    };
+    let l = user.loader();
+    #[cfg(feature = "oidc")]
+    if provider.name == "oidc" {
+        let get = |k: &str| provider.config.get(k).filter(|v| !v.trim().is_empty());
+        let ca = match (
+            get("idp-certificate-authority-data"),
+            get("idp-certificate-authority"),
+        ) {
+            (Some(data), _) => Some(l.base64("idp-certificate-authority-data", data)?),
+            (_, Some(path)) => Some(l.read("idp-certificate-authority", path)?),
+            _ => None,
+        };
+        let oidc =
+            super::oidc::OidcAuthenticator::new(&provider.config, ca.as_deref(), user.described())
+                .map_err(|e| match e {
+                    super::oidc::SetupError::Missing(field) => l.missing(field),
+                    super::oidc::SetupError::Invalid(field, reason) => l.invalid(field, reason),
+                })?;
+        config.authenticator = Some(std::sync::Arc::new(oidc));
+        return Ok(());
     }
+    let hint = if provider.name == "oidc" {
+        "build with kubeset's feature `oidc`"
+    } else {
+        "use an exec plugin"
+    };
+    Err(l.invalid(
+        "auth-provider",
+        format!("auth provider {:?} is not supported; {hint}", provider.name),
+    ))
 }
 
 /// The user's static client certificate and key (inline data over files),
@@ -843,12 +870,12 @@ users:
     #[test]
     fn a_legacy_auth_provider_is_refused_naming_it() {
         let err = Config::from_custom_kubeconfig_sync(
-            kubeconfig("", "{auth-provider: {name: oidc}}"),
+            kubeconfig("", "{auth-provider: {name: gcp}}"),
             &options(),
         )
         .unwrap_err();
         assert!(
-            matches!(&err, ConfigError::InvalidField { field: "auth-provider", reason, .. } if reason.contains("\"oidc\"")),
+            matches!(&err, ConfigError::InvalidField { field: "auth-provider", reason, .. } if reason.contains("\"gcp\"")),
             "{err:?}"
         );
     }

@@ -169,7 +169,7 @@ impl TlsSettings {
                 config
             }
         };
-        config.alpn_protocols = crate::client::alpn_protocols();
+        config.alpn_protocols = crate::client::build::alpn_protocols();
         Ok(config)
     }
 }
