@@ -244,6 +244,8 @@ pub struct Controller<K> {
     retry: RetryBackoff,
     shutdown: Option<ShutdownFuture>,
     metrics: ControllerMetrics,
+    /// Feature `shard`: reconcile only objects of the shards held.
+    gate: Gate,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -303,6 +305,7 @@ where
             retry: RetryBackoff::default(),
             shutdown: None,
             metrics: ControllerMetrics::disabled(),
+            gate: Gate::default(),
         }
     }
 
@@ -459,6 +462,65 @@ where
         self
     }
 
+    /// Reconciles only objects whose shard `gate` holds (feature
+    /// `shard`, see [`crate::shard`]): a key of another shard is dropped
+    /// when it comes up, a running reconcile is cancelled when its shard
+    /// is revoked or its deadline passes, and the keys of a newly acquired
+    /// shard are queued. Children (`owns`, `watches`) map to the parent's
+    /// key, so they follow the parent's shard. The cache still holds every
+    /// object (the filter is client-side); [`new_sharded`](Self::new_sharded)
+    /// can have the API server filter instead.
+    ///
+    /// ```no_run
+    /// # use kubeset_client::{Api, Client, api::core::v1::ConfigMap};
+    /// # use kubeset_runtime::{Controller, WatcherConfig};
+    /// use kubeset_runtime::shard::{ShardConfig, Sharder};
+    /// # fn f(client: Client) -> Result<(), kubeset_runtime::shard::ShardError> {
+    /// let sharder = Sharder::new(client.clone(), ShardConfig::new("default", "greeter", "pod-a"))?;
+    /// let controller = Controller::new(Api::<ConfigMap>::default_namespaced(client), WatcherConfig::default())
+    ///     .sharded(sharder.gate());
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "shard")]
+    pub fn sharded(mut self, gate: crate::shard::ShardGate) -> Self {
+        let keys = crate::shard::acquired_keys(gate.clone(), self.store.clone());
+        self.gate = Some(gate);
+        self.triggers_at(Priority::INITIAL_LIST, keys)
+    }
+
+    /// A sharded controller of the objects of `api` in one call: its
+    /// primary watch filtered by `filter` (server-side `shardSelector` for
+    /// the shards `gate` holds, reopened when they change, or client-side;
+    /// see [`ShardFilter`](crate::shard::ShardFilter)), then
+    /// [`sharded`](Self::sharded) by `gate`. Feature `shard`.
+    ///
+    /// ```no_run
+    /// # use kubeset_client::{Api, Client, api::core::v1::ConfigMap};
+    /// # use kubeset_runtime::{Controller, WatcherConfig};
+    /// use kubeset_runtime::shard::{ShardConfig, ShardFilter, Sharder};
+    /// # fn f(client: Client) -> Result<(), kubeset_runtime::shard::ShardError> {
+    /// let sharder = Sharder::new(client.clone(), ShardConfig::new("default", "greeter", "pod-a"))?;
+    /// let controller = Controller::new_sharded(
+    ///     Api::<ConfigMap>::default_namespaced(client),
+    ///     WatcherConfig::default(),
+    ///     sharder.gate(),
+    ///     ShardFilter::Auto,
+    /// );
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "shard")]
+    pub fn new_sharded(
+        api: Api<K>,
+        config: WatcherConfig,
+        gate: crate::shard::ShardGate,
+        filter: crate::shard::ShardFilter,
+    ) -> Self {
+        let writer = Writer::new(StoreConfig::new());
+        let store = writer.store();
+        let events = crate::shard::sharded_watcher(api, config, gate.clone(), filter);
+        Self::from_parts(reflector(writer, events).boxed(), store).sharded(gate)
+    }
+
     /// Records this controller's metrics (see [`crate::metrics`]).
     pub fn with_metrics(mut self, metrics: ControllerMetrics) -> Self {
         self.metrics = metrics;
@@ -560,6 +622,7 @@ where
             config: self.config,
             retry: self.retry,
             metrics: self.metrics,
+            gate: self.gate,
             queue: WorkQueue::with_aging(self.config.aging),
             inflight: FuturesUnordered::new(),
             stopping: false,
@@ -650,6 +713,8 @@ struct Done<K, E> {
     key: ObjectKey,
     obj: Arc<K>,
     result: Option<Result<Action, E>>,
+    /// Its shard was revoked (feature `shard`): cancelled, not retried.
+    revoked: bool,
     started: Instant,
     priority: Priority,
 }
@@ -663,6 +728,7 @@ struct Runner<K, Ctx, E: std::error::Error + 'static, R, P> {
     config: Config,
     retry: RetryBackoff,
     metrics: ControllerMetrics,
+    gate: Gate,
     shutdown: ShutdownFuture,
     queue: WorkQueue,
     inflight: FuturesUnordered<Inflight<K, E>>,
@@ -736,18 +802,35 @@ where
                 self.queue.forget(&key);
                 continue;
             };
-            let fut = (self.reconcile)(obj.clone(), self.ctx.clone());
+            let Some(fence) = admit(&self.gate, &*obj) else {
+                // Another replica's shard.
+                self.queue.done(&key);
+                self.queue.forget(&key);
+                continue;
+            };
+            let fut = guarded(fence, (self.reconcile)(obj.clone(), self.ctx.clone()));
             let timeout = self.config.reconcile_timeout;
             let started = Instant::now();
             self.inflight.push(Box::pin(async move {
-                let result = match timeout {
-                    Some(limit) => tokio::time::timeout(limit, fut).await.ok(),
-                    None => Some(fut.await),
+                let (result, revoked) = match timeout {
+                    Some(limit) => match tokio::time::timeout(limit, fut).await {
+                        Ok(r) => {
+                            let revoked = r.is_none();
+                            (r, revoked)
+                        }
+                        Err(_) => (None, false),
+                    },
+                    None => {
+                        let r = fut.await;
+                        let revoked = r.is_none();
+                        (r, revoked)
+                    }
                 };
                 Done {
                     key,
                     obj,
                     result,
+                    revoked,
                     started,
                     priority,
                 }
@@ -808,11 +891,18 @@ where
             key,
             obj,
             result,
+            revoked,
             started,
             priority,
         } = done;
         let requeued = self.queue.done(&key);
         self.metrics.active(self.queue.active_len());
+        if revoked {
+            // The new holder of the shard reconciles it.
+            tracing::debug!(key = ?key, "reconcile cancelled: its shard is no longer held");
+            self.queue.forget(&key);
+            return;
+        }
         let object = ObjectRef::from_obj(&*obj);
         let action = match &result {
             Some(Ok(action)) => *action,
@@ -885,4 +975,42 @@ async fn sleep_until(due: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
+}
+
+/// Feature `shard`: the gate of [`Controller::sharded`], if any.
+#[cfg(feature = "shard")]
+type Gate = Option<crate::shard::ShardGate>;
+#[cfg(not(feature = "shard"))]
+type Gate = ();
+#[cfg(feature = "shard")]
+type Admitted = Option<crate::shard::Fence>;
+#[cfg(not(feature = "shard"))]
+type Admitted = ();
+
+/// `None` when `obj`'s shard is not held (never without a gate).
+#[cfg(feature = "shard")]
+fn admit<K: Resource>(gate: &Gate, obj: &K) -> Option<Admitted> {
+    match gate {
+        None => Some(None),
+        Some(g) => g
+            .admit(obj.metadata().uid.as_deref().unwrap_or_default())
+            .map(Some),
+    }
+}
+#[cfg(not(feature = "shard"))]
+fn admit<K: Resource>(_gate: &Gate, _obj: &K) -> Option<Admitted> {
+    Some(())
+}
+
+/// Runs `fut` inside the fence: `None` if its shard was revoked first.
+#[cfg(feature = "shard")]
+async fn guarded<F: Future>(fence: Admitted, fut: F) -> Option<F::Output> {
+    match fence {
+        Some(fence) => fence.guard(fut).await,
+        None => Some(fut.await),
+    }
+}
+#[cfg(not(feature = "shard"))]
+async fn guarded<F: Future>((): Admitted, fut: F) -> Option<F::Output> {
+    Some(fut.await)
 }

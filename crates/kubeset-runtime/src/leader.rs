@@ -129,6 +129,8 @@ pub struct LeaderElector {
     config: LeaseConfig,
     observed: Option<(Record, Instant)>,
     leading: watch::Sender<bool>,
+    /// Labels written on the Lease (the shards' group, to list them).
+    labels: Option<(String, String)>,
 }
 
 impl fmt::Debug for LeaderElector {
@@ -155,6 +157,24 @@ impl LeaderElector {
             config,
             observed: None,
             leading,
+            labels: None,
+        }
+    }
+
+    /// Writes the label `key=value` on the Lease (on create, and on the
+    /// next update of a Lease without it).
+    #[cfg(feature = "shard")]
+    pub(crate) fn with_label(mut self, key: &str, value: &str) -> Self {
+        self.labels = Some((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    fn label(&self, metadata: &mut ObjectMeta) {
+        if let Some((k, v)) = &self.labels {
+            let labels = metadata.labels.get_or_insert_with(Default::default);
+            if labels.get(k) != Some(v) {
+                labels.insert(k.clone(), v.clone());
+            }
         }
     }
 
@@ -231,14 +251,54 @@ impl LeaderElector {
             .bounded("get", self.api.get_opt(&self.config.name))
             .await?;
         let current = got.map_err(|e| self.err("get", e))?;
+        self.acquire_or_renew_from(current).await
+    }
+
+    /// Records `lease` (read by someone else, e.g. a list) as observed now
+    /// if its record changed, so that its expiry counts from the first
+    /// time this candidate saw it, not from the first time it wanted it.
+    #[cfg(feature = "shard")]
+    pub(crate) fn observe(&mut self, lease: &Lease) {
+        let record = Record::of(lease);
+        if self
+            .observed
+            .as_ref()
+            .is_none_or(|(seen, _)| *seen != record)
+        {
+            self.observed = Some((record, Instant::now()));
+        }
+    }
+
+    /// Whether the observed record names a holder other than this
+    /// candidate that has not expired (as observed locally).
+    #[cfg(feature = "shard")]
+    pub(crate) fn held_by_other(&self) -> bool {
+        self.observed.as_ref().is_some_and(|(record, at)| {
+            record
+                .holder
+                .as_deref()
+                .is_some_and(|h| h != self.config.identity)
+                && *at + self.config.lease_duration > Instant::now()
+        })
+    }
+
+    /// [`try_acquire_or_renew`](Self::try_acquire_or_renew) on a Lease
+    /// already read (`None`: it does not exist); the write is a
+    /// compare-and-swap on the read's resourceVersion.
+    pub(crate) async fn acquire_or_renew_from(
+        &mut self,
+        current: Option<Lease>,
+    ) -> Result<bool, LeaderError> {
         let now = Instant::now();
         let Some(lease) = current else {
+            let mut metadata = ObjectMeta {
+                name: Some(self.config.name.clone()),
+                namespace: Some(self.config.namespace.clone()),
+                ..ObjectMeta::default()
+            };
+            self.label(&mut metadata);
             let lease = Lease {
-                metadata: ObjectMeta {
-                    name: Some(self.config.name.clone()),
-                    namespace: Some(self.config.namespace.clone()),
-                    ..ObjectMeta::default()
-                },
+                metadata,
                 spec: Some(self.spec(None)),
             };
             let created = self
@@ -265,9 +325,11 @@ impl LeaderElector {
         if record.holder.is_some() && !mine && observed_at + self.config.lease_duration > now {
             return Ok(false);
         }
+        let mut metadata = lease.metadata;
+        self.label(&mut metadata);
         let updated = Lease {
             spec: Some(self.spec(lease.spec.as_ref())),
-            metadata: lease.metadata,
+            metadata,
         };
         let replaced = self
             .bounded(
@@ -292,9 +354,14 @@ impl LeaderElector {
         let got = self
             .bounded("get", self.api.get_opt(&self.config.name))
             .await?;
-        let Some(lease) = got.map_err(|e| self.err("get", e))? else {
-            return Ok(());
-        };
+        match got.map_err(|e| self.err("get", e))? {
+            Some(lease) => self.release_from(lease).await,
+            None => Ok(()),
+        }
+    }
+
+    /// [`release`](Self::release) of a Lease already read.
+    pub(crate) async fn release_from(&mut self, lease: Lease) -> Result<(), LeaderError> {
         let spec = lease.spec.clone().unwrap_or_default();
         if spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
             return Ok(());

@@ -18,6 +18,8 @@
 //!   `metrics`).
 //! - [`leader`] (feature `leader`): leader election on a
 //!   `coordination.k8s.io/v1` Lease with client-go's semantics.
+//! - [`shard`] (feature `shard`): a controller's objects split across
+//!   replicas by shard Leases, at most one reconciler per object.
 //!
 //! # Features
 //!
@@ -34,6 +36,7 @@
 //! | `leader` | [`leader`], [`LeaderElector`] | `coordination-v1` |
 //! | `events` | [`events`] | `events-v1`, `core-v1` |
 //! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
+//! | `shard` | [`shard`]: controllers sharded across replicas on Leases | `leader` |
 //!
 //! # Porting from kube-rs
 //!
@@ -50,7 +53,7 @@
 //! | `runtime::watcher(api, watcher::Config)`, `watcher::Event::{Init, InitApply, InitDone, Apply, Delete}`, `watcher::Error` | [`watcher()`], [`watcher::Config`] (= [`WatcherConfig`]), [`Event`], [`watcher::Error`] (= [`WatcherError`]) | undecodable objects are skipped and reported (client-go's behaviour), not a stream error that restarts the watch |
 //! | `runtime::metadata_watcher` | [`metadata_watcher`] | same |
 //! | `runtime::reflector::{reflector, store(), Store, ObjectRef, store::Writer}` | [`reflector::{reflector, store(), Store, ObjectRef, store::Writer}`](mod@reflector) | `ObjectRef` derefs to an [`ObjectKey`] (`r.name`, `r.namespace`); `Store::get` takes either; `reflector` yields the cached `Arc<K>`s |
-//! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter, default_backoff}`, `watcher::Config::{labels, fields, timeout, page_size, any_semantic, streaming_lists}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`], [`WatcherConfig`] | same; `default_backoff` returns the stream as is (the watcher backs off itself); also [`Controller::with_predicate`] on the primary kind |
+//! | `runtime::WatchStreamExt::{applied_objects, touched_objects, predicate_filter, default_backoff, modify}`, `watcher::Event::modify`, `watcher::Config::{labels, fields, timeout, page_size, any_semantic, streaming_lists}`, `runtime::predicates::{generation, labels, annotations, finalizers, resource_version}`, `Predicate::{combine, fallback}` | [`WatchStreamExt`], [`predicates`], [`WatcherConfig`] | same; `default_backoff` returns the stream as is (the watcher backs off itself); also [`Controller::with_predicate`] on the primary kind |
 //! | `Controller::{new, for_stream, owns, owns_stream, watches, watches_stream, reconcile_on, reconcile_all_on, graceful_shutdown_on, shutdown_on_signal, with_config, store}` | [`Controller`] | `new` takes an `Api` and a [`WatcherConfig`]; `watches` mappers take `&O` and return `ObjectRef<K>`s (the kind inferred) or `ObjectKey`s; plus [`Controller::for_shared`] |
 //! | `Controller::run(reconcile, error_policy, ctx) -> Stream<Result<(ObjectRef, Action), controller::Error>>` | [`Controller::run`] | same shape; [`controller::Error`] has named fields (`ReconcilerFailed { object, source }`, `QueueError { source }`); deleted objects' keys are dropped, not reported as `ObjectNotFound` |
 //! | `controller::Action::{requeue, await_change}` | [`Action`] | plus [`Action::backoff`]: client-go's per-key exponential requeue ([`RetryBackoff`], 5 ms doubling to 1000 s), and [`Action::with_priority`] (controller-runtime's `Result.Priority`) |
@@ -87,6 +90,25 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Flow control
+//!
+//! The runtime makes no client of its own: its calls go through the
+//! `Api`s you give it, so their client's limiter applies. A plain client
+//! keeps client-go's static 5 QPS / burst 10; for a controller, build the
+//! client with `RestConfig::with_adaptive_flow_control()` (kubeset-rest's
+//! `rate_limit::AdaptiveLimiter`, no static limiter), as
+//! controller-runtime turns its client-side limiter off since v0.21: the
+//! server's API Priority and Fairness decides, and the limiter follows its
+//! 429s, `Retry-After` and priority levels. Keep a static limiter
+//! (`with_rate_limiter`) only as a safety net.
+//!
+//! # Paying only for what is read
+//!
+//! A [`projection!`](crate::projection!) of a kind caches only the fields you declare, a
+//! [`StoreConfig::transform`] changes objects before they are stored, and
+//! [`StoreConfig::drop_managed_fields`] drops `managedFields`; see
+//! [the module](mod@projection).
+//!
 //! # Architecture invariants
 //!
 //! - The watcher never ends and never skips: every failure is an `Err` item
@@ -110,7 +132,10 @@ pub mod metadata;
 pub mod metrics;
 pub mod object_ref;
 pub mod predicates;
+pub mod projection;
 mod queue;
+#[cfg(feature = "shard")]
+pub mod shard;
 pub mod shared;
 pub mod status;
 pub mod store;

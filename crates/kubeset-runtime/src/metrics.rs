@@ -37,6 +37,13 @@
 //! | `rest_client_requests_total` | counter | `code` (`<error>` for a transport failure), `method`, `host` |
 //! | `rest_client_request_retries_total` | counter | `code`, `verb`, `host` |
 //!
+//! [`LimiterMetrics`] exports kubeset-rest's adaptive limiter
+//! (`RestConfig::with_adaptive_limiter`) per priority level: its cap,
+//! requests in flight and queued, 429s, decreases and the waits a
+//! server's `Retry-After` imposed (`kubeset_adaptive_limiter_*`, read from
+//! the limiter at each scrape; no client-go or controller-runtime
+//! counterpart: their client-side limiter is a static token bucket).
+//!
 //! Without the feature, [`ControllerMetrics`] is a no-op and nothing of
 //! prometheus-client is built.
 //!
@@ -149,6 +156,10 @@ impl ControllerMetrics {
 
 #[cfg(feature = "metrics")]
 pub use imp::{Metrics, RestMetrics};
+#[cfg(feature = "metrics")]
+mod limiter;
+#[cfg(feature = "metrics")]
+pub use limiter::{LimiterMetrics, UNCLASSIFIED_LEVEL};
 #[cfg(feature = "metrics")]
 mod serve;
 /// The metrics crate, for the `Registry` and the text encoder.

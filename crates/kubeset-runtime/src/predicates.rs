@@ -196,6 +196,18 @@ pub trait WatchStreamExt: Stream + Sized {
         })
     }
 
+    /// Each event's object changed in place by `f` before it goes on
+    /// (kube-rs's `WatchStreamExt::modify`, controller-runtime's
+    /// `TransformFunc` on a stream); errors pass. For a cache, prefer
+    /// [`StoreConfig::transform`](crate::StoreConfig::transform), which
+    /// runs as each object is stored.
+    fn modify<K, E>(self, mut f: impl FnMut(&mut K)) -> impl Stream<Item = Result<Event<K>, E>>
+    where
+        Self: Stream<Item = Result<Event<K>, E>>,
+    {
+        self.map(move |ev| ev.map(|ev| ev.modify(&mut f)))
+    }
+
     /// The objects created, changed or deleted; errors pass.
     fn touched_objects<K, E>(self) -> impl Stream<Item = Result<K, E>>
     where

@@ -73,6 +73,10 @@ impl fmt::Display for ObjectKey {
 /// An index function: the index values an object is filed under.
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
+/// A change made to each object before it is stored
+/// ([`StoreConfig::transform`]).
+type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
 struct Index<K> {
     func: IndexFn<K>,
     entries: HashMap<String, HashSet<ObjectKey>>,
@@ -197,9 +201,10 @@ impl<K> Store<K> {
     }
 
     /// The object at `key` (an [`ObjectKey`] or an
-    /// [`ObjectRef`](crate::ObjectRef), as kube-rs's `Store::get`).
-    pub fn get(&self, key: &(impl AsRef<ObjectKey> + ?Sized)) -> Option<Arc<K>> {
-        self.read().objects.get(key.as_ref()).map(|s| s.obj.clone())
+    /// [`ObjectRef`](crate::ObjectRef), as kube-rs's `Store::get`: the
+    /// kind of `store.get(&ObjectRef::new(name).within(ns))` is inferred).
+    pub fn get(&self, key: &(impl StoreKey<K> + ?Sized)) -> Option<Arc<K>> {
+        self.read().objects.get(key.key()).map(|s| s.obj.clone())
     }
 
     /// Every cached object, in no particular order.
@@ -292,11 +297,32 @@ impl<K> Store<K> {
     }
 }
 
+/// What [`Store::get`] looks up: an [`ObjectKey`], or an
+/// [`ObjectRef`](crate::ObjectRef) of the store's kind (so its kind
+/// parameter is inferred, as with kube-rs's `Store::get(&ObjectRef<K>)`).
+pub trait StoreKey<K> {
+    /// The key.
+    fn key(&self) -> &ObjectKey;
+}
+
+impl<K> StoreKey<K> for ObjectKey {
+    fn key(&self) -> &ObjectKey {
+        self
+    }
+}
+
+impl<K> StoreKey<K> for crate::ObjectRef<K> {
+    fn key(&self) -> &ObjectKey {
+        self.as_ref()
+    }
+}
+
 /// Settings of a [`Writer`].
 #[derive(Clone, Default)]
 #[must_use]
 pub struct StoreConfig<K> {
     drop_managed_fields: bool,
+    transform: Option<Transform<K>>,
     indexes: Vec<(String, IndexFn<K>)>,
     size: Option<fn(&K) -> u64>,
     budget: Option<MemoryBudget>,
@@ -307,6 +333,7 @@ impl<K> fmt::Debug for StoreConfig<K> {
         let names: Vec<_> = self.indexes.iter().map(|(n, _)| n).collect();
         f.debug_struct("StoreConfig")
             .field("drop_managed_fields", &self.drop_managed_fields)
+            .field("transform", &self.transform.is_some())
             .field("indexes", &names)
             .field("count_memory", &self.size.is_some())
             .field("budget", &self.budget)
@@ -322,6 +349,7 @@ impl<K: Resource + 'static> StoreConfig<K> {
     pub fn new() -> Self {
         StoreConfig {
             drop_managed_fields: false,
+            transform: None,
             indexes: Vec::new(),
             size: None,
             budget: None,
@@ -332,6 +360,30 @@ impl<K: Resource + 'static> StoreConfig<K> {
     /// object's size, rarely read by controllers).
     pub fn drop_managed_fields(mut self) -> Self {
         self.drop_managed_fields = true;
+        self
+    }
+
+    /// Changes each object in place before it is stored (after
+    /// [`drop_managed_fields`](Self::drop_managed_fields)):
+    /// controller-runtime's cache `TransformFunc`, kube-rs's
+    /// `modify`. The cache, its indexes, its memory count and the
+    /// controller's reconciles all see the transformed object, so clear
+    /// only what none of them reads. Runs once per stored version.
+    ///
+    /// ```
+    /// # use kubeset_client::api::core::v1::Pod;
+    /// use kubeset_runtime::StoreConfig;
+    /// // Keep no container environment or annotations in the cache.
+    /// let config = StoreConfig::<Pod>::new().transform(|pod| {
+    ///     pod.metadata.annotations = None;
+    ///     for c in pod.spec.iter_mut().flat_map(|s| s.containers.iter_mut()) {
+    ///         c.env = None;
+    ///     }
+    /// });
+    /// # let _ = config;
+    /// ```
+    pub fn transform(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
+        self.transform = Some(Arc::new(f));
         self
     }
 
@@ -405,6 +457,7 @@ pub struct Writer<K> {
     store: Store<K>,
     ready: watch::Sender<bool>,
     drop_managed_fields: bool,
+    transform: Option<Transform<K>>,
     size: Option<fn(&K) -> u64>,
     /// The state being built during a relist.
     building: Option<HashMap<ObjectKey, Slot<K>>>,
@@ -495,6 +548,7 @@ impl<K: Resource + 'static> Writer<K> {
             },
             ready: tx,
             drop_managed_fields: config.drop_managed_fields,
+            transform: config.transform,
             size: config.size,
             building: None,
             building_bytes: 0,
@@ -511,6 +565,9 @@ impl<K: Resource + 'static> Writer<K> {
     fn prepare(&self, mut obj: K) -> K {
         if self.drop_managed_fields {
             obj.metadata_mut().managed_fields = None;
+        }
+        if let Some(transform) = &self.transform {
+            transform(&mut obj);
         }
         obj
     }

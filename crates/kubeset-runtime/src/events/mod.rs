@@ -160,9 +160,10 @@ impl Reporter {
     }
 }
 
-/// Why a publish failed.
+/// Why a publish failed, before it is told as the client's error (the
+/// type kube-rs's `publish` returns).
 #[derive(Debug, thiserror::Error)]
-pub enum RecorderError {
+enum RecorderError {
     /// A required field is empty or too long.
     #[error("event field {field} must be 1 to {FIELD_LIMIT} characters")]
     Invalid {
@@ -231,7 +232,26 @@ impl Recorder {
     /// [`Resource::object_ref`](kubeset_client::Resource::object_ref)
     /// or [`ObjectRef::to_object_reference`](crate::ObjectRef::to_object_reference)).
     /// `Ok` also when the spam filter held the write back.
+    ///
+    /// The error is the client's, as kube-rs's `publish` returns it (so
+    /// `.map_err(Error::KubeError)` ports): the write's own error, or
+    /// [`InvalidRequest`](kubeset_client::Error::InvalidRequest) naming
+    /// an empty or too long `reason`/`action`, or a reference without a
+    /// name.
     pub async fn publish(
+        &self,
+        ev: &Event,
+        reference: &ObjectReference,
+    ) -> Result<(), kubeset_client::Error> {
+        self.try_publish(ev, reference).await.map_err(|e| match e {
+            RecorderError::Write { source, .. } => source,
+            invalid => kubeset_client::Error::InvalidRequest {
+                message: invalid.to_string(),
+            },
+        })
+    }
+
+    async fn try_publish(
         &self,
         ev: &Event,
         reference: &ObjectReference,
