@@ -33,9 +33,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Faults;
 use crate::auth;
-use crate::http::{Body, Query, full};
-use crate::server::{Connections, serve_bounded};
+use crate::conns::Connections;
+use crate::server::serve_bounded;
 use crate::status::ApiError;
+use crate::wire::{Body, Query, full};
 
 /// What the admin endpoint controls.
 pub(crate) struct AdminState {

@@ -262,7 +262,13 @@ impl ApplyError {
     /// The Status answered for it.
     pub(crate) fn into_api(self, res: &Resource, name: &str) -> ApiError {
         match self {
-            ApplyError::Conflicts(c) => ApiError::apply_conflicts(res, name, &c),
+            ApplyError::Conflicts(c) => {
+                let pairs: Vec<(&str, &str)> = c
+                    .iter()
+                    .map(|c| (c.manager.as_str(), c.field.as_str()))
+                    .collect();
+                ApiError::apply_conflicts(res, name, &pairs)
+            }
             // A plain error in kube-apiserver: a 500 with no reason.
             ApplyError::Shape(msg) => ApiError {
                 code: 500,
@@ -326,6 +332,7 @@ fn zero_object(w: &Writer<'_>, shape: &Shape) -> Value {
                 zero[part] = json!({});
             }
         }
+        crate::defaults::go_zero(w.res, &mut zero);
     }
     zero
 }

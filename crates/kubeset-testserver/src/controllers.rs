@@ -15,7 +15,7 @@
 //! - Jobs complete at once (`succeeded = completions`, `Complete`);
 //! - garbage collection: an object whose every owner (by uid) is gone is
 //!   deleted (background propagation); owners deleted in the foreground
-//!   or with orphaning are finished by [`crate::deletion::propagate`].
+//!   or with orphaning are finished by [`crate::gc::propagate`].
 
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::apply::Scope;
-use crate::deletion::{self, DeleteOptions};
+use crate::deletion::DeleteOptions;
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::store::{Store, WriteCtx};
@@ -103,7 +103,8 @@ fn pass(store: &Store) -> bool {
     changed |= pods(store);
     changed |= jobs(store);
     changed |= garbage_collect(store);
-    changed |= deletion::propagate(store);
+    changed |= crate::gc::propagate(store);
+    changed |= namespaces(store);
     changed
 }
 
@@ -442,7 +443,21 @@ fn pods(store: &Store) -> bool {
         return false;
     };
     let mut changed = false;
+    let mut node = None;
     for (n, p) in all(store, &pr).iter().enumerate() {
+        let unbound = p
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if unbound && p.pointer("/metadata/deletionTimestamp").is_none() {
+            if node.is_none() {
+                node = the_node(store);
+            }
+            if let Some(node) = &node {
+                changed |= bind(store, &pr, p, node);
+            }
+            continue;
+        }
         if p.pointer("/metadata/deletionTimestamp").is_some()
             || matches!(
                 p.pointer("/status/phase").and_then(Value::as_str),
@@ -459,13 +474,70 @@ fn pods(store: &Store) -> bool {
             .collect();
         let cond = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": now});
         let ip = format!("10.244.{}.{}", (n / 250) % 250, n % 250 + 2);
-        let status = json!({"phase": "Running", "qosClass": "BestEffort", "startTime": now,
+        let qos = p
+            .pointer("/status/qosClass")
+            .cloned()
+            .unwrap_or_else(|| json!("BestEffort"));
+        let status = json!({"phase": "Running", "qosClass": qos, "startTime": now,
             "hostIP": "127.0.0.1", "podIP": ip, "podIPs": [{"ip": ip}],
             "conditions": [cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"), cond("ContainersReady"), cond("PodScheduled")],
             "containerStatuses": containers});
         changed |= set_status(store, &pr, p, status, "kubelet");
     }
     changed
+}
+
+/// The node controllers-lite registers when there is none.
+const NODE: &str = "kubeset-node";
+
+/// The one-node scheduler's node: the first Node by name, or `kubeset-node`
+/// registered (Ready, as a kubelet registers it, its `not-ready` taint
+/// lifted as the node lifecycle controller lifts it) when there is none.
+fn the_node(store: &Store) -> Option<String> {
+    let nr = res(store, "", "nodes")?;
+    if let Some(n) = all(store, &nr).first() {
+        return Some(meta(n, "name").to_owned());
+    }
+    let now = util::now_rfc3339();
+    let node = json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE, "kubernetes.io/os": "linux"}},
+        "status": {"capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status", "lastHeartbeatTime": now, "lastTransitionTime": now}],
+            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": NODE}]}});
+    store.create(&nr, "", node, &ctx("kubelet")).ok()?;
+    let scope = Scope::Main {
+        status_separate: true,
+    };
+    let lifted = store.modify(&nr, "", NODE, scope, &ctx("node-controller"), |live| {
+        let mut new = live.cloned().unwrap_or(Value::Null);
+        if let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.remove("taints");
+        }
+        Ok(new)
+    });
+    lifted.ok().map(|_| NODE.to_owned())
+}
+
+/// Binds pod `p` to `node`, as kube-scheduler does through `pods/binding`:
+/// `spec.nodeName` and the `PodScheduled` condition.
+fn bind(store: &Store, pr: &Resource, p: &Value, node: &str) -> bool {
+    let scope = Scope::Main {
+        status_separate: true,
+    };
+    let bound = store.modify(
+        pr,
+        meta(p, "namespace"),
+        meta(p, "name"),
+        scope,
+        &ctx("default-scheduler"),
+        |live| {
+            let mut new = live.cloned().unwrap_or(Value::Null);
+            new["spec"]["nodeName"] = json!(node);
+            Ok(new)
+        },
+    );
+    bound.is_ok()
 }
 
 fn jobs(store: &Store) -> bool {
@@ -541,4 +613,76 @@ fn garbage_collect(store: &Store) -> bool {
         }
     }
     changed
+}
+
+/// The namespace controller: a Terminating namespace's objects are
+/// deleted (finalizers still hold theirs), and once none is left its
+/// `kubernetes` finalizer is removed, which lets the store remove it.
+fn namespaces(store: &Store) -> bool {
+    let Some(nr) = res(store, "", "namespaces") else {
+        return false;
+    };
+    let mut changed = false;
+    for n in all(store, &nr) {
+        if n.pointer("/metadata/deletionTimestamp").is_none() {
+            continue;
+        }
+        let ns = meta(&n, "name").to_owned();
+        let (left, deleted) = empty_namespace(store, &ns);
+        changed |= deleted;
+        if left == 0 {
+            changed |= finalize_namespace(store, &nr, &ns);
+        }
+    }
+    changed
+}
+
+/// Deletes every object of namespace `ns` not being deleted yet; how many
+/// objects are left, and whether any delete was made.
+fn empty_namespace(store: &Store, ns: &str) -> (usize, bool) {
+    let (mut left, mut deleted) = (0, false);
+    let mut seen = Vec::new();
+    for r in store.resources().iter().filter(|r| r.namespaced) {
+        if seen.contains(&r.storage_key()) {
+            continue;
+        }
+        seen.push(r.storage_key());
+        let items = store
+            .list_all(
+                r,
+                Some(ns),
+                &LabelSelector::default(),
+                &FieldSelector::default(),
+            )
+            .0;
+        left += items.len();
+        for o in items {
+            if o.pointer("/metadata/deletionTimestamp").is_none() {
+                deleted |= store
+                    .delete(r, ns, meta(&o, "name"), &DeleteOptions::default())
+                    .is_ok();
+            }
+        }
+    }
+    (left, deleted)
+}
+
+/// Removes the `kubernetes` finalizer of an emptied namespace (what
+/// `namespaces/finalize` does for kube-controller-manager).
+fn finalize_namespace(store: &Store, nr: &Resource, ns: &str) -> bool {
+    let scope = Scope::Main {
+        status_separate: true,
+    };
+    store
+        .modify(nr, "", ns, scope, &ctx("namespace-controller"), |live| {
+            let mut new = live.cloned().unwrap_or(Value::Null);
+            if let Some(f) = new
+                .pointer_mut("/spec/finalizers")
+                .and_then(Value::as_array_mut)
+            {
+                f.retain(|x| x != "kubernetes");
+            }
+            Ok(new)
+        })
+        .is_ok()
 }

@@ -29,11 +29,6 @@ const RENAMED: &[(&str, &str)] = &[
     ("reportingComponent", "reportingController"),
 ];
 
-/// Whether `res` is `events.k8s.io/v1` events.
-pub(crate) fn is_events_v1(res: &Resource) -> bool {
-    res.group == "events.k8s.io" && res.plural == "events"
-}
-
 fn rename(m: &mut Map<String, Value>, from_core: bool) {
     for (core, v1) in RENAMED {
         let (from, to) = if from_core { (core, v1) } else { (v1, core) };
@@ -45,7 +40,7 @@ fn rename(m: &mut Map<String, Value>, from_core: bool) {
 
 /// An Event in the stored (core) shape, from either API.
 pub(crate) fn to_storage(res: &Resource, mut v: Value) -> Value {
-    if is_events_v1(res)
+    if res.is_events_v1()
         && let Value::Object(m) = &mut v
     {
         rename(m, false);
@@ -58,7 +53,7 @@ pub(crate) fn to_storage(res: &Resource, mut v: Value) -> Value {
 /// the caller).
 pub(crate) fn from_storage(res: &Resource, mut v: Value) -> Value {
     let stored_core = v.get("apiVersion").and_then(Value::as_str) == Some("v1");
-    if is_events_v1(res)
+    if res.is_events_v1()
         && stored_core
         && let Value::Object(m) = &mut v
     {
@@ -76,7 +71,7 @@ mod tests {
     fn round_trip() {
         let v1 = crate::resources::builtin()
             .into_iter()
-            .find(|r| is_events_v1(r))
+            .find(|r| r.is_events_v1())
             .expect("events.k8s.io is served");
         let core = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
             "involvedObject": {"name": "p"}, "message": "m", "source": {"component": "k"}, "count": 2, "reason": "R"});

@@ -19,8 +19,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::WatchMemory;
 use crate::bounds::Bounds;
+use crate::conns::ConnHandle;
 use crate::resources::Resource;
-use crate::server::ConnHandle;
 use crate::store::Store;
 
 /// The largest frame handed to the connection. hyper's HTTP/1 writer

@@ -11,8 +11,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::resources::Resource;
-
 /// How a field's value is written in a selector (Go's zero value when the
 /// field is absent: `""`, `false`, `0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +47,7 @@ const NAMESPACE: Field = f("metadata.namespace", "/metadata/namespace", Render::
 
 /// How the real server words a label it does not support.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unknown {
+pub(crate) enum Unknown {
     /// `field label not supported: X`
     NotSupported,
     /// `"X" is not a known field selector: only "metadata.name", "metadata.namespace"`
@@ -84,7 +82,7 @@ impl Default for FieldSet {
 
 use Render::{Bool, Int, Never, PodIp, Str};
 
-const PODS: &[Field] = &[
+pub(crate) const PODS: &[Field] = &[
     NAME,
     NAMESPACE,
     f("spec.nodeName", "/spec/nodeName", Str),
@@ -97,7 +95,7 @@ const PODS: &[Field] = &[
     f("status.podIPs", "/status/podIPs", Never),
     f("status.nominatedNodeName", "/status/nominatedNodeName", Str),
 ];
-const CORE_EVENTS: &[Field] = &[
+pub(crate) const CORE_EVENTS: &[Field] = &[
     f("involvedObject.kind", "/involvedObject/kind", Str),
     f("involvedObject.namespace", "/involvedObject/namespace", Str),
     f("involvedObject.name", "/involvedObject/name", Str),
@@ -122,7 +120,7 @@ const CORE_EVENTS: &[Field] = &[
 ];
 /// events.k8s.io labels, read from the stored core shape (the real server
 /// maps them onto core's field set the same way).
-const EVENTS_V1: &[Field] = &[
+pub(crate) const EVENTS_V1: &[Field] = &[
     f("reason", "/reason", Str),
     f("regarding.kind", "/involvedObject/kind", Str),
     f("regarding.namespace", "/involvedObject/namespace", Str),
@@ -140,69 +138,54 @@ const EVENTS_V1: &[Field] = &[
     NAMESPACE,
     NAME,
 ];
-const NODES: &[Field] = &[NAME, f("spec.unschedulable", "/spec/unschedulable", Bool)];
-const RCS: &[Field] = &[
+pub(crate) const NODES: &[Field] = &[NAME, f("spec.unschedulable", "/spec/unschedulable", Bool)];
+pub(crate) const RCS: &[Field] = &[
     NAME,
     NAMESPACE,
     f("status.replicas", "/status/replicas", Int),
 ];
-const NAMESPACES: &[Field] = &[f("status.phase", "/status/phase", Str), NAME];
-const SECRETS: &[Field] = &[f("type", "/type", Str), NAMESPACE, NAME];
-const SERVICES: &[Field] = &[
+pub(crate) const NAMESPACES: &[Field] = &[f("status.phase", "/status/phase", Str), NAME];
+pub(crate) const SECRETS: &[Field] = &[f("type", "/type", Str), NAMESPACE, NAME];
+pub(crate) const SERVICES: &[Field] = &[
     NAMESPACE,
     NAME,
     f("spec.clusterIP", "/spec/clusterIP", Str),
     f("spec.type", "/spec/type", Str),
 ];
-const CSRS: &[Field] = &[NAME, f("spec.signerName", "/spec/signerName", Str)];
-const JOBS: &[Field] = &[
+pub(crate) const CSRS: &[Field] = &[NAME, f("spec.signerName", "/spec/signerName", Str)];
+pub(crate) const JOBS: &[Field] = &[
     NAME,
     NAMESPACE,
     f("status.successful", "/status/succeeded", Int),
 ];
-const SLICES: &[Field] = &[
+pub(crate) const SLICES: &[Field] = &[
     NAME,
     f("spec.nodeName", "/spec/nodeName", Str),
     f("spec.driver", "/spec/driver", Str),
 ];
 
-/// The field set of a served resource.
-pub(crate) fn for_resource(res: &Resource) -> FieldSet {
-    if res.custom {
-        return FieldSet {
-            fields: &[NAME, NAMESPACE],
-            custom: Some(res.selectable_fields.clone()),
-            unknown: Unknown::NotSupported,
-        };
-    }
-    field_set(&res.group, &res.plural)
-}
-
-/// The field set of a built-in kind.
-pub(crate) fn field_set(group: &str, plural: &str) -> FieldSet {
-    use Unknown::NotSupported;
-    let set = |fields, unknown| FieldSet {
-        fields,
-        custom: None,
-        unknown,
-    };
-    match (group, plural) {
-        ("", "pods") => set(PODS, NotSupported),
-        ("", "nodes") => set(NODES, NotSupported),
-        ("", "replicationcontrollers") => set(RCS, NotSupported),
-        ("", "events") => set(CORE_EVENTS, NotSupported),
-        ("events.k8s.io", "events") => set(EVENTS_V1, NotSupported),
-        ("", "namespaces") => set(NAMESPACES, NotSupported),
-        ("", "secrets") => set(SECRETS, NotSupported),
-        ("", "services") => set(SERVICES, NotSupported),
-        ("certificates.k8s.io", "certificatesigningrequests") => set(CSRS, NotSupported),
-        ("batch", "jobs") => set(JOBS, Unknown::Job),
-        ("resource.k8s.io", "resourceslices") => set(SLICES, Unknown::ResourceSlice),
-        _ => DEFAULT,
-    }
-}
-
 impl FieldSet {
+    /// The field set of a built-in kind: `fields` (which list name and
+    /// namespace where the kind selects on them), and how the real server
+    /// words any other label.
+    pub(crate) const fn builtin(fields: &'static [Field], unknown: Unknown) -> Self {
+        Self {
+            fields,
+            custom: None,
+            unknown,
+        }
+    }
+
+    /// The field set of a custom resource: name, namespace and its CRD
+    /// version's `selectableFields`.
+    pub(crate) fn custom(selectable: Arc<[String]>) -> Self {
+        Self {
+            fields: &[NAME, NAMESPACE],
+            custom: Some(selectable),
+            unknown: Unknown::NotSupported,
+        }
+    }
+
     /// The canonical label for `label` (pods still take `spec.host`), or
     /// the real server's error text.
     pub(crate) fn resolve(&self, label: &str) -> Result<String, String> {

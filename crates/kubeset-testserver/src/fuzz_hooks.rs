@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
+use crate::fields::{FieldSet, PODS, Unknown};
 use crate::{
-    http::{Query, decode_object, percent_decode},
     selectors::{FieldSelector, LabelSelector, selector_to_string},
+    wire::{Query, decode_object, percent_decode},
 };
 
 /// The router's percent-decoding of one query component.
@@ -30,7 +31,8 @@ pub fn label_selector(s: &str, obj: &Value) -> Result<bool, String> {
 /// Parses a `fieldSelector` as the server does for pods (the kind with the
 /// most field labels) and, when it parses, matches it against `obj`.
 pub fn field_selector(s: &str, obj: &Value) -> Result<bool, String> {
-    FieldSelector::parse_for(crate::fields::field_set("", "pods"), s)
+    let pods = FieldSet::builtin(PODS, Unknown::NotSupported);
+    FieldSelector::parse_for(pods, s)
         .map(|sel| sel.matches(obj))
         .map_err(|e| e.0)
 }

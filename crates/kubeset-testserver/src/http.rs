@@ -2,14 +2,13 @@
 //! discovery document or an error `Status`.
 
 use std::convert::Infallible;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited, combinators::UnsyncBoxBody};
+use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 
 use crate::auth;
@@ -20,135 +19,16 @@ use crate::limits;
 use crate::openapi;
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
+use crate::shared::Shared;
 use crate::status::ApiError;
 use crate::store::Store;
 use crate::subresource::{self, Desired, Sub};
 use crate::validation;
 use crate::verbs::{self, PatchKind};
-
-/// Response body: whole or streamed.
-pub(crate) type Body = UnsyncBoxBody<Bytes, io::Error>;
-
-/// What every replica shares.
-pub(crate) struct Shared {
-    pub(crate) store: Arc<Store>,
-    pub(crate) token: Option<String>,
-    pub(crate) bookmark_interval: Duration,
-    /// OpenAPI specs read at start, if a directory was given.
-    pub(crate) openapi: Option<Arc<openapi::Specs>>,
-    /// The simulated container runtime (exec, attach, port-forward), if on.
-    pub(crate) runtime: Option<Arc<crate::stream::Runtime>>,
-    /// Connection bounds and slots, shared with the admin endpoint.
-    pub(crate) conns: Arc<crate::server::Connections>,
-    /// What the watches share (initial states, the open count).
-    pub(crate) watches: Arc<crate::fanout::Watches>,
-}
-
-pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into())
-        .map_err(|never| match never {})
-        .boxed_unsync()
-}
-
-fn json_response(code: u16, v: &Value) -> Response<Body> {
-    let body = serde_json::to_vec(v).unwrap_or_default();
-    let mut r = Response::new(full(body));
-    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-fn error_response(e: &ApiError) -> Response<Body> {
-    if e.reason == crate::status::PAGE_NOT_FOUND {
-        return text_response(404, "404 page not found\n");
-    }
-    json_response(e.code, &e.to_status())
-}
-
-pub(crate) fn text_response(code: u16, text: &'static str) -> Response<Body> {
-    let mut r = Response::new(full(text));
-    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    r
-}
-
-/// Decodes a query component (`+` is a space).
-pub(crate) fn percent_decode(s: &str) -> String {
-    decode(s, true)
-}
-
-/// Decodes a URL path as Go's `url.URL.Path` is, before it is split at `/`
-/// (so `%2e%2e` is the name `..`, and `a%2Fb` two segments).
-fn percent_decode_path(s: &str) -> String {
-    decode(s, false)
-}
-
-fn decode(s: &str, plus_is_space: bool) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' if plus_is_space => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Decoded query parameters.
-pub(crate) struct Query(Vec<(String, String)>);
-
-impl Query {
-    pub(crate) fn parse(q: Option<&str>) -> Self {
-        Self(
-            q.unwrap_or("")
-                .split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| match p.split_once('=') {
-                    Some((k, v)) => (percent_decode(k), percent_decode(v)),
-                    None => (percent_decode(p), String::new()),
-                })
-                .collect(),
-        )
-    }
-
-    pub(crate) fn get(&self, k: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Every value of `k`, in order (`dryRun=All&dryRun=All`).
-    pub(crate) fn all<'a>(&'a self, k: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.0
-            .iter()
-            .filter(move |(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub(crate) fn flag(&self, k: &str) -> bool {
-        matches!(self.get(k), Some("true" | "1" | ""))
-    }
-}
+use crate::wire::{
+    Body, Query, check_content_type, decode_object, error_response, full, json_response,
+    percent_decode_path, text_response,
+};
 
 /// A request addressed at a resource.
 struct Target {
@@ -248,7 +128,9 @@ pub(crate) async fn handle(
         Ok(slot) => slot,
         Err(refused) => return Ok(refused.response()),
     };
-    let req = match crate::stream::intercept(req, &shared, &faults).await {
+    let req = match crate::stream::intercept(req, &shared.store, shared.runtime.as_ref(), &faults)
+        .await
+    {
         Ok(upgraded) => return Ok(upgraded),
         Err(req) => req,
     };
@@ -320,49 +202,6 @@ async fn read_body(
         })?
         .to_bytes();
     Ok((parts, bytes))
-}
-
-/// Refuses request bodies this server cannot decode (CBOR) before they
-/// are read; protobuf bodies are turned into JSON by
-/// [`crate::protobuf::decode_body`] first.
-pub(crate) fn check_content_type(content_type: &str) -> Result<(), ApiError> {
-    if content_type.contains("cbor") {
-        return Err(ApiError::unsupported_media_type(content_type));
-    }
-    Ok(())
-}
-
-/// Request-body decoding: the one place a request body becomes an object
-/// (JSON, or YAML when the content type says so).
-pub(crate) fn decode_object(bytes: &[u8], content_type: &str) -> Result<Value, ApiError> {
-    check_content_type(content_type)?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request("the request body is empty"));
-    }
-    match serde_json::from_slice(bytes) {
-        Ok(v) => Ok(v),
-        Err(json_err) => {
-            if content_type.contains("yaml") {
-                serde_norway::from_slice::<Value>(bytes)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
-            } else {
-                Err(ApiError::bad_request(format!(
-                    "Object 'Kind' is missing in '{}': {json_err}",
-                    String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
-                )))
-            }
-        }
-    }
-}
-
-/// Response encoding: the one place an object, list, Table or Status
-/// answering a resource request becomes a response (`accept`: the
-/// request's Accept header; this writes JSON, and
-/// [`crate::protobuf::encode_response`] re-encodes it when protobuf was
-/// negotiated).
-pub(crate) fn respond(code: u16, v: &Value, accept: &str) -> Response<Body> {
-    let _ = accept;
-    json_response(code, v)
 }
 
 async fn route(
@@ -453,7 +292,7 @@ async fn route(
     let watch_at = if segs.first() == Some(&"api") { 2 } else { 3 };
     if segs.get(watch_at) == Some(&"watch") {
         segs.remove(watch_at);
-        query.0.push(("watch".to_owned(), "true".to_owned()));
+        query.push("watch", "true");
     }
     let target = route_resource(store, &segs)?;
     // An unknown subresource, which is also what a resource the group does
@@ -468,21 +307,33 @@ async fn route(
         validation::check_url_name(n)?;
     }
     let warning = target.res.deprecation.clone();
-    let mut resp = dispatch(req, shared, faults, target, &query, &accept).await?;
-    if let Some(w) = warning {
-        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            // First, as kube-apiserver records it before the handler runs;
-            // the handler's own warnings (admission, typed decoding) after.
-            let headers = resp.headers_mut();
-            let rest: Vec<HeaderValue> = headers.get_all(header::WARNING).iter().cloned().collect();
-            headers.insert(header::WARNING, v);
-            for r in rest {
-                headers.append(header::WARNING, r);
-            }
+    let get = req.method() == Method::GET;
+    let resp = match dispatch(req, shared, faults, target, &query, &accept).await {
+        Ok(r) => r,
+        // A GET of a kind reaches its (list) handler, which refuses a verb
+        // the kind does not serve after the deprecation warning is
+        // recorded; other methods find no route, so no warning.
+        Err(e) if get && e.code == 405 => error_response(&e),
+        Err(e) => return Err(e),
+    };
+    Ok(with_deprecation(resp, warning.as_deref()))
+}
+
+/// The kind's deprecation `Warning` first, as kube-apiserver records it
+/// before the handler runs; the handler's own warnings (admission, typed
+/// decoding) after.
+fn with_deprecation(mut resp: Response<Body>, warning: Option<&str>) -> Response<Body> {
+    let Some(w) = warning else { return resp };
+    let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+    if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+        let headers = resp.headers_mut();
+        let rest: Vec<HeaderValue> = headers.get_all(header::WARNING).iter().cloned().collect();
+        headers.insert(header::WARNING, v);
+        for r in rest {
+            headers.append(header::WARNING, r);
         }
     }
-    Ok(resp)
+    resp
 }
 
 /// An OpenAPI document with its ETag: `304` for a matching
@@ -542,9 +393,19 @@ fn call_of<'a>(
     let res = t.res.clone();
     let label = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {}", e.0)))?;
-    let fields = crate::fields::for_resource(&res);
+    let fields = crate::registry::of(&res).fields(&res);
     let field = FieldSelector::parse_for(fields, query.get("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
+    // kube-apiserver 1.36 (ShardedListAndWatch on) parses it in the
+    // registry, so a bad one is a plain error there: 500, no reason.
+    // A read of one object ignores it, as its GetOptions have none.
+    let shard = if t.name.is_none() || query.flag("watch") {
+        crate::selectors::ShardSelector::parse(query.get("shardSelector"))
+            .map_err(|e| ApiError::client_mistake_500(e.0))?
+    } else {
+        None
+    };
+    let field = field.with_shard(shard);
     if res.namespaced && t.namespace.is_none() && t.name.is_some() {
         return Err(ApiError::path_not_found());
     }
@@ -578,9 +439,12 @@ async fn dispatch(
     let method = req.method().clone();
     let is_pods = call.res.group.is_empty() && call.res.plural == "pods";
     let (name, sub) = (t.name.as_deref(), t.sub.as_deref());
+    if sub.is_none() {
+        check_served_verb(&call.res, &method, name.is_some(), query.flag("watch"))?;
+    }
     match (&method, name, sub) {
         (&Method::GET, _, None) if query.flag("watch") => {
-            let conn = req.extensions().get::<crate::server::ConnHandle>().cloned();
+            let conn = req.extensions().get::<crate::conns::ConnHandle>().cloned();
             return verbs::watch(call, name, conn);
         }
         (&Method::GET, None, None) => return verbs::list(&call),
@@ -596,7 +460,10 @@ async fn dispatch(
     let (content_type, body) =
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;
-    if let (Some(n), Some(which)) = (name, sub.and_then(|s| Sub::of(&call.res, s))) {
+    if let (Some(n), Some(which)) = (
+        name,
+        sub.and_then(|s| crate::registry::of(&call.res).subresource(s)),
+    ) {
         return serve_subresource(&call, &method, n, which, &body);
     }
     match (&method, name, sub) {
@@ -615,6 +482,32 @@ async fn dispatch(
         (&Method::DELETE, None, None) => verbs::delete_collection(&call, &body),
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// 405 MethodNotAllowed for a verb `res` does not serve (its discovery
+/// `verbs`), as kube-apiserver registers no route for it: a
+/// `deletecollection` of namespaces, a `create` of componentstatuses.
+fn check_served_verb(
+    res: &crate::resources::Resource,
+    method: &Method,
+    named: bool,
+    watch: bool,
+) -> Result<(), ApiError> {
+    let verb = match (method, named) {
+        (&Method::GET, _) if watch => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, false) => "create",
+        (&Method::PUT, true) => "update",
+        (&Method::PATCH, true) => "patch",
+        (&Method::DELETE, true) => "delete",
+        (&Method::DELETE, false) => "deletecollection",
+        _ => return Ok(()),
+    };
+    if res.verbs.is_empty() || res.verbs.iter().any(|v| v == verb) {
+        return Ok(());
+    }
+    Err(ApiError::method_not_allowed())
 }
 
 /// A request to one of [`subresource`]'s subresources: PATCH applies to
@@ -662,18 +555,4 @@ fn serve_subresource(
         )?,
     };
     Ok(call.reply(code, &out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_decoding() {
-        let q = Query::parse(Some("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&x"));
-        assert_eq!(q.get("labelSelector"), Some("app=web,tier in (a)"));
-        assert!(q.flag("watch"));
-        assert!(q.flag("x"));
-        assert_eq!(percent_decode("%zz%4"), "%zz%4");
-    }
 }

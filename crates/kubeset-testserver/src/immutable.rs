@@ -23,33 +23,11 @@ use crate::services;
 use crate::status::ApiError;
 
 /// One cause: field, reason, message.
-type Cause = (String, &'static str, String);
+pub(crate) type Cause = (String, &'static str, String);
 
-/// Checks the update of `live` to `new` (the whole object, not a status
-/// write) and fills in what the registry carries over (a Service's
-/// cluster IPs).
-pub(crate) fn check_update(
-    res: &Resource,
-    name: &str,
-    live: &Value,
-    new: &mut Value,
-) -> Result<(), ApiError> {
-    let causes = match (res.group.as_str(), res.plural.as_str()) {
-        ("", "services") => service(live, new),
-        ("batch", "jobs") => job(live, new),
-        ("apps", "deployments" | "replicasets" | "daemonsets") => {
-            let mut c = selector_matches_template(new);
-            c.extend(unchanged(live, new, "/spec/selector", "spec.selector"));
-            c
-        }
-        ("", "configmaps") => locked_data(live, new, &["data", "binaryData"]),
-        ("", "secrets") => {
-            let mut c: Vec<Cause> = unchanged(live, new, "/type", "type");
-            c.extend(locked_data(live, new, &["data"]));
-            c
-        }
-        _ => Vec::new(),
-    };
+/// The 422 `Invalid` of an update whose [`Cause`]s are not empty (the
+/// kind's strategy lists them, `crate::registry::Strategy::validate_update`).
+pub(crate) fn refuse(res: &Resource, name: &str, causes: &[Cause]) -> Result<(), ApiError> {
     if causes.is_empty() {
         return Ok(());
     }
@@ -69,7 +47,7 @@ fn shown(v: &Value) -> String {
 }
 
 /// A label selector as Go's JSON writes it (`matchLabels` first).
-fn shown_selector(v: &Value) -> String {
+pub(crate) fn shown_selector(v: &Value) -> String {
     let Some(m) = v.as_object() else {
         return shown(v);
     };
@@ -92,7 +70,7 @@ fn invalid(field: &str, value: String, detail: &str) -> Cause {
 }
 
 /// `ValidateImmutableField` of the value at `ptr`.
-fn unchanged(live: &Value, new: &Value, ptr: &str, field: &str) -> Vec<Cause> {
+pub(crate) fn unchanged(live: &Value, new: &Value, ptr: &str, field: &str) -> Vec<Cause> {
     let (old, now) = (live.pointer(ptr), new.pointer(ptr));
     if old == now {
         return Vec::new();
@@ -108,7 +86,7 @@ fn unchanged(live: &Value, new: &Value, ptr: &str, field: &str) -> Vec<Cause> {
 
 /// "`selector` does not match template `labels`" when the selector of
 /// `new` does not select its pod template.
-fn selector_matches_template(new: &Value) -> Vec<Cause> {
+pub(crate) fn selector_matches_template(new: &Value) -> Vec<Cause> {
     let Some(sel) = new.pointer("/spec/selector").filter(|s| s.is_object()) else {
         return Vec::new();
     };
@@ -130,7 +108,7 @@ fn selector_matches_template(new: &Value) -> Vec<Cause> {
 
 /// ClusterIP carry-over (`patchAllocatedValues`, `normalizeClusterIPs`)
 /// and the rule that the first cluster IP may not change.
-fn service(live: &Value, new: &mut Value) -> Vec<Cause> {
+pub(crate) fn service(live: &Value, new: &mut Value) -> Vec<Cause> {
     services::drop_type_dependent(live, new);
     let ip = |o: &Value| {
         o.pointer("/spec/clusterIP")
@@ -190,7 +168,7 @@ fn service(live: &Value, new: &mut Value) -> Vec<Cause> {
 /// them: the generated-selector check, the selector-template match (once
 /// per `ValidateJobSpec` call: twice), then completions, selector and
 /// template immutability.
-fn job(live: &Value, new: &Value) -> Vec<Cause> {
+pub(crate) fn job(live: &Value, new: &Value) -> Vec<Cause> {
     let manual = new.pointer("/spec/manualSelector").and_then(Value::as_bool) == Some(true);
     let mut causes = Vec::new();
     if !manual && new.pointer("/spec/template/metadata/labels").is_some() {
@@ -267,9 +245,38 @@ fn template_fixed(job: &Value) -> Value {
     t
 }
 
+/// The keys a Secret's `type` requires (`ValidateSecret`, which
+/// `ValidateSecretUpdate` runs after the immutability checks, so an
+/// update to a type the data does not satisfy is told both).
+pub(crate) fn secret_type_keys(secret: &Value) -> Vec<Cause> {
+    let data = secret.get("data").and_then(Value::as_object);
+    let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
+    let required: &[&str] = match secret.get("type").and_then(Value::as_str) {
+        Some("kubernetes.io/tls") => &["tls.crt", "tls.key"],
+        Some("kubernetes.io/ssh-auth") => &["ssh-privatekey"],
+        Some("kubernetes.io/dockercfg") => &[".dockercfg"],
+        Some("kubernetes.io/dockerconfigjson") => &[".dockerconfigjson"],
+        Some("kubernetes.io/basic-auth") if !has("username") && !has("password") => {
+            &["username", "password"]
+        }
+        _ => &[],
+    };
+    required
+        .iter()
+        .filter(|k| !has(k))
+        .map(|k| {
+            (
+                format!("data[{k}]"),
+                "FieldValueRequired",
+                "Required value".to_owned(),
+            )
+        })
+        .collect()
+}
+
 /// `immutable: true` ConfigMaps and Secrets: `immutable` may not be
 /// unset, and the `keys` may not change.
-fn locked_data(live: &Value, new: &Value, keys: &[&str]) -> Vec<Cause> {
+pub(crate) fn locked_data(live: &Value, new: &Value, keys: &[&str]) -> Vec<Cause> {
     if live.get("immutable").and_then(Value::as_bool) != Some(true) {
         return Vec::new();
     }

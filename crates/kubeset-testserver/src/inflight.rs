@@ -20,7 +20,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::http::{Body, text_response};
+use crate::wire::{Body, text_response};
 
 /// What the filter sees in a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -64,6 +64,7 @@ mod admission;
 mod apply;
 mod auth;
 mod bounds;
+mod conns;
 mod controllers;
 mod defaults;
 mod deletion;
@@ -76,6 +77,7 @@ mod fields;
 mod fieldset;
 #[doc(hidden)]
 pub mod fuzz_hooks;
+mod gc;
 mod http;
 mod immutable;
 mod inflight;
@@ -83,16 +85,19 @@ mod kubeconfig;
 mod limits;
 mod openapi;
 mod options;
+mod owners;
 mod patch;
 mod printers;
 mod protobuf;
+mod registry;
+mod replica;
 mod resources;
 mod review;
-mod scale;
 mod selectors;
 mod server;
 mod services;
 mod shape;
+mod shared;
 mod smd;
 mod status;
 mod store;
@@ -105,6 +110,7 @@ mod util;
 mod validation;
 mod verbs;
 mod watch;
+mod wire;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
@@ -117,10 +123,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::error::Error;
 pub use crate::faults::Mode;
+pub use crate::replica::{Faults, ReplicaHandle};
 
-use crate::faults::FaultState;
-use crate::http::Shared;
 use crate::server::Replica;
+use crate::shared::Shared;
 use crate::store::{Store, WriteCtx};
 
 /// A fresh random bearer token (32 hex digits, 128 bits from the OS-seeded
@@ -257,7 +263,8 @@ impl TestServerBuilder {
     /// publishes it: `swagger.json`, `openapi-v3/api/v1.json`,
     /// `openapi-v3/apis/<group>/<version>.json`), read once at start, plus
     /// documents built from each CRD's schema. Without it the built-in
-    /// group-versions get permissive stub documents.
+    /// group-versions' documents are built from the schemas compiled into
+    /// kubeset-api (enough for `kubectl explain`).
     pub fn openapi_specs(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.openapi_specs = Some(dir.into());
         self
@@ -389,7 +396,7 @@ impl TestServerBuilder {
             None => None,
         };
         let root = CancellationToken::new();
-        let conns = Arc::new(server::Connections::new(self.bounds));
+        let conns = Arc::new(conns::Connections::new(self.bounds));
         let watches: Arc<fanout::Watches> = Arc::default();
         let shared = Arc::new(Shared {
             conns: conns.clone(),
@@ -480,7 +487,7 @@ struct Inner {
     root: CancellationToken,
     admin: std::sync::Mutex<Option<(SocketAddr, JoinHandle<()>)>>,
     watches: Arc<fanout::Watches>,
-    conns: Arc<server::Connections>,
+    conns: Arc<conns::Connections>,
 }
 
 impl Drop for Inner {
@@ -502,136 +509,6 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
-/// One replica of a [`TestServer`].
-#[derive(Clone)]
-pub struct ReplicaHandle {
-    replica: Arc<Replica>,
-}
-
-impl std::fmt::Debug for ReplicaHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReplicaHandle")
-            .field("url", &self.url())
-            .finish()
-    }
-}
-
-impl ReplicaHandle {
-    /// Index of the replica.
-    pub fn index(&self) -> usize {
-        self.replica.index
-    }
-
-    /// `http://127.0.0.1:<port>` or `https://127.0.0.1:<port>`.
-    pub fn url(&self) -> String {
-        self.replica.url()
-    }
-
-    /// The socket address it listens on (kept across `down`/`up`).
-    pub fn addr(&self) -> SocketAddr {
-        self.replica.addr
-    }
-
-    /// Its fault controls.
-    pub fn faults(&self) -> Faults {
-        Faults {
-            replica: self.replica.clone(),
-        }
-    }
-}
-
-/// Fault injection for one replica. Cloning shares the same replica.
-#[derive(Clone)]
-pub struct Faults {
-    replica: Arc<Replica>,
-}
-
-impl std::fmt::Debug for Faults {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Faults")
-            .field("replica", &self.replica.index)
-            .field("mode", &self.mode())
-            .finish()
-    }
-}
-
-impl Faults {
-    pub(crate) fn state(&self) -> &FaultState {
-        &self.replica.faults
-    }
-
-    /// Index of the replica.
-    pub fn index(&self) -> usize {
-        self.replica.index
-    }
-
-    /// URL of the replica.
-    pub fn url(&self) -> String {
-        self.replica.url()
-    }
-
-    /// Current mode.
-    pub fn mode(&self) -> Mode {
-        self.replica.faults.mode()
-    }
-
-    /// Closes the listener (connections are refused) and drops every open
-    /// connection and watch of this replica.
-    pub async fn down(&self) {
-        self.replica.down().await;
-    }
-
-    /// Reopens the same port after [`down`](Self::down), or ends a
-    /// [`hang`](Self::hang).
-    pub async fn up(&self) -> std::io::Result<()> {
-        self.replica.up().await
-    }
-
-    /// Accept connections but never answer (also on open connections and
-    /// watches) until [`up`](Self::up) or [`down`](Self::down).
-    pub fn hang(&self) {
-        if self.mode() == Mode::Up {
-            self.replica.faults.set_mode(Mode::Hang);
-        }
-    }
-
-    /// Delay every request by `d` (zero to stop).
-    pub fn latency(&self, d: Duration) {
-        self.replica.faults.set_latency(d);
-    }
-
-    /// Answer the next `count` requests with `status` (a `Status` body with
-    /// the usual reason) and, if given, `Retry-After` in whole seconds.
-    pub fn fail_next(&self, count: u32, status: u16, retry_after: Option<Duration>) {
-        self.replica
-            .faults
-            .set_fail(count, status, retry_after.map(|d| d.as_secs()));
-    }
-
-    /// Cut every open watch stream of this replica in the middle of a line.
-    pub fn cut_watches(&self) {
-        self.replica.faults.cut_watches();
-    }
-
-    /// Answer the next `count` requests with a truncated JSON body.
-    pub fn malformed_next(&self, count: u32) {
-        self.replica.faults.set_malformed(count);
-    }
-
-    /// Back to normal: up, no latency, no pending failures.
-    pub async fn reset(&self) -> std::io::Result<()> {
-        self.latency(Duration::ZERO);
-        self.fail_next(0, 0, None);
-        self.malformed_next(0);
-        self.up().await
-    }
-
-    /// Requests this replica has served (counted after hang and latency).
-    pub fn requests_served(&self) -> u64 {
-        self.replica.faults.served()
-    }
-}
-
 impl TestServer {
     /// A builder with one plain-HTTP replica, no token, 1000 events of history.
     pub fn builder() -> TestServerBuilder {
@@ -648,7 +525,7 @@ impl TestServer {
         self.inner
             .replicas
             .get(i)
-            .map(|r| ReplicaHandle { replica: r.clone() })
+            .map(|r| ReplicaHandle::new(r.clone()))
     }
 
     /// Every replica.
@@ -656,7 +533,7 @@ impl TestServer {
         self.inner
             .replicas
             .iter()
-            .map(|r| ReplicaHandle { replica: r.clone() })
+            .map(|r| ReplicaHandle::new(r.clone()))
             .collect()
     }
 

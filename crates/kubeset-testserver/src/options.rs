@@ -20,8 +20,8 @@
 
 use std::time::Duration;
 
-use crate::http::Query;
 use crate::status::ApiError;
+use crate::wire::Query;
 
 /// `validation.FieldManagerMaxLength`.
 const FIELD_MANAGER_MAX: usize = 128;

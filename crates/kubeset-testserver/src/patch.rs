@@ -18,6 +18,10 @@ pub(crate) enum PatchError {
     BadRequest(String),
     /// The patch is well-formed but cannot be applied to this object.
     Invalid(String),
+    /// A mistake kube-apiserver's patch library reports as a plain error,
+    /// so the real server answers 500 with no reason (an unknown `$patch`
+    /// directive).
+    Unknown(String),
 }
 
 /// Applies an RFC 7386 JSON merge patch.
@@ -340,8 +344,8 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
             return Ok(());
         }
         Some(other) if other != "merge" => {
-            return Err(PatchError::BadRequest(format!(
-                "Unknown patch type: {other}"
+            return Err(PatchError::Unknown(format!(
+                "unknown strategic merge patch directive: $patch: {other}"
             )));
         }
         _ => {}
@@ -352,6 +356,11 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
     let Value::Object(t) = target else {
         return Ok(());
     };
+    // `$retainKeys`: the original keeps only the keys it lists (a
+    // Deployment's strategy switched to Recreate loses its rollingUpdate).
+    if let Some(Value::Array(keep)) = patch.get("$retainKeys") {
+        t.retain(|k, _| keep.iter().any(|x| x.as_str() == Some(k.as_str())));
+    }
     // Primitive-list deletions.
     for (k, v) in patch {
         if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/")

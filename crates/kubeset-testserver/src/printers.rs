@@ -45,7 +45,7 @@ const CONTAINERS: Col = wide("Containers");
 const IMAGES: Col = wide("Images");
 const SELECTOR: Col = wide("Selector");
 
-fn s<'a>(o: &'a Value, ptr: &str) -> &'a str {
+pub(crate) fn s<'a>(o: &'a Value, ptr: &str) -> &'a str {
     o.pointer(ptr).and_then(Value::as_str).unwrap_or("")
 }
 
@@ -53,7 +53,7 @@ fn i(o: &Value, ptr: &str) -> i64 {
     o.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)
 }
 
-fn or_none(v: &str) -> String {
+pub(crate) fn or_none(v: &str) -> String {
     if v.is_empty() {
         "<none>".into()
     } else {
@@ -105,7 +105,7 @@ fn format_labels(m: Option<&Value>) -> String {
     kv.join(",")
 }
 
-fn pod(o: &Value) -> Vec<Value> {
+pub(crate) fn pod(o: &Value) -> Vec<Value> {
     let total = arr(o, "/spec/containers").len();
     let statuses = arr(o, "/status/containerStatuses");
     let ready = statuses
@@ -150,7 +150,7 @@ fn pod(o: &Value) -> Vec<Value> {
     ]
 }
 
-fn ready_of(o: &Value) -> Value {
+pub(crate) fn ready_of(o: &Value) -> Value {
     json!(format!(
         "{}/{}",
         i(o, "/status/readyReplicas"),
@@ -158,7 +158,7 @@ fn ready_of(o: &Value) -> Value {
     ))
 }
 
-fn deployment(o: &Value) -> Vec<Value> {
+pub(crate) fn deployment(o: &Value) -> Vec<Value> {
     vec![
         ready_of(o),
         json!(i(o, "/status/updatedReplicas")),
@@ -166,7 +166,7 @@ fn deployment(o: &Value) -> Vec<Value> {
     ]
 }
 
-fn replicaset(o: &Value) -> Vec<Value> {
+pub(crate) fn replicaset(o: &Value) -> Vec<Value> {
     vec![
         json!(i(o, "/spec/replicas")),
         json!(i(o, "/status/replicas")),
@@ -174,7 +174,7 @@ fn replicaset(o: &Value) -> Vec<Value> {
     ]
 }
 
-fn daemonset(o: &Value) -> Vec<Value> {
+pub(crate) fn daemonset(o: &Value) -> Vec<Value> {
     vec![
         json!(i(o, "/status/desiredNumberScheduled")),
         json!(i(o, "/status/currentNumberScheduled")),
@@ -192,7 +192,7 @@ fn has_condition(o: &Value, ty: &str) -> bool {
 }
 
 /// `printJob`: Status, Completions, Duration.
-fn job(o: &Value) -> Vec<Value> {
+pub(crate) fn job(o: &Value) -> Vec<Value> {
     let succeeded = i(o, "/status/succeeded");
     let completions = match o.pointer("/spec/completions").and_then(Value::as_i64) {
         Some(n) => format!("{succeeded}/{n}"),
@@ -226,7 +226,7 @@ fn job(o: &Value) -> Vec<Value> {
 }
 
 /// `printCronJob`: Schedule, Timezone, Suspend, Active, Last Schedule.
-fn cronjob(o: &Value) -> Vec<Value> {
+pub(crate) fn cronjob(o: &Value) -> Vec<Value> {
     let last = match s(o, "/status/lastScheduleTime") {
         "" => "<none>".to_owned(),
         t => util::age(t),
@@ -247,7 +247,7 @@ fn cronjob(o: &Value) -> Vec<Value> {
 
 /// `printIngress`: Class, Hosts (three, then `+ N more...`), Address
 /// (load-balancer IPs or host names, sorted, unique), Ports.
-fn ingress(o: &Value) -> Vec<Value> {
+pub(crate) fn ingress(o: &Value) -> Vec<Value> {
     let rules = arr(o, "/spec/rules");
     let mut hosts: Vec<&str> = Vec::new();
     let mut more = false;
@@ -331,7 +331,7 @@ fn quantity(o: &Value, ptr: &str) -> Value {
 
 /// `printPersistentVolumeClaim`: capacity and access modes from the
 /// status once a volume is named.
-fn pvc(o: &Value) -> Vec<Value> {
+pub(crate) fn pvc(o: &Value) -> Vec<Value> {
     let bound = !s(o, "/spec/volumeName").is_empty();
     let (capacity, modes) = if bound {
         (
@@ -354,7 +354,7 @@ fn pvc(o: &Value) -> Vec<Value> {
 }
 
 /// `printPersistentVolume`.
-fn pv(o: &Value) -> Vec<Value> {
+pub(crate) fn pv(o: &Value) -> Vec<Value> {
     let claim = match o.pointer("/spec/claimRef") {
         Some(c) if c.is_object() => format!("{}/{}", s(c, "/namespace"), s(c, "/name")),
         _ => String::new(),
@@ -374,7 +374,7 @@ fn pv(o: &Value) -> Vec<Value> {
 }
 
 /// `printStorageClass`: `(default)` after the default class's name.
-fn storage_class_row(o: &Value) -> Vec<Value> {
+pub(crate) fn storage_class_row(o: &Value) -> Vec<Value> {
     let default = [
         "storageclass.kubernetes.io~1is-default-class",
         "storageclass.beta.kubernetes.io~1is-default-class",
@@ -406,7 +406,7 @@ fn storage_class_row(o: &Value) -> Vec<Value> {
 
 /// `printRoleBinding` / `printClusterRoleBinding`: the role, then (wide)
 /// users, groups and `namespace/name` service accounts.
-fn role_binding(o: &Value) -> Vec<Value> {
+pub(crate) fn role_binding(o: &Value) -> Vec<Value> {
     let subjects = arr(o, "/subjects");
     let of = |kind: &str| {
         let names: Vec<String> = subjects
@@ -433,7 +433,7 @@ fn role_binding(o: &Value) -> Vec<Value> {
 }
 
 /// `printIngressClass`: Controller, Parameters (`Kind.group/name`).
-fn ingress_class(o: &Value) -> Vec<Value> {
+pub(crate) fn ingress_class(o: &Value) -> Vec<Value> {
     let params = match o.pointer("/spec/parameters").filter(|p| p.is_object()) {
         None => "<none>".to_owned(),
         Some(p) => {
@@ -449,7 +449,7 @@ fn ingress_class(o: &Value) -> Vec<Value> {
 
 /// `printPodDisruptionBudget`: the two budgets (`N/A` when unset), the
 /// disruptions allowed.
-fn pdb(o: &Value) -> Vec<Value> {
+pub(crate) fn pdb(o: &Value) -> Vec<Value> {
     let budget = |ptr: &str| match o.pointer(ptr) {
         Some(Value::String(v)) => v.clone(),
         Some(Value::Number(n)) => n.to_string(),
@@ -465,7 +465,7 @@ fn pdb(o: &Value) -> Vec<Value> {
 /// `printHorizontalPodAutoscaler`: the scale target, the metrics as
 /// `current/target` ([`hpa_metrics`]), min (`<unset>`), max and current
 /// replicas. Reads autoscaling/v2 and v1 objects.
-fn hpa(o: &Value) -> Vec<Value> {
+pub(crate) fn hpa(o: &Value) -> Vec<Value> {
     let min = match o.pointer("/spec/minReplicas").and_then(Value::as_i64) {
         Some(n) => n.to_string(),
         None => "<unset>".to_owned(),
@@ -582,7 +582,7 @@ fn storage_class(o: &Value) -> &str {
     }
 }
 
-fn service(o: &Value) -> Vec<Value> {
+pub(crate) fn service(o: &Value) -> Vec<Value> {
     let ty = s(o, "/spec/type");
     let external = match ty {
         "ExternalName" => s(o, "/spec/externalName").to_owned(),
@@ -636,7 +636,7 @@ fn service(o: &Value) -> Vec<Value> {
     ]
 }
 
-fn node(o: &Value) -> Vec<Value> {
+pub(crate) fn node(o: &Value) -> Vec<Value> {
     let ready = arr(o, "/status/conditions")
         .iter()
         .find(|c| c["type"] == "Ready");
@@ -688,7 +688,7 @@ fn node(o: &Value) -> Vec<Value> {
     ]
 }
 
-fn count(o: &Value, keys: &[&str]) -> Value {
+pub(crate) fn count(o: &Value, keys: &[&str]) -> Value {
     json!(
         keys.iter()
             .map(|k| o.get(*k).and_then(Value::as_object).map_or(0, |m| m.len()))
@@ -697,7 +697,7 @@ fn count(o: &Value, keys: &[&str]) -> Value {
 }
 
 /// Core-shaped Event (stored form; events.k8s.io prints the same).
-fn event(o: &Value) -> Vec<Value> {
+pub(crate) fn event(o: &Value) -> Vec<Value> {
     let seen = |ptr: &str| {
         let t = s(o, ptr);
         if t.is_empty() {
@@ -739,7 +739,7 @@ pub(crate) type Cells = Box<dyn Fn(&Value) -> Vec<Value> + Send + Sync>;
 
 /// What follows a kind's own columns.
 #[derive(Clone, Copy)]
-enum Tail {
+pub(crate) enum Tail {
     /// Nothing: the kind's columns are all of them.
     None,
     /// Age.
@@ -781,14 +781,33 @@ impl Tail {
 /// A kind's printer: its columns after Name (Name first unless `named`
 /// is false: Events, and StorageClasses, whose name cell says
 /// `(default)`), its cells for them, then the tail's.
-struct Printer {
+pub(crate) struct Printer {
     named: bool,
     cols: &'static [Col],
     cells: fn(&Value) -> Vec<Value>,
     tail: Tail,
 }
 
-const fn named(cols: &'static [Col], cells: fn(&Value) -> Vec<Value>, tail: Tail) -> Printer {
+/// A printer whose first column is not Name (Events, StorageClasses).
+pub(crate) const fn unnamed(
+    cols: &'static [Col],
+    cells: fn(&Value) -> Vec<Value>,
+    tail: Tail,
+) -> Printer {
+    Printer {
+        named: false,
+        cols,
+        cells,
+        tail,
+    }
+}
+
+/// A printer whose first column is Name.
+pub(crate) const fn named(
+    cols: &'static [Col],
+    cells: fn(&Value) -> Vec<Value>,
+    tail: Tail,
+) -> Printer {
     Printer {
         named: true,
         cols,
@@ -798,15 +817,15 @@ const fn named(cols: &'static [Col], cells: fn(&Value) -> Vec<Value>, tail: Tail
 }
 
 /// The tail of a workload whose pod template is at `spec.template`.
-const fn workload(selector: Option<&'static str>) -> Tail {
+pub(crate) const fn workload(selector: Option<&'static str>) -> Tail {
     Tail::Workload {
         template: "/spec/template/spec",
         selector,
     }
 }
-const WORKLOAD: Tail = workload(Some("/spec/selector"));
+pub(crate) const WORKLOAD: Tail = workload(Some("/spec/selector"));
 
-const POD_COLS: &[Col] = &[
+pub(crate) const POD_COLS: &[Col] = &[
     st("Ready"),
     st("Status"),
     st("Restarts"),
@@ -816,9 +835,9 @@ const POD_COLS: &[Col] = &[
     wide("Nominated Node"),
     wide("Readiness Gates"),
 ];
-const DEPLOY_COLS: &[Col] = &[st("Ready"), st("Up-to-date"), st("Available")];
-const RS_COLS: &[Col] = &[int("Desired"), int("Current"), int("Ready")];
-const DS_COLS: &[Col] = &[
+pub(crate) const DEPLOY_COLS: &[Col] = &[st("Ready"), st("Up-to-date"), st("Available")];
+pub(crate) const RS_COLS: &[Col] = &[int("Desired"), int("Current"), int("Ready")];
+pub(crate) const DS_COLS: &[Col] = &[
     int("Desired"),
     int("Current"),
     int("Ready"),
@@ -826,15 +845,15 @@ const DS_COLS: &[Col] = &[
     int("Available"),
     st("Node Selector"),
 ];
-const JOB_COLS: &[Col] = &[st("Status"), st("Completions"), st("Duration")];
-const CRONJOB_COLS: &[Col] = &[
+pub(crate) const JOB_COLS: &[Col] = &[st("Status"), st("Completions"), st("Duration")];
+pub(crate) const CRONJOB_COLS: &[Col] = &[
     st("Schedule"),
     st("Timezone"),
     c("Suspend", "boolean", 0),
     int("Active"),
     st("Last Schedule"),
 ];
-const SVC_COLS: &[Col] = &[
+pub(crate) const SVC_COLS: &[Col] = &[
     st("Type"),
     st("Cluster-IP"),
     st("External-IP"),
@@ -842,8 +861,9 @@ const SVC_COLS: &[Col] = &[
     AGE,
     SELECTOR,
 ];
-const INGRESS_COLS: &[Col] = &[st("Class"), st("Hosts"), st("Address"), st("Ports"), AGE];
-const PVC_COLS: &[Col] = &[
+pub(crate) const INGRESS_COLS: &[Col] =
+    &[st("Class"), st("Hosts"), st("Address"), st("Ports"), AGE];
+pub(crate) const PVC_COLS: &[Col] = &[
     st("Status"),
     st("Volume"),
     st("Capacity"),
@@ -853,7 +873,7 @@ const PVC_COLS: &[Col] = &[
     AGE,
     wide("VolumeMode"),
 ];
-const PV_COLS: &[Col] = &[
+pub(crate) const PV_COLS: &[Col] = &[
     st("Capacity"),
     st("Access Modes"),
     st("Reclaim Policy"),
@@ -865,7 +885,7 @@ const PV_COLS: &[Col] = &[
     AGE,
     wide("VolumeMode"),
 ];
-const NODE_COLS: &[Col] = &[
+pub(crate) const NODE_COLS: &[Col] = &[
     st("Status"),
     st("Roles"),
     AGE,
@@ -876,18 +896,18 @@ const NODE_COLS: &[Col] = &[
     wide("Kernel-Version"),
     wide("Container-Runtime"),
 ];
-const STATUS_COLS: &[Col] = &[st("Status")];
-const DATA_COLS: &[Col] = &[st("Data")];
-const SECRET_COLS: &[Col] = &[st("Type"), st("Data")];
-const HOLDER_COLS: &[Col] = &[st("Holder")];
-const HPA_COLS: &[Col] = &[
+pub(crate) const STATUS_COLS: &[Col] = &[st("Status")];
+pub(crate) const DATA_COLS: &[Col] = &[st("Data")];
+pub(crate) const SECRET_COLS: &[Col] = &[st("Type"), st("Data")];
+pub(crate) const HOLDER_COLS: &[Col] = &[st("Holder")];
+pub(crate) const HPA_COLS: &[Col] = &[
     st("Reference"),
     st("Targets"),
     st("MinPods"),
     int("MaxPods"),
     int("Replicas"),
 ];
-const SC_COLS: &[Col] = &[
+pub(crate) const SC_COLS: &[Col] = &[
     NAME,
     st("Provisioner"),
     st("ReclaimPolicy"),
@@ -895,20 +915,20 @@ const SC_COLS: &[Col] = &[
     st("AllowVolumeExpansion"),
     AGE,
 ];
-const BINDING_COLS: &[Col] = &[
+pub(crate) const BINDING_COLS: &[Col] = &[
     st("Role"),
     AGE,
     wide("Users"),
     wide("Groups"),
     wide("ServiceAccounts"),
 ];
-const INGRESS_CLASS_COLS: &[Col] = &[st("Controller"), st("Parameters")];
-const PDB_COLS: &[Col] = &[
+pub(crate) const INGRESS_CLASS_COLS: &[Col] = &[st("Controller"), st("Parameters")];
+pub(crate) const PDB_COLS: &[Col] = &[
     st("Min Available"),
     st("Max Unavailable"),
     int("Allowed Disruptions"),
 ];
-const EVENT_COLS: &[Col] = &[
+pub(crate) const EVENT_COLS: &[Col] = &[
     st("Last Seen"),
     st("Type"),
     st("Reason"),
@@ -921,75 +941,12 @@ const EVENT_COLS: &[Col] = &[
     wide("Name"),
 ];
 
-fn printer(res: &Resource) -> Option<Printer> {
-    let cronjob_tail = Tail::Workload {
-        template: "/spec/jobTemplate/spec/template/spec",
-        selector: Some("/spec/jobTemplate/spec/selector"),
-    };
-    Some(match (res.group.as_str(), res.plural.as_str()) {
-        ("", "pods") => named(POD_COLS, pod, Tail::None),
-        ("apps", "deployments") => named(DEPLOY_COLS, deployment, WORKLOAD),
-        ("apps", "replicasets") => named(RS_COLS, replicaset, WORKLOAD),
-        ("apps", "statefulsets") => named(&DEPLOY_COLS[..1], |o| vec![ready_of(o)], workload(None)),
-        ("apps", "daemonsets") => named(DS_COLS, daemonset, WORKLOAD),
-        ("batch", "jobs") => named(JOB_COLS, job, WORKLOAD),
-        ("batch", "cronjobs") => named(CRONJOB_COLS, cronjob, cronjob_tail),
-        ("", "services") => named(SVC_COLS, service, Tail::None),
-        ("networking.k8s.io", "ingresses") => named(INGRESS_COLS, ingress, Tail::None),
-        ("", "persistentvolumeclaims") => named(PVC_COLS, pvc, Tail::None),
-        ("", "persistentvolumes") => named(PV_COLS, pv, Tail::None),
-        ("storage.k8s.io", "storageclasses") => Printer {
-            named: false,
-            cols: SC_COLS,
-            cells: storage_class_row,
-            tail: Tail::None,
-        },
-        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
-            named(BINDING_COLS, role_binding, Tail::None)
-        }
-        ("networking.k8s.io", "ingressclasses") => {
-            named(INGRESS_CLASS_COLS, ingress_class, Tail::Age)
-        }
-        ("policy", "poddisruptionbudgets") => named(PDB_COLS, pdb, Tail::Age),
-        ("autoscaling", "horizontalpodautoscalers") => named(HPA_COLS, hpa, Tail::Age),
-        ("", "nodes") => named(NODE_COLS, node, Tail::None),
-        ("", "namespaces") => named(
-            STATUS_COLS,
-            |o| vec![json!(s(o, "/status/phase"))],
-            Tail::Age,
-        ),
-        ("", "configmaps") => named(
-            DATA_COLS,
-            |o| vec![count(o, &["data", "binaryData"])],
-            Tail::Age,
-        ),
-        ("", "secrets") => named(
-            SECRET_COLS,
-            |o| vec![json!(s(o, "/type")), count(o, &["data"])],
-            Tail::Age,
-        ),
-        ("", "serviceaccounts") => named(&[], |_| Vec::new(), Tail::Age),
-        ("", "events") | ("events.k8s.io", "events") => Printer {
-            named: false,
-            cols: EVENT_COLS,
-            cells: event,
-            tail: Tail::None,
-        },
-        ("coordination.k8s.io", "leases") => named(
-            HOLDER_COLS,
-            |o| vec![json!(or_none(s(o, "/spec/holderIdentity")))],
-            Tail::Age,
-        ),
-        _ => return None,
-    })
-}
-
 /// Column definitions and a function from object to cells (Name included).
-pub(crate) fn columns(res: &Resource) -> (Vec<Value>, Cells) {
+pub(crate) fn columns(res: &Resource, printer: Option<Printer>) -> (Vec<Value>, Cells) {
     let def = |name: &str, ty: &str, format: &str, priority: u8, description: &str| json!({"name": name, "type": ty, "format": format, "description": description, "priority": priority});
     let name_desc = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
     let name_of = |o: &Value| json!(s(o, "/metadata/name"));
-    if let Some(p) = printer(res) {
+    if let Some(p) = printer {
         let name_col = p.named.then_some(&NAME);
         let defs = name_col
             .into_iter()

@@ -16,9 +16,9 @@ use http_body_util::BodyExt;
 use kubeset_api::protobuf::{CONTENT_TYPE, dynamic, wire};
 use serde_json::Value;
 
-use crate::http::{Body, Query, full};
 use crate::resources::Resource;
 use crate::status::ApiError;
+use crate::wire::{Body, Query, full};
 
 /// The media types the server writes for an object without a codec.
 const JSON_ONLY: &str = "application/json, application/yaml";

@@ -77,10 +77,15 @@ impl Resource {
         }
     }
 
+    /// Whether this is `events.k8s.io/v1` events (stored with core/v1's).
+    pub(crate) fn is_events_v1(&self) -> bool {
+        self.group == "events.k8s.io" && self.plural == "events"
+    }
+
     /// Storage key shared by all versions of the resource.
     /// `events.k8s.io` events share core/v1's store, as on kube-apiserver.
     pub(crate) fn storage_key(&self) -> (String, String) {
-        if crate::events::is_events_v1(self) {
+        if self.is_events_v1() {
             return (String::new(), "events".to_owned());
         }
         (self.group.clone(), self.plural.clone())
@@ -159,7 +164,8 @@ fn deprecation(group: &str, version: &str, kind: &str) -> Option<String> {
         format!("{group}/{version}")
     };
     Some(if replacement.is_empty() {
-        format!("{gv} {kind} is deprecated")
+        // ComponentStatus, deprecated without a replacement since v1.19.
+        format!("{gv} {kind} is deprecated in v1.19+")
     } else if group.is_empty() && version == "v1" {
         format!("{gv} {kind} is deprecated in v1.33+; use {replacement}")
     } else {

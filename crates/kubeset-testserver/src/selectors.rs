@@ -5,10 +5,15 @@
 //! comma-separated requirements, each one of `key=value`, `key==value`,
 //! `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key` (exists) and
 //! `!key` (does not exist). Field selectors support `=`, `==` and `!=` on
-//! the kind's field labels (`fields.rs`).
+//! the kind's field labels (`fields.rs`). A `shardSelector` (`shard.rs`)
+//! rides along with the field selector, so every list, watch and
+//! deletecollection applies it as kube-apiserver 1.36 does.
+
+mod shard;
 
 use serde_json::Value;
 
+pub(crate) use self::shard::ShardSelector;
 use crate::fields::FieldSet;
 
 /// A selector that could not be parsed; the message is shown to the client
@@ -61,6 +66,8 @@ pub(crate) struct LabelSelector {
 pub(crate) struct FieldSelector {
     reqs: Vec<Requirement>,
     fields: FieldSet,
+    /// The request's `shardSelector`, if any.
+    shard: Option<ShardSelector>,
 }
 
 /// Splits on commas that are not inside parentheses.
@@ -250,6 +257,7 @@ impl FieldSelector {
             return Ok(Self {
                 reqs: Vec::new(),
                 fields,
+                shard: None,
             });
         }
         let mut reqs = Vec::new();
@@ -272,11 +280,30 @@ impl FieldSelector {
                 op,
             });
         }
-        Ok(Self { reqs, fields })
+        Ok(Self {
+            reqs,
+            fields,
+            shard: None,
+        })
+    }
+
+    /// The same selector, also requiring `shard` (a request's
+    /// `shardSelector`).
+    pub(crate) fn with_shard(mut self, shard: Option<ShardSelector>) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// The `shardSelector` applied, if any.
+    pub(crate) fn shard(&self) -> Option<&ShardSelector> {
+        self.shard.as_ref()
     }
 
     /// Whether the object satisfies every requirement.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
+        if self.shard.as_ref().is_some_and(|s| !s.matches(obj)) {
+            return false;
+        }
         self.reqs.iter().all(|r| {
             // Absent fields read as Go's zero value ("" for a cluster-scoped
             // object's namespace).
@@ -293,12 +320,14 @@ impl FieldSelector {
                 op: Op::Eq(name.to_owned()),
             }],
             fields: FieldSet::default(),
+            shard: None,
         }
     }
 
     /// Adds the requirements of another selector.
     pub(crate) fn and(mut self, other: FieldSelector) -> Self {
         self.reqs.extend(other.reqs);
+        self.shard = self.shard.or(other.shard);
         self
     }
 }
@@ -362,7 +391,7 @@ mod tests {
                 .matches(&o)
         );
         assert!(FieldSelector::parse("spec.nodeName=x").is_err());
-        let pods = crate::fields::field_set("", "pods");
+        let pods = FieldSet::builtin(crate::fields::PODS, crate::fields::Unknown::NotSupported);
         let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}});
         let sel = FieldSelector::parse_for(
             pods.clone(),

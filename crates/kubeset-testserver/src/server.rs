@@ -4,7 +4,7 @@
 //!
 //! Every connection, here and on the admin endpoint, is served by
 //! [`serve_bounded`] under the server's [`Bounds`] and holds one of its
-//! [`Connections`] slots.
+//! [`Connections`](crate::conns::Connections) slots.
 //!
 //! **Invariant:** after `down()` returns, the listening socket is closed
 //! (connections are refused) and every connection of the replica has been
@@ -26,15 +26,18 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::bounds::{Bounds, H2_STREAM_WINDOW};
+use crate::conns::{ConnHandle, Slot};
 use crate::faults::{FaultState, Mode};
-use crate::http::{self, Body, Shared};
-use crate::inflight::{Guarded, InFlight};
+use crate::http;
+use crate::inflight::Guarded;
+use crate::shared::Shared;
+use crate::wire::Body;
 
 struct Running {
     cancel: CancellationToken,
@@ -190,51 +193,6 @@ async fn serve_connection(
     drop(slot);
 }
 
-/// The connections of one server: its bounds, the slots left, and the
-/// requests in flight.
-pub(crate) struct Connections {
-    pub(crate) bounds: Bounds,
-    slots: Arc<Semaphore>,
-    pub(crate) in_flight: InFlight,
-}
-
-/// One admitted connection; its slot is free again when dropped.
-pub(crate) struct Slot {
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Connections {
-    pub(crate) fn new(bounds: Bounds) -> Self {
-        Self {
-            bounds,
-            slots: Arc::new(Semaphore::new(bounds.max_connections.max(1))),
-            in_flight: InFlight::new(bounds.max_read_only_inflight, bounds.max_mutating_inflight),
-        }
-    }
-
-    /// Connections holding a slot now.
-    pub(crate) fn open(&self) -> usize {
-        self.bounds
-            .max_connections
-            .max(1)
-            .saturating_sub(self.slots.available_permits())
-    }
-
-    /// A slot for a new connection, or `None` when `max_connections` are open.
-    pub(crate) fn admit(&self) -> Option<Slot> {
-        match self.slots.clone().try_acquire_owned() {
-            Ok(permit) => Some(Slot { _permit: permit }),
-            Err(_) => {
-                tracing::warn!(
-                    max = self.bounds.max_connections,
-                    "connection refused: too many open connections"
-                );
-                None
-            }
-        }
-    }
-}
-
 /// An accepted stream that tells `first` when its first bytes arrive.
 struct FirstByte<T> {
     inner: T,
@@ -294,19 +252,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for FirstByte<T> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// Closes the HTTP/1.x connection a request came on, whatever hyper has
-/// buffered for it (in the request's extensions; not on HTTP/2, where a
-/// connection carries other streams).
-#[derive(Clone)]
-pub(crate) struct ConnHandle(CancellationToken);
-
-impl ConnHandle {
-    /// Drops the connection: the socket is closed, its buffers freed.
-    pub(crate) fn close(&self) {
-        self.0.cancel();
     }
 }
 
@@ -402,7 +347,7 @@ pub(crate) async fn serve_bounded<F, Fut>(
     let seen = started.clone();
     let first_byte = Arc::new(Notify::new());
     let closer = CancellationToken::new();
-    let handle = ConnHandle(closer.clone());
+    let handle = ConnHandle::new(closer.clone());
     let open = Arc::new(watch::Sender::new(0usize));
     let idle = idle_for(open.subscribe(), bounds.idle);
     let svc = service_fn(move |mut req: Request<Incoming>| {

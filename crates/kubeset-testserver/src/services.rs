@@ -173,53 +173,6 @@ fn free_node_port(taken: &BTreeSet<u16>) -> Option<u16> {
     Some(free[rand::rng().random_range(0..free.len())])
 }
 
-/// What the Service defaulting writes on create: `sessionAffinity`, and
-/// for every type but `ExternalName` the single-stack IPv4 families,
-/// `internalTrafficPolicy`, each port's `protocol` and `targetPort`, and
-/// `externalTrafficPolicy` for node ports and load balancers; and
-/// `status.loadBalancer: {}` (a Go struct, never omitted).
-pub(crate) fn defaults(obj: &mut Value) {
-    if let Some(o) = obj.as_object_mut() {
-        let status = o.entry("status").or_insert_with(|| json!({}));
-        if let Some(s) = status.as_object_mut() {
-            s.entry("loadBalancer").or_insert_with(|| json!({}));
-        }
-    }
-    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let ty = spec
-        .entry("type")
-        .or_insert(json!("ClusterIP"))
-        .as_str()
-        .unwrap_or("ClusterIP")
-        .to_owned();
-    spec.entry("sessionAffinity").or_insert(json!("None"));
-    if ty == "ExternalName" {
-        return;
-    }
-    spec.entry("ipFamilies").or_insert(json!(["IPv4"]));
-    spec.entry("ipFamilyPolicy").or_insert(json!("SingleStack"));
-    spec.entry("internalTrafficPolicy")
-        .or_insert(json!("Cluster"));
-    if ty == "NodePort" || ty == "LoadBalancer" {
-        spec.entry("externalTrafficPolicy")
-            .or_insert(json!("Cluster"));
-    }
-    for p in spec
-        .get_mut("ports")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
-    {
-        let port = p.get("port").cloned().unwrap_or(Value::Null);
-        if let Some(m) = p.as_object_mut() {
-            m.entry("protocol").or_insert(json!("TCP"));
-            m.entry("targetPort").or_insert(port);
-        }
-    }
-}
-
 /// An update to `ExternalName` drops what only IP Services have (the
 /// addresses are released with them), as upstream's `dropTypeDependentFields`.
 pub(crate) fn drop_type_dependent(live: &Value, new: &mut Value) {

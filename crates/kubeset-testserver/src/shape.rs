@@ -265,12 +265,16 @@ fn build(res: &Resource) -> Shape {
             .and_then(|s| serde_json::from_value::<JSONSchemaProps>(s.clone()).ok());
         return root(schema.as_ref());
     }
-    let api_version = res.api_version();
-    let found = BUILTIN
-        .binary_search_by(|(av, k, _)| (*av, *k).cmp(&(api_version.as_str(), &*res.kind)))
+    root(builtin_schema(&res.api_version(), &res.kind).as_ref())
+}
+
+/// The schema compiled into kubeset-api of a built-in kind (`apps/v1`,
+/// `Deployment`), built on each call; `None` for a kind without one.
+pub(crate) fn builtin_schema(api_version: &str, kind: &str) -> Option<JSONSchemaProps> {
+    BUILTIN
+        .binary_search_by(|(av, k, _)| (*av, *k).cmp(&(api_version, kind)))
         .ok()
-        .map(|i| (BUILTIN[i].2)());
-    root(found.as_ref())
+        .map(|i| (BUILTIN[i].2)())
 }
 
 /// A kind's schema, built on demand.

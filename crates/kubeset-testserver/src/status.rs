@@ -46,6 +46,20 @@ impl ApiError {
         }
     }
 
+    /// 500 with no reason: what kube-apiserver answers when a client's
+    /// mistake reaches it as a plain Go error rather than an API status (a
+    /// `resourceVersion` that is not a number, one set on a create, an
+    /// unknown strategic merge directive). The class and the missing reason
+    /// are the real server's; the message is ours and names the mistake.
+    pub(crate) fn client_mistake_500(message: impl Into<String>) -> Self {
+        Self {
+            code: 500,
+            reason: "",
+            message: message.into(),
+            details: None,
+        }
+    }
+
     /// 401 Unauthorized.
     pub(crate) fn unauthorized() -> Self {
         Self {
@@ -98,6 +112,24 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden for a create in a namespace being deleted, as the
+    /// `NamespaceLifecycle` admission plugin words it.
+    pub(crate) fn namespace_terminating(res: &Resource, name: &str, ns: &str) -> Self {
+        let mut d = details(res, name);
+        d["causes"] = json!([{"reason": "NamespaceTerminating",
+            "message": format!("namespace {ns} is being terminated"),
+            "field": "metadata.namespace"}]);
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: format!(
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                res.qualified()
+            ),
+            details: Some(d),
+        }
+    }
+
     /// 405 MethodNotAllowed.
     pub(crate) fn method_not_allowed() -> Self {
         Self {
@@ -140,37 +172,32 @@ impl ApiError {
         )
     }
 
-    /// 409 Conflict from server-side apply.
-    pub(crate) fn apply_conflicts(
-        res: &Resource,
-        name: &str,
-        conflicts: &[crate::apply::Conflict],
-    ) -> Self {
+    /// 409 Conflict from server-side apply: `conflicts` are `(manager,
+    /// field)` pairs, the manager as the real server prints it (`"m"`,
+    /// `"m" using v1`), the field as `.spec.ports[name="a"].port`.
+    pub(crate) fn apply_conflicts(res: &Resource, name: &str, conflicts: &[(&str, &str)]) -> Self {
         let n = conflicts.len();
         let message = if n == 1 {
-            let c = &conflicts[0];
-            format!(
-                "Apply failed with 1 conflict: conflict with {}: {}",
-                c.manager, c.field
-            )
+            let (manager, field) = conflicts[0];
+            format!("Apply failed with 1 conflict: conflict with {manager}: {field}")
         } else {
             // Grouped by manager, as the real server words it.
             let mut lines: Vec<String> = Vec::new();
-            for (i, c) in conflicts.iter().enumerate() {
-                if i == 0 || conflicts[i - 1].manager != c.manager {
-                    lines.push(format!("conflicts with {}:", c.manager));
+            for (i, (manager, field)) in conflicts.iter().enumerate() {
+                if i == 0 || conflicts[i - 1].0 != *manager {
+                    lines.push(format!("conflicts with {manager}:"));
                 }
-                lines.push(format!("- {}", c.field));
+                lines.push(format!("- {field}"));
             }
             format!("Apply failed with {n} conflicts: {}", lines.join("\n"))
         };
         let causes: Vec<Value> = conflicts
             .iter()
-            .map(|c| {
+            .map(|(manager, field)| {
                 json!({
                     "reason": "FieldManagerConflict",
-                    "message": format!("conflict with {}", c.manager),
-                    "field": c.field,
+                    "message": format!("conflict with {manager}"),
+                    "field": field,
                 })
             })
             .collect();

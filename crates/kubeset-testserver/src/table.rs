@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::printers;
+use crate::registry;
 use crate::resources::Resource;
 
 /// Whether the Accept header asks for a Table.
@@ -39,7 +40,7 @@ pub(crate) fn table(
     if let Some(c) = continue_token {
         meta["continue"] = json!(c);
     }
-    let (defs, cells) = printers::columns(res);
+    let (defs, cells) = printers::columns(res, registry::of(res).printer());
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

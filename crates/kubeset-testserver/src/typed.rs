@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use crate::admission::FieldValidation;
 use crate::resources::Resource;
+use crate::shape::{self, Scalar, Shape};
 use crate::status::ApiError;
 
 /// Where the object came from: the answer to a failed decode differs.
@@ -59,6 +60,7 @@ pub(crate) fn decode(
         )));
     };
     let mut stripped = obj.clone();
+    null_map_strings(&shape::of(res), &mut stripped);
     drop_nulls(&mut stripped);
     if let Value::Object(m) = &mut stripped {
         m.insert("apiVersion".into(), Value::String(res.api_version()));
@@ -78,6 +80,7 @@ pub(crate) fn decode(
         unknown_fields(input, o, "", &mut unknown);
         keep_managed_fields_reset(input, o);
     }
+    crate::defaults::on_decode(res, &mut out);
     let warnings: Vec<String> = unknown
         .iter()
         .map(|p| format!("unknown field \"{p}\""))
@@ -135,6 +138,31 @@ fn json_type(v: &Value) -> &'static str {
 
 /// Removes every key whose value is `null` (Go leaves such a field at its
 /// zero value, which the model reads as absent).
+/// A `null` value of a map of strings (`data: {j: null}`, as a JSON patch
+/// copying a missing key leaves it) becomes `""`: Go's JSON decoder sets
+/// the key to the zero value and keeps it. A struct field's `null` is left
+/// for [`drop_nulls`].
+fn null_map_strings(shape: &Shape, v: &mut Value) {
+    match (shape, v) {
+        (Shape::Object { fields, rest, .. }, Value::Object(m)) => {
+            for (k, x) in m.iter_mut() {
+                match (fields.get(k), rest) {
+                    (Some(f), _) => null_map_strings(f, x),
+                    (None, Some(r)) if x.is_null() && **r == Shape::Scalar(Scalar::String) => {
+                        *x = Value::String(String::new());
+                    }
+                    (None, Some(r)) => null_map_strings(r, x),
+                    (None, None) => {}
+                }
+            }
+        }
+        (Shape::List { item, .. }, Value::Array(a)) => {
+            a.iter_mut().for_each(|x| null_map_strings(item, x));
+        }
+        _ => {}
+    }
+}
+
 fn drop_nulls(v: &mut Value) {
     match v {
         Value::Object(m) => {

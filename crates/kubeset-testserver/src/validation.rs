@@ -33,19 +33,6 @@ pub(crate) enum NameRule {
     PathSegment,
 }
 
-/// The rule kube-apiserver applies to `res`'s names.
-pub(crate) fn name_rule(res: &Resource) -> NameRule {
-    match (res.group.as_str(), res.plural.as_str()) {
-        ("", "namespaces") | ("apps", "statefulsets") => NameRule::Label,
-        ("", "services") => NameRule::Label1035,
-        (
-            "rbac.authorization.k8s.io",
-            "roles" | "clusterroles" | "rolebindings" | "clusterrolebindings",
-        ) => NameRule::PathSegment,
-        _ => NameRule::Subdomain,
-    }
-}
-
 /// `path.IsValidPathSegmentName`.
 pub(crate) fn path_segment_problems(name: &str) -> Vec<String> {
     if name == "." || name == ".." {
@@ -76,7 +63,7 @@ const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case a
 const LABEL1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
-fn is_label(s: &str) -> bool {
+pub(crate) fn is_label(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     !b.is_empty()
@@ -85,11 +72,11 @@ fn is_label(s: &str) -> bool {
         && b.iter().all(|c| alnum(c) || *c == b'-')
 }
 
-fn is_subdomain(s: &str) -> bool {
+pub(crate) fn is_subdomain(s: &str) -> bool {
     s.split('.').all(is_label)
 }
 
-fn problems(rule: NameRule, name: &str) -> Vec<String> {
+pub(crate) fn problems(rule: NameRule, name: &str) -> Vec<String> {
     let max = |n: usize| format!("must be no more than {n} characters");
     let mut out = Vec::new();
     match rule {
@@ -127,7 +114,7 @@ fn problems(rule: NameRule, name: &str) -> Vec<String> {
 }
 
 /// `IsValidLabelValue`.
-fn label_value_problems(v: &str) -> Vec<String> {
+pub(crate) fn label_value_problems(v: &str) -> Vec<String> {
     let mut out = Vec::new();
     if v.len() > 63 {
         out.push("must be no more than 63 bytes".to_owned());
@@ -163,9 +150,14 @@ pub(crate) fn generate_name(prefix: &str) -> String {
 }
 
 /// `ValidateObjectMetaAccessor`'s name part for an object being created as
-/// `name` (already generated when only `generateName` was given).
-pub(crate) fn check_new_name(res: &Resource, obj: &Value, name: &str) -> Result<(), ApiError> {
-    let rule = name_rule(res);
+/// `name` (already generated when only `generateName` was given), under
+/// its kind's `rule` (`crate::registry::Strategy::name_rule`).
+pub(crate) fn check_new_name(
+    res: &Resource,
+    rule: NameRule,
+    obj: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
     let gen_name = obj
         .pointer("/metadata/generateName")
         .and_then(Value::as_str)
@@ -216,7 +208,7 @@ pub(crate) fn check_new_name(res: &Resource, obj: &Value, name: &str) -> Result<
 
 /// Go's `%q` for the printable ASCII and UTF-8 names we see (JSON string
 /// escaping agrees with it there).
-fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
@@ -228,7 +220,7 @@ const QUALIFIED_MSG: &str = "must consist of alphanumeric characters, '-', '_' o
 /// `IsQualifiedName`: an optional DNS subdomain prefix and `/`, then a
 /// name of at most 63 characters. `what` names the key in the message of
 /// a key with more than one `/`.
-fn qualified_name_problems(v: &str, what: &str) -> Vec<String> {
+pub(crate) fn qualified_name_problems(v: &str, what: &str) -> Vec<String> {
     let parts: Vec<&str> = v.split('/').collect();
     let mut out = Vec::new();
     let name = match parts.as_slice() {

@@ -20,18 +20,20 @@ use crate::admission::{self, Verb};
 use crate::apply::{self, Scope, Writer};
 use crate::deletion::DeleteOptions;
 use crate::faults::FaultState;
-use crate::http::{Body, Query, Shared, decode_object, respond, text_response};
 use crate::limits;
 use crate::options;
 use crate::patch::{self, PatchError};
+use crate::registry;
 use crate::resources::Resource;
 use crate::selectors::{FieldSelector, LabelSelector};
+use crate::shared::Shared;
 use crate::status::{self, ApiError};
-use crate::store::{Store, WriteCtx};
+use crate::store::{Store, WriteCtx, check_rv, rv_of};
 use crate::table;
 use crate::typed::{self, FieldValidation, Source};
 use crate::util;
 use crate::watch::{self, WatchRequest};
+use crate::wire::{Body, Query, decode_object, respond, text_response};
 
 /// What the handlers of one request read: the resource addressed, the
 /// parsed query and the request head.
@@ -150,7 +152,7 @@ fn field_manager(query: &Query, user_agent: Option<&str>, default: &str) -> Stri
 pub(crate) fn watch(
     call: Call<'_>,
     name: Option<&str>,
-    conn: Option<crate::server::ConnHandle>,
+    conn: Option<crate::conns::ConnHandle>,
 ) -> Result<Response<Body>, ApiError> {
     let table = call.wants_table();
     let protobuf = !table && crate::protobuf::watch_in_protobuf(&call.res, call.accept);
@@ -236,13 +238,18 @@ pub(crate) fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let cont = page
         .continue_token
         .or_else(|| call.res.custom.then(String::new));
-    let list = list_object(
+    let mut list = list_object(
         &call.res,
         page.items,
         page.rv,
         cont,
         page.remaining.filter(|_| !selected),
     );
+    // 1.36 echoes the shard selector applied (KEP-5866); its
+    // remainingItemCount ignores it (the predicate counts as empty).
+    if let Some(shard) = call.field.shard() {
+        list["metadata"]["shardInfo"] = json!({"selector": shard.text()});
+    }
     Ok(call.reply(200, &list))
 }
 
@@ -308,7 +315,7 @@ pub(crate) fn update(
     let (obj, warnings) = typed_body(call, obj, body)?;
     check_name(&obj, name)?;
     let r = rewrite(call, name, status, Verb::Write, |live| {
-        if needs_resource_version(&call.res) && rv_of(&obj).is_empty() {
+        if !registry::of(&call.res).allow_unconditional_update() && rv_of(&obj).is_empty() {
             return Err(unconditional_update(&call.res, name));
         }
         check_rv(&call.res, name, &obj, live)?;
@@ -345,12 +352,6 @@ fn check_name(obj: &Value, name: &str) -> Result<(), ApiError> {
         ))),
         Some(_) => Ok(()),
     }
-}
-
-/// Kinds whose registry refuses an update without `resourceVersion`
-/// (`AllowUnconditionalUpdate` is false): custom resources and Leases.
-fn needs_resource_version(res: &Resource) -> bool {
-    res.custom || (res.group == "coordination.k8s.io" && res.plural == "leases")
 }
 
 /// `r` with one `Warning: 299 - "text"` header per warning, at most 4 KiB
@@ -402,20 +403,6 @@ fn rewrite(
             f(live.ok_or_else(|| ApiError::not_found(res, name))?)
         });
     call.answer(200, out, &ctx)
-}
-
-/// A 409 when `obj` names a `resourceVersion` other than `live`'s.
-pub(crate) fn check_rv(
-    res: &Resource,
-    name: &str,
-    obj: &Value,
-    live: &Value,
-) -> Result<(), ApiError> {
-    let want = rv_of(obj);
-    if !want.is_empty() && want != rv_of(live) {
-        return Err(ApiError::modified(res, name));
-    }
-    Ok(())
 }
 
 /// PATCH of an object (`status`: of its status subresource); server-side
@@ -561,7 +548,13 @@ fn apply(call: &Call<'_>, name: &str, status: bool, p: &Value) -> Result<Respons
                 scope,
                 res,
             };
-            apply::apply(base, p, &writer, force).map_err(|e| e.into_api(res, name))
+            let merged =
+                apply::apply(base, p, &writer, force).map_err(|e| e.into_api(res, name))?;
+            // As the real server converts the merged value to the Go type:
+            // what it cannot hold (an empty map, an emptied list) is gone,
+            // while the managedFields keep the applier's members.
+            let (merged, _) = typed::decode(res, merged, Source::Patch, FieldValidation::Ignore)?;
+            Ok(merged)
         });
     call.answer(if created { 201 } else { 200 }, out, &ctx)
 }
@@ -739,11 +732,15 @@ const DELETE_RETURNS_OBJECT: &[(&str, &str)] = &[
 /// it (it carries `deletionTimestamp` and finalizers), the object for the kinds in
 /// [`DELETE_RETURNS_OBJECT`], else a `Success` Status naming it.
 fn delete_answer(res: &Resource, last: Value) -> Value {
-    let pending = last.pointer("/metadata/deletionTimestamp").is_some()
-        && last
-            .pointer("/metadata/finalizers")
+    // Finalizers (a namespace's `spec.finalizers` too) hold it: the
+    // marked object is the answer.
+    let held = |ptr: &str| {
+        last.pointer(ptr)
             .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
+            .is_some_and(|f| !f.is_empty())
+    };
+    let pending = last.pointer("/metadata/deletionTimestamp").is_some()
+        && (held("/metadata/finalizers") || held("/spec/finalizers"));
     let returns_object = DELETE_RETURNS_OBJECT
         .iter()
         .any(|(g, p)| *g == res.group && *p == res.plural);
@@ -765,6 +762,7 @@ fn patch_err(e: PatchError) -> ApiError {
     match e {
         PatchError::BadRequest(m) => ApiError::bad_request(m),
         PatchError::Invalid(m) => ApiError::unprocessable(m),
+        PatchError::Unknown(m) => ApiError::client_mistake_500(m),
     }
 }
 
@@ -807,10 +805,4 @@ pub(crate) fn apply_patch(kind: PatchKind, target: &mut Value, p: &Value) -> Res
             "apply is not a patch of an existing value",
         )),
     }
-}
-
-pub(crate) fn rv_of(v: &Value) -> &str {
-    v.pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }

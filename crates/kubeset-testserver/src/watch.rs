@@ -207,7 +207,7 @@ pub(crate) async fn run(
                     let Some(kind) = seen_as(ev.kind, old_match, new_match) else {
                         continue;
                     };
-                    let obj = store::as_version(&req.res, (*ev.object).clone());
+                    let obj = store::as_version(&req.res, shown_object(&ev, kind));
                     if !w.event(kind, &obj, ev.rv).await {
                         return;
                     }
@@ -242,6 +242,22 @@ pub(crate) async fn run(
             } => return,
             () = w.tx.closed() => return,
         }
+    }
+}
+
+/// The object an event carries: an object leaving the watch's selectors
+/// (a MODIFIED seen as DELETED) is shown as it was, with the event's
+/// resourceVersion, as kube-apiserver's watchers send it.
+fn shown_object(ev: &store::Event, seen: &str) -> Value {
+    match (&ev.old, ev.kind, seen) {
+        (Some(old), EventType::Modified, "DELETED") => {
+            let mut o = (**old).clone();
+            if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.insert("resourceVersion".into(), Value::String(ev.rv.to_string()));
+            }
+            o
+        }
+        _ => (*ev.object).clone(),
     }
 }
 

@@ -32,7 +32,32 @@
 //! - POST cm {"metadata":{"name":"a"}} a step: `-` compares the code only
 //! PATCH cm/a jp [{"op":"test",...}]   METHOD PATH [TYPE] [BODY]
 //! @/metadata/finalizers GET cm/a      `@` compares only these parts of the body
+//! ~ POST cm?dryRun=All {...}          `~` repeats the step until an admission
+//!                                     policy shows (a refusal or a warning)
+//! + POST cm?dryRun=All {...}          `+` repeats the step until it succeeds
+//! ^ POST cm?dryRun=All {...}          `^` repeats the step until a mutating
+//!                                     policy shows (a change, a refusal, a
+//!                                     warning)
 //! ```
+//!
+//! A `~` step waits for the real server's policy informer, which applies a
+//! new ValidatingAdmissionPolicy or binding about a second after it is
+//! stored: it is sent again (every 250 ms, at most 30 s, a hang guard) until
+//! its answer is not a 2xx without warnings; the last answer is compared
+//! whole. A `+` step waits the other way, until a 2xx: for a policy with
+//! `paramKind`, whose parameters the real server reads through an
+//! informer of their own, started with the policy (until it has synced,
+//! the binding finds no parameters). A `^` step waits for a
+//! MutatingAdmissionPolicy: until the answer is not a 2xx, has warnings, or
+//! differs from the body sent in `data`, `spec` or `metadata`'s `labels` and
+//! `annotations` (so send a kind the server does not default there, such as
+//! a ConfigMap); only those parts of a success are compared. Make each a dry run, so that an attempt before the policy
+//! applies leaves nothing behind.
+//!
+//! `KUBESET_DIFFERENTIAL_CASES=a,b` runs only the cases whose names start
+//! with `a` or `b` against realkube, and with `KUBESET_RECORD_GOLDEN`
+//! records only those (the others keep their recordings); the embedded
+//! server still runs every case.
 //!
 //! PATH is absolute (`/api/v1/...`) or starts with an alias of a collection
 //! in the case's namespace ([`ALIASES`]: `cm/a` is
@@ -82,6 +107,13 @@ const ALIASES: &[(&str, &str)] = &[
         "/apis/gateway.networking.k8s.io/v1/namespaces/{ns}/httproutes",
     ),
     ("gc", "/apis/gateway.networking.k8s.io/v1/gatewayclasses"),
+    ("ruler", "/apis/diff.kubeset.dev/v1/namespaces/{ns}/rulers"),
+    ("so", "/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects"),
+    ("issuer", "/apis/cert-manager.io/v1/namespaces/{ns}/issuers"),
+    (
+        "pa",
+        "/apis/security.istio.io/v1/namespaces/{ns}/peerauthentications",
+    ),
     (
         "cert",
         "/apis/cert-manager.io/v1/namespaces/{ns}/certificates",
@@ -111,6 +143,12 @@ enum Compare {
     Code,
     /// The whole answer.
     Full,
+    /// The whole answer, once an admission policy shows in it (`~`).
+    Wait,
+    /// The whole answer, once it is a success (`+`).
+    WaitOk,
+    /// The whole answer, once a mutating policy shows in it (`^`).
+    WaitMutated,
     /// The code, warnings and error essence, and these JSON pointers of a
     /// successful answer's body.
     Parts(Vec<String>),
@@ -208,6 +246,12 @@ fn parse_file(text: &str, file: &Path, out: &mut Vec<Case>, notes: &mut BTreeMap
 fn parse_step(line: &str) -> Result<Step, String> {
     let (compare, rest) = if let Some(r) = line.strip_prefix("- ") {
         (Compare::Code, r)
+    } else if let Some(r) = line.strip_prefix("~ ") {
+        (Compare::Wait, r)
+    } else if let Some(r) = line.strip_prefix("+ ") {
+        (Compare::WaitOk, r)
+    } else if let Some(r) = line.strip_prefix("^ ") {
+        (Compare::WaitMutated, r)
     } else if let Some(r) = line.strip_prefix('@') {
         let (ptrs, r) = r.split_once(' ').ok_or("`@` needs pointers and a step")?;
         let ptrs = ptrs.split(',').map(str::to_owned).collect();
@@ -351,6 +395,58 @@ fn widget_crd() -> Value {
 /// construct kube-apiserver checks (types, bounds, lengths, patterns,
 /// formats, enums, nullable, int-or-string, defaults, preserved and
 /// embedded objects, list types, value validations).
+/// A CRD whose CEL rules use what the real CRDs of `../shared/crds` do
+/// not: `messageExpression`, `reason`, `fieldPath`, transition rules with
+/// and without `optionalOldSelf`, a rule at the root, and the Kubernetes
+/// libraries (quantity, URL, IP/CIDR, lists, regex, strings).
+fn ruler_crd() -> Value {
+    let s = |max: u64| json!({"type": "string", "maxLength": max});
+    let rule = |r: &str, m: &str| json!({"rule": r, "message": m});
+    let properties = json!({
+        "min": {"type": "integer"}, "max": {"type": "integer"},
+        "mem": s(20), "endpoint": s(200), "ip": s(40), "tag": s(20),
+        "ports": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+        "items": {"type": "array", "maxItems": 10, "items": s(10), "default": []},
+        "name": {"type": "string", "maxLength": 20,
+            "x-kubernetes-validations": [rule("self == oldSelf", "name is immutable")]},
+        "counter": {"type": "integer",
+            "x-kubernetes-validations": [rule("self >= oldSelf", "counter may not decrease")]},
+        "seed": {"type": "string", "maxLength": 20, "x-kubernetes-validations": [
+            {"rule": "oldSelf.hasValue() || self.startsWith('init-')", "optionalOldSelf": true,
+             "message": "a new seed starts with init-"}]},
+        "note": s(10),
+        "entries": {"type": "array", "maxItems": 10, "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["k"],
+            "items": {"type": "object", "required": ["k"],
+                "properties": {"k": s(10), "v": {"type": "integer"}},
+                "x-kubernetes-validations": [rule("self.v >= oldSelf.v", "entry values may not decrease")]}}
+    });
+    let rules = json!([
+        {"rule": "self.min <= self.max", "reason": "FieldValueForbidden", "fieldPath": ".min",
+         "messageExpression": "'min %d is above max %d'.format([self.min, self.max])"},
+        rule("!has(self.mem) || quantity(self.mem).isLessThan(quantity('1Gi'))", "mem must be under 1Gi"),
+        rule("!has(self.endpoint) || (isURL(self.endpoint) && url(self.endpoint).getScheme() == 'https')", "endpoint must be an https URL"),
+        rule("!has(self.ip) || (isIP(self.ip) && cidr('10.0.0.0/8').containsIP(ip(self.ip)))", "ip must be in 10.0.0.0/8"),
+        rule("!has(self.ports) || (self.ports.isSorted() && self.ports.sum() <= 1000)", "ports must be sorted and sum to at most 1000"),
+        rule("!has(self.tag) || (self.tag.find('[0-9]+') != '' && self.tag.lowerAscii() == self.tag)", "tag must be lower case with a number"),
+        {"rule": "self.items.all(x, self.items.exists_one(y, y == x))", "reason": "FieldValueDuplicate", "fieldPath": ".items"},
+        {"rule": "!has(self.note) || self.note != 'bad'", "message": "note is bad",
+         "messageExpression": "'note ' + self.note.substring(50)"}
+    ]);
+    let spec = json!({"type": "object", "required": ["min", "max"],
+        "x-kubernetes-validations": rules, "properties": properties});
+    let schema = json!({"type": "object", "properties": {"spec": spec},
+        "x-kubernetes-validations": [rule("self.metadata.name.startsWith('r')", "name must start with r")]});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "rulers.diff.kubeset.dev"},
+        "spec": {"group": "diff.kubeset.dev", "scope": "Namespaced",
+            "names": {"plural": "rulers", "singular": "ruler", "kind": "Ruler", "listKind": "RulerList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": schema}}]}
+    })
+}
+
 fn gadget_crd() -> Value {
     // JSON text: too deep for `json!`'s recursion limit.
     let spec: Value = serde_json::from_str(GADGET_SPEC).expect("the gadget schema is JSON");
@@ -600,7 +696,8 @@ const GADGET_SPEC: &str = r#"{
 
 /// The real CRDs of `../shared/crds` the admission cases use
 /// (`$KUBESET_SPECS/../crds` when set): Gateway API's HTTPRoute and
-/// GatewayClass, cert-manager's Certificate.
+/// GatewayClass, cert-manager's Certificate and Issuer, KEDA's
+/// ScaledObject, Istio's PeerAuthentication.
 fn shared_crds() -> Vec<Value> {
     let dir = std::env::var_os("KUBESET_SPECS")
         .map(|s| PathBuf::from(s).join("../crds"))
@@ -609,6 +706,9 @@ fn shared_crds() -> Vec<Value> {
         "httproutes.gateway.networking.k8s.io",
         "gatewayclasses.gateway.networking.k8s.io",
         "certificates.cert-manager.io",
+        "issuers.cert-manager.io",
+        "scaledobjects.keda.sh",
+        "peerauthentications.security.istio.io",
     ]
     .iter()
     .map(|n| {
@@ -623,7 +723,7 @@ fn shared_crds() -> Vec<Value> {
 /// Installs the CRDs the cases use (they may exist from an earlier run
 /// against the same real server) and waits until each is served.
 async fn install_crds(t: &Target) {
-    let mut crds = vec![widget_crd(), gadget_crd()];
+    let mut crds = vec![widget_crd(), gadget_crd(), ruler_crd()];
     crds.extend(shared_crds());
     for crd in &crds {
         let a = t
@@ -692,12 +792,44 @@ async fn run(t: &Target, cases: &[Case], run: &str) -> Essences {
         for s in &case.steps {
             let path = s.path.replace("{ns}", &ns);
             let body = s.body.as_ref().map(|b| b.replace("{ns}", &ns));
-            let a = t.send(&s.method, &path, s.content_type, body).await;
+            let mut a = t.send(&s.method, &path, s.content_type, body.clone()).await;
+            if matches!(
+                s.compare,
+                Compare::Wait | Compare::WaitOk | Compare::WaitMutated
+            ) {
+                for _ in 0..120 {
+                    let mut shows = a.code >= 300 || !a.warnings.is_empty();
+                    if matches!(s.compare, Compare::WaitMutated) {
+                        shows = shows || mutated(body.as_deref(), &a.body);
+                    }
+                    if shows == !matches!(s.compare, Compare::WaitOk) {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                    a = t.send(&s.method, &path, s.content_type, body.clone()).await;
+                }
+            }
             got.push(essence(&a, &s.compare, &ns));
         }
         out.insert(case.name.clone(), got);
     }
     out
+}
+
+/// What a `^` step watches for a mutating policy's change, and compares.
+const MUTABLE: [&str; 4] = [
+    "/data",
+    "/spec",
+    "/metadata/labels",
+    "/metadata/annotations",
+];
+
+/// Whether a mutating policy changed `sent` into `got` ([`MUTABLE`]).
+fn mutated(sent: Option<&str>, got: &Value) -> bool {
+    let sent: Value = sent
+        .and_then(|b| serde_json::from_str(b).ok())
+        .unwrap_or_default();
+    MUTABLE.iter().any(|p| sent.pointer(p) != got.pointer(p))
 }
 
 /// What is compared of an answer (see the module docs).
@@ -726,12 +858,20 @@ fn essence(a: &Answer, compare: &Compare, ns: &str) -> Value {
             out["causes"] = json!(causes);
         }
     } else {
+        let parts = |ptrs: &mut dyn Iterator<Item = &str>| {
+            Value::Object(
+                ptrs.map(|p| {
+                    (
+                        p.to_owned(),
+                        body.pointer(p).cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect(),
+            )
+        };
         out["body"] = match compare {
-            Compare::Parts(ptrs) => Value::Object(
-                ptrs.iter()
-                    .map(|p| (p.clone(), body.pointer(p).cloned().unwrap_or(Value::Null)))
-                    .collect(),
-            ),
+            Compare::Parts(ptrs) => parts(&mut ptrs.iter().map(String::as_str)),
+            Compare::WaitMutated => parts(&mut MUTABLE.iter().copied()),
             _ => body,
         };
     }
@@ -781,6 +921,8 @@ fn order_managed_fields(v: &mut Value) {
 ///   entries of one operation ([`order_managed_fields`]).
 /// - The random suffix of a `generateName` name: random per server.
 /// - `clusterIP`/`clusterIPs`/`nodePort`: allocated from a range.
+/// - The labels `batch.kubernetes.io/controller-uid` and `controller-uid`
+///   (a Job's generated selector and its pods' labels): the Job's uid.
 fn normalise(v: &mut Value) {
     match v {
         Value::Object(m) => {
@@ -840,6 +982,9 @@ fn normalise_field(key: &str, v: &mut Value) {
             *ip = json!("<ip>");
         }
     }
+    if (key == "batch.kubernetes.io/controller-uid" || key == "controller-uid") && v.is_string() {
+        *v = json!("<uid>");
+    }
     if (key == "nodePort" || key == "healthCheckNodePort") && v.is_number() {
         *v = json!("<port>");
     }
@@ -888,18 +1033,28 @@ async fn embedded_server_answers_as_kube_apiserver() {
         recorded
     };
     let recorded = if let Some(env) = common::realkube_env() {
-        let real = run(&real_target(&env).await, &cases, &run_id()).await;
+        let live = live_cases(&cases);
+        let real = run(&real_target(&env).await, &live, &run_id()).await;
         if std::env::var_os("KUBESET_RECORD_GOLDEN").is_some() {
-            let text = serde_json::to_string_pretty(&real).unwrap() + "\n";
+            let mut all = read();
+            all.extend(real.clone());
+            let text = serde_json::to_string_pretty(&all).unwrap() + "\n";
             std::fs::write(recording(), text).expect("write the recording");
         }
-        let stale = differences(&real, &read());
+        let mut before = read();
+        if live.len() < cases.len() {
+            // Only these cases ran: the others keep their recordings.
+            before.retain(|k, _| live.iter().any(|c| &c.name == k));
+        }
+        let stale = differences(&real, &before);
         assert!(
             stale.is_empty(),
             "the real server no longer answers as recorded (KUBESET_RECORD_GOLDEN=1 rewrites):\n{}",
             stale.join("\n")
         );
-        real
+        let mut all = read();
+        all.extend(real);
+        all
     } else {
         read()
     };
@@ -912,6 +1067,24 @@ async fn embedded_server_answers_as_kube_apiserver() {
     let got = run(&ours, &cases, "e").await;
     s.shutdown().await;
     check_and_report(&cases, &got, &recorded);
+}
+
+/// The cases `KUBESET_DIFFERENTIAL_CASES` names (by prefix, comma
+/// separated), or all.
+fn live_cases(cases: &[Case]) -> Vec<Case> {
+    let Ok(only) = std::env::var("KUBESET_DIFFERENTIAL_CASES") else {
+        return cases.to_vec();
+    };
+    let prefixes: Vec<&str> = only
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    cases
+        .iter()
+        .filter(|c| prefixes.iter().any(|p| c.name.starts_with(p)))
+        .cloned()
+        .collect()
 }
 
 /// One line per case whose answers differ between `a` and `b`.

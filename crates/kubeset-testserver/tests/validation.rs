@@ -1,4 +1,5 @@
-//! Name validation and size limits pinned against the real kube-apiserver.
+//! Name validation, size limits and built-in validation messages pinned
+//! against the real kube-apiserver.
 //!
 //! Every case is sent to the embedded server and its answer (code, reason,
 //! message, `details.causes`) compared with `tests/golden/validation.json`,
@@ -1863,4 +1864,104 @@ async fn a_deprecated_version_warns_before_admission() {
             r#"299 - "unknown field \"spec.bogus\"""#
         ]
     );
+}
+
+// ---------------------------------------------------------------------------
+// Built-in validation of the kinds' own fields (issue #31): the messages,
+// which `tests/differential.rs` does not compare. Every object is invalid,
+// so nothing is created; recorded in `tests/golden/builtin_messages.json`.
+
+/// One invalid object per rule family, with the collection it is posted to.
+fn builtin_objects() -> Vec<(&'static str, String, Value)> {
+    let ns = "/api/v1/namespaces/default";
+    let apps = "/apis/apps/v1/namespaces/default";
+    let batch = "/apis/batch/v1/namespaces/default";
+    let c = |extra: Value| {
+        let mut c = json!({"name": "c", "image": "i"});
+        if let (Value::Object(m), Value::Object(x)) = (&mut c, extra) {
+            m.extend(x);
+        }
+        c
+    };
+    let pod = |spec: Value| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bi"}, "spec": spec});
+    let tmpl = |labels: Value, spec: Value| json!({"metadata": {"labels": labels}, "spec": spec});
+    let app = |kind: &str, spec: Value| json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "bi"}, "spec": spec});
+    let sel = json!({"matchLabels": {"a": "b"}});
+    let ok_tmpl = tmpl(json!({"a": "b"}), json!({"containers": [c(json!({}))]}));
+    vec![
+        ("pod spec", "pods", pod(json!({"restartPolicy": "Bad", "containers": [{"name": "c"}],
+            "volumes": [{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]}))),
+        ("pod ports", "pods", pod(json!({"containers": [c(json!({"ports": [
+            {"containerPort": 70000, "protocol": "HTTP", "name": "Web_1"}]}))]}))),
+        ("pod env", "pods", pod(json!({"containers": [c(json!({"env": [{"name": "A=B", "value": "x",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]}))]}))),
+        ("pod resources", "pods", pod(json!({"containers": [c(json!({"resources": {
+            "requests": {"memory": "2Gi", "cpu": "-1"}, "limits": {"memory": "1Gi"}}}))]}))),
+        ("pod tolerations", "pods", pod(json!({"containers": [c(json!({}))], "tolerations": [
+            {"key": "k", "operator": "Exists", "value": "v"},
+            {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]}))),
+        ("pod volumes", "pods", pod(json!({"containers": [c(json!({"volumeMounts": [{"name": "nope", "mountPath": "/a"}]}))],
+            "volumes": [{"name": "v", "emptyDir": {}, "hostPath": {"path": "/x"}}]}))),
+        ("deployment", "deployments", app("Deployment", json!({"selector": sel,
+            "template": tmpl(json!({"a": "c"}), json!({"containers": [c(json!({}))]})),
+            "strategy": {"type": "Bad"}, "replicas": -1}))),
+        ("deployment rolling update", "deployments", app("Deployment", json!({"selector": sel, "template": ok_tmpl,
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}, "minReadySeconds": 700}))),
+        ("statefulset", "statefulsets", app("StatefulSet", json!({"selector": sel, "template": ok_tmpl,
+            "podManagementPolicy": "Random", "serviceName": "Bad.Name"}))),
+        ("daemonset", "daemonsets", app("DaemonSet", json!({"selector": sel, "template": ok_tmpl,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}}}))),
+        ("job", "jobs", json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bi"},
+            "spec": {"parallelism": -1, "template": {"spec": {"containers": [c(json!({}))]}}}})),
+        ("cronjob", "cronjobs", json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "bi"},
+            "spec": {"schedule": "61 * * * *", "concurrencyPolicy": "Sometimes",
+                "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [c(json!({}))]}}}}}})),
+        ("cronjob schedule", "cronjobs", json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "bi"},
+            "spec": {"schedule": "every day",
+                "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [c(json!({}))]}}}}}})),
+        ("service", "services", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bi"},
+            "spec": {"type": "Bogus", "sessionAffinity": "Sticky", "ports": [{"port": 0}, {"port": 80, "protocol": "HTTP"}]}})),
+        ("service externalName", "services", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bi"},
+            "spec": {"type": "ExternalName", "externalName": "bad_name"}})),
+        ("pvc", "persistentvolumeclaims", json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "bi"}, "spec": {"accessModes": ["ReadSometimes"]}})),
+        ("lease", "leases", json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "bi"},
+            "spec": {"leaseDurationSeconds": 0, "leaseTransitions": -1}})),
+        ("role", "roles", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "bi"},
+            "rules": [{"verbs": []}, {"verbs": ["get"], "nonResourceURLs": ["/x"]}]})),
+        ("rolebinding", "rolebindings", json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "bi"}, "roleRef": {"apiGroup": "x", "kind": "Thing", "name": "r"},
+            "subjects": [{"kind": "Robot", "name": ""}]})),
+        ("event", "events", json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "bi", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "other"},
+            "eventTime": "2026-01-01T00:00:00.000000Z"})),
+    ]
+    .into_iter()
+    .map(|(name, plural, obj)| {
+        let base = match plural {
+            "deployments" | "statefulsets" | "daemonsets" => apps,
+            "jobs" | "cronjobs" => batch,
+            "leases" => "/apis/coordination.k8s.io/v1/namespaces/default",
+            "roles" | "rolebindings" => "/apis/rbac.authorization.k8s.io/v1/namespaces/default",
+            _ => ns,
+        };
+        (name, format!("{base}/{plural}"), obj)
+    })
+    .collect()
+}
+
+async fn run_builtin(t: &Target) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for (name, path, obj) in builtin_objects() {
+        let body = serde_json::to_vec(&obj).unwrap();
+        let (code, bytes) = t.send("POST", path, JSON, Some(body)).await;
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        out.insert(name.to_owned(), essence(code, &body, false));
+    }
+    out
+}
+
+#[tokio::test]
+async fn builtin_validation_messages_as_the_real_kube_apiserver() {
+    pinned("builtin_messages.json", |t| Box::pin(run_builtin(t))).await;
 }

@@ -73,12 +73,14 @@ async fn resume_from_resource_version_and_selector_transitions() {
         (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
         (Some("ADDED"), Some("b"))
     );
-    // a leaves the selector: DELETED for this watcher; c enters: ADDED.
-    patch(
+    // a leaves the selector: DELETED for this watcher, carrying the object
+    // as it was (its old labels and data) at the change's resourceVersion,
+    // as kube-apiserver sends it (checked against v1.35.4); c enters: ADDED.
+    let (_, moved) = patch(
         &c,
         &format!("{base}/a"),
         "application/merge-patch+json",
-        &json!({"metadata": {"labels": {"app": "db"}}}),
+        &json!({"metadata": {"labels": {"app": "db"}}, "data": {"v": "2"}}),
     )
     .await;
     let e = w.next().await.unwrap();
@@ -86,6 +88,9 @@ async fn resume_from_resource_version_and_selector_transitions() {
         (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
         (Some("DELETED"), Some("a"))
     );
+    assert_eq!(e["object"]["metadata"]["labels"]["app"], "web", "{e}");
+    assert_eq!(e["object"]["data"]["v"], "1", "{e}");
+    assert_eq!(rv(&e["object"]), rv(&moved));
     patch(
         &c,
         &format!("{base}/c"),
@@ -198,7 +203,12 @@ async fn legacy_watch_paths() {
     post(
         &c,
         &format!("{}/apis/apps/v1/namespaces/default/deployments", s.url()),
-        &json!({"metadata": {"name": "d"}, "spec": {}}),
+        // Valid as kube-apiserver validates it: a selector its template matches.
+        &json!({"metadata": {"name": "d"}, "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                         "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        }}),
     )
     .await;
     let mut w = Lines::open(

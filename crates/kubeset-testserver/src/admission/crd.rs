@@ -120,15 +120,7 @@ fn structural(s: &Value, base: &str, out: &mut Causes) {
     node(s, base, out);
     if let Err(problems) = Schema::compile(s) {
         for p in problems {
-            out.push((
-                format!("{base}{}", p.path),
-                "FieldValueInvalid",
-                format!(
-                    "Invalid value: {}: {}",
-                    go_value(&Value::from(p.value)),
-                    p.message
-                ),
-            ));
+            out.push((format!("{base}{}", p.path), p.reason, p.message));
         }
     }
 }

@@ -17,18 +17,28 @@
 //! 3. **Validation** ([`validate::validate`]): every error of the object
 //!    at once, as one 422 Invalid with the real server's causes; on an
 //!    update only the changed values (ratcheting).
+//! 4. **CEL rules** ([`cel::validate`], `x-kubernetes-validations`), unless
+//!    the schema already refused a value in a way that blocks them; their
+//!    causes join the schema's in the same 422.
+//!
+//! Admission policies ([`policies`]: [`mutating`], then [`policy`]) run
+//! after, once the object is stamped, from the store's write hook.
 //!
 //! Reads go through [`on_read`] (pruning and defaults, as the real
 //! server's storage decoder), so defaults added to a CRD later show on
 //! objects stored before. [`crd`] checks CustomResourceDefinitions
 //! themselves.
 //!
-//! Not yet: CEL rules (`x-kubernetes-validations`), the scale
+//! Not yet: the scale
 //! subresource's checks, ObjectMeta rules of embedded resources beyond
 //! `apiVersion`/`kind`.
 
+mod builtin;
+mod cel;
 pub(crate) mod crd;
 mod format;
+mod mutating;
+pub(crate) mod policy;
 pub(crate) mod schema;
 mod shape;
 mod validate;
@@ -82,7 +92,7 @@ pub(crate) enum Verb {
 pub(crate) struct Warnings(Arc<Mutex<Vec<String>>>);
 
 impl Warnings {
-    fn extend(&self, w: impl IntoIterator<Item = String>) {
+    pub(crate) fn extend(&self, w: impl IntoIterator<Item = String>) {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(w);
     }
 
@@ -127,11 +137,19 @@ pub(crate) fn admit(
         return refuse(res, name, crd::problems(obj));
     }
     if !res.custom {
-        return refuse(
-            res,
-            name,
-            crate::validation::builtin_problems(res, obj, old),
-        );
+        let mut causes = crate::validation::builtin_problems(res, obj, old);
+        // An update that is no client's write of the kind (a subresource:
+        // binding, scale, status; the controllers' and the store's own
+        // writes) is not held to the kind's update rules: the real server
+        // validates those by the subresource's own.
+        if old.is_none() || opts.verb.is_some() {
+            causes.extend(builtin::problems(res, obj, old));
+        }
+        causes.extend(policy::problems(res, obj));
+        if res.group == policy::GROUP {
+            causes.extend(mutating::problems(&res.plural, obj));
+        }
+        return refuse(res, name, causes);
     }
     let Some(schema) = &res.compiled else {
         return Ok(());
@@ -175,7 +193,19 @@ pub(crate) fn admit(
         .into_iter()
         .map(|c| (c.field, c.reason, c.message))
         .collect();
-    if schema.has_rules && causes.iter().any(|c| BLOCKING.contains(&c.1)) {
+    if !schema.has_rules {
+        return refuse(res, name, causes);
+    }
+    if !causes.iter().any(|c| BLOCKING.contains(&c.1)) {
+        let outcome = cel::validate(root, obj, old);
+        opts.warnings.extend(outcome.warnings);
+        causes.extend(
+            outcome
+                .causes
+                .into_iter()
+                .map(|c| (c.field, c.reason, c.message)),
+        );
+    } else {
         // The real server skips CEL rules on an object its schema already
         // refuses this way, and says so.
         causes.push((
@@ -185,6 +215,40 @@ pub(crate) fn admit(
         ));
     }
     refuse(res, name, causes)
+}
+
+/// The admission policies of a write, in kube-apiserver's order: the
+/// mutating policies change `object` ([`mutating::admit`]); what they
+/// changed is defaulted and validated again ([`admit`], as the real
+/// server validates after all mutating admission); then the validating
+/// policies decide ([`policy::admit`]). Their warnings join `opts`'.
+/// `req.object` is not read: `object` is the one written (`None` on a
+/// delete).
+pub(crate) fn policies(
+    world: &dyn policy::Lookup,
+    req: &policy::Request<'_>,
+    object: Option<&mut Value>,
+    opts: &Options,
+) -> Result<(), ApiError> {
+    let mut object = object;
+    if let Some(obj) = object.as_deref_mut()
+        && mutating::admit(world, req, obj)?
+    {
+        crate::defaults::on_decode(req.res, obj);
+        let again = Options {
+            field_validation: FieldValidation::Ignore,
+            verb: opts.verb.map(|_| Verb::Write),
+            warnings: Warnings::default(),
+        };
+        admit(req.res, req.name, obj, req.old, &again)?;
+    }
+    let req = policy::Request {
+        object: object.as_deref(),
+        ..*req
+    };
+    let decision = policy::admit(world, &req);
+    opts.warnings.extend(decision.warnings);
+    decision.denied.map_or(Ok(()), Err)
 }
 
 /// A 422 Invalid with `causes`, or nothing when there are none.

@@ -9,7 +9,8 @@
 //! `x-kubernetes-*` extensions, `default`) and the value validations
 //! (`enum`, `pattern`, `format`, lengths, bounds, counts, `uniqueItems`,
 //! and `allOf`/`anyOf`/`oneOf`/`not` holding only value validations).
-//! CEL rules (`x-kubernetes-validations`) are not compiled yet.
+//! CEL rules (`x-kubernetes-validations`) are compiled with their node
+//! ([`super::cel`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,6 +22,11 @@ use serde_json::Value;
 /// but a CRD is bounded by the 1.5 MiB object limit and every real one
 /// nests far less (the deepest in `../shared/crds` is under 40).
 pub(crate) const MAX_DEPTH: usize = 128;
+
+/// The number of values an unbounded list or map is counted as holding
+/// when a rule's cost is multiplied by the values it runs on: what fits in
+/// a 3 MiB request at two bytes an item and a comma.
+const UNBOUNDED: f64 = 1_048_575.0;
 
 /// A compiled pattern is refused above this size (the regex crate's own
 /// bound on compiled programs, kept explicit).
@@ -175,6 +181,8 @@ pub(crate) struct Node {
     pub(crate) any_of: Vec<Node>,
     pub(crate) one_of: Vec<Node>,
     pub(crate) not: Option<Box<Node>>,
+    /// The node's CEL rules (`x-kubernetes-validations`), compiled.
+    pub(crate) rules: Vec<super::cel::Rule>,
 }
 
 /// A CRD version's compiled schema; compares equal to another compiled
@@ -196,19 +204,84 @@ impl PartialEq for Schema {
 impl Eq for Schema {}
 
 /// Why a schema did not compile: the path of the node (`properties[spec]`
-/// style, as kube-apiserver's CRD messages name them) and what was wrong.
+/// style, as kube-apiserver's CRD messages name them), the cause's reason
+/// and its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
     pub(crate) path: String,
-    pub(crate) value: String,
+    pub(crate) reason: &'static str,
     pub(crate) message: String,
+}
+
+impl Problem {
+    /// A problem of `reason` with its whole `message`.
+    pub(crate) fn new(path: String, reason: &'static str, message: String) -> Self {
+        Self {
+            path,
+            reason,
+            message,
+        }
+    }
+
+    /// `FieldValueInvalid`: `value` (a string) is wrong for `why`.
+    pub(crate) fn invalid(path: String, value: &str, why: &str) -> Self {
+        let value = super::validate::go_value(&Value::String(value.to_owned()));
+        Self::new(
+            path,
+            "FieldValueInvalid",
+            format!("Invalid value: {value}: {why}"),
+        )
+    }
+}
+
+/// What compiling a schema collects: its problems and the estimated cost
+/// of each CEL rule times the number of values it runs on.
+#[derive(Debug, Default)]
+pub(crate) struct Sink {
+    pub(crate) problems: Vec<Problem>,
+    pub(crate) costs: Vec<(String, f64)>,
+    /// The path of the list (not `listType=map`) whose items are being
+    /// compiled, if any: no value under it has an old value to compare.
+    pub(crate) uncorrelatable: Option<String>,
+}
+
+impl Sink {
+    pub(crate) fn push(&mut self, p: Problem) {
+        self.problems.push(p);
+    }
 }
 
 impl Schema {
     /// Compiles `openAPIV3Schema`; every problem found is reported.
     pub(crate) fn compile(source: &Value) -> Result<Self, Vec<Problem>> {
-        let mut problems = Vec::new();
-        let root = compile_node(source, "", 0, &mut problems);
+        let mut sink = Sink::default();
+        let root = if has_rules(source, 0) {
+            // CEL's parser recurses deeply: rules compile on a thread of
+            // their own with a large stack (their nesting is bounded too).
+            let spawned = std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("cel-compile".into())
+                    .stack_size(super::cel::COMPILE_STACK)
+                    .spawn_scoped(scope, || {
+                        let mut sink = Sink::default();
+                        let root = compile_node(source, "", 0, 1.0, &mut sink);
+                        (root, sink)
+                    })
+                    .map(|h| h.join())
+            });
+            match spawned {
+                Ok(Ok((root, s))) => {
+                    sink = s;
+                    root
+                }
+                // No thread to be had (or it failed): compiled here.
+                _ => compile_node(source, "", 0, 1.0, &mut sink),
+            }
+        } else {
+            compile_node(source, "", 0, 1.0, &mut sink)
+        };
+        let mut problems = sink.problems;
+        total_cost(&sink.costs, &mut problems);
         if problems.is_empty() {
             Ok(Self {
                 root: Arc::new(root),
@@ -259,20 +332,23 @@ fn compile_list(
     key: &str,
     path: &str,
     depth: usize,
-    problems: &mut Vec<Problem>,
+    card: f64,
+    problems: &mut Sink,
 ) -> Vec<Node> {
     v.get(key)
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .enumerate()
-                .map(|(i, s)| compile_node(s, &format!("{path}.{key}[{i}]"), depth + 1, problems))
+                .map(|(i, s)| {
+                    compile_node(s, &format!("{path}.{key}[{i}]"), depth + 1, card, problems)
+                })
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn compile_pattern(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<(String, Regex)> {
+fn compile_pattern(v: &Value, path: &str, problems: &mut Sink) -> Option<(String, Regex)> {
     let p = v.get("pattern").and_then(Value::as_str)?;
     match regex::RegexBuilder::new(p)
         .size_limit(REGEX_SIZE_LIMIT)
@@ -280,11 +356,11 @@ fn compile_pattern(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option
     {
         Ok(re) => Some((p.to_owned(), re)),
         Err(e) => {
-            problems.push(Problem {
-                path: format!("{path}.pattern"),
-                value: p.to_owned(),
-                message: format!("must be a valid regular expression, but isn't: {e}"),
-            });
+            problems.push(Problem::invalid(
+                format!("{path}.pattern"),
+                p,
+                &format!("must be a valid regular expression, but isn't: {e}"),
+            ));
             None
         }
     }
@@ -306,23 +382,23 @@ fn list_type(v: &Value) -> ListType {
     }
 }
 
-fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>) -> Node {
+fn compile_node(v: &Value, path: &str, depth: usize, card: f64, problems: &mut Sink) -> Node {
     if depth > MAX_DEPTH {
-        problems.push(Problem {
-            path: path.to_owned(),
-            value: String::new(),
-            message: format!("must not nest more than {MAX_DEPTH} levels"),
-        });
+        problems.push(Problem::invalid(
+            path.to_owned(),
+            "",
+            &format!("must not nest more than {MAX_DEPTH} levels"),
+        ));
         return Node::any();
     }
     let ty = match v.get("type").and_then(Value::as_str) {
         None | Some("") => Type::Any,
         Some(t) => Type::parse(t).unwrap_or_else(|| {
-            problems.push(Problem {
-                path: format!("{path}.type"),
-                value: t.to_owned(),
-                message: "must be one of: array, boolean, integer, number, object, string".into(),
-            });
+            problems.push(Problem::invalid(
+                format!("{path}.type"),
+                t,
+                "must be one of: array, boolean, integer, number, object, string",
+            ));
             Type::Any
         }),
     };
@@ -333,7 +409,7 @@ fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>
             m.iter()
                 .map(|(k, s)| {
                     let p = format!("{path}.properties[{k}]");
-                    (k.clone(), compile_node(s, &p, depth + 1, problems))
+                    (k.clone(), compile_node(s, &p, depth + 1, card, problems))
                 })
                 .collect()
         })
@@ -343,18 +419,28 @@ fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>
             s,
             &format!("{path}.additionalProperties"),
             depth + 1,
+            card * u64_of(v, "maxProperties").map_or(UNBOUNDED, |m| m as f64),
             problems,
         ))),
         _ => Additional::Absent,
     };
+    let entered = problems.uncorrelatable.is_none()
+        && v.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map");
+    if entered {
+        problems.uncorrelatable = Some(path.to_owned());
+    }
     let items = v.get("items").filter(|s| s.is_object()).map(|s| {
         Box::new(compile_node(
             s,
             &format!("{path}.items"),
             depth + 1,
+            card * u64_of(v, "maxItems").map_or(UNBOUNDED, |m| m as f64),
             problems,
         ))
     });
+    if entered {
+        problems.uncorrelatable = None;
+    }
     let strings = |key: &str| -> Vec<String> {
         v.get(key)
             .and_then(Value::as_array)
@@ -364,7 +450,7 @@ fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>
             .map(str::to_owned)
             .collect()
     };
-    Node {
+    let mut node = Node {
         ty,
         int_or_string: flag(v, "x-kubernetes-int-or-string"),
         nullable: flag(v, "nullable"),
@@ -396,14 +482,56 @@ fn compile_node(v: &Value, path: &str, depth: usize, problems: &mut Vec<Problem>
         unique_items: flag(v, "uniqueItems"),
         list_type: list_type(v),
         default: v.get("default").cloned(),
-        all_of: compile_list(v, "allOf", path, depth, problems),
-        any_of: compile_list(v, "anyOf", path, depth, problems),
-        one_of: compile_list(v, "oneOf", path, depth, problems),
-        not: v
-            .get("not")
-            .filter(|s| s.is_object())
-            .map(|s| Box::new(compile_node(s, &format!("{path}.not"), depth + 1, problems))),
+        all_of: compile_list(v, "allOf", path, depth, card, problems),
+        any_of: compile_list(v, "anyOf", path, depth, card, problems),
+        one_of: compile_list(v, "oneOf", path, depth, card, problems),
+        not: v.get("not").filter(|s| s.is_object()).map(|s| {
+            Box::new(compile_node(
+                s,
+                &format!("{path}.not"),
+                depth + 1,
+                card,
+                problems,
+            ))
+        }),
+        rules: Vec::new(),
+    };
+    node.rules = super::cel::compile(v, &node, path, card, problems);
+    node
+}
+
+/// The schema-wide cost limit: the rules' estimated costs, each times the
+/// values it runs on, may not add up to more than
+/// [`super::cel::check::TOTAL_LIMIT`]; the four costliest (of at least 1 %
+/// of it) are named.
+fn total_cost(costs: &[(String, f64)], problems: &mut Vec<Problem>) {
+    use super::cel::check::{TOTAL_LIMIT, factor};
+    let total: f64 = costs.iter().map(|(_, c)| c).sum();
+    if total <= TOTAL_LIMIT {
+        return;
     }
+    // Those under 1 % of the limit are not named (`ObserveExpressionCost`).
+    let mut costly: Vec<&(String, f64)> = costs
+        .iter()
+        .filter(|(_, c)| *c >= TOTAL_LIMIT / 100.0)
+        .collect();
+    costly.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (path, _) in costly.into_iter().take(4) {
+        problems.push(Problem::new(
+            path.clone(),
+            "FieldValueForbidden",
+            "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema".into(),
+        ));
+    }
+    problems.push(Problem::new(
+        String::new(),
+        "FieldValueForbidden",
+        format!(
+            "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of {}{}",
+            factor(total, TOTAL_LIMIT),
+            super::cel::check::HINT
+        ),
+    ));
 }
 
 impl Node {
@@ -438,6 +566,7 @@ impl Node {
             any_of: Vec::new(),
             one_of: Vec::new(),
             not: None,
+            rules: Vec::new(),
         }
     }
 

@@ -32,8 +32,9 @@ use tokio_util::sync::CancellationToken;
 use tokio::sync::watch;
 
 use crate::faults::{FaultState, Mode};
-use crate::http::{Body, Shared, full, percent_decode};
 use crate::status::ApiError;
+use crate::store::Store;
+use crate::wire::{Body, full, percent_decode};
 
 /// Sessions (exec, attach, port-forward) open at once per server.
 pub(crate) const MAX_SESSIONS: usize = 64;
@@ -144,10 +145,11 @@ fn status_response(e: &ApiError) -> Response<Body> {
 /// when the server has a runtime; gives every other request back.
 pub(crate) async fn intercept(
     req: Request<hyper::body::Incoming>,
-    shared: &Shared,
+    store: &Store,
+    runtime: Option<&Arc<Runtime>>,
     faults: &FaultState,
 ) -> Result<Response<Body>, Request<hyper::body::Incoming>> {
-    let Some(rt) = shared.runtime.clone() else {
+    let Some(rt) = runtime.cloned() else {
         return Err(req);
     };
     let segs: Vec<String> = req
@@ -171,7 +173,7 @@ pub(crate) async fn intercept(
     Ok(
         match answer(
             req,
-            shared,
+            store,
             rt,
             faults.subscribe_mode(),
             sub,
@@ -188,7 +190,7 @@ pub(crate) async fn intercept(
 
 async fn answer(
     mut req: Request<hyper::body::Incoming>,
-    shared: &Shared,
+    store: &Store,
     rt: Arc<Runtime>,
     // A replica taken down drops its upgraded connections too (the
     // invariant of `server.rs`): the session watches the replica's mode.
@@ -201,11 +203,10 @@ async fn answer(
         return Err(ApiError::method_not_allowed());
     }
     let q = params(req.uri().query());
-    let pods = shared
-        .store
+    let pods = store
         .lookup("", "v1", "pods")
         .ok_or_else(ApiError::path_not_found)?;
-    let pod = shared.store.get(&pods, ns, name)?;
+    let pod = store.get(&pods, ns, name)?;
     let container = match sub {
         Sub::PortForward => String::new(),
         _ => pick_container(

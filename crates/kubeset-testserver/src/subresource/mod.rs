@@ -2,7 +2,7 @@
 //! kube-apiserver serves them: `pods/binding`, `pods/ephemeralcontainers`,
 //! `pods/resize`, `serviceaccounts/token`, `namespaces/finalize` and
 //! `certificatesigningrequests/approval`, and `scale` (in
-//! [`crate::scale`]).
+//! [`scale`]).
 //!
 //! Each one is a read-modify-write of the parent through [`Store::modify`]
 //! (so watchers see one `MODIFIED` event and `resourceVersion` checks
@@ -19,11 +19,14 @@ use serde_json::{Value, json};
 
 use crate::apply::Scope;
 use crate::resources::Resource;
-use crate::scale;
 use crate::status::{self, ApiError};
 use crate::store::{Store, WriteCtx};
 use crate::util;
-use crate::verbs::check_rv;
+
+pub(crate) use crate::registry::Sub;
+
+mod scale;
+use crate::store::check_rv;
 
 /// Audience of a token request that names none.
 const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
@@ -33,57 +36,6 @@ const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 /// Longest lifetime upstream accepts (2^32 seconds).
 const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
-
-/// The subresources of this module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sub {
-    Scale,
-    Binding,
-    EphemeralContainers,
-    Resize,
-    Token,
-    Finalize,
-    Approval,
-}
-
-impl Sub {
-    /// The subresource `name` of `res`, when this module serves it.
-    pub(crate) fn of(res: &Resource, name: &str) -> Option<Self> {
-        Some(match (res.group.as_str(), res.plural.as_str(), name) {
-            (_, _, "scale") => Self::Scale,
-            ("", "pods", "binding") => Self::Binding,
-            ("", "pods", "ephemeralcontainers") => Self::EphemeralContainers,
-            ("", "pods", "resize") => Self::Resize,
-            ("", "serviceaccounts", "token") => Self::Token,
-            ("", "namespaces", "finalize") => Self::Finalize,
-            ("certificates.k8s.io", "certificatesigningrequests", "approval") => Self::Approval,
-            _ => return None,
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Scale => "scale",
-            Self::Binding => "binding",
-            Self::EphemeralContainers => "ephemeralcontainers",
-            Self::Resize => "resize",
-            Self::Token => "token",
-            Self::Finalize => "finalize",
-            Self::Approval => "approval",
-        }
-    }
-
-    /// Whether the subresource answers `method`.
-    fn allows(self, method: &Method) -> bool {
-        match self {
-            Self::Binding | Self::Token => method == Method::POST,
-            Self::Finalize => method == Method::PUT,
-            Self::Scale | Self::EphemeralContainers | Self::Resize | Self::Approval => {
-                method == Method::GET || method == Method::PUT || method == Method::PATCH
-            }
-        }
-    }
-}
 
 /// One request to a subresource of this module.
 pub(crate) struct Call<'a> {

@@ -6,14 +6,14 @@
 
 use serde_json::{Value, json};
 
+use super::{Call, Desired};
 use crate::apply::{self, Scope};
 use crate::resources::Resource;
 use crate::selectors::selector_to_string;
 use crate::status::ApiError;
 use crate::store::WriteCtx;
-use crate::subresource::{Call, Desired};
+use crate::store::check_rv;
 use crate::util;
-use crate::verbs::check_rv;
 
 /// Serves GET (`desired`: `None`), PUT (`Desired::Object`) and PATCH
 /// (`Desired::Patch`, applied to the live `Scale`) of `call`'s scale.
