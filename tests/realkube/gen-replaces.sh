@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Pin k8s.io/kubernetes and every one of its staging modules in ./go.mod.
+# Pin k8s.io/kubernetes and every one of its staging modules in a go.mod
+# (./go.mod, or DIR/go.mod: e.g. v1.36/ for the second version realkube.sh
+# builds with --kubernetes 1.36).
 #
 # k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/apiserver,
 # ...) at v0.0.0 and replaces them with ./staging/src/k8s.io/<name> folders that
@@ -8,11 +10,15 @@
 # the downloaded go.mod of k8s.io/kubernetes itself, so a new Kubernetes version
 # that adds or drops a staging module is picked up without editing this script.
 #
-# Usage: gen-replaces.sh [KUBERNETES_VERSION]   (default: the version in go.mod)
+# Usage: gen-replaces.sh [KUBERNETES_VERSION [DIR]]
+#   (default: the version in DIR/go.mod; DIR defaults to this script's folder)
 # Runs `go mod tidy` at the end.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
+if [[ -n "${2:-}" ]]; then
+  cd "$2"
+fi
 
 version="${1:-}"
 if [[ -z "$version" && -f go.mod ]]; then

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # realkube.sh: a real kube-apiserver (+ etcd) on loopback for kubeset's tests.
 #
-#   realkube.sh build                 build etcd and kube-apiserver once (skips
+#   realkube.sh build [--kubernetes 1.36]
+#                                     build etcd and kube-apiserver once (skips
 #                                     when binaries for the pinned versions exist)
 #   realkube.sh start [--apiservers N] [--max-requests-inflight K]
+#                     [--kubernetes 1.36] [--feature-gates K=V,...]
 #                     [--max-mutating-requests-inflight M] [--no-apf]
 #                     [--port P] [--etcd-compaction-interval D]
 #                     [--watch-cache on|off] [--routable-addresses]
-#                     [--address-prefix A.B.C]
+#                     [--address-prefix A.B.C] [--runtime-config LIST]
 #                                     start etcd and N kube-apiservers, wait for
 #                                     /readyz on each, write kubeconfig and env
 #   realkube.sh stop                  stop everything `start` started
 #   realkube.sh status                show what runs, exit 1 if something is down
 #   realkube.sh env                   print the env file of the running cluster
 #
+# --kubernetes (or REALKUBE_KUBERNETES) picks a second pinned version: 1.36
+# is built from v1.36/go.mod (the default, from ./go.mod, is 1.35).
+# --feature-gates and --runtime-config are passed through to every
+# kube-apiserver.
 # State lives under $REALKUBE_CACHE (default <repo>/.cache/realkube), binaries
 # under $REALKUBE_BIN_DIR (default <repo>/.cache/realkube/bin).
 # See README.md beside this script.
@@ -42,7 +48,23 @@ gomod_version() {
   sed -n "s|^[[:space:]]*\(require[[:space:]]\{1,\}\)\{0,1\}${path//./\\.}[[:space:]]\{1,\}\(v[^[:space:]]*\).*|\2|p" "$file" | head -n 1
 }
 
-kube_version() { gomod_version "$here/go.mod" k8s.io/kubernetes; }
+# The folder whose go.mod pins the kube-apiserver to build and run.
+kdir="$here"
+select_kubernetes() {
+  case "$1" in
+    ""|1.35) kdir="$here" ;;
+    1.36) kdir="$here/v1.36" ;;
+    *) die "--kubernetes: 1.35 or 1.36, not '$1'" ;;
+  esac
+}
+select_kubernetes "${REALKUBE_KUBERNETES:-}"
+
+kube_version() { gomod_version "$kdir/go.mod" k8s.io/kubernetes; }
+# The stable name start runs: kube-apiserver for the default pin,
+# kube-apiserver-1.36 for the other.
+apiserver_link() {
+  if [[ "$kdir" == "$here" ]]; then echo kube-apiserver; else echo "kube-apiserver-$(basename "$kdir" | tr -d v)"; fi
+}
 etcd_version() { gomod_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3; }
 
 # A digest of everything a binary is built from, so that a changed pin rebuilds.
@@ -65,7 +87,7 @@ apiserver_ldflags() {
 }
 
 apiserver_bin() {
-  echo "$bindir/kube-apiserver-$(kube_version)-$(inputs_digest "$here/go.mod" "$here/go.sum" <(apiserver_ldflags "$(kube_version)"))"
+  echo "$bindir/kube-apiserver-$(kube_version)-$(inputs_digest "$kdir/go.mod" "$kdir/go.sum" <(apiserver_ldflags "$(kube_version)"))"
 }
 etcd_bin() { echo "$bindir/etcd-$(etcd_version)-$(inputs_digest "$here/etcd/go.mod" "$here/etcd/go.sum" "$here/etcd/main.go")"; }
 
@@ -89,10 +111,19 @@ go_build() {
 }
 
 cmd_build() {
+  while (($#)); do
+    case "$1" in
+      --kubernetes) select_kubernetes "${2:?}"; shift 2 ;;
+      *) die "build: unknown option '$1'" ;;
+    esac
+  done
   mkdir -p "$bindir"
-  # One build at a time per bin dir: a second caller waits, then finds the
-  # binaries built.
-  exec 9>"$bindir/.build.lock"
+  # One build at a time per bin dir and Kubernetes version: a second caller
+  # waits, then finds the binaries built (two versions build side by side;
+  # etcd, when both lack it, is built twice into the same name, harmlessly).
+  local lock=.build.lock
+  [[ "$kdir" == "$here" ]] || lock=".build-$(apiserver_link).lock"
+  exec 9>"$bindir/$lock"
   flock 9
   local kv ev
   kv="$(kube_version)"; ev="$(etcd_version)"
@@ -108,13 +139,14 @@ cmd_build() {
   if [[ -x "$ab" ]]; then
     log "kube-apiserver $kv already built: $ab"
   else
-    go_build "$here" "$ab" k8s.io/kubernetes/cmd/kube-apiserver "$(apiserver_ldflags "$kv")"
+    go_build "$kdir" "$ab" k8s.io/kubernetes/cmd/kube-apiserver "$(apiserver_ldflags "$kv")"
   fi
   ln -sfn "$(basename "$eb")" "$bindir/etcd"
-  ln -sfn "$(basename "$ab")" "$bindir/kube-apiserver"
-  # Binaries of earlier pins are 30-100 MB each; keep only the current ones.
+  ln -sfn "$(basename "$ab")" "$bindir/$(apiserver_link)"
+  # Binaries of earlier pins are 30-100 MB each; keep only the current ones
+  # (of each minor version: 1.35 and 1.36 live side by side).
   local old
-  for old in "$bindir"/etcd-v* "$bindir"/kube-apiserver-v*; do
+  for old in "$bindir"/etcd-v* "$bindir"/kube-apiserver-"${kv%.*}".*; do
     [[ -f "$old" && "$old" != "$eb" && "$old" != "$ab" && "$old" != *.tmp.* ]] && rm -f "$old"
   done
   flock -u 9
@@ -372,6 +404,7 @@ wait_ready() {
 cmd_start() {
   local n=1 port=16443 etcd_port=23790 inflight="" mutating="" apf=true
   local compaction=10s watch_cache=true timeout=180 prefix=127.0.0
+  local gates="" runtime_config=""
   while (($#)); do
     case "$1" in
       --apiservers) n="${2:?}"; shift 2 ;;
@@ -385,6 +418,9 @@ cmd_start() {
       --timeout) timeout="${2:?}"; shift 2 ;;
       --routable-addresses) prefix="$routable_prefix"; shift ;;
       --address-prefix) prefix="${2:?}"; shift 2 ;;
+      --kubernetes) select_kubernetes "${2:?}"; shift 2 ;;
+      --feature-gates) gates="${2:?}"; shift 2 ;;
+      --runtime-config) runtime_config="${2:?}"; shift 2 ;;
       *) die "start: unknown option '$1'" ;;
     esac
   done
@@ -462,7 +498,9 @@ cmd_start() {
     )
     [[ -n "$inflight" ]] && args+=(--max-requests-inflight="$inflight")
     [[ -n "$mutating" ]] && args+=(--max-mutating-requests-inflight="$mutating")
-    spawn "$run/apiserver-$i.pid" "$run/apiserver-$i.log" "$timeout" "$bindir/kube-apiserver" "${args[@]}"
+    [[ -n "$gates" ]] && args+=(--feature-gates="$gates")
+    [[ -n "$runtime_config" ]] && args+=(--runtime-config="$runtime_config")
+    spawn "$run/apiserver-$i.pid" "$run/apiserver-$i.log" "$timeout" "$bindir/$(apiserver_link)" "${args[@]}"
     servers+=("https://$addr:$port")
     pids+=("$(<"$run/apiserver-$i.pid")")
   done
@@ -515,6 +553,7 @@ cmd_start() {
     printf 'export KUBESET_REALKUBE_USER_TOKEN=%q\n' "$(cat "$pki/user.token")"
     printf 'export KUBESET_REALKUBE_KUBERNETES_VERSION=%q\n' "$(kube_version)"
     printf 'export KUBESET_REALKUBE_ETCD_VERSION=%q\n' "$(etcd_version)"
+    printf 'export KUBESET_REALKUBE_FEATURE_GATES=%q\n' "$gates"
     printf 'export KUBESET_REALKUBE_LOG_DIR=%q\n' "$run"
   } > "$cache/env.tmp"
   chmod 600 "$cache/env.tmp"

@@ -29,6 +29,9 @@ use serde_json::Value;
 
 use crate::{Error, workspace_root};
 
+mod admission;
+mod scale;
+
 const NOTES_BEGIN: &str = "<!-- BEGIN NOTES -->";
 const NOTES_END: &str = "<!-- END NOTES -->";
 
@@ -271,15 +274,20 @@ enum Row {
     Failover,
     Memory,
     Build,
+    Admission,
+    /// Only when named, and alone (see [`scale`]).
+    Scale,
 }
 
-const ROWS: [(Row, &str); 6] = [
+const ROWS: [(Row, &str); 8] = [
     (Row::Codec, "codec"),
     (Row::Watch, "watch"),
     (Row::Roundtrip, "roundtrip"),
     (Row::Failover, "failover"),
     (Row::Memory, "memory"),
     (Row::Build, "build"),
+    (Row::Admission, "admission"),
+    (Row::Scale, "scale"),
 ];
 
 /// Which rows this run measures; `None` is all of them.
@@ -293,9 +301,9 @@ impl Rows {
         let Some(i) = args.iter().position(|a| a == "--only") else {
             return Ok(Self(None));
         };
-        let list = args
-            .get(i + 1)
-            .ok_or("--only needs a list: codec,watch,roundtrip,failover,memory,build")?;
+        let list = args.get(i + 1).ok_or(
+            "--only needs a list: codec,watch,roundtrip,failover,memory,build,admission (or scale alone)",
+        )?;
         let mut rows = Vec::new();
         for name in list.split(',').filter(|n| !n.is_empty()) {
             let row = ROWS
@@ -330,6 +338,12 @@ pub fn run(quick: bool) -> Result<(), Error> {
     let plan = Plan::new(quick);
     let rows = Rows::from_args()?;
     let target = target_dir();
+    if let Some(named) = rows.0.as_ref().filter(|r| r.contains(&Row::Scale)) {
+        if named.len() > 1 {
+            return Err("--only scale runs alone".into());
+        }
+        return scale::run(&root, &target, quick);
+    }
     let data = target.join("bench-data");
     std::fs::create_dir_all(&data)?;
     let load_start = load();
@@ -367,26 +381,11 @@ pub fn run(quick: bool) -> Result<(), Error> {
     ]
     .into_iter()
     .any(|r| rows.has(r));
-    let rust = target.join("release/kubeset-bench");
-    let go = target.join("bench-go/kubeset-bench-go");
-    if needs_binaries {
-        eprintln!("=== xtask bench: cargo build --release -p kubeset-bench");
-        output(
-            Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-                .args(["build", "--release", "-p", "kubeset-bench"])
-                .current_dir(&root),
-            "cargo build",
-        )?;
-        eprintln!("=== xtask bench: go build");
-        output(
-            Command::new("go")
-                .args(["build", "-o"])
-                .arg(&go)
-                .arg(".")
-                .current_dir(root.join("crates/kubeset-bench/go")),
-            "go build",
-        )?;
-    }
+    let (rust, go) = if needs_binaries {
+        build_peers(&root, &target)?
+    } else {
+        peer_paths(&target)
+    };
 
     let mut all = Vec::new();
     let mimalloc = target.join("release/kubeset-bench-mimalloc");
@@ -434,6 +433,9 @@ pub fn run(quick: bool) -> Result<(), Error> {
     if rows.has(Row::Build) {
         all.extend(build_cost(&root, &target, quick)?);
     }
+    if rows.has(Row::Admission) {
+        all.extend(admission::run(&root, quick)?);
+    }
 
     // A partial run (`--only`) never overwrites the published report: the
     // table in docs/ comes from one full run.
@@ -457,8 +459,8 @@ pub fn run(quick: bool) -> Result<(), Error> {
         quick,
     };
     let docs = root.join("docs/benchmarks.md");
-    let notes = std::fs::read_to_string(&docs)
-        .ok()
+    let old = std::fs::read_to_string(&docs).unwrap_or_default();
+    let notes = Some(old.as_str())
         .and_then(|s| {
             let a = s.find(NOTES_BEGIN)?;
             let b = s.find(NOTES_END)?;
@@ -471,9 +473,43 @@ pub fn run(quick: bool) -> Result<(), Error> {
     } else {
         data.join(format!("benchmarks{suffix}.md"))
     };
-    std::fs::write(&out, report(&machine, &plan, &all, &notes))?;
+    // The scale row's section (its own run) stays as it was.
+    let text = scale::keep_section(
+        report(&machine, &plan, &all, &notes),
+        scale::section_of(&old).unwrap_or(""),
+    );
+    std::fs::write(&out, text)?;
     eprintln!("=== xtask bench: wrote {}", out.display());
     Ok(())
+}
+
+fn peer_paths(target: &Path) -> (PathBuf, PathBuf) {
+    (
+        target.join("release/kubeset-bench"),
+        target.join("bench-go/kubeset-bench-go"),
+    )
+}
+
+/// Builds `kubeset-bench` in release and the Go peer; their paths.
+fn build_peers(root: &Path, target: &Path) -> Result<(PathBuf, PathBuf), Error> {
+    let (rust, go) = peer_paths(target);
+    eprintln!("=== xtask bench: cargo build --release -p kubeset-bench");
+    output(
+        Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["build", "--release", "-p", "kubeset-bench"])
+            .current_dir(root),
+        "cargo build",
+    )?;
+    eprintln!("=== xtask bench: go build");
+    output(
+        Command::new("go")
+            .args(["build", "-o"])
+            .arg(&go)
+            .arg(".")
+            .current_dir(root.join("crates/kubeset-bench/go")),
+        "go build",
+    )?;
+    Ok((rust, go))
 }
 
 struct Machine {
@@ -1498,7 +1534,8 @@ fn report(m: &Machine, plan: &Plan, all: &[Value], notes: &str) -> String {
     failover_table(&mut out, all);
     memory_table(&mut out, plan, all);
     build_table(&mut out, all);
-    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
+    admission::table(&mut out, all);
+    out.push_str("## Reproduce\n\n```sh\ncargo xtask bench          # full run (about 20 minutes on 2 loaded cores)\ncargo xtask bench --quick  # smoke run\ncargo xtask bench --only roundtrip,failover   # some rows (codec, watch, roundtrip, failover, memory, build, admission);\n                           # written to <target>/bench-data/benchmarks-<rows>.md, never to docs/\ncargo xtask bench --only scale   # the scale row alone (1k/10k/100k pods; long, run alone): its own\n                           # section of docs/benchmarks.md and docs/benchmarks-scale.svg\n```\n\nNeeds python3 (input generator), Go (client-go peer; modules from the proxy or the module cache) and `../shared/bench/gen_podlist.py` (or `KUBESET_BENCH_GEN=path`).\n\n## Notes\n\n");
     out.push_str(notes);
     out.push('\n');
     out

@@ -10,6 +10,10 @@
 //! models of `kubeset-api` are pinned by `codegen --check` instead; their
 //! re-exports show as `pub use kubeset_api::…` lines.
 //!
+//! The facade's own module `testing` (cargo feature `testing`) is walked
+//! from the facade's rustdoc JSON, alone: the rest of that crate is the
+//! re-exports above (and kube-rs's path aliases).
+//!
 //! Why not cargo-semver-checks: it does not see items of other crates,
 //! re-exports included, so on the facade it checks nothing. Why
 //! `RUSTC_BOOTSTRAP=1`: rustdoc's JSON output is unstable, and stable
@@ -42,6 +46,8 @@ pub fn run(bless: bool) -> Result<(), Error> {
         let json = rustdoc_json(&root, &target, krate)?;
         Walker::new(&json)?.walk_root(facade, &mut lines);
     }
+    let json = rustdoc_json(&root, &target, "kubeset")?;
+    Walker::new(&json)?.walk_module("testing", "kubeset", &mut lines);
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let snapshot = root.join("crates/kubeset/public-api.txt");
     if bless {
@@ -83,9 +89,10 @@ pub fn run(bless: bool) -> Result<(), Error> {
 /// `metrics`, `conditions`), so the snapshot holds them too.
 fn features_of(krate: &str) -> &'static [&'static str] {
     match krate {
-        "kubeset-runtime" => &["--features", "leader,events,metrics,conditions"],
+        "kubeset-runtime" => &["--features", "leader,events,metrics,conditions,shard"],
         "kubeset-rest" => &["--features", "ws"],
         "kubeset-client" => &["--features", "ws,protobuf"],
+        "kubeset" => &["--features", "testing"],
         _ => &[],
     }
 }
@@ -146,6 +153,23 @@ impl<'a> Walker<'a> {
         if let Some(root) = self.index.get(&self.root).copied() {
             let mut seen = BTreeSet::new();
             self.module(root, facade, out, &mut seen);
+        }
+    }
+
+    /// Only the root's public module `name`, under `facade`.
+    fn walk_module(&self, name: &str, facade: &str, out: &mut BTreeSet<String>) {
+        let Some(root) = self.index.get(&self.root).copied() else {
+            return;
+        };
+        let items = root
+            .pointer("/inner/module/items")
+            .and_then(Value::as_array);
+        for id in items.into_iter().flatten() {
+            let Some(item) = self.item(id) else { continue };
+            let public = item.get("visibility").and_then(Value::as_str) == Some("public");
+            if public && item.get("name").and_then(Value::as_str) == Some(name) {
+                self.public_item(item, facade, out, &mut BTreeSet::new());
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 //!    Go it cannot be built: that is an error, unless
 //!    `KUBESET_SKIP_REALKUBE=1` asks to skip those tests, which is printed
 //!    loudly. CI never sets it.
-//! 2. `cargo test --workspace --features kubeset/runtime`, with
+//! 2. `cargo test --workspace --no-fail-fast --features kubeset/runtime`, with
 //!    `KUBESET_REALKUBE_ENV` naming the running instance's env file (unless
 //!    set already), so that the embedded server's comparisons with the real
 //!    one (kubeset-testserver's `validation.rs` goldens and `kubectl.rs`
@@ -74,7 +74,17 @@ pub fn run_all(specs_root: &Path) -> Result<(), Error> {
         run("build realkube", realkube(&["build"]))?;
         run(
             "start realkube",
-            realkube(&["start", "--apiservers", "3", "--routable-addresses"]),
+            // The differential suite's MutatingAdmissionPolicy cases need the beta API.
+            realkube(&[
+                "start",
+                "--apiservers",
+                "3",
+                "--routable-addresses",
+                "--feature-gates",
+                "MutatingAdmissionPolicy=true",
+                "--runtime-config",
+                "admissionregistration.k8s.io/v1beta1=true",
+            ]),
         )?;
         started = true;
     } else if std::env::var("KUBESET_SKIP_REALKUBE").is_ok_and(|v| v == "1") {
@@ -92,7 +102,14 @@ pub fn run_all(specs_root: &Path) -> Result<(), Error> {
     let result = (|| {
         let mut t = cargo();
         // `runtime` on the facade: its tests and the controller examples.
-        t.args(["test", "--workspace", "--features", "kubeset/runtime"]);
+        // `--no-fail-fast`: one failing binary must not hide the others'.
+        t.args([
+            "test",
+            "--workspace",
+            "--no-fail-fast",
+            "--features",
+            "kubeset/runtime",
+        ]);
         if skip_realkube {
             t.env("KUBESET_SKIP_REALKUBE", "1");
         } else if std::env::var_os("KUBESET_REALKUBE_ENV").is_none() {

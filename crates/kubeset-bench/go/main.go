@@ -6,6 +6,7 @@
 //	kubeset-bench-go watch STREAM RUNS
 //	kubeset-bench-go roundtrip URL SEQ CONC TOTAL
 //	kubeset-bench-go cache URL UPDATES [protobuf]
+//	kubeset-bench-go scale URL UPDATES [protobuf]
 //	kubeset-bench-go to-protobuf PODLIST.json OUT.pb
 //	kubeset-bench-go codec-protobuf FILE.pb RUNS [KUBESET.pb]
 //	kubeset-bench-go watch-to-protobuf STREAM.jsonl OUT
@@ -396,7 +397,7 @@ func atoi(args []string, i int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL | cache URL UPDATES [protobuf] | "+
+	fmt.Fprintln(os.Stderr, "usage: kubeset-bench-go codec FILE RUNS | watch STREAM RUNS | roundtrip URL SEQ CONC TOTAL | cache URL UPDATES [protobuf] | scale URL UPDATES [protobuf] | "+
 		"to-protobuf PODLIST OUT | codec-protobuf FILE RUNS [KUBESET] | watch-to-protobuf STREAM OUT | watch-protobuf STREAM RUNS")
 	os.Exit(2)
 }
@@ -405,6 +406,10 @@ func main() {
 	args := os.Args[1:]
 	if len(args) < 3 {
 		usage()
+	}
+	if args[0] == "scale" {
+		runScale(args)
+		return
 	}
 	var out []record
 	var err error

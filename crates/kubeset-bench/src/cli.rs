@@ -16,6 +16,8 @@
 //! kubeset-bench failover TRIALS             fault → next successful GET
 //! kubeset-bench serve-pods FILE            seeded server; `update N` on stdin
 //! kubeset-bench cache URL kubeset|kube-rs VARIANT UPDATES
+//! kubeset-bench serve-scale FILE           seeded server (streamed seed)
+//! kubeset-bench scale URL kubeset|kube-rs VARIANT UPDATES
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -24,12 +26,13 @@ use std::process::ExitCode;
 use crate::memory::Variant;
 use crate::roundtrip::{Peer, Plan};
 use crate::{
-    Error, Record, codec, codec_protobuf, failover, memory, roundtrip, watch, watch_protobuf,
+    Error, Record, codec, codec_protobuf, failover, memory, roundtrip, scale, watch, watch_protobuf,
 };
 
 const USAGE: &str = "usage: kubeset-bench codec FILE RUNS | codec-protobuf FILE RUNS OUT | make-watch FILE EVENTS OUT | \
                      watch STREAM RUNS | watch-protobuf STREAM RUNS | serve [PORT] | roundtrip URL kubeset|kube-rs|reqwest|hyper SEQ CONC TOTAL | failover TRIALS | \
-                     serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata|two-caches|shared UPDATES";
+                     serve-pods FILE | cache URL kubeset|kube-rs full|no-managed-fields|metadata|two-caches|shared UPDATES | \
+                     serve-scale FILE | scale URL kubeset|kube-rs json|json-paged|protobuf|metadata|projection UPDATES";
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|source| Error::Io {
@@ -56,6 +59,8 @@ enum Cmd {
     Failover(usize),
     ServePods(PathBuf),
     Cache(String, String, Variant, usize),
+    ServeScale(PathBuf),
+    Scale(String, String, scale::Variant, usize),
 }
 
 fn parse(args: &[String]) -> Option<Cmd> {
@@ -86,6 +91,13 @@ fn parse(args: &[String]) -> Option<Cmd> {
             args.get(1)?.clone(),
             args.get(2)?.clone(),
             Variant::parse(args.get(3)?)?,
+            num(4)?,
+        ),
+        "serve-scale" => Cmd::ServeScale(path(1)?),
+        "scale" => Cmd::Scale(
+            args.get(1)?.clone(),
+            args.get(2)?.clone(),
+            scale::Variant::parse(args.get(3)?)?,
             num(4)?,
         ),
         _ => return None,
@@ -157,6 +169,22 @@ fn run(cmd: Cmd) -> Result<(), Error> {
                 }
             })?;
             print(&[record])
+        }
+        Cmd::ServeScale(file) => runtime()?.block_on(scale::serve_scale(&file)),
+        Cmd::Scale(url, peer, variant, updates) => {
+            let record = runtime()?.block_on(async {
+                if peer == "kube-rs" {
+                    scale::run_kube(&url, updates).await
+                } else {
+                    scale::run_kubeset(&url, variant, updates).await
+                }
+            })?;
+            let text = serde_json::to_string(&[record]).map_err(|source| Error::Json {
+                peer: "report",
+                source,
+            })?;
+            println!("{text}");
+            Ok(())
         }
         Cmd::Failover(trials) => print(&runtime()?.block_on(failover::run(trials))?),
         Cmd::Roundtrip(url, peer, plan) => {

@@ -14,6 +14,7 @@ pub mod failover;
 pub mod memory;
 pub mod proc;
 pub mod roundtrip;
+pub mod scale;
 pub mod stats;
 pub mod watch;
 pub mod watch_protobuf;

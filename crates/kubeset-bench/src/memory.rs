@@ -38,7 +38,7 @@ fn kubeset_client(url: &str) -> Result<Client, Error> {
     kubeset_client_as(url, WireFormat::Json)
 }
 
-fn kubeset_client_as(url: &str, format: WireFormat) -> Result<Client, Error> {
+pub(crate) fn kubeset_client_as(url: &str, format: WireFormat) -> Result<Client, Error> {
     let config = RestConfig::new(url)
         .with_qps_burst(-1.0, 0)
         .with_wire_format(format);
@@ -263,8 +263,8 @@ where
     Ok(started.elapsed().as_secs_f64())
 }
 
-/// The two watcher event types [`drain`] reads.
-trait IsEvent {
+/// The two watcher event types [`drain`] (and the scale row) read.
+pub(crate) trait IsEvent {
     fn is_init_done(&self) -> bool;
     fn is_apply(&self) -> bool;
 }

@@ -35,6 +35,19 @@ pub fn peak_rss_kib_of_status(status: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// `VmRSS` (resident set size now, KiB) from `/proc/<pid>/status` text.
+pub fn rss_kib_of_status(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// This process's resident set size now, KiB.
+pub fn self_rss_kib() -> Option<u64> {
+    rss_kib_of_status(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
 /// This process's peak resident set size so far, KiB.
 pub fn self_peak_rss_kib() -> Option<u64> {
     peak_rss_kib_of_status(&std::fs::read_to_string("/proc/self/status").ok()?)
@@ -52,6 +65,7 @@ mod tests {
         let status = "Name:\tx\nVmPeak:\t  99 kB\nVmHWM:\t   4321 kB\nVmRSS:\t 12 kB\n";
         assert_eq!(peak_rss_kib_of_status(status), Some(4321));
         assert_eq!(peak_rss_kib_of_status("Name: x\n"), None);
+        assert_eq!(rss_kib_of_status(status), Some(12));
     }
 
     #[test]
@@ -59,6 +73,7 @@ mod tests {
         if std::path::Path::new("/proc/self/stat").exists() {
             assert!(self_cpu_s().is_some());
             assert!(self_peak_rss_kib().is_some_and(|k| k > 0));
+            assert!(self_rss_kib().is_some_and(|k| k > 0));
         }
     }
 }

@@ -502,8 +502,8 @@ pub struct ServeArgs {
     pub require_token: Option<String>,
     /// Serve /openapi/v2 and /openapi/v3 from this Kubernetes spec
     /// directory (`swagger.json`, `openapi-v3/`; default
-    /// $KUBESET_SPECS/kubernetes/v1.35 when that exists), so that
-    /// `kubectl explain` works.
+    /// $KUBESET_SPECS/kubernetes/v1.35 when that exists) instead of the
+    /// documents built from the compiled-in schemas.
     #[arg(long, value_name = "DIR")]
     pub openapi_specs: Option<PathBuf>,
     /// Run controllers-lite: Deployments make ReplicaSets and Pods, Pods

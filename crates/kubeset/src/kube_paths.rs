@@ -105,6 +105,7 @@ pub mod config {
 /// kube-rs's `kube::client`: the [`Client`](crate::Client) and its
 /// configuration.
 pub mod client {
+    pub use kubeset_client::rest::service::Body;
     pub use kubeset_client::{Client, ClientError, Config};
 }
 

@@ -62,13 +62,16 @@
 //! | `core-v1`, `apps-v1`, … | some | one feature per API group-version: its models in [`api`] and its [`Clientset`] accessors |
 //! | `all` | no | every group-version the Kubernetes specs have |
 //! | `http2` | yes | HTTP/2 to the API server (ALPN `h2`, keepalive pings), as client-go; without it HTTP/1.1 only, as kube-rs by default, and no `h2` crate in the build |
-//! | `runtime` | no | `kubeset::runtime`: watcher, store, controller, leader election |
+//! | `runtime` | no | `kubeset::runtime`, as kube-rs's `runtime`: watcher, store, controller, finalizer, the Event recorder (`events`) and the typed wait conditions (`conditions`) |
+//! | `runtime-core` | no | `kubeset::runtime` without the recorder and the typed conditions: no group-version of its own |
+//! | `leader`, `shard`, `metrics` | no | leader election on a Lease; controllers sharded across replicas; controller-runtime's metrics |
+//! | `shard` | no | `kubeset::runtime::shard`: a controller sharded across replicas on Leases |
 //! | `protobuf` | no | protobuf on the wire for built-in kinds, opted into per client: [`Config::with_wire_format`] (client-go's `ContentConfig`) or [`RestConfig::with_wire_format`](rest::RestConfig::with_wire_format); custom resources stay JSON |
 //! | `ws` | no | exec, attach and port-forward over WebSocket (`kubeset::ws`, `Api::exec`) |
-//! | `jiff` | no | `Time`/`MicroTime` ⇄ `jiff::Timestamp` (`From` both ways), `kubeset::jiff` |
+//! | `jiff` | yes | `Time`/`MicroTime` ⇄ `jiff::Timestamp` (`From` both ways), `kubeset::jiff`, jiff's `serde` (as with k8s-openapi) |
 //!
 //! A controller that needs few kinds builds fastest with
-//! `default-features = false, features = ["core-v1", "runtime"]`.
+//! `default-features = false, features = ["core-v1", "runtime-core"]`.
 //!
 //! ## Features of kube-rs and k8s-openapi
 //!
@@ -78,7 +81,8 @@
 //!
 //! | feature | here |
 //! |---|---|
-//! | `client`, `config`, `derive`, `rustls-tls`, `ring`, `unstable-client` | always built in: [`Client`], [`Config`], `#[derive(CustomResource)]`, rustls with ring |
+//! | `client`, `config`, `rustls-tls`, `ring`, `unstable-client` | always built in: [`Client`], [`Config`], rustls with ring |
+//! | `derive` | `#[derive(CustomResource)]` is always built in; `derive` lets its spec and status derive schemars 1's `JsonSchema`, as in kube-rs (the schema made structural: `Option` as `nullable`, unit enums as `enum`, subschemas inlined) |
 //! | `runtime`, `ws` | as kube-rs's: `kubeset::runtime` and `kubeset::ws` |
 //! | `unstable-runtime` | `runtime` (kubeset's runtime includes what kube-rs keeps unstable: predicates, `reconcile_on`, shared caches) |
 //! | `jsonpatch` | always: [`Patch::Json`] takes any serializable body, `json_patch::Patch` included |
@@ -87,7 +91,8 @@
 //! | `gzip` | as kube-rs's: `Accept-Encoding: gzip`, compressed responses inflated as they are read (the body cap counts inflated bytes) |
 //! | `socks5` | as kube-rs's: a kubeconfig `proxy-url` of `socks5://` or `socks5h://` |
 //! | `proxy` | accepted, nothing to turn on: the kubeconfig's `proxy-url` is always honoured for requests (http and https; socks5 with `socks5`); exec, attach and port-forward streams do not go through a proxy |
-//! | `oauth`, `oidc` | accepted, not yet implemented: a kubeconfig `auth-provider` is refused (use an exec plugin) |
+//! | `oidc` | as kube-rs's: the kubeconfig's `auth-provider: oidc`; the `id-token` is sent, refreshed with the `refresh-token` at the issuer's token endpoint (from `/.well-known/openid-configuration`, `idp-certificate-authority(-data)` trusted) when its `exp` is past or after a 401; refreshed tokens stay in memory, as kube-rs (client-go writes them back to the file) |
+//! | `oauth` | accepted, not yet implemented: `auth-provider: gcp` is refused (use an exec plugin such as `gke-gcloud-auth-plugin`) |
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `kubelet-debug`, `admission`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no `kube::core::admission`, no CEL validation, no hyper tracing |
 //! | `earliest`, `latest`, `v1_33` … `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
@@ -190,8 +195,8 @@
 
 pub use kubeset_client::*;
 
-#[cfg(feature = "runtime")]
-#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
+#[cfg(feature = "runtime-core")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime-core")))]
 #[doc(inline)]
 pub use kubeset_runtime as runtime;
 
@@ -199,6 +204,10 @@ pub use kubeset_runtime as runtime;
 #[cfg_attr(docsrs, doc(cfg(feature = "jiff")))]
 #[doc(no_inline)]
 pub use jiff;
+
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 mod kube_paths;
 
@@ -212,3 +221,9 @@ pub use kubeset_client::discovery::Discovery;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// `docs/testing.md`'s Rust blocks (the envtest and tower-mock ports), run
+/// by `cargo test --doc -p kubeset --features testing,events`.
+#[cfg(all(doctest, feature = "testing", feature = "events"))]
+#[doc = include_str!("../../../docs/testing.md")]
+pub struct TestingGuideDoctests;

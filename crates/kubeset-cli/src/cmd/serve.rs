@@ -17,8 +17,8 @@ Limits (see crates/kubeset-testserver/README.md): no controllers unless --contro
 pending, as on kube-apiserver alone), no admission or schema validation beyond object names,
 sizes and immutable fields, cluster IPs and node ports on create only, protobuf for built-in kinds
 (watches too; custom resources and Table watches in JSON), no RBAC (one optional token),
-printer columns for the common kinds only; without --openapi-specs (or $KUBESET_SPECS) a stub
-OpenAPI, so no kubectl explain.";
+printer columns for the common kinds only; /openapi/v3 from the compiled-in schemas (kubectl
+explain names nested types <Object>) unless --openapi-specs (or $KUBESET_SPECS) gives upstream's.";
 
 /// Starts the server, prints where it listens, waits for a signal.
 pub async fn run(args: &ServeArgs) -> Result<(), CliError> {
