@@ -332,7 +332,7 @@ fn zero_object(w: &Writer<'_>, shape: &Shape) -> Value {
                 zero[part] = json!({});
             }
         }
-        crate::defaults::go_zero(w.res, &mut zero);
+        crate::registry::of(w.res).go_zero(&mut zero);
     }
     zero
 }

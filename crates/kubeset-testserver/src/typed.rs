@@ -80,7 +80,7 @@ pub(crate) fn decode(
         unknown_fields(input, o, "", &mut unknown);
         keep_managed_fields_reset(input, o);
     }
-    crate::defaults::on_decode(res, &mut out);
+    crate::registry::of(res).on_decode(&mut out);
     let warnings: Vec<String> = unknown
         .iter()
         .map(|p| format!("unknown field \"{p}\""))

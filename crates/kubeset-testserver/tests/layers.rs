@@ -8,11 +8,15 @@
 //! It also holds every function of the crate (all hand-written) to the
 //! style guide's 120 lines.
 //!
-//! A node is a top-level module, except the CRD schema compiler inside
-//! `admission` (its `schema`, `cel`, `validate`, `format` and `shape`),
-//! which imports nothing of the crate but itself and is the node
+//! A node is a top-level module, except two parts of `admission`: the CRD
+//! schema compiler (its `schema`, `cel`, `validate`, `format` and
+//! `shape`), which imports nothing of the crate but itself and is the node
 //! `admission::schema`: `resources` keeps a CRD version's compiled schema,
-//! so it sits below `resources` while the rest of `admission` sits above.
+//! so it sits below `resources` while the rest of `admission` sits above;
+//! and the built-in validation of the kinds' own fields (`builtin`), the
+//! node `admission::builtin`: each kind's strategy in `registry` calls it,
+//! so it sits below `registry`, which sits below the rest of `admission`
+//! (which looks the strategies up).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -22,6 +26,9 @@ use std::{
 
 /// The schema compiler's submodules of `admission` (one node).
 const COMPILER: &[&str] = &["schema", "cel", "validate", "format", "shape"];
+
+/// The built-in validation's submodule of `admission` (a node of its own).
+const BUILTIN: &str = "builtin";
 
 /// The layers, lowest first: a module may import only modules of a lower
 /// layer. Every module has its place here (a new one is placed when it is
@@ -67,10 +74,15 @@ const LAYERS: &[&[&str]] = &[
         "kubeconfig",
         "tls",
     ],
+    // The built-in validation of the kinds' own fields.
+    &["admission::builtin"],
+    // One strategy per kind, looked up from a table: each names its
+    // kind's defaults and built-in validation.
+    &["registry"],
     // Admission, field management, Tables, connection state.
     &["admission", "apply", "conns"],
-    // One strategy per kind, looked up from a table; typed decoding.
-    &["registry", "typed"],
+    // Typed decoding.
+    &["typed"],
     // The generic store: the strategies' hooks in kube-apiserver's order;
     // Tables by the strategies' printers.
     &["store", "table"],
@@ -107,11 +119,15 @@ fn module_path(path: &Path, src: &Path) -> Vec<String> {
 }
 
 /// The node of a module path: its top-level module, or
-/// `admission::schema` for the schema compiler.
+/// `admission::schema` for the schema compiler, `admission::builtin` for
+/// the built-in validation.
 fn node_of(path: &[String]) -> Option<String> {
     let first = path.first()?;
     if first == "admission" && path.get(1).is_some_and(|s| COMPILER.contains(&s.as_str())) {
         return Some("admission::schema".to_owned());
+    }
+    if first == "admission" && path.get(1).is_some_and(|s| s == BUILTIN) {
+        return Some("admission::builtin".to_owned());
     }
     Some(first.clone())
 }
@@ -357,6 +373,10 @@ fn the_reader_sees_imports() {
     assert_eq!(
         node_of(&strings(&["admission", "policy"])).as_deref(),
         Some("admission")
+    );
+    assert_eq!(
+        node_of(&strings(&["admission", "builtin", "pod"])).as_deref(),
+        Some("admission::builtin")
     );
     let exports = re_exports("pub use a::{B, C};\npub use crate::d::e::F;\npub mod g;");
     assert_eq!(exports.get("C").map(String::as_str), Some("a"));

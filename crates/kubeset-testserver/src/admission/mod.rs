@@ -29,11 +29,16 @@
 //! objects stored before. [`crd`] checks CustomResourceDefinitions
 //! themselves.
 //!
+//! A built-in kind's object is held to metadata's rules
+//! ([`crate::validation`]) and to its kind's own, which its strategy
+//! names ([`crate::registry::Strategy::validate`], the rules in
+//! [`builtin`]).
+//!
 //! Not yet: the scale
 //! subresource's checks, ObjectMeta rules of embedded resources beyond
 //! `apiVersion`/`kind`.
 
-mod builtin;
+pub(crate) mod builtin;
 mod cel;
 pub(crate) mod crd;
 mod format;
@@ -143,7 +148,7 @@ pub(crate) fn admit(
         // writes) is not held to the kind's update rules: the real server
         // validates those by the subresource's own.
         if old.is_none() || opts.verb.is_some() {
-            causes.extend(builtin::problems(res, obj, old));
+            causes.extend(crate::registry::of(res).validate(res, obj, old));
         }
         causes.extend(policy::problems(res, obj));
         if res.group == policy::GROUP {
@@ -234,7 +239,7 @@ pub(crate) fn policies(
     if let Some(obj) = object.as_deref_mut()
         && mutating::admit(world, req, obj)?
     {
-        crate::defaults::on_decode(req.res, obj);
+        crate::registry::of(req.res).on_decode(obj);
         let again = Options {
             field_validation: FieldValidation::Ignore,
             verb: opts.verb.map(|_| Verb::Write),

@@ -24,7 +24,7 @@ const JOB_LABELS: [(&str, bool); 4] = [
 /// failed (only once failed under a pod failure policy), no manual
 /// selector, the Job's labels taken from its template when it has none;
 /// and the template's pod defaults.
-pub(super) fn job(obj: &mut Value) {
+pub(crate) fn job(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -103,7 +103,7 @@ fn labels_from_template(obj: &mut Value) {
 /// kept, validation judges them) and `batch.kubernetes.io/controller-uid`
 /// in the selector; then, as the stored Job is read back and defaulted,
 /// the Job's labels from its template when it has none.
-pub(super) fn generate_selector(obj: &mut Value) {
+pub(crate) fn generate_selector(obj: &mut Value) {
     if obj.pointer("/spec/manualSelector") == Some(&json!(true)) {
         return;
     }
@@ -153,7 +153,7 @@ fn object_at<'a>(v: &'a mut Value, keys: &[&str]) -> Option<&'a mut Map<String, 
 /// successful and 1 failed jobs kept; its job template's `metadata: {}` (a
 /// Go struct) and pod template. (A job template's own spec is not
 /// defaulted: `SetDefaults_Job` is a Job's, not a JobSpec's.)
-pub(super) fn cron_job(obj: &mut Value) {
+pub(crate) fn cron_job(obj: &mut Value) {
     set_missing(
         obj,
         "/spec",

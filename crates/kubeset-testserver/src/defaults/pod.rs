@@ -248,7 +248,7 @@ pub(super) fn claim_spec(spec: &mut Map<String, Value>) {
 
 /// A Pod's own defaults beyond its spec's (`SetDefaults_Pod`): requests
 /// taken from limits, service links on, host ports on the host network.
-pub(super) fn pod(obj: &mut Value) {
+pub(crate) fn pod(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -283,7 +283,7 @@ fn host_ports(c: &mut Map<String, Value>) {
 /// (`Priority`: priority 0 and `PreemptLowerPriority`;
 /// `DefaultTolerationSeconds`: 300 s for the not-ready and unreachable
 /// taints unless the pod tolerates them).
-pub(super) fn pod_admission(obj: &mut Value) {
+pub(crate) fn pod_admission(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -292,6 +292,13 @@ pub(super) fn pod_admission(obj: &mut Value) {
     }
     or_insert(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
     default_tolerations(spec);
+}
+
+/// A new Pod's status as its registry's `PrepareForCreate` writes it:
+/// `Pending`, with the pod's QoS class.
+pub(crate) fn pending_status(obj: &mut Value) {
+    let qos = qos_class(obj);
+    obj["status"] = json!({"phase": "Pending", "qosClass": qos});
 }
 
 /// The pod's QoS class (`GetPodQOS`): `Guaranteed` when every container

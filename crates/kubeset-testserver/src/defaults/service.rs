@@ -17,7 +17,7 @@ fn unset(m: &Map<String, Value>, key: &str) -> bool {
 /// port TCP to the same port of the pods, the cluster-wide traffic
 /// policies, and for a load balancer node ports allocated and each
 /// ingress IP's mode `VIP`.
-pub(super) fn service(obj: &mut Value) {
+pub(crate) fn service(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -112,7 +112,7 @@ fn ingress_modes(obj: &mut Value) {
 /// `RequireDualStack` for a headless Service without selector, which
 /// gets both families; else the cluster's family, IPv4. And its status,
 /// a Go struct: `loadBalancer: {}`.
-pub(super) fn families(obj: &mut Value) {
+pub(crate) fn families(obj: &mut Value) {
     if let Some(o) = obj.as_object_mut() {
         let status = o.entry("status").or_insert_with(|| json!({}));
         if let Some(s) = status.as_object_mut() {

@@ -7,12 +7,12 @@
 
 use serde_json::{Value, json};
 
-use super::pod;
 use super::workloads::set_missing;
+use super::{add_finalizer, pod};
 
 /// `SetDefaults_PersistentVolumeClaim` and its spec's: `Pending`, a
 /// filesystem volume.
-pub(super) fn claim(obj: &mut Value) {
+pub(crate) fn claim(obj: &mut Value) {
     set_missing(obj, "", vec![("status", json!({}))]);
     set_missing(obj, "/status", vec![("phase", json!("Pending"))]);
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
@@ -22,7 +22,7 @@ pub(super) fn claim(obj: &mut Value) {
 
 /// `SetDefaults_PersistentVolume`: `Pending`, retained when released, a
 /// filesystem volume, and its source's defaults as a Pod volume's.
-pub(super) fn volume(obj: &mut Value) {
+pub(crate) fn volume(obj: &mut Value) {
     set_missing(obj, "", vec![("status", json!({}))]);
     set_missing(obj, "/status", vec![("phase", json!("Pending"))]);
     set_missing(
@@ -38,9 +38,19 @@ pub(super) fn volume(obj: &mut Value) {
     }
 }
 
+/// `StorageObjectInUseProtection`'s finalizer on a new claim.
+pub(crate) fn claim_protection(obj: &mut Value) {
+    add_finalizer(obj, "kubernetes.io/pvc-protection");
+}
+
+/// `StorageObjectInUseProtection`'s finalizer on a new volume.
+pub(crate) fn volume_protection(obj: &mut Value) {
+    add_finalizer(obj, "kubernetes.io/pv-protection");
+}
+
 /// The PersistentVolume registry's `PrepareForCreate`: the phase's
 /// transition time is the creation time.
-pub(super) fn phase_transition(obj: &mut Value) {
+pub(crate) fn phase_transition(obj: &mut Value) {
     let now = obj.pointer("/metadata/creationTimestamp").cloned();
     if let Some(t) = now {
         set_missing(obj, "", vec![("status", json!({}))]);
@@ -50,7 +60,7 @@ pub(super) fn phase_transition(obj: &mut Value) {
 
 /// `SetDefaults_StorageClass`: volumes deleted with their claims, bound
 /// at once.
-pub(super) fn storage_class(obj: &mut Value) {
+pub(crate) fn storage_class(obj: &mut Value) {
     set_missing(
         obj,
         "",

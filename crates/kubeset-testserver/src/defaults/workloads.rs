@@ -45,7 +45,7 @@ fn rolling_update(obj: &mut Value, key: &str, limits: [(&str, Value); 2]) {
 /// `SetDefaults_Deployment`: one replica, a 25 % / 25 % rolling update
 /// (when the strategy is `RollingUpdate`, the default), 10 old
 /// ReplicaSets kept, a 600 s progress deadline.
-pub(super) fn deployment(obj: &mut Value) {
+pub(crate) fn deployment(obj: &mut Value) {
     set_missing(
         obj,
         "/spec",
@@ -62,7 +62,7 @@ pub(super) fn deployment(obj: &mut Value) {
 
 /// `SetDefaults_DaemonSet`: a rolling update of one unavailable pod and
 /// no surge, 10 revisions kept.
-pub(super) fn daemon_set(obj: &mut Value) {
+pub(crate) fn daemon_set(obj: &mut Value) {
     set_missing(obj, "/spec", vec![("revisionHistoryLimit", json!(10))]);
     let limits = [("maxUnavailable", json!(1)), ("maxSurge", json!(0))];
     rolling_update(obj, "updateStrategy", limits);
@@ -71,7 +71,7 @@ pub(super) fn daemon_set(obj: &mut Value) {
 
 /// `SetDefaults_ReplicaSet` (and a ReplicationController's, whose
 /// selector and labels default to its template's labels).
-pub(super) fn replica_set(obj: &mut Value, controller: bool) {
+pub(crate) fn replica_set(obj: &mut Value, controller: bool) {
     set_missing(obj, "/spec", vec![("replicas", json!(1))]);
     if controller {
         let labels = obj.pointer("/spec/template/metadata/labels").cloned();
@@ -90,7 +90,7 @@ pub(super) fn replica_set(obj: &mut Value, controller: bool) {
 /// without); each claim template a claim's defaults, and its kind (the
 /// real server writes `apiVersion` and `kind` in each). The service name
 /// is a Go string never omitted.
-pub(super) fn stateful_set(obj: &mut Value) {
+pub(crate) fn stateful_set(obj: &mut Value) {
     set_missing(
         obj,
         "/spec",
@@ -144,7 +144,7 @@ pub(super) fn stateful_set(obj: &mut Value) {
 /// A Node's status: its allocatable resources default to its capacity
 /// (`SetDefaults_NodeStatus`), and the Go structs it never omits (the
 /// kubelet's endpoint, port 0; the node's info, empty strings).
-pub(super) fn node(obj: &mut Value) {
+pub(crate) fn node(obj: &mut Value) {
     let capacity = obj.pointer("/status/capacity").cloned();
     set_missing(obj, "", vec![("status", json!({}))]);
     if let Some(c) = capacity.filter(|c| c.as_object().is_some_and(|m| !m.is_empty())) {
@@ -176,7 +176,7 @@ pub(super) fn node(obj: &mut Value) {
 /// The status a new workload is answered with: its Go status struct's
 /// non-omitempty counters at zero (kube-apiserver resets the status of a
 /// new object and writes the zero struct).
-pub(super) fn new_status(obj: &mut Value, plural: &str) {
+pub(crate) fn new_status(obj: &mut Value, plural: &str) {
     let zero: &[&str] = match plural {
         "statefulsets" => &["replicas", "availableReplicas"],
         "daemonsets" => &[
@@ -204,14 +204,14 @@ const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 /// A new DaemonSet's template generation 1 (unless the body names a
 /// later one), shown as the annotation `deprecated.daemonset.template.generation`
 /// (its creator owns it).
-pub(super) fn template_generation(obj: &mut Value) {
+pub(crate) fn template_generation(obj: &mut Value) {
     let given = generation_of(obj).filter(|g| *g >= 1).unwrap_or(1);
     set_template_generation(obj, given);
 }
 
 /// An update's template generation: the live one, one more when the pod
 /// template changed (the daemonset registry's `PrepareForUpdate`).
-pub(super) fn next_template_generation(live: &Value, new: &mut Value) {
+pub(crate) fn next_template_generation(live: &Value, new: &mut Value) {
     let Some(g) = generation_of(live) else { return };
     let changed = live.pointer("/spec/template") != new.pointer("/spec/template");
     set_template_generation(new, if changed { g.saturating_add(1) } else { g });
@@ -242,7 +242,7 @@ fn set_template_generation(obj: &mut Value, g: i64) {
 
 /// `TaintNodesByCondition`: a new Node is tainted `not-ready:NoSchedule`
 /// until its kubelet reports it ready.
-pub(super) fn not_ready_taint(obj: &mut Value) {
+pub(crate) fn not_ready_taint(obj: &mut Value) {
     let taint = json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"});
     let Some(m) = obj.as_object_mut() else { return };
     let spec = m.entry("spec").or_insert_with(|| json!({}));

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{Strategy, Sub};
+use crate::defaults;
 use crate::fields::{FieldSet, SECRETS, Unknown};
 use crate::immutable::{self, Cause};
 use crate::printers::{DATA_COLS, Printer, SECRET_COLS, Tail, count, named, s};
@@ -32,6 +33,14 @@ impl Strategy for ConfigMaps {
 pub(crate) struct Secrets;
 
 impl Strategy for Secrets {
+    fn on_create(&self, _: &Resource, obj: &mut Value) {
+        defaults::secret(obj);
+    }
+
+    fn on_update(&self, obj: &mut Value) {
+        defaults::string_data(obj);
+    }
+
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
         let mut c = immutable::unchanged(live, new, "/type", "type");
         c.extend(immutable::locked_data(live, new, &["data"]));

@@ -5,12 +5,14 @@
 use serde_json::{Value, json};
 
 use super::{Strategy, Sub};
+use crate::admission::builtin;
+use crate::defaults;
 use crate::fields::{CSRS, FieldSet, SLICES, Unknown};
 use crate::printers::PDB_COLS;
 use crate::printers::{self, Printer, Tail, named, or_none, s};
 use crate::printers::{BINDING_COLS, HOLDER_COLS, HPA_COLS, INGRESS_CLASS_COLS, INGRESS_COLS};
 use crate::resources::Resource;
-use crate::validation::NameRule;
+use crate::validation::{Cause, NameRule};
 
 /// Leases (`pkg/registry/coordination/lease`): no `generation`, and an
 /// update must name the `resourceVersion` it replaces (leader election's
@@ -24,6 +26,10 @@ impl Strategy for Leases {
 
     fn allow_unconditional_update(&self) -> bool {
         false
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, _: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::coordination::lease(e, obj))
     }
 
     fn printer(&self) -> Option<Printer> {
@@ -70,6 +76,10 @@ impl Strategy for DisruptionBudgets {
 pub(crate) struct Autoscalers;
 
 impl Strategy for Autoscalers {
+    fn on_create(&self, _: &Resource, obj: &mut Value) {
+        defaults::hpa(obj);
+    }
+
     fn printer(&self) -> Option<Printer> {
         Some(named(HPA_COLS, printers::hpa, Tail::Age))
     }
@@ -100,21 +110,32 @@ impl Strategy for ResourceSlices {
     }
 }
 
-/// Roles and ClusterRoles: named as path segments.
+/// Roles and ClusterRoles: named as path segments; a Role's rules are
+/// validated as namespaced, a ClusterRole's not.
 pub(crate) struct Roles;
 
 impl Strategy for Roles {
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
     }
+
+    fn validate(&self, res: &Resource, obj: &Value, _: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::rbac::role(e, obj, res.namespaced))
+    }
 }
 
-/// RoleBindings and ClusterRoleBindings: named as path segments.
+/// RoleBindings and ClusterRoleBindings: named as path segments; a
+/// RoleBinding's subjects are validated as namespaced, a
+/// ClusterRoleBinding's not.
 pub(crate) struct RoleBindings;
 
 impl Strategy for RoleBindings {
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
+    }
+
+    fn validate(&self, res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::rbac::binding(e, obj, old, res.namespaced))
     }
 
     fn printer(&self) -> Option<Printer> {

@@ -3,25 +3,38 @@
 //! up once per request from one table ([`of`]). A strategy owns its kind's
 //! rules or names the shared module that holds them (a printer's cells in
 //! [`crate::printers`], a field set in [`crate::fields`], an immutability
-//! check in [`crate::immutable`]), so adding a kind means one file here and
-//! one row in [`lookup`].
+//! check in [`crate::immutable`], defaults in [`crate::defaults`], the
+//! validation of its own fields in [`crate::admission::builtin`]), so
+//! adding a kind means one file here and one row in [`lookup`].
 //!
 //! The generic store ([`crate::store::Store`]) calls the hooks in
 //! kube-apiserver's order (`rest.BeforeCreate`, `rest.BeforeUpdate`, the
 //! generic registry's `Create`/`Update`/`Delete`):
 //!
+//! - **decode:** every written object of a built-in kind, as it is
+//!   decoded and again after a mutating policy changed it, gets its
+//!   `SetDefaults_*` ([`Strategy::on_decode`]).
 //! - **create:** the name ([`Strategy::name_rule`]); `PrepareForCreate`
 //!   (status dropped unless [`Strategy::keeps_status_on_create`]);
-//!   admission (validation, defaults); identity and `generation` where
-//!   [`Strategy::tracks_generation`]; the field manager; then, under the
-//!   store's lock, [`Strategy::before_insert`] (a CRD's names, a Service's
-//!   cluster IPs) and the write ([`Strategy::defines_resources`]: a CRD
-//!   serves its resources from then on).
+//!   admission (metadata's rules and the kind's own,
+//!   [`Strategy::validate`]); identity and `generation` where
+//!   [`Strategy::tracks_generation`], `PrepareForCreate`'s values
+//!   ([`Strategy::on_create`]); the field manager (comparing against the
+//!   kind's Go zero value, [`Strategy::go_zero`]); what is owned by no one
+//!   ([`Strategy::after_record`]); then, under the store's lock,
+//!   [`Strategy::before_insert`] (a CRD's names, a Service's cluster IPs)
+//!   and the write ([`Strategy::defines_resources`]: a CRD serves its
+//!   resources from then on).
 //! - **update:** identity kept; `PrepareForUpdate` (the status/spec split
-//!   of [`crate::apply::Scope`]); admission; [`Strategy::validate_update`]
-//!   (immutable fields, values carried over); `generation` bumped on a
-//!   spec change; [`Strategy::allow_unconditional_update`] is read by the
-//!   verbs before (an update without `resourceVersion`).
+//!   of [`crate::apply::Scope`]); admission ([`Strategy::validate`] with
+//!   the stored object, for a client's write); for a whole-object write
+//!   the conversion ([`Strategy::on_update`]) and
+//!   [`Strategy::validate_update`] (immutable fields, values carried
+//!   over); the field manager; `generation` bumped on a spec change;
+//!   `PrepareForUpdate`'s values for a client's write of the main
+//!   resource ([`Strategy::prepare_for_update`]);
+//!   [`Strategy::allow_unconditional_update`] is read by the verbs before
+//!   (an update without `resourceVersion`).
 //! - **delete:** preconditions, policies; [`Strategy::held_by_spec`] (a
 //!   namespace's `spec.finalizers` make it `Terminating`), metadata
 //!   finalizers; once gone, [`Strategy::cascade`] (a namespace's objects,
@@ -31,10 +44,15 @@
 //! - **routing:** [`Strategy::subresource`], the subresources that write
 //!   one part of an object ([`crate::subresource`]).
 //!
-//! Defaults (`SetDefaults_*`, `PrepareForCreate`'s values, the default
-//! admission plugins') and built-in validation keep their own per-kind
-//! dispatch in [`crate::defaults`] and [`crate::admission`], called by the
-//! store at the steps above.
+//! Defaults (`SetDefaults_*`, `PrepareForCreate`'s and
+//! `PrepareForUpdate`'s values, the default admission plugins') and
+//! built-in validation are dispatched here too, by the hooks above: their
+//! rule bodies stay in [`crate::defaults`] and [`crate::admission::builtin`]
+//! (as kube-apiserver keeps `pkg/apis/<group>/v1/defaults.go` and
+//! `validation/validation.go` apart from its strategies), and a kind's
+//! strategy names those of its kind. Custom resources
+//! ([`crds::CustomResources`]) get none of them: their defaults and
+//! validation are their CRD's schema's ([`crate::admission`]).
 
 use http::Method;
 use serde_json::Value;
@@ -87,6 +105,61 @@ pub(crate) trait Strategy: Sync {
     /// it has a spec or the kind a status subresource.
     fn tracks_generation(&self, res: &Resource, obj: &Value) -> bool {
         obj.get("spec").is_some() || res.has_status()
+    }
+
+    /// The kind's `SetDefaults_*` (`pkg/apis/<group>/v1/defaults.go`) on
+    /// an object as it is decoded: every write of a built-in kind (create,
+    /// update, each patch's result, an apply's merged object), so that the
+    /// writer owns them in `managedFields`. The rules are
+    /// [`crate::defaults`]'.
+    fn on_decode(&self, obj: &mut Value) {
+        let _ = obj;
+    }
+
+    /// Go's zero value of the kind beyond its empty `spec` and `status`
+    /// (the structs and lists its Go type never omits), which the field
+    /// manager compares a create against ([`crate::defaults::zero`]).
+    fn go_zero(&self, zero: &mut Value) {
+        let _ = zero;
+    }
+
+    /// `PrepareForCreate`'s values for a new object of `res` (which has its
+    /// `uid` already: a Job's generated selector names it), written before
+    /// the field manager records the create.
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        let _ = (res, obj);
+    }
+
+    /// What is written on a new object after the field manager has recorded
+    /// the create, so owned by no one: the registry's `PrepareForCreate`
+    /// values of that kind and what kube-apiserver's default admission
+    /// plugins add (a Pod's priority and tolerations, a storage object's
+    /// protection finalizer, a Node's `not-ready` taint).
+    fn after_record(&self, obj: &mut Value) {
+        let _ = obj;
+    }
+
+    /// `PrepareForUpdate`'s values: what a client's update `new` keeps or
+    /// derives from the live object `live`, after the field manager has
+    /// recorded the write.
+    fn prepare_for_update(&self, live: &Value, new: &mut Value) {
+        let _ = (live, new);
+    }
+
+    /// The v1 to internal conversion of a whole-object update of the kind
+    /// (a Secret's `stringData` moved into `data`).
+    fn on_update(&self, obj: &mut Value) {
+        let _ = obj;
+    }
+
+    /// `Validate` (`old` `None`) and `ValidateUpdate` of the kind's own
+    /// fields, as `pkg/apis/<group>/validation` checks them (the rules in
+    /// [`crate::admission::builtin`]): the causes of `obj`, a write of
+    /// `res`, in the real server's order; empty for a kind validated
+    /// beyond its metadata by nothing.
+    fn validate(&self, res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let _ = (res, obj, old);
+        Vec::new()
     }
 
     /// The create's last step under the store's lock (`BeforeCreate`'s

@@ -6,10 +6,12 @@
 use serde_json::{Value, json};
 
 use super::{Cascade, Strategy, Sub};
+use crate::admission::builtin;
+use crate::defaults;
 use crate::fields::{FieldSet, NAMESPACES, Unknown};
 use crate::printers::{Printer, STATUS_COLS, Tail, named, s};
 use crate::resources::Resource;
-use crate::validation::NameRule;
+use crate::validation::{Cause, NameRule};
 
 /// Namespaces.
 pub(crate) struct Namespaces;
@@ -21,6 +23,26 @@ impl Strategy for Namespaces {
 
     fn tracks_generation(&self, _: &Resource, _: &Value) -> bool {
         false
+    }
+
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::namespace(obj);
+    }
+
+    fn on_create(&self, _: &Resource, obj: &mut Value) {
+        defaults::namespace(obj);
+    }
+
+    fn after_record(&self, obj: &mut Value) {
+        defaults::namespace_finalizer(obj);
+    }
+
+    fn prepare_for_update(&self, live: &Value, new: &mut Value) {
+        defaults::keep_namespace_finalizers(live, new);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, _: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::core::namespace(e, obj))
     }
 
     fn held_by_spec(&self, obj: &Value) -> bool {

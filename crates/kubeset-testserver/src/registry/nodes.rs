@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::Strategy;
+use crate::defaults;
 use crate::fields::{FieldSet, NODES, Unknown};
 use crate::printers::{NODE_COLS, Printer, Tail, named, node};
 use crate::resources::Resource;
@@ -19,6 +20,14 @@ impl Strategy for Nodes {
     /// registers its node with its capacity).
     fn keeps_status_on_create(&self) -> bool {
         true
+    }
+
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::node(obj);
+    }
+
+    fn after_record(&self, obj: &mut Value) {
+        defaults::workloads::not_ready_taint(obj);
     }
 
     fn fields(&self, _: &Resource) -> FieldSet {

@@ -6,6 +6,8 @@
 use serde_json::Value;
 
 use super::Strategy;
+use crate::admission::builtin;
+use crate::defaults;
 use crate::fields::{FieldSet, SERVICES, Unknown};
 use crate::immutable::{self, Cause};
 use crate::printers::{Printer, SVC_COLS, Tail, named, service};
@@ -24,6 +26,18 @@ impl Strategy for Services {
 
     fn tracks_generation(&self, _: &Resource, _: &Value) -> bool {
         false
+    }
+
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::service::service(obj);
+    }
+
+    fn after_record(&self, obj: &mut Value) {
+        defaults::service::families(obj);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::core::service(e, obj, old))
     }
 
     fn before_insert(

@@ -3,11 +3,15 @@
 //! template's containers and images; a Deployment's, ReplicaSet's or
 //! DaemonSet's selector may not change and must match its template, a
 //! Job's selector, completions and template neither
-//! ([`crate::immutable`]). Their defaults are [`crate::defaults`]'s.
+//! ([`crate::immutable`]). The rules of their defaults are
+//! [`crate::defaults`]'s (`workloads`, `batch`, `zero`), of their
+//! validation [`crate::admission::builtin`]'s (`apps`, `batch`).
 
 use serde_json::Value;
 
 use super::Strategy;
+use crate::admission::builtin;
+use crate::defaults;
 use crate::fields::{FieldSet, JOBS, RCS, Unknown};
 use crate::immutable::{self, Cause};
 use crate::printers::{self, Printer, Tail, WORKLOAD, named, workload};
@@ -31,6 +35,22 @@ fn fixed_selector(live: &Value, new: &Value) -> Vec<Cause> {
 pub(crate) struct Deployments;
 
 impl Strategy for Deployments {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::deployment(obj);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::deployment(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::apps::deployment(e, obj, old))
+    }
+
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
         fixed_selector(live, new)
     }
@@ -44,6 +64,22 @@ impl Strategy for Deployments {
 pub(crate) struct ReplicaSets;
 
 impl Strategy for ReplicaSets {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::replica_set(obj, false);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::replica_set(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::apps::replicaset(e, obj, old))
+    }
+
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
         fixed_selector(live, new)
     }
@@ -57,6 +93,27 @@ impl Strategy for ReplicaSets {
 pub(crate) struct DaemonSets;
 
 impl Strategy for DaemonSets {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::daemon_set(obj);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::daemon_set(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::template_generation(obj);
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn prepare_for_update(&self, live: &Value, new: &mut Value) {
+        defaults::workloads::next_template_generation(live, new);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::apps::daemonset(e, obj, old))
+    }
+
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
         fixed_selector(live, new)
     }
@@ -74,6 +131,22 @@ impl Strategy for StatefulSets {
         NameRule::Label
     }
 
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::stateful_set(obj);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::stateful_set(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::apps::statefulset(e, obj, old))
+    }
+
     fn printer(&self) -> Option<Printer> {
         Some(named(
             &DEPLOY_COLS[..1],
@@ -87,6 +160,14 @@ impl Strategy for StatefulSets {
 pub(crate) struct ReplicationControllers;
 
 impl Strategy for ReplicationControllers {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::workloads::replica_set(obj, true);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
     fn fields(&self, _: &Resource) -> FieldSet {
         FieldSet::builtin(RCS, Unknown::NotSupported)
     }
@@ -96,6 +177,26 @@ impl Strategy for ReplicationControllers {
 pub(crate) struct Jobs;
 
 impl Strategy for Jobs {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::batch::job(obj);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::job(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn after_record(&self, obj: &mut Value) {
+        defaults::batch::generate_selector(obj);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::batch::job(e, obj, old))
+    }
+
     fn validate_update(&self, live: &Value, new: &mut Value) -> Vec<Cause> {
         immutable::job(live, new)
     }
@@ -113,6 +214,22 @@ impl Strategy for Jobs {
 pub(crate) struct CronJobs;
 
 impl Strategy for CronJobs {
+    fn on_decode(&self, obj: &mut Value) {
+        defaults::batch::cron_job(obj);
+    }
+
+    fn go_zero(&self, zero: &mut Value) {
+        defaults::zero::cron_job(zero);
+    }
+
+    fn on_create(&self, res: &Resource, obj: &mut Value) {
+        defaults::workloads::new_status(obj, &res.plural);
+    }
+
+    fn validate(&self, _: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        builtin::collect(|e| builtin::batch::cronjob(e, obj, old))
+    }
+
     fn printer(&self) -> Option<Printer> {
         let tail = Tail::Workload {
             template: "/spec/jobTemplate/spec/template/spec",

@@ -13,7 +13,6 @@ use super::{
 use crate::admission;
 use crate::admission::policy::{Operation, Request};
 use crate::apply::{self, Scope, Writer};
-use crate::defaults;
 use crate::immutable;
 use crate::limits;
 use crate::owners;
@@ -89,7 +88,7 @@ impl Store {
             res,
         };
         apply::record_update(None, &mut obj, &writer);
-        defaults::after_record(res, &mut obj);
+        strategy.after_record(&mut obj);
         // After the field manager, as kube-apiserver's create handler:
         // what a mutating policy sets is owned by no one.
         self.policies(None, res, Operation::Create, Some(&mut obj), None, ctx)?;
@@ -298,8 +297,9 @@ impl Store {
         prepare_for_update(scope, live, &mut new);
         admission::admit(res, name, &mut new, Some(live), &ctx.admission)?;
         if let Scope::Main { .. } = scope {
-            defaults::on_update(res, &mut new);
-            let causes = registry::of(res).validate_update(live, &mut new);
+            let strategy = registry::of(res);
+            strategy.on_update(&mut new);
+            let causes = strategy.validate_update(live, &mut new);
             immutable::refuse(res, name, &causes)?;
         }
         // The field manager before the policies, as kube-apiserver's
@@ -339,7 +339,7 @@ impl Store {
             }
         ) && ctx.admission.verb.is_some();
         if client_main {
-            defaults::prepare_for_update(res, live, &mut new);
+            registry::of(res).prepare_for_update(live, &mut new);
         }
         Ok(new)
     }
@@ -512,7 +512,7 @@ fn new_from_apply(res: &Resource, ns: &str, name: &str, obj: Value) -> Result<Va
     let strategy = registry::of(res);
     validation::check_new_name(res, strategy.name_rule(), &obj, name)?;
     let mut obj = stamp_new(res, strategy, ns, name, obj, &util::now_rfc3339());
-    defaults::after_record(res, &mut obj);
+    strategy.after_record(&mut obj);
     Ok(obj)
 }
 
@@ -551,7 +551,7 @@ fn stamp_new(
     }
     // Idempotent for a request body (defaulted while decoded); what the
     // server creates itself (controllers-lite's pods) gets them here.
-    defaults::on_decode(res, &mut obj);
-    defaults::on_create(res, &mut obj);
+    strategy.on_decode(&mut obj);
+    strategy.on_create(res, &mut obj);
     obj
 }

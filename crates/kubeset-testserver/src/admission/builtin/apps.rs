@@ -87,7 +87,7 @@ fn immutable_selector(e: &mut Errs, obj: &Value, old: Option<&Value>) {
 /// `ValidateDeployment` / `ValidateDeploymentUpdate` (replicas default
 /// to 1, the strategy to RollingUpdate 25%/25%, progressDeadlineSeconds to
 /// 600).
-pub(super) fn deployment(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn deployment(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     e.nonnegative("spec.replicas", int(spec, "replicas"));
     let converts = required_selector(e, spec, "deployment");
@@ -165,7 +165,7 @@ fn strategy(e: &mut Errs, st: &Value) {
 }
 
 /// `ValidateReplicaSet` / `ValidateReplicaSetUpdate`.
-pub(super) fn replicaset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn replicaset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     e.nonnegative("spec.replicas", int(spec, "replicas"));
     e.nonnegative("spec.minReadySeconds", int(spec, "minReadySeconds"));
@@ -175,7 +175,7 @@ pub(super) fn replicaset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
 }
 
 /// `ValidateStatefulSet` / `ValidateStatefulSetUpdate`.
-pub(super) fn statefulset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn statefulset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     let pmp = s(spec, "podManagementPolicy");
     if !["", "OrderedReady", "Parallel"].contains(&pmp) {
@@ -343,7 +343,7 @@ fn sts_update(e: &mut Errs, new: &Value, old: &Value) {
 
 /// `ValidateDaemonSet` / `ValidateDaemonSetUpdate` (the update strategy
 /// defaults to RollingUpdate with maxUnavailable 1, maxSurge 0).
-pub(super) fn daemonset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn daemonset(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     immutable_selector(e, obj, old);
     let sel = &spec["selector"];

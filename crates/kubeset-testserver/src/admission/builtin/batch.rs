@@ -80,7 +80,7 @@ fn job_spec(e: &mut Errs, spec: &Value, path: &str) {
 /// checks the spec twice (the registry runs `ValidateJob` and then
 /// `ValidateJobUpdate`); its selector rules and the template's
 /// immutability are `crate::immutable`'s, pinned with their messages.
-pub(super) fn job(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn job(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     if old.is_some() {
         job_spec(e, spec, "spec");
@@ -133,7 +133,7 @@ fn only_generated(sel: &Value) -> bool {
 
 /// `ValidateCronJobCreate` / `ValidateCronJobUpdate` (the
 /// concurrencyPolicy defaults to Allow).
-pub(super) fn cronjob(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn cronjob(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     let schedule = s(spec, "schedule");
     if schedule.is_empty() {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{Errs, int};
 
 /// `ValidateLeaseSpec`.
-pub(super) fn lease(e: &mut Errs, obj: &Value) {
+pub(crate) fn lease(e: &mut Errs, obj: &Value) {
     let spec = &obj["spec"];
     if let Some(d) = int(spec, "leaseDurationSeconds").filter(|d| *d <= 0) {
         e.invalid(

@@ -155,7 +155,7 @@ fn service_type(spec: &Value) -> &str {
 /// `ValidateServiceCreate` / `ValidateServiceUpdate` (`validateService`),
 /// the checks of the fields a client sets; cluster IPs are
 /// `crate::services`' and `crate::immutable`'s.
-pub(super) fn service(e: &mut Errs, obj: &Value, _old: Option<&Value>) {
+pub(crate) fn service(e: &mut Errs, obj: &Value, _old: Option<&Value>) {
     let spec = &obj["spec"];
     let ty = service_type(spec);
     let headless = s(spec, "clusterIP") == "None"
@@ -298,7 +298,7 @@ fn service_port<'a>(
 
 /// `ValidateNamespace`: each of `spec.finalizers` a qualified name, and a
 /// standard one when it has no `/`.
-pub(super) fn namespace(e: &mut Errs, obj: &Value) {
+pub(crate) fn namespace(e: &mut Errs, obj: &Value) {
     for f in list(&obj["spec"], "finalizers") {
         let f = f.as_str().unwrap_or_default();
         e.invalid_each(
@@ -318,7 +318,7 @@ pub(super) fn namespace(e: &mut Errs, obj: &Value) {
 
 /// `ValidatePersistentVolumeClaimSpec` (on create; an update keeps the
 /// spec as the registry's own rule checks).
-pub(super) fn pvc(e: &mut Errs, obj: &Value) {
+pub(crate) fn pvc(e: &mut Errs, obj: &Value) {
     let spec = &obj["spec"];
     let modes = list(spec, "accessModes");
     if modes.is_empty() {
@@ -372,7 +372,7 @@ pub(super) fn pvc(e: &mut Errs, obj: &Value) {
 }
 
 /// `legacyValidateEvent` (what a core/v1 Event write is checked for).
-pub(super) fn event(e: &mut Errs, obj: &Value) {
+pub(crate) fn event(e: &mut Errs, obj: &Value) {
     let ns = obj
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)

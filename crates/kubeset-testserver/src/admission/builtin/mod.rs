@@ -3,7 +3,13 @@
 //! causes (field path, reason) in the same order, with messages in
 //! apimachinery's `field.Error` wording. Pure functions over the JSON
 //! object; one module per API group ([`core`] and [`pod`] for the core
-//! group, [`apps`], [`batch`], [`coordination`], [`rbac`]).
+//! group, [`apps`], [`batch`], [`coordination`], [`rbac`]). Which kind is
+//! validated by which is its strategy's: each kind's
+//! [`crate::registry::Strategy::validate`] (`Validate`/`ValidateUpdate`)
+//! calls its function here through [`collect`], as kube-apiserver's
+//! strategies call `pkg/apis/<group>/validation`; admission runs it for
+//! the built-in kinds. Nothing here depends on the rest of admission, so
+//! the registry, below admission, may call it.
 //!
 //! The real server validates an object after its defaults, so a field the
 //! defaults fill (a pod's `restartPolicy`, a port's `protocol`, a
@@ -16,45 +22,23 @@
 //! the registry carries over (a Service's cluster IPs, a Job's template)
 //! are `crate::immutable`'s.
 
-mod apps;
-mod batch;
-mod coordination;
-mod core;
-mod pod;
-mod rbac;
+pub(crate) mod apps;
+pub(crate) mod batch;
+pub(crate) mod coordination;
+pub(crate) mod core;
+pub(crate) mod pod;
+pub(crate) mod rbac;
 
 use serde_json::Value;
 
-use crate::resources::Resource;
 use crate::validation::{self, Cause, NameRule};
 
-/// The causes of `obj` (a write of `res`; `old` the stored object on an
-/// update) that kube-apiserver's validation of the kind reports, in its
-/// order. Empty for a kind this server does not validate beyond metadata.
-pub(crate) fn problems(res: &Resource, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+/// Runs `check`, a kind's validation (called by its strategy's
+/// [`crate::registry::Strategy::validate`]), and returns the causes it
+/// found, in its order.
+pub(crate) fn collect(check: impl FnOnce(&mut Errs)) -> Vec<Cause> {
     let mut e = Errs::default();
-    match (res.group.as_str(), res.plural.as_str()) {
-        ("", "pods") => pod::pod(&mut e, obj, old),
-        ("", "podtemplates") => pod::template(&mut e, &obj["template"], "template"),
-        ("", "services") => core::service(&mut e, obj, old),
-        ("", "namespaces") => core::namespace(&mut e, obj),
-        ("", "persistentvolumeclaims") => core::pvc(&mut e, obj),
-        ("", "events") => core::event(&mut e, obj),
-        ("apps", "deployments") => apps::deployment(&mut e, obj, old),
-        ("apps", "replicasets") => apps::replicaset(&mut e, obj, old),
-        ("apps", "statefulsets") => apps::statefulset(&mut e, obj, old),
-        ("apps", "daemonsets") => apps::daemonset(&mut e, obj, old),
-        ("batch", "jobs") => batch::job(&mut e, obj, old),
-        ("batch", "cronjobs") => batch::cronjob(&mut e, obj, old),
-        ("coordination.k8s.io", "leases") => coordination::lease(&mut e, obj),
-        ("rbac.authorization.k8s.io", "roles") => rbac::role(&mut e, obj, true),
-        ("rbac.authorization.k8s.io", "clusterroles") => rbac::role(&mut e, obj, false),
-        ("rbac.authorization.k8s.io", "rolebindings") => rbac::binding(&mut e, obj, old, true),
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => {
-            rbac::binding(&mut e, obj, old, false);
-        }
-        _ => {}
-    }
+    check(&mut e);
     e.0
 }
 

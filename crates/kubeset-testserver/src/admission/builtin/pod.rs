@@ -48,7 +48,7 @@ const MAX_INT32: i64 = 2_147_483_647;
 
 /// A Pod: its spec on create; on an update the spec too, then what may
 /// change.
-pub(super) fn pod(e: &mut Errs, obj: &Value, old: Option<&Value>) {
+pub(crate) fn pod(e: &mut Errs, obj: &Value, old: Option<&Value>) {
     let spec = &obj["spec"];
     pod_spec(e, spec, "spec", true);
     let Some(old) = old else {

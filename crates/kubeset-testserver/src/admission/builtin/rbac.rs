@@ -11,7 +11,7 @@ use crate::validation::{self, NameRule};
 const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// `ValidateRole` / `ValidateClusterRole` (`namespaced`: a Role).
-pub(super) fn role(e: &mut Errs, obj: &Value, namespaced: bool) {
+pub(crate) fn role(e: &mut Errs, obj: &Value, namespaced: bool) {
     for (i, rule) in list(obj, "rules").iter().enumerate() {
         policy_rule(e, rule, namespaced, &format!("rules[{i}]"));
     }
@@ -64,7 +64,7 @@ fn policy_rule(e: &mut Errs, rule: &Value, namespaced: bool, p: &str) {
 /// `ValidateRoleBinding` / `ValidateClusterRoleBinding` and their updates
 /// (`namespaced`: a RoleBinding). A User or Group subject's `apiGroup`
 /// defaults to the RBAC group.
-pub(super) fn binding(e: &mut Errs, obj: &Value, old: Option<&Value>, namespaced: bool) {
+pub(crate) fn binding(e: &mut Errs, obj: &Value, old: Option<&Value>, namespaced: bool) {
     let rr = &obj["roleRef"];
     let group = s(rr, "apiGroup");
     if group != GROUP {
