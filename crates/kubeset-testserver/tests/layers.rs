@@ -35,6 +35,7 @@ const LAYERS: &[&[&str]] = &[
         "owners",
         "fieldset",
         "faults",
+        "names",
         "admission::schema",
     ],
     // The served resources (a CRD version keeps its compiled schema).
