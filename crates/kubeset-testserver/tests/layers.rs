@@ -10,8 +10,8 @@
 //!
 //! A node is a top-level module, except the CRD schema compiler inside
 //! `admission` (its `schema`, `cel`, `validate`, `format` and `shape`),
-//! which imports nothing of the crate but itself and is the node
-//! `admission::schema`: `resources` keeps a CRD version's compiled schema,
+//! which imports nothing of the crate but itself and the name rules
+//! (`names`) and is the node `admission::schema`: `resources` keeps a CRD version's compiled schema,
 //! so it sits below `resources` while the rest of `admission` sits above.
 
 use std::{
@@ -29,15 +29,10 @@ const COMPILER: &[&str] = &["schema", "cel", "validate", "format", "shape"];
 const LAYERS: &[&[&str]] = &[
     // Leaves: plain types and pure rules that import nothing of the crate.
     &[
-        "util",
-        "auth",
-        "bounds",
-        "owners",
-        "fieldset",
-        "faults",
-        "names",
-        "admission::schema",
+        "util", "auth", "bounds", "owners", "fieldset", "faults", "names",
     ],
+    // The CRD schema compiler (its CEL format library uses `names`).
+    &["admission::schema"],
     // The served resources (a CRD version keeps its compiled schema).
     &["resources"],
     // What only needs a resource: errors as Status, selectable fields,
