@@ -83,6 +83,7 @@ mod immutable;
 mod inflight;
 mod kubeconfig;
 mod limits;
+mod names;
 mod openapi;
 mod options;
 mod owners;

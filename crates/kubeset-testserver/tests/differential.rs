@@ -108,6 +108,10 @@ const ALIASES: &[(&str, &str)] = &[
     ),
     ("gc", "/apis/gateway.networking.k8s.io/v1/gatewayclasses"),
     ("ruler", "/apis/diff.kubeset.dev/v1/namespaces/{ns}/rulers"),
+    (
+        "checker",
+        "/apis/diff.kubeset.dev/v1/namespaces/{ns}/checkers",
+    ),
     ("so", "/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects"),
     ("issuer", "/apis/cert-manager.io/v1/namespaces/{ns}/issuers"),
     (
@@ -447,6 +451,88 @@ fn ruler_crd() -> Value {
     })
 }
 
+/// A CRD for the Kubernetes CEL libraries of `75-cel-libs.cases`:
+/// `spec.formats` has a property per named format, each valid only if the
+/// format's `validate` finds nothing; `spec.named` compares what
+/// `format.named(format).validate(value)` says with the messages the
+/// object expects (`errors`), so the messages themselves are compared;
+/// `spec.sets` checks `sets.*` against expected results; `spec.semver`
+/// checks parsing, normalisation, the parts and the ordering.
+fn checker_crd() -> Value {
+    let s = |max: u64| json!({"type": "string", "maxLength": max});
+    let at = |r: &str, path: &str, m: &str| json!({"rule": r, "fieldPath": path, "message": m});
+    let names = [
+        "dns1123Label",
+        "dns1123Subdomain",
+        "dns1035Label",
+        "qualifiedName",
+        "dns1123LabelPrefix",
+        "dns1123SubdomainPrefix",
+        "dns1035LabelPrefix",
+        "labelValue",
+        "uri",
+        "uuid",
+        "byte",
+        "date",
+        "datetime",
+    ];
+    let formats: Map<String, Value> = names
+        .iter()
+        .map(|n| {
+            let mut p = s(300);
+            p["x-kubernetes-validations"] = json!([{
+                "rule": format!("!format.{n}().validate(self).hasValue()"),
+                "message": format!("not a {n}")}]);
+            ((*n).to_owned(), p)
+        })
+        .collect();
+    let named = json!({"type": "object", "required": ["format", "value"], "properties": {
+            "format": s(30), "value": s(300),
+            "errors": {"type": "array", "maxItems": 4, "items": s(1000), "default": []}},
+        "x-kubernetes-validations": [
+            at("format.named(self.format).hasValue()", ".format", "unknown format"),
+            at("!format.named(self.format).hasValue() || format.named(self.format).value().validate(self.value).orValue([]) == self.errors",
+                ".errors", "the format's messages are not the expected ones")]});
+    let list =
+        |items: Value| json!({"type": "array", "maxItems": 10, "items": items, "default": []});
+    let sets = json!({"type": "object", "properties": {
+            "a": list(s(10)), "b": list(s(10)), "ints": list(json!({"type": "integer"})),
+            "nums": list(json!({"type": "number"})),
+            "contains": {"type": "boolean"}, "equivalent": {"type": "boolean"},
+            "intersects": {"type": "boolean"}, "numbersEquivalent": {"type": "boolean"}},
+        "x-kubernetes-validations": [
+            at("!has(self.contains) || sets.contains(self.a, self.b) == self.contains", ".contains", "contains"),
+            at("!has(self.equivalent) || sets.equivalent(self.a, self.b) == self.equivalent", ".equivalent", "equivalent"),
+            at("!has(self.intersects) || sets.intersects(self.a, self.b) == self.intersects", ".intersects", "intersects"),
+            at("!has(self.numbersEquivalent) || sets.equivalent(self.ints.map(x, double(x)), self.nums) == self.numbersEquivalent",
+                ".numbersEquivalent", "numbers equivalent")]});
+    let int = json!({"type": "integer"});
+    let both = "!has(self.w) || !has(self.cmp) || !isSemver(self.v) || !isSemver(self.w) || ";
+    let semver = json!({"type": "object", "required": ["v"], "properties": {
+            "v": s(64), "w": s(64), "raw": s(64), "normalize": {"type": "boolean", "default": false},
+            "major": int, "minor": int, "patch": int, "cmp": int},
+        "x-kubernetes-validations": [
+            at("isSemver(self.v, self.normalize)", ".v", "not a version"),
+            at("!has(self.major) || !isSemver(self.v, self.normalize) || semver(self.v, self.normalize).major() == self.major", ".major", "major"),
+            at("!has(self.minor) || !isSemver(self.v, self.normalize) || semver(self.v, self.normalize).minor() == self.minor", ".minor", "minor"),
+            at("!has(self.patch) || !isSemver(self.v, self.normalize) || semver(self.v, self.normalize).patch() == self.patch", ".patch", "patch"),
+            at(&format!("{both}semver(self.v).compareTo(semver(self.w)) == self.cmp"), ".cmp", "compareTo"),
+            at(&format!("{both}(semver(self.v).isLessThan(semver(self.w)) == (self.cmp < 0) && semver(self.v).isGreaterThan(semver(self.w)) == (self.cmp > 0))"),
+                ".w", "isLessThan, isGreaterThan"),
+            at("!has(self.raw) || semver(self.raw).major() >= 0", ".raw", "raw")]});
+    let spec = json!({"type": "object", "properties": {
+        "formats": {"type": "object", "properties": formats},
+        "named": named, "sets": sets, "semver": semver}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "checkers.diff.kubeset.dev"},
+        "spec": {"group": "diff.kubeset.dev", "scope": "Namespaced",
+            "names": {"plural": "checkers", "singular": "checker", "kind": "Checker", "listKind": "CheckerList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}
+    })
+}
+
 fn gadget_crd() -> Value {
     // JSON text: too deep for `json!`'s recursion limit.
     let spec: Value = serde_json::from_str(GADGET_SPEC).expect("the gadget schema is JSON");
@@ -723,7 +809,7 @@ fn shared_crds() -> Vec<Value> {
 /// Installs the CRDs the cases use (they may exist from an earlier run
 /// against the same real server) and waits until each is served.
 async fn install_crds(t: &Target) {
-    let mut crds = vec![widget_crd(), gadget_crd(), ruler_crd()];
+    let mut crds = vec![widget_crd(), gadget_crd(), ruler_crd(), checker_crd()];
     crds.extend(shared_crds());
     for crd in &crds {
         let a = t

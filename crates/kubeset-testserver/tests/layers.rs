@@ -10,13 +10,14 @@
 //!
 //! A node is a top-level module, except two parts of `admission`: the CRD
 //! schema compiler (its `schema`, `cel`, `validate`, `format` and
-//! `shape`), which imports nothing of the crate but itself and is the node
-//! `admission::schema`: `resources` keeps a CRD version's compiled schema,
-//! so it sits below `resources` while the rest of `admission` sits above;
-//! and the built-in validation of the kinds' own fields (`builtin`), the
-//! node `admission::builtin`: each kind's strategy in `registry` calls it,
-//! so it sits below `registry`, which sits below the rest of `admission`
-//! (which looks the strategies up).
+//! `shape`), which imports nothing of the crate but itself and the name
+//! rules (`names`) and is the node `admission::schema`: `resources` keeps
+//! a CRD version's compiled schema, so it sits below `resources` while the
+//! rest of `admission` sits above; and the built-in validation of the
+//! kinds' own fields (`builtin`), the node `admission::builtin`: each
+//! kind's strategy in `registry` calls it, so it sits below `registry`,
+//! which sits below the rest of `admission` (which looks the strategies
+//! up).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -36,14 +37,10 @@ const BUILTIN: &str = "builtin";
 const LAYERS: &[&[&str]] = &[
     // Leaves: plain types and pure rules that import nothing of the crate.
     &[
-        "util",
-        "auth",
-        "bounds",
-        "owners",
-        "fieldset",
-        "faults",
-        "admission::schema",
+        "util", "auth", "bounds", "owners", "fieldset", "faults", "names",
     ],
+    // The CRD schema compiler (its CEL format library uses `names`).
+    &["admission::schema"],
     // The served resources (a CRD version keeps its compiled schema).
     &["resources"],
     // What only needs a resource: errors as Status, selectable fields,

@@ -268,6 +268,18 @@ fn call<'a>(c: &cel::common::ast::CallExpr, scope: &mut Scope<'a>) -> Result<Est
         args.get(1)
     }
     .map_or(1.0, |s| s.size);
+    let namespace = match c.target.as_deref().map(|t| &t.expr) {
+        Some(Expr::Ident(n)) if NAMESPACES.contains(&n.as_str()) => Some(n.as_str()),
+        _ => None,
+    };
+    if let (Some("sets"), [a, b]) = (namespace, args.as_slice()) {
+        // Every element of one list against the other's.
+        return Ok(Est {
+            cost: sum + 1.0 + a.size * b.size,
+            node: None,
+            size: 1.0,
+        });
+    }
     let extra = match c.func_name.as_str() {
         "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" => tenth(subject_size.min(other_size)),
         "contains" | "startsWith" | "endsWith" => tenth(subject_size) * tenth(other_size).max(1.0),

@@ -43,21 +43,27 @@
 //!
 //! The Kubernetes CEL libraries are added function by function: [`lists`]
 //! (`isSorted`, `sum`, `min`, `max`), [`regex`] (`matches`, `find`, `findAll`),
-//! [`quantity`], [`url`], [`ip`] (`ip`, `cidr`, `isIP`, `isCIDR`).
+//! [`quantity`], [`url`], [`ip`] (`ip`, `cidr`, `isIP`, `isCIDR`),
+//! [`format`] (`format.dns1123Label()`, ..., `format.named(name)`,
+//! `validate`), [`sets`] (`sets.contains`, `sets.equivalent`,
+//! `sets.intersects`), [`semver`] (`semver`, `isSemver`, `major`, ...).
 //!
 //! Not done: runtime cost accounting (the static estimate bounds every
 //! accepted rule; it follows cel-go's model but is not cel-go's, so a rule
 //! near a limit may be judged differently), rules inside `allOf`, the
-//! authorizer, `format` (`format.dns1123Label()...`), semver and sets
-//! libraries, `indexOf`/`lastIndexOf` on lists, type checking beyond
+//! authorizer, the image library (`image(s)`, `isImage`),
+//! `indexOf`/`lastIndexOf` on lists, type checking beyond
 //! references (a rule comparing a string with an int compiles here and
 //! fails when run). Expressions nest at most 32 levels (cel-go: 250).
 
 pub(crate) mod check;
+mod format;
 mod ip;
 mod lists;
 mod quantity;
 mod regex;
+mod semver;
+mod sets;
 mod url;
 pub(crate) mod value;
 
@@ -626,6 +632,10 @@ fn message(m: &Program, ctx: &Context<'_, '_>) -> Option<String> {
 pub(crate) fn go_error(e: &cel::ExecutionError) -> String {
     match e {
         cel::ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        // A Kubernetes library's error is its text, as cel-go's
+        // `types.WrapErr` keeps it (`semver('v1')`: `Invalid character(s)
+        // found in major number "v1"`).
+        cel::ExecutionError::FunctionError { message, .. } => message.clone(),
         other => {
             let s = other.to_string();
             let mut c = s.chars();
@@ -666,6 +676,9 @@ fn register_libraries(ctx: &mut Context<'_, '_>) {
     quantity::register(ctx);
     url::register(ctx);
     ip::register(ctx);
+    format::register(ctx);
+    sets::register(ctx);
+    semver::register(ctx);
 }
 
 impl Node {
@@ -790,6 +803,43 @@ mod tests {
         assert!(o.causes.is_empty(), "{o:?}");
         let bad = json!({"spec": {"q": "1Mi", "ip": "192.168.0.1", "u": "https://other.org/"}});
         assert_eq!(validate(&s.root, &bad, None).causes.len(), 3);
+    }
+
+    #[test]
+    fn the_format_sets_and_semver_libraries() {
+        let s = schema(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "!format.dns1123Label().validate(self.name).hasValue()", "fieldPath": ".name"},
+                {"rule": "format.named(self.format).value().validate(self.value).orValue([]) == self.errors",
+                 "fieldPath": ".value"},
+                {"rule": "!format.named('nope').hasValue() && format.named('uuid').hasValue()"},
+                {"rule": "sets.contains(self.l, ['a']) && sets.equivalent([1, 2.0], [2, 1u]) && !sets.intersects([1], [2])"},
+                {"rule": "isSemver(self.v) && semver(self.v).major() == 1 && semver(self.v).isLessThan(semver('1.10.0'))",
+                 "fieldPath": ".v"},
+                {"rule": "isSemver('v1.2', true) && !isSemver('v1.2') && semver('01.2.3', true).compareTo(semver('1.2.3')) == 0"},
+                {"rule": "quantity('1Gi').isGreaterThan(quantity('1Mi')) && quantity('1').compareTo(quantity('2')) == -1"}],
+            "properties": {"name": {"type": "string", "maxLength": 70}, "format": {"type": "string", "maxLength": 30},
+                "value": {"type": "string", "maxLength": 100},
+                "errors": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 300}},
+                "l": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 5}},
+                "v": {"type": "string", "maxLength": 30}}}}}),
+        );
+        let ok = json!({"spec": {"name": "my-name", "format": "uri", "value": "example.com",
+            "errors": ["parse \"example.com\": invalid URI for request"], "l": ["b", "a"], "v": "1.9.0-rc.1"}});
+        let o = validate(&s.root, &ok, None);
+        assert!(o.causes.is_empty(), "{o:?}");
+        let bad = json!({"spec": {"name": "a.b", "format": "dns1035Label", "value": "1a",
+            "errors": [], "l": ["b"], "v": "1.10.0"}});
+        assert_eq!(
+            fields(&validate(&s.root, &bad, None)),
+            [
+                ("spec.name", "FieldValueInvalid"),
+                ("spec.value", "FieldValueInvalid"),
+                ("spec", "FieldValueInvalid"),
+                ("spec.v", "FieldValueInvalid")
+            ]
+        );
     }
 
     #[test]

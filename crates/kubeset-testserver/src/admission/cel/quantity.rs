@@ -117,24 +117,8 @@ pub(super) fn register(ctx: &mut Context<'_, '_>) {
         "sub",
         |f: &FunctionContext<'_, '_>, This(v): This<Value>, o: Value| arith(f, &v, &o, -1),
     );
-    let _ = ctx.add_function(
-        "isGreaterThan",
-        |f: &FunctionContext<'_, '_>, This(v): This<Value>, o: Value| {
-            Ok::<_, ExecutionError>(as_q(f, &v)?.0 > as_q(f, &o)?.0)
-        },
-    );
-    let _ = ctx.add_function(
-        "isLessThan",
-        |f: &FunctionContext<'_, '_>, This(v): This<Value>, o: Value| {
-            Ok::<_, ExecutionError>(as_q(f, &v)?.0 < as_q(f, &o)?.0)
-        },
-    );
-    let _ = ctx.add_function(
-        "compareTo",
-        |f: &FunctionContext<'_, '_>, This(v): This<Value>, o: Value| {
-            Ok::<_, ExecutionError>(Value::Int(as_q(f, &v)?.0.cmp(&as_q(f, &o)?.0) as i64))
-        },
-    );
+    // `isGreaterThan`, `isLessThan` and `compareTo` are the semver
+    // library's names too: registered there ([`super::semver`]), for both.
 }
 
 fn quantity(f: &FunctionContext<'_, '_>, This(s): This<Arc<String>>) -> ResolveResult {
@@ -150,6 +134,16 @@ fn as_q(f: &FunctionContext<'_, '_>, v: &Value) -> Result<Quantity, ExecutionErr
         _ => None,
     }
     .ok_or_else(|| f.error("no such overload: wants a quantity"))
+}
+
+/// Two quantities (or integers) compared, for `isGreaterThan`,
+/// `isLessThan` and `compareTo`.
+pub(super) fn compare(
+    f: &FunctionContext<'_, '_>,
+    a: &Value,
+    b: &Value,
+) -> Result<std::cmp::Ordering, ExecutionError> {
+    Ok(as_q(f, a)?.0.cmp(&as_q(f, b)?.0))
 }
 
 fn arith(f: &FunctionContext<'_, '_>, a: &Value, b: &Value, sign: i128) -> ResolveResult {
