@@ -181,6 +181,26 @@ pub(crate) fn builtin() -> Vec<Arc<Resource>> {
         .collect()
 }
 
+/// The versions a CustomResourceDefinition object serves.
+fn served_versions(crd: &Value) -> impl Iterator<Item = &Value> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"].as_bool().unwrap_or(true))
+}
+
+/// Whether a CustomResourceDefinition object serves a resource: what
+/// [`from_crd`] needs (a group, a plural, a kind, a served version with a
+/// name), without compiling its schemas.
+pub(crate) fn serves_any(crd: &Value) -> bool {
+    let named = |p: &str| crd.pointer(p).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    named("/spec/group")
+        && named("/spec/names/plural")
+        && named("/spec/names/kind")
+        && served_versions(crd).any(|v| v["name"].is_string())
+}
+
 /// Resources a CustomResourceDefinition object serves, one per served version.
 pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
     let spec = &crd["spec"];
@@ -206,10 +226,7 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
         })
         .unwrap_or_default();
     let namespaced = spec["scope"].as_str() != Some("Cluster");
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    versions
-        .iter()
-        .filter(|v| v["served"].as_bool().unwrap_or(true))
+    served_versions(crd)
         .filter_map(|v| {
             let version = v["name"].as_str()?.to_owned();
             let sub = v.get("subresources").or_else(|| spec.get("subresources"));

@@ -11,9 +11,15 @@
 //! and `allOf`/`anyOf`/`oneOf`/`not` holding only value validations).
 //! CEL rules (`x-kubernetes-validations`) are compiled with their node
 //! ([`super::cel`]).
+//!
+//! Compiled schemas are kept by their JSON ([`COMPILED`]): a CRD's schema
+//! is compiled once when the CRD is checked and reused when its resources
+//! are served, and a test suite that registers the same CRDs in every
+//! server it starts compiles them once per process.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 use serde_json::Value;
@@ -251,9 +257,70 @@ impl Sink {
     }
 }
 
+/// Schemas compiled before, by [`key_of`] their JSON text, and the bytes
+/// of those texts. Bounded by [`COMPILED_CACHE_BYTES`]: emptied when full,
+/// so what it holds grows with the CRDs seen, never past the bound.
+static COMPILED: LazyLock<Mutex<(HashMap<(u64, usize), Schema>, usize)>> =
+    LazyLock::new(Mutex::default);
+
+/// The JSON text the schemas in [`COMPILED`] were compiled from, at most
+/// (CRD schemas are large: Gateway API's HTTPRoute is about 300 KB a
+/// version).
+const COMPILED_CACHE_BYTES: usize = 64 << 20;
+
+/// The process's key of [`key_of`]'s hash: random, so that no schema can
+/// be made to collide with another on purpose.
+static HASH_KEY: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+
+/// A schema's key in [`COMPILED`]: a keyed hash of its JSON text and the
+/// text's length, computed as it is written (no copy of the text).
+fn key_of(source: &Value) -> (u64, usize) {
+    struct Hashing<H>(H, usize);
+    impl<H: Hasher> std::io::Write for Hashing<H> {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.write(b);
+            self.1 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Hashing(HASH_KEY.build_hasher(), 0);
+    // Writing to a hasher cannot fail, nor can serialising a `Value`.
+    let _ = serde_json::to_writer(&mut w, source);
+    (w.0.finish(), w.1)
+}
+
 impl Schema {
-    /// Compiles `openAPIV3Schema`; every problem found is reported.
+    /// Compiles `openAPIV3Schema`; every problem found is reported. A
+    /// schema compiled before (the same JSON) is reused ([`COMPILED`]);
+    /// one with problems is compiled again each time.
     pub(crate) fn compile(source: &Value) -> Result<Self, Vec<Problem>> {
+        let key = key_of(source);
+        let cached = COMPILED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .get(&key)
+            .cloned();
+        if let Some(schema) = cached {
+            return Ok(schema);
+        }
+        let schema = Self::compile_uncached(source)?;
+        let mut cache = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+        let (map, bytes) = &mut *cache;
+        if *bytes + key.1 > COMPILED_CACHE_BYTES {
+            map.clear();
+            *bytes = 0;
+        }
+        if key.1 <= COMPILED_CACHE_BYTES && map.insert(key, schema.clone()).is_none() {
+            *bytes += key.1;
+        }
+        Ok(schema)
+    }
+
+    fn compile_uncached(source: &Value) -> Result<Self, Vec<Problem>> {
         let mut sink = Sink::default();
         let root = if has_rules(source, 0) {
             // CEL's parser recurses deeply: rules compile on a thread of
@@ -348,12 +415,39 @@ fn compile_list(
         .unwrap_or_default()
 }
 
+/// Patterns compiled before, by their text: a CRD repeats its patterns
+/// (Gateway API's HTTPRoute has 96, 34 of them distinct), and its versions
+/// and the CRDs of one project share them. Bounded: emptied when full.
+static PATTERNS: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Mutex::default);
+
+/// The patterns [`PATTERNS`] holds at most.
+const PATTERN_CACHE_ENTRIES: usize = 4096;
+
+/// `p` compiled as a schema's `pattern`, from [`PATTERNS`] when it was
+/// compiled before (a pattern that does not compile is not kept).
+fn pattern(p: &str) -> Result<Regex, regex::Error> {
+    let cached = PATTERNS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(p)
+        .cloned();
+    if let Some(re) = cached {
+        return Ok(re);
+    }
+    let re = regex::RegexBuilder::new(p)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()?;
+    let mut cache = PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= PATTERN_CACHE_ENTRIES {
+        cache.clear();
+    }
+    cache.insert(p.to_owned(), re.clone());
+    Ok(re)
+}
+
 fn compile_pattern(v: &Value, path: &str, problems: &mut Sink) -> Option<(String, Regex)> {
     let p = v.get("pattern").and_then(Value::as_str)?;
-    match regex::RegexBuilder::new(p)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-    {
+    match pattern(p) {
         Ok(re) => Some((p.to_owned(), re)),
         Err(e) => {
             problems.push(Problem::invalid(
@@ -584,6 +678,21 @@ impl Node {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_same_json_is_compiled_once_and_a_broken_one_each_time() {
+        let v = json!({"type": "object", "properties": {"cached": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self.size() < 5"}], "maxLength": 9}}});
+        let a = Schema::compile(&v).expect("compiles");
+        let b = Schema::compile(&v.clone()).expect("compiles");
+        assert!(Arc::ptr_eq(&a.root, &b.root), "the second compile is the first's");
+        let broken = json!({"type": "object", "properties": {"x": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self.nope("}]}}});
+        let first = Schema::compile(&broken).expect_err("does not compile");
+        let again = Schema::compile(&broken).expect_err("still reported");
+        assert_eq!(first.len(), again.len());
+        assert!(!first.is_empty());
+    }
 
     #[test]
     fn every_keyword_is_compiled_once() {

@@ -26,7 +26,7 @@ impl Strategy for Definitions {
         obj: &mut Value,
         _: &mut dyn Iterator<Item = &Value>,
     ) -> Result<(), ApiError> {
-        if !resources::from_crd(obj).is_empty() {
+        if resources::serves_any(obj) {
             return Ok(());
         }
         Err(ApiError::invalid(
