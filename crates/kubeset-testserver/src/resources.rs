@@ -194,7 +194,11 @@ fn served_versions(crd: &Value) -> impl Iterator<Item = &Value> {
 /// [`from_crd`] needs (a group, a plural, a kind, a served version with a
 /// name), without compiling its schemas.
 pub(crate) fn serves_any(crd: &Value) -> bool {
-    let named = |p: &str| crd.pointer(p).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    let named = |p: &str| {
+        crd.pointer(p)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
     named("/spec/group")
         && named("/spec/names/plural")
         && named("/spec/names/kind")

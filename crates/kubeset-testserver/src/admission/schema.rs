@@ -260,8 +260,11 @@ impl Sink {
 /// Schemas compiled before, by [`key_of`] their JSON text, and the bytes
 /// of those texts. Bounded by [`COMPILED_CACHE_BYTES`]: emptied when full,
 /// so what it holds grows with the CRDs seen, never past the bound.
-static COMPILED: LazyLock<Mutex<(HashMap<(u64, usize), Schema>, usize)>> =
-    LazyLock::new(Mutex::default);
+static COMPILED: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
+
+/// [`COMPILED`]'s content: the schemas by [`key_of`], and the bytes of
+/// JSON text they were compiled from.
+type Compiled = (HashMap<(u64, usize), Schema>, usize);
 
 /// The JSON text the schemas in [`COMPILED`] were compiled from, at most
 /// (CRD schemas are large: Gateway API's HTTPRoute is about 300 KB a
@@ -685,7 +688,10 @@ mod tests {
             "x-kubernetes-validations": [{"rule": "self.size() < 5"}], "maxLength": 9}}});
         let a = Schema::compile(&v).expect("compiles");
         let b = Schema::compile(&v.clone()).expect("compiles");
-        assert!(Arc::ptr_eq(&a.root, &b.root), "the second compile is the first's");
+        assert!(
+            Arc::ptr_eq(&a.root, &b.root),
+            "the second compile is the first's"
+        );
         let broken = json!({"type": "object", "properties": {"x": {"type": "string",
             "x-kubernetes-validations": [{"rule": "self.nope("}]}}});
         let first = Schema::compile(&broken).expect_err("does not compile");
