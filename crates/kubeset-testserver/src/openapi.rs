@@ -164,10 +164,10 @@ fn definition_name(r: &Resource) -> String {
 /// A CRD version's schema with `apiVersion`, `kind`, `metadata` and the
 /// GVK extension, as the apiextensions server publishes it.
 fn crd_schema(r: &Resource, meta_ref: Option<&str>) -> Value {
-    let mut s = r
-        .schema
-        .clone()
-        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    let mut s =
+        r.schema.as_deref().cloned().unwrap_or_else(
+            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        );
     if !s.is_object() {
         s = json!({"type": "object"});
     }

@@ -46,7 +46,7 @@ pub(crate) struct Resource {
     /// Discovery categories (`all` makes `kubectl get all` list it).
     pub(crate) categories: Vec<String>,
     /// A CRD version's `schema.openAPIV3Schema`, for `/openapi`.
-    pub(crate) schema: Option<Value>,
+    pub(crate) schema: Option<Arc<Value>>,
     /// The same schema compiled for admission (`None`: none, or it did
     /// not compile, which CRD validation refuses).
     pub(crate) compiled: Option<crate::admission::schema::Schema>,
@@ -258,6 +258,13 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("{group}/{version} {kind} is deprecated"))
             });
+            // The compiled schema keeps its source: `/openapi` shares it.
+            let source = v.pointer("/schema/openAPIV3Schema");
+            let compiled = source.and_then(|s| crate::admission::schema::Schema::compile(s).ok());
+            let schema = match &compiled {
+                Some(c) => Some(c.source()),
+                None => source.map(|s| Arc::new(s.clone())),
+            };
             Some(Arc::new(Resource {
                 group: group.clone(),
                 version,
@@ -283,10 +290,8 @@ pub(crate) fn from_crd(crd: &Value) -> Vec<Arc<Resource>> {
                 scale,
                 custom: true,
                 deprecation,
-                schema: v.pointer("/schema/openAPIV3Schema").cloned(),
-                compiled: v
-                    .pointer("/schema/openAPIV3Schema")
-                    .and_then(|s| crate::admission::schema::Schema::compile(s).ok()),
+                schema,
+                compiled,
                 printer_columns: v["additionalPrinterColumns"]
                     .as_array()
                     .cloned()

@@ -240,12 +240,12 @@ fn root(schema: Option<&JSONSchemaProps>) -> Shape {
 /// The shape of a served resource's objects, built once per kind (a
 /// custom resource's again when its CRD changes).
 pub(crate) fn of(res: &Resource) -> Arc<Shape> {
-    type Cache = Mutex<HashMap<(String, String), (Option<Value>, Arc<Shape>)>>;
+    type Cache = Mutex<HashMap<(String, String), (Option<Arc<Value>>, Arc<Shape>)>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let key = (res.api_version(), res.kind.to_string());
     let cache = CACHE.get_or_init(Cache::default);
     if let Some((schema, shape)) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
-        && *schema == res.schema
+        && same_schema(schema.as_ref(), res.schema.as_ref())
     {
         return shape.clone();
     }
@@ -257,12 +257,22 @@ pub(crate) fn of(res: &Resource) -> Arc<Shape> {
     shape
 }
 
+/// Whether two resources' schemas are the same: the same `Arc` (a CRD
+/// unchanged) first, then equal JSON.
+fn same_schema(a: Option<&Arc<Value>>, b: Option<&Arc<Value>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 fn build(res: &Resource) -> Shape {
     if res.custom {
         let schema = res
             .schema
             .as_ref()
-            .and_then(|s| serde_json::from_value::<JSONSchemaProps>(s.clone()).ok());
+            .and_then(|s| <JSONSchemaProps as serde::Deserialize>::deserialize(&**s).ok());
         return root(schema.as_ref());
     }
     root(builtin_schema(&res.api_version(), &res.kind).as_ref())

@@ -416,19 +416,14 @@ pub(super) enum Outcome {
 }
 
 /// `source` parsed (cached by its text), on a thread with the stack
-/// cel-rust's recursive parser needs ([`rules::COMPILE_STACK`]).
+/// cel-rust's recursive parser needs ([`rules::on_compile_stack`]).
 pub(super) fn compile(source: &str) -> Result<Arc<cel::Program>, String> {
     if let Some(p) = rules::parsed(source) {
         return Ok(p);
     }
-    std::thread::scope(|s| {
-        let h = std::thread::Builder::new()
-            .stack_size(rules::COMPILE_STACK)
-            .spawn_scoped(s, || rules::parse(source).map_err(|e| e.to_string()))
-            .map_err(|e| format!("cannot start the compiler: {e}"))?;
-        h.join()
-            .unwrap_or_else(|_| Err("the compiler failed".to_owned()))
-    })
+    let source = source.to_owned();
+    rules::on_compile_stack(move || rules::parse(&source).map_err(|e| e.to_string()))
+        .map_err(|e| format!("cannot compile: {e}"))?
 }
 
 /// Compiles (cached) and runs `source` with `vars`.

@@ -209,6 +209,13 @@ impl PartialEq for Schema {
 
 impl Eq for Schema {}
 
+impl Schema {
+    /// The `openAPIV3Schema` this was compiled from.
+    pub(crate) fn source(&self) -> Arc<Value> {
+        Arc::clone(&self.source)
+    }
+}
+
 /// Why a schema did not compile: the path of the node (`properties[spec]`
 /// style, as kube-apiserver's CRD messages name them), the cause's reason
 /// and its message.
@@ -324,39 +331,29 @@ impl Schema {
     }
 
     fn compile_uncached(source: &Value) -> Result<Self, Vec<Problem>> {
-        let mut sink = Sink::default();
-        let root = if has_rules(source, 0) {
-            // CEL's parser recurses deeply: rules compile on a thread of
-            // their own with a large stack (their nesting is bounded too).
-            let spawned = std::thread::scope(|scope| {
-                std::thread::Builder::new()
-                    .name("cel-compile".into())
-                    .stack_size(super::cel::COMPILE_STACK)
-                    .spawn_scoped(scope, || {
-                        let mut sink = Sink::default();
-                        let root = compile_node(source, "", 0, 1.0, &mut sink);
-                        (root, sink)
-                    })
-                    .map(|h| h.join())
-            });
-            match spawned {
-                Ok(Ok((root, s))) => {
-                    sink = s;
-                    root
-                }
-                // No thread to be had (or it failed): compiled here.
-                _ => compile_node(source, "", 0, 1.0, &mut sink),
-            }
-        } else {
-            compile_node(source, "", 0, 1.0, &mut sink)
+        let has_rules = has_rules(source, 0);
+        let source = Arc::new(source.clone());
+        let compile = |source: &Value| {
+            let mut sink = Sink::default();
+            let root = compile_node(source, "", 0, 1.0, &mut sink);
+            (root, sink)
         };
-        let mut problems = sink.problems;
+        // CEL's parser recurses deeply: rules compile on a thread with a
+        // large stack (their nesting is bounded too); without one, here.
+        let (root, mut sink) = if has_rules {
+            let shared = Arc::clone(&source);
+            super::cel::on_compile_stack(move || compile(&shared))
+                .unwrap_or_else(|_| compile(&source))
+        } else {
+            compile(&source)
+        };
+        let mut problems = std::mem::take(&mut sink.problems);
         total_cost(&sink.costs, &mut problems);
         if problems.is_empty() {
             Ok(Self {
                 root: Arc::new(root),
-                has_rules: has_rules(source, 0),
-                source: Arc::new(source.clone()),
+                has_rules,
+                source,
             })
         } else {
             Err(problems)

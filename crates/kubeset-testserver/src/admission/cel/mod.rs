@@ -64,8 +64,11 @@ mod quantity;
 mod regex;
 mod semver;
 mod sets;
+mod stack;
 mod url;
 pub(crate) mod value;
+
+pub(crate) use stack::on_compile_stack;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
