@@ -83,10 +83,15 @@ async fn writes(
             if let Some(t) = token {
                 req = req.bearer_auth(t);
             }
-            let resp = req.send().await.map_err(|e| e.to_string())?;
-            match resp.status().as_u16() {
+            let resp = req.send().await.map_err(|e| chain(&e))?;
+            // The body is always read: over HTTP/2 a response dropped
+            // unread resets its stream, and h2 ends a connection after
+            // 1,024 such resets ("too_many_internal_resets").
+            let code = resp.status().as_u16();
+            let body = resp.text().await.map_err(|e| chain(&e))?;
+            match code {
                 201 => Ok(()),
-                code => Err(format!("{code}: {}", resp.text().await.unwrap_or_default())),
+                code => Err(format!("{code}: {body}")),
             }
         })
         .buffer_unordered(CONCURRENCY)
@@ -245,6 +250,19 @@ async fn start_times(crds: &[Value], rounds: usize) -> Result<Vec<f64>, Error> {
         }
     }
     Ok(out)
+}
+
+/// `e` and its causes, `: `-separated (reqwest's own message is only
+/// "error sending request").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
