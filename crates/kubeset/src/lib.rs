@@ -94,7 +94,8 @@
 //! | `oidc` | as kube-rs's: the kubeconfig's `auth-provider: oidc`; the `id-token` is sent, refreshed with the `refresh-token` at the issuer's token endpoint (from `/.well-known/openid-configuration`, `idp-certificate-authority(-data)` trusted) when its `exp` is past or after a 401; refreshed tokens stay in memory, as kube-rs (client-go writes them back to the file) |
 //! | `oauth` | accepted, not yet implemented: `auth-provider: gcp` is refused (use an exec plugin such as `gke-gcloud-auth-plugin`) |
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
-//! | `kubelet-debug`, `admission`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no `kube::core::admission`, no CEL validation, no hyper tracing |
+//! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types) |
+//! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
 //! | `earliest`, `latest`, `v1_33` … `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
 //!
 //! # Porting from kube-rs and k8s-openapi
