@@ -20,6 +20,9 @@
 //!   `coordination.k8s.io/v1` Lease with client-go's semantics.
 //! - [`shard`] (feature `shard`): a controller's objects split across
 //!   replicas by shard Leases, at most one reconciler per object.
+//! - [`webhook`] (feature `webhook`): validating and mutating admission
+//!   webhooks, typed per kind and operation, served over TLS from
+//!   certificate files reloaded without a failed request.
 //!
 //! # Features
 //!
@@ -37,6 +40,7 @@
 //! | `events` | [`events`] | `events-v1`, `core-v1` |
 //! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
 //! | `shard` | [`shard`]: controllers sharded across replicas on Leases | `leader` |
+//! | `webhook` | [`webhook`]: a typed admission webhook server over TLS, certificates reloaded from files, a self-signed CA, `caBundle` registration | `admissionregistration-v1`; hyper's server, tokio-rustls, rcgen |
 //!
 //! # Porting from kube-rs
 //!
@@ -141,6 +145,8 @@ pub mod status;
 pub mod store;
 pub mod wait;
 pub mod watcher;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 /// kube-rs's `kube::runtime::reflector` paths: `reflector::store` is both
 /// the module (`reflector::store::Writer`) and the function
