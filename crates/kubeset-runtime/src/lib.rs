@@ -71,6 +71,7 @@
 //! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
 //! | (none; controller-runtime's metrics) | [`metrics`] | controller-runtime's metric names |
 //! | (none) | [`leader`] | client-go's `leaderelection` |
+//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files reloaded when they change | controller-runtime's `webhook.Server` with typed validators/defaulters and `certwatcher`; no conversion webhooks yet |
 //!
 //! ```no_run
 //! use std::sync::Arc;

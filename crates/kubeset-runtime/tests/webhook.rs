@@ -641,3 +641,27 @@ async fn dry_runs_are_refused_by_paths_with_side_effects_and_panics_are_denials(
     server.stop.cancel();
     server.task.await.expect("server task");
 }
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_is_408() {
+    let certs = Certs::new();
+    let server = start(
+        typed_webhook().body_timeout(Duration::from_millis(300)),
+        &certs,
+    )
+    .await;
+    let mut conn = connect(server.addr, certs.ca.cert_pem()).await;
+    // Headers promising 100 bytes, then 10 of them and nothing more.
+    let head =
+        "POST /validate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\n{\"request\"";
+    conn.write_all(head.as_bytes()).await.expect("write");
+    let answer = read_answer(&mut conn).await;
+    assert_eq!(answer.status, 408);
+    assert!(
+        answer.text().contains("did not arrive within 300ms"),
+        "{}",
+        answer.text()
+    );
+    server.stop.cancel();
+    server.task.await.expect("server task");
+}

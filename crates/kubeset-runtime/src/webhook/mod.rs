@@ -10,10 +10,12 @@
 //!   rustls, and stops on [`WebhookServer::run`]'s shutdown future
 //!   (requests in flight are answered first).
 //! - Bounds: a request body over [`Webhook::max_body_size`] (8 MiB) is
-//!   answered 413; a handler slower than [`Webhook::deadline`] (10 s;
+//!   answered 413, one not received within [`Webhook::body_timeout`]
+//!   (10 s) 408; a handler slower than [`Webhook::deadline`] (10 s;
 //!   kube-apiserver waits at most 30 s) is answered with a denied review
 //!   saying so; a review that does not decode is answered 400 naming the
-//!   serde path (`request.object.data.x`).
+//!   serde path (`request.object.data.x`). A TLS handshake may take 10 s,
+//!   a request's headers 30 s.
 //! - [`CertFiles`]: the serving certificate and key, checked (a `stat` of
 //!   both files) on every new connection and every request; a changed
 //!   pair is loaded and swapped in for the next TLS handshakes, and
@@ -85,6 +87,8 @@ use handler::{Erased, Route};
 /// carries the object and the old object; etcd's default value limit is
 /// 1.5 MiB).
 pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+/// The default time to receive a request body: 10 s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default deadline of a handler: 10 s (kube-apiserver's default
 /// `timeoutSeconds`; its maximum is 30 s).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
@@ -113,6 +117,7 @@ pub struct Webhook {
     pub(crate) side_effects: HashMap<String, SideEffects>,
     pub(crate) max_body: usize,
     pub(crate) deadline: Duration,
+    pub(crate) body_timeout: Duration,
 }
 
 impl Default for Webhook {
@@ -122,6 +127,7 @@ impl Default for Webhook {
             side_effects: HashMap::new(),
             max_body: DEFAULT_MAX_BODY,
             deadline: DEFAULT_DEADLINE,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 }
@@ -132,12 +138,13 @@ impl std::fmt::Debug for Webhook {
             .field("paths", &self.paths())
             .field("max_body", &self.max_body)
             .field("deadline", &self.deadline)
+            .field("body_timeout", &self.body_timeout)
             .finish_non_exhaustive()
     }
 }
 
 impl Webhook {
-    /// No routes, 8 MiB bodies, 10 s deadline.
+    /// No routes, 8 MiB bodies received within 10 s, 10 s deadline.
     ///
     /// ```
     /// assert!(kubeset_runtime::webhook::Webhook::new().paths().is_empty());
@@ -167,6 +174,19 @@ impl Webhook {
     /// ```
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// How long a request body may take to arrive once its headers have;
+    /// a slower one is answered 408 (a client trickling bytes does not
+    /// hold a connection for ever).
+    ///
+    /// ```
+    /// let w = kubeset_runtime::webhook::Webhook::new().body_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = w;
+    /// ```
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
         self
     }
 

@@ -286,7 +286,7 @@ impl App {
         }
     }
 
-    /// The body, at most `max_body` bytes (else 413).
+    /// The body, at most `max_body` bytes (else 413), within `body_timeout` (else 408).
     async fn read_body(&self, req: Request<Incoming>) -> Result<Bytes, Response<Body>> {
         let limit = self.webhook.max_body;
         let too_large = || {
@@ -303,12 +303,18 @@ impl App {
         if declared.is_some_and(|len| len > limit as u64) {
             return Err(too_large());
         }
-        match Limited::new(req.into_body(), limit).collect().await {
-            Ok(collected) => Ok(collected.to_bytes()),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-            Err(e) => Err(plain(
+        let timeout = self.webhook.body_timeout;
+        let read = Limited::new(req.into_body(), limit).collect();
+        match tokio::time::timeout(timeout, read).await {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+            Ok(Err(e)) => Err(plain(
                 StatusCode::BAD_REQUEST,
                 format!("reading the request body: {e}"),
+            )),
+            Err(_) => Err(plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body did not arrive within {timeout:?}"),
             )),
         }
     }
