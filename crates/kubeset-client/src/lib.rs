@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admission;
 mod api_typed;
 mod client;
 #[cfg(feature = "apiextensions-v1")]

@@ -36,3 +36,4 @@ mod throttle;
 mod toolkit;
 mod toolkit_operator;
 mod watch;
+mod webhook;
