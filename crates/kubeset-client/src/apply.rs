@@ -62,10 +62,13 @@
 //!
 //! A node without children is a leaf: its whole live value is kept.
 //! Atomic maps and lists (a `LabelSelector`, a container's `args`) are
-//! recorded that way, so they come back whole. Without the schema this
-//! module cannot tell them from a granular map a manager applied empty
-//! (`labels: {}`), which then comes back with what others put in it; the
-//! generated apply types will carry the schema.
+//! recorded that way, so they come back whole. A granular map or list a
+//! manager applied empty (`labels: {}`) is a leaf too. kube-apiserver hands
+//! it to the first updater that fills it (the applier then owns nothing
+//! there), but should an applier still own it while another entry owns
+//! something inside, it comes back empty (no entry can own inside an atomic
+//! one). Without the schema, such a map whose other keys nobody owns comes
+//! back whole; the generated apply types will carry the schema.
 //!
 //! Everything read is bounded ([`MAX_ENTRIES`], [`MAX_FIELD_NODES`],
 //! [`MAX_DEPTH`]); an element of an unknown kind or an unreadable key is an
@@ -267,7 +270,7 @@ pub fn extract_value(
     let api_version = text(obj.get("apiVersion"), "apiVersion")?;
     let kind = text(obj.get("kind"), "kind")?;
     let name = text(live.pointer("/metadata/name"), "metadata.name")?;
-    let fields = owned_fields(
+    let owned = owned_fields(
         live.pointer("/metadata/managedFields"),
         field_manager,
         subresource,
@@ -275,8 +278,10 @@ pub fn extract_value(
     let mut walk = Walk {
         nodes: 0,
         at: Vec::new(),
+        raw: Vec::new(),
+        others: owned.others,
     };
-    let picked = match fields {
+    let picked = match owned.mine {
         Some(f) => walk.pick(live, f)?,
         None => None,
     };
@@ -304,9 +309,13 @@ fn owned_fields<'a>(
     managed: Option<&'a Value>,
     field_manager: &str,
     subresource: Subresource,
-) -> Result<Option<&'a Map<String, Value>>, ExtractError> {
+) -> Result<Owned<'a>, ExtractError> {
+    let mut owned = Owned {
+        mine: None,
+        others: Vec::new(),
+    };
     let Some(managed) = managed.filter(|m| !m.is_null()) else {
-        return Ok(None);
+        return Ok(owned);
     };
     let entries = managed
         .as_array()
@@ -328,30 +337,44 @@ fn owned_fields<'a>(
         let e = e.as_object().ok_or_else(|| bad(i, "not an object"))?;
         let s = |k: &str| e.get(k).and_then(Value::as_str);
         let sub = s("subresource").unwrap_or_default();
-        if s("manager") != Some(field_manager)
+        let fields = e.get("fieldsV1").and_then(Value::as_object);
+        if owned.mine.is_some()
+            || s("manager") != Some(field_manager)
             || s("operation") != Some("Apply")
             || sub != subresource.as_str()
         {
+            owned.others.extend(fields);
             continue;
         }
         if s("fieldsType") != Some("FieldsV1") {
             return Err(bad(i, "fieldsType is not FieldsV1"));
         }
-        return match e.get("fieldsV1") {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Object(f)) => Ok(Some(f)),
-            Some(_) => Err(bad(i, "fieldsV1 is not an object")),
-        };
+        match e.get("fieldsV1") {
+            None | Some(Value::Null) | Some(Value::Object(_)) => owned.mine = fields,
+            Some(_) => return Err(bad(i, "fieldsV1 is not an object")),
+        }
     }
-    Ok(None)
+    Ok(owned)
+}
+
+/// The `fieldsV1` of the manager's apply entry (`None`: it has none) and
+/// those of every other entry.
+struct Owned<'a> {
+    mine: Option<&'a Map<String, Value>>,
+    others: Vec<&'a Map<String, Value>>,
 }
 
 /// A walk of one `fieldsV1` tree along the live object.
-struct Walk {
+struct Walk<'a> {
     /// Nodes visited so far (bounded by [`MAX_FIELD_NODES`]).
     nodes: usize,
-    /// The elements from the root to where the walk is, for errors.
+    /// The path from the root to where the walk is, as errors print it.
     at: Vec<String>,
+    /// The same path in `fieldsV1` elements.
+    raw: Vec<String>,
+    /// The other entries' `fieldsV1`: a leaf under which one of them owns
+    /// something is a granular map or list, not an atomic one.
+    others: Vec<&'a Map<String, Value>>,
 }
 
 /// How a list element of `fieldsV1` finds its live item.
@@ -374,7 +397,7 @@ impl Item {
     }
 }
 
-impl Walk {
+impl Walk<'_> {
     fn at(&self) -> String {
         self.at.concat()
     }
@@ -401,7 +424,7 @@ impl Walk {
         }
         let member = node.contains_key(".");
         if node.keys().all(|k| k == ".") {
-            return Ok(Some(live.clone()));
+            return self.leaf(live).map(Some);
         }
         let picked = match live {
             Value::Object(m) => self.pick_fields(m, node)?,
@@ -417,6 +440,39 @@ impl Walk {
                 _ => Value::Object(Map::new()),
             })
         }))
+    }
+
+    /// A leaf's value: the live one whole (an atomic map or list, a
+    /// scalar), or an empty map or list when another manager owns
+    /// something inside it (a granular one the manager applied empty).
+    fn leaf(&mut self, live: &Value) -> Result<Value, ExtractError> {
+        let container = match live {
+            Value::Object(m) if !m.is_empty() => Value::Object(Map::new()),
+            Value::Array(a) if !a.is_empty() => Value::Array(Vec::new()),
+            _ => return Ok(live.clone()),
+        };
+        self.nodes += self.others.len() * (self.raw.len() + 1);
+        if self.nodes > MAX_FIELD_NODES {
+            return Err(ExtractError::TooLarge {
+                what: "fieldsV1 nodes",
+                limit: MAX_FIELD_NODES,
+            });
+        }
+        let inside = |root: &&Map<String, Value>| {
+            let mut cur: &Map<String, Value> = root;
+            for e in &self.raw {
+                match cur.get(e) {
+                    Some(Value::Object(c)) => cur = c,
+                    _ => return false,
+                }
+            }
+            cur.keys().any(|k| k != ".")
+        };
+        Ok(if self.others.iter().any(inside) {
+            container
+        } else {
+            live.clone()
+        })
     }
 
     /// The child's own children, or an error naming an element of no
@@ -463,8 +519,10 @@ impl Walk {
                 continue;
             };
             self.at.push(format!(".{name}"));
+            self.raw.push(element.clone());
             let picked = self.pick(value, children)?;
             self.at.pop();
+            self.raw.pop();
             if let Some(v) = picked {
                 out.insert(name.to_owned(), v);
             }
@@ -508,8 +566,10 @@ impl Walk {
                 continue;
             };
             self.at.push(format!("[{}]", element));
+            self.raw.push((*element).clone());
             let picked = self.pick(value, children)?;
             self.at.pop();
+            self.raw.pop();
             let picked = match (item, picked) {
                 (Item::Keys(keys), picked) => {
                     let mut m = match picked {
@@ -624,6 +684,31 @@ mod tests {
             mine(fields, body),
             with_meta(json!({"metadata": {"labels": {}},
                 "spec": {"template": {"spec": {"containers": [{"name": "x"}]}}}}))
+        );
+    }
+
+    #[test]
+    fn a_leaf_others_own_inside_is_granular_and_comes_back_empty() {
+        let mut obj = live(
+            json!({"f:metadata": {"f:labels": {}, "f:annotations": {}}, "f:spec": {"f:selector": {}}}),
+            json!({"metadata": {"labels": {"x": "1"}, "annotations": {"y": "2"}},
+                "spec": {"selector": {"matchLabels": {"app": "d"}}}}),
+        );
+        obj["metadata"]["managedFields"]
+            .as_array_mut()
+            .unwrap()
+            .push(
+                json!({"manager": "ed", "operation": "Update", "apiVersion": "apps/v1",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:x": {}}}}}),
+            );
+        // `labels`: "ed" owns a key in it; `annotations`: nobody does (kept
+        // whole, as an atomic map would be); `selector`: atomic.
+        assert_eq!(
+            extract_value(&obj, "me", Subresource::Main).unwrap(),
+            with_meta(
+                json!({"metadata": {"labels": {}, "annotations": {"y": "2"}},
+                "spec": {"selector": {"matchLabels": {"app": "d"}}}})
+            )
         );
     }
 

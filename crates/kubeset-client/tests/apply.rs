@@ -51,3 +51,9 @@ async fn containers_merge_by_name() {
     let (_server, client) = server().await;
     apply_scenarios::containers_merge_by_name(client, "default").await;
 }
+
+#[tokio::test]
+async fn empty_map_then_filled() {
+    let (_server, client) = server().await;
+    apply_scenarios::empty_map_then_filled(client, "default").await;
+}

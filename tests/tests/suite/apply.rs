@@ -40,3 +40,9 @@ async fn apply_containers_merge_by_name() {
     let ctx = connect!("apply-containers");
     scenarios::containers_merge_by_name(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn apply_empty_map_then_filled() {
+    let ctx = connect!("apply-empty-map");
+    scenarios::empty_map_then_filled(ctx.client, &ctx.ns).await;
+}

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::k;
 use k::api::apps::v1::Deployment;
+use k::api::core::v1::ConfigMap;
 use k::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k::apply::{Subresource, extract, extract_value};
 use k::dynamic::ApiResource;
@@ -306,6 +307,59 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
     assert_eq!(
         api.message,
         "Apply failed with 1 conflict: conflict with \"a\": .spec.template.spec.containers[name=\"app\"].image"
+    );
+    // Two fields of A and one of an updater: every one named, grouped by
+    // owner in the message, one cause each.
+    let params = PatchParams {
+        field_manager: Some("kubectl-edit".into()),
+        ..PatchParams::default()
+    };
+    let edit = json!({"metadata": {"annotations": {"note": "by hand"}}});
+    ok(
+        "the edit",
+        d.patch(name, &params, &Patch::Merge(&edit)).await,
+    );
+    let grab = json!({"metadata": {"name": name, "annotations": {"note": "mine"}},
+        "spec": {"selector": {"matchLabels": {"app": name, "tier": "x"}},
+        "template": {"spec": {"containers": [{"name": "app", "image": "nginx:3"}]}}}});
+    let err = d
+        .apply(name, &grab, &ApplyParams::new("b"))
+        .await
+        .expect_err("B must conflict with A and the editor");
+    let conflicts = err.apply_conflicts().expect("typed conflicts");
+    let got: Vec<(&str, &str, Option<&str>)> = conflicts
+        .iter()
+        .map(|c| {
+            (
+                c.manager.as_str(),
+                c.field.as_str(),
+                c.api_version.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a", ".spec.selector", None),
+            (
+                "a",
+                ".spec.template.spec.containers[name=\"app\"].image",
+                None
+            ),
+            (
+                "kubectl-edit",
+                ".metadata.annotations.note",
+                Some("apps/v1")
+            ),
+        ]
+    );
+    assert_eq!(
+        err.api_error().map(|e| e.message.as_str()),
+        Some(
+            "Apply failed with 3 conflicts: conflicts with \"a\":\n- .spec.selector\n\
+             - .spec.template.spec.containers[name=\"app\"].image\n\
+             conflicts with \"kubectl-edit\" using apps/v1:\n- .metadata.annotations.note"
+        )
     );
     // Nothing changed.
     assert_eq!(
@@ -658,5 +712,51 @@ pub async fn scale_apply(client: Client, ns: &str) {
             t("kubectl-scale", "Update", "scale", false)
         ],
         "{managed:#}"
+    );
+}
+
+/// A manager that applied a map empty (`labels: {}`, `data: {}`) owns the
+/// map as a leaf; an updater that fills it takes the map (`.`) and its
+/// keys, so the applier is left with nothing and extracts a bare
+/// configuration.
+pub async fn empty_map_then_filled(client: Client, ns: &str) {
+    let cms: Api<ConfigMap> = Api::namespaced(client, ns);
+    let name = "empty-map";
+    let cfg = json!({"metadata": {"name": name, "labels": {}}, "data": {}});
+    let live = ok(
+        "E applies",
+        cms.apply(name, &cfg, &ApplyParams::new("e")).await,
+    );
+    let fields = serde_json::to_value(&live.metadata.managed_fields).expect("serializes");
+    assert_eq!(
+        fields[0]["fieldsV1"],
+        json!({"f:data": {}, "f:metadata": {"f:labels": {}}}),
+        "{fields:#}"
+    );
+    let params = PatchParams {
+        field_manager: Some("ed".into()),
+        ..PatchParams::default()
+    };
+    let fill = json!({"metadata": {"labels": {"x": "1"}}, "data": {"k": "v"}});
+    let live = ok(
+        "the edit",
+        cms.patch(name, &params, &Patch::Merge(&fill)).await,
+    );
+    let fields = serde_json::to_value(&live.metadata.managed_fields).expect("serializes");
+    let managers: Vec<&str> = fields
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["manager"].as_str())
+        .collect();
+    assert_eq!(managers, ["ed"], "{fields:#}");
+    assert_eq!(
+        fields[0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:x": {}}}})
+    );
+    let mine: Value = ok("E extracts", extract(&live, "e", Subresource::Main));
+    assert_eq!(
+        mine,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}})
     );
 }
