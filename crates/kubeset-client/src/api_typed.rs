@@ -582,6 +582,31 @@ where
     /// read back by [`extract`](crate::apply::extract) with
     /// [`Subresource::Status`](crate::apply::Subresource::Status)); the
     /// server ignores the rest of it.
+    ///
+    /// ```
+    /// use kubeset_client::api::apps::v1::Deployment;
+    /// use kubeset_client::apply::{Subresource, extract};
+    /// use kubeset_client::params::ApplyParams;
+    /// use kubeset_client::Api;
+    /// use serde_json::{Value, json};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let deployments: Api<Deployment> = Api::default_namespaced(client);
+    /// # let web = json!({"metadata": {"name": "web"}, "spec": {
+    /// #     "selector": {"matchLabels": {"app": "web"}},
+    /// #     "template": {"metadata": {"labels": {"app": "web"}},
+    /// #         "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}});
+    /// # deployments.apply("web", &web, &ApplyParams::new("owner")).await?;
+    /// let checked = json!({"metadata": {"name": "web"}, "status": {"conditions": [
+    ///     {"type": "Checked", "status": "True", "reason": "Probed"}]}});
+    /// let live = deployments.apply_status("web", &checked, &ApplyParams::new("checker")).await?;
+    /// let mine: Value = extract(&live, "checker", Subresource::Status)?;
+    /// assert_eq!(mine["status"]["conditions"][0]["type"], "Checked");
+    /// # Ok(()) }
+    /// ```
     pub async fn apply_status(
         &self,
         name: &str,
@@ -599,7 +624,34 @@ where
     /// manager as owning the parent's replicas field with
     /// `subresource: scale` (unless it owned it before through the main
     /// resource); the `Scale` that [`get_subresource`](Self::get_subresource)
-    /// reads carries the same owners.
+    /// reads carries no managedFields (as kube-apiserver's): extract from
+    /// the parent, which answers the parent's replicas path.
+    ///
+    /// ```
+    /// use kubeset_client::api::apps::v1::Deployment;
+    /// use kubeset_client::params::ApplyParams;
+    /// use kubeset_client::Api;
+    /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let deployments: Api<Deployment> = Api::default_namespaced(client);
+    /// # let web = json!({"metadata": {"name": "web"}, "spec": {
+    /// #     "selector": {"matchLabels": {"app": "web"}},
+    /// #     "template": {"metadata": {"labels": {"app": "web"}},
+    /// #         "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}});
+    /// # deployments.apply("web", &web, &ApplyParams::new("owner")).await?;
+    /// let scale = json!({"metadata": {"name": "web"}, "spec": {"replicas": 3}});
+    /// // Nobody owns the defaulted replicas: the first apply through the
+    /// // Scale conflicts with "before-first-apply", as on kube-apiserver.
+    /// let err = deployments.apply_scale("web", &scale, &ApplyParams::new("autoscaler")).await;
+    /// assert_eq!(err.unwrap_err().apply_conflicts().unwrap()[0].manager, "before-first-apply");
+    /// let s = deployments.apply_scale("web", &scale, &ApplyParams::new("autoscaler").force()).await?;
+    /// assert_eq!(s.spec.unwrap().replicas, Some(3));
+    /// # Ok(()) }
+    /// ```
     #[cfg(feature = "autoscaling-v1")]
     pub async fn apply_scale(
         &self,
