@@ -20,6 +20,10 @@
 //!   group/version/resource, and [`discovery`] of what a server serves.
 //! - [`params`]: the options of each verb (`ListParams`, `PatchParams`, …),
 //!   [`Patch`] the patch flavours, [`Error`] / [`ApiError`] the errors.
+//! - [`apply`]: server-side apply you can read back: `extract` the fields a
+//!   field manager owns, `Api::apply`/`apply_status`/`apply_scale` with
+//!   [`ApplyParams`](params::ApplyParams), conflicts typed by
+//!   [`Error::apply_conflicts`].
 //! - [`rest`]: the REST layer (request builder, retries, rate limiting,
 //!   watch streams, failover, kubeconfig in [`rest::config`]).
 //! - `runtime` (feature `runtime`): watcher, cached store with indexers,
