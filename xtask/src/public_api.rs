@@ -86,10 +86,13 @@ pub fn run(bless: bool) -> Result<(), Error> {
 
 /// The features a crate is documented with: the runtime's optional parts
 /// are part of the facade's API (`kubeset` features `leader`, `events`,
-/// `metrics`, `conditions`), so the snapshot holds them too.
+/// `metrics`, `conditions`, `shard`, `webhook`), so the snapshot holds them too.
 fn features_of(krate: &str) -> &'static [&'static str] {
     match krate {
-        "kubeset-runtime" => &["--features", "leader,events,metrics,conditions,shard"],
+        "kubeset-runtime" => &[
+            "--features",
+            "leader,events,metrics,conditions,shard,webhook",
+        ],
         "kubeset-rest" => &["--features", "ws"],
         "kubeset-client" => &["--features", "ws,protobuf"],
         "kubeset" => &["--features", "testing"],

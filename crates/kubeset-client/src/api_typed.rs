@@ -13,7 +13,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Client;
-use crate::params::{DeleteParams, ListParams, PatchParams, PostParams, QueryParams, WatchParams};
+use crate::params::{
+    ApplyParams, DeleteParams, ListParams, PatchParams, PostParams, QueryParams, WatchParams,
+};
 use crate::patch::Patch;
 use crate::url::{ResourceUrl, with_params};
 
@@ -220,38 +222,47 @@ impl<K> Api<K> {
     /// lacks them (user structs with `#[derive(Resource)]` need not carry
     /// them). Serialized once; only the top-level keys are scanned again.
     fn typed_body(&self, obj: &impl Serialize) -> Result<Vec<u8>, Error> {
-        let body = serde_json::to_vec(obj).map_err(|source| Error::SerializeBody { source })?;
-        let Some(rest) = body.strip_prefix(b"{") else {
-            return Ok(body);
-        };
-        let (has_api_version, has_kind) = type_meta_keys(&body);
-        if has_api_version && has_kind {
-            return Ok(body);
-        }
-        let mut out = Vec::with_capacity(body.len() + 64);
-        out.push(b'{');
-        let mut put = |key: &str, value: &str| -> Result<(), Error> {
-            serde_json::to_writer(&mut out, key)
-                .and_then(|()| {
-                    out.push(b':');
-                    serde_json::to_writer(&mut out, value)
-                })
-                .map_err(|source| Error::SerializeBody { source })?;
-            out.push(b',');
-            Ok(())
-        };
-        if !has_api_version {
-            put("apiVersion", &self.shared.api_version)?;
-        }
-        if !has_kind {
-            put("kind", &self.shared.kind)?;
-        }
-        if rest == b"}" {
-            out.pop();
-        }
-        out.extend_from_slice(rest);
-        Ok(out)
+        typed_body_as(obj, &self.shared.api_version, &self.shared.kind)
     }
+}
+
+/// The `apiVersion` of the `Scale` that every `scale` subresource serves.
+const SCALE_API_VERSION: &str = "autoscaling/v1";
+
+/// Serializes `obj`, adding `apiVersion` and `kind` in front when it
+/// lacks them (see [`Api::typed_body`]).
+fn typed_body_as(obj: &impl Serialize, api_version: &str, kind: &str) -> Result<Vec<u8>, Error> {
+    let body = serde_json::to_vec(obj).map_err(|source| Error::SerializeBody { source })?;
+    let Some(rest) = body.strip_prefix(b"{") else {
+        return Ok(body);
+    };
+    let (has_api_version, has_kind) = type_meta_keys(&body);
+    if has_api_version && has_kind {
+        return Ok(body);
+    }
+    let mut out = Vec::with_capacity(body.len() + 64);
+    out.push(b'{');
+    let mut put = |key: &str, value: &str| -> Result<(), Error> {
+        serde_json::to_writer(&mut out, key)
+            .and_then(|()| {
+                out.push(b':');
+                serde_json::to_writer(&mut out, value)
+            })
+            .map_err(|source| Error::SerializeBody { source })?;
+        out.push(b',');
+        Ok(())
+    };
+    if !has_api_version {
+        put("apiVersion", api_version)?;
+    }
+    if !has_kind {
+        put("kind", kind)?;
+    }
+    if rest == b"}" {
+        out.pop();
+    }
+    out.extend_from_slice(rest);
+    Ok(out)
 }
 
 impl<K> Api<K>
@@ -521,6 +532,138 @@ where
             .await
     }
 
+    /// Server-side apply of `config` as `params.field_manager`: the object
+    /// (created if missing) with the fields of `config` set and owned by the
+    /// manager, the fields it owned before and no longer applies removed
+    /// (unless another manager owns them too), and every other field
+    /// untouched. `config` is any serializable apply configuration — JSON,
+    /// or one from [`extract`](crate::apply::extract); `apiVersion` and
+    /// `kind` are filled in when it lacks them. Sent as
+    /// `application/apply-patch+yaml` with `fieldManager` and `force`.
+    ///
+    /// A field another manager owns is a 409 whose fields and managers
+    /// [`Error::apply_conflicts`](crate::Error::apply_conflicts) types;
+    /// [`ApplyParams::force`] takes them.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_client::params::ApplyParams;
+    /// use kubeset_client::Api;
+    /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let cms: Api<ConfigMap> = Api::default_namespaced(client);
+    /// let mine = json!({"metadata": {"name": "settings"}, "data": {"mode": "fast"}});
+    /// cms.apply("settings", &mine, &ApplyParams::new("alice")).await?;
+    /// let theirs = json!({"metadata": {"name": "settings"}, "data": {"mode": "slow"}});
+    /// let err = cms.apply("settings", &theirs, &ApplyParams::new("bob")).await.unwrap_err();
+    /// let conflicts = err.apply_conflicts().expect("a conflict of field managers");
+    /// assert_eq!(conflicts[0].manager, "alice");
+    /// assert_eq!(conflicts[0].field, ".data.mode");
+    /// let taken = cms.apply("settings", &theirs, &ApplyParams::new("bob").force()).await?;
+    /// assert_eq!(taken.data.unwrap()["mode"], "slow");
+    /// # Ok(()) }
+    /// ```
+    pub async fn apply(
+        &self,
+        name: &str,
+        config: &impl Serialize,
+        params: &ApplyParams,
+    ) -> Result<K, Error> {
+        self.patch(name, &PatchParams::from(params), &Patch::Apply(config))
+            .await
+    }
+
+    /// [`apply`](Self::apply) to the `status` subresource: `config`'s
+    /// `status` is applied and owned (recorded with `subresource: status`,
+    /// read back by [`extract`](crate::apply::extract) with
+    /// [`Subresource::Status`](crate::apply::Subresource::Status)); the
+    /// server ignores the rest of it.
+    ///
+    /// ```
+    /// use kubeset_client::api::apps::v1::Deployment;
+    /// use kubeset_client::apply::{Subresource, extract};
+    /// use kubeset_client::params::ApplyParams;
+    /// use kubeset_client::Api;
+    /// use serde_json::{Value, json};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let deployments: Api<Deployment> = Api::default_namespaced(client);
+    /// # let web = json!({"metadata": {"name": "web"}, "spec": {
+    /// #     "selector": {"matchLabels": {"app": "web"}},
+    /// #     "template": {"metadata": {"labels": {"app": "web"}},
+    /// #         "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}});
+    /// # deployments.apply("web", &web, &ApplyParams::new("owner")).await?;
+    /// let checked = json!({"metadata": {"name": "web"}, "status": {"conditions": [
+    ///     {"type": "Checked", "status": "True", "reason": "Probed"}]}});
+    /// let live = deployments.apply_status("web", &checked, &ApplyParams::new("checker")).await?;
+    /// let mine: Value = extract(&live, "checker", Subresource::Status)?;
+    /// assert_eq!(mine["status"]["conditions"][0]["type"], "Checked");
+    /// # Ok(()) }
+    /// ```
+    pub async fn apply_status(
+        &self,
+        name: &str,
+        config: &impl Serialize,
+        params: &ApplyParams,
+    ) -> Result<K, Error> {
+        self.patch_status(name, &PatchParams::from(params), &Patch::Apply(config))
+            .await
+    }
+
+    /// [`apply`](Self::apply) to the `scale` subresource: `config` is an
+    /// `autoscaling/v1` `Scale` configuration
+    /// (`{"spec": {"replicas": 3}}`; `apiVersion` and `kind` are filled in
+    /// when missing), answering the new `Scale`. The server records the
+    /// manager as owning the parent's replicas field with
+    /// `subresource: scale` (unless it owned it before through the main
+    /// resource); the `Scale` that [`get_subresource`](Self::get_subresource)
+    /// reads carries no managedFields (as kube-apiserver's): extract from
+    /// the parent, which answers the parent's replicas path.
+    ///
+    /// ```
+    /// use kubeset_client::api::apps::v1::Deployment;
+    /// use kubeset_client::params::ApplyParams;
+    /// use kubeset_client::Api;
+    /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let server = kubeset_testserver::TestServer::start().await?;
+    /// # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+    /// # let client = kubeset_client::Client::new(rest, "default");
+    /// let deployments: Api<Deployment> = Api::default_namespaced(client);
+    /// # let web = json!({"metadata": {"name": "web"}, "spec": {
+    /// #     "selector": {"matchLabels": {"app": "web"}},
+    /// #     "template": {"metadata": {"labels": {"app": "web"}},
+    /// #         "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}});
+    /// # deployments.apply("web", &web, &ApplyParams::new("owner")).await?;
+    /// let scale = json!({"metadata": {"name": "web"}, "spec": {"replicas": 3}});
+    /// // Nobody owns the defaulted replicas: the first apply through the
+    /// // Scale conflicts with "before-first-apply", as on kube-apiserver.
+    /// let err = deployments.apply_scale("web", &scale, &ApplyParams::new("autoscaler")).await;
+    /// assert_eq!(err.unwrap_err().apply_conflicts().unwrap()[0].manager, "before-first-apply");
+    /// let s = deployments.apply_scale("web", &scale, &ApplyParams::new("autoscaler").force()).await?;
+    /// assert_eq!(s.spec.unwrap().replicas, Some(3));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "autoscaling-v1")]
+    pub async fn apply_scale(
+        &self,
+        name: &str,
+        config: &impl Serialize,
+        params: &ApplyParams,
+    ) -> Result<kubeset_api::api::autoscaling::v1::Scale, Error> {
+        let patch = Patch::Apply(config);
+        self.patch_subresource("scale", name, &PatchParams::from(params), &patch)
+            .await
+    }
+
     fn patch_request<P: Serialize>(
         &self,
         name: &str,
@@ -537,7 +680,12 @@ where
         };
         let req = with_params(req, &query);
         if patch.is_apply() {
-            match self.typed_body(patch.body()) {
+            // A `Scale` is its own kind, whatever the parent's.
+            let typed = match subresource {
+                ["scale"] => typed_body_as(patch.body(), SCALE_API_VERSION, "Scale"),
+                _ => self.typed_body(patch.body()),
+            };
+            match typed {
                 Ok(body) => req.body(body),
                 Err(_) => req.json_body(patch.body()),
             }

@@ -30,7 +30,9 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admission;
 mod api_typed;
+pub mod apply;
 mod client;
 #[cfg(feature = "apiextensions-v1")]
 pub mod crd;
@@ -67,5 +69,6 @@ pub use kubeset_api::{
 };
 pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
 pub use kubeset_rest as rest;
+pub use kubeset_rest::ApplyConflict;
 pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};
 pub use kubeset_rest::{ApiError, Error, ResumableWatch, StatusReason, WatchEvent, WatchStream};

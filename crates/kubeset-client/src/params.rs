@@ -351,6 +351,72 @@ impl QueryParams for PatchParams {
     }
 }
 
+/// Parameters of server-side apply ([`Api::apply`](crate::Api::apply),
+/// [`apply_status`](crate::Api::apply_status),
+/// [`apply_scale`](crate::Api::apply_scale)): the field manager is
+/// required, so it is the constructor's argument (client-go's
+/// `metav1.ApplyOptions`, controller-runtime's `client.FieldOwner` with
+/// `client.ForceOwnership`).
+///
+/// ```
+/// use kubeset_client::params::ApplyParams;
+/// let params = ApplyParams::new("my-controller").force().dry_run();
+/// assert_eq!(params.field_manager, "my-controller");
+/// assert!(params.force && params.dry_run);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct ApplyParams {
+    /// `fieldManager`: who owns what this apply sets.
+    pub field_manager: String,
+    /// `force`: take the fields other managers own instead of failing
+    /// with a conflict.
+    pub force: bool,
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldValidation`.
+    pub field_validation: Option<FieldValidation>,
+}
+
+impl ApplyParams {
+    /// Applies as `field_manager`.
+    pub fn new(field_manager: &str) -> Self {
+        ApplyParams {
+            field_manager: field_manager.to_owned(),
+            ..ApplyParams::default()
+        }
+    }
+
+    /// Takes ownership of conflicting fields (`force=true`).
+    pub fn force(mut self) -> Self {
+        self.force = true;
+        self
+    }
+
+    /// Sets `dryRun=All`.
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// Sets `fieldValidation`.
+    pub fn validation(mut self, validation: FieldValidation) -> Self {
+        self.field_validation = Some(validation);
+        self
+    }
+}
+
+impl From<&ApplyParams> for PatchParams {
+    fn from(p: &ApplyParams) -> Self {
+        PatchParams {
+            dry_run: p.dry_run,
+            field_manager: Some(p.field_manager.clone()),
+            force: p.force,
+            field_validation: p.field_validation,
+        }
+    }
+}
+
 /// `propagationPolicy` of a delete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PropagationPolicy {
@@ -545,6 +611,27 @@ mod tests {
                 ("force", "true".to_owned()),
                 ("fieldValidation", "Strict".to_owned()),
             ]
+        );
+    }
+
+    #[test]
+    fn apply_params_are_the_patch_params_of_an_apply() {
+        let p = ApplyParams::new("ctl")
+            .force()
+            .dry_run()
+            .validation(FieldValidation::Warn);
+        assert_eq!(
+            pairs(&PatchParams::from(&p)),
+            vec![
+                ("dryRun", "All".to_owned()),
+                ("fieldManager", "ctl".to_owned()),
+                ("force", "true".to_owned()),
+                ("fieldValidation", "Warn".to_owned()),
+            ]
+        );
+        assert_eq!(
+            PatchParams::from(&ApplyParams::new("m")),
+            PatchParams::apply("m")
         );
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::{
     auth::BoxError,
     budget::{MAX_SERVER_WAIT, WaitCause},
-    status::{StatusBody, StatusReason},
+    status::{ApplyConflict, StatusBody, StatusReason},
     transport::TransportKind,
     url::go_duration,
     verb::Verb,
@@ -130,6 +130,29 @@ impl ApiError {
     /// RequestEntityTooLarge (or an unknown reason with 413).
     pub fn is_request_entity_too_large(&self) -> bool {
         self.reason_or_code(&StatusReason::RequestEntityTooLarge, 413)
+    }
+
+    /// The fields a server-side apply could not take because other field
+    /// managers own them: the `FieldManagerConflict` causes of a 409
+    /// Conflict, typed; `None` for any other error (a stale
+    /// resourceVersion's 409 included). Retry with `force` to take them.
+    ///
+    /// ```
+    /// use kubeset_rest::{ApiError, StatusReason};
+    /// let mut err = ApiError::new(StatusReason::Conflict, 409, "Apply failed with 1 conflict");
+    /// err.details = Some(serde_json::json!({"causes": [{
+    ///     "reason": "FieldManagerConflict",
+    ///     "message": "conflict with \"editor\" using v1",
+    ///     "field": ".data.k",
+    /// }]}));
+    /// let conflicts = err.apply_conflicts().unwrap();
+    /// assert_eq!((conflicts[0].manager.as_str(), conflicts[0].field.as_str()), ("editor", ".data.k"));
+    /// ```
+    pub fn apply_conflicts(&self) -> Option<Vec<ApplyConflict>> {
+        if !self.is_conflict() {
+            return None;
+        }
+        ApplyConflict::from_details(self.details.as_ref()?)
     }
 
     /// Whether trying again later can succeed: the server asked for a delay
@@ -525,6 +548,11 @@ impl Error {
     /// See [`ApiError::is_service_unavailable`].
     pub fn is_service_unavailable(&self) -> bool {
         self.api(ApiError::is_service_unavailable)
+    }
+    /// See [`ApiError::apply_conflicts`]: the fields an apply could not
+    /// take, and their managers.
+    pub fn apply_conflicts(&self) -> Option<Vec<ApplyConflict>> {
+        self.api_error().and_then(ApiError::apply_conflicts)
     }
     /// A server-side (504/Timeout/ServerTimeout) or client-side timeout
     /// (an attempt's, a spent budget, a stream past its deadline).

@@ -73,6 +73,7 @@ pub use error::{ApiError, Error};
 pub use request::Request;
 pub use response::{Response, decode::from_json};
 pub use status::StatusReason;
+pub use status::{ApplyConflict, MAX_APPLY_CONFLICTS};
 pub use transport::TransportKind;
 pub use url::go_duration;
 pub use verb::{PatchType, Verb};

@@ -20,6 +20,9 @@
 //!   `coordination.k8s.io/v1` Lease with client-go's semantics.
 //! - [`shard`] (feature `shard`): a controller's objects split across
 //!   replicas by shard Leases, at most one reconciler per object.
+//! - [`webhook`] (feature `webhook`): validating and mutating admission
+//!   webhooks, typed per kind and operation, served over TLS from
+//!   certificate files reloaded without a failed request.
 //!
 //! # Features
 //!
@@ -37,6 +40,7 @@
 //! | `events` | [`events`] | `events-v1`, `core-v1` |
 //! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
 //! | `shard` | [`shard`]: controllers sharded across replicas on Leases | `leader` |
+//! | `webhook` | [`webhook`]: a typed admission webhook server over TLS, certificates reloaded from files, a self-signed CA, `caBundle` registration | `admissionregistration-v1`; hyper's server, tokio-rustls, rcgen |
 //!
 //! # Porting from kube-rs
 //!
@@ -67,6 +71,7 @@
 //! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
 //! | (none; controller-runtime's metrics) | [`metrics`] | controller-runtime's metric names |
 //! | (none) | [`leader`] | client-go's `leaderelection` |
+//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files reloaded when they change | controller-runtime's `webhook.Server` with typed validators/defaulters and `certwatcher`; no conversion webhooks yet |
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -141,6 +146,8 @@ pub mod status;
 pub mod store;
 pub mod wait;
 pub mod watcher;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 /// kube-rs's `kube::runtime::reflector` paths: `reflector::store` is both
 /// the module (`reflector::store::Writer`) and the function

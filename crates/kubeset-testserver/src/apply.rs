@@ -41,12 +41,15 @@ pub(crate) enum Scope {
     },
     /// The `status` subresource.
     Status,
+    /// The `Scale` of the `scale` subresource (its `status` is not written).
+    Scale,
 }
 
 impl Scope {
     fn subresource(self) -> Option<&'static str> {
         match self {
             Scope::Status => Some("status"),
+            Scope::Scale => Some("scale"),
             Scope::Main { .. } => None,
         }
     }
@@ -58,6 +61,7 @@ impl Scope {
         let first = p.first().and_then(Pe::as_field);
         match self {
             Scope::Status => first != Some("spec"),
+            Scope::Scale => first != Some("status"),
             Scope::Main { status_separate } => !(status_separate && first == Some("status")),
         }
     }
@@ -493,14 +497,20 @@ pub(crate) fn apply(
     Ok(out)
 }
 
+/// The `apiVersion` of every `Scale`.
+const SCALE_API_VERSION: &str = "autoscaling/v1";
+
 /// A write through the `scale` subresource, as kube-apiserver's scale
-/// handler makes it: the `Scale` (`scale`, built from `parent`) is owned
-/// by the parent's owners of the replicas (`replicas`, the parent's path),
-/// `op` writes it (an apply or an update, recording its managedFields), and
-/// the `Scale`'s owners of `.spec.replicas` become owners of the parent's
-/// path again — new ones as the `scale` subresource's, with the time the
-/// parent had for them (none). Returns the replicas and the parent's new
-/// `managedFields` (`None`: none left).
+/// handler makes it (its `ToSubresource`/`FromSubresource`): the `Scale`
+/// (`scale`, built from `parent`) is owned by the parent's owners of the
+/// replicas (`replicas`, the parent's path) at the Scale's apiVersion,
+/// `op` writes it as the `scale` subresource (an apply or an update,
+/// recording its managedFields), and the `Scale`'s owners of
+/// `.spec.replicas` become owners of the parent's path again at the
+/// parent's apiVersion — a writer through the Scale with subresource
+/// `scale`, so its next write there is its own, not a conflict — with the
+/// time the parent had for them (none). Returns the replicas and the
+/// parent's new `managedFields` (`None`: none left).
 pub(crate) fn through_scale<E>(
     parent: &Value,
     scale: &Value,
@@ -516,6 +526,7 @@ pub(crate) fn through_scale<E>(
         .filter(|e| e.fields.contains(&rp))
         .map(|e| Entry {
             fields: Set::from([sp.clone()]),
+            api_version: SCALE_API_VERSION.to_owned(),
             ..e.clone()
         })
         .collect();
@@ -528,10 +539,8 @@ pub(crate) fn through_scale<E>(
     scale_res.custom = false;
     scale_res.schema = None;
     let sw = Writer {
-        api_version: "autoscaling/v1",
-        scope: Scope::Main {
-            status_separate: true,
-        },
+        api_version: SCALE_API_VERSION,
+        scope: Scope::Scale,
         res: &scale_res,
         ..*w
     };
@@ -552,14 +561,13 @@ pub(crate) fn through_scale<E>(
         if !e.fields.contains(&sp) {
             continue;
         }
+        // The parent's apiVersion; the subresource is the writer's own
+        // (`scale` for one through the Scale, kept for the parent's owners).
         let mut back = Entry {
             fields: Set::from([rp.clone()]),
+            api_version: w.api_version.to_owned(),
             ..e
         };
-        if !owners.iter().any(|o| o.same(&back)) {
-            back.api_version = w.api_version.to_owned();
-            back.subresource = Some("scale".into());
-        }
         back.time = parent_entries
             .iter()
             .find(|p| p.same(&back))

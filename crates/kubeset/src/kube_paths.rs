@@ -65,6 +65,29 @@ pub mod core {
     #[cfg_attr(docsrs, doc(cfg(feature = "apiextensions-v1")))]
     pub use kubeset_client::{CustomResourceExt, crd::merge_crds};
 
+    /// kube-core's `admission`: the `admission.k8s.io/v1` `AdmissionReview`
+    /// types of admission webhooks (kube-rs's `admission` feature; always
+    /// built here). A server for them is `kubeset::runtime::webhook`
+    /// (feature `webhook`).
+    ///
+    /// ```
+    /// use kubeset::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+    /// use kubeset::core::DynamicObject;
+    /// fn answer(review: AdmissionReview<DynamicObject>) -> AdmissionReview<DynamicObject> {
+    ///     let Ok(req) = AdmissionRequest::try_from(review) else {
+    ///         return AdmissionResponse::invalid("no request").into_review();
+    ///     };
+    ///     if req.operation == Operation::Delete {
+    ///         return AdmissionResponse::from(&req).deny("deletes are not allowed").into_review();
+    ///     }
+    ///     AdmissionResponse::from(&req).into_review()
+    /// }
+    /// # let _ = answer;
+    /// ```
+    pub mod admission {
+        pub use kubeset_client::admission::*;
+    }
+
     /// kube-core's `params`: the verbs' parameters.
     pub mod params {
         pub use kubeset_client::Patch;

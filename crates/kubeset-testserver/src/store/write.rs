@@ -415,7 +415,8 @@ fn prepare_for_update(scope: Scope, live: &Value, new: &mut Value) {
         }
         Scope::Main {
             status_separate: true,
-        } => {
+        }
+        | Scope::Scale => {
             if let Value::Object(o) = new {
                 match live.get("status") {
                     Some(s) => o.insert("status".into(), s.clone()),

@@ -15,6 +15,8 @@
 //!   real socket, or to tower-test mocks.
 
 #[cfg(test)]
+mod admission;
+#[cfg(test)]
 mod crd;
 #[cfg(test)]
 mod dynamic;

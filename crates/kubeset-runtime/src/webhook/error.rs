@@ -1,0 +1,91 @@
+//! The webhook layer's error.
+
+use std::path::PathBuf;
+
+/// What went wrong starting the server, loading its certificate, making
+/// certificates or registering them. (A bad request is not an error here:
+/// it is answered over HTTP.)
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The listening socket could not be bound.
+    #[error("binding the webhook server to {addr}")]
+    Bind {
+        /// The address asked for.
+        addr: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A certificate or key file could not be read.
+    #[error("reading {}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A certificate or key file is larger than any PEM file should be.
+    #[error("{} is over {limit} bytes; not a certificate or key", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
+    /// A file's PEM did not parse, or held no certificate or key.
+    #[error("{}: {reason}", path.display())]
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The key does not load or does not match the certificate.
+    #[error("the key {} does not fit the certificate {}", key.display(), cert.display())]
+    KeyMismatch {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// rustls's error.
+        #[source]
+        source: rustls::Error,
+    },
+    /// The TLS configuration could not be built.
+    #[error("building the TLS configuration")]
+    Tls {
+        /// rustls's error.
+        #[source]
+        source: rustls::Error,
+    },
+    /// A certificate could not be generated.
+    #[error("generating the {what} certificate")]
+    Generate {
+        /// Which one (`CA`, `leaf`).
+        what: &'static str,
+        /// rcgen's error (boxed: rcgen's types stay out of this API).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A certificate or key could not be written.
+    #[error("writing {}", path.display())]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Patching `caBundle` into a webhook configuration failed.
+    #[error("setting the caBundle of {kind} {name}")]
+    Register {
+        /// `ValidatingWebhookConfiguration` or `MutatingWebhookConfiguration`.
+        kind: &'static str,
+        /// The configuration's name.
+        name: String,
+        /// The API error (boxed: it is large, and this variant is rare).
+        #[source]
+        source: Box<kubeset_client::Error>,
+    },
+}

@@ -1,0 +1,86 @@
+//! Self-registration: the CA into the webhook configurations' `caBundle`.
+
+use kubeset_client::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kubeset_client::params::PatchParams;
+use kubeset_client::{Api, ByteString, Client, Patch, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::WebhookError;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::ValidatingWebhookConfiguration {}
+    impl Sealed for super::MutatingWebhookConfiguration {}
+}
+
+/// `ValidatingWebhookConfiguration` or `MutatingWebhookConfiguration`.
+pub trait WebhookConfiguration:
+    Resource + Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + 'static + sealed::Sealed
+{
+    /// How many webhooks it lists.
+    fn webhook_count(&self) -> usize;
+}
+
+impl WebhookConfiguration for ValidatingWebhookConfiguration {
+    fn webhook_count(&self) -> usize {
+        self.webhooks.as_ref().map_or(0, Vec::len)
+    }
+}
+
+impl WebhookConfiguration for MutatingWebhookConfiguration {
+    fn webhook_count(&self) -> usize {
+        self.webhooks.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// Sets `clientConfig.caBundle` of every webhook of the configuration
+/// `name` to `ca_pem` (a JSON patch guarded by the resourceVersion read,
+/// so a concurrent edit makes it fail instead of being overwritten) and
+/// answers the stored configuration. Run it at start and after changing
+/// the CA.
+///
+/// ```no_run
+/// use kubeset_client::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+/// use kubeset_runtime::webhook::{SelfSignedCa, set_ca_bundle};
+/// # async fn f(client: kubeset_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let ca = SelfSignedCa::generate("my-webhook-ca")?;
+/// set_ca_bundle::<ValidatingWebhookConfiguration>(&client, "my-webhook", ca.cert_pem()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// [`WebhookError::Register`] with the API error (not found, conflict).
+pub async fn set_ca_bundle<K: WebhookConfiguration>(
+    client: &Client,
+    name: &str,
+    ca_pem: &str,
+) -> Result<K, WebhookError> {
+    let err = |source| WebhookError::Register {
+        kind: K::KIND,
+        name: name.to_owned(),
+        source: Box::new(source),
+    };
+    let api: Api<K> = Api::all(client.clone());
+    let current = api.get(name).await.map_err(err)?;
+    let bundle = serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec()))
+        .unwrap_or(serde_json::Value::Null);
+    let mut ops = vec![serde_json::json!({
+        "op": "test",
+        "path": "/metadata/resourceVersion",
+        "value": current.metadata().resource_version,
+    })];
+    for i in 0..current.webhook_count() {
+        ops.push(serde_json::json!({
+            "op": "add",
+            "path": format!("/webhooks/{i}/clientConfig/caBundle"),
+            "value": bundle,
+        }));
+    }
+    api.patch(name, &PatchParams::default(), &Patch::Json(ops))
+        .await
+        .map_err(err)
+}
