@@ -290,6 +290,14 @@ const ROWS: [(Row, &str); 8] = [
     (Row::Scale, "scale"),
 ];
 
+impl Row {
+    fn name(self) -> &'static str {
+        ROWS.iter()
+            .find(|(r, _)| *r == self)
+            .map_or("?", |(_, n)| *n)
+    }
+}
+
 /// Which rows this run measures; `None` is all of them.
 struct Rows(Option<Vec<Row>>);
 
@@ -387,40 +395,34 @@ pub fn run(quick: bool) -> Result<(), Error> {
         peer_paths(&target)
     };
 
-    let mut all = Vec::new();
+    let mut rec = Recorder::default();
     let mimalloc = target.join("release/kubeset-bench-mimalloc");
-    for (file, runs) in lists.iter().filter(|_| rows.has(Row::Codec)) {
-        let runs = runs.to_string();
-        let name = file.display().to_string();
-        all.extend(records(
-            Command::new(&rust).arg("codec").arg(file).arg(&runs),
-            &format!("Rust codec {name}"),
-        )?);
-        all.extend(on_mimalloc(records(
-            Command::new(&mimalloc).arg("codec").arg(file).arg(&runs),
-            &format!("Rust codec {name} (mimalloc)"),
-        )?));
-        all.extend(records(
-            Command::new(&go).arg("codec").arg(file).arg(&runs),
-            &format!("Go codec {name}"),
-        )?);
-        all.extend(codec_protobuf([&rust, &mimalloc], &go, file, &runs)?);
+    if rows.has(Row::Codec) {
+        rec.row(Row::Codec, || {
+            let mut all = Vec::new();
+            for (file, runs) in &lists {
+                all.extend(codec_row(&rust, &mimalloc, &go, file, *runs)?);
+            }
+            Ok(all)
+        });
     }
-
     if rows.has(Row::Watch) {
-        all.extend(watch_decode(&rust, &go, &plan, &lists, &data)?);
+        rec.row(Row::Watch, || {
+            watch_decode(&rust, &go, &plan, &lists, &data)
+        });
     }
-
     if rows.has(Row::Roundtrip) {
-        all.extend(round_trips(&rust, &go, &plan)?);
+        rec.row(Row::Roundtrip, || round_trips(&rust, &go, &plan));
     }
     if rows.has(Row::Failover) {
-        all.extend(records(
-            Command::new(&rust)
-                .arg("failover")
-                .arg(plan.failover_trials.to_string()),
-            "failover",
-        )?);
+        rec.row(Row::Failover, || {
+            records(
+                Command::new(&rust)
+                    .arg("failover")
+                    .arg(plan.failover_trials.to_string()),
+                "failover",
+            )
+        });
     }
     if rows.has(Row::Memory)
         && let Some((file, _)) = lists.iter().find(|(f, _)| {
@@ -428,14 +430,18 @@ pub fn run(quick: bool) -> Result<(), Error> {
                 .is_some_and(|n| n.to_string_lossy() == format!("podlist_{}.json", plan.cache_pods))
         })
     {
-        all.extend(memory(&rust, &go, file, plan.cache_updates)?);
+        rec.row(Row::Memory, || memory(&rust, &go, file, plan.cache_updates));
     }
     if rows.has(Row::Build) {
-        all.extend(build_cost(&root, &target, quick)?);
+        rec.row(Row::Build, || build_cost(&root, &target, quick));
     }
     if rows.has(Row::Admission) {
-        all.extend(admission::run(&root, quick)?);
+        rec.row(Row::Admission, || admission::run(&root, quick));
     }
+    let Recorder {
+        records: all,
+        failed,
+    } = rec;
 
     // A partial run (`--only`) never overwrites the published report: the
     // table in docs/ comes from one full run.
@@ -474,13 +480,88 @@ pub fn run(quick: bool) -> Result<(), Error> {
         data.join(format!("benchmarks{suffix}.md"))
     };
     // The scale row's section (its own run) stays as it was.
-    let text = scale::keep_section(
-        report(&machine, &plan, &all, &notes),
-        scale::section_of(&old).unwrap_or(""),
-    );
+    let mut text = report(&machine, &plan, &all, &notes);
+    failed_section(&mut text, &failed);
+    let text = scale::keep_section(text, scale::section_of(&old).unwrap_or(""));
     std::fs::write(&out, text)?;
     eprintln!("=== xtask bench: wrote {}", out.display());
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        let names: Vec<&str> = failed.iter().map(|(row, _)| row.name()).collect();
+        Err(format!(
+            "rows failed (the others are in the report): {}",
+            names.join(", ")
+        )
+        .into())
+    }
+}
+
+/// The records of the rows measured so far, and the rows that failed: a
+/// failing row is reported beside the others instead of ending the run
+/// (a full run takes most of an hour).
+#[derive(Default)]
+struct Recorder {
+    records: Vec<Value>,
+    failed: Vec<(Row, String)>,
+}
+
+impl Recorder {
+    fn row(&mut self, row: Row, measure: impl FnOnce() -> Result<Vec<Value>, Error>) {
+        eprintln!("=== xtask bench: row {}", row.name());
+        match measure() {
+            Ok(records) => self.records.extend(records),
+            Err(e) => {
+                let mut why = e.to_string();
+                let mut cause = e.source();
+                while let Some(c) = cause {
+                    why.push_str(&format!(": {c}"));
+                    cause = c.source();
+                }
+                eprintln!("=== xtask bench: row {} failed: {why}", row.name());
+                self.failed.push((row, why));
+            }
+        }
+    }
+}
+
+/// The rows that failed, with their errors, appended to the report so a
+/// published table never hides a missing row.
+fn failed_section(out: &mut String, failed: &[(Row, String)]) {
+    if failed.is_empty() {
+        return;
+    }
+    out.push_str("\n## Rows that failed in this run\n\n");
+    for (row, why) in failed {
+        let _ = writeln!(out, "- `{}`: {}", row.name(), why.replace('\n', " "));
+    }
+}
+
+/// The codec rows of one pod list: Rust (system allocator and mimalloc),
+/// Go, and both codecs' protobuf.
+fn codec_row(
+    rust: &Path,
+    mimalloc: &Path,
+    go: &Path,
+    file: &Path,
+    runs: usize,
+) -> Result<Vec<Value>, Error> {
+    let runs = runs.to_string();
+    let name = file.display().to_string();
+    let mut all = records(
+        Command::new(rust).arg("codec").arg(file).arg(&runs),
+        &format!("Rust codec {name}"),
+    )?;
+    all.extend(on_mimalloc(records(
+        Command::new(mimalloc).arg("codec").arg(file).arg(&runs),
+        &format!("Rust codec {name} (mimalloc)"),
+    )?));
+    all.extend(records(
+        Command::new(go).arg("codec").arg(file).arg(&runs),
+        &format!("Go codec {name}"),
+    )?);
+    all.extend(codec_protobuf([rust, mimalloc], go, file, &runs)?);
+    Ok(all)
 }
 
 fn peer_paths(target: &Path) -> (PathBuf, PathBuf) {
