@@ -53,7 +53,7 @@ pub(crate) struct Watches {
 /// starts at that resourceVersion (3,000 watches of one kind hold one
 /// copy, not 3,000), freed with the last of them.
 pub(crate) struct Snapshot {
-    pub(crate) items: Vec<(String, Value)>,
+    pub(crate) items: Vec<(String, Arc<Value>)>,
     pub(crate) rv: u64,
     bytes: usize,
     counters: Arc<Counters>,
@@ -111,7 +111,7 @@ impl Watches {
         // Its size as JSON, for the accounting (once per snapshot).
         let bytes = items
             .iter()
-            .map(|(ns, v)| ns.len() + serde_json::to_vec(v).map_or(0, |b| b.len()))
+            .map(|(ns, v)| ns.len() + serde_json::to_vec(&**v).map_or(0, |b| b.len()))
             .sum();
         self.counters.snapshots.fetch_add(1, Ordering::SeqCst);
         self.counters

@@ -40,7 +40,10 @@ pub(crate) struct Event {
     pub(crate) old: Option<Arc<Value>>,
 }
 
-type Objects = BTreeMap<(String, String), Value>;
+/// The objects of one storage key, by namespace and name. Shared with the
+/// history's events and the list snapshots, so a write copies its object
+/// once (for its answer) and a watch's initial state copies none.
+type Objects = BTreeMap<(String, String), Arc<Value>>;
 
 struct State {
     rv: u64,
@@ -52,11 +55,15 @@ struct State {
     compacted: u64,
 }
 
+/// The stored objects a paginated list walks through, shared with the
+/// store.
+type Snapshot = Arc<Vec<Arc<Value>>>;
+
 /// Saved list snapshots for `continue` tokens.
 struct Pages {
     next_id: u64,
     order: VecDeque<u64>,
-    snapshots: HashMap<u64, (Arc<Vec<Value>>, u64)>,
+    snapshots: HashMap<u64, (Snapshot, u64)>,
 }
 
 const MAX_PAGE_SNAPSHOTS: usize = 256;
@@ -131,7 +138,7 @@ impl admission::policy::Lookup for State {
     fn objects(&self, group: &str, plural: &str) -> Vec<&Value> {
         self.objects
             .get(&(group.to_owned(), plural.to_owned()))
-            .map(|m| m.values().collect())
+            .map(|m| m.values().map(|v| &**v).collect())
             .unwrap_or_default()
     }
 
@@ -190,42 +197,39 @@ impl State {
             .is_some_and(|m| m.contains_key(&(String::new(), ns.to_owned())))
     }
 
-    /// Stores `obj` with a fresh resourceVersion and records the event.
-    fn commit(
-        &mut self,
-        res: &Resource,
-        kind: EventType,
-        mut obj: Value,
-        old: Option<Value>,
-    ) -> Value {
+    /// Stores `obj` with a fresh resourceVersion and records the event,
+    /// whose old object is the one stored before. Returns the stored
+    /// object.
+    fn commit(&mut self, res: &Resource, kind: EventType, mut obj: Value) -> Value {
         let rv = self.bump();
         obj = crate::events::to_storage(res, obj);
-        let old = old.map(|o| crate::events::to_storage(res, o));
         set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
         let ns = meta_str(&obj, "namespace").to_owned();
         let name = meta_str(&obj, "name").to_owned();
         let key = res.storage_key();
         let bucket = self.objects.entry(key.clone()).or_default();
-        if kind == EventType::Deleted {
-            bucket.remove(&(ns.clone(), name));
+        let obj = Arc::new(obj);
+        let old = if kind == EventType::Deleted {
+            bucket.remove(&(ns.clone(), name))
         } else {
-            bucket.insert((ns.clone(), name), obj.clone());
-        }
+            bucket.insert((ns.clone(), name), Arc::clone(&obj))
+        };
         self.push_event(Event {
             rv,
             kind,
             key,
             namespace: ns,
-            object: Arc::new(obj.clone()),
-            old: old.map(Arc::new),
+            object: Arc::clone(&obj),
+            old,
         });
-        obj
+        Arc::unwrap_or_clone(obj)
     }
 
     fn live(&self, res: &Resource, ns: &str, name: &str) -> Option<&Value> {
         self.objects
             .get(&res.storage_key())
             .and_then(|m| m.get(&(ns.to_owned(), name.to_owned())))
+            .map(|v| &**v)
     }
 
     /// Registers the resources a CRD serves and marks it Established.
@@ -257,12 +261,12 @@ impl State {
             .map(|m| {
                 m.iter()
                     .filter(|((n, _), _)| ns.is_none_or(|x| x == n))
-                    .map(|(_, v)| v.clone())
+                    .map(|(_, v)| Value::clone(v))
                     .collect()
             })
             .unwrap_or_default();
         for v in victims {
-            self.commit(res, EventType::Deleted, v.clone(), Some(v));
+            self.commit(res, EventType::Deleted, v);
         }
     }
 }
@@ -355,6 +359,23 @@ impl Store {
         label: &LabelSelector,
         field: &FieldSelector,
     ) -> (Vec<Value>, u64) {
+        let (stored, rv) = self.matching(res, ns, label, field);
+        let items = stored
+            .iter()
+            .map(|v| as_version(res, Value::clone(v)))
+            .collect();
+        (items, rv)
+    }
+
+    /// The matching objects as stored (shared, not copied) at one
+    /// resourceVersion.
+    fn matching(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        label: &LabelSelector,
+        field: &FieldSelector,
+    ) -> (Vec<Arc<Value>>, u64) {
         let st = self.lock();
         let items = st
             .objects
@@ -364,7 +385,7 @@ impl Store {
                     .filter(|((n, _), _)| ns.is_none_or(|x| x == n))
                     .map(|(_, v)| v)
                     .filter(|v| label.matches(v) && field.matches(v))
-                    .map(|v| as_version(res, v.clone()))
+                    .cloned()
                     .collect()
             })
             .unwrap_or_default();
@@ -375,14 +396,14 @@ impl Store {
     /// namespace, at one resourceVersion: a watch's initial state, shared
     /// by the watches that start at that resourceVersion
     /// ([`crate::fanout::Watches`]), filtered and converted per watch.
-    pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Value)>, u64) {
+    pub(crate) fn watch_snapshot(&self, res: &Resource) -> (Vec<(String, Arc<Value>)>, u64) {
         let st = self.lock();
         let items = st
             .objects
             .get(&res.storage_key())
             .map(|m| {
                 m.iter()
-                    .map(|((ns, _), v)| (ns.clone(), v.clone()))
+                    .map(|((ns, _), v)| (ns.clone(), Arc::clone(v)))
                     .collect()
             })
             .unwrap_or_default();
@@ -411,7 +432,7 @@ impl Store {
                 (all, rv, offset)
             }
             None => {
-                let (items, rv) = self.list_all(res, ns, label, field);
+                let (items, rv) = self.matching(res, ns, label, field);
                 (Arc::new(items), rv, 0)
             }
         };
@@ -419,10 +440,14 @@ impl Store {
             Some(l) if l > 0 => offset.saturating_add(l).min(all.len()),
             _ => all.len(),
         };
+        // Converted page by page: a paginated list of many objects keeps
+        // only the stored objects' handles between pages.
         let items = all
             .get(offset..end)
-            .map(<[Value]>::to_vec)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .iter()
+            .map(|v| as_version(res, Value::clone(v)))
+            .collect();
         if end >= all.len() {
             return Ok(Page {
                 items,

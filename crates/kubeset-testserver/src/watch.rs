@@ -124,12 +124,12 @@ impl WatchRequest {
 
     /// The initial ADDED events (the objects that match, converted to the
     /// watched version one at a time); `false` when the watch ended.
-    async fn send_initial(&self, w: &Writer, items: &[(String, Value)], rv: u64) -> bool {
+    async fn send_initial(&self, w: &Writer, items: &[(String, Arc<Value>)], rv: u64) -> bool {
         for (ns, obj) in items {
             if self.namespace.as_ref().is_some_and(|want| want != ns) || !self.matches(obj) {
                 continue;
             }
-            let obj = store::as_version(&self.res, obj.clone());
+            let obj = store::as_version(&self.res, Value::clone(obj));
             if !w.event("ADDED", &obj, rv).await {
                 return false;
             }

@@ -46,7 +46,7 @@ impl Store {
         if dry_run {
             return Ok(as_version(res, new));
         }
-        let out = st.commit(res, EventType::Modified, new, Some(live));
+        let out = st.commit(res, EventType::Modified, new);
         let rv = st.rv;
         drop(st);
         self.notify(rv);
@@ -158,14 +158,14 @@ impl Store {
         }
         let out = if !finalizers.is_empty() {
             let new = marked(live.clone(), finalizers, pending);
-            st.commit(res, EventType::Modified, new, Some(live))
+            st.commit(res, EventType::Modified, new)
         } else {
             // Held only by the policy's finalizer, which this delete clears.
             let mut last = live.clone();
             if let Some(m) = meta_mut(&mut last) {
                 m.remove("finalizers");
             }
-            let out = st.commit(res, EventType::Deleted, last, Some(live));
+            let out = st.commit(res, EventType::Deleted, last);
             self.after_delete(&mut st, res, &out);
             out
         };

@@ -174,7 +174,7 @@ impl Store {
             .objects
             .get(&res.storage_key())
             .into_iter()
-            .flat_map(|m| m.values());
+            .flat_map(|m| m.values().map(|v| &**v));
         strategy.before_insert(res, name, &mut obj, &mut siblings)?;
         limits::check_object(res, name, &obj)?;
         if ctx.dry_run {
@@ -183,7 +183,7 @@ impl Store {
         if strategy.defines_resources() {
             st.crd_changed(&mut obj);
         }
-        Ok(as_version(res, st.commit(res, EventType::Added, obj, None)))
+        Ok(as_version(res, st.commit(res, EventType::Added, obj)))
     }
 
     /// Read-modify-write of one object. `f` gets the live object (or `None`
@@ -216,11 +216,7 @@ impl Store {
             scope,
         };
         let mut new = self.before_update(&st, &target, ctx, &live, desired)?;
-        let mut live_cmp = live.clone();
-        if let Some(m) = meta_mut(&mut live_cmp) {
-            m.remove("resourceVersion");
-        }
-        if new == live_cmp {
+        if unchanged(&new, &live) {
             return Ok(live);
         }
         limits::check_object(res, name, &new)?;
@@ -231,7 +227,7 @@ impl Store {
             }
             return Ok(new);
         }
-        let out = self.commit_update(&mut st, res, new, live);
+        let out = self.commit_update(&mut st, res, new);
         let rv = st.rv;
         drop(st);
         self.notify(rv);
@@ -344,10 +340,10 @@ impl Store {
         Ok(new)
     }
 
-    /// Stores an update of `live` to `new`; an object that is being
+    /// Stores an update to `new`; an object that is being
     /// deleted and holds no finalizers any more is removed (its emptied
     /// `finalizers` gone, as the real server answers it).
-    fn commit_update(&self, st: &mut State, res: &Resource, mut new: Value, live: Value) -> Value {
+    fn commit_update(&self, st: &mut State, res: &Resource, mut new: Value) -> Value {
         let finalizers_empty = new
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
@@ -358,13 +354,13 @@ impl Store {
             st.crd_changed(&mut new);
         }
         if !(deleting && finalizers_empty) || strategy.held_by_spec(&new) {
-            return st.commit(res, EventType::Modified, new, Some(live));
+            return st.commit(res, EventType::Modified, new);
         }
         if let Some(m) = meta_mut(&mut new) {
             m.remove("finalizers");
         }
-        let out = st.commit(res, EventType::Modified, new, Some(live));
-        let out2 = st.commit(res, EventType::Deleted, out.clone(), Some(out));
+        let out = st.commit(res, EventType::Modified, new);
+        let out2 = st.commit(res, EventType::Deleted, out.clone());
         self.after_delete(st, res, &out2);
         out2
     }
@@ -555,4 +551,57 @@ fn stamp_new(
     strategy.on_decode(&mut obj);
     strategy.on_create(res, &mut obj);
     obj
+}
+
+/// Whether an update leaves `live` as it is: `new` equals it but for
+/// `metadata.resourceVersion`, which `new` does not carry (compared in
+/// place: a write that changes nothing copies nothing).
+fn unchanged(new: &Value, live: &Value) -> bool {
+    let (Value::Object(n), Value::Object(l)) = (new, live) else {
+        return false;
+    };
+    n.len() == l.len()
+        && n.iter().all(|(k, v)| match (k.as_str(), v, l.get(k)) {
+            ("metadata", Value::Object(nm), Some(Value::Object(lm))) => {
+                let rv = usize::from(lm.contains_key("resourceVersion"));
+                !nm.contains_key("resourceVersion")
+                    && nm.len() + rv == lm.len()
+                    && nm.iter().all(|(k, v)| lm.get(k) == Some(v))
+            }
+            (_, v, Some(lv)) => v == lv,
+            _ => false,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::unchanged;
+
+    #[test]
+    fn unchanged_ignores_only_the_live_resource_version() {
+        let live = json!({"metadata": {"name": "a", "resourceVersion": "7"}, "spec": {"x": 1}});
+        assert!(unchanged(
+            &json!({"metadata": {"name": "a"}, "spec": {"x": 1}}),
+            &live
+        ));
+        // A resourceVersion in the new object is a change (as before: the
+        // live copy it was compared with had none).
+        assert!(!unchanged(
+            &json!({"metadata": {"name": "a", "resourceVersion": "7"}, "spec": {"x": 1}}),
+            &live
+        ));
+        assert!(!unchanged(
+            &json!({"metadata": {"name": "a"}, "spec": {"x": 2}}),
+            &live
+        ));
+        assert!(!unchanged(
+            &json!({"metadata": {"name": "a", "labels": {}}, "spec": {"x": 1}}),
+            &live
+        ));
+        assert!(!unchanged(&json!({"metadata": {"name": "a"}}), &live));
+        let no_rv = json!({"metadata": {"name": "a"}, "spec": {"x": 1}});
+        assert!(unchanged(&no_rv, &no_rv));
+    }
 }
