@@ -9,6 +9,15 @@
 //! tree. [`generate`] does the last two; [`from_openapi_v3`] takes a
 //! group-version document of a live `/openapi/v3` instead of CRDs.
 //!
+//! With [`Options::builtins`], object schemas that a built-in model
+//! deserializes losslessly use it ([`reuse`]: a pod template becomes
+//! `kubeset::api::core::v1::PodTemplateSpec`), and [`Generated::near_misses`]
+//! says which came close and why not. Structurally identical nested types
+//! of one group-version become one type, named by the shortest of their
+//! names (`share.rs`; the rule is in its docs).
+//! [`Generated::write_crate`] writes the tree as a crate of its own, so an
+//! operator's rebuilds do not recompile the types.
+//!
 //! The generated code depends only on the `kubeset` facade, `serde` and
 //! `serde_json`. Each kind is at `<group module>::<version>::<Kind>` (group
 //! with `.` and `-` as `_`), implements `kubeset::Resource`, and has a
@@ -775,7 +784,7 @@ pub fn lower(crds: &[CustomResourceDefinition]) -> Result<(Ir, Vec<Warning>), Co
 /// Runs every served version of `crds` (sorted by group, version, kind)
 /// through the shared lowering; object schemas that match a model of
 /// `builtins` use it ([`reuse`]); then structurally identical nested types
-/// of one module become one ([`share`](self#sharing)).
+/// of one module become one (`share.rs`).
 pub fn lower_with(
     crds: &[CustomResourceDefinition],
     builtins: Option<&reuse::Builtins>,

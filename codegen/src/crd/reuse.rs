@@ -117,6 +117,10 @@ pub struct Builtins {
     ir: Ir,
     schemas: BTreeMap<String, Schema>,
     candidates: Vec<Candidate>,
+    /// The most fields a candidate has: a node with more properties
+    /// matches nothing (checked first, so that a hostile node of many
+    /// properties costs nothing).
+    max_fields: usize,
 }
 
 impl Builtins {
@@ -148,11 +152,13 @@ impl Builtins {
                     fields: fields.iter().map(|f| f.json.clone()).collect(),
                 })
             })
-            .collect();
+            .collect::<Vec<Candidate>>();
+        let max_fields = candidates.iter().map(|c| c.fields.len()).max().unwrap_or(0);
         Self {
             ir,
             schemas,
             candidates,
+            max_fields,
         }
     }
 
@@ -353,6 +359,9 @@ impl<'b> Matcher<'b> {
             return None;
         }
         let builtins = self.builtins;
+        if s.properties.len() > builtins.max_fields {
+            return None;
+        }
         let wanted: Vec<&str> = s.properties.keys().map(String::as_str).collect();
         let segment = last_segment(path);
         // (name tier, fewest extra fields) → the candidates there.
