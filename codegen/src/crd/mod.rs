@@ -296,10 +296,10 @@ impl Generated {
             });
         }
         let manifest = dir.join("Cargo.toml");
-        if let Ok(text) = std::fs::read_to_string(&manifest) {
-            if !text.starts_with(CRATE_MARKER) {
-                return Err(CodegenError::ForeignManifest { path: manifest });
-            }
+        if let Ok(text) = std::fs::read_to_string(&manifest)
+            && !text.starts_with(CRATE_MARKER)
+        {
+            return Err(CodegenError::ForeignManifest { path: manifest });
         }
         let dependency = match kubeset {
             KubesetDependency::Version(v) => format!("{{ version = {v:?} }}"),

@@ -173,6 +173,9 @@ impl Builtins {
     }
 }
 
+/// How well a candidate fits a node: the name tier, then fewer extra fields.
+type Score = (usize, std::cmp::Reverse<usize>);
+
 /// The matcher one lowering uses: the catalogue, a memo of the checks
 /// made (by schema node and definition) and the near misses found.
 #[derive(Debug)]
@@ -365,7 +368,7 @@ impl<'b> Matcher<'b> {
         let wanted: Vec<&str> = s.properties.keys().map(String::as_str).collect();
         let segment = last_segment(path);
         // (name tier, fewest extra fields) → the candidates there.
-        let mut best: Option<((usize, std::cmp::Reverse<usize>), Vec<&Candidate>)> = None;
+        let mut best: Option<(Score, Vec<&Candidate>)> = None;
         for c in &builtins.candidates {
             if c.fields.len() > wanted.len() * 2 || !wanted.iter().all(|w| c.fields.contains(*w)) {
                 continue;
@@ -433,10 +436,11 @@ impl<'b> Matcher<'b> {
         if !extra.is_empty() {
             reasons.push(format!("not its fields: {}", extra.join(", ")));
         }
-        if let Err(e) = self.struct_fits_uncached(s, &c.definition, 0) {
-            if extra.is_empty() {
-                reasons.push(e);
-            }
+        if let (true, Err(e)) = (
+            extra.is_empty(),
+            self.struct_fits_uncached(s, &c.definition, 0),
+        ) {
+            reasons.push(e);
         }
         // One reason per conflicting common property, at most 8.
         if let Some(TypeKind::Struct { fields }) =
@@ -446,10 +450,10 @@ impl<'b> Matcher<'b> {
                 if reasons.len() >= 8 {
                     break;
                 }
-                if let Some(f) = fields.iter().find(|f| &f.json == name) {
-                    if let Err(e) = self.fits(prop, &f.ty, 1) {
-                        reasons.push(format!("`{name}`: {e}"));
-                    }
+                if let Some(f) = fields.iter().find(|f| &f.json == name)
+                    && let Err(e) = self.fits(prop, &f.ty, 1)
+                {
+                    reasons.push(format!("`{name}`: {e}"));
                 }
             }
         }
@@ -490,10 +494,10 @@ fn is_object(s: &Schema) -> bool {
 
 /// `x-kubernetes-list-type` and `-list-map-keys` agree where both give them.
 fn lists_agree(crd: &Schema, builtin: &Schema) -> Result<(), String> {
-    if let (Some(a), Some(b)) = (&crd.list_type, &builtin.list_type) {
-        if a != b {
-            return Err(format!("list type {a} where the built-in type has {b}"));
-        }
+    if let (Some(a), Some(b)) = (&crd.list_type, &builtin.list_type)
+        && a != b
+    {
+        return Err(format!("list type {a} where the built-in type has {b}"));
     }
     if !crd.list_map_keys.is_empty()
         && !builtin.list_map_keys.is_empty()
