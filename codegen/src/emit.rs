@@ -169,7 +169,7 @@ fn type_file(ir: &Ir, t: &TypeDef) -> Option<TokenStream> {
         &format!("`{}` (no description in the spec).", t.definition),
     );
     match &t.kind {
-        TypeKind::HandWritten { .. } => None,
+        TypeKind::HandWritten { .. } | TypeKind::Reuse { .. } => None,
         TypeKind::Opaque => Some(quote! {
             #doc
             #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]

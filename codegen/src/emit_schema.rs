@@ -232,7 +232,7 @@ fn with_schema(ir: &Ir) -> BTreeSet<&str> {
         .filter(|(d, t)| match &t.kind {
             TypeKind::Struct { .. } | TypeKind::Opaque => !in_cycle(ir, d),
             TypeKind::HandWritten { .. } => HAND_WRITTEN_WITH_SCHEMA.contains(&d.as_str()),
-            TypeKind::Enum { .. } | TypeKind::Untagged { .. } => false,
+            TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => false,
         })
         .map(|(d, _)| d.as_str())
         .collect();
@@ -413,7 +413,7 @@ fn reference<'a>(ir: &Ir, ty: &'a Ty) -> Option<(&'a str, &'static str)> {
     let named = match &ir.types.get(target)?.kind {
         TypeKind::Struct { .. } | TypeKind::Opaque => true,
         TypeKind::HandWritten { .. } => HAND_WRITTEN_WITH_SCHEMA.contains(&target.as_str()),
-        TypeKind::Enum { .. } | TypeKind::Untagged { .. } => false,
+        TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => false,
     };
     named.then_some((target.as_str(), wrap))
 }

@@ -208,4 +208,18 @@ pub enum CodegenError {
     /// The proto files of the version could not be read or joined.
     #[error(transparent)]
     Proto(#[from] crate::proto::ProtoError),
+    /// `--crate NAME` is no valid package name.
+    #[error(
+        "crate name {name:?} is not a package name (an ASCII letter, then letters, digits, `-` or `_`; at most 64)"
+    )]
+    BadCrateName {
+        /// The name given.
+        name: String,
+    },
+    /// `--crate` would overwrite a `Cargo.toml` the generator did not write.
+    #[error("{path} exists and was not written by `kubeset-codegen crd --crate`; not overwritten")]
+    ForeignManifest {
+        /// The manifest.
+        path: PathBuf,
+    },
 }

@@ -29,7 +29,7 @@ fn value_of_ref(ir: &Ir, definition: &str, depth: usize) -> Value {
                 .first()
                 .map_or_else(|| other.clone(), |v| v.json.clone()),
         ),
-        TypeKind::Untagged { .. } => Value::Null,
+        TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => Value::Null,
         TypeKind::Struct { fields } => {
             let mut map = Map::new();
             if let Some(g) = &t.gvk {

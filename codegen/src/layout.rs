@@ -209,10 +209,12 @@ fn type_layout(
             })
         }
         // CRD-only kinds: the built-in path never lays them out.
-        TypeKind::Enum { .. } | TypeKind::Untagged { .. } => Err(CodegenError::UnknownLayout {
-            definition: name.to_owned(),
-            target: t.name.clone(),
-        }),
+        TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => {
+            Err(CodegenError::UnknownLayout {
+                definition: name.to_owned(),
+                target: t.name.clone(),
+            })
+        }
     }
 }
 

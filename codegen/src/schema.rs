@@ -85,10 +85,32 @@ pub struct Scope {
 /// bounds the recursion for schemas built in memory.
 pub const MAX_SCHEMA_DEPTH: usize = 128;
 
+/// A built-in model an object schema may become instead of a new struct
+/// (CRD input, [`crate::crd::reuse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reused {
+    /// Its definition name (`io.k8s.api.core.v1.Container`), the key of
+    /// its [`TypeKind::Reuse`] in the IR.
+    pub definition: String,
+    /// Its full Rust path (`kubeset::api::core::v1::Container`).
+    pub path: String,
+}
+
+/// What decides whether an object schema becomes a built-in model.
+pub trait Reuser: std::fmt::Debug {
+    /// The built-in model for the object `schema` at `path` (below the
+    /// kind of `origin`), if one matches.
+    fn reuse(&mut self, schema: &Schema, path: &str, origin: &str) -> Option<Reused>;
+    /// Forgets what it remembered of earlier schemas (called when the
+    /// scope changes: their memory may be reused).
+    fn forget(&mut self);
+}
+
 /// Lowers schemas into [`Ty`]s, collecting the nested types it creates.
 #[derive(Debug)]
 pub struct Lowerer<'a> {
     mode: Mode,
+    reuser: Option<&'a mut dyn Reuser>,
     definitions: &'a BTreeMap<String, Schema>,
     scope: Scope,
     taken: BTreeSet<(Vec<String>, String)>,
@@ -136,6 +158,7 @@ impl<'a> Lowerer<'a> {
             .collect();
         Self {
             mode,
+            reuser: None,
             definitions,
             scope: Scope::default(),
             taken,
@@ -149,6 +172,14 @@ impl<'a> Lowerer<'a> {
     /// Sets where the next types go.
     pub fn set_scope(&mut self, scope: Scope) {
         self.scope = scope;
+        if let Some(r) = self.reuser.as_deref_mut() {
+            r.forget();
+        }
+    }
+
+    /// Lets `reuser` turn object schemas into built-in models (CRD mode).
+    pub fn set_reuser(&mut self, reuser: &'a mut dyn Reuser) {
+        self.reuser = Some(reuser);
     }
 
     /// Claims a type name in the current module: `want`, else the first
@@ -304,6 +335,9 @@ impl<'a> Lowerer<'a> {
             // Without properties: kept whole (pruned to `{}` by the server
             // unless it preserves unknown fields).
             return Ok(Ty::Value);
+        }
+        if let Some(reused) = self.reuse(schema, path) {
+            return Ok(reused);
         }
         let type_name = self.claim(name);
         let key = format!("{}#{path}", self.scope.definition);
@@ -504,6 +538,41 @@ impl<'a> Lowerer<'a> {
         let key = format!("{}#{path}", self.scope.definition);
         self.insert_type(key.clone(), type_name, TypeKind::Untagged { variants });
         Ok(Ty::Ref(key))
+    }
+
+    /// The built-in model for an object schema, when the reuser finds one
+    /// (CRD mode): a [`TypeKind::Reuse`] under its definition name.
+    fn reuse(&mut self, schema: &Schema, path: &str) -> Option<Ty> {
+        if self.mode != Mode::Crd {
+            return None;
+        }
+        let reused = self
+            .reuser
+            .as_deref_mut()?
+            .reuse(schema, path, &self.scope.origin)?;
+        let name = reused
+            .path
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        self.types
+            .entry(reused.definition.clone())
+            .or_insert_with(|| TypeDef {
+                definition: reused.definition.clone(),
+                modules: Vec::new(),
+                name,
+                description: None,
+                kind: TypeKind::Reuse { path: reused.path },
+                gvk: None,
+                resource: None,
+                feature: None,
+                source: String::new(),
+                inline_of: None,
+                unknown_fields: None,
+                notes: Vec::new(),
+            });
+        Some(Ty::Ref(reused.definition))
     }
 
     fn insert_type(&mut self, key: String, name: String, kind: TypeKind) {

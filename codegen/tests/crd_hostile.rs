@@ -93,6 +93,9 @@ fn hostile_name_crds() -> Vec<Value> {
         ),
         // Zalando's lowercase kind (issue 37: the type met its module).
         crd_value("acid.zalan.do", "postgresql", "v1", simple()),
+        // A kind starting with digits, one with digits inside.
+        crd_value("digits.example.com", "3dModel", "v1", simple()),
+        crd_value("digits2.example.com", "S3Bucket2", "v2beta1", simple()),
         // Prelude names.
         crd_value(
             "prelude.example.com",
@@ -202,6 +205,8 @@ fn hostile_names_compile_in_a_user_crate() {
              let p = crds::acid_zalan_do::v1::Postgresql::new(\"x\", Default::default());\n\
              let s = crds::self_example_com::self_::Self_::new(\"y\", Default::default());\n\
              let k = <crds::dash_example_com::v1::MyKind as kubeset::Resource>::KIND;\n\
+             let _ = crds::digits_example_com::v1::T3dModel::new(\"d\", Default::default());\n\
+             let _ = crds::digits2_example_com::v2beta1::S3Bucket2::new(\"e\", Default::default());\n\
              p.metadata.name.map_or(0, |n| n.len()) + s.metadata.name.map_or(0, |n| n.len()) + k.len()\n\
          }\n"
             .into(),

@@ -98,11 +98,19 @@ fn every_shared_crd_generates_compiles_and_round_trips() {
             c.metadata.name
         );
     }
-    let out = crd::generate(&crds, &Options::default()).expect("generates");
+    // All together with the built-in models: what they reuse round-trips too.
+    let ws = common::workspace();
+    let release = kubeset_codegen::spec_dir::release(
+        &kubeset_codegen::spec_dir::root(None, &ws),
+        &kubeset_codegen::spec_dir::pinned_version(&ws).expect("pinned version"),
+    );
+    let builtins = crd::reuse::Builtins::from_spec_dir(&release, crd::reuse::DEFAULT_FEATURES)
+        .expect("built-in catalogue");
+    let options = Options::default().builtins(std::sync::Arc::new(builtins));
+    let out = crd::generate(&crds, &options).expect("generates");
+    assert!(!out.reused.is_empty(), "no schema reused a built-in model");
     assert_eq!(
-        crd::generate(&crds, &Options::default())
-            .expect("again")
-            .files,
+        crd::generate(&crds, &options).expect("again").files,
         out.files
     );
     let mut files = common::under_src_crds(&out.files);

@@ -144,14 +144,22 @@ const SUITE_CRDS: &[&str] = &[
 const SUITE_CRD_DIR: &str = "tests/suite/crds";
 
 /// `kubeset-codegen crd` of [`SUITE_CRDS`] (read from `crd_dir`) into
-/// `tests/tests/suite/crds/`.
-fn suite_crds(crd_dir: &Path, root: &Path) -> Result<Target, Error> {
+/// `tests/tests/suite/crds/`, reusing the built-in models of the pinned
+/// release under `specs_root` (the facade's default group-versions).
+fn suite_crds(crd_dir: &Path, specs_root: &Path, root: &Path) -> Result<Target, Error> {
     let paths: Vec<PathBuf> = SUITE_CRDS
         .iter()
         .map(|name| crd_dir.join(format!("{name}.yaml")))
         .collect();
     let (crds, _) = kubeset_codegen::crd::read_paths(&paths)?;
-    let options = kubeset_codegen::crd::Options::default().command("cargo xtask suite-crds");
+    let release = spec_dir::release(specs_root, &pinned_version()?);
+    let builtins = kubeset_codegen::crd::reuse::Builtins::from_spec_dir(
+        &release,
+        kubeset_codegen::crd::reuse::DEFAULT_FEATURES,
+    )?;
+    let options = kubeset_codegen::crd::Options::default()
+        .command("cargo xtask suite-crds")
+        .builtins(std::sync::Arc::new(builtins));
     let out = kubeset_codegen::crd::generate(&crds, &options)?;
     if let Some(w) = out.warnings.first() {
         return Err(format!("suite CRDs: {w}").into());
@@ -171,9 +179,10 @@ fn suite_crds(crd_dir: &Path, root: &Path) -> Result<Target, Error> {
 /// `cargo xtask suite-crds [--check] [--crds DIR]`: the realkube suite's
 /// CRD types, a step of their own so that `cargo xtask codegen --specs DIR`
 /// needs nothing beside the spec directory. `crd_dir` defaults to the
-/// spec root's sibling `crds/` (`../shared/crds`).
-pub fn run_suite_crds(crd_dir: &Path, check: bool) -> Result<(), Error> {
-    let target = suite_crds(crd_dir, &workspace_root())?;
+/// spec root's sibling `crds/` (`../shared/crds`); the built-in models the
+/// types reuse come from the pinned release under `specs_root`.
+pub fn run_suite_crds(crd_dir: &Path, specs_root: &Path, check: bool) -> Result<(), Error> {
+    let target = suite_crds(crd_dir, specs_root, &workspace_root())?;
     write_targets(&[target], check, "cargo xtask suite-crds")
 }
 

@@ -111,7 +111,8 @@ fn main() -> ExitCode {
     let result = match positional.first().map(String::as_str) {
         Some("codegen") => codegen::run(&specs_root(specs), check),
         Some("suite-crds") => codegen::run_suite_crds(
-            &crds.unwrap_or_else(|| kubeset_codegen::spec_dir::crds(&specs_root(specs))),
+            &crds.unwrap_or_else(|| kubeset_codegen::spec_dir::crds(&specs_root(specs.clone()))),
+            &specs_root(specs),
             check,
         ),
         Some("codegen-compat") => codegen::compat(&specs_root(specs)),

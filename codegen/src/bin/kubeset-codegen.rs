@@ -1,22 +1,34 @@
 //! `kubeset-codegen`: typed Rust for CustomResourceDefinitions.
 //!
 //! ```text
-//! kubeset-codegen crd --out DIR FILE_OR_DIR…
-//! kubeset-codegen crd --out DIR --from-cluster [--kubeconfig F] [--context C] [GROUP…]
+//! kubeset-codegen crd --out DIR [OPTIONS] FILE_OR_DIR…
+//! kubeset-codegen crd --out DIR [OPTIONS] --from-cluster [--kubeconfig F] [--context C] [GROUP…]
 //! ```
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use kubeset_codegen::crd::{self, Options, cluster::ClusterOptions};
+use kubeset_codegen::crd::{self, KubesetDependency, Options, cluster::ClusterOptions, reuse};
 
 const USAGE: &str = "usage:
-  kubeset-codegen crd --out DIR FILE_OR_DIR...
-  kubeset-codegen crd --out DIR --from-cluster [--kubeconfig FILE] [--context NAME] [GROUP...]
+  kubeset-codegen crd --out DIR [OPTIONS] FILE_OR_DIR...
+  kubeset-codegen crd --out DIR [OPTIONS] --from-cluster [--kubeconfig FILE] [--context NAME] [GROUP...]
 
 Writes DIR/mod.rs, one module per API group, one per served version and one
 file per type; include it with `mod crds;`. Warnings (constructs kept as
-serde_json::Value) and skipped objects go to stderr.";
+serde_json::Value) and skipped objects go to stderr.
+
+options:
+  --builtins SPEC_DIR    a Kubernetes release's spec directory (openapi-v3/,
+                         swagger.json; e.g. specs/kubernetes/v1.35): schemas
+                         matching its models use kubeset::api::... directly
+  --report               print which schemas use a built-in model and the
+                         near misses (close to one, and why not)
+  --crate NAME           write a crate into DIR (Cargo.toml, src/lib.rs, the
+                         module tree) instead of a module
+  --kubeset-path PATH    the crate's kubeset dependency by path
+  --kubeset-version REQ  ... or by version (default: this generator's)";
 
 /// The parsed command line.
 #[derive(Debug, Default)]
@@ -25,6 +37,10 @@ struct Args {
     from_cluster: bool,
     cluster: ClusterOptions,
     inputs: Vec<String>,
+    builtins: Option<PathBuf>,
+    report: bool,
+    crate_name: Option<String>,
+    kubeset: Option<KubesetDependency>,
 }
 
 fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -39,6 +55,15 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         match a.as_str() {
             "--out" => args.out = Some(PathBuf::from(value("--out")?)),
             "--from-cluster" => args.from_cluster = true,
+            "--builtins" => args.builtins = Some(PathBuf::from(value("--builtins")?)),
+            "--report" => args.report = true,
+            "--crate" => args.crate_name = Some(value("--crate")?),
+            "--kubeset-path" => {
+                args.kubeset = Some(KubesetDependency::Path(value("--kubeset-path")?.into()));
+            }
+            "--kubeset-version" => {
+                args.kubeset = Some(KubesetDependency::Version(value("--kubeset-version")?));
+            }
             "--kubeconfig" => args.cluster.kubeconfig = Some(PathBuf::from(value("--kubeconfig")?)),
             "--context" => args.cluster.context = Some(value("--context")?),
             "-h" | "--help" => return Err(String::new()),
@@ -51,6 +76,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     if !args.from_cluster && args.inputs.is_empty() {
         return Err("give CRD files or directories, or --from-cluster".into());
+    }
+    if args.kubeset.is_some() && args.crate_name.is_none() {
+        return Err("--kubeset-path and --kubeset-version need --crate".into());
     }
     if !args.from_cluster && (args.cluster.kubeconfig.is_some() || args.cluster.context.is_some()) {
         return Err("--kubeconfig and --context need --from-cluster".into());
@@ -88,12 +116,40 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if crds.is_empty() {
         return Err("no CustomResourceDefinition found".into());
     }
-    let out = crd::generate(&crds, &Options::default())?;
+    let mut options = Options::default();
+    if let Some(dir) = &args.builtins {
+        let builtins = reuse::Builtins::from_spec_dir(dir, reuse::DEFAULT_FEATURES)?;
+        options = options.builtins(Arc::new(builtins));
+    }
+    let out = crd::generate(&crds, &options)?;
     for w in &out.warnings {
         eprintln!("warning: {w}");
     }
+    if args.report {
+        for (origin, path, rust) in &out.reused {
+            eprintln!("reused: {origin} at {path}: {rust}");
+        }
+        for miss in &out.near_misses {
+            eprintln!("near miss: {miss}");
+        }
+    }
+    if args.builtins.is_some() {
+        eprintln!(
+            "{} schemas use a built-in model, {} near misses{}",
+            out.reused.len(),
+            out.near_misses.len(),
+            if args.report {
+                ""
+            } else {
+                " (--report lists them)"
+            }
+        );
+    }
     let dir = args.out.unwrap_or_default();
-    out.write_to(&dir)?;
+    match &args.crate_name {
+        Some(name) => out.write_crate(&dir, name, &args.kubeset.unwrap_or_default())?,
+        None => out.write_to(&dir)?,
+    }
     let bytes: usize = out.files.values().map(String::len).sum();
     eprintln!(
         "{} CRDs: wrote {} files ({} KB) to {}",

@@ -35,6 +35,12 @@ fn type_path(ir: &Ir, ty_key: &str) -> TokenStream {
         TIME => quote!(kubeset::apimachinery::pkg::apis::meta::v1::Time),
         OBJECT_META => quote!(kubeset::apimachinery::pkg::apis::meta::v1::ObjectMeta),
         _ => match ir.types.get(ty_key) {
+            Some(TypeDef {
+                kind: TypeKind::Reuse { path },
+                ..
+            }) => syn::parse_str::<syn::Path>(path)
+                .map(|p| quote!(#p))
+                .unwrap_or_else(|_| quote!(serde_json::Value)),
             Some(t) => {
                 let name = ident(&t.name);
                 quote!(super::#name)
@@ -668,7 +674,7 @@ fn type_tokens(ir: &Ir, t: &TypeDef) -> TokenStream {
         TypeKind::Struct { fields } => struct_tokens(ir, t, fields, doc, false),
         TypeKind::Enum { variants, other } => enum_tokens(t, variants, other, doc, false),
         TypeKind::Untagged { variants } => untagged_tokens(ir, t, variants, doc),
-        TypeKind::Opaque | TypeKind::HandWritten { .. } => {
+        TypeKind::Opaque | TypeKind::HandWritten { .. } | TypeKind::Reuse { .. } => {
             let name = ident(&t.name);
             quote! {
                 #doc

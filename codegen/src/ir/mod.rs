@@ -107,6 +107,12 @@ pub enum TypeKind {
         /// Variant name and type, in schema order.
         variants: Vec<(String, Ty)>,
     },
+    /// A built-in model used as it is (CRD input: a schema that matches
+    /// one, `crd/reuse.rs`); nothing is generated for it.
+    Reuse {
+        /// The full Rust path, e.g. `kubeset::api::core::v1::Container`.
+        path: String,
+    },
 }
 
 /// The REST resource a kind is served as.

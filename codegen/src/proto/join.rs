@@ -352,7 +352,7 @@ pub fn join_with(
                 continue;
             }
             TypeKind::HandWritten { .. } => continue,
-            TypeKind::Enum { .. } | TypeKind::Untagged { .. } => {
+            TypeKind::Enum { .. } | TypeKind::Untagged { .. } | TypeKind::Reuse { .. } => {
                 return Err(mismatch("a CRD-only kind of type".into()));
             }
         };

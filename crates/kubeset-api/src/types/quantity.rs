@@ -7,9 +7,48 @@ use serde::{Deserialize, Serialize};
 /// A resource quantity (`"100m"`, `"1Gi"`, `"1e3"`), kept as the string the
 /// server sent so that it round-trips exactly. [`Quantity::to_f64`] reads
 /// its value.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+///
+/// A JSON number is read too, as its decimal text (`1` → `"1"`): a custom
+/// resource's quantity is `x-kubernetes-int-or-string` and the server
+/// stores a number as it was sent, where the built-in server would have
+/// written the string.
+///
+/// ```
+/// use kubeset_api::types::Quantity;
+/// let q: Quantity = serde_json::from_str("2").unwrap();
+/// assert_eq!(q, Quantity("2".into()));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct Quantity(pub String);
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a quantity (a string or a number)")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Quantity, E> {
+                Ok(Quantity(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
 
 impl Quantity {
     /// The text.

@@ -20,5 +20,5 @@ pub struct CertificateSpecNameConstraints {
     pub excluded: Option<super::CertificateSpecNameConstraintsExcluded>,
     /// Permitted contains the constraints in which the names must be located.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub permitted: Option<super::CertificateSpecNameConstraintsPermitted>,
+    pub permitted: Option<super::CertificateSpecNameConstraintsExcluded>,
 }

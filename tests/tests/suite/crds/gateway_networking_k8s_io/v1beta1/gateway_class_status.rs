@@ -20,7 +20,7 @@ pub struct GatewayClassStatus {
     /// - Maximum items: 8.
     /// - List type `map`, keyed by `type`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<super::GatewayClassStatusConditions>>,
+    pub conditions: Option<Vec<kubeset::apimachinery::pkg::apis::meta::v1::Condition>>,
     /// SupportedFeatures is the set of features the GatewayClass support.
     /// It MUST be sorted in ascending alphabetical order by the Name key.
     ///

@@ -12,7 +12,7 @@ pub struct ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehavior {
     /// the last 300sec is used).
     #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<
-        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleDown,
+        super::ScaledObjectSpecAdvancedHorizontalPodAutoscalerConfigBehaviorScaleUp,
     >,
     /// scaleUp is scaling policy for scaling Up.
     /// If not set, the default value is the higher of:
