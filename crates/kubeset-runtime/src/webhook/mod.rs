@@ -57,6 +57,7 @@
 //! calling webhooks (issue 36, items 2 and 4).
 
 mod certs;
+mod convert;
 mod error;
 mod handler;
 mod patch;
@@ -65,10 +66,11 @@ mod selfsigned;
 mod server;
 
 pub use certs::{CertFiles, TlsStats};
+pub use convert::{Conversion, ConversionError};
 pub use error::WebhookError;
 pub use handler::{Denied, MutateHandler, Mutated, SideEffects, ValidateHandler};
 pub use patch::{PatchOp, json_diff};
-pub use register::{WebhookConfiguration, set_ca_bundle};
+pub use register::{WebhookConfiguration, set_ca_bundle, set_conversion_ca_bundle};
 pub use selfsigned::{LeafCert, SelfSignedCa};
 pub use server::WebhookServer;
 
@@ -81,6 +83,7 @@ use kubeset_client::admission::Operation;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use convert::ErasedConversion;
 use handler::{Erased, Route};
 
 /// The default limit of a request body: 8 MiB (an `AdmissionReview`
@@ -114,6 +117,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Webhook {
     pub(crate) routes: HashMap<String, Vec<Route>>,
+    pub(crate) conversions: HashMap<String, Arc<dyn ErasedConversion>>,
     pub(crate) side_effects: HashMap<String, SideEffects>,
     pub(crate) max_body: usize,
     pub(crate) deadline: Duration,
@@ -124,6 +128,7 @@ impl Default for Webhook {
     fn default() -> Self {
         Webhook {
             routes: HashMap::new(),
+            conversions: HashMap::new(),
             side_effects: HashMap::new(),
             max_body: DEFAULT_MAX_BODY,
             deadline: DEFAULT_DEADLINE,
@@ -290,6 +295,27 @@ impl Webhook {
         self.route::<K>(path, operations, erased)
     }
 
+    /// A CRD conversion webhook at `path`: `ConversionReview`s
+    /// (`apiextensions.k8s.io/v1`) answered by `conversion`, the versions
+    /// of one kind around a hub ([`Conversion`]). The body limit and the
+    /// deadline are the server's; a review that does not decode is
+    /// answered 400 naming the serde path.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_runtime::webhook::{Conversion, Webhook};
+    /// let w = Webhook::new().convert("/convert", Conversion::<ConfigMap>::new());
+    /// assert_eq!(w.paths(), ["/convert"]);
+    /// ```
+    pub fn convert<H>(mut self, path: &str, conversion: Conversion<H>) -> Self
+    where
+        H: Resource + Serialize + DeserializeOwned + 'static,
+    {
+        self.conversions
+            .insert(path.to_owned(), Arc::new(conversion));
+        self
+    }
+
     fn route<K: Resource>(
         mut self,
         path: &str,
@@ -311,8 +337,14 @@ impl Webhook {
     /// assert!(kubeset_runtime::webhook::Webhook::new().paths().is_empty());
     /// ```
     pub fn paths(&self) -> Vec<&str> {
-        let mut paths: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+        let mut paths: Vec<&str> = self
+            .routes
+            .keys()
+            .chain(self.conversions.keys())
+            .map(String::as_str)
+            .collect();
         paths.sort_unstable();
+        paths.dedup();
         paths
     }
 }
