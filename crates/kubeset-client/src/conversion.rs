@@ -102,6 +102,12 @@ impl Serialize for ConversionReview {
     }
 }
 
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<serde_json::Value>, D::Error> {
+    Ok(Option::<Vec<serde_json::Value>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 /// A review without a request could not become a [`ConversionRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("request missing in ConversionReview")]
@@ -120,7 +126,7 @@ pub struct ConversionRequest {
     #[serde(rename = "desiredAPIVersion")]
     pub desired_api_version: String,
     /// The objects, in one or more versions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub objects: Vec<serde_json::Value>,
 }
 
@@ -166,7 +172,9 @@ pub struct ConversionResponse {
     /// `status: Success`, or `Failure` with a message the client sees.
     pub result: Status,
     /// The converted objects, in the request's order (empty on failure).
-    #[serde(default)]
+    /// kube-apiserver sends `null` here in the empty response of its
+    /// request; it reads as empty.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub converted_objects: Vec<serde_json::Value>,
 }
 
@@ -358,6 +366,20 @@ mod tests {
             failed["response"],
             serde_json::json!({"uid": "u-1", "result": {"status": "Failure", "message": "no"}, "convertedObjects": []})
         );
+    }
+
+    #[test]
+    fn the_api_servers_empty_response_with_null_objects_reads() {
+        // kube-apiserver v1.35 sends this `response` beside its request.
+        let mut sent = review_json();
+        sent["response"] =
+            serde_json::json!({"uid": "", "convertedObjects": null, "result": {"metadata": {}}});
+        let review: ConversionReview = serde_json::from_value(sent).unwrap();
+        assert_eq!(
+            review.response.unwrap().converted_objects,
+            Vec::<serde_json::Value>::new()
+        );
+        assert_eq!(review.request.unwrap().objects.len(), 1);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::fmt::Display;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use kubeset_client::Resource;
 use kubeset_client::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -101,6 +102,22 @@ pub enum ConversionError {
     },
 }
 
+/// One review a [`Conversion`] answered, as its observer sees it
+/// ([`Conversion::observe`]): for logs and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reviewed<'a> {
+    /// The review's `uid`.
+    pub uid: &'a str,
+    /// The version asked for.
+    pub desired_api_version: &'a str,
+    /// How many objects the review carried.
+    pub objects: usize,
+    /// The failure's message, when it failed.
+    pub error: Option<&'a str>,
+}
+
+type Observer = Arc<dyn Fn(Reviewed<'_>) + Send + Sync>;
+
 /// One step of a conversion that failed, before it knows which object.
 enum Step {
     Decode { path: String, message: String },
@@ -190,6 +207,7 @@ impl<H> Clone for Version<H> {
 pub struct Conversion<H> {
     versions: Vec<Version<H>>,
     problems: Vec<String>,
+    observer: Option<Observer>,
     hub: PhantomData<fn() -> H>,
 }
 
@@ -198,6 +216,7 @@ impl<H> Clone for Conversion<H> {
         Conversion {
             versions: self.versions.clone(),
             problems: self.problems.clone(),
+            observer: self.observer.clone(),
             hub: PhantomData,
         }
     }
@@ -238,8 +257,25 @@ where
                 from_hub: encode::<H>,
             }],
             problems: Vec::new(),
+            observer: None,
             hub: PhantomData,
         }
+    }
+
+    /// Calls `observer` after every review with what it was (objects,
+    /// version, failure), for logs and metrics.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_runtime::webhook::{Conversion, Reviewed};
+    /// let c = Conversion::<ConfigMap>::new().observe(|r: Reviewed<'_>| {
+    ///     println!("review {} of {} objects to {}: {:?}", r.uid, r.objects, r.desired_api_version, r.error);
+    /// });
+    /// # let _ = c;
+    /// ```
+    pub fn observe(mut self, observer: impl Fn(Reviewed<'_>) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(observer));
+        self
     }
 
     /// Adds the spoke version `V`: its kind and group must be the hub's,
@@ -291,12 +327,22 @@ where
     /// See [`Conversion`] for an example.
     pub fn convert(&self, mut request: ConversionRequest) -> ConversionResponse {
         let objects = std::mem::take(&mut request.objects);
+        let count = objects.len();
         let desired = std::mem::take(&mut request.desired_api_version);
         let response = ConversionResponse::for_request(request);
-        match self.convert_all(objects, &desired) {
+        let response = match self.convert_all(objects, &desired) {
             Ok(converted) => response.success(converted),
             Err(e) => response.failure_message(e.to_string()),
+        };
+        if let Some(observer) = &self.observer {
+            observer(Reviewed {
+                uid: &response.uid,
+                desired_api_version: &desired,
+                objects: count,
+                error: response.result.message.as_deref(),
+            });
         }
+        response
     }
 
     /// The table's problems, if any.

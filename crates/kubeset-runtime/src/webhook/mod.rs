@@ -66,7 +66,7 @@ mod selfsigned;
 mod server;
 
 pub use certs::{CertFiles, TlsStats};
-pub use convert::{Conversion, ConversionError};
+pub use convert::{Conversion, ConversionError, Reviewed};
 pub use error::WebhookError;
 pub use handler::{Denied, MutateHandler, Mutated, SideEffects, ValidateHandler};
 pub use patch::{PatchOp, json_diff};

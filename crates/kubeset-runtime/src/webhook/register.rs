@@ -88,8 +88,10 @@ pub async fn set_ca_bundle<K: WebhookConfiguration>(
 }
 
 /// Sets `spec.conversion.webhook.clientConfig.caBundle` of the CRD `name`
-/// to `ca_pem` (a JSON patch guarded by the resourceVersion read, as
-/// [`set_ca_bundle`]) and answers the stored CRD: a conversion webhook's
+/// to `ca_pem` (a JSON patch that fails if the conversion strategy is no
+/// longer `Webhook` when it is applied; not guarded by the resourceVersion
+/// as [`set_ca_bundle`] is, since the CRD's own controllers update its
+/// status) and answers the stored CRD: a conversion webhook's
 /// self-registration, at start and after changing the CA. The CRD must
 /// already have `conversion.strategy: Webhook`
 /// ([`kubeset_client::crd::with_conversion_webhook`]).
@@ -131,10 +133,12 @@ pub async fn set_conversion_ca_bundle(
     };
     let bundle = serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec()))
         .unwrap_or(serde_json::Value::Null);
+    // Guarded by the strategy, not the resourceVersion: the CRD's
+    // controllers write its status right after it is created.
     let mut ops = vec![serde_json::json!({
         "op": "test",
-        "path": "/metadata/resourceVersion",
-        "value": current.metadata.resource_version,
+        "path": "/spec/conversion/strategy",
+        "value": "Webhook",
     })];
     if webhook.client_config.is_none() {
         ops.push(serde_json::json!({
