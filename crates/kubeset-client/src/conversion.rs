@@ -353,7 +353,8 @@ mod tests {
             serde_json::json!({
                 "apiVersion": "apiextensions.k8s.io/v1",
                 "kind": "ConversionReview",
-                "response": {"uid": "u-1", "result": {"status": "Success"}, "convertedObjects": objects}
+                "response": {"uid": "u-1", "convertedObjects": objects, "result": {
+                    "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success"}}
             })
         );
         let failed = serde_json::to_value(
@@ -364,7 +365,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             failed["response"],
-            serde_json::json!({"uid": "u-1", "result": {"status": "Failure", "message": "no"}, "convertedObjects": []})
+            serde_json::json!({"uid": "u-1", "convertedObjects": [], "result": {
+                "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure", "message": "no"}})
         );
     }
 

@@ -1,11 +1,25 @@
-//! A typed admission webhook server (feature `webhook`): validating and
-//! mutating handlers per kind and operation, served over TLS from a
-//! certificate and key file pair that is reloaded when the files change.
+//! A typed webhook server (feature `webhook`): validating and mutating
+//! admission handlers per kind and operation, and CRD conversion between
+//! typed versions through a hub, served over TLS from a certificate and
+//! key file pair that is reloaded when the files change.
 //!
 //! - [`Webhook`]: the routes. [`Webhook::validate`] registers a handler
 //!   that answers `Ok(warnings)` or [`Denied`]; [`Webhook::mutate`] one that
 //!   answers [`Mutated`] (the changed object), from which the server
 //!   computes the RFC 6902 JSON patch ([`json_diff`]).
+//! - [`Webhook::convert`]: a CRD conversion webhook at a path: a
+//!   [`Conversion`] table, the hub version `H` and its spokes
+//!   ([`Conversion::spoke`]: `TryFrom` both ways, so `From` is enough),
+//!   answering `ConversionReview`s (`kubeset_client::conversion`) by each
+//!   object's `apiVersion` and the `desiredAPIVersion`: spoke → hub →
+//!   spoke, an object already at the desired version as it came. Failures
+//!   ([`ConversionError`]) name the object's index and name, the version,
+//!   and for a decoding failure the serde path; `metadata` is answered as
+//!   it came except labels and annotations, and a conversion that changed
+//!   anything else fails naming the field. The body limit and the
+//!   deadline below bound it too (the conversion runs off the async
+//!   threads). The CRD: `kubeset_client::crd::with_conversion_webhook`;
+//!   its `caBundle`: [`set_conversion_ca_bundle`].
 //! - [`Webhook::bind`] → [`WebhookServer`]: listens, serves HTTP/1.1 over
 //!   rustls, and stops on [`WebhookServer::run`]'s shutdown future
 //!   (requests in flight are answered first).
@@ -26,7 +40,8 @@
 //!   reported ([`TlsStats::last_error`], a `tracing` error) naming the file.
 //! - [`SelfSignedCa`]: a CA and leaf certificates for given DNS names and
 //!   IPs (rcgen), written as PEM files; [`set_ca_bundle`] patches its
-//!   `caBundle` into webhook configurations (self-registration).
+//!   `caBundle` into webhook configurations, [`set_conversion_ca_bundle`]
+//!   into a CRD's conversion webhook (self-registration).
 //!
 //! ```no_run
 //! use kubeset_client::admission::{AdmissionRequest, Operation};
@@ -53,8 +68,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Not here yet: conversion webhooks, and the embedded test server
-//! calling webhooks (issue 36, items 2 and 4).
+//! Not here yet: the embedded test server calling webhooks (issue 36,
+//! item 4).
 
 mod certs;
 mod convert;
