@@ -155,13 +155,12 @@ impl<H> Clone for Version<H> {
 /// is the conversion itself, without I/O.
 ///
 /// ```
-/// use kubeset_client::{CustomResource, JsonSchema};
 /// use kubeset_client::conversion::ConversionRequest;
 /// use kubeset_runtime::webhook::Conversion;
-/// use serde::{Deserialize, Serialize};
 ///
 /// mod v1 {
-///     use super::*;
+///     use kubeset_client::{CustomResource, JsonSchema};
+///     use serde::{Deserialize, Serialize};
 ///     /// A person, v1: one name.
 ///     #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 ///     #[kube(crates(kubeset = "kubeset_client"))]
@@ -170,7 +169,8 @@ impl<H> Clone for Version<H> {
 ///     pub struct PersonSpec { pub name: String }
 /// }
 /// mod v2 {
-///     use super::*;
+///     use kubeset_client::{CustomResource, JsonSchema};
+///     use serde::{Deserialize, Serialize};
 ///     /// A person, v2: first and last names (the hub).
 ///     #[derive(CustomResource, JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 ///     #[kube(crates(kubeset = "kubeset_client"))]
