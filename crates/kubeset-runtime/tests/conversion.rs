@@ -122,6 +122,10 @@ impl From<v1::Person> for v3::Person {
         if p.spec.name == "rename me" {
             p.metadata.name = Some("renamed".to_owned());
         }
+        if p.spec.name == "slow" {
+            // A conversion past the server's deadline (not synchronisation).
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
         v3::Person {
             metadata: p.metadata,
             spec: v3::PersonSpec {
@@ -435,6 +439,40 @@ async fn the_server_answers_conversion_reviews_within_its_bounds() {
     let (status, _) = send(addr, ca, "GET /convert", b"").await;
     assert_eq!(status, 405);
 
+    stop.cancel();
+    task.await.expect("server task");
+}
+
+#[tokio::test]
+async fn a_conversion_past_the_deadline_fails_saying_so() {
+    let certs = certs();
+    let server = Webhook::new()
+        .deadline(std::time::Duration::from_millis(300))
+        .convert("/convert", table())
+        .bind("127.0.0.1:0", CertFiles::new(&certs.cert, &certs.key))
+        .await
+        .expect("binds");
+    let addr = server.local_addr();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(server.run(stop.clone().cancelled_owned()));
+    let review = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "u-slow", "desiredAPIVersion": "conv.kubeset.dev/v3",
+                    "objects": [person("v1", "s", json!({"name": "slow"}))]}});
+    let (status, body) = send(
+        addr,
+        certs.ca.cert_pem(),
+        "POST /convert",
+        &serde_json::to_vec(&review).expect("JSON"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_slice(&body).expect("JSON answer");
+    assert_eq!(answer["response"]["uid"], "u-slow");
+    assert_eq!(answer["response"]["result"]["status"], "Failure");
+    assert_eq!(
+        answer["response"]["result"]["message"],
+        "the conversion at /convert did not answer within 300ms"
+    );
     stop.cancel();
     task.await.expect("server task");
 }
