@@ -42,10 +42,11 @@ use std::collections::BTreeMap;
 
 use kubeset_api::Resource;
 use kubeset_api::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
-    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
-    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, SelectableField,
+    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
+    CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
+    CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
+    CustomResourceValidation, JSONSchemaProps, SelectableField, WebhookClientConfig,
+    WebhookConversion,
 };
 use kubeset_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -302,6 +303,40 @@ pub fn merge_crds(
         v.storage = v.name == stored;
     }
     Ok(merged)
+}
+
+/// The CRD with `spec.conversion` set to `strategy: Webhook`: the API
+/// server converts between its versions by calling `client_config` (a
+/// `url`, or a `service` in the cluster, with the `caBundle` that signs
+/// the webhook's certificate; self-registration may set it later) with
+/// `ConversionReview` `v1` ([`crate::conversion`]).
+///
+/// ```
+/// use kubeset_client::crd::with_conversion_webhook;
+/// use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+///     CustomResourceDefinition, WebhookClientConfig,
+/// };
+/// let crd = with_conversion_webhook(
+///     CustomResourceDefinition::default(),
+///     WebhookClientConfig { url: Some("https://127.0.0.1:8443/convert".into()), ..Default::default() },
+/// );
+/// let conversion = crd.spec.conversion.unwrap();
+/// assert_eq!(conversion.strategy, "Webhook");
+/// assert_eq!(conversion.webhook.unwrap().conversion_review_versions, ["v1"]);
+/// ```
+#[must_use]
+pub fn with_conversion_webhook(
+    mut crd: CustomResourceDefinition,
+    client_config: WebhookClientConfig,
+) -> CustomResourceDefinition {
+    crd.spec.conversion = Some(CustomResourceConversion {
+        strategy: "Webhook".to_owned(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(client_config),
+            conversion_review_versions: vec!["v1".to_owned()],
+        }),
+    });
+    crd
 }
 
 #[cfg(test)]

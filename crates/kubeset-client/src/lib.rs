@@ -34,6 +34,7 @@ pub mod admission;
 mod api_typed;
 pub mod apply;
 mod client;
+pub mod conversion;
 #[cfg(feature = "apiextensions-v1")]
 pub mod crd;
 mod entry;

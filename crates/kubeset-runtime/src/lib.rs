@@ -21,8 +21,9 @@
 //! - [`shard`] (feature `shard`): a controller's objects split across
 //!   replicas by shard Leases, at most one reconciler per object.
 //! - [`webhook`] (feature `webhook`): validating and mutating admission
-//!   webhooks, typed per kind and operation, served over TLS from
-//!   certificate files reloaded without a failed request.
+//!   webhooks, typed per kind and operation, and CRD conversion webhooks
+//!   (a hub version and its spokes), served over TLS from certificate
+//!   files reloaded without a failed request.
 //!
 //! # Features
 //!
@@ -40,7 +41,7 @@
 //! | `events` | [`events`] | `events-v1`, `core-v1` |
 //! | `metrics` | [`metrics::Metrics`], `metrics::prometheus_client` | the `prometheus-client` crate |
 //! | `shard` | [`shard`]: controllers sharded across replicas on Leases | `leader` |
-//! | `webhook` | [`webhook`]: a typed admission webhook server over TLS, certificates reloaded from files, a self-signed CA, `caBundle` registration | `admissionregistration-v1`; hyper's server, tokio-rustls, rcgen |
+//! | `webhook` | [`webhook`]: a typed admission and conversion webhook server over TLS, certificates reloaded from files, a self-signed CA, `caBundle` registration | `admissionregistration-v1`, `apiextensions-v1`; hyper's server, tokio-rustls, rcgen |
 //!
 //! # Porting from kube-rs
 //!
@@ -71,7 +72,7 @@
 //! | (none, kube-rs#1080 unstable) | [`SharedCaches`], [`SharedCache`] | client-go's `SharedInformerFactory` |
 //! | (none; controller-runtime's metrics) | [`metrics`] | controller-runtime's metric names |
 //! | (none) | [`leader`] | client-go's `leaderelection` |
-//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files reloaded when they change | controller-runtime's `webhook.Server` with typed validators/defaulters and `certwatcher`; no conversion webhooks yet |
+//! | `kube::core::admission` types only (a server of your own; certificate rotation is kube-rs#776) | [`webhook`] (feature `webhook`): typed validate/mutate handlers, the JSON patch computed, TLS from files reloaded when they change; conversion through a hub ([`webhook::Conversion`]) | controller-runtime's `webhook.Server` with typed validators/defaulters, `certwatcher`, and `conversion.Hub`/`Convertible` |
 //!
 //! ```no_run
 //! use std::sync::Arc;

@@ -88,6 +88,26 @@ pub mod core {
         pub use kubeset_client::admission::*;
     }
 
+    /// kube-core's `conversion`: the `apiextensions.k8s.io/v1`
+    /// `ConversionReview` types of CRD conversion webhooks (always built
+    /// here). A server converting typed versions through a hub is
+    /// `kubeset::runtime::webhook::Conversion` (feature `webhook`).
+    ///
+    /// ```
+    /// use kubeset::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
+    /// fn answer(review: ConversionReview) -> ConversionReview {
+    ///     let Ok(req) = ConversionRequest::from_review(review) else {
+    ///         return ConversionResponse::invalid(Default::default()).into_review();
+    ///     };
+    ///     let objects = req.objects.clone();
+    ///     ConversionResponse::for_request(req).success(objects).into_review()
+    /// }
+    /// # let _ = answer;
+    /// ```
+    pub mod conversion {
+        pub use kubeset_client::conversion::*;
+    }
+
     /// kube-core's `params`: the verbs' parameters.
     pub mod params {
         pub use kubeset_client::Patch;

@@ -70,7 +70,7 @@
 //! | `runtime-core` | no | `kubeset::runtime` without the recorder and the typed conditions: no group-version of its own |
 //! | `leader`, `shard`, `metrics` | no | leader election on a Lease; controllers sharded across replicas; controller-runtime's metrics |
 //! | `shard` | no | `kubeset::runtime::shard`: a controller sharded across replicas on Leases |
-//! | `webhook` | no | `kubeset::runtime::webhook`: validating and mutating admission webhooks typed per kind ([`core::admission`]'s review types), served over TLS from certificate files reloaded when they change; a self-signed CA and `caBundle` registration |
+//! | `webhook` | no | `kubeset::runtime::webhook`: validating and mutating admission webhooks typed per kind ([`core::admission`]'s review types) and CRD conversion webhooks through a hub version ([`core::conversion`]'s), served over TLS from certificate files reloaded when they change; a self-signed CA and `caBundle` registration (webhook configurations and a CRD's conversion) |
 //! | `protobuf` | no | protobuf on the wire for built-in kinds, opted into per client: [`Config::with_wire_format`] (client-go's `ContentConfig`) or [`RestConfig::with_wire_format`](rest::RestConfig::with_wire_format); custom resources stay JSON |
 //! | `ws` | no | exec, attach and port-forward over WebSocket (`kubeset::ws`, `Api::exec`) |
 //! | `jiff` | yes | `Time`/`MicroTime` ⇄ `jiff::Timestamp` (`From` both ways), `kubeset::jiff`, jiff's `serde` (as with k8s-openapi) |

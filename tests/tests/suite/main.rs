@@ -21,6 +21,7 @@ mod crdout_gen {
 #[rustfmt::skip]
 mod crds;
 mod apply;
+mod conversion;
 mod crud;
 mod failover;
 mod faults;

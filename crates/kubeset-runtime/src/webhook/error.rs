@@ -77,15 +77,32 @@ pub enum WebhookError {
         #[source]
         source: std::io::Error,
     },
-    /// Patching `caBundle` into a webhook configuration failed.
+    /// Patching `caBundle` into a webhook configuration or a CRD failed.
     #[error("setting the caBundle of {kind} {name}")]
     Register {
-        /// `ValidatingWebhookConfiguration` or `MutatingWebhookConfiguration`.
+        /// `ValidatingWebhookConfiguration`, `MutatingWebhookConfiguration` or
+        /// `CustomResourceDefinition`.
         kind: &'static str,
         /// The configuration's name.
         name: String,
         /// The API error (boxed: it is large, and this variant is rare).
         #[source]
         source: Box<kubeset_client::Error>,
+    },
+    /// The routes do not make a server: a path with both admission and
+    /// conversion handlers, or a conversion table that is wrong.
+    #[error("the webhook route {path}: {reason}")]
+    Routes {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A CRD to register a conversion `caBundle` in has no
+    /// `conversion.strategy: Webhook`.
+    #[error("the CustomResourceDefinition {name} has no conversion webhook to set the caBundle of")]
+    NoConversionWebhook {
+        /// The CRD's name.
+        name: String,
     },
 }

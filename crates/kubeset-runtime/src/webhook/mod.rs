@@ -1,11 +1,25 @@
-//! A typed admission webhook server (feature `webhook`): validating and
-//! mutating handlers per kind and operation, served over TLS from a
-//! certificate and key file pair that is reloaded when the files change.
+//! A typed webhook server (feature `webhook`): validating and mutating
+//! admission handlers per kind and operation, and CRD conversion between
+//! typed versions through a hub, served over TLS from a certificate and
+//! key file pair that is reloaded when the files change.
 //!
 //! - [`Webhook`]: the routes. [`Webhook::validate`] registers a handler
 //!   that answers `Ok(warnings)` or [`Denied`]; [`Webhook::mutate`] one that
 //!   answers [`Mutated`] (the changed object), from which the server
 //!   computes the RFC 6902 JSON patch ([`json_diff`]).
+//! - [`Webhook::convert`]: a CRD conversion webhook at a path: a
+//!   [`Conversion`] table, the hub version `H` and its spokes
+//!   ([`Conversion::spoke`]: `TryFrom` both ways, so `From` is enough),
+//!   answering `ConversionReview`s (`kubeset_client::conversion`) by each
+//!   object's `apiVersion` and the `desiredAPIVersion`: spoke → hub →
+//!   spoke, an object already at the desired version as it came. Failures
+//!   ([`ConversionError`]) name the object's index and name, the version,
+//!   and for a decoding failure the serde path; `metadata` is answered as
+//!   it came except labels and annotations, and a conversion that changed
+//!   anything else fails naming the field. The body limit and the
+//!   deadline below bound it too (the conversion runs off the async
+//!   threads). The CRD: `kubeset_client::crd::with_conversion_webhook`;
+//!   its `caBundle`: [`set_conversion_ca_bundle`].
 //! - [`Webhook::bind`] → [`WebhookServer`]: listens, serves HTTP/1.1 over
 //!   rustls, and stops on [`WebhookServer::run`]'s shutdown future
 //!   (requests in flight are answered first).
@@ -26,7 +40,8 @@
 //!   reported ([`TlsStats::last_error`], a `tracing` error) naming the file.
 //! - [`SelfSignedCa`]: a CA and leaf certificates for given DNS names and
 //!   IPs (rcgen), written as PEM files; [`set_ca_bundle`] patches its
-//!   `caBundle` into webhook configurations (self-registration).
+//!   `caBundle` into webhook configurations, [`set_conversion_ca_bundle`]
+//!   into a CRD's conversion webhook (self-registration).
 //!
 //! ```no_run
 //! use kubeset_client::admission::{AdmissionRequest, Operation};
@@ -53,10 +68,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Not here yet: conversion webhooks, and the embedded test server
-//! calling webhooks (issue 36, items 2 and 4).
+//! Not here yet: the embedded test server calling webhooks (issue 36,
+//! item 4).
 
 mod certs;
+mod convert;
 mod error;
 mod handler;
 mod patch;
@@ -65,10 +81,11 @@ mod selfsigned;
 mod server;
 
 pub use certs::{CertFiles, TlsStats};
+pub use convert::{Conversion, ConversionError, Reviewed};
 pub use error::WebhookError;
 pub use handler::{Denied, MutateHandler, Mutated, SideEffects, ValidateHandler};
 pub use patch::{PatchOp, json_diff};
-pub use register::{WebhookConfiguration, set_ca_bundle};
+pub use register::{WebhookConfiguration, set_ca_bundle, set_conversion_ca_bundle};
 pub use selfsigned::{LeafCert, SelfSignedCa};
 pub use server::WebhookServer;
 
@@ -81,6 +98,7 @@ use kubeset_client::admission::Operation;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use convert::ErasedConversion;
 use handler::{Erased, Route};
 
 /// The default limit of a request body: 8 MiB (an `AdmissionReview`
@@ -114,6 +132,7 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Webhook {
     pub(crate) routes: HashMap<String, Vec<Route>>,
+    pub(crate) conversions: HashMap<String, Arc<dyn ErasedConversion>>,
     pub(crate) side_effects: HashMap<String, SideEffects>,
     pub(crate) max_body: usize,
     pub(crate) deadline: Duration,
@@ -124,6 +143,7 @@ impl Default for Webhook {
     fn default() -> Self {
         Webhook {
             routes: HashMap::new(),
+            conversions: HashMap::new(),
             side_effects: HashMap::new(),
             max_body: DEFAULT_MAX_BODY,
             deadline: DEFAULT_DEADLINE,
@@ -290,6 +310,27 @@ impl Webhook {
         self.route::<K>(path, operations, erased)
     }
 
+    /// A CRD conversion webhook at `path`: `ConversionReview`s
+    /// (`apiextensions.k8s.io/v1`) answered by `conversion`, the versions
+    /// of one kind around a hub ([`Conversion`]). The body limit and the
+    /// deadline are the server's; a review that does not decode is
+    /// answered 400 naming the serde path.
+    ///
+    /// ```
+    /// use kubeset_client::api::core::v1::ConfigMap;
+    /// use kubeset_runtime::webhook::{Conversion, Webhook};
+    /// let w = Webhook::new().convert("/convert", Conversion::<ConfigMap>::new());
+    /// assert_eq!(w.paths(), ["/convert"]);
+    /// ```
+    pub fn convert<H>(mut self, path: &str, conversion: Conversion<H>) -> Self
+    where
+        H: Resource + Serialize + DeserializeOwned + 'static,
+    {
+        self.conversions
+            .insert(path.to_owned(), Arc::new(conversion));
+        self
+    }
+
     fn route<K: Resource>(
         mut self,
         path: &str,
@@ -311,8 +352,14 @@ impl Webhook {
     /// assert!(kubeset_runtime::webhook::Webhook::new().paths().is_empty());
     /// ```
     pub fn paths(&self) -> Vec<&str> {
-        let mut paths: Vec<&str> = self.routes.keys().map(String::as_str).collect();
+        let mut paths: Vec<&str> = self
+            .routes
+            .keys()
+            .chain(self.conversions.keys())
+            .map(String::as_str)
+            .collect();
         paths.sort_unstable();
+        paths.dedup();
         paths
     }
 }

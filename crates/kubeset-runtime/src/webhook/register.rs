@@ -1,8 +1,10 @@
-//! Self-registration: the CA into the webhook configurations' `caBundle`.
+//! Self-registration: the CA into the webhook configurations' `caBundle`
+//! and into a CRD's conversion webhook.
 
 use kubeset_client::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
+use kubeset_client::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kubeset_client::params::PatchParams;
 use kubeset_client::{Api, ByteString, Client, Patch, Resource};
 use serde::Serialize;
@@ -80,6 +82,76 @@ pub async fn set_ca_bundle<K: WebhookConfiguration>(
             "value": bundle,
         }));
     }
+    api.patch(name, &PatchParams::default(), &Patch::Json(ops))
+        .await
+        .map_err(err)
+}
+
+/// Sets `spec.conversion.webhook.clientConfig.caBundle` of the CRD `name`
+/// to `ca_pem` (a JSON patch that fails if the conversion strategy is no
+/// longer `Webhook` when it is applied; not guarded by the resourceVersion
+/// as [`set_ca_bundle`] is, since the CRD's own controllers update its
+/// status) and answers the stored CRD: a conversion webhook's
+/// self-registration, at start and after changing the CA. The CRD must
+/// already have `conversion.strategy: Webhook`
+/// ([`kubeset_client::crd::with_conversion_webhook`]).
+///
+/// ```no_run
+/// use kubeset_runtime::webhook::{SelfSignedCa, set_conversion_ca_bundle};
+/// # async fn f(client: kubeset_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let ca = SelfSignedCa::generate("my-conversion-ca")?;
+/// set_conversion_ca_bundle(&client, "people.example.com", ca.cert_pem()).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// [`WebhookError::Register`] with the API error (not found, conflict);
+/// [`WebhookError::NoConversionWebhook`] when the CRD converts otherwise.
+pub async fn set_conversion_ca_bundle(
+    client: &Client,
+    name: &str,
+    ca_pem: &str,
+) -> Result<CustomResourceDefinition, WebhookError> {
+    let err = |source| WebhookError::Register {
+        kind: CustomResourceDefinition::KIND,
+        name: name.to_owned(),
+        source: Box::new(source),
+    };
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let current = api.get(name).await.map_err(err)?;
+    let webhook = current
+        .spec
+        .conversion
+        .as_ref()
+        .filter(|c| c.strategy == "Webhook")
+        .and_then(|c| c.webhook.as_ref());
+    let Some(webhook) = webhook else {
+        return Err(WebhookError::NoConversionWebhook {
+            name: name.to_owned(),
+        });
+    };
+    let bundle = serde_json::to_value(ByteString(ca_pem.as_bytes().to_vec()))
+        .unwrap_or(serde_json::Value::Null);
+    // Guarded by the strategy, not the resourceVersion: the CRD's
+    // controllers write its status right after it is created.
+    let mut ops = vec![serde_json::json!({
+        "op": "test",
+        "path": "/spec/conversion/strategy",
+        "value": "Webhook",
+    })];
+    if webhook.client_config.is_none() {
+        ops.push(serde_json::json!({
+            "op": "add",
+            "path": "/spec/conversion/webhook/clientConfig",
+            "value": {},
+        }));
+    }
+    ops.push(serde_json::json!({
+        "op": "add",
+        "path": "/spec/conversion/webhook/clientConfig/caBundle",
+        "value": bundle,
+    }));
     api.patch(name, &PatchParams::default(), &Patch::Json(ops))
         .await
         .map_err(err)

@@ -12,12 +12,15 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use kubeset_client::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
+use kubeset_client::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
+use serde::Serialize;
 use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use super::certs::{CertFiles, Reloading, TlsStats};
+use super::convert::ErasedConversion;
 use super::handler::{Route, SideEffects};
 use super::{Webhook, WebhookError};
 
@@ -78,12 +81,15 @@ impl Webhook {
     ///
     /// A file that does not load ([`WebhookError::ReadFile`],
     /// [`WebhookError::Pem`], [`WebhookError::KeyMismatch`]) or an address
-    /// that does not bind ([`WebhookError::Bind`]).
+    /// that does not bind ([`WebhookError::Bind`]); a conversion table
+    /// that is wrong or a path with both admission and conversion handlers
+    /// ([`WebhookError::Routes`]).
     pub async fn bind(
         self,
         addr: impl ToSocketAddrs + std::fmt::Debug,
         certs: CertFiles,
     ) -> Result<WebhookServer, WebhookError> {
+        self.check_routes()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let certs = Arc::new(Reloading::load(certs, provider.clone())?);
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -108,6 +114,24 @@ impl Webhook {
                 certs,
             }),
         })
+    }
+}
+
+impl Webhook {
+    fn check_routes(&self) -> Result<(), WebhookError> {
+        for (path, conversion) in &self.conversions {
+            if self.routes.contains_key(path) {
+                return Err(WebhookError::Routes {
+                    path: path.clone(),
+                    reason: "it has both admission and conversion handlers".to_owned(),
+                });
+            }
+            conversion.check().map_err(|e| WebhookError::Routes {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -212,7 +236,7 @@ fn plain(status: StatusCode, message: String) -> Response<Body> {
     response
 }
 
-fn json(review: &AdmissionReview<kubeset_client::dynamic::DynamicObject>) -> Response<Body> {
+fn json(review: &impl Serialize) -> Response<Body> {
     match serde_json::to_vec(review) {
         Ok(bytes) => {
             let mut response = Response::new(Full::new(Bytes::from(bytes)));
@@ -224,7 +248,7 @@ fn json(review: &AdmissionReview<kubeset_client::dynamic::DynamicObject>) -> Res
         }
         Err(e) => plain(
             StatusCode::INTERNAL_SERVER_ERROR,
-            format!("serializing the AdmissionReview: {e}"),
+            format!("serializing the review: {e}"),
         ),
     }
 }
@@ -244,6 +268,9 @@ impl App {
 
     async fn answer_inner(&self, req: Request<Incoming>) -> Response<Body> {
         let path = req.uri().path().to_owned();
+        if let Some(conversion) = self.webhook.conversions.get(&path) {
+            return self.answer_conversion(&path, conversion.clone(), req).await;
+        }
         let Some(routes) = self.webhook.routes.get(&path) else {
             return plain(StatusCode::NOT_FOUND, format!("no webhook at {path}"));
         };
@@ -292,7 +319,7 @@ impl App {
         let too_large = || {
             plain(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the AdmissionReview is over the webhook's limit of {limit} bytes"),
+                format!("the review is over the webhook's limit of {limit} bytes"),
             )
         };
         let declared = req
@@ -371,5 +398,57 @@ impl App {
                 ))
             }
         }
+    }
+
+    /// A `ConversionReview` → its answer, converted off the async threads
+    /// (the conversion functions are synchronous) under the deadline.
+    async fn answer_conversion(
+        &self,
+        path: &str,
+        conversion: Arc<dyn ErasedConversion>,
+        req: Request<Incoming>,
+    ) -> Response<Body> {
+        if req.method() != Method::POST {
+            return plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{} {path}: a webhook takes POST", req.method()),
+            );
+        }
+        let body = match self.read_body(req).await {
+            Ok(body) => body,
+            Err(response) => return response,
+        };
+        let mut de = serde_json::Deserializer::from_slice(&body);
+        let review: ConversionReview = match serde_path_to_error::deserialize(&mut de) {
+            Ok(review) => review,
+            Err(e) => {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    format!("malformed ConversionReview at {}: {}", e.path(), e.inner()),
+                );
+            }
+        };
+        let Ok(request) = ConversionRequest::from_review(review) else {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "the ConversionReview has no request".to_owned(),
+            );
+        };
+        let base = ConversionResponse::for_request(ConversionRequest {
+            types: request.types.clone(),
+            uid: request.uid.clone(),
+            desired_api_version: String::new(),
+            objects: Vec::new(),
+        });
+        let deadline = self.webhook.deadline;
+        let task = tokio::task::spawn_blocking(move || conversion.convert(request));
+        let response = match tokio::time::timeout(deadline, task).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => base.failure_message(format!("the conversion at {path} failed: {e}")),
+            Err(_) => base.failure_message(format!(
+                "the conversion at {path} did not answer within {deadline:?}"
+            )),
+        };
+        json(&response.into_review())
     }
 }
