@@ -111,6 +111,7 @@ mod util;
 mod validation;
 mod verbs;
 mod watch;
+mod webhooks;
 mod wire;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -55,6 +55,8 @@ pub(crate) struct Call<'a> {
     pub(crate) field: FieldSelector,
     /// Whether the status is a separate subresource of `res`.
     pub(crate) status_separate: bool,
+    /// The webhook pass this run of the write is ([`crate::webhooks`]).
+    pub(crate) webhooks: Option<Arc<admission::webhook::Pass>>,
 }
 
 impl Call<'_> {
@@ -88,7 +90,10 @@ impl Call<'_> {
             manager: field_manager(self.query, self.user_agent.as_deref(), default),
             dry_run: self.dry_run,
             applied: false,
-            admission: admission::Options::default(),
+            admission: admission::Options {
+                webhooks: self.webhooks.clone(),
+                ..admission::Options::default()
+            },
         }
     }
 
@@ -100,6 +105,7 @@ impl Call<'_> {
                 field_validation: self.field_validation(),
                 verb: Some(verb),
                 warnings: admission::Warnings::default(),
+                webhooks: self.webhooks.clone(),
             },
             ..self.write_ctx(default)
         }
@@ -356,7 +362,7 @@ fn check_name(obj: &Value, name: &str) -> Result<(), ApiError> {
 
 /// `r` with one `Warning: 299 - "text"` header per warning, at most 4 KiB
 /// of them (kube-apiserver truncates its warnings too).
-fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
+pub(crate) fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
     let mut budget = 4096usize;
     for w in warnings {
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");

@@ -10,6 +10,11 @@
 //! running beside these are not affected, and is deleted at the end.
 //! kube-apiserver picks up a new configuration after a moment: each test
 //! polls with probe objects until it sees the webhook act.
+//!
+//! The scenarios of `crates/kubeset-runtime/tests/webhook_scenarios/mod.rs`
+//! (`webhook_shared_*` here) run unchanged against the embedded server
+//! (`crates/kubeset-runtime/tests/webhook_embedded.rs`), which calls the
+//! webhooks itself.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,6 +39,48 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{connect, ok, typed};
+
+use kubeset as k;
+use kubeset::runtime as rt;
+
+#[path = "../../../crates/kubeset-runtime/tests/webhook_scenarios/mod.rs"]
+mod scenarios;
+
+#[tokio::test]
+async fn webhook_shared_validating_denial_is_a_typed_403() {
+    let ctx = connect!("webhook-shared-deny");
+    scenarios::validating_denial_is_a_typed_403(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_shared_mutating_webhooks_run_in_name_order() {
+    let ctx = connect!("webhook-shared-order");
+    scenarios::mutating_webhooks_run_in_name_order(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_shared_unreachable_webhook_fails_closed_or_open() {
+    let ctx = connect!("webhook-shared-unreachable");
+    scenarios::unreachable_webhook_fails_closed_or_open(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_shared_selectors_filter_what_is_sent() {
+    let ctx = connect!("webhook-shared-selectors");
+    scenarios::selectors_filter_what_is_sent(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_shared_match_condition_selects() {
+    let ctx = connect!("webhook-shared-conditions");
+    scenarios::match_condition_selects(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn webhook_shared_dry_run_and_side_effects() {
+    let ctx = connect!("webhook-shared-dry");
+    scenarios::dry_run_and_side_effects(ctx.client, &ctx.ns).await;
+}
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
 

@@ -1,0 +1,68 @@
+//! The embedded API server (kubeset-testserver) calling admission
+//! webhooks served by `kubeset_runtime::webhook`, over real TLS sockets:
+//! the shared scenarios (`webhook_scenarios/mod.rs`), which
+//! `tests/tests/suite/webhook.rs` runs against a real kube-apiserver.
+
+use kubeset_client as k;
+use kubeset_runtime as rt;
+
+mod webhook_scenarios;
+
+use k::Client;
+use k::api::core::v1::Namespace;
+use k::params::PostParams;
+use k::rest::{RestClient, RestConfig};
+use kubeset_testserver::TestServer;
+
+/// A fresh embedded server, a client for it and a namespace of the test's
+/// own (kept alive by the returned server).
+async fn server(ns: &str) -> (TestServer, Client) {
+    let server = TestServer::start()
+        .await
+        .expect("the embedded server starts");
+    let rest = RestClient::new(RestConfig::new(server.url())).expect("a client");
+    let client = Client::new(rest, "default");
+    let namespace: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).expect("namespace");
+    k::Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("namespace created");
+    (server, client)
+}
+
+#[tokio::test]
+async fn validating_denial_is_a_typed_403() {
+    let (_server, client) = server("deny").await;
+    webhook_scenarios::validating_denial_is_a_typed_403(client, "deny").await;
+}
+
+#[tokio::test]
+async fn mutating_webhooks_run_in_name_order() {
+    let (_server, client) = server("order").await;
+    webhook_scenarios::mutating_webhooks_run_in_name_order(client, "order").await;
+}
+
+#[tokio::test]
+async fn unreachable_webhook_fails_closed_or_open() {
+    let (_server, client) = server("unreachable").await;
+    webhook_scenarios::unreachable_webhook_fails_closed_or_open(client, "unreachable").await;
+}
+
+#[tokio::test]
+async fn selectors_filter_what_is_sent() {
+    let (_server, client) = server("selectors").await;
+    webhook_scenarios::selectors_filter_what_is_sent(client, "selectors").await;
+}
+
+#[tokio::test]
+async fn match_condition_selects() {
+    let (_server, client) = server("conditions").await;
+    webhook_scenarios::match_condition_selects(client, "conditions").await;
+}
+
+#[tokio::test]
+async fn dry_run_and_side_effects() {
+    let (_server, client) = server("dry").await;
+    webhook_scenarios::dry_run_and_side_effects(client, "dry").await;
+}
