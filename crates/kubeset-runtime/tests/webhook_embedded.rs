@@ -13,6 +13,7 @@ use k::api::core::v1::Namespace;
 use k::params::PostParams;
 use k::rest::{RestClient, RestConfig};
 use kubeset_testserver::TestServer;
+use std::sync::Arc;
 
 /// A fresh embedded server, a client for it and a namespace of the test's
 /// own (kept alive by the returned server).
@@ -65,4 +66,28 @@ async fn match_condition_selects() {
 async fn dry_run_and_side_effects() {
     let (_server, client) = server("dry").await;
     webhook_scenarios::dry_run_and_side_effects(client, "dry").await;
+}
+
+#[tokio::test]
+async fn updates_are_sent_with_the_old_object() {
+    let (_server, client) = server("updates").await;
+    webhook_scenarios::updates_are_sent_with_the_old_object(client, "updates").await;
+}
+
+#[tokio::test]
+async fn mutation_is_stored_and_its_warning_reaches_the_client() {
+    let (server, _) = server("mutate").await;
+    let warnings = Arc::new(webhook_scenarios::Collect::default());
+    let config = RestConfig::new(server.url()).with_warning_handler(warnings.clone());
+    let client = Client::new(RestClient::new(config).expect("a client"), "mutate");
+    webhook_scenarios::mutation_is_stored_and_its_warning_reaches_the_client(
+        client, warnings, "mutate",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn certificate_rotation_while_requests_flow_loses_none() {
+    let (_server, client) = server("rotate").await;
+    webhook_scenarios::certificate_rotation_while_requests_flow_loses_none(client, "rotate").await;
 }

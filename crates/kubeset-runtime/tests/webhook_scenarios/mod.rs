@@ -15,7 +15,9 @@
 
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -68,15 +70,20 @@ impl Certs {
     fn new() -> Certs {
         let dir = tempfile::tempdir().expect("temp dir");
         let ca = SelfSignedCa::generate("kubeset-webhook-scenarios-ca").expect("CA");
-        let leaf = ca.issue(&["127.0.0.1"]).expect("leaf");
-        let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
-        leaf.write(&cert, &key).expect("leaf written");
-        Certs {
+        let certs = Certs {
+            cert: dir.path().join("tls.crt"),
+            key: dir.path().join("tls.key"),
             _dir: dir,
-            cert,
-            key,
             ca,
-        }
+        };
+        certs.rotate();
+        certs
+    }
+
+    /// A new leaf (new key) from the same CA, written over the files.
+    fn rotate(&self) {
+        let leaf = self.ca.issue(&["127.0.0.1"]).expect("leaf");
+        leaf.write(&self.cert, &self.key).expect("leaf written");
     }
 }
 
@@ -84,9 +91,10 @@ impl Certs {
 struct Served {
     url: String,
     ca_bundle: String,
+    stats: rt::webhook::TlsStats,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
-    _certs: Certs,
+    certs: Certs,
 }
 
 impl Served {
@@ -100,9 +108,10 @@ impl Served {
         Served {
             url: format!("https://{}", server.local_addr()),
             ca_bundle: base64_encode(certs.ca.cert_pem().as_bytes()),
+            stats: server.tls_stats(),
             task: tokio::spawn(server.run(stop.clone().cancelled_owned())),
             stop,
-            _certs: certs,
+            certs,
         }
     }
 
@@ -118,6 +127,38 @@ impl Served {
     async fn stop(self) {
         self.stop.cancel();
         self.task.await.expect("webhook server task");
+    }
+}
+
+/// The error with its causes, for a failure message.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cur = c.source();
+    }
+    out
+}
+
+/// Warnings the API server sent, as a client's handler received them
+/// (the includer builds the client with it).
+#[derive(Debug, Default)]
+pub struct Collect(Mutex<Vec<String>>);
+
+impl Collect {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl k::rest::warning::WarningHandler for Collect {
+    fn handle_warning(&self, warning: &k::rest::warning::Warning) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(warning.text.clone());
     }
 }
 
@@ -531,5 +572,304 @@ pub async fn dry_run_and_side_effects(client: Client, ns: &str) {
         Some("false")
     );
     delete_mutating(&client, &name).await;
+    served.stop().await;
+}
+
+/// UPDATEs (a PUT and a merge patch) are sent with `oldObject`: a webhook
+/// that refuses a change of `data.owner` lets other changes through, and
+/// a mutating webhook's patch on UPDATE is stored.
+pub async fn updates_are_sent_with_the_old_object(client: Client, ns: &str) {
+    let webhook = Webhook::new()
+        .validate_for::<ConfigMap, _>(
+            "/owner",
+            &[Operation::Update],
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let owner = |cm: Option<ConfigMap>| cm.and_then(|c| c.data?.get("owner").cloned());
+                if owner(req.old_object) != owner(req.object) {
+                    return Err(Denied::new("owner may not change"));
+                }
+                Ok(vec![])
+            },
+        )
+        .mutate_for::<ConfigMap, _>(
+            "/stamp",
+            &[Operation::Update],
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let mut cm = req.object.unwrap_or_default();
+                let n = cm
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("updates")?.parse::<u32>().ok())
+                    .unwrap_or(0);
+                cm.data
+                    .get_or_insert_default()
+                    .insert("updates".to_owned(), (n + 1).to_string());
+                Ok(Mutated::new(cm))
+            },
+        );
+    let served = Served::start(webhook).await;
+    let update = |mut e: Value| {
+        e["rules"][0]["operations"] = json!(["UPDATE"]);
+        e
+    };
+    let config = validating(
+        &client,
+        vec![update(served.entry("owner.kubeset.dev", "/owner", ns))],
+    )
+    .await;
+    let mname = unique("kubeset-scenario-u");
+    mutating(
+        &client,
+        &mname,
+        vec![update(served.entry("stamp.kubeset.dev", "/stamp", ns))],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "both UPDATE webhooks to act", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("owned-{i}");
+        let cm = configmap(&name, json!({}), json!({"owner": "a"}));
+        let mut created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        created
+            .data
+            .get_or_insert_default()
+            .insert("owner".to_owned(), "b".to_owned());
+        let refused = api_error(cms.replace(&name, &PostParams::default(), &created).await)?;
+        refused
+            .message
+            .contains("owner may not change")
+            .then_some(())?;
+        let mut fresh = cms.get(&name).await.ok()?;
+        fresh
+            .data
+            .get_or_insert_default()
+            .insert("note".to_owned(), "x".to_owned());
+        let stored = cms
+            .replace(&name, &PostParams::default(), &fresh)
+            .await
+            .ok()?;
+        (stored.data?.get("updates")? == "1").then_some(())
+    })
+    .await;
+    let cm = configmap("patched", json!({}), json!({"owner": "a"}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    let patch = k::Patch::Merge(json!({"data": {"note": "y"}}));
+    let patched = ok(
+        "merge patch",
+        cms.patch("patched", &k::params::PatchParams::default(), &patch)
+            .await,
+    );
+    let data = patched.data.unwrap_or_default();
+    assert_eq!(data.get("updates").map(String::as_str), Some("1"));
+    assert_eq!(data.get("note").map(String::as_str), Some("y"));
+    let stolen = k::Patch::Merge(json!({"data": {"owner": "b"}}));
+    let refused = api_error(
+        cms.patch("patched", &k::params::PatchParams::default(), &stolen)
+            .await,
+    )
+    .expect("a change of owner is refused");
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "admission webhook \"owner.kubeset.dev\" denied the request: owner may not change"
+    );
+    let stored = ok("get", cms.get("patched").await);
+    assert_eq!(
+        stored
+            .data
+            .unwrap_or_default()
+            .get("owner")
+            .map(String::as_str),
+        Some("a")
+    );
+    delete_validating(&client, &config).await;
+    delete_mutating(&client, &mname).await;
+    served.stop().await;
+}
+
+/// A mutating webhook's patch is stored with the rest of the object, its
+/// warning reaches the client (`client` reports to `warnings`), and a dry
+/// run reaches it as one (`sideEffects: None`).
+pub async fn mutation_is_stored_and_its_warning_reaches_the_client(
+    client: Client,
+    warnings: Arc<Collect>,
+    ns: &str,
+) {
+    let webhook = Webhook::new().mutate_for::<ConfigMap, _>(
+        "/mutate",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            let mut cm = req.object.unwrap_or_default();
+            cm.metadata
+                .labels
+                .get_or_insert_default()
+                .insert("kubeset.dev/mutated".to_owned(), "true".to_owned());
+            let dry = if req.dry_run { " (dry run)" } else { "" };
+            Ok(Mutated::new(cm).with_warning(format!("labelled by the kubeset webhook{dry}")))
+        },
+    );
+    let served = Served::start(webhook).await;
+    let name = unique("kubeset-scenario-mutate");
+    mutating(
+        &client,
+        &name,
+        vec![served.entry("mutate.kubeset.dev", "/mutate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "the mutating webhook to label", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("probe-{i}"), json!({}), json!({}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        created
+            .metadata
+            .labels?
+            .contains_key("kubeset.dev/mutated")
+            .then_some(())
+    })
+    .await;
+    warnings.take();
+    let cm = configmap("labelled", json!({"keep": "me"}), json!({"k": "v"}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    let stored = ok("get", cms.get("labelled").await);
+    let labels = stored.metadata.labels.unwrap_or_default();
+    assert_eq!(
+        labels.get("kubeset.dev/mutated").map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(labels.get("keep").map(String::as_str), Some("me"));
+    assert_eq!(
+        stored.data.unwrap_or_default().get("k").map(String::as_str),
+        Some("v")
+    );
+    let seen = warnings.take();
+    assert!(
+        seen.iter().any(|w| w == "labelled by the kubeset webhook"),
+        "warnings: {seen:?}"
+    );
+    let dry = configmap("dry", json!({}), json!({}));
+    ok(
+        "dry-run create",
+        cms.create(&PostParams::default().dry_run(), &dry).await,
+    );
+    let seen = warnings.take();
+    assert!(
+        seen.iter()
+            .any(|w| w == "labelled by the kubeset webhook (dry run)"),
+        "warnings: {seen:?}"
+    );
+    delete_mutating(&client, &name).await;
+    served.stop().await;
+}
+
+/// The webhook's serving certificate is replaced twice (same CA, new keys)
+/// while creates flow through it under `failurePolicy: Fail`: none fails,
+/// and every leaf is served.
+pub async fn certificate_rotation_while_requests_flow_loses_none(client: Client, ns: &str) {
+    const MAX_CREATES: usize = 5000;
+    let webhook = Webhook::new().validate_for::<ConfigMap, _>(
+        "/validate",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            if req.name.starts_with("probe-") {
+                return Err(Denied::new("probe seen"));
+            }
+            Ok(vec![])
+        },
+    );
+    let served = Served::start(webhook).await;
+    let config = validating(
+        &client,
+        vec![served.entry("rotate.kubeset.dev", "/validate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "the webhook to see a probe", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("probe-{i}"), json!({}), json!({}));
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("probe seen"))
+    })
+    .await;
+    // Creates through the webhook, one after another, until a count set
+    // once both rotations were served (capped).
+    let done = Arc::new(AtomicUsize::new(0));
+    let stop_at = Arc::new(AtomicUsize::new(MAX_CREATES));
+    let creator = {
+        let (cms, done, stop_at) = (cms.clone(), done.clone(), stop_at.clone());
+        tokio::spawn(async move {
+            let mut failures = Vec::new();
+            let mut i = 0;
+            while i < stop_at.load(Ordering::Relaxed) {
+                let cm = configmap(&format!("flow-{i}"), json!({}), json!({}));
+                if let Err(e) = cms.create(&PostParams::default(), &cm).await {
+                    failures.push(format!("flow-{i}: {}", chain(&e)));
+                }
+                i += 1;
+                done.store(i, Ordering::Relaxed);
+            }
+            (i, failures)
+        })
+    };
+    eventually(
+        PROBE_TIMEOUT,
+        "10 creates before the first rotation",
+        || async { (done.load(Ordering::Relaxed) >= 10).then_some(()) },
+    )
+    .await;
+    for generation in 1..=2 {
+        served.certs.rotate();
+        let at = done.load(Ordering::Relaxed);
+        eventually(
+            PROBE_TIMEOUT,
+            &format!("a handshake with certificate {generation}"),
+            || async {
+                let per = served.stats.handshakes_per_generation();
+                (per.get(generation).copied().unwrap_or(0) >= 1).then_some(())
+            },
+        )
+        .await;
+        println!(
+            "rotation {generation}: files replaced after create {at}, new leaf served by create {}",
+            done.load(Ordering::Relaxed)
+        );
+    }
+    stop_at.store(done.load(Ordering::Relaxed) + 10, Ordering::Relaxed);
+    let (creates, failures) = creator.await.expect("creator task");
+    assert!(
+        creates < MAX_CREATES,
+        "the rotations were not served within {MAX_CREATES} creates"
+    );
+    assert!(
+        failures.is_empty(),
+        "requests failed during rotation: {failures:#?}"
+    );
+    let handshakes = served.stats.handshakes_per_generation();
+    println!(
+        "rotation: {creates} creates, handshakes per certificate generation {handshakes:?}, \
+         failed reloads (a half-written pair kept out) {}",
+        served.stats.failed_reloads()
+    );
+    assert_eq!(served.stats.generation(), 2, "{:?}", served.stats);
+    assert!(
+        handshakes.iter().all(|&n| n >= 1),
+        "every leaf was served: {handshakes:?}"
+    );
+    let stored = ok("list", cms.list(&Default::default()).await);
+    let flowed = stored
+        .items
+        .iter()
+        .filter(|cm| {
+            cm.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("flow-"))
+        })
+        .count();
+    assert_eq!(flowed, creates);
+    delete_validating(&client, &config).await;
     served.stop().await;
 }

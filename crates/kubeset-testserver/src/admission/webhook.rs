@@ -538,14 +538,16 @@ pub(crate) fn problems(plural: &str, obj: &Value) -> Vec<(String, &'static str, 
     }
     for (i, w) in obj["webhooks"].as_array().into_iter().flatten().enumerate() {
         let at = format!("webhooks[{i}]");
-        match w["sideEffects"].as_str() {
-            None => out.push((
+        // Required (v1 has no default); the typed decoding of the body
+        // reads an absent one as "".
+        match w["sideEffects"].as_str().unwrap_or_default() {
+            "None" | "NoneOnDryRun" => {}
+            "" => out.push((
                 format!("{at}.sideEffects"),
                 "FieldValueRequired",
                 "Required value: must specify one of None, NoneOnDryRun".into(),
             )),
-            Some("None" | "NoneOnDryRun") => {}
-            Some(s) => out.push((
+            s => out.push((
                 format!("{at}.sideEffects"),
                 "FieldValueNotSupported",
                 format!("Unsupported value: \"{s}\": supported values: \"None\", \"NoneOnDryRun\""),
@@ -562,4 +564,133 @@ pub(crate) fn problems(plural: &str, obj: &Value) -> Vec<(String, &'static str, 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::Resource;
+
+    fn pods() -> std::sync::Arc<Resource> {
+        crate::resources::builtin()
+            .into_iter()
+            .find(|r| r.group.is_empty() && r.plural == "pods")
+            .expect("pods served")
+    }
+
+    fn req(res: &Resource) -> Request<'_> {
+        Request {
+            res,
+            operation: Operation::Update,
+            namespace: "ns",
+            name: "p",
+            object: None,
+            old: None,
+            dry_run: false,
+        }
+    }
+
+    fn rule(resources: &[&str]) -> Value {
+        json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": resources})
+    }
+
+    #[test]
+    fn resources_name_subresources_as_upstream_splits_them() {
+        let res = pods();
+        let r = req(&res);
+        assert!(rule_matches(&rule(&["pods"]), &r, ""));
+        assert!(!rule_matches(&rule(&["pods"]), &r, "status"));
+        assert!(!rule_matches(&rule(&["*"]), &r, "status"));
+        assert!(rule_matches(&rule(&["pods/status"]), &r, "status"));
+        assert!(rule_matches(&rule(&["pods/*"]), &r, "status"));
+        assert!(rule_matches(&rule(&["*/*"]), &r, "status"));
+        assert!(!rule_matches(&rule(&["pods/status"]), &r, ""));
+        let mut cluster = rule(&["pods"]);
+        cluster["scope"] = json!("Cluster");
+        assert!(!rule_matches(&cluster, &r, ""));
+        let mut create = rule(&["pods"]);
+        create["operations"] = json!(["CREATE"]);
+        assert!(!rule_matches(&create, &r, ""));
+    }
+
+    #[test]
+    fn a_denial_keeps_the_answer_code_from_400_on() {
+        let d = denied(
+            "w.example.com",
+            &json!({"code": 422, "message": "no", "reason": "Invalid"}),
+        );
+        assert_eq!(d.code, 422);
+        assert_eq!(d.reason, "Invalid");
+        assert_eq!(
+            d.message,
+            "admission webhook \"w.example.com\" denied the request: no"
+        );
+        let d = denied("w.example.com", &json!({"code": 200}));
+        assert_eq!(d.code, 403);
+        assert_eq!(
+            d.message,
+            "admission webhook \"w.example.com\" denied the request without explanation"
+        );
+        let d = denied("w", &json!({"reason": "NotMine"}));
+        assert_eq!(
+            (d.reason, d.message.as_str()),
+            ("", "admission webhook \"w\" denied the request: NotMine")
+        );
+    }
+
+    #[test]
+    fn an_answer_for_another_review_or_a_bad_patch_is_a_failure() {
+        let answer = |r: Value| {
+            serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": r}))
+                .expect("json")
+        };
+        let other = read_answer(&answer(json!({"uid": "b", "allowed": true})), "a", false);
+        assert_eq!(
+            other.err().as_deref(),
+            Some("expected response.uid=\"a\", got \"b\"")
+        );
+        let patch = "W3sib3AiOiJhZGQiLCJwYXRoIjoiL3giLCJ2YWx1ZSI6MX1d"; // [{"op":"add","path":"/x","value":1}]
+        let validating = read_answer(
+            &answer(json!({"uid": "a", "allowed": true, "patch": patch, "patchType": "JSONPatch"})),
+            "a",
+            false,
+        );
+        assert!(validating.is_err());
+        let mutating = read_answer(
+            &answer(json!({"uid": "a", "allowed": true, "patch": patch, "patchType": "JSONPatch", "warnings": ["w"]})),
+            "a",
+            true,
+        )
+        .expect("a patch");
+        assert_eq!(
+            mutating.patch,
+            Some(json!([{"op": "add", "path": "/x", "value": 1}]))
+        );
+        assert_eq!(mutating.warnings, ["w"]);
+        assert!(read_answer(b"{", "a", true).is_err());
+        assert!(
+            read_answer(
+                &answer(json!({"uid": "a", "allowed": true, "patch": patch})),
+                "a",
+                true
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn timeouts_default_and_are_bounded() {
+        let hook = |t: Value| Hook {
+            name: "h".into(),
+            spec: json!({"timeoutSeconds": t}),
+        };
+        assert_eq!(hook(Value::Null).timeout_secs(), 10);
+        assert_eq!(hook(json!(45)).timeout_secs(), 30);
+        assert_eq!(hook(json!(0)).timeout_secs(), 1);
+        let service = Hook {
+            name: "s".into(),
+            spec: json!({"clientConfig": {"service": {"namespace": "n", "name": "svc"}}}),
+        };
+        assert!(service.url().is_err_and(|e| e.contains("service n/svc")));
+    }
 }
