@@ -91,3 +91,9 @@ async fn certificate_rotation_while_requests_flow_loses_none() {
     let (_server, client) = server("rotate").await;
     webhook_scenarios::certificate_rotation_while_requests_flow_loses_none(client, "rotate").await;
 }
+
+#[tokio::test]
+async fn deletes_are_sent_with_the_old_object() {
+    let (_server, client) = server("deletes").await;
+    webhook_scenarios::deletes_are_sent_with_the_old_object(client, "deletes").await;
+}

@@ -424,6 +424,7 @@ fn call_of<'a>(
         label,
         field,
         webhooks: None,
+        delete_rv: None,
     })
 }
 
@@ -462,9 +463,14 @@ async fn dispatch(
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;
     let write = |call: &verbs::Call<'_>| write(call, &method, name, sub, &body);
-    let webhooks = !matches!(method, Method::DELETE) && call.store().has_webhooks();
-    if webhooks {
-        return crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await;
+    if call.store().has_webhooks() {
+        return match (&method, name) {
+            (&Method::DELETE, Some(n)) if sub.is_none() => {
+                crate::webhooks::drive_delete(&mut call, n, write).await
+            }
+            (&Method::DELETE, _) => write(&call),
+            _ => crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await,
+        };
     }
     write(&call)
 }

@@ -57,6 +57,9 @@ pub(crate) struct Call<'a> {
     pub(crate) status_separate: bool,
     /// The webhook pass this run of the write is ([`crate::webhooks`]).
     pub(crate) webhooks: Option<Arc<admission::webhook::Pass>>,
+    /// The `resourceVersion` a DELETE's webhooks were sent: the delete
+    /// is made on it (a precondition, unless the client set one).
+    pub(crate) delete_rv: Option<String>,
 }
 
 impl Call<'_> {
@@ -665,7 +668,16 @@ fn delete_options(call: &Call<'_>, body: &[u8]) -> Result<DeleteOptions, ApiErro
             }
         )));
     }
-    DeleteOptions::parse(&opts, call.query)
+    let mut parsed = DeleteOptions::parse(&opts, call.query)?;
+    if let Some(rv) = &call.delete_rv
+        && parsed.preconditions.get("resourceVersion").is_none()
+    {
+        if !parsed.preconditions.is_object() {
+            parsed.preconditions = json!({});
+        }
+        parsed.preconditions["resourceVersion"] = json!(rv);
+    }
+    Ok(parsed)
 }
 
 /// DELETE of one object, with its `DeleteOptions` (preconditions, dry

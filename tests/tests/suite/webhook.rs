@@ -101,3 +101,9 @@ async fn webhook_dry_run_and_side_effects() {
     let ctx = connect!("webhook-dry");
     scenarios::dry_run_and_side_effects(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn webhook_deletes_are_sent_with_the_old_object() {
+    let ctx = connect!("webhook-deletes");
+    scenarios::deletes_are_sent_with_the_old_object(ctx.client, &ctx.ns).await;
+}

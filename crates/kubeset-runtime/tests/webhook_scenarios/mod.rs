@@ -873,3 +873,59 @@ pub async fn certificate_rotation_while_requests_flow_loses_none(client: Client,
     delete_validating(&client, &config).await;
     served.stop().await;
 }
+
+/// A DELETE is sent with `oldObject` (the object deleted) and no
+/// `object`: a webhook refusing the deletion of what is labelled
+/// `protected: yes` keeps it; another object is deleted.
+pub async fn deletes_are_sent_with_the_old_object(client: Client, ns: &str) {
+    let webhook = Webhook::new().validate_for::<ConfigMap, _>(
+        "/protect",
+        &[Operation::Delete],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            assert!(req.object.is_none(), "a DELETE has no object");
+            let protected = req
+                .old_object
+                .and_then(|cm| cm.metadata.labels?.get("protected").cloned());
+            if protected.as_deref() == Some("yes") {
+                return Err(Denied::new("protected objects stay"));
+            }
+            Ok(vec![])
+        },
+    );
+    let served = Served::start(webhook).await;
+    let mut hook = served.entry("protect.kubeset.dev", "/protect", ns);
+    hook["rules"][0]["operations"] = json!(["DELETE"]);
+    let config = validating(&client, vec![hook]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let (name, refused) = eventually(PROBE_TIMEOUT, "the DELETE webhook to refuse", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("protected-{i}");
+        let cm = configmap(&name, json!({"protected": "yes"}), json!({}));
+        cms.create(&PostParams::default(), &cm).await.ok()?;
+        let refused = api_error(cms.delete(&name, &DeleteParams::default()).await)?;
+        refused
+            .message
+            .contains("protected objects stay")
+            .then_some((name, refused))
+    })
+    .await;
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "admission webhook \"protect.kubeset.dev\" denied the request: protected objects stay"
+    );
+    ok("the protected object is kept", cms.get(&name).await);
+    let cm = configmap("unprotected", json!({"protected": "no"}), json!({}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    ok(
+        "delete",
+        cms.delete("unprotected", &DeleteParams::default()).await,
+    );
+    assert!(
+        api_error(cms.get("unprotected").await).is_some_and(|s| s.code == 404),
+        "the unprotected object is deleted"
+    );
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}

@@ -210,6 +210,22 @@ impl Pass {
         Ok(*obj != before)
     }
 
+    /// A DELETE of `req.old`: records it and the matching mutating and
+    /// validating webhooks (both are sent `object: null`).
+    pub(crate) fn delete(&self, world: &dyn Lookup, req: &Request<'_>) {
+        if exempt(req) {
+            return;
+        }
+        let (mutating, m_refused) = matching(world, req, MUTATING, &self.subresource);
+        let (validating, v_refused) = matching(world, req, VALIDATING, &self.subresource);
+        let mut r = self.recorded();
+        r.attrs = Some(attributes(req));
+        r.old_rv = req.old.map(|o| rv(o).to_owned());
+        r.mutating = mutating;
+        r.validating = validating;
+        r.refused = m_refused.or(v_refused);
+    }
+
     /// The validating webhooks' point: records the final object and the
     /// matching webhooks.
     pub(crate) fn validate(&self, world: &dyn Lookup, req: &Request<'_>) {

@@ -23,7 +23,15 @@
 //! No store lock is held while a webhook is called: each pass takes and
 //! releases it as a write does.
 //!
-//! Not done: DELETE and CONNECT are not sent to webhooks;
+//! A DELETE of one object is sent to the webhooks with `oldObject` (the
+//! live object, read without holding the lock during the calls) and
+//! `object: null`; the delete is then made on that object's
+//! `resourceVersion` (a precondition, unless the client set one) and run
+//! again when it moved.
+//!
+//! Not done: a collection's DELETE and CONNECT are not sent to webhooks; a
+//! DELETE's `dryRun` is read from the query only (not the body's
+//! `DeleteOptions`);
 //! `reinvocationPolicy: IfNeeded` is not honoured (each mutating webhook
 //! is called once); `clientConfig.service` cannot be resolved in-process
 //! (the call fails as an unreachable webhook would, under the
@@ -79,6 +87,57 @@ pub(crate) async fn drive(
 enum Attempt {
     Done(Result<Response<Body>, ApiError>),
     Stale(ApiError),
+}
+
+/// Runs the DELETE `write` of the object `name` with the webhooks.
+pub(crate) async fn drive_delete(
+    call: &mut Call<'_>,
+    name: &str,
+    write: impl Fn(&Call<'_>) -> Result<Response<Body>, ApiError>,
+) -> Result<Response<Body>, ApiError> {
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let pass = Pass::default();
+        let found =
+            call.store()
+                .webhooks_for_delete(&call.res, &call.ns, name, &pass, call.dry_run);
+        let rec = pass.take();
+        let Some(mut attrs) = rec.attrs.clone().filter(|_| found.is_some()) else {
+            return write(call);
+        };
+        if let Some(e) = rec.refused.clone() {
+            return Err(e);
+        }
+        if rec.mutating.is_empty() && rec.validating.is_empty() {
+            return write(call);
+        }
+        attrs.dry_run = call.dry_run;
+        let mut warnings = Vec::new();
+        let checked = async {
+            mutate(call, "", &attrs, &rec, &mut warnings).await?;
+            validate(call, "", &attrs, &rec, &mut warnings).await
+        }
+        .await;
+        if let Err(e) = checked {
+            return refusal(call, e, &warnings);
+        }
+        let rv = rec.old_rv.clone().unwrap_or_default();
+        call.delete_rv = Some(rv.clone());
+        let r = write(call);
+        call.delete_rv = None;
+        match r {
+            Err(e)
+                if e.code == 409
+                    && e.message
+                        .contains(&format!("ResourceVersion in precondition: {rv},")) =>
+            {
+                last = Some(e);
+            }
+            Ok(resp) => return Ok(verbs::with_warnings(resp, &warnings)),
+            Err(e) => return refusal(call, e, &warnings),
+        }
+    }
+    Err(last.unwrap_or_else(stale))
 }
 
 /// One run of a write through the webhooks.
