@@ -423,6 +423,8 @@ fn call_of<'a>(
         dry_run: query.get("dryRun") == Some("All"),
         label,
         field,
+        webhooks: None,
+        delete_rv: None,
     })
 }
 
@@ -460,26 +462,48 @@ async fn dispatch(
     let (content_type, body) =
         crate::protobuf::decode_body(&call.res, std::mem::take(&mut call.content_type), body)?;
     call.content_type = content_type;
+    let write = |call: &verbs::Call<'_>| write(call, &method, name, sub, &body);
+    if call.store().has_webhooks() {
+        return match (&method, name) {
+            (&Method::DELETE, Some(n)) if sub.is_none() => {
+                crate::webhooks::drive_delete(&mut call, n, write).await
+            }
+            (&Method::DELETE, _) => write(&call),
+            _ => crate::webhooks::drive(&mut call, sub.unwrap_or_default(), write).await,
+        };
+    }
+    write(&call)
+}
+
+/// The handler of a write (the body read) by verb, name and subresource.
+fn write(
+    call: &verbs::Call<'_>,
+    method: &Method,
+    name: Option<&str>,
+    sub: Option<&str>,
+    body: &[u8],
+) -> Result<Response<Body>, ApiError> {
+    let is_pods = call.res.group.is_empty() && call.res.plural == "pods";
     if let (Some(n), Some(which)) = (
         name,
         sub.and_then(|s| crate::registry::of(&call.res).subresource(s)),
     ) {
-        return serve_subresource(&call, &method, n, which, &body);
+        return serve_subresource(call, method, n, which, body);
     }
-    match (&method, name, sub) {
-        (&Method::POST, None, None) => verbs::create(&call, &body),
-        (&Method::POST, Some(n), Some("eviction")) if is_pods => verbs::evict(&call, n),
+    match (method, name, sub) {
+        (&Method::POST, None, None) => verbs::create(call, body),
+        (&Method::POST, Some(n), Some("eviction")) if is_pods => verbs::evict(call, n),
         (&Method::PUT | &Method::PATCH, Some(_), Some("status")) if !call.status_separate => {
             Err(ApiError::path_not_found())
         }
         (&Method::PUT, Some(n), None | Some("status")) => {
-            verbs::update(&call, n, sub.is_some(), &body)
+            verbs::update(call, n, sub.is_some(), body)
         }
         (&Method::PATCH, Some(n), None | Some("status")) => {
-            verbs::patch(&call, n, sub.is_some(), &body)
+            verbs::patch(call, n, sub.is_some(), body)
         }
-        (&Method::DELETE, Some(n), None) => verbs::delete(&call, n, &body),
-        (&Method::DELETE, None, None) => verbs::delete_collection(&call, &body),
+        (&Method::DELETE, Some(n), None) => verbs::delete(call, n, body),
+        (&Method::DELETE, None, None) => verbs::delete_collection(call, body),
         _ => Err(ApiError::method_not_allowed()),
     }
 }

@@ -44,6 +44,9 @@
 //! - `options`: query parameters checked as upstream's `Validate*Options`;
 //!   `typed`: built-in kinds read into their model (wrong types refused,
 //!   empty and unknown fields dropped, with warnings).
+//! - `webhooks`: the admission webhooks stored in the server called on
+//!   writes, over HTTPS, outside the store's lock (the matching rules in
+//!   `admission/webhook.rs`).
 //! - `server`: replicas' accept loops and the one bounded way every
 //!   connection is served; `bounds`: its timeouts and caps (kube-apiserver's
 //!   numbers); `faults`: per-replica faults;
@@ -111,6 +114,7 @@ mod util;
 mod validation;
 mod verbs;
 mod watch;
+mod webhooks;
 mod wire;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -302,6 +302,18 @@ impl Store {
         }
     }
 
+    /// Whether any admission webhook configuration is stored (writes
+    /// then go through [`crate::webhooks`]).
+    pub(crate) fn has_webhooks(&self) -> bool {
+        use admission::webhook::{MUTATING, VALIDATING};
+        let st = self.lock();
+        [MUTATING, VALIDATING].iter().any(|p| {
+            st.objects
+                .get(&("admissionregistration.k8s.io".to_owned(), (*p).to_owned()))
+                .is_some_and(|m| !m.is_empty())
+        })
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the maps half-written
         // in a way that matters for a test server: keep serving.

@@ -55,6 +55,11 @@ pub(crate) struct Call<'a> {
     pub(crate) field: FieldSelector,
     /// Whether the status is a separate subresource of `res`.
     pub(crate) status_separate: bool,
+    /// The webhook pass this run of the write is ([`crate::webhooks`]).
+    pub(crate) webhooks: Option<Arc<admission::webhook::Pass>>,
+    /// The `resourceVersion` a DELETE's webhooks were sent: the delete
+    /// is made on it (a precondition, unless the client set one).
+    pub(crate) delete_rv: Option<String>,
 }
 
 impl Call<'_> {
@@ -88,7 +93,10 @@ impl Call<'_> {
             manager: field_manager(self.query, self.user_agent.as_deref(), default),
             dry_run: self.dry_run,
             applied: false,
-            admission: admission::Options::default(),
+            admission: admission::Options {
+                webhooks: self.webhooks.clone(),
+                ..admission::Options::default()
+            },
         }
     }
 
@@ -100,6 +108,7 @@ impl Call<'_> {
                 field_validation: self.field_validation(),
                 verb: Some(verb),
                 warnings: admission::Warnings::default(),
+                webhooks: self.webhooks.clone(),
             },
             ..self.write_ctx(default)
         }
@@ -356,7 +365,7 @@ fn check_name(obj: &Value, name: &str) -> Result<(), ApiError> {
 
 /// `r` with one `Warning: 299 - "text"` header per warning, at most 4 KiB
 /// of them (kube-apiserver truncates its warnings too).
-fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
+pub(crate) fn with_warnings(mut r: Response<Body>, warnings: &[String]) -> Response<Body> {
     let mut budget = 4096usize;
     for w in warnings {
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
@@ -659,7 +668,16 @@ fn delete_options(call: &Call<'_>, body: &[u8]) -> Result<DeleteOptions, ApiErro
             }
         )));
     }
-    DeleteOptions::parse(&opts, call.query)
+    let mut parsed = DeleteOptions::parse(&opts, call.query)?;
+    if let Some(rv) = &call.delete_rv
+        && parsed.preconditions.get("resourceVersion").is_none()
+    {
+        if !parsed.preconditions.is_object() {
+            parsed.preconditions = json!({});
+        }
+        parsed.preconditions["resourceVersion"] = json!(rv);
+    }
+    Ok(parsed)
 }
 
 /// DELETE of one object, with its `DeleteOptions` (preconditions, dry

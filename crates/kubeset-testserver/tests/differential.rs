@@ -1320,8 +1320,16 @@ fn fidelity_report(cases: &[Case], got: &Essences, want: &Essences) -> String {
         let d = first_difference(got.get(&c.name), want.get(&c.name));
         let _ = writeln!(md, "- **{}**: {why}  \n  {d}", c.name);
     }
+    md.push_str(FIDELITY_TAIL);
     md
 }
+
+/// What the cases cannot show, and where it is shown instead.
+const FIDELITY_TAIL: &str = "
+## Outside these cases
+
+Admission webhooks that answer need a webhook server: the scenarios of `crates/kubeset-runtime/tests/webhook_scenarios/mod.rs` (a denial, a mutation and its warning, certificate rotation under `failurePolicy: Fail`, two mutating webhooks in order, an unreachable webhook under `Fail` and `Ignore`, object and namespace selectors, a `matchCondition`, UPDATEs and DELETEs with `oldObject`, dry runs and `sideEffects`) run unchanged against the embedded server (`webhook_embedded.rs`) and kube-apiserver (`tests/tests/suite/webhook.rs`), messages included. Not done by the embedded server: webhooks on a collection's DELETE and on CONNECT, `reinvocationPolicy: IfNeeded`, `clientConfig.service` (fails as an unreachable webhook), a webhook without `caBundle` (no system roots), `matchPolicy: Equivalent`, conversion webhooks.
+";
 
 const FIDELITY_HEAD: &str = "# Fidelity: the embedded server against kube-apiserver v1.35.4
 

@@ -88,6 +88,8 @@ const LAYERS: &[&[&str]] = &[
     &["watch", "shared", "controllers"],
     // The verbs, then routing, then the connections that call it.
     &["verbs"],
+    // Admission webhooks called around the verbs' writes.
+    &["webhooks"],
     &["http", "fuzz_hooks"],
     &["server"],
     &["replica"],

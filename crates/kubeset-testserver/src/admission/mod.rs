@@ -21,8 +21,9 @@
 //!    the schema already refused a value in a way that blocks them; their
 //!    causes join the schema's in the same 422.
 //!
-//! Admission policies ([`policies`]: [`mutating`], then [`policy`]) run
-//! after, once the object is stamped, from the store's write hook.
+//! Admission policies and webhooks ([`policies`]: [`mutating`], the
+//! mutating [`webhook`]s, then [`policy`] and the validating webhooks)
+//! run after, once the object is stamped, from the store's write hook.
 //!
 //! Reads go through [`on_read`] (pruning and defaults, as the real
 //! server's storage decoder), so defaults added to a CRD later show on
@@ -47,6 +48,7 @@ pub(crate) mod policy;
 pub(crate) mod schema;
 mod shape;
 mod validate;
+pub(crate) mod webhook;
 
 use std::sync::{Arc, Mutex};
 
@@ -115,6 +117,9 @@ pub(crate) struct Options {
     /// for unknown fields.
     pub(crate) verb: Option<Verb>,
     pub(crate) warnings: Warnings,
+    /// The webhook pass of a client's write when webhooks are configured
+    /// ([`webhook::Pass`]); `None` otherwise (and for internal writes).
+    pub(crate) webhooks: Option<Arc<webhook::Pass>>,
 }
 
 /// The schema errors after which kube-apiserver does not evaluate CEL
@@ -153,6 +158,7 @@ pub(crate) fn admit(
         causes.extend(policy::problems(res, obj));
         if res.group == policy::GROUP {
             causes.extend(mutating::problems(&res.plural, obj));
+            causes.extend(webhook::problems(&res.plural, obj));
         }
         return refuse(res, name, causes);
     }
@@ -236,16 +242,23 @@ pub(crate) fn policies(
     opts: &Options,
 ) -> Result<(), ApiError> {
     let mut object = object;
-    if let Some(obj) = object.as_deref_mut()
-        && mutating::admit(world, req, obj)?
-    {
-        crate::registry::of(req.res).on_decode(obj);
-        let again = Options {
-            field_validation: FieldValidation::Ignore,
-            verb: opts.verb.map(|_| Verb::Write),
-            warnings: Warnings::default(),
-        };
-        admit(req.res, req.name, obj, req.old, &again)?;
+    if let Some(obj) = object.as_deref_mut() {
+        let mut changed = mutating::admit(world, req, obj)?;
+        // The mutating webhooks after the mutating policies, as
+        // kube-apiserver orders its plugins.
+        if let Some(pass) = &opts.webhooks {
+            changed |= pass.mutate(world, req, obj)?;
+        }
+        if changed {
+            crate::registry::of(req.res).on_decode(obj);
+            let again = Options {
+                field_validation: FieldValidation::Ignore,
+                verb: opts.verb.map(|_| Verb::Write),
+                warnings: Warnings::default(),
+                webhooks: None,
+            };
+            admit(req.res, req.name, obj, req.old, &again)?;
+        }
     }
     let req = policy::Request {
         object: object.as_deref(),
@@ -253,7 +266,14 @@ pub(crate) fn policies(
     };
     let decision = policy::admit(world, &req);
     opts.warnings.extend(decision.warnings);
-    decision.denied.map_or(Ok(()), Err)
+    if let Some(denied) = decision.denied {
+        return Err(denied);
+    }
+    // The validating webhooks after the validating policies.
+    if let Some(pass) = &opts.webhooks {
+        pass.validate(world, &req);
+    }
+    Ok(())
 }
 
 /// A 422 Invalid with `causes`, or nothing when there are none.

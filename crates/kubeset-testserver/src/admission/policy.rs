@@ -248,7 +248,10 @@ pub(super) fn binding_matches(
 /// What a namespace selector is matched against: the request's namespace,
 /// or a Namespace being written itself; `None` for a cluster-scoped
 /// resource (which every namespace selector matches).
-fn namespace_labels_of<'a>(req: &Request<'a>, namespace: Option<&'a Value>) -> Option<&'a Value> {
+pub(super) fn namespace_labels_of<'a>(
+    req: &Request<'a>,
+    namespace: Option<&'a Value>,
+) -> Option<&'a Value> {
     if req.res.group.is_empty() && req.res.plural == "namespaces" {
         return req.object.or(req.old);
     }
@@ -262,7 +265,7 @@ fn namespace_labels_of<'a>(req: &Request<'a>, namespace: Option<&'a Value>) -> O
 
 /// Whether the label selector `sel` (absent: everything) matches `obj`
 /// (`None`: a cluster-scoped request, matched by every selector).
-fn selector_matches(sel: &Value, obj: Option<&Value>) -> bool {
+pub(super) fn selector_matches(sel: &Value, obj: Option<&Value>) -> bool {
     let Some(obj) = obj else {
         return true;
     };

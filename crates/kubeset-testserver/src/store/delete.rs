@@ -78,6 +78,33 @@ impl Store {
         }
     }
 
+    /// What the webhooks of a DELETE of `name` are sent and which match
+    /// ([`admission::webhook::Pass::delete`]); `None` when it does not
+    /// exist (the delete itself answers 404).
+    pub(crate) fn webhooks_for_delete(
+        &self,
+        res: &Resource,
+        ns: &str,
+        name: &str,
+        pass: &admission::webhook::Pass,
+        dry_run: bool,
+    ) -> Option<()> {
+        let ns = if res.namespaced { ns } else { "" };
+        let st = self.lock();
+        let live = as_version(res, st.live(res, ns, name)?.clone());
+        let req = Request {
+            res,
+            operation: Operation::Delete,
+            namespace: ns,
+            name,
+            object: None,
+            old: Some(&live),
+            dry_run,
+        };
+        pass.delete(&*st, &req);
+        Some(())
+    }
+
     /// Deletes one object, honouring preconditions, finalizers and the
     /// propagation policy ([`deletion`]): while finalizers remain (the
     /// policy's `orphan`/`foregroundDeletion` included) it is only marked

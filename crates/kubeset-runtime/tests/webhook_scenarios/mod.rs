@@ -1,0 +1,931 @@
+//! Admission webhook scenarios written once and run against both servers:
+//! the embedded one (kubeset-testserver calling the webhooks) by
+//! `crates/kubeset-runtime/tests/webhook_embedded.rs`, a real
+//! kube-apiserver by `tests/tests/suite/webhook.rs`. The includer names
+//! the client crate `k` (`kubeset_client` or the `kubeset` facade) and the
+//! runtime `rt` (`kubeset_runtime` or `kubeset::runtime`), and hands each
+//! scenario a client and a namespace.
+//!
+//! Every webhook serves over TLS from `rt::webhook` with the scenario's own
+//! CA in `caBundle`, and every configuration selects the scenario's
+//! namespace only (`namespaceSelector` on `kubernetes.io/metadata.name`)
+//! and is deleted at the end. A configuration takes a moment to reach
+//! kube-apiserver's webhook informer, so each scenario polls with probe
+//! objects until it sees its webhooks act before checking the rest.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{k, rt};
+use k::admission::{AdmissionRequest, Operation};
+use k::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k::api::core::v1::ConfigMap;
+use k::params::{DeleteParams, PostParams};
+use k::{Api, Client, Error};
+use rt::webhook::{CertFiles, Denied, Mutated, SelfSignedCa, Webhook, WebhookServer};
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(90);
+
+fn ok<T, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// Polls `check` until it answers `Some`, failing after `within`.
+async fn eventually<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A CA and a leaf for 127.0.0.1 in a temporary directory.
+struct Certs {
+    _dir: tempfile::TempDir,
+    cert: PathBuf,
+    key: PathBuf,
+    ca: SelfSignedCa,
+}
+
+impl Certs {
+    fn new() -> Certs {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ca = SelfSignedCa::generate("kubeset-webhook-scenarios-ca").expect("CA");
+        let certs = Certs {
+            cert: dir.path().join("tls.crt"),
+            key: dir.path().join("tls.key"),
+            _dir: dir,
+            ca,
+        };
+        certs.rotate();
+        certs
+    }
+
+    /// A new leaf (new key) from the same CA, written over the files.
+    fn rotate(&self) {
+        let leaf = self.ca.issue(&["127.0.0.1"]).expect("leaf");
+        leaf.write(&self.cert, &self.key).expect("leaf written");
+    }
+}
+
+/// A webhook server running for one scenario.
+struct Served {
+    url: String,
+    ca_bundle: String,
+    stats: rt::webhook::TlsStats,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+    certs: Certs,
+}
+
+impl Served {
+    async fn start(webhook: Webhook) -> Served {
+        let certs = Certs::new();
+        let server: WebhookServer = webhook
+            .bind("127.0.0.1:0", CertFiles::new(&certs.cert, &certs.key))
+            .await
+            .expect("webhook binds");
+        let stop = CancellationToken::new();
+        Served {
+            url: format!("https://{}", server.local_addr()),
+            ca_bundle: base64_encode(certs.ca.cert_pem().as_bytes()),
+            stats: server.tls_stats(),
+            task: tokio::spawn(server.run(stop.clone().cancelled_owned())),
+            stop,
+            certs,
+        }
+    }
+
+    /// One webhook entry for ConfigMap CREATEs in `ns`, at `path`.
+    fn entry(&self, name: &str, path: &str, ns: &str) -> Value {
+        entry(
+            name,
+            json!({"url": format!("{}{path}", self.url), "caBundle": self.ca_bundle}),
+            ns,
+        )
+    }
+
+    async fn stop(self) {
+        self.stop.cancel();
+        self.task.await.expect("webhook server task");
+    }
+}
+
+/// The error with its causes, for a failure message.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cur = c.source();
+    }
+    out
+}
+
+/// Warnings the API server sent, as a client's handler received them
+/// (the includer builds the client with it).
+#[derive(Debug, Default)]
+pub struct Collect(Mutex<Vec<String>>);
+
+impl Collect {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl k::rest::warning::WarningHandler for Collect {
+    fn handle_warning(&self, warning: &k::rest::warning::Warning) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(warning.text.clone());
+    }
+}
+
+fn entry(name: &str, client_config: Value, ns: &str) -> Value {
+    json!({
+        "name": name,
+        "clientConfig": client_config,
+        "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+        "failurePolicy": "Fail",
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 10,
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}}
+    })
+}
+
+/// Standard base64 (the caBundle on the wire), written here so the test
+/// does not check kubeset's encoder against itself.
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).expect("typed object")
+}
+
+fn configmap(name: &str, labels: Value, data: Value) -> ConfigMap {
+    typed(json!({"metadata": {"name": name, "labels": labels}, "data": data}))
+}
+
+fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!("{prefix}-{}-{nanos:x}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A validating configuration of `webhooks`, created; its name.
+async fn validating(client: &Client, webhooks: Vec<Value>) -> String {
+    let name = unique("kubeset-scenario-v");
+    let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let config = typed(json!({"metadata": {"name": name}, "webhooks": webhooks}));
+    ok(
+        "create validating configuration",
+        api.create(&PostParams::default(), &config).await,
+    );
+    name
+}
+
+async fn mutating(client: &Client, name: &str, webhooks: Vec<Value>) {
+    let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let config = typed(json!({"metadata": {"name": name}, "webhooks": webhooks}));
+    ok(
+        "create mutating configuration",
+        api.create(&PostParams::default(), &config).await,
+    );
+}
+
+async fn delete_validating(client: &Client, name: &str) {
+    let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    ok(
+        "delete configuration",
+        api.delete(name, &DeleteParams::default()).await,
+    );
+}
+
+async fn delete_mutating(client: &Client, name: &str) {
+    let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    ok(
+        "delete configuration",
+        api.delete(name, &DeleteParams::default()).await,
+    );
+}
+
+/// The API error of `r`, or `None` when it is another outcome.
+fn api_error<T>(r: Result<T, Error>) -> Option<k::ApiError> {
+    r.err().and_then(|e| e.api_error().cloned())
+}
+
+/// A validating webhook that refuses everything it is sent, saying so.
+fn refuse_all(path: &str, message: &'static str) -> Webhook {
+    Webhook::new().validate_for::<ConfigMap, _>(
+        path,
+        &[Operation::Create],
+        move |_req: AdmissionRequest<ConfigMap>| async move {
+            Err::<Vec<String>, _>(Denied::new(message))
+        },
+    )
+}
+
+/// A validating webhook's denial reaches the client as a typed 403 whose
+/// message names the webhook and carries its text; an allowed object is
+/// stored.
+pub async fn validating_denial_is_a_typed_403(client: Client, ns: &str) {
+    let webhook = Webhook::new().validate_for::<ConfigMap, _>(
+        "/validate",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            let data = req.object.and_then(|cm| cm.data).unwrap_or_default();
+            if data.contains_key("password") {
+                return Err(Denied::new(
+                    "ConfigMaps must not hold a password; use a Secret",
+                ));
+            }
+            Ok(vec![])
+        },
+    );
+    let served = Served::start(webhook).await;
+    let config = validating(
+        &client,
+        vec![served.entry("validate.kubeset.dev", "/validate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let denied = eventually(PROBE_TIMEOUT, "the validating webhook to deny", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(
+            &format!("secretive-{i}"),
+            json!({}),
+            json!({"password": "x"}),
+        );
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("must not hold a password"))
+    })
+    .await;
+    assert_eq!(denied.code, 403, "{denied:?}");
+    assert_eq!(
+        denied.message,
+        "admission webhook \"validate.kubeset.dev\" denied the request: ConfigMaps must not hold a password; use a Secret"
+    );
+    let fine = configmap("fine", json!({}), json!({"k": "v"}));
+    ok(
+        "allowed create",
+        cms.create(&PostParams::default(), &fine).await,
+    );
+    ok("allowed object stored", cms.get("fine").await);
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
+/// Two mutating webhooks in two configurations are called in the order
+/// of the configurations' names, each sent the previous one's result; the
+/// patches are stored.
+pub async fn mutating_webhooks_run_in_name_order(client: Client, ns: &str) {
+    let append = |who: &'static str| {
+        move |req: AdmissionRequest<ConfigMap>| async move {
+            let mut cm = req.object.unwrap_or_default();
+            let data = cm.data.get_or_insert_default();
+            let order = data.get("order").cloned().unwrap_or_default();
+            let order = if order.is_empty() {
+                who.to_owned()
+            } else {
+                format!("{order},{who}")
+            };
+            data.insert("order".to_owned(), order);
+            Ok(Mutated::new(cm))
+        }
+    };
+    let webhook = Webhook::new()
+        .mutate_for::<ConfigMap, _>("/first", &[Operation::Create], append("first"))
+        .mutate_for::<ConfigMap, _>("/second", &[Operation::Create], append("second"));
+    let served = Served::start(webhook).await;
+    let base = unique("kubeset-scenario-m");
+    // Created second-first, so that the order is the names', not the
+    // creations'.
+    let (a, b) = (format!("{base}-a"), format!("{base}-b"));
+    mutating(
+        &client,
+        &b,
+        vec![served.entry("second.kubeset.dev", "/second", ns)],
+    )
+    .await;
+    mutating(
+        &client,
+        &a,
+        vec![served.entry("first.kubeset.dev", "/first", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let created = eventually(PROBE_TIMEOUT, "both mutating webhooks to act", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("ordered-{i}"), json!({}), json!({}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        let order = created.data.as_ref()?.get("order")?.clone();
+        (order.split(',').count() == 2).then_some(created)
+    })
+    .await;
+    assert_eq!(
+        created
+            .data
+            .unwrap_or_default()
+            .get("order")
+            .map(String::as_str),
+        Some("first,second")
+    );
+    let name = created.metadata.name.expect("a name");
+    let stored = ok("get", cms.get(&name).await);
+    assert_eq!(
+        stored
+            .data
+            .unwrap_or_default()
+            .get("order")
+            .map(String::as_str),
+        Some("first,second")
+    );
+    delete_mutating(&client, &a).await;
+    delete_mutating(&client, &b).await;
+    served.stop().await;
+}
+
+/// An unreachable webhook refuses the write under `failurePolicy: Fail`
+/// (500, `failed calling webhook "<name>"`) and is skipped under `Ignore`.
+pub async fn unreachable_webhook_fails_closed_or_open(client: Client, ns: &str) {
+    // Port 1 on loopback: nothing listens there.
+    let unreachable = json!({"url": "https://127.0.0.1:1/nowhere"});
+    let mut fail = entry("fail.kubeset.dev", unreachable.clone(), ns);
+    fail["objectSelector"] = json!({"matchLabels": {"policy": "fail"}});
+    let mut ignore = entry("ignore.kubeset.dev", unreachable, ns);
+    ignore["objectSelector"] = json!({"matchLabels": {"policy": "ignore"}});
+    ignore["failurePolicy"] = json!("Ignore");
+    let config = validating(&client, vec![fail, ignore]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let refused = eventually(PROBE_TIMEOUT, "the Fail webhook to refuse", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("closed-{i}"), json!({"policy": "fail"}), json!({}));
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("failed calling webhook"))
+    })
+    .await;
+    assert_eq!(refused.code, 500, "{refused:?}");
+    assert_eq!(
+        refused.status_reason,
+        k::StatusReason::InternalError,
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .message
+            .starts_with("Internal error occurred: failed calling webhook \"fail.kubeset.dev\": failed to call webhook: Post \"https://127.0.0.1:1/nowhere?timeout=10s\""),
+        "{}",
+        refused.message
+    );
+    let open = configmap("open", json!({"policy": "ignore"}), json!({}));
+    ok(
+        "create under Ignore",
+        cms.create(&PostParams::default(), &open).await,
+    );
+    ok("stored under Ignore", cms.get("open").await);
+    delete_validating(&client, &config).await;
+}
+
+/// `objectSelector` and `namespaceSelector` decide which writes a webhook
+/// is sent: one refusing everything labelled `guard: on`, one refusing
+/// everything in another namespace.
+pub async fn selectors_filter_what_is_sent(client: Client, ns: &str) {
+    let webhook = refuse_all("/guard", "guarded");
+    let served = Served::start(webhook).await;
+    let mut guarded = served.entry("guard.kubeset.dev", "/guard", ns);
+    guarded["objectSelector"] = json!({"matchLabels": {"guard": "on"}});
+    let mut elsewhere = served.entry("elsewhere.kubeset.dev", "/guard", ns);
+    elsewhere["namespaceSelector"] =
+        json!({"matchLabels": {"kubernetes.io/metadata.name": format!("{ns}-not-this-one")}});
+    let config = validating(&client, vec![guarded, elsewhere]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let denied = eventually(PROBE_TIMEOUT, "the object selector to match", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("guarded-{i}"), json!({"guard": "on"}), json!({}));
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("guarded"))
+    })
+    .await;
+    assert!(
+        denied.message.contains("\"guard.kubeset.dev\""),
+        "{}",
+        denied.message
+    );
+    // No `guard: on`: neither webhook is sent it.
+    let other = configmap("unguarded", json!({"guard": "off"}), json!({}));
+    ok(
+        "create without the label",
+        cms.create(&PostParams::default(), &other).await,
+    );
+    let plain = configmap("plain", json!({}), json!({}));
+    ok(
+        "create with no labels",
+        cms.create(&PostParams::default(), &plain).await,
+    );
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
+/// A `matchCondition` (CEL) decides which writes are sent: only names
+/// starting `checked-` reach the webhook that refuses everything.
+pub async fn match_condition_selects(client: Client, ns: &str) {
+    let webhook = refuse_all("/checked", "checked and refused");
+    let served = Served::start(webhook).await;
+    let mut hook = served.entry("checked.kubeset.dev", "/checked", ns);
+    hook["matchConditions"] = json!([{"name": "checked-names", "expression": "object.metadata.name.startsWith('checked-')"}]);
+    let config = validating(&client, vec![hook]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let denied = eventually(PROBE_TIMEOUT, "the match condition to hold", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("checked-{i}"), json!({}), json!({}));
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("checked and refused"))
+    })
+    .await;
+    assert_eq!(denied.code, 403, "{denied:?}");
+    let free = configmap("free-1", json!({}), json!({}));
+    ok(
+        "create outside the condition",
+        cms.create(&PostParams::default(), &free).await,
+    );
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
+/// `sideEffects`: admissionregistration/v1 takes only `None` and
+/// `NoneOnDryRun` (a configuration with `Unknown` is refused, 422), and a
+/// dry-run write is sent to such a webhook with `dryRun: true`, its patch
+/// in the answer and nothing stored.
+pub async fn dry_run_and_side_effects(client: Client, ns: &str) {
+    let webhook = Webhook::new().mutate_for::<ConfigMap, _>(
+        "/dry",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            let mut cm = req.object.unwrap_or_default();
+            cm.data
+                .get_or_insert_default()
+                .insert("dryRun".to_owned(), req.dry_run.to_string());
+            Ok(Mutated::new(cm))
+        },
+    );
+    let served = Served::start(webhook).await;
+    let mut unknown = served.entry("unknown.kubeset.dev", "/dry", ns);
+    unknown["sideEffects"] = json!("Unknown");
+    let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let bad =
+        typed(json!({"metadata": {"name": unique("kubeset-scenario-bad")}, "webhooks": [unknown]}));
+    let refused = api_error(api.create(&PostParams::default(), &bad).await)
+        .expect("a configuration with sideEffects Unknown is refused");
+    assert_eq!(refused.code, 422, "{refused:?}");
+    assert!(
+        refused.message.contains("webhooks[0].sideEffects"),
+        "{}",
+        refused.message
+    );
+
+    let name = unique("kubeset-scenario-dry");
+    let mut hook = served.entry("dry.kubeset.dev", "/dry", ns);
+    hook["sideEffects"] = json!("NoneOnDryRun");
+    mutating(&client, &name, vec![hook]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let answered = eventually(PROBE_TIMEOUT, "the webhook to see a dry run", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("dry-{i}"), json!({}), json!({}));
+        let created = cms
+            .create(&PostParams::default().dry_run(), &cm)
+            .await
+            .ok()?;
+        created
+            .data
+            .as_ref()?
+            .contains_key("dryRun")
+            .then_some(created)
+    })
+    .await;
+    assert_eq!(
+        answered
+            .data
+            .unwrap_or_default()
+            .get("dryRun")
+            .map(String::as_str),
+        Some("true")
+    );
+    let name_of = answered.metadata.name.expect("a name");
+    assert!(
+        api_error(cms.get(&name_of).await).is_some_and(|s| s.code == 404),
+        "a dry run stores nothing"
+    );
+    let real = configmap("wet", json!({}), json!({}));
+    let stored = ok("create", cms.create(&PostParams::default(), &real).await);
+    assert_eq!(
+        stored
+            .data
+            .unwrap_or_default()
+            .get("dryRun")
+            .map(String::as_str),
+        Some("false")
+    );
+    delete_mutating(&client, &name).await;
+    served.stop().await;
+}
+
+/// UPDATEs (a PUT and a merge patch) are sent with `oldObject`: a webhook
+/// that refuses a change of `data.owner` lets other changes through, and
+/// a mutating webhook's patch on UPDATE is stored.
+pub async fn updates_are_sent_with_the_old_object(client: Client, ns: &str) {
+    let webhook = Webhook::new()
+        .validate_for::<ConfigMap, _>(
+            "/owner",
+            &[Operation::Update],
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let owner = |cm: Option<ConfigMap>| cm.and_then(|c| c.data?.get("owner").cloned());
+                if owner(req.old_object) != owner(req.object) {
+                    return Err(Denied::new("owner may not change"));
+                }
+                Ok(vec![])
+            },
+        )
+        .mutate_for::<ConfigMap, _>(
+            "/stamp",
+            &[Operation::Update],
+            |req: AdmissionRequest<ConfigMap>| async move {
+                let mut cm = req.object.unwrap_or_default();
+                let n = cm
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("updates")?.parse::<u32>().ok())
+                    .unwrap_or(0);
+                cm.data
+                    .get_or_insert_default()
+                    .insert("updates".to_owned(), (n + 1).to_string());
+                Ok(Mutated::new(cm))
+            },
+        );
+    let served = Served::start(webhook).await;
+    let update = |mut e: Value| {
+        e["rules"][0]["operations"] = json!(["UPDATE"]);
+        e
+    };
+    let config = validating(
+        &client,
+        vec![update(served.entry("owner.kubeset.dev", "/owner", ns))],
+    )
+    .await;
+    let mname = unique("kubeset-scenario-u");
+    mutating(
+        &client,
+        &mname,
+        vec![update(served.entry("stamp.kubeset.dev", "/stamp", ns))],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "both UPDATE webhooks to act", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("owned-{i}");
+        let cm = configmap(&name, json!({}), json!({"owner": "a"}));
+        let mut created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        created
+            .data
+            .get_or_insert_default()
+            .insert("owner".to_owned(), "b".to_owned());
+        let refused = api_error(cms.replace(&name, &PostParams::default(), &created).await)?;
+        refused
+            .message
+            .contains("owner may not change")
+            .then_some(())?;
+        let mut fresh = cms.get(&name).await.ok()?;
+        fresh
+            .data
+            .get_or_insert_default()
+            .insert("note".to_owned(), "x".to_owned());
+        let stored = cms
+            .replace(&name, &PostParams::default(), &fresh)
+            .await
+            .ok()?;
+        (stored.data?.get("updates")? == "1").then_some(())
+    })
+    .await;
+    let cm = configmap("patched", json!({}), json!({"owner": "a"}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    let patch = k::Patch::Merge(json!({"data": {"note": "y"}}));
+    let patched = ok(
+        "merge patch",
+        cms.patch("patched", &k::params::PatchParams::default(), &patch)
+            .await,
+    );
+    let data = patched.data.unwrap_or_default();
+    assert_eq!(data.get("updates").map(String::as_str), Some("1"));
+    assert_eq!(data.get("note").map(String::as_str), Some("y"));
+    let stolen = k::Patch::Merge(json!({"data": {"owner": "b"}}));
+    let refused = api_error(
+        cms.patch("patched", &k::params::PatchParams::default(), &stolen)
+            .await,
+    )
+    .expect("a change of owner is refused");
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "admission webhook \"owner.kubeset.dev\" denied the request: owner may not change"
+    );
+    let stored = ok("get", cms.get("patched").await);
+    assert_eq!(
+        stored
+            .data
+            .unwrap_or_default()
+            .get("owner")
+            .map(String::as_str),
+        Some("a")
+    );
+    delete_validating(&client, &config).await;
+    delete_mutating(&client, &mname).await;
+    served.stop().await;
+}
+
+/// A mutating webhook's patch is stored with the rest of the object, its
+/// warning reaches the client (`client` reports to `warnings`), and a dry
+/// run reaches it as one (`sideEffects: None`).
+pub async fn mutation_is_stored_and_its_warning_reaches_the_client(
+    client: Client,
+    warnings: Arc<Collect>,
+    ns: &str,
+) {
+    let webhook = Webhook::new().mutate_for::<ConfigMap, _>(
+        "/mutate",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            let mut cm = req.object.unwrap_or_default();
+            cm.metadata
+                .labels
+                .get_or_insert_default()
+                .insert("kubeset.dev/mutated".to_owned(), "true".to_owned());
+            let dry = if req.dry_run { " (dry run)" } else { "" };
+            Ok(Mutated::new(cm).with_warning(format!("labelled by the kubeset webhook{dry}")))
+        },
+    );
+    let served = Served::start(webhook).await;
+    let name = unique("kubeset-scenario-mutate");
+    mutating(
+        &client,
+        &name,
+        vec![served.entry("mutate.kubeset.dev", "/mutate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "the mutating webhook to label", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("probe-{i}"), json!({}), json!({}));
+        let created = cms.create(&PostParams::default(), &cm).await.ok()?;
+        created
+            .metadata
+            .labels?
+            .contains_key("kubeset.dev/mutated")
+            .then_some(())
+    })
+    .await;
+    warnings.take();
+    let cm = configmap("labelled", json!({"keep": "me"}), json!({"k": "v"}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    let stored = ok("get", cms.get("labelled").await);
+    let labels = stored.metadata.labels.unwrap_or_default();
+    assert_eq!(
+        labels.get("kubeset.dev/mutated").map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(labels.get("keep").map(String::as_str), Some("me"));
+    assert_eq!(
+        stored.data.unwrap_or_default().get("k").map(String::as_str),
+        Some("v")
+    );
+    let seen = warnings.take();
+    assert!(
+        seen.iter().any(|w| w == "labelled by the kubeset webhook"),
+        "warnings: {seen:?}"
+    );
+    let dry = configmap("dry", json!({}), json!({}));
+    ok(
+        "dry-run create",
+        cms.create(&PostParams::default().dry_run(), &dry).await,
+    );
+    let seen = warnings.take();
+    assert!(
+        seen.iter()
+            .any(|w| w == "labelled by the kubeset webhook (dry run)"),
+        "warnings: {seen:?}"
+    );
+    delete_mutating(&client, &name).await;
+    served.stop().await;
+}
+
+/// The webhook's serving certificate is replaced twice (same CA, new keys)
+/// while creates flow through it under `failurePolicy: Fail`: none fails,
+/// and every leaf is served.
+pub async fn certificate_rotation_while_requests_flow_loses_none(client: Client, ns: &str) {
+    const MAX_CREATES: usize = 5000;
+    let webhook = Webhook::new().validate_for::<ConfigMap, _>(
+        "/validate",
+        &[Operation::Create],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            if req.name.starts_with("probe-") {
+                return Err(Denied::new("probe seen"));
+            }
+            Ok(vec![])
+        },
+    );
+    let served = Served::start(webhook).await;
+    let config = validating(
+        &client,
+        vec![served.entry("rotate.kubeset.dev", "/validate", ns)],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    eventually(PROBE_TIMEOUT, "the webhook to see a probe", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let cm = configmap(&format!("probe-{i}"), json!({}), json!({}));
+        api_error(cms.create(&PostParams::default(), &cm).await)
+            .filter(|s| s.message.contains("probe seen"))
+    })
+    .await;
+    // Creates through the webhook, one after another, until a count set
+    // once both rotations were served (capped).
+    let done = Arc::new(AtomicUsize::new(0));
+    let stop_at = Arc::new(AtomicUsize::new(MAX_CREATES));
+    let creator = {
+        let (cms, done, stop_at) = (cms.clone(), done.clone(), stop_at.clone());
+        tokio::spawn(async move {
+            let mut failures = Vec::new();
+            let mut i = 0;
+            while i < stop_at.load(Ordering::Relaxed) {
+                let cm = configmap(&format!("flow-{i}"), json!({}), json!({}));
+                if let Err(e) = cms.create(&PostParams::default(), &cm).await {
+                    failures.push(format!("flow-{i}: {}", chain(&e)));
+                }
+                i += 1;
+                done.store(i, Ordering::Relaxed);
+            }
+            (i, failures)
+        })
+    };
+    eventually(
+        PROBE_TIMEOUT,
+        "10 creates before the first rotation",
+        || async { (done.load(Ordering::Relaxed) >= 10).then_some(()) },
+    )
+    .await;
+    for generation in 1..=2 {
+        served.certs.rotate();
+        let at = done.load(Ordering::Relaxed);
+        eventually(
+            PROBE_TIMEOUT,
+            &format!("a handshake with certificate {generation}"),
+            || async {
+                let per = served.stats.handshakes_per_generation();
+                (per.get(generation).copied().unwrap_or(0) >= 1).then_some(())
+            },
+        )
+        .await;
+        println!(
+            "rotation {generation}: files replaced after create {at}, new leaf served by create {}",
+            done.load(Ordering::Relaxed)
+        );
+    }
+    stop_at.store(done.load(Ordering::Relaxed) + 10, Ordering::Relaxed);
+    let (creates, failures) = creator.await.expect("creator task");
+    assert!(
+        creates < MAX_CREATES,
+        "the rotations were not served within {MAX_CREATES} creates"
+    );
+    assert!(
+        failures.is_empty(),
+        "requests failed during rotation: {failures:#?}"
+    );
+    let handshakes = served.stats.handshakes_per_generation();
+    println!(
+        "rotation: {creates} creates, handshakes per certificate generation {handshakes:?}, \
+         failed reloads (a half-written pair kept out) {}",
+        served.stats.failed_reloads()
+    );
+    assert_eq!(served.stats.generation(), 2, "{:?}", served.stats);
+    assert!(
+        handshakes.iter().all(|&n| n >= 1),
+        "every leaf was served: {handshakes:?}"
+    );
+    let stored = ok("list", cms.list(&Default::default()).await);
+    let flowed = stored
+        .items
+        .iter()
+        .filter(|cm| {
+            cm.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("flow-"))
+        })
+        .count();
+    assert_eq!(flowed, creates);
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
+
+/// A DELETE is sent with `oldObject` (the object deleted) and no
+/// `object`: a webhook refusing the deletion of what is labelled
+/// `protected: yes` keeps it; another object is deleted.
+pub async fn deletes_are_sent_with_the_old_object(client: Client, ns: &str) {
+    let webhook = Webhook::new().validate_for::<ConfigMap, _>(
+        "/protect",
+        &[Operation::Delete],
+        |req: AdmissionRequest<ConfigMap>| async move {
+            assert!(req.object.is_none(), "a DELETE has no object");
+            let protected = req
+                .old_object
+                .and_then(|cm| cm.metadata.labels?.get("protected").cloned());
+            if protected.as_deref() == Some("yes") {
+                return Err(Denied::new("protected objects stay"));
+            }
+            Ok(vec![])
+        },
+    );
+    let served = Served::start(webhook).await;
+    let mut hook = served.entry("protect.kubeset.dev", "/protect", ns);
+    hook["rules"][0]["operations"] = json!(["DELETE"]);
+    let config = validating(&client, vec![hook]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let n = AtomicU32::new(0);
+    let (name, refused) = eventually(PROBE_TIMEOUT, "the DELETE webhook to refuse", || async {
+        let i = n.fetch_add(1, Ordering::Relaxed);
+        let name = format!("protected-{i}");
+        let cm = configmap(&name, json!({"protected": "yes"}), json!({}));
+        cms.create(&PostParams::default(), &cm).await.ok()?;
+        let refused = api_error(cms.delete(&name, &DeleteParams::default()).await)?;
+        refused
+            .message
+            .contains("protected objects stay")
+            .then_some((name, refused))
+    })
+    .await;
+    assert_eq!(refused.code, 403, "{refused:?}");
+    assert_eq!(
+        refused.message,
+        "admission webhook \"protect.kubeset.dev\" denied the request: protected objects stay"
+    );
+    ok("the protected object is kept", cms.get(&name).await);
+    let cm = configmap("unprotected", json!({"protected": "no"}), json!({}));
+    ok("create", cms.create(&PostParams::default(), &cm).await);
+    ok(
+        "delete",
+        cms.delete("unprotected", &DeleteParams::default()).await,
+    );
+    assert!(
+        api_error(cms.get("unprotected").await).is_some_and(|s| s.code == 404),
+        "the unprotected object is deleted"
+    );
+    delete_validating(&client, &config).await;
+    served.stop().await;
+}
