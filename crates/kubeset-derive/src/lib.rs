@@ -31,6 +31,7 @@
 //! // with `Resource`, `JsonSchema` and `CustomResourceExt` (`Widget::crd()`).
 //! ```
 
+mod apply_config;
 mod attrs;
 mod custom_resource;
 mod json;
