@@ -321,13 +321,14 @@ fn kind_constructor(ir: &Ir, t: &TypeDef, fields: &[Field]) -> Option<TokenStrea
             }
         }
     });
+    let rest = (fields.len() > 1).then(|| quote!(..Self::default()));
     Some(quote! {
         #[doc = #doc]
         #[must_use]
         pub fn new(#params) -> Self {
             Self {
                 metadata: Some(#meta_ty::default().with_name(name) #set_ns),
-                ..Self::default()
+                #rest
             }
         }
         #label
@@ -355,6 +356,8 @@ fn keyed_constructor(
         let n = ident(&f.rust);
         quote!(#n: Some(#n.into()),)
     });
+    // Every field a key: nothing left to default.
+    let rest = (key_fields.len() < fields.len()).then(|| quote!(..Self::default()));
     let doc = format!(
         " An item of a keyed list (`listType=map`) identified by {}: only its keys set.",
         keys.iter()
@@ -368,7 +371,7 @@ fn keyed_constructor(
         pub fn new(#(#params),*) -> Self {
             Self {
                 #(#sets)*
-                ..Self::default()
+                #rest
             }
         }
     })

@@ -11,10 +11,7 @@ impl LocalObjectReferenceApply {
     /// An item of a keyed list (`listType=map`) identified by `name`: only its keys set.
     #[must_use]
     pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: Some(name.into()),
-            ..Self::default()
-        }
+        Self { name: Some(name.into()) }
     }
     /// Sets `name`.
     ///

@@ -11,10 +11,7 @@ impl PodIPApply {
     /// An item of a keyed list (`listType=map`) identified by `ip`: only its keys set.
     #[must_use]
     pub fn new(ip: impl Into<String>) -> Self {
-        Self {
-            ip: Some(ip.into()),
-            ..Self::default()
-        }
+        Self { ip: Some(ip.into()) }
     }
     /// Sets `ip`.
     ///
