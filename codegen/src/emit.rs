@@ -10,8 +10,11 @@ use crate::error::CodegenError;
 use crate::ir::{Field, Ir, Ty, TypeDef, TypeKind};
 use crate::names::{self, ident};
 
+mod apply;
 mod resources;
 mod serde_impls;
+
+pub use apply::FEATURE as APPLY_FEATURE;
 
 pub(crate) use resources::resource_info;
 
@@ -258,6 +261,8 @@ struct ModNode {
 pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
     let mut out = Output::default();
     let mut root = ModNode::default();
+    apply::check_names(ir)?;
+    let keys = apply::item_keys(ir);
     for t in ir.types.values() {
         let top = t.modules.first().map(String::as_str).unwrap_or_default();
         if !TOP_LEVEL_MODULES.contains(&top) {
@@ -272,6 +277,7 @@ pub fn emit(ir: &Ir, spec_label: &str) -> Result<Output, CodegenError> {
         node.feature = t.feature.clone();
         node.types.push(t.definition.clone());
         emit_model(ir, t, spec_label, &mut out)?;
+        emit_apply(ir, t, &keys, spec_label, &mut out)?;
     }
     for (name, node) in &root.children {
         emit_module(ir, std::slice::from_ref(name), node, spec_label, &mut out)?;
@@ -301,6 +307,26 @@ fn emit_model(
         t.modules.join("/"),
         names::snake_case(&t.name)
     );
+    let pre = preamble(&[format!(
+        "Source: definition `{}` of {spec_label}/{}.",
+        t.definition, t.source
+    )]);
+    let text = format(&file, tokens, &pre)?;
+    out.files.insert(file, text);
+    Ok(())
+}
+
+/// The file of `t`'s apply configuration (none but for a struct).
+fn emit_apply(
+    ir: &Ir,
+    t: &TypeDef,
+    keys: &BTreeMap<String, Vec<String>>,
+    spec_label: &str,
+    out: &mut Output,
+) -> Result<(), CodegenError> {
+    let Some((file, tokens)) = apply::file(ir, t, keys) else {
+        return Ok(());
+    };
     let pre = preamble(&[format!(
         "Source: definition `{}` of {spec_label}/{}.",
         t.definition, t.source
@@ -361,6 +387,24 @@ fn emit_module(
                     mod #file;
                     pub use self::#file::#name;
                 });
+                if matches!(t.kind, TypeKind::Struct { .. }) {
+                    let apply = names::apply_type(&t.name);
+                    let file = ident(&names::snake_case(&apply));
+                    let name = ident(&apply);
+                    // Behind `apply` but for the always-compiled models
+                    // (apimachinery's: `ObjectMetaApply` is what the
+                    // derive's `FooApply` holds).
+                    let cfg = t.feature.as_ref().map(|_| {
+                        let feature = APPLY_FEATURE;
+                        quote!(#[cfg(feature = #feature)])
+                    });
+                    items.push(quote! {
+                        #cfg
+                        mod #file;
+                        #cfg
+                        pub use self::#file::#name;
+                    });
+                }
             }
         }
     }
@@ -431,6 +475,9 @@ fn emit_features(ir: &Ir) -> String {
         s.push_str(&format!("{f} = [{}]\n", deps.join(", ")));
     }
     s.push_str(crate::proto::emit::FEATURE);
+    s.push_str(&format!(
+        "# The apply configurations of every compiled built-in model (`FooApply` beside `Foo`).\n{APPLY_FEATURE} = []\n"
+    ));
     s.push_str(FEATURES_END);
     s.push('\n');
     s

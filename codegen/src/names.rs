@@ -470,6 +470,28 @@ pub fn params_struct(kind: &str, sub: &str) -> String {
     format!("{kind}{}Params", group_version_struct(sub))
 }
 
+/// The one naming rule of apply configurations, usable from any path:
+/// the apply type of struct `path::Foo` is `path::FooApply`, in the same
+/// module (`kubeset::api::core::v1::Container` →
+/// `kubeset::api::core::v1::ContainerApply`; a bare `Foo` → `FooApply`).
+/// A reserved name's `_` is dropped first (`Self_` → `SelfApply`). The
+/// built-in emitter, the derive and a CRD schema replaced by a built-in
+/// model all name apply types by this function.
+pub fn apply_type(path: &str) -> String {
+    let (module, name) = match path.rfind("::") {
+        Some(at) => path.split_at(at + 2),
+        None => ("", path),
+    };
+    format!("{module}{}Apply", name.trim_end_matches('_'))
+}
+
+/// The builder method of an apply configuration's field: `with_` and the
+/// Rust field name without a keyword's trailing `_` (`type_` →
+/// `with_type`).
+pub fn builder_method(rust_field: &str) -> String {
+    format!("with_{}", rust_field.trim_end_matches('_'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -714,5 +736,21 @@ mod tests {
         assert_eq!(ident("type").to_string(), "r#type");
         assert_eq!(ident("self").to_string(), "self_");
         assert_eq!(ident("Self").to_string(), "Self_");
+    }
+
+    #[test]
+    fn apply_types_are_named_by_one_rule() {
+        assert_eq!(
+            apply_type("kubeset::api::core::v1::Container"),
+            "kubeset::api::core::v1::ContainerApply"
+        );
+        assert_eq!(
+            apply_type("crate::api::apps::v1::Deployment"),
+            "crate::api::apps::v1::DeploymentApply"
+        );
+        assert_eq!(apply_type("Foo"), "FooApply");
+        assert_eq!(apply_type("Self_"), "SelfApply");
+        assert_eq!(builder_method("type_"), "with_type");
+        assert_eq!(builder_method("containers"), "with_containers");
     }
 }

@@ -408,6 +408,7 @@ impl<'a> Lowerer<'a> {
                 description: description_of(prop),
                 notes: if crd { notes(prop) } else { Vec::new() },
                 default,
+                list: crate::ir::ListSemantics::of(prop),
             });
         }
         let unknown_fields = (crd && schema.preserve_unknown_fields).then(|| {

@@ -70,6 +70,10 @@ pub struct Schema {
     /// `x-kubernetes-list-map-keys` of a `map` list.
     #[serde(rename = "x-kubernetes-list-map-keys")]
     pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-patch-merge-key`: the key of a list's items in
+    /// strategic merge patch.
+    #[serde(rename = "x-kubernetes-patch-merge-key")]
+    pub patch_merge_key: Option<String>,
     /// `x-kubernetes-map-type`: `atomic` or `granular`.
     #[serde(rename = "x-kubernetes-map-type")]
     pub map_type: Option<String>,

@@ -106,7 +106,7 @@ fn golden_models_compile_against_the_hand_written_runtime() {
     }
     .write_to(work.path())
     .expect("crate written");
-    let run = common::run_cargo(work.path(), &["build", "--lib", "--features", "all"]);
+    let run = common::run_cargo(work.path(), &["build", "--lib", "--features", "all,apply"]);
     assert!(run.ok, "golden models do not compile:\n{}", run.output);
     for dir in ["src/api/", "src/resources/"] {
         assert!(
@@ -188,6 +188,78 @@ fn ir_facts() {
         Some("Scale")
     );
     assert_eq!(ir.types.len(), 19);
+}
+
+/// The apply type rule `Foo` → `FooApply`: a definition already named
+/// `FooApply` beside a struct `Foo` is refused, naming both (no spec has
+/// one; the rule is not bent to fit).
+#[test]
+fn an_apply_name_taken_is_an_error() {
+    let mut i = input(InputFormat::V3);
+    let schema = i.definitions["io.k8s.api.example.v1.WidgetSpec"].clone();
+    i.definitions
+        .insert("io.k8s.api.example.v1.WidgetSpecApply".into(), schema);
+    let ir = ir::lower_with(i, &[]).expect("lowers");
+    let err = emit::emit(&ir, "golden").unwrap_err();
+    assert!(
+        matches!(&err, CodegenError::NameCollision { rust, first, second, .. }
+            if rust == "WidgetSpecApply"
+                && first == "io.k8s.api.example.v1.WidgetSpec"
+                && second == "io.k8s.api.example.v1.WidgetSpecApply"),
+        "{err}"
+    );
+}
+
+/// The list semantics of the IR and the apply types they give: a keyed
+/// list documents its keys and its item type gets `new(keys…)`; a set
+/// and a list the schema says nothing about get no constructor.
+#[test]
+fn list_semantics_reach_the_apply_types() {
+    let mut i = input(InputFormat::V3);
+    let props = &mut i
+        .definitions
+        .get_mut("io.k8s.api.example.v1.WidgetSpec")
+        .unwrap()
+        .properties;
+    let children = props.get_mut("children").unwrap();
+    children.list_type = Some("map".into());
+    children.list_map_keys = vec!["type".into(), "replicas".into()];
+    props.get_mut("podCIDRs").unwrap().list_type = Some("set".into());
+    let ir = ir::lower_with(i, &[]).expect("lowers");
+    let TypeKind::Struct { fields } = &ir.types["io.k8s.api.example.v1.WidgetSpec"].kind else {
+        panic!("WidgetSpec is a struct");
+    };
+    let list = |json: &str| {
+        fields
+            .iter()
+            .find(|f| f.json == json)
+            .and_then(|f| f.list.clone())
+    };
+    assert_eq!(
+        list("children"),
+        Some(ir::ListSemantics::Map {
+            keys: vec!["type".into(), "replicas".into()]
+        })
+    );
+    assert_eq!(list("podCIDRs"), Some(ir::ListSemantics::Set));
+    assert_eq!(list("data"), None);
+    let out = emit::emit(&ir, "golden").expect("emits");
+    let apply = &out.files["src/api/example/v1/widget_spec_apply.rs"];
+    assert!(
+        apply.contains("pub fn new(type_: impl Into<String>, replicas: impl Into<i32>) -> Self"),
+        "{apply}"
+    );
+    assert!(
+        apply.contains("a list of type `map` keyed by `type`, `replicas`"),
+        "{apply}"
+    );
+    assert!(
+        apply.contains("a set, each item owned on its own"),
+        "{apply}"
+    );
+    // Without list semantics, no keyed constructor.
+    let plain = generate(InputFormat::V3);
+    assert!(!plain["src/api/example/v1/widget_spec_apply.rs"].contains("pub fn new("));
 }
 
 #[test]

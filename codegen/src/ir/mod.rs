@@ -67,6 +67,46 @@ pub struct Field {
     /// The schema's `default` when the emitter can write it as the field's
     /// `Default` (a scalar or string enum value; CRD input only).
     pub default: Option<serde_json::Value>,
+    /// How server-side apply merges a list field (`x-kubernetes-list-type`,
+    /// `x-kubernetes-list-map-keys`, `x-kubernetes-patch-merge-key`);
+    /// `None` for other fields and lists the schema says nothing about.
+    pub list: Option<ListSemantics>,
+}
+
+/// How server-side apply merges the items of a list field: filled by both
+/// lowerings (built-in and CRD) from the schema, read by the apply emitter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListSemantics {
+    /// `atomic`: the list is replaced whole, owned by one manager.
+    Atomic,
+    /// `set`: scalar items, each owned on its own.
+    Set,
+    /// `map`: items identified by the values of their key fields (JSON
+    /// names, in schema order), each owned on its own.
+    Map {
+        /// The key fields (`x-kubernetes-list-map-keys`, else the
+        /// `x-kubernetes-patch-merge-key`).
+        keys: Vec<String>,
+    },
+}
+
+impl ListSemantics {
+    /// The semantics a schema states: `x-kubernetes-list-type` with its
+    /// map keys, else a `x-kubernetes-patch-merge-key` (a keyed list in
+    /// strategic merge patch), else `None`.
+    pub fn of(schema: &crate::spec::Schema) -> Option<ListSemantics> {
+        match schema.list_type.as_deref() {
+            Some("atomic") => Some(ListSemantics::Atomic),
+            Some("set") => Some(ListSemantics::Set),
+            Some("map") if !schema.list_map_keys.is_empty() => Some(ListSemantics::Map {
+                keys: schema.list_map_keys.clone(),
+            }),
+            Some("map") | None => schema.patch_merge_key.as_ref().map(|k| ListSemantics::Map {
+                keys: vec![k.clone()],
+            }),
+            Some(_) => None,
+        }
+    }
 }
 
 /// One value of a string enum.

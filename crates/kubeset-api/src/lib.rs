@@ -12,6 +12,19 @@
 //! `application/vnd.kubernetes.protobuf`, field numbers from the upstream
 //! `generated.proto` files).
 //!
+//! With the cargo feature `apply`, every compiled struct `Foo` has an apply
+//! configuration `FooApply` beside it for server-side apply (apimachinery's,
+//! `ObjectMetaApply` and the rest, are always compiled): every field
+//! optional (a manager sets, and owns, only what it means to), nested
+//! structs as their apply types, `with_*` builders (`#[must_use]`; lists
+//! append, maps insert), a kind's `new(name, namespace)` (or `new(name)`)
+//! and `with_label`/`with_annotation`, and `new(keys…)` on the item type of
+//! keyed lists (`ContainerApply::new("app")`, `ContainerPortApply::new(80,
+//! "TCP")`; the keys are documented on the list field). A kind's
+//! `Serialize` writes `apiVersion` and `kind`; `Deserialize` reads what
+//! `kubeset_client::apply::extract` gives back. The rule naming them,
+//! `path::Foo` → `path::FooApply`, is `kubeset_codegen::names::apply_type`.
+//!
 //! Top-level objects (`Pod`, `PodList`, …) write `apiVersion` and `kind` on
 //! output and ignore them on input; kinds served as REST resources
 //! implement [`Resource`].

@@ -43,6 +43,39 @@
 //! # Ok(()) }
 //! ```
 //!
+//! With kubeset-api's cargo feature `apply` (the facade's `apply`), the
+//! generated apply types replace the JSON: `extract::<DeploymentApply>`
+//! and builders.
+//!
+//! ```
+//! use kubeset_client::api::apps::v1::{Deployment, DeploymentApply, DeploymentSpecApply};
+//! use kubeset_client::api::core::v1::{ContainerApply, PodSpecApply, PodTemplateSpecApply};
+//! use kubeset_client::apimachinery::pkg::apis::meta::v1::{LabelSelectorApply, ObjectMetaApply};
+//! use kubeset_client::apply::{Subresource, extract};
+//! use kubeset_client::params::ApplyParams;
+//! use kubeset_client::Api;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let server = kubeset_testserver::TestServer::start().await?;
+//! # let rest = kubeset_client::rest::RestClient::new(kubeset_client::rest::RestConfig::new(server.url()))?;
+//! # let client = kubeset_client::Client::new(rest, "default");
+//! let deployments: Api<Deployment> = Api::default_namespaced(client);
+//! let pod = PodSpecApply::default().with_containers([ContainerApply::new("app").with_image("nginx:1")]);
+//! let intent = DeploymentApply::new("web", "default").with_spec(
+//!     DeploymentSpecApply::default()
+//!         .with_selector(LabelSelectorApply::default().with_match_labels([("app", "web")]))
+//!         .with_template(
+//!             PodTemplateSpecApply::default()
+//!                 .with_metadata(ObjectMetaApply::default().with_labels([("app", "web")]))
+//!                 .with_spec(pod),
+//!         ),
+//! );
+//! let live = deployments.apply("web", &intent, &ApplyParams::new("me")).await?;
+//! let mine: DeploymentApply = extract(&live, "me", Subresource::Main)?;
+//! assert_eq!(mine, intent);
+//! # Ok(()) }
+//! ```
+//!
 //! # How `FieldsV1` is read
 //!
 //! The entry is the one with `operation: Apply`, the manager's name and

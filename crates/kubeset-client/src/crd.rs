@@ -36,6 +36,16 @@
 //! assert_eq!(json["apiVersion"], "example.com/v1");
 //! assert_eq!(json["kind"], "Widget");
 //! assert!(json.get("status").is_none());
+//! // The apply configuration the derive writes beside it: only what this
+//! // field manager sets (`Api::apply`, `extract::<WidgetApply>`).
+//! let cfg = WidgetApply::new("w1", "default")
+//!     .with_label("team", "a")
+//!     .with_spec(serde_json::json!({"size": 3}));
+//! assert_eq!(serde_json::to_value(&cfg).unwrap(), serde_json::json!({
+//!     "apiVersion": "example.com/v1", "kind": "Widget",
+//!     "metadata": {"name": "w1", "namespace": "default", "labels": {"team": "a"}},
+//!     "spec": {"size": 3},
+//! }));
 //! ```
 
 use std::collections::BTreeMap;

@@ -69,6 +69,13 @@ pub use kubeset_api::{
     resources,
 };
 pub use kubeset_derive::{CustomResource, JsonSchema, Resource};
+
+/// What the code `#[derive(CustomResource)]` writes refers to (its
+/// `FooApply` holds `serde_json::Value`s); not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json;
+}
 pub use kubeset_rest as rest;
 pub use kubeset_rest::ApplyConflict;
 pub use kubeset_rest::config::{Config, ConfigError, KubeConfigOptions};

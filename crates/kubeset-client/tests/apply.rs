@@ -57,3 +57,21 @@ async fn empty_map_then_filled() {
     let (_server, client) = server().await;
     apply_scenarios::empty_map_then_filled(client, "default").await;
 }
+
+#[tokio::test]
+async fn typed_extract_change_apply() {
+    let (_server, client) = server().await;
+    apply_scenarios::typed::typed_extract_change_apply(client, "default").await;
+}
+
+#[tokio::test]
+async fn typed_round_trip() {
+    let (_server, client) = server().await;
+    apply_scenarios::typed::typed_round_trip(client, "default").await;
+}
+
+#[tokio::test]
+async fn derived_apply() {
+    let (_server, client) = server().await;
+    apply_scenarios::typed::derived_apply(client, "default").await;
+}

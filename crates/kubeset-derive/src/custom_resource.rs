@@ -540,7 +540,19 @@ fn expand(input: &DeriveInput, a: &Attrs, n: &Names) -> TokenStream {
     );
     let short_names = &a.short_names;
     let namespaced = a.namespaced;
+    let apply_type = crate::apply_config::apply_type(&crate::apply_config::ApplyFacts {
+        krate: &krate,
+        serde: &serde,
+        root: &root,
+        vis,
+        api_version: format!("{group}/{version}"),
+        kind,
+        namespaced,
+        has_status: a.status.is_some(),
+    });
     quote! {
+        #apply_type
+
         #[doc = #doc]
         #[derive(#serde::Deserialize, ::core::clone::Clone, ::core::fmt::Debug, #(#derives),*)]
         #[serde(crate = #serde_str)]

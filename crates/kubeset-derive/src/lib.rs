@@ -28,9 +28,12 @@
 //!     size: i32,
 //! }
 //! // generates `struct Widget { metadata, spec: WidgetSpec, status: Option<WidgetStatus> }`
-//! // with `Resource`, `JsonSchema` and `CustomResourceExt` (`Widget::crd()`).
+//! // with `Resource`, `JsonSchema` and `CustomResourceExt` (`Widget::crd()`),
+//! // and `WidgetApply`, its server-side apply configuration
+//! // (`WidgetApply::new("w1", "ns").with_spec(json!({"size": 2}))`).
 //! ```
 
+mod apply_config;
 mod attrs;
 mod custom_resource;
 mod json;

@@ -46,3 +46,21 @@ async fn apply_empty_map_then_filled() {
     let ctx = connect!("apply-empty-map");
     scenarios::empty_map_then_filled(ctx.client, &ctx.ns).await;
 }
+
+#[tokio::test]
+async fn apply_typed_extract_change_apply() {
+    let ctx = connect!("apply-typed");
+    scenarios::typed::typed_extract_change_apply(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn apply_typed_round_trip() {
+    let ctx = connect!("apply-round-trip");
+    scenarios::typed::typed_round_trip(ctx.client, &ctx.ns).await;
+}
+
+#[tokio::test]
+async fn apply_derived_apply_type() {
+    let ctx = connect!("apply-derived");
+    scenarios::typed::derived_apply(ctx.client, &ctx.ns).await;
+}

@@ -10,6 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::k;
+
+/// The same scenarios with the generated apply types (kubeset-api's `apply`).
+pub mod typed;
 use k::api::apps::v1::Deployment;
 use k::api::core::v1::ConfigMap;
 use k::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

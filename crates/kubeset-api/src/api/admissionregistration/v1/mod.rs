@@ -4,53 +4,157 @@
 //! Types of `api::admissionregistration::v1` (cargo feature `admissionregistration-v1`).
 mod audit_annotation;
 pub use self::audit_annotation::AuditAnnotation;
+#[cfg(feature = "apply")]
+mod audit_annotation_apply;
+#[cfg(feature = "apply")]
+pub use self::audit_annotation_apply::AuditAnnotationApply;
 mod expression_warning;
 pub use self::expression_warning::ExpressionWarning;
+#[cfg(feature = "apply")]
+mod expression_warning_apply;
+#[cfg(feature = "apply")]
+pub use self::expression_warning_apply::ExpressionWarningApply;
 mod match_condition;
 pub use self::match_condition::MatchCondition;
+#[cfg(feature = "apply")]
+mod match_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::match_condition_apply::MatchConditionApply;
 mod match_resources;
 pub use self::match_resources::MatchResources;
+#[cfg(feature = "apply")]
+mod match_resources_apply;
+#[cfg(feature = "apply")]
+pub use self::match_resources_apply::MatchResourcesApply;
 mod mutating_webhook;
 pub use self::mutating_webhook::MutatingWebhook;
+#[cfg(feature = "apply")]
+mod mutating_webhook_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_webhook_apply::MutatingWebhookApply;
 mod mutating_webhook_configuration;
 pub use self::mutating_webhook_configuration::MutatingWebhookConfiguration;
+#[cfg(feature = "apply")]
+mod mutating_webhook_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_webhook_configuration_apply::MutatingWebhookConfigurationApply;
 mod mutating_webhook_configuration_list;
 pub use self::mutating_webhook_configuration_list::MutatingWebhookConfigurationList;
+#[cfg(feature = "apply")]
+mod mutating_webhook_configuration_list_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_webhook_configuration_list_apply::MutatingWebhookConfigurationListApply;
 mod named_rule_with_operations;
 pub use self::named_rule_with_operations::NamedRuleWithOperations;
+#[cfg(feature = "apply")]
+mod named_rule_with_operations_apply;
+#[cfg(feature = "apply")]
+pub use self::named_rule_with_operations_apply::NamedRuleWithOperationsApply;
 mod param_kind;
 pub use self::param_kind::ParamKind;
+#[cfg(feature = "apply")]
+mod param_kind_apply;
+#[cfg(feature = "apply")]
+pub use self::param_kind_apply::ParamKindApply;
 mod param_ref;
 pub use self::param_ref::ParamRef;
+#[cfg(feature = "apply")]
+mod param_ref_apply;
+#[cfg(feature = "apply")]
+pub use self::param_ref_apply::ParamRefApply;
 mod rule_with_operations;
 pub use self::rule_with_operations::RuleWithOperations;
+#[cfg(feature = "apply")]
+mod rule_with_operations_apply;
+#[cfg(feature = "apply")]
+pub use self::rule_with_operations_apply::RuleWithOperationsApply;
 mod service_reference;
 pub use self::service_reference::ServiceReference;
+#[cfg(feature = "apply")]
+mod service_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::service_reference_apply::ServiceReferenceApply;
 mod type_checking;
 pub use self::type_checking::TypeChecking;
+#[cfg(feature = "apply")]
+mod type_checking_apply;
+#[cfg(feature = "apply")]
+pub use self::type_checking_apply::TypeCheckingApply;
 mod validating_admission_policy;
 pub use self::validating_admission_policy::ValidatingAdmissionPolicy;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_apply::ValidatingAdmissionPolicyApply;
 mod validating_admission_policy_binding;
 pub use self::validating_admission_policy_binding::ValidatingAdmissionPolicyBinding;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_binding_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_binding_apply::ValidatingAdmissionPolicyBindingApply;
 mod validating_admission_policy_binding_list;
 pub use self::validating_admission_policy_binding_list::ValidatingAdmissionPolicyBindingList;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_binding_list_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_binding_list_apply::ValidatingAdmissionPolicyBindingListApply;
 mod validating_admission_policy_binding_spec;
 pub use self::validating_admission_policy_binding_spec::ValidatingAdmissionPolicyBindingSpec;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_binding_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_binding_spec_apply::ValidatingAdmissionPolicyBindingSpecApply;
 mod validating_admission_policy_list;
 pub use self::validating_admission_policy_list::ValidatingAdmissionPolicyList;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_list_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_list_apply::ValidatingAdmissionPolicyListApply;
 mod validating_admission_policy_spec;
 pub use self::validating_admission_policy_spec::ValidatingAdmissionPolicySpec;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_spec_apply::ValidatingAdmissionPolicySpecApply;
 mod validating_admission_policy_status;
 pub use self::validating_admission_policy_status::ValidatingAdmissionPolicyStatus;
+#[cfg(feature = "apply")]
+mod validating_admission_policy_status_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_admission_policy_status_apply::ValidatingAdmissionPolicyStatusApply;
 mod validating_webhook;
 pub use self::validating_webhook::ValidatingWebhook;
+#[cfg(feature = "apply")]
+mod validating_webhook_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_webhook_apply::ValidatingWebhookApply;
 mod validating_webhook_configuration;
 pub use self::validating_webhook_configuration::ValidatingWebhookConfiguration;
+#[cfg(feature = "apply")]
+mod validating_webhook_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_webhook_configuration_apply::ValidatingWebhookConfigurationApply;
 mod validating_webhook_configuration_list;
 pub use self::validating_webhook_configuration_list::ValidatingWebhookConfigurationList;
+#[cfg(feature = "apply")]
+mod validating_webhook_configuration_list_apply;
+#[cfg(feature = "apply")]
+pub use self::validating_webhook_configuration_list_apply::ValidatingWebhookConfigurationListApply;
 mod validation;
 pub use self::validation::Validation;
+#[cfg(feature = "apply")]
+mod validation_apply;
+#[cfg(feature = "apply")]
+pub use self::validation_apply::ValidationApply;
 mod variable;
 pub use self::variable::Variable;
+#[cfg(feature = "apply")]
+mod variable_apply;
+#[cfg(feature = "apply")]
+pub use self::variable_apply::VariableApply;
 mod webhook_client_config;
 pub use self::webhook_client_config::WebhookClientConfig;
+#[cfg(feature = "apply")]
+mod webhook_client_config_apply;
+#[cfg(feature = "apply")]
+pub use self::webhook_client_config_apply::WebhookClientConfigApply;

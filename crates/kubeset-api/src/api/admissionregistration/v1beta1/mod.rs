@@ -4,31 +4,91 @@
 //! Types of `api::admissionregistration::v1beta1` (cargo feature `admissionregistration-v1beta1`).
 mod apply_configuration;
 pub use self::apply_configuration::ApplyConfiguration;
+#[cfg(feature = "apply")]
+mod apply_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::apply_configuration_apply::ApplyConfigurationApply;
 mod json_patch;
 pub use self::json_patch::JSONPatch;
+#[cfg(feature = "apply")]
+mod json_patch_apply;
+#[cfg(feature = "apply")]
+pub use self::json_patch_apply::JSONPatchApply;
 mod match_condition;
 pub use self::match_condition::MatchCondition;
+#[cfg(feature = "apply")]
+mod match_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::match_condition_apply::MatchConditionApply;
 mod match_resources;
 pub use self::match_resources::MatchResources;
+#[cfg(feature = "apply")]
+mod match_resources_apply;
+#[cfg(feature = "apply")]
+pub use self::match_resources_apply::MatchResourcesApply;
 mod mutating_admission_policy;
 pub use self::mutating_admission_policy::MutatingAdmissionPolicy;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_apply::MutatingAdmissionPolicyApply;
 mod mutating_admission_policy_binding;
 pub use self::mutating_admission_policy_binding::MutatingAdmissionPolicyBinding;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_binding_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_binding_apply::MutatingAdmissionPolicyBindingApply;
 mod mutating_admission_policy_binding_list;
 pub use self::mutating_admission_policy_binding_list::MutatingAdmissionPolicyBindingList;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_binding_list_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_binding_list_apply::MutatingAdmissionPolicyBindingListApply;
 mod mutating_admission_policy_binding_spec;
 pub use self::mutating_admission_policy_binding_spec::MutatingAdmissionPolicyBindingSpec;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_binding_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_binding_spec_apply::MutatingAdmissionPolicyBindingSpecApply;
 mod mutating_admission_policy_list;
 pub use self::mutating_admission_policy_list::MutatingAdmissionPolicyList;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_list_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_list_apply::MutatingAdmissionPolicyListApply;
 mod mutating_admission_policy_spec;
 pub use self::mutating_admission_policy_spec::MutatingAdmissionPolicySpec;
+#[cfg(feature = "apply")]
+mod mutating_admission_policy_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::mutating_admission_policy_spec_apply::MutatingAdmissionPolicySpecApply;
 mod mutation;
 pub use self::mutation::Mutation;
+#[cfg(feature = "apply")]
+mod mutation_apply;
+#[cfg(feature = "apply")]
+pub use self::mutation_apply::MutationApply;
 mod named_rule_with_operations;
 pub use self::named_rule_with_operations::NamedRuleWithOperations;
+#[cfg(feature = "apply")]
+mod named_rule_with_operations_apply;
+#[cfg(feature = "apply")]
+pub use self::named_rule_with_operations_apply::NamedRuleWithOperationsApply;
 mod param_kind;
 pub use self::param_kind::ParamKind;
+#[cfg(feature = "apply")]
+mod param_kind_apply;
+#[cfg(feature = "apply")]
+pub use self::param_kind_apply::ParamKindApply;
 mod param_ref;
 pub use self::param_ref::ParamRef;
+#[cfg(feature = "apply")]
+mod param_ref_apply;
+#[cfg(feature = "apply")]
+pub use self::param_ref_apply::ParamRefApply;
 mod variable;
 pub use self::variable::Variable;
+#[cfg(feature = "apply")]
+mod variable_apply;
+#[cfg(feature = "apply")]
+pub use self::variable_apply::VariableApply;

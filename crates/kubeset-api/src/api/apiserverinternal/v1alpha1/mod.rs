@@ -4,13 +4,33 @@
 //! Types of `api::apiserverinternal::v1alpha1` (cargo feature `apiserverinternal-v1alpha1`).
 mod server_storage_version;
 pub use self::server_storage_version::ServerStorageVersion;
+#[cfg(feature = "apply")]
+mod server_storage_version_apply;
+#[cfg(feature = "apply")]
+pub use self::server_storage_version_apply::ServerStorageVersionApply;
 mod storage_version;
 pub use self::storage_version::StorageVersion;
+#[cfg(feature = "apply")]
+mod storage_version_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_apply::StorageVersionApply;
 mod storage_version_condition;
 pub use self::storage_version_condition::StorageVersionCondition;
+#[cfg(feature = "apply")]
+mod storage_version_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_condition_apply::StorageVersionConditionApply;
 mod storage_version_list;
 pub use self::storage_version_list::StorageVersionList;
+#[cfg(feature = "apply")]
+mod storage_version_list_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_list_apply::StorageVersionListApply;
 mod storage_version_spec;
 pub use self::storage_version_spec::StorageVersionSpec;
 mod storage_version_status;
 pub use self::storage_version_status::StorageVersionStatus;
+#[cfg(feature = "apply")]
+mod storage_version_status_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_status_apply::StorageVersionStatusApply;

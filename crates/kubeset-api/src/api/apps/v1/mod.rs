@@ -4,61 +4,181 @@
 //! Types of `api::apps::v1` (cargo feature `apps-v1`).
 mod controller_revision;
 pub use self::controller_revision::ControllerRevision;
+#[cfg(feature = "apply")]
+mod controller_revision_apply;
+#[cfg(feature = "apply")]
+pub use self::controller_revision_apply::ControllerRevisionApply;
 mod controller_revision_list;
 pub use self::controller_revision_list::ControllerRevisionList;
+#[cfg(feature = "apply")]
+mod controller_revision_list_apply;
+#[cfg(feature = "apply")]
+pub use self::controller_revision_list_apply::ControllerRevisionListApply;
 mod daemon_set;
 pub use self::daemon_set::DaemonSet;
+#[cfg(feature = "apply")]
+mod daemon_set_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_apply::DaemonSetApply;
 mod daemon_set_condition;
 pub use self::daemon_set_condition::DaemonSetCondition;
+#[cfg(feature = "apply")]
+mod daemon_set_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_condition_apply::DaemonSetConditionApply;
 mod daemon_set_list;
 pub use self::daemon_set_list::DaemonSetList;
+#[cfg(feature = "apply")]
+mod daemon_set_list_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_list_apply::DaemonSetListApply;
 mod daemon_set_spec;
 pub use self::daemon_set_spec::DaemonSetSpec;
+#[cfg(feature = "apply")]
+mod daemon_set_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_spec_apply::DaemonSetSpecApply;
 mod daemon_set_status;
 pub use self::daemon_set_status::DaemonSetStatus;
+#[cfg(feature = "apply")]
+mod daemon_set_status_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_status_apply::DaemonSetStatusApply;
 mod daemon_set_update_strategy;
 pub use self::daemon_set_update_strategy::DaemonSetUpdateStrategy;
+#[cfg(feature = "apply")]
+mod daemon_set_update_strategy_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_set_update_strategy_apply::DaemonSetUpdateStrategyApply;
 mod deployment;
 pub use self::deployment::Deployment;
+#[cfg(feature = "apply")]
+mod deployment_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_apply::DeploymentApply;
 mod deployment_condition;
 pub use self::deployment_condition::DeploymentCondition;
+#[cfg(feature = "apply")]
+mod deployment_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_condition_apply::DeploymentConditionApply;
 mod deployment_list;
 pub use self::deployment_list::DeploymentList;
+#[cfg(feature = "apply")]
+mod deployment_list_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_list_apply::DeploymentListApply;
 mod deployment_spec;
 pub use self::deployment_spec::DeploymentSpec;
+#[cfg(feature = "apply")]
+mod deployment_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_spec_apply::DeploymentSpecApply;
 mod deployment_status;
 pub use self::deployment_status::DeploymentStatus;
+#[cfg(feature = "apply")]
+mod deployment_status_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_status_apply::DeploymentStatusApply;
 mod deployment_strategy;
 pub use self::deployment_strategy::DeploymentStrategy;
+#[cfg(feature = "apply")]
+mod deployment_strategy_apply;
+#[cfg(feature = "apply")]
+pub use self::deployment_strategy_apply::DeploymentStrategyApply;
 mod replica_set;
 pub use self::replica_set::ReplicaSet;
+#[cfg(feature = "apply")]
+mod replica_set_apply;
+#[cfg(feature = "apply")]
+pub use self::replica_set_apply::ReplicaSetApply;
 mod replica_set_condition;
 pub use self::replica_set_condition::ReplicaSetCondition;
+#[cfg(feature = "apply")]
+mod replica_set_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::replica_set_condition_apply::ReplicaSetConditionApply;
 mod replica_set_list;
 pub use self::replica_set_list::ReplicaSetList;
+#[cfg(feature = "apply")]
+mod replica_set_list_apply;
+#[cfg(feature = "apply")]
+pub use self::replica_set_list_apply::ReplicaSetListApply;
 mod replica_set_spec;
 pub use self::replica_set_spec::ReplicaSetSpec;
+#[cfg(feature = "apply")]
+mod replica_set_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::replica_set_spec_apply::ReplicaSetSpecApply;
 mod replica_set_status;
 pub use self::replica_set_status::ReplicaSetStatus;
+#[cfg(feature = "apply")]
+mod replica_set_status_apply;
+#[cfg(feature = "apply")]
+pub use self::replica_set_status_apply::ReplicaSetStatusApply;
 mod rolling_update_daemon_set;
 pub use self::rolling_update_daemon_set::RollingUpdateDaemonSet;
+#[cfg(feature = "apply")]
+mod rolling_update_daemon_set_apply;
+#[cfg(feature = "apply")]
+pub use self::rolling_update_daemon_set_apply::RollingUpdateDaemonSetApply;
 mod rolling_update_deployment;
 pub use self::rolling_update_deployment::RollingUpdateDeployment;
+#[cfg(feature = "apply")]
+mod rolling_update_deployment_apply;
+#[cfg(feature = "apply")]
+pub use self::rolling_update_deployment_apply::RollingUpdateDeploymentApply;
 mod rolling_update_stateful_set_strategy;
 pub use self::rolling_update_stateful_set_strategy::RollingUpdateStatefulSetStrategy;
+#[cfg(feature = "apply")]
+mod rolling_update_stateful_set_strategy_apply;
+#[cfg(feature = "apply")]
+pub use self::rolling_update_stateful_set_strategy_apply::RollingUpdateStatefulSetStrategyApply;
 mod stateful_set;
 pub use self::stateful_set::StatefulSet;
+#[cfg(feature = "apply")]
+mod stateful_set_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_apply::StatefulSetApply;
 mod stateful_set_condition;
 pub use self::stateful_set_condition::StatefulSetCondition;
+#[cfg(feature = "apply")]
+mod stateful_set_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_condition_apply::StatefulSetConditionApply;
 mod stateful_set_list;
 pub use self::stateful_set_list::StatefulSetList;
+#[cfg(feature = "apply")]
+mod stateful_set_list_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_list_apply::StatefulSetListApply;
 mod stateful_set_ordinals;
 pub use self::stateful_set_ordinals::StatefulSetOrdinals;
+#[cfg(feature = "apply")]
+mod stateful_set_ordinals_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_ordinals_apply::StatefulSetOrdinalsApply;
 mod stateful_set_persistent_volume_claim_retention_policy;
 pub use self::stateful_set_persistent_volume_claim_retention_policy::StatefulSetPersistentVolumeClaimRetentionPolicy;
+#[cfg(feature = "apply")]
+mod stateful_set_persistent_volume_claim_retention_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_persistent_volume_claim_retention_policy_apply::StatefulSetPersistentVolumeClaimRetentionPolicyApply;
 mod stateful_set_spec;
 pub use self::stateful_set_spec::StatefulSetSpec;
+#[cfg(feature = "apply")]
+mod stateful_set_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_spec_apply::StatefulSetSpecApply;
 mod stateful_set_status;
 pub use self::stateful_set_status::StatefulSetStatus;
+#[cfg(feature = "apply")]
+mod stateful_set_status_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_status_apply::StatefulSetStatusApply;
 mod stateful_set_update_strategy;
 pub use self::stateful_set_update_strategy::StatefulSetUpdateStrategy;
+#[cfg(feature = "apply")]
+mod stateful_set_update_strategy_apply;
+#[cfg(feature = "apply")]
+pub use self::stateful_set_update_strategy_apply::StatefulSetUpdateStrategyApply;

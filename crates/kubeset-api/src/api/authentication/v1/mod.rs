@@ -4,21 +4,61 @@
 //! Types of `api::authentication::v1` (cargo feature `authentication-v1`).
 mod bound_object_reference;
 pub use self::bound_object_reference::BoundObjectReference;
+#[cfg(feature = "apply")]
+mod bound_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::bound_object_reference_apply::BoundObjectReferenceApply;
 mod self_subject_review;
 pub use self::self_subject_review::SelfSubjectReview;
+#[cfg(feature = "apply")]
+mod self_subject_review_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_review_apply::SelfSubjectReviewApply;
 mod self_subject_review_status;
 pub use self::self_subject_review_status::SelfSubjectReviewStatus;
+#[cfg(feature = "apply")]
+mod self_subject_review_status_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_review_status_apply::SelfSubjectReviewStatusApply;
 mod token_request;
 pub use self::token_request::TokenRequest;
+#[cfg(feature = "apply")]
+mod token_request_apply;
+#[cfg(feature = "apply")]
+pub use self::token_request_apply::TokenRequestApply;
 mod token_request_spec;
 pub use self::token_request_spec::TokenRequestSpec;
+#[cfg(feature = "apply")]
+mod token_request_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::token_request_spec_apply::TokenRequestSpecApply;
 mod token_request_status;
 pub use self::token_request_status::TokenRequestStatus;
+#[cfg(feature = "apply")]
+mod token_request_status_apply;
+#[cfg(feature = "apply")]
+pub use self::token_request_status_apply::TokenRequestStatusApply;
 mod token_review;
 pub use self::token_review::TokenReview;
+#[cfg(feature = "apply")]
+mod token_review_apply;
+#[cfg(feature = "apply")]
+pub use self::token_review_apply::TokenReviewApply;
 mod token_review_spec;
 pub use self::token_review_spec::TokenReviewSpec;
+#[cfg(feature = "apply")]
+mod token_review_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::token_review_spec_apply::TokenReviewSpecApply;
 mod token_review_status;
 pub use self::token_review_status::TokenReviewStatus;
+#[cfg(feature = "apply")]
+mod token_review_status_apply;
+#[cfg(feature = "apply")]
+pub use self::token_review_status_apply::TokenReviewStatusApply;
 mod user_info;
 pub use self::user_info::UserInfo;
+#[cfg(feature = "apply")]
+mod user_info_apply;
+#[cfg(feature = "apply")]
+pub use self::user_info_apply::UserInfoApply;

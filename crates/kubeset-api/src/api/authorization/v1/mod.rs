@@ -4,31 +4,91 @@
 //! Types of `api::authorization::v1` (cargo feature `authorization-v1`).
 mod field_selector_attributes;
 pub use self::field_selector_attributes::FieldSelectorAttributes;
+#[cfg(feature = "apply")]
+mod field_selector_attributes_apply;
+#[cfg(feature = "apply")]
+pub use self::field_selector_attributes_apply::FieldSelectorAttributesApply;
 mod label_selector_attributes;
 pub use self::label_selector_attributes::LabelSelectorAttributes;
+#[cfg(feature = "apply")]
+mod label_selector_attributes_apply;
+#[cfg(feature = "apply")]
+pub use self::label_selector_attributes_apply::LabelSelectorAttributesApply;
 mod local_subject_access_review;
 pub use self::local_subject_access_review::LocalSubjectAccessReview;
+#[cfg(feature = "apply")]
+mod local_subject_access_review_apply;
+#[cfg(feature = "apply")]
+pub use self::local_subject_access_review_apply::LocalSubjectAccessReviewApply;
 mod non_resource_attributes;
 pub use self::non_resource_attributes::NonResourceAttributes;
+#[cfg(feature = "apply")]
+mod non_resource_attributes_apply;
+#[cfg(feature = "apply")]
+pub use self::non_resource_attributes_apply::NonResourceAttributesApply;
 mod non_resource_rule;
 pub use self::non_resource_rule::NonResourceRule;
+#[cfg(feature = "apply")]
+mod non_resource_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::non_resource_rule_apply::NonResourceRuleApply;
 mod resource_attributes;
 pub use self::resource_attributes::ResourceAttributes;
+#[cfg(feature = "apply")]
+mod resource_attributes_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_attributes_apply::ResourceAttributesApply;
 mod resource_rule;
 pub use self::resource_rule::ResourceRule;
+#[cfg(feature = "apply")]
+mod resource_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_rule_apply::ResourceRuleApply;
 mod self_subject_access_review;
 pub use self::self_subject_access_review::SelfSubjectAccessReview;
+#[cfg(feature = "apply")]
+mod self_subject_access_review_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_access_review_apply::SelfSubjectAccessReviewApply;
 mod self_subject_access_review_spec;
 pub use self::self_subject_access_review_spec::SelfSubjectAccessReviewSpec;
+#[cfg(feature = "apply")]
+mod self_subject_access_review_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_access_review_spec_apply::SelfSubjectAccessReviewSpecApply;
 mod self_subject_rules_review;
 pub use self::self_subject_rules_review::SelfSubjectRulesReview;
+#[cfg(feature = "apply")]
+mod self_subject_rules_review_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_rules_review_apply::SelfSubjectRulesReviewApply;
 mod self_subject_rules_review_spec;
 pub use self::self_subject_rules_review_spec::SelfSubjectRulesReviewSpec;
+#[cfg(feature = "apply")]
+mod self_subject_rules_review_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::self_subject_rules_review_spec_apply::SelfSubjectRulesReviewSpecApply;
 mod subject_access_review;
 pub use self::subject_access_review::SubjectAccessReview;
+#[cfg(feature = "apply")]
+mod subject_access_review_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_access_review_apply::SubjectAccessReviewApply;
 mod subject_access_review_spec;
 pub use self::subject_access_review_spec::SubjectAccessReviewSpec;
+#[cfg(feature = "apply")]
+mod subject_access_review_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_access_review_spec_apply::SubjectAccessReviewSpecApply;
 mod subject_access_review_status;
 pub use self::subject_access_review_status::SubjectAccessReviewStatus;
+#[cfg(feature = "apply")]
+mod subject_access_review_status_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_access_review_status_apply::SubjectAccessReviewStatusApply;
 mod subject_rules_review_status;
 pub use self::subject_rules_review_status::SubjectRulesReviewStatus;
+#[cfg(feature = "apply")]
+mod subject_rules_review_status_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_rules_review_status_apply::SubjectRulesReviewStatusApply;

@@ -4,17 +4,49 @@
 //! Types of `api::autoscaling::v1` (cargo feature `autoscaling-v1`).
 mod cross_version_object_reference;
 pub use self::cross_version_object_reference::CrossVersionObjectReference;
+#[cfg(feature = "apply")]
+mod cross_version_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::cross_version_object_reference_apply::CrossVersionObjectReferenceApply;
 mod horizontal_pod_autoscaler;
 pub use self::horizontal_pod_autoscaler::HorizontalPodAutoscaler;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_apply::HorizontalPodAutoscalerApply;
 mod horizontal_pod_autoscaler_list;
 pub use self::horizontal_pod_autoscaler_list::HorizontalPodAutoscalerList;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_list_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_list_apply::HorizontalPodAutoscalerListApply;
 mod horizontal_pod_autoscaler_spec;
 pub use self::horizontal_pod_autoscaler_spec::HorizontalPodAutoscalerSpec;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_spec_apply::HorizontalPodAutoscalerSpecApply;
 mod horizontal_pod_autoscaler_status;
 pub use self::horizontal_pod_autoscaler_status::HorizontalPodAutoscalerStatus;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_status_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_status_apply::HorizontalPodAutoscalerStatusApply;
 mod scale;
 pub use self::scale::Scale;
+#[cfg(feature = "apply")]
+mod scale_apply;
+#[cfg(feature = "apply")]
+pub use self::scale_apply::ScaleApply;
 mod scale_spec;
 pub use self::scale_spec::ScaleSpec;
+#[cfg(feature = "apply")]
+mod scale_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::scale_spec_apply::ScaleSpecApply;
 mod scale_status;
 pub use self::scale_status::ScaleStatus;
+#[cfg(feature = "apply")]
+mod scale_status_apply;
+#[cfg(feature = "apply")]
+pub use self::scale_status_apply::ScaleStatusApply;

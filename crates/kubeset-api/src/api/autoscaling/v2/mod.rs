@@ -4,49 +4,145 @@
 //! Types of `api::autoscaling::v2` (cargo feature `autoscaling-v2`).
 mod container_resource_metric_source;
 pub use self::container_resource_metric_source::ContainerResourceMetricSource;
+#[cfg(feature = "apply")]
+mod container_resource_metric_source_apply;
+#[cfg(feature = "apply")]
+pub use self::container_resource_metric_source_apply::ContainerResourceMetricSourceApply;
 mod container_resource_metric_status;
 pub use self::container_resource_metric_status::ContainerResourceMetricStatus;
+#[cfg(feature = "apply")]
+mod container_resource_metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::container_resource_metric_status_apply::ContainerResourceMetricStatusApply;
 mod cross_version_object_reference;
 pub use self::cross_version_object_reference::CrossVersionObjectReference;
+#[cfg(feature = "apply")]
+mod cross_version_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::cross_version_object_reference_apply::CrossVersionObjectReferenceApply;
 mod external_metric_source;
 pub use self::external_metric_source::ExternalMetricSource;
+#[cfg(feature = "apply")]
+mod external_metric_source_apply;
+#[cfg(feature = "apply")]
+pub use self::external_metric_source_apply::ExternalMetricSourceApply;
 mod external_metric_status;
 pub use self::external_metric_status::ExternalMetricStatus;
+#[cfg(feature = "apply")]
+mod external_metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::external_metric_status_apply::ExternalMetricStatusApply;
 mod hpa_scaling_policy;
 pub use self::hpa_scaling_policy::HPAScalingPolicy;
+#[cfg(feature = "apply")]
+mod hpa_scaling_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::hpa_scaling_policy_apply::HPAScalingPolicyApply;
 mod hpa_scaling_rules;
 pub use self::hpa_scaling_rules::HPAScalingRules;
+#[cfg(feature = "apply")]
+mod hpa_scaling_rules_apply;
+#[cfg(feature = "apply")]
+pub use self::hpa_scaling_rules_apply::HPAScalingRulesApply;
 mod horizontal_pod_autoscaler;
 pub use self::horizontal_pod_autoscaler::HorizontalPodAutoscaler;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_apply::HorizontalPodAutoscalerApply;
 mod horizontal_pod_autoscaler_behavior;
 pub use self::horizontal_pod_autoscaler_behavior::HorizontalPodAutoscalerBehavior;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_behavior_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_behavior_apply::HorizontalPodAutoscalerBehaviorApply;
 mod horizontal_pod_autoscaler_condition;
 pub use self::horizontal_pod_autoscaler_condition::HorizontalPodAutoscalerCondition;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_condition_apply::HorizontalPodAutoscalerConditionApply;
 mod horizontal_pod_autoscaler_list;
 pub use self::horizontal_pod_autoscaler_list::HorizontalPodAutoscalerList;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_list_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_list_apply::HorizontalPodAutoscalerListApply;
 mod horizontal_pod_autoscaler_spec;
 pub use self::horizontal_pod_autoscaler_spec::HorizontalPodAutoscalerSpec;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_spec_apply::HorizontalPodAutoscalerSpecApply;
 mod horizontal_pod_autoscaler_status;
 pub use self::horizontal_pod_autoscaler_status::HorizontalPodAutoscalerStatus;
+#[cfg(feature = "apply")]
+mod horizontal_pod_autoscaler_status_apply;
+#[cfg(feature = "apply")]
+pub use self::horizontal_pod_autoscaler_status_apply::HorizontalPodAutoscalerStatusApply;
 mod metric_identifier;
 pub use self::metric_identifier::MetricIdentifier;
+#[cfg(feature = "apply")]
+mod metric_identifier_apply;
+#[cfg(feature = "apply")]
+pub use self::metric_identifier_apply::MetricIdentifierApply;
 mod metric_spec;
 pub use self::metric_spec::MetricSpec;
+#[cfg(feature = "apply")]
+mod metric_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::metric_spec_apply::MetricSpecApply;
 mod metric_status;
 pub use self::metric_status::MetricStatus;
+#[cfg(feature = "apply")]
+mod metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::metric_status_apply::MetricStatusApply;
 mod metric_target;
 pub use self::metric_target::MetricTarget;
+#[cfg(feature = "apply")]
+mod metric_target_apply;
+#[cfg(feature = "apply")]
+pub use self::metric_target_apply::MetricTargetApply;
 mod metric_value_status;
 pub use self::metric_value_status::MetricValueStatus;
+#[cfg(feature = "apply")]
+mod metric_value_status_apply;
+#[cfg(feature = "apply")]
+pub use self::metric_value_status_apply::MetricValueStatusApply;
 mod object_metric_source;
 pub use self::object_metric_source::ObjectMetricSource;
+#[cfg(feature = "apply")]
+mod object_metric_source_apply;
+#[cfg(feature = "apply")]
+pub use self::object_metric_source_apply::ObjectMetricSourceApply;
 mod object_metric_status;
 pub use self::object_metric_status::ObjectMetricStatus;
+#[cfg(feature = "apply")]
+mod object_metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::object_metric_status_apply::ObjectMetricStatusApply;
 mod pods_metric_source;
 pub use self::pods_metric_source::PodsMetricSource;
+#[cfg(feature = "apply")]
+mod pods_metric_source_apply;
+#[cfg(feature = "apply")]
+pub use self::pods_metric_source_apply::PodsMetricSourceApply;
 mod pods_metric_status;
 pub use self::pods_metric_status::PodsMetricStatus;
+#[cfg(feature = "apply")]
+mod pods_metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pods_metric_status_apply::PodsMetricStatusApply;
 mod resource_metric_source;
 pub use self::resource_metric_source::ResourceMetricSource;
+#[cfg(feature = "apply")]
+mod resource_metric_source_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_metric_source_apply::ResourceMetricSourceApply;
 mod resource_metric_status;
 pub use self::resource_metric_status::ResourceMetricStatus;
+#[cfg(feature = "apply")]
+mod resource_metric_status_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_metric_status_apply::ResourceMetricStatusApply;

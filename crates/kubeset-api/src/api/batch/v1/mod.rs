@@ -4,35 +4,103 @@
 //! Types of `api::batch::v1` (cargo feature `batch-v1`).
 mod cron_job;
 pub use self::cron_job::CronJob;
+#[cfg(feature = "apply")]
+mod cron_job_apply;
+#[cfg(feature = "apply")]
+pub use self::cron_job_apply::CronJobApply;
 mod cron_job_list;
 pub use self::cron_job_list::CronJobList;
+#[cfg(feature = "apply")]
+mod cron_job_list_apply;
+#[cfg(feature = "apply")]
+pub use self::cron_job_list_apply::CronJobListApply;
 mod cron_job_spec;
 pub use self::cron_job_spec::CronJobSpec;
+#[cfg(feature = "apply")]
+mod cron_job_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::cron_job_spec_apply::CronJobSpecApply;
 mod cron_job_status;
 pub use self::cron_job_status::CronJobStatus;
+#[cfg(feature = "apply")]
+mod cron_job_status_apply;
+#[cfg(feature = "apply")]
+pub use self::cron_job_status_apply::CronJobStatusApply;
 mod job;
 pub use self::job::Job;
+#[cfg(feature = "apply")]
+mod job_apply;
+#[cfg(feature = "apply")]
+pub use self::job_apply::JobApply;
 mod job_condition;
 pub use self::job_condition::JobCondition;
+#[cfg(feature = "apply")]
+mod job_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::job_condition_apply::JobConditionApply;
 mod job_list;
 pub use self::job_list::JobList;
+#[cfg(feature = "apply")]
+mod job_list_apply;
+#[cfg(feature = "apply")]
+pub use self::job_list_apply::JobListApply;
 mod job_spec;
 pub use self::job_spec::JobSpec;
+#[cfg(feature = "apply")]
+mod job_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::job_spec_apply::JobSpecApply;
 mod job_status;
 pub use self::job_status::JobStatus;
+#[cfg(feature = "apply")]
+mod job_status_apply;
+#[cfg(feature = "apply")]
+pub use self::job_status_apply::JobStatusApply;
 mod job_template_spec;
 pub use self::job_template_spec::JobTemplateSpec;
+#[cfg(feature = "apply")]
+mod job_template_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::job_template_spec_apply::JobTemplateSpecApply;
 mod pod_failure_policy;
 pub use self::pod_failure_policy::PodFailurePolicy;
+#[cfg(feature = "apply")]
+mod pod_failure_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_failure_policy_apply::PodFailurePolicyApply;
 mod pod_failure_policy_on_exit_codes_requirement;
 pub use self::pod_failure_policy_on_exit_codes_requirement::PodFailurePolicyOnExitCodesRequirement;
+#[cfg(feature = "apply")]
+mod pod_failure_policy_on_exit_codes_requirement_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_failure_policy_on_exit_codes_requirement_apply::PodFailurePolicyOnExitCodesRequirementApply;
 mod pod_failure_policy_on_pod_conditions_pattern;
 pub use self::pod_failure_policy_on_pod_conditions_pattern::PodFailurePolicyOnPodConditionsPattern;
+#[cfg(feature = "apply")]
+mod pod_failure_policy_on_pod_conditions_pattern_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_failure_policy_on_pod_conditions_pattern_apply::PodFailurePolicyOnPodConditionsPatternApply;
 mod pod_failure_policy_rule;
 pub use self::pod_failure_policy_rule::PodFailurePolicyRule;
+#[cfg(feature = "apply")]
+mod pod_failure_policy_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_failure_policy_rule_apply::PodFailurePolicyRuleApply;
 mod success_policy;
 pub use self::success_policy::SuccessPolicy;
+#[cfg(feature = "apply")]
+mod success_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::success_policy_apply::SuccessPolicyApply;
 mod success_policy_rule;
 pub use self::success_policy_rule::SuccessPolicyRule;
+#[cfg(feature = "apply")]
+mod success_policy_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::success_policy_rule_apply::SuccessPolicyRuleApply;
 mod uncounted_terminated_pods;
 pub use self::uncounted_terminated_pods::UncountedTerminatedPods;
+#[cfg(feature = "apply")]
+mod uncounted_terminated_pods_apply;
+#[cfg(feature = "apply")]
+pub use self::uncounted_terminated_pods_apply::UncountedTerminatedPodsApply;

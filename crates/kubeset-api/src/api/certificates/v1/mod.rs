@@ -4,11 +4,31 @@
 //! Types of `api::certificates::v1` (cargo feature `certificates-v1`).
 mod certificate_signing_request;
 pub use self::certificate_signing_request::CertificateSigningRequest;
+#[cfg(feature = "apply")]
+mod certificate_signing_request_apply;
+#[cfg(feature = "apply")]
+pub use self::certificate_signing_request_apply::CertificateSigningRequestApply;
 mod certificate_signing_request_condition;
 pub use self::certificate_signing_request_condition::CertificateSigningRequestCondition;
+#[cfg(feature = "apply")]
+mod certificate_signing_request_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::certificate_signing_request_condition_apply::CertificateSigningRequestConditionApply;
 mod certificate_signing_request_list;
 pub use self::certificate_signing_request_list::CertificateSigningRequestList;
+#[cfg(feature = "apply")]
+mod certificate_signing_request_list_apply;
+#[cfg(feature = "apply")]
+pub use self::certificate_signing_request_list_apply::CertificateSigningRequestListApply;
 mod certificate_signing_request_spec;
 pub use self::certificate_signing_request_spec::CertificateSigningRequestSpec;
+#[cfg(feature = "apply")]
+mod certificate_signing_request_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::certificate_signing_request_spec_apply::CertificateSigningRequestSpecApply;
 mod certificate_signing_request_status;
 pub use self::certificate_signing_request_status::CertificateSigningRequestStatus;
+#[cfg(feature = "apply")]
+mod certificate_signing_request_status_apply;
+#[cfg(feature = "apply")]
+pub use self::certificate_signing_request_status_apply::CertificateSigningRequestStatusApply;

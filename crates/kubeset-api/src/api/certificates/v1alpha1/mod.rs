@@ -4,7 +4,19 @@
 //! Types of `api::certificates::v1alpha1` (cargo feature `certificates-v1alpha1`).
 mod cluster_trust_bundle;
 pub use self::cluster_trust_bundle::ClusterTrustBundle;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_apply::ClusterTrustBundleApply;
 mod cluster_trust_bundle_list;
 pub use self::cluster_trust_bundle_list::ClusterTrustBundleList;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_list_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_list_apply::ClusterTrustBundleListApply;
 mod cluster_trust_bundle_spec;
 pub use self::cluster_trust_bundle_spec::ClusterTrustBundleSpec;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_spec_apply::ClusterTrustBundleSpecApply;

@@ -4,15 +4,43 @@
 //! Types of `api::certificates::v1beta1` (cargo feature `certificates-v1beta1`).
 mod cluster_trust_bundle;
 pub use self::cluster_trust_bundle::ClusterTrustBundle;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_apply::ClusterTrustBundleApply;
 mod cluster_trust_bundle_list;
 pub use self::cluster_trust_bundle_list::ClusterTrustBundleList;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_list_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_list_apply::ClusterTrustBundleListApply;
 mod cluster_trust_bundle_spec;
 pub use self::cluster_trust_bundle_spec::ClusterTrustBundleSpec;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_spec_apply::ClusterTrustBundleSpecApply;
 mod pod_certificate_request;
 pub use self::pod_certificate_request::PodCertificateRequest;
+#[cfg(feature = "apply")]
+mod pod_certificate_request_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_certificate_request_apply::PodCertificateRequestApply;
 mod pod_certificate_request_list;
 pub use self::pod_certificate_request_list::PodCertificateRequestList;
+#[cfg(feature = "apply")]
+mod pod_certificate_request_list_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_certificate_request_list_apply::PodCertificateRequestListApply;
 mod pod_certificate_request_spec;
 pub use self::pod_certificate_request_spec::PodCertificateRequestSpec;
+#[cfg(feature = "apply")]
+mod pod_certificate_request_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_certificate_request_spec_apply::PodCertificateRequestSpecApply;
 mod pod_certificate_request_status;
 pub use self::pod_certificate_request_status::PodCertificateRequestStatus;
+#[cfg(feature = "apply")]
+mod pod_certificate_request_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_certificate_request_status_apply::PodCertificateRequestStatusApply;

@@ -4,7 +4,19 @@
 //! Types of `api::coordination::v1` (cargo feature `coordination-v1`).
 mod lease;
 pub use self::lease::Lease;
+#[cfg(feature = "apply")]
+mod lease_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_apply::LeaseApply;
 mod lease_list;
 pub use self::lease_list::LeaseList;
+#[cfg(feature = "apply")]
+mod lease_list_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_list_apply::LeaseListApply;
 mod lease_spec;
 pub use self::lease_spec::LeaseSpec;
+#[cfg(feature = "apply")]
+mod lease_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_spec_apply::LeaseSpecApply;

@@ -4,7 +4,19 @@
 //! Types of `api::coordination::v1alpha2` (cargo feature `coordination-v1alpha2`).
 mod lease_candidate;
 pub use self::lease_candidate::LeaseCandidate;
+#[cfg(feature = "apply")]
+mod lease_candidate_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_candidate_apply::LeaseCandidateApply;
 mod lease_candidate_list;
 pub use self::lease_candidate_list::LeaseCandidateList;
+#[cfg(feature = "apply")]
+mod lease_candidate_list_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_candidate_list_apply::LeaseCandidateListApply;
 mod lease_candidate_spec;
 pub use self::lease_candidate_spec::LeaseCandidateSpec;
+#[cfg(feature = "apply")]
+mod lease_candidate_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::lease_candidate_spec_apply::LeaseCandidateSpecApply;

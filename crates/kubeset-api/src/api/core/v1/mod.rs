@@ -4,439 +4,1315 @@
 //! Types of `api::core::v1` (cargo feature `core-v1`).
 mod aws_elastic_block_store_volume_source;
 pub use self::aws_elastic_block_store_volume_source::AWSElasticBlockStoreVolumeSource;
+#[cfg(feature = "apply")]
+mod aws_elastic_block_store_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::aws_elastic_block_store_volume_source_apply::AWSElasticBlockStoreVolumeSourceApply;
 mod affinity;
 pub use self::affinity::Affinity;
+#[cfg(feature = "apply")]
+mod affinity_apply;
+#[cfg(feature = "apply")]
+pub use self::affinity_apply::AffinityApply;
 mod app_armor_profile;
 pub use self::app_armor_profile::AppArmorProfile;
+#[cfg(feature = "apply")]
+mod app_armor_profile_apply;
+#[cfg(feature = "apply")]
+pub use self::app_armor_profile_apply::AppArmorProfileApply;
 mod attached_volume;
 pub use self::attached_volume::AttachedVolume;
+#[cfg(feature = "apply")]
+mod attached_volume_apply;
+#[cfg(feature = "apply")]
+pub use self::attached_volume_apply::AttachedVolumeApply;
 mod azure_disk_volume_source;
 pub use self::azure_disk_volume_source::AzureDiskVolumeSource;
+#[cfg(feature = "apply")]
+mod azure_disk_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::azure_disk_volume_source_apply::AzureDiskVolumeSourceApply;
 mod azure_file_persistent_volume_source;
 pub use self::azure_file_persistent_volume_source::AzureFilePersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod azure_file_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::azure_file_persistent_volume_source_apply::AzureFilePersistentVolumeSourceApply;
 mod azure_file_volume_source;
 pub use self::azure_file_volume_source::AzureFileVolumeSource;
+#[cfg(feature = "apply")]
+mod azure_file_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::azure_file_volume_source_apply::AzureFileVolumeSourceApply;
 mod binding;
 pub use self::binding::Binding;
+#[cfg(feature = "apply")]
+mod binding_apply;
+#[cfg(feature = "apply")]
+pub use self::binding_apply::BindingApply;
 mod csi_persistent_volume_source;
 pub use self::csi_persistent_volume_source::CSIPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod csi_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_persistent_volume_source_apply::CSIPersistentVolumeSourceApply;
 mod csi_volume_source;
 pub use self::csi_volume_source::CSIVolumeSource;
+#[cfg(feature = "apply")]
+mod csi_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_volume_source_apply::CSIVolumeSourceApply;
 mod capabilities;
 pub use self::capabilities::Capabilities;
+#[cfg(feature = "apply")]
+mod capabilities_apply;
+#[cfg(feature = "apply")]
+pub use self::capabilities_apply::CapabilitiesApply;
 mod ceph_fs_persistent_volume_source;
 pub use self::ceph_fs_persistent_volume_source::CephFSPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod ceph_fs_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::ceph_fs_persistent_volume_source_apply::CephFSPersistentVolumeSourceApply;
 mod ceph_fs_volume_source;
 pub use self::ceph_fs_volume_source::CephFSVolumeSource;
+#[cfg(feature = "apply")]
+mod ceph_fs_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::ceph_fs_volume_source_apply::CephFSVolumeSourceApply;
 mod cinder_persistent_volume_source;
 pub use self::cinder_persistent_volume_source::CinderPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod cinder_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::cinder_persistent_volume_source_apply::CinderPersistentVolumeSourceApply;
 mod cinder_volume_source;
 pub use self::cinder_volume_source::CinderVolumeSource;
+#[cfg(feature = "apply")]
+mod cinder_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::cinder_volume_source_apply::CinderVolumeSourceApply;
 mod client_ip_config;
 pub use self::client_ip_config::ClientIPConfig;
+#[cfg(feature = "apply")]
+mod client_ip_config_apply;
+#[cfg(feature = "apply")]
+pub use self::client_ip_config_apply::ClientIPConfigApply;
 mod cluster_trust_bundle_projection;
 pub use self::cluster_trust_bundle_projection::ClusterTrustBundleProjection;
+#[cfg(feature = "apply")]
+mod cluster_trust_bundle_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_trust_bundle_projection_apply::ClusterTrustBundleProjectionApply;
 mod component_condition;
 pub use self::component_condition::ComponentCondition;
+#[cfg(feature = "apply")]
+mod component_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::component_condition_apply::ComponentConditionApply;
 mod component_status;
 pub use self::component_status::ComponentStatus;
+#[cfg(feature = "apply")]
+mod component_status_apply;
+#[cfg(feature = "apply")]
+pub use self::component_status_apply::ComponentStatusApply;
 mod component_status_list;
 pub use self::component_status_list::ComponentStatusList;
+#[cfg(feature = "apply")]
+mod component_status_list_apply;
+#[cfg(feature = "apply")]
+pub use self::component_status_list_apply::ComponentStatusListApply;
 mod config_map;
 pub use self::config_map::ConfigMap;
+#[cfg(feature = "apply")]
+mod config_map_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_apply::ConfigMapApply;
 mod config_map_env_source;
 pub use self::config_map_env_source::ConfigMapEnvSource;
+#[cfg(feature = "apply")]
+mod config_map_env_source_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_env_source_apply::ConfigMapEnvSourceApply;
 mod config_map_key_selector;
 pub use self::config_map_key_selector::ConfigMapKeySelector;
+#[cfg(feature = "apply")]
+mod config_map_key_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_key_selector_apply::ConfigMapKeySelectorApply;
 mod config_map_list;
 pub use self::config_map_list::ConfigMapList;
+#[cfg(feature = "apply")]
+mod config_map_list_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_list_apply::ConfigMapListApply;
 mod config_map_node_config_source;
 pub use self::config_map_node_config_source::ConfigMapNodeConfigSource;
+#[cfg(feature = "apply")]
+mod config_map_node_config_source_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_node_config_source_apply::ConfigMapNodeConfigSourceApply;
 mod config_map_projection;
 pub use self::config_map_projection::ConfigMapProjection;
+#[cfg(feature = "apply")]
+mod config_map_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_projection_apply::ConfigMapProjectionApply;
 mod config_map_volume_source;
 pub use self::config_map_volume_source::ConfigMapVolumeSource;
+#[cfg(feature = "apply")]
+mod config_map_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::config_map_volume_source_apply::ConfigMapVolumeSourceApply;
 mod container;
 pub use self::container::Container;
+#[cfg(feature = "apply")]
+mod container_apply;
+#[cfg(feature = "apply")]
+pub use self::container_apply::ContainerApply;
 mod container_extended_resource_request;
 pub use self::container_extended_resource_request::ContainerExtendedResourceRequest;
+#[cfg(feature = "apply")]
+mod container_extended_resource_request_apply;
+#[cfg(feature = "apply")]
+pub use self::container_extended_resource_request_apply::ContainerExtendedResourceRequestApply;
 mod container_image;
 pub use self::container_image::ContainerImage;
+#[cfg(feature = "apply")]
+mod container_image_apply;
+#[cfg(feature = "apply")]
+pub use self::container_image_apply::ContainerImageApply;
 mod container_port;
 pub use self::container_port::ContainerPort;
+#[cfg(feature = "apply")]
+mod container_port_apply;
+#[cfg(feature = "apply")]
+pub use self::container_port_apply::ContainerPortApply;
 mod container_resize_policy;
 pub use self::container_resize_policy::ContainerResizePolicy;
+#[cfg(feature = "apply")]
+mod container_resize_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::container_resize_policy_apply::ContainerResizePolicyApply;
 mod container_restart_rule;
 pub use self::container_restart_rule::ContainerRestartRule;
+#[cfg(feature = "apply")]
+mod container_restart_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::container_restart_rule_apply::ContainerRestartRuleApply;
 mod container_restart_rule_on_exit_codes;
 pub use self::container_restart_rule_on_exit_codes::ContainerRestartRuleOnExitCodes;
+#[cfg(feature = "apply")]
+mod container_restart_rule_on_exit_codes_apply;
+#[cfg(feature = "apply")]
+pub use self::container_restart_rule_on_exit_codes_apply::ContainerRestartRuleOnExitCodesApply;
 mod container_state;
 pub use self::container_state::ContainerState;
+#[cfg(feature = "apply")]
+mod container_state_apply;
+#[cfg(feature = "apply")]
+pub use self::container_state_apply::ContainerStateApply;
 mod container_state_running;
 pub use self::container_state_running::ContainerStateRunning;
+#[cfg(feature = "apply")]
+mod container_state_running_apply;
+#[cfg(feature = "apply")]
+pub use self::container_state_running_apply::ContainerStateRunningApply;
 mod container_state_terminated;
 pub use self::container_state_terminated::ContainerStateTerminated;
+#[cfg(feature = "apply")]
+mod container_state_terminated_apply;
+#[cfg(feature = "apply")]
+pub use self::container_state_terminated_apply::ContainerStateTerminatedApply;
 mod container_state_waiting;
 pub use self::container_state_waiting::ContainerStateWaiting;
+#[cfg(feature = "apply")]
+mod container_state_waiting_apply;
+#[cfg(feature = "apply")]
+pub use self::container_state_waiting_apply::ContainerStateWaitingApply;
 mod container_status;
 pub use self::container_status::ContainerStatus;
+#[cfg(feature = "apply")]
+mod container_status_apply;
+#[cfg(feature = "apply")]
+pub use self::container_status_apply::ContainerStatusApply;
 mod container_user;
 pub use self::container_user::ContainerUser;
+#[cfg(feature = "apply")]
+mod container_user_apply;
+#[cfg(feature = "apply")]
+pub use self::container_user_apply::ContainerUserApply;
 mod daemon_endpoint;
 pub use self::daemon_endpoint::DaemonEndpoint;
+#[cfg(feature = "apply")]
+mod daemon_endpoint_apply;
+#[cfg(feature = "apply")]
+pub use self::daemon_endpoint_apply::DaemonEndpointApply;
 mod downward_api_projection;
 pub use self::downward_api_projection::DownwardAPIProjection;
+#[cfg(feature = "apply")]
+mod downward_api_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::downward_api_projection_apply::DownwardAPIProjectionApply;
 mod downward_api_volume_file;
 pub use self::downward_api_volume_file::DownwardAPIVolumeFile;
+#[cfg(feature = "apply")]
+mod downward_api_volume_file_apply;
+#[cfg(feature = "apply")]
+pub use self::downward_api_volume_file_apply::DownwardAPIVolumeFileApply;
 mod downward_api_volume_source;
 pub use self::downward_api_volume_source::DownwardAPIVolumeSource;
+#[cfg(feature = "apply")]
+mod downward_api_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::downward_api_volume_source_apply::DownwardAPIVolumeSourceApply;
 mod empty_dir_volume_source;
 pub use self::empty_dir_volume_source::EmptyDirVolumeSource;
+#[cfg(feature = "apply")]
+mod empty_dir_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::empty_dir_volume_source_apply::EmptyDirVolumeSourceApply;
 mod endpoint_address;
 pub use self::endpoint_address::EndpointAddress;
+#[cfg(feature = "apply")]
+mod endpoint_address_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_address_apply::EndpointAddressApply;
 mod endpoint_port;
 pub use self::endpoint_port::EndpointPort;
+#[cfg(feature = "apply")]
+mod endpoint_port_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_port_apply::EndpointPortApply;
 mod endpoint_subset;
 pub use self::endpoint_subset::EndpointSubset;
+#[cfg(feature = "apply")]
+mod endpoint_subset_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_subset_apply::EndpointSubsetApply;
 mod endpoints;
 pub use self::endpoints::Endpoints;
+#[cfg(feature = "apply")]
+mod endpoints_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoints_apply::EndpointsApply;
 mod endpoints_list;
 pub use self::endpoints_list::EndpointsList;
+#[cfg(feature = "apply")]
+mod endpoints_list_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoints_list_apply::EndpointsListApply;
 mod env_from_source;
 pub use self::env_from_source::EnvFromSource;
+#[cfg(feature = "apply")]
+mod env_from_source_apply;
+#[cfg(feature = "apply")]
+pub use self::env_from_source_apply::EnvFromSourceApply;
 mod env_var;
 pub use self::env_var::EnvVar;
+#[cfg(feature = "apply")]
+mod env_var_apply;
+#[cfg(feature = "apply")]
+pub use self::env_var_apply::EnvVarApply;
 mod env_var_source;
 pub use self::env_var_source::EnvVarSource;
+#[cfg(feature = "apply")]
+mod env_var_source_apply;
+#[cfg(feature = "apply")]
+pub use self::env_var_source_apply::EnvVarSourceApply;
 mod ephemeral_container;
 pub use self::ephemeral_container::EphemeralContainer;
+#[cfg(feature = "apply")]
+mod ephemeral_container_apply;
+#[cfg(feature = "apply")]
+pub use self::ephemeral_container_apply::EphemeralContainerApply;
 mod ephemeral_volume_source;
 pub use self::ephemeral_volume_source::EphemeralVolumeSource;
+#[cfg(feature = "apply")]
+mod ephemeral_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::ephemeral_volume_source_apply::EphemeralVolumeSourceApply;
 mod event;
 pub use self::event::Event;
+#[cfg(feature = "apply")]
+mod event_apply;
+#[cfg(feature = "apply")]
+pub use self::event_apply::EventApply;
 mod event_list;
 pub use self::event_list::EventList;
+#[cfg(feature = "apply")]
+mod event_list_apply;
+#[cfg(feature = "apply")]
+pub use self::event_list_apply::EventListApply;
 mod event_series;
 pub use self::event_series::EventSeries;
+#[cfg(feature = "apply")]
+mod event_series_apply;
+#[cfg(feature = "apply")]
+pub use self::event_series_apply::EventSeriesApply;
 mod event_source;
 pub use self::event_source::EventSource;
+#[cfg(feature = "apply")]
+mod event_source_apply;
+#[cfg(feature = "apply")]
+pub use self::event_source_apply::EventSourceApply;
 mod exec_action;
 pub use self::exec_action::ExecAction;
+#[cfg(feature = "apply")]
+mod exec_action_apply;
+#[cfg(feature = "apply")]
+pub use self::exec_action_apply::ExecActionApply;
 mod fc_volume_source;
 pub use self::fc_volume_source::FCVolumeSource;
+#[cfg(feature = "apply")]
+mod fc_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::fc_volume_source_apply::FCVolumeSourceApply;
 mod file_key_selector;
 pub use self::file_key_selector::FileKeySelector;
+#[cfg(feature = "apply")]
+mod file_key_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::file_key_selector_apply::FileKeySelectorApply;
 mod flex_persistent_volume_source;
 pub use self::flex_persistent_volume_source::FlexPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod flex_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::flex_persistent_volume_source_apply::FlexPersistentVolumeSourceApply;
 mod flex_volume_source;
 pub use self::flex_volume_source::FlexVolumeSource;
+#[cfg(feature = "apply")]
+mod flex_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::flex_volume_source_apply::FlexVolumeSourceApply;
 mod flocker_volume_source;
 pub use self::flocker_volume_source::FlockerVolumeSource;
+#[cfg(feature = "apply")]
+mod flocker_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::flocker_volume_source_apply::FlockerVolumeSourceApply;
 mod gce_persistent_disk_volume_source;
 pub use self::gce_persistent_disk_volume_source::GCEPersistentDiskVolumeSource;
+#[cfg(feature = "apply")]
+mod gce_persistent_disk_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::gce_persistent_disk_volume_source_apply::GCEPersistentDiskVolumeSourceApply;
 mod grpc_action;
 pub use self::grpc_action::GRPCAction;
+#[cfg(feature = "apply")]
+mod grpc_action_apply;
+#[cfg(feature = "apply")]
+pub use self::grpc_action_apply::GRPCActionApply;
 mod git_repo_volume_source;
 pub use self::git_repo_volume_source::GitRepoVolumeSource;
+#[cfg(feature = "apply")]
+mod git_repo_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::git_repo_volume_source_apply::GitRepoVolumeSourceApply;
 mod glusterfs_persistent_volume_source;
 pub use self::glusterfs_persistent_volume_source::GlusterfsPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod glusterfs_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::glusterfs_persistent_volume_source_apply::GlusterfsPersistentVolumeSourceApply;
 mod glusterfs_volume_source;
 pub use self::glusterfs_volume_source::GlusterfsVolumeSource;
+#[cfg(feature = "apply")]
+mod glusterfs_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::glusterfs_volume_source_apply::GlusterfsVolumeSourceApply;
 mod http_get_action;
 pub use self::http_get_action::HTTPGetAction;
+#[cfg(feature = "apply")]
+mod http_get_action_apply;
+#[cfg(feature = "apply")]
+pub use self::http_get_action_apply::HTTPGetActionApply;
 mod http_header;
 pub use self::http_header::HTTPHeader;
+#[cfg(feature = "apply")]
+mod http_header_apply;
+#[cfg(feature = "apply")]
+pub use self::http_header_apply::HTTPHeaderApply;
 mod host_alias;
 pub use self::host_alias::HostAlias;
+#[cfg(feature = "apply")]
+mod host_alias_apply;
+#[cfg(feature = "apply")]
+pub use self::host_alias_apply::HostAliasApply;
 mod host_ip;
 pub use self::host_ip::HostIP;
+#[cfg(feature = "apply")]
+mod host_ip_apply;
+#[cfg(feature = "apply")]
+pub use self::host_ip_apply::HostIPApply;
 mod host_path_volume_source;
 pub use self::host_path_volume_source::HostPathVolumeSource;
+#[cfg(feature = "apply")]
+mod host_path_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::host_path_volume_source_apply::HostPathVolumeSourceApply;
 mod iscsi_persistent_volume_source;
 pub use self::iscsi_persistent_volume_source::ISCSIPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod iscsi_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::iscsi_persistent_volume_source_apply::ISCSIPersistentVolumeSourceApply;
 mod iscsi_volume_source;
 pub use self::iscsi_volume_source::ISCSIVolumeSource;
+#[cfg(feature = "apply")]
+mod iscsi_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::iscsi_volume_source_apply::ISCSIVolumeSourceApply;
 mod image_volume_source;
 pub use self::image_volume_source::ImageVolumeSource;
+#[cfg(feature = "apply")]
+mod image_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::image_volume_source_apply::ImageVolumeSourceApply;
 mod key_to_path;
 pub use self::key_to_path::KeyToPath;
+#[cfg(feature = "apply")]
+mod key_to_path_apply;
+#[cfg(feature = "apply")]
+pub use self::key_to_path_apply::KeyToPathApply;
 mod lifecycle;
 pub use self::lifecycle::Lifecycle;
+#[cfg(feature = "apply")]
+mod lifecycle_apply;
+#[cfg(feature = "apply")]
+pub use self::lifecycle_apply::LifecycleApply;
 mod lifecycle_handler;
 pub use self::lifecycle_handler::LifecycleHandler;
+#[cfg(feature = "apply")]
+mod lifecycle_handler_apply;
+#[cfg(feature = "apply")]
+pub use self::lifecycle_handler_apply::LifecycleHandlerApply;
 mod limit_range;
 pub use self::limit_range::LimitRange;
+#[cfg(feature = "apply")]
+mod limit_range_apply;
+#[cfg(feature = "apply")]
+pub use self::limit_range_apply::LimitRangeApply;
 mod limit_range_item;
 pub use self::limit_range_item::LimitRangeItem;
+#[cfg(feature = "apply")]
+mod limit_range_item_apply;
+#[cfg(feature = "apply")]
+pub use self::limit_range_item_apply::LimitRangeItemApply;
 mod limit_range_list;
 pub use self::limit_range_list::LimitRangeList;
+#[cfg(feature = "apply")]
+mod limit_range_list_apply;
+#[cfg(feature = "apply")]
+pub use self::limit_range_list_apply::LimitRangeListApply;
 mod limit_range_spec;
 pub use self::limit_range_spec::LimitRangeSpec;
+#[cfg(feature = "apply")]
+mod limit_range_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::limit_range_spec_apply::LimitRangeSpecApply;
 mod linux_container_user;
 pub use self::linux_container_user::LinuxContainerUser;
+#[cfg(feature = "apply")]
+mod linux_container_user_apply;
+#[cfg(feature = "apply")]
+pub use self::linux_container_user_apply::LinuxContainerUserApply;
 mod load_balancer_ingress;
 pub use self::load_balancer_ingress::LoadBalancerIngress;
+#[cfg(feature = "apply")]
+mod load_balancer_ingress_apply;
+#[cfg(feature = "apply")]
+pub use self::load_balancer_ingress_apply::LoadBalancerIngressApply;
 mod load_balancer_status;
 pub use self::load_balancer_status::LoadBalancerStatus;
+#[cfg(feature = "apply")]
+mod load_balancer_status_apply;
+#[cfg(feature = "apply")]
+pub use self::load_balancer_status_apply::LoadBalancerStatusApply;
 mod local_object_reference;
 pub use self::local_object_reference::LocalObjectReference;
+#[cfg(feature = "apply")]
+mod local_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::local_object_reference_apply::LocalObjectReferenceApply;
 mod local_volume_source;
 pub use self::local_volume_source::LocalVolumeSource;
+#[cfg(feature = "apply")]
+mod local_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::local_volume_source_apply::LocalVolumeSourceApply;
 mod modify_volume_status;
 pub use self::modify_volume_status::ModifyVolumeStatus;
+#[cfg(feature = "apply")]
+mod modify_volume_status_apply;
+#[cfg(feature = "apply")]
+pub use self::modify_volume_status_apply::ModifyVolumeStatusApply;
 mod nfs_volume_source;
 pub use self::nfs_volume_source::NFSVolumeSource;
+#[cfg(feature = "apply")]
+mod nfs_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::nfs_volume_source_apply::NFSVolumeSourceApply;
 mod namespace;
 pub use self::namespace::Namespace;
+#[cfg(feature = "apply")]
+mod namespace_apply;
+#[cfg(feature = "apply")]
+pub use self::namespace_apply::NamespaceApply;
 mod namespace_condition;
 pub use self::namespace_condition::NamespaceCondition;
+#[cfg(feature = "apply")]
+mod namespace_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::namespace_condition_apply::NamespaceConditionApply;
 mod namespace_list;
 pub use self::namespace_list::NamespaceList;
+#[cfg(feature = "apply")]
+mod namespace_list_apply;
+#[cfg(feature = "apply")]
+pub use self::namespace_list_apply::NamespaceListApply;
 mod namespace_spec;
 pub use self::namespace_spec::NamespaceSpec;
+#[cfg(feature = "apply")]
+mod namespace_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::namespace_spec_apply::NamespaceSpecApply;
 mod namespace_status;
 pub use self::namespace_status::NamespaceStatus;
+#[cfg(feature = "apply")]
+mod namespace_status_apply;
+#[cfg(feature = "apply")]
+pub use self::namespace_status_apply::NamespaceStatusApply;
 mod node;
 pub use self::node::Node;
+#[cfg(feature = "apply")]
+mod node_apply;
+#[cfg(feature = "apply")]
+pub use self::node_apply::NodeApply;
 mod node_address;
 pub use self::node_address::NodeAddress;
+#[cfg(feature = "apply")]
+mod node_address_apply;
+#[cfg(feature = "apply")]
+pub use self::node_address_apply::NodeAddressApply;
 mod node_affinity;
 pub use self::node_affinity::NodeAffinity;
+#[cfg(feature = "apply")]
+mod node_affinity_apply;
+#[cfg(feature = "apply")]
+pub use self::node_affinity_apply::NodeAffinityApply;
 mod node_condition;
 pub use self::node_condition::NodeCondition;
+#[cfg(feature = "apply")]
+mod node_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::node_condition_apply::NodeConditionApply;
 mod node_config_source;
 pub use self::node_config_source::NodeConfigSource;
+#[cfg(feature = "apply")]
+mod node_config_source_apply;
+#[cfg(feature = "apply")]
+pub use self::node_config_source_apply::NodeConfigSourceApply;
 mod node_config_status;
 pub use self::node_config_status::NodeConfigStatus;
+#[cfg(feature = "apply")]
+mod node_config_status_apply;
+#[cfg(feature = "apply")]
+pub use self::node_config_status_apply::NodeConfigStatusApply;
 mod node_daemon_endpoints;
 pub use self::node_daemon_endpoints::NodeDaemonEndpoints;
+#[cfg(feature = "apply")]
+mod node_daemon_endpoints_apply;
+#[cfg(feature = "apply")]
+pub use self::node_daemon_endpoints_apply::NodeDaemonEndpointsApply;
 mod node_features;
 pub use self::node_features::NodeFeatures;
+#[cfg(feature = "apply")]
+mod node_features_apply;
+#[cfg(feature = "apply")]
+pub use self::node_features_apply::NodeFeaturesApply;
 mod node_list;
 pub use self::node_list::NodeList;
+#[cfg(feature = "apply")]
+mod node_list_apply;
+#[cfg(feature = "apply")]
+pub use self::node_list_apply::NodeListApply;
 mod node_runtime_handler;
 pub use self::node_runtime_handler::NodeRuntimeHandler;
+#[cfg(feature = "apply")]
+mod node_runtime_handler_apply;
+#[cfg(feature = "apply")]
+pub use self::node_runtime_handler_apply::NodeRuntimeHandlerApply;
 mod node_runtime_handler_features;
 pub use self::node_runtime_handler_features::NodeRuntimeHandlerFeatures;
+#[cfg(feature = "apply")]
+mod node_runtime_handler_features_apply;
+#[cfg(feature = "apply")]
+pub use self::node_runtime_handler_features_apply::NodeRuntimeHandlerFeaturesApply;
 mod node_selector;
 pub use self::node_selector::NodeSelector;
+#[cfg(feature = "apply")]
+mod node_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::node_selector_apply::NodeSelectorApply;
 mod node_selector_requirement;
 pub use self::node_selector_requirement::NodeSelectorRequirement;
+#[cfg(feature = "apply")]
+mod node_selector_requirement_apply;
+#[cfg(feature = "apply")]
+pub use self::node_selector_requirement_apply::NodeSelectorRequirementApply;
 mod node_selector_term;
 pub use self::node_selector_term::NodeSelectorTerm;
+#[cfg(feature = "apply")]
+mod node_selector_term_apply;
+#[cfg(feature = "apply")]
+pub use self::node_selector_term_apply::NodeSelectorTermApply;
 mod node_spec;
 pub use self::node_spec::NodeSpec;
+#[cfg(feature = "apply")]
+mod node_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::node_spec_apply::NodeSpecApply;
 mod node_status;
 pub use self::node_status::NodeStatus;
+#[cfg(feature = "apply")]
+mod node_status_apply;
+#[cfg(feature = "apply")]
+pub use self::node_status_apply::NodeStatusApply;
 mod node_swap_status;
 pub use self::node_swap_status::NodeSwapStatus;
+#[cfg(feature = "apply")]
+mod node_swap_status_apply;
+#[cfg(feature = "apply")]
+pub use self::node_swap_status_apply::NodeSwapStatusApply;
 mod node_system_info;
 pub use self::node_system_info::NodeSystemInfo;
+#[cfg(feature = "apply")]
+mod node_system_info_apply;
+#[cfg(feature = "apply")]
+pub use self::node_system_info_apply::NodeSystemInfoApply;
 mod object_field_selector;
 pub use self::object_field_selector::ObjectFieldSelector;
+#[cfg(feature = "apply")]
+mod object_field_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::object_field_selector_apply::ObjectFieldSelectorApply;
 mod object_reference;
 pub use self::object_reference::ObjectReference;
+#[cfg(feature = "apply")]
+mod object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::object_reference_apply::ObjectReferenceApply;
 mod persistent_volume;
 pub use self::persistent_volume::PersistentVolume;
+#[cfg(feature = "apply")]
+mod persistent_volume_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_apply::PersistentVolumeApply;
 mod persistent_volume_claim;
 pub use self::persistent_volume_claim::PersistentVolumeClaim;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_apply::PersistentVolumeClaimApply;
 mod persistent_volume_claim_condition;
 pub use self::persistent_volume_claim_condition::PersistentVolumeClaimCondition;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_condition_apply::PersistentVolumeClaimConditionApply;
 mod persistent_volume_claim_list;
 pub use self::persistent_volume_claim_list::PersistentVolumeClaimList;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_list_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_list_apply::PersistentVolumeClaimListApply;
 mod persistent_volume_claim_spec;
 pub use self::persistent_volume_claim_spec::PersistentVolumeClaimSpec;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_spec_apply::PersistentVolumeClaimSpecApply;
 mod persistent_volume_claim_status;
 pub use self::persistent_volume_claim_status::PersistentVolumeClaimStatus;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_status_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_status_apply::PersistentVolumeClaimStatusApply;
 mod persistent_volume_claim_template;
 pub use self::persistent_volume_claim_template::PersistentVolumeClaimTemplate;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_template_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_template_apply::PersistentVolumeClaimTemplateApply;
 mod persistent_volume_claim_volume_source;
 pub use self::persistent_volume_claim_volume_source::PersistentVolumeClaimVolumeSource;
+#[cfg(feature = "apply")]
+mod persistent_volume_claim_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_claim_volume_source_apply::PersistentVolumeClaimVolumeSourceApply;
 mod persistent_volume_list;
 pub use self::persistent_volume_list::PersistentVolumeList;
+#[cfg(feature = "apply")]
+mod persistent_volume_list_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_list_apply::PersistentVolumeListApply;
 mod persistent_volume_spec;
 pub use self::persistent_volume_spec::PersistentVolumeSpec;
+#[cfg(feature = "apply")]
+mod persistent_volume_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_spec_apply::PersistentVolumeSpecApply;
 mod persistent_volume_status;
 pub use self::persistent_volume_status::PersistentVolumeStatus;
+#[cfg(feature = "apply")]
+mod persistent_volume_status_apply;
+#[cfg(feature = "apply")]
+pub use self::persistent_volume_status_apply::PersistentVolumeStatusApply;
 mod photon_persistent_disk_volume_source;
 pub use self::photon_persistent_disk_volume_source::PhotonPersistentDiskVolumeSource;
+#[cfg(feature = "apply")]
+mod photon_persistent_disk_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::photon_persistent_disk_volume_source_apply::PhotonPersistentDiskVolumeSourceApply;
 mod pod;
 pub use self::pod::Pod;
+#[cfg(feature = "apply")]
+mod pod_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_apply::PodApply;
 mod pod_affinity;
 pub use self::pod_affinity::PodAffinity;
+#[cfg(feature = "apply")]
+mod pod_affinity_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_affinity_apply::PodAffinityApply;
 mod pod_affinity_term;
 pub use self::pod_affinity_term::PodAffinityTerm;
+#[cfg(feature = "apply")]
+mod pod_affinity_term_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_affinity_term_apply::PodAffinityTermApply;
 mod pod_anti_affinity;
 pub use self::pod_anti_affinity::PodAntiAffinity;
+#[cfg(feature = "apply")]
+mod pod_anti_affinity_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_anti_affinity_apply::PodAntiAffinityApply;
 mod pod_certificate_projection;
 pub use self::pod_certificate_projection::PodCertificateProjection;
+#[cfg(feature = "apply")]
+mod pod_certificate_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_certificate_projection_apply::PodCertificateProjectionApply;
 mod pod_condition;
 pub use self::pod_condition::PodCondition;
+#[cfg(feature = "apply")]
+mod pod_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_condition_apply::PodConditionApply;
 mod pod_dns_config;
 pub use self::pod_dns_config::PodDNSConfig;
+#[cfg(feature = "apply")]
+mod pod_dns_config_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_dns_config_apply::PodDNSConfigApply;
 mod pod_dns_config_option;
 pub use self::pod_dns_config_option::PodDNSConfigOption;
+#[cfg(feature = "apply")]
+mod pod_dns_config_option_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_dns_config_option_apply::PodDNSConfigOptionApply;
 mod pod_extended_resource_claim_status;
 pub use self::pod_extended_resource_claim_status::PodExtendedResourceClaimStatus;
+#[cfg(feature = "apply")]
+mod pod_extended_resource_claim_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_extended_resource_claim_status_apply::PodExtendedResourceClaimStatusApply;
 mod pod_ip;
 pub use self::pod_ip::PodIP;
+#[cfg(feature = "apply")]
+mod pod_ip_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_ip_apply::PodIPApply;
 mod pod_list;
 pub use self::pod_list::PodList;
+#[cfg(feature = "apply")]
+mod pod_list_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_list_apply::PodListApply;
 mod pod_os;
 pub use self::pod_os::PodOS;
+#[cfg(feature = "apply")]
+mod pod_os_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_os_apply::PodOSApply;
 mod pod_readiness_gate;
 pub use self::pod_readiness_gate::PodReadinessGate;
+#[cfg(feature = "apply")]
+mod pod_readiness_gate_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_readiness_gate_apply::PodReadinessGateApply;
 mod pod_resource_claim;
 pub use self::pod_resource_claim::PodResourceClaim;
+#[cfg(feature = "apply")]
+mod pod_resource_claim_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_resource_claim_apply::PodResourceClaimApply;
 mod pod_resource_claim_status;
 pub use self::pod_resource_claim_status::PodResourceClaimStatus;
+#[cfg(feature = "apply")]
+mod pod_resource_claim_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_resource_claim_status_apply::PodResourceClaimStatusApply;
 mod pod_scheduling_gate;
 pub use self::pod_scheduling_gate::PodSchedulingGate;
+#[cfg(feature = "apply")]
+mod pod_scheduling_gate_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_scheduling_gate_apply::PodSchedulingGateApply;
 mod pod_security_context;
 pub use self::pod_security_context::PodSecurityContext;
+#[cfg(feature = "apply")]
+mod pod_security_context_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_security_context_apply::PodSecurityContextApply;
 mod pod_spec;
 pub use self::pod_spec::PodSpec;
+#[cfg(feature = "apply")]
+mod pod_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_spec_apply::PodSpecApply;
 mod pod_status;
 pub use self::pod_status::PodStatus;
+#[cfg(feature = "apply")]
+mod pod_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_status_apply::PodStatusApply;
 mod pod_template;
 pub use self::pod_template::PodTemplate;
+#[cfg(feature = "apply")]
+mod pod_template_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_template_apply::PodTemplateApply;
 mod pod_template_list;
 pub use self::pod_template_list::PodTemplateList;
+#[cfg(feature = "apply")]
+mod pod_template_list_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_template_list_apply::PodTemplateListApply;
 mod pod_template_spec;
 pub use self::pod_template_spec::PodTemplateSpec;
+#[cfg(feature = "apply")]
+mod pod_template_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_template_spec_apply::PodTemplateSpecApply;
 mod port_status;
 pub use self::port_status::PortStatus;
+#[cfg(feature = "apply")]
+mod port_status_apply;
+#[cfg(feature = "apply")]
+pub use self::port_status_apply::PortStatusApply;
 mod portworx_volume_source;
 pub use self::portworx_volume_source::PortworxVolumeSource;
+#[cfg(feature = "apply")]
+mod portworx_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::portworx_volume_source_apply::PortworxVolumeSourceApply;
 mod preferred_scheduling_term;
 pub use self::preferred_scheduling_term::PreferredSchedulingTerm;
+#[cfg(feature = "apply")]
+mod preferred_scheduling_term_apply;
+#[cfg(feature = "apply")]
+pub use self::preferred_scheduling_term_apply::PreferredSchedulingTermApply;
 mod probe;
 pub use self::probe::Probe;
+#[cfg(feature = "apply")]
+mod probe_apply;
+#[cfg(feature = "apply")]
+pub use self::probe_apply::ProbeApply;
 mod projected_volume_source;
 pub use self::projected_volume_source::ProjectedVolumeSource;
+#[cfg(feature = "apply")]
+mod projected_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::projected_volume_source_apply::ProjectedVolumeSourceApply;
 mod quobyte_volume_source;
 pub use self::quobyte_volume_source::QuobyteVolumeSource;
+#[cfg(feature = "apply")]
+mod quobyte_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::quobyte_volume_source_apply::QuobyteVolumeSourceApply;
 mod rbd_persistent_volume_source;
 pub use self::rbd_persistent_volume_source::RBDPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod rbd_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::rbd_persistent_volume_source_apply::RBDPersistentVolumeSourceApply;
 mod rbd_volume_source;
 pub use self::rbd_volume_source::RBDVolumeSource;
+#[cfg(feature = "apply")]
+mod rbd_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::rbd_volume_source_apply::RBDVolumeSourceApply;
 mod replication_controller;
 pub use self::replication_controller::ReplicationController;
+#[cfg(feature = "apply")]
+mod replication_controller_apply;
+#[cfg(feature = "apply")]
+pub use self::replication_controller_apply::ReplicationControllerApply;
 mod replication_controller_condition;
 pub use self::replication_controller_condition::ReplicationControllerCondition;
+#[cfg(feature = "apply")]
+mod replication_controller_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::replication_controller_condition_apply::ReplicationControllerConditionApply;
 mod replication_controller_list;
 pub use self::replication_controller_list::ReplicationControllerList;
+#[cfg(feature = "apply")]
+mod replication_controller_list_apply;
+#[cfg(feature = "apply")]
+pub use self::replication_controller_list_apply::ReplicationControllerListApply;
 mod replication_controller_spec;
 pub use self::replication_controller_spec::ReplicationControllerSpec;
+#[cfg(feature = "apply")]
+mod replication_controller_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::replication_controller_spec_apply::ReplicationControllerSpecApply;
 mod replication_controller_status;
 pub use self::replication_controller_status::ReplicationControllerStatus;
+#[cfg(feature = "apply")]
+mod replication_controller_status_apply;
+#[cfg(feature = "apply")]
+pub use self::replication_controller_status_apply::ReplicationControllerStatusApply;
 mod resource_claim;
 pub use self::resource_claim::ResourceClaim;
+#[cfg(feature = "apply")]
+mod resource_claim_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_apply::ResourceClaimApply;
 mod resource_field_selector;
 pub use self::resource_field_selector::ResourceFieldSelector;
+#[cfg(feature = "apply")]
+mod resource_field_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_field_selector_apply::ResourceFieldSelectorApply;
 mod resource_health;
 pub use self::resource_health::ResourceHealth;
+#[cfg(feature = "apply")]
+mod resource_health_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_health_apply::ResourceHealthApply;
 mod resource_quota;
 pub use self::resource_quota::ResourceQuota;
+#[cfg(feature = "apply")]
+mod resource_quota_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_quota_apply::ResourceQuotaApply;
 mod resource_quota_list;
 pub use self::resource_quota_list::ResourceQuotaList;
+#[cfg(feature = "apply")]
+mod resource_quota_list_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_quota_list_apply::ResourceQuotaListApply;
 mod resource_quota_spec;
 pub use self::resource_quota_spec::ResourceQuotaSpec;
+#[cfg(feature = "apply")]
+mod resource_quota_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_quota_spec_apply::ResourceQuotaSpecApply;
 mod resource_quota_status;
 pub use self::resource_quota_status::ResourceQuotaStatus;
+#[cfg(feature = "apply")]
+mod resource_quota_status_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_quota_status_apply::ResourceQuotaStatusApply;
 mod resource_requirements;
 pub use self::resource_requirements::ResourceRequirements;
+#[cfg(feature = "apply")]
+mod resource_requirements_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_requirements_apply::ResourceRequirementsApply;
 mod resource_status;
 pub use self::resource_status::ResourceStatus;
+#[cfg(feature = "apply")]
+mod resource_status_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_status_apply::ResourceStatusApply;
 mod se_linux_options;
 pub use self::se_linux_options::SELinuxOptions;
+#[cfg(feature = "apply")]
+mod se_linux_options_apply;
+#[cfg(feature = "apply")]
+pub use self::se_linux_options_apply::SELinuxOptionsApply;
 mod scale_io_persistent_volume_source;
 pub use self::scale_io_persistent_volume_source::ScaleIOPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod scale_io_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::scale_io_persistent_volume_source_apply::ScaleIOPersistentVolumeSourceApply;
 mod scale_io_volume_source;
 pub use self::scale_io_volume_source::ScaleIOVolumeSource;
+#[cfg(feature = "apply")]
+mod scale_io_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::scale_io_volume_source_apply::ScaleIOVolumeSourceApply;
 mod scope_selector;
 pub use self::scope_selector::ScopeSelector;
+#[cfg(feature = "apply")]
+mod scope_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::scope_selector_apply::ScopeSelectorApply;
 mod scoped_resource_selector_requirement;
 pub use self::scoped_resource_selector_requirement::ScopedResourceSelectorRequirement;
+#[cfg(feature = "apply")]
+mod scoped_resource_selector_requirement_apply;
+#[cfg(feature = "apply")]
+pub use self::scoped_resource_selector_requirement_apply::ScopedResourceSelectorRequirementApply;
 mod seccomp_profile;
 pub use self::seccomp_profile::SeccompProfile;
+#[cfg(feature = "apply")]
+mod seccomp_profile_apply;
+#[cfg(feature = "apply")]
+pub use self::seccomp_profile_apply::SeccompProfileApply;
 mod secret;
 pub use self::secret::Secret;
+#[cfg(feature = "apply")]
+mod secret_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_apply::SecretApply;
 mod secret_env_source;
 pub use self::secret_env_source::SecretEnvSource;
+#[cfg(feature = "apply")]
+mod secret_env_source_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_env_source_apply::SecretEnvSourceApply;
 mod secret_key_selector;
 pub use self::secret_key_selector::SecretKeySelector;
+#[cfg(feature = "apply")]
+mod secret_key_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_key_selector_apply::SecretKeySelectorApply;
 mod secret_list;
 pub use self::secret_list::SecretList;
+#[cfg(feature = "apply")]
+mod secret_list_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_list_apply::SecretListApply;
 mod secret_projection;
 pub use self::secret_projection::SecretProjection;
+#[cfg(feature = "apply")]
+mod secret_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_projection_apply::SecretProjectionApply;
 mod secret_reference;
 pub use self::secret_reference::SecretReference;
+#[cfg(feature = "apply")]
+mod secret_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_reference_apply::SecretReferenceApply;
 mod secret_volume_source;
 pub use self::secret_volume_source::SecretVolumeSource;
+#[cfg(feature = "apply")]
+mod secret_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::secret_volume_source_apply::SecretVolumeSourceApply;
 mod security_context;
 pub use self::security_context::SecurityContext;
+#[cfg(feature = "apply")]
+mod security_context_apply;
+#[cfg(feature = "apply")]
+pub use self::security_context_apply::SecurityContextApply;
 mod service;
 pub use self::service::Service;
+#[cfg(feature = "apply")]
+mod service_apply;
+#[cfg(feature = "apply")]
+pub use self::service_apply::ServiceApply;
 mod service_account;
 pub use self::service_account::ServiceAccount;
+#[cfg(feature = "apply")]
+mod service_account_apply;
+#[cfg(feature = "apply")]
+pub use self::service_account_apply::ServiceAccountApply;
 mod service_account_list;
 pub use self::service_account_list::ServiceAccountList;
+#[cfg(feature = "apply")]
+mod service_account_list_apply;
+#[cfg(feature = "apply")]
+pub use self::service_account_list_apply::ServiceAccountListApply;
 mod service_account_token_projection;
 pub use self::service_account_token_projection::ServiceAccountTokenProjection;
+#[cfg(feature = "apply")]
+mod service_account_token_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::service_account_token_projection_apply::ServiceAccountTokenProjectionApply;
 mod service_list;
 pub use self::service_list::ServiceList;
+#[cfg(feature = "apply")]
+mod service_list_apply;
+#[cfg(feature = "apply")]
+pub use self::service_list_apply::ServiceListApply;
 mod service_port;
 pub use self::service_port::ServicePort;
+#[cfg(feature = "apply")]
+mod service_port_apply;
+#[cfg(feature = "apply")]
+pub use self::service_port_apply::ServicePortApply;
 mod service_spec;
 pub use self::service_spec::ServiceSpec;
+#[cfg(feature = "apply")]
+mod service_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::service_spec_apply::ServiceSpecApply;
 mod service_status;
 pub use self::service_status::ServiceStatus;
+#[cfg(feature = "apply")]
+mod service_status_apply;
+#[cfg(feature = "apply")]
+pub use self::service_status_apply::ServiceStatusApply;
 mod session_affinity_config;
 pub use self::session_affinity_config::SessionAffinityConfig;
+#[cfg(feature = "apply")]
+mod session_affinity_config_apply;
+#[cfg(feature = "apply")]
+pub use self::session_affinity_config_apply::SessionAffinityConfigApply;
 mod sleep_action;
 pub use self::sleep_action::SleepAction;
+#[cfg(feature = "apply")]
+mod sleep_action_apply;
+#[cfg(feature = "apply")]
+pub use self::sleep_action_apply::SleepActionApply;
 mod storage_os_persistent_volume_source;
 pub use self::storage_os_persistent_volume_source::StorageOSPersistentVolumeSource;
+#[cfg(feature = "apply")]
+mod storage_os_persistent_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_os_persistent_volume_source_apply::StorageOSPersistentVolumeSourceApply;
 mod storage_os_volume_source;
 pub use self::storage_os_volume_source::StorageOSVolumeSource;
+#[cfg(feature = "apply")]
+mod storage_os_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_os_volume_source_apply::StorageOSVolumeSourceApply;
 mod sysctl;
 pub use self::sysctl::Sysctl;
+#[cfg(feature = "apply")]
+mod sysctl_apply;
+#[cfg(feature = "apply")]
+pub use self::sysctl_apply::SysctlApply;
 mod tcp_socket_action;
 pub use self::tcp_socket_action::TCPSocketAction;
+#[cfg(feature = "apply")]
+mod tcp_socket_action_apply;
+#[cfg(feature = "apply")]
+pub use self::tcp_socket_action_apply::TCPSocketActionApply;
 mod taint;
 pub use self::taint::Taint;
+#[cfg(feature = "apply")]
+mod taint_apply;
+#[cfg(feature = "apply")]
+pub use self::taint_apply::TaintApply;
 mod toleration;
 pub use self::toleration::Toleration;
+#[cfg(feature = "apply")]
+mod toleration_apply;
+#[cfg(feature = "apply")]
+pub use self::toleration_apply::TolerationApply;
 mod topology_selector_label_requirement;
 pub use self::topology_selector_label_requirement::TopologySelectorLabelRequirement;
+#[cfg(feature = "apply")]
+mod topology_selector_label_requirement_apply;
+#[cfg(feature = "apply")]
+pub use self::topology_selector_label_requirement_apply::TopologySelectorLabelRequirementApply;
 mod topology_selector_term;
 pub use self::topology_selector_term::TopologySelectorTerm;
+#[cfg(feature = "apply")]
+mod topology_selector_term_apply;
+#[cfg(feature = "apply")]
+pub use self::topology_selector_term_apply::TopologySelectorTermApply;
 mod topology_spread_constraint;
 pub use self::topology_spread_constraint::TopologySpreadConstraint;
+#[cfg(feature = "apply")]
+mod topology_spread_constraint_apply;
+#[cfg(feature = "apply")]
+pub use self::topology_spread_constraint_apply::TopologySpreadConstraintApply;
 mod typed_local_object_reference;
 pub use self::typed_local_object_reference::TypedLocalObjectReference;
+#[cfg(feature = "apply")]
+mod typed_local_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::typed_local_object_reference_apply::TypedLocalObjectReferenceApply;
 mod typed_object_reference;
 pub use self::typed_object_reference::TypedObjectReference;
+#[cfg(feature = "apply")]
+mod typed_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::typed_object_reference_apply::TypedObjectReferenceApply;
 mod volume;
 pub use self::volume::Volume;
+#[cfg(feature = "apply")]
+mod volume_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_apply::VolumeApply;
 mod volume_device;
 pub use self::volume_device::VolumeDevice;
+#[cfg(feature = "apply")]
+mod volume_device_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_device_apply::VolumeDeviceApply;
 mod volume_mount;
 pub use self::volume_mount::VolumeMount;
+#[cfg(feature = "apply")]
+mod volume_mount_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_mount_apply::VolumeMountApply;
 mod volume_mount_status;
 pub use self::volume_mount_status::VolumeMountStatus;
+#[cfg(feature = "apply")]
+mod volume_mount_status_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_mount_status_apply::VolumeMountStatusApply;
 mod volume_node_affinity;
 pub use self::volume_node_affinity::VolumeNodeAffinity;
+#[cfg(feature = "apply")]
+mod volume_node_affinity_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_node_affinity_apply::VolumeNodeAffinityApply;
 mod volume_projection;
 pub use self::volume_projection::VolumeProjection;
+#[cfg(feature = "apply")]
+mod volume_projection_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_projection_apply::VolumeProjectionApply;
 mod volume_resource_requirements;
 pub use self::volume_resource_requirements::VolumeResourceRequirements;
+#[cfg(feature = "apply")]
+mod volume_resource_requirements_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_resource_requirements_apply::VolumeResourceRequirementsApply;
 mod vsphere_virtual_disk_volume_source;
 pub use self::vsphere_virtual_disk_volume_source::VsphereVirtualDiskVolumeSource;
+#[cfg(feature = "apply")]
+mod vsphere_virtual_disk_volume_source_apply;
+#[cfg(feature = "apply")]
+pub use self::vsphere_virtual_disk_volume_source_apply::VsphereVirtualDiskVolumeSourceApply;
 mod weighted_pod_affinity_term;
 pub use self::weighted_pod_affinity_term::WeightedPodAffinityTerm;
+#[cfg(feature = "apply")]
+mod weighted_pod_affinity_term_apply;
+#[cfg(feature = "apply")]
+pub use self::weighted_pod_affinity_term_apply::WeightedPodAffinityTermApply;
 mod windows_security_context_options;
 pub use self::windows_security_context_options::WindowsSecurityContextOptions;
+#[cfg(feature = "apply")]
+mod windows_security_context_options_apply;
+#[cfg(feature = "apply")]
+pub use self::windows_security_context_options_apply::WindowsSecurityContextOptionsApply;
 mod workload_reference;
 pub use self::workload_reference::WorkloadReference;
+#[cfg(feature = "apply")]
+mod workload_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::workload_reference_apply::WorkloadReferenceApply;

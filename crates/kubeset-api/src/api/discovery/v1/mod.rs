@@ -4,17 +4,49 @@
 //! Types of `api::discovery::v1` (cargo feature `discovery-v1`).
 mod endpoint;
 pub use self::endpoint::Endpoint;
+#[cfg(feature = "apply")]
+mod endpoint_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_apply::EndpointApply;
 mod endpoint_conditions;
 pub use self::endpoint_conditions::EndpointConditions;
+#[cfg(feature = "apply")]
+mod endpoint_conditions_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_conditions_apply::EndpointConditionsApply;
 mod endpoint_hints;
 pub use self::endpoint_hints::EndpointHints;
+#[cfg(feature = "apply")]
+mod endpoint_hints_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_hints_apply::EndpointHintsApply;
 mod endpoint_port;
 pub use self::endpoint_port::EndpointPort;
+#[cfg(feature = "apply")]
+mod endpoint_port_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_port_apply::EndpointPortApply;
 mod endpoint_slice;
 pub use self::endpoint_slice::EndpointSlice;
+#[cfg(feature = "apply")]
+mod endpoint_slice_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_slice_apply::EndpointSliceApply;
 mod endpoint_slice_list;
 pub use self::endpoint_slice_list::EndpointSliceList;
+#[cfg(feature = "apply")]
+mod endpoint_slice_list_apply;
+#[cfg(feature = "apply")]
+pub use self::endpoint_slice_list_apply::EndpointSliceListApply;
 mod for_node;
 pub use self::for_node::ForNode;
+#[cfg(feature = "apply")]
+mod for_node_apply;
+#[cfg(feature = "apply")]
+pub use self::for_node_apply::ForNodeApply;
 mod for_zone;
 pub use self::for_zone::ForZone;
+#[cfg(feature = "apply")]
+mod for_zone_apply;
+#[cfg(feature = "apply")]
+pub use self::for_zone_apply::ForZoneApply;

@@ -4,7 +4,19 @@
 //! Types of `api::events::v1` (cargo feature `events-v1`).
 mod event;
 pub use self::event::Event;
+#[cfg(feature = "apply")]
+mod event_apply;
+#[cfg(feature = "apply")]
+pub use self::event_apply::EventApply;
 mod event_list;
 pub use self::event_list::EventList;
+#[cfg(feature = "apply")]
+mod event_list_apply;
+#[cfg(feature = "apply")]
+pub use self::event_list_apply::EventListApply;
 mod event_series;
 pub use self::event_series::EventSeries;
+#[cfg(feature = "apply")]
+mod event_series_apply;
+#[cfg(feature = "apply")]
+pub use self::event_series_apply::EventSeriesApply;

@@ -4,47 +4,139 @@
 //! Types of `api::flowcontrol::v1` (cargo feature `flowcontrol-v1`).
 mod exempt_priority_level_configuration;
 pub use self::exempt_priority_level_configuration::ExemptPriorityLevelConfiguration;
+#[cfg(feature = "apply")]
+mod exempt_priority_level_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::exempt_priority_level_configuration_apply::ExemptPriorityLevelConfigurationApply;
 mod flow_distinguisher_method;
 pub use self::flow_distinguisher_method::FlowDistinguisherMethod;
+#[cfg(feature = "apply")]
+mod flow_distinguisher_method_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_distinguisher_method_apply::FlowDistinguisherMethodApply;
 mod flow_schema;
 pub use self::flow_schema::FlowSchema;
+#[cfg(feature = "apply")]
+mod flow_schema_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_schema_apply::FlowSchemaApply;
 mod flow_schema_condition;
 pub use self::flow_schema_condition::FlowSchemaCondition;
+#[cfg(feature = "apply")]
+mod flow_schema_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_schema_condition_apply::FlowSchemaConditionApply;
 mod flow_schema_list;
 pub use self::flow_schema_list::FlowSchemaList;
+#[cfg(feature = "apply")]
+mod flow_schema_list_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_schema_list_apply::FlowSchemaListApply;
 mod flow_schema_spec;
 pub use self::flow_schema_spec::FlowSchemaSpec;
+#[cfg(feature = "apply")]
+mod flow_schema_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_schema_spec_apply::FlowSchemaSpecApply;
 mod flow_schema_status;
 pub use self::flow_schema_status::FlowSchemaStatus;
+#[cfg(feature = "apply")]
+mod flow_schema_status_apply;
+#[cfg(feature = "apply")]
+pub use self::flow_schema_status_apply::FlowSchemaStatusApply;
 mod group_subject;
 pub use self::group_subject::GroupSubject;
+#[cfg(feature = "apply")]
+mod group_subject_apply;
+#[cfg(feature = "apply")]
+pub use self::group_subject_apply::GroupSubjectApply;
 mod limit_response;
 pub use self::limit_response::LimitResponse;
+#[cfg(feature = "apply")]
+mod limit_response_apply;
+#[cfg(feature = "apply")]
+pub use self::limit_response_apply::LimitResponseApply;
 mod limited_priority_level_configuration;
 pub use self::limited_priority_level_configuration::LimitedPriorityLevelConfiguration;
+#[cfg(feature = "apply")]
+mod limited_priority_level_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::limited_priority_level_configuration_apply::LimitedPriorityLevelConfigurationApply;
 mod non_resource_policy_rule;
 pub use self::non_resource_policy_rule::NonResourcePolicyRule;
+#[cfg(feature = "apply")]
+mod non_resource_policy_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::non_resource_policy_rule_apply::NonResourcePolicyRuleApply;
 mod policy_rules_with_subjects;
 pub use self::policy_rules_with_subjects::PolicyRulesWithSubjects;
+#[cfg(feature = "apply")]
+mod policy_rules_with_subjects_apply;
+#[cfg(feature = "apply")]
+pub use self::policy_rules_with_subjects_apply::PolicyRulesWithSubjectsApply;
 mod priority_level_configuration;
 pub use self::priority_level_configuration::PriorityLevelConfiguration;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_apply::PriorityLevelConfigurationApply;
 mod priority_level_configuration_condition;
 pub use self::priority_level_configuration_condition::PriorityLevelConfigurationCondition;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_condition_apply::PriorityLevelConfigurationConditionApply;
 mod priority_level_configuration_list;
 pub use self::priority_level_configuration_list::PriorityLevelConfigurationList;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_list_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_list_apply::PriorityLevelConfigurationListApply;
 mod priority_level_configuration_reference;
 pub use self::priority_level_configuration_reference::PriorityLevelConfigurationReference;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_reference_apply::PriorityLevelConfigurationReferenceApply;
 mod priority_level_configuration_spec;
 pub use self::priority_level_configuration_spec::PriorityLevelConfigurationSpec;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_spec_apply::PriorityLevelConfigurationSpecApply;
 mod priority_level_configuration_status;
 pub use self::priority_level_configuration_status::PriorityLevelConfigurationStatus;
+#[cfg(feature = "apply")]
+mod priority_level_configuration_status_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_level_configuration_status_apply::PriorityLevelConfigurationStatusApply;
 mod queuing_configuration;
 pub use self::queuing_configuration::QueuingConfiguration;
+#[cfg(feature = "apply")]
+mod queuing_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::queuing_configuration_apply::QueuingConfigurationApply;
 mod resource_policy_rule;
 pub use self::resource_policy_rule::ResourcePolicyRule;
+#[cfg(feature = "apply")]
+mod resource_policy_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_policy_rule_apply::ResourcePolicyRuleApply;
 mod service_account_subject;
 pub use self::service_account_subject::ServiceAccountSubject;
+#[cfg(feature = "apply")]
+mod service_account_subject_apply;
+#[cfg(feature = "apply")]
+pub use self::service_account_subject_apply::ServiceAccountSubjectApply;
 mod subject;
 pub use self::subject::Subject;
+#[cfg(feature = "apply")]
+mod subject_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_apply::SubjectApply;
 mod user_subject;
 pub use self::user_subject::UserSubject;
+#[cfg(feature = "apply")]
+mod user_subject_apply;
+#[cfg(feature = "apply")]
+pub use self::user_subject_apply::UserSubjectApply;

@@ -4,69 +4,205 @@
 //! Types of `api::networking::v1` (cargo feature `networking-v1`).
 mod http_ingress_path;
 pub use self::http_ingress_path::HTTPIngressPath;
+#[cfg(feature = "apply")]
+mod http_ingress_path_apply;
+#[cfg(feature = "apply")]
+pub use self::http_ingress_path_apply::HTTPIngressPathApply;
 mod http_ingress_rule_value;
 pub use self::http_ingress_rule_value::HTTPIngressRuleValue;
+#[cfg(feature = "apply")]
+mod http_ingress_rule_value_apply;
+#[cfg(feature = "apply")]
+pub use self::http_ingress_rule_value_apply::HTTPIngressRuleValueApply;
 mod ip_address;
 pub use self::ip_address::IPAddress;
+#[cfg(feature = "apply")]
+mod ip_address_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_apply::IPAddressApply;
 mod ip_address_list;
 pub use self::ip_address_list::IPAddressList;
+#[cfg(feature = "apply")]
+mod ip_address_list_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_list_apply::IPAddressListApply;
 mod ip_address_spec;
 pub use self::ip_address_spec::IPAddressSpec;
+#[cfg(feature = "apply")]
+mod ip_address_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_spec_apply::IPAddressSpecApply;
 mod ip_block;
 pub use self::ip_block::IPBlock;
+#[cfg(feature = "apply")]
+mod ip_block_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_block_apply::IPBlockApply;
 mod ingress;
 pub use self::ingress::Ingress;
+#[cfg(feature = "apply")]
+mod ingress_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_apply::IngressApply;
 mod ingress_backend;
 pub use self::ingress_backend::IngressBackend;
+#[cfg(feature = "apply")]
+mod ingress_backend_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_backend_apply::IngressBackendApply;
 mod ingress_class;
 pub use self::ingress_class::IngressClass;
+#[cfg(feature = "apply")]
+mod ingress_class_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_class_apply::IngressClassApply;
 mod ingress_class_list;
 pub use self::ingress_class_list::IngressClassList;
+#[cfg(feature = "apply")]
+mod ingress_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_class_list_apply::IngressClassListApply;
 mod ingress_class_parameters_reference;
 pub use self::ingress_class_parameters_reference::IngressClassParametersReference;
+#[cfg(feature = "apply")]
+mod ingress_class_parameters_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_class_parameters_reference_apply::IngressClassParametersReferenceApply;
 mod ingress_class_spec;
 pub use self::ingress_class_spec::IngressClassSpec;
+#[cfg(feature = "apply")]
+mod ingress_class_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_class_spec_apply::IngressClassSpecApply;
 mod ingress_list;
 pub use self::ingress_list::IngressList;
+#[cfg(feature = "apply")]
+mod ingress_list_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_list_apply::IngressListApply;
 mod ingress_load_balancer_ingress;
 pub use self::ingress_load_balancer_ingress::IngressLoadBalancerIngress;
+#[cfg(feature = "apply")]
+mod ingress_load_balancer_ingress_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_load_balancer_ingress_apply::IngressLoadBalancerIngressApply;
 mod ingress_load_balancer_status;
 pub use self::ingress_load_balancer_status::IngressLoadBalancerStatus;
+#[cfg(feature = "apply")]
+mod ingress_load_balancer_status_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_load_balancer_status_apply::IngressLoadBalancerStatusApply;
 mod ingress_port_status;
 pub use self::ingress_port_status::IngressPortStatus;
+#[cfg(feature = "apply")]
+mod ingress_port_status_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_port_status_apply::IngressPortStatusApply;
 mod ingress_rule;
 pub use self::ingress_rule::IngressRule;
+#[cfg(feature = "apply")]
+mod ingress_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_rule_apply::IngressRuleApply;
 mod ingress_service_backend;
 pub use self::ingress_service_backend::IngressServiceBackend;
+#[cfg(feature = "apply")]
+mod ingress_service_backend_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_service_backend_apply::IngressServiceBackendApply;
 mod ingress_spec;
 pub use self::ingress_spec::IngressSpec;
+#[cfg(feature = "apply")]
+mod ingress_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_spec_apply::IngressSpecApply;
 mod ingress_status;
 pub use self::ingress_status::IngressStatus;
+#[cfg(feature = "apply")]
+mod ingress_status_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_status_apply::IngressStatusApply;
 mod ingress_tls;
 pub use self::ingress_tls::IngressTLS;
+#[cfg(feature = "apply")]
+mod ingress_tls_apply;
+#[cfg(feature = "apply")]
+pub use self::ingress_tls_apply::IngressTLSApply;
 mod network_policy;
 pub use self::network_policy::NetworkPolicy;
+#[cfg(feature = "apply")]
+mod network_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_apply::NetworkPolicyApply;
 mod network_policy_egress_rule;
 pub use self::network_policy_egress_rule::NetworkPolicyEgressRule;
+#[cfg(feature = "apply")]
+mod network_policy_egress_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_egress_rule_apply::NetworkPolicyEgressRuleApply;
 mod network_policy_ingress_rule;
 pub use self::network_policy_ingress_rule::NetworkPolicyIngressRule;
+#[cfg(feature = "apply")]
+mod network_policy_ingress_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_ingress_rule_apply::NetworkPolicyIngressRuleApply;
 mod network_policy_list;
 pub use self::network_policy_list::NetworkPolicyList;
+#[cfg(feature = "apply")]
+mod network_policy_list_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_list_apply::NetworkPolicyListApply;
 mod network_policy_peer;
 pub use self::network_policy_peer::NetworkPolicyPeer;
+#[cfg(feature = "apply")]
+mod network_policy_peer_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_peer_apply::NetworkPolicyPeerApply;
 mod network_policy_port;
 pub use self::network_policy_port::NetworkPolicyPort;
+#[cfg(feature = "apply")]
+mod network_policy_port_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_port_apply::NetworkPolicyPortApply;
 mod network_policy_spec;
 pub use self::network_policy_spec::NetworkPolicySpec;
+#[cfg(feature = "apply")]
+mod network_policy_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::network_policy_spec_apply::NetworkPolicySpecApply;
 mod parent_reference;
 pub use self::parent_reference::ParentReference;
+#[cfg(feature = "apply")]
+mod parent_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::parent_reference_apply::ParentReferenceApply;
 mod service_backend_port;
 pub use self::service_backend_port::ServiceBackendPort;
+#[cfg(feature = "apply")]
+mod service_backend_port_apply;
+#[cfg(feature = "apply")]
+pub use self::service_backend_port_apply::ServiceBackendPortApply;
 mod service_cidr;
 pub use self::service_cidr::ServiceCIDR;
+#[cfg(feature = "apply")]
+mod service_cidr_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_apply::ServiceCIDRApply;
 mod service_cidr_list;
 pub use self::service_cidr_list::ServiceCIDRList;
+#[cfg(feature = "apply")]
+mod service_cidr_list_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_list_apply::ServiceCIDRListApply;
 mod service_cidr_spec;
 pub use self::service_cidr_spec::ServiceCIDRSpec;
+#[cfg(feature = "apply")]
+mod service_cidr_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_spec_apply::ServiceCIDRSpecApply;
 mod service_cidr_status;
 pub use self::service_cidr_status::ServiceCIDRStatus;
+#[cfg(feature = "apply")]
+mod service_cidr_status_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_status_apply::ServiceCIDRStatusApply;

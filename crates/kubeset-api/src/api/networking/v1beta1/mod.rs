@@ -4,17 +4,49 @@
 //! Types of `api::networking::v1beta1` (cargo feature `networking-v1beta1`).
 mod ip_address;
 pub use self::ip_address::IPAddress;
+#[cfg(feature = "apply")]
+mod ip_address_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_apply::IPAddressApply;
 mod ip_address_list;
 pub use self::ip_address_list::IPAddressList;
+#[cfg(feature = "apply")]
+mod ip_address_list_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_list_apply::IPAddressListApply;
 mod ip_address_spec;
 pub use self::ip_address_spec::IPAddressSpec;
+#[cfg(feature = "apply")]
+mod ip_address_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::ip_address_spec_apply::IPAddressSpecApply;
 mod parent_reference;
 pub use self::parent_reference::ParentReference;
+#[cfg(feature = "apply")]
+mod parent_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::parent_reference_apply::ParentReferenceApply;
 mod service_cidr;
 pub use self::service_cidr::ServiceCIDR;
+#[cfg(feature = "apply")]
+mod service_cidr_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_apply::ServiceCIDRApply;
 mod service_cidr_list;
 pub use self::service_cidr_list::ServiceCIDRList;
+#[cfg(feature = "apply")]
+mod service_cidr_list_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_list_apply::ServiceCIDRListApply;
 mod service_cidr_spec;
 pub use self::service_cidr_spec::ServiceCIDRSpec;
+#[cfg(feature = "apply")]
+mod service_cidr_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_spec_apply::ServiceCIDRSpecApply;
 mod service_cidr_status;
 pub use self::service_cidr_status::ServiceCIDRStatus;
+#[cfg(feature = "apply")]
+mod service_cidr_status_apply;
+#[cfg(feature = "apply")]
+pub use self::service_cidr_status_apply::ServiceCIDRStatusApply;

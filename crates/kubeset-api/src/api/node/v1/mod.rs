@@ -4,9 +4,25 @@
 //! Types of `api::node::v1` (cargo feature `node-v1`).
 mod overhead;
 pub use self::overhead::Overhead;
+#[cfg(feature = "apply")]
+mod overhead_apply;
+#[cfg(feature = "apply")]
+pub use self::overhead_apply::OverheadApply;
 mod runtime_class;
 pub use self::runtime_class::RuntimeClass;
+#[cfg(feature = "apply")]
+mod runtime_class_apply;
+#[cfg(feature = "apply")]
+pub use self::runtime_class_apply::RuntimeClassApply;
 mod runtime_class_list;
 pub use self::runtime_class_list::RuntimeClassList;
+#[cfg(feature = "apply")]
+mod runtime_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::runtime_class_list_apply::RuntimeClassListApply;
 mod scheduling;
 pub use self::scheduling::Scheduling;
+#[cfg(feature = "apply")]
+mod scheduling_apply;
+#[cfg(feature = "apply")]
+pub use self::scheduling_apply::SchedulingApply;

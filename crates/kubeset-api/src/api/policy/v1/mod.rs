@@ -4,11 +4,31 @@
 //! Types of `api::policy::v1` (cargo feature `policy-v1`).
 mod eviction;
 pub use self::eviction::Eviction;
+#[cfg(feature = "apply")]
+mod eviction_apply;
+#[cfg(feature = "apply")]
+pub use self::eviction_apply::EvictionApply;
 mod pod_disruption_budget;
 pub use self::pod_disruption_budget::PodDisruptionBudget;
+#[cfg(feature = "apply")]
+mod pod_disruption_budget_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_disruption_budget_apply::PodDisruptionBudgetApply;
 mod pod_disruption_budget_list;
 pub use self::pod_disruption_budget_list::PodDisruptionBudgetList;
+#[cfg(feature = "apply")]
+mod pod_disruption_budget_list_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_disruption_budget_list_apply::PodDisruptionBudgetListApply;
 mod pod_disruption_budget_spec;
 pub use self::pod_disruption_budget_spec::PodDisruptionBudgetSpec;
+#[cfg(feature = "apply")]
+mod pod_disruption_budget_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_disruption_budget_spec_apply::PodDisruptionBudgetSpecApply;
 mod pod_disruption_budget_status;
 pub use self::pod_disruption_budget_status::PodDisruptionBudgetStatus;
+#[cfg(feature = "apply")]
+mod pod_disruption_budget_status_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_disruption_budget_status_apply::PodDisruptionBudgetStatusApply;

@@ -4,25 +4,73 @@
 //! Types of `api::rbac::v1` (cargo feature `rbac-v1`).
 mod aggregation_rule;
 pub use self::aggregation_rule::AggregationRule;
+#[cfg(feature = "apply")]
+mod aggregation_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::aggregation_rule_apply::AggregationRuleApply;
 mod cluster_role;
 pub use self::cluster_role::ClusterRole;
+#[cfg(feature = "apply")]
+mod cluster_role_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_role_apply::ClusterRoleApply;
 mod cluster_role_binding;
 pub use self::cluster_role_binding::ClusterRoleBinding;
+#[cfg(feature = "apply")]
+mod cluster_role_binding_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_role_binding_apply::ClusterRoleBindingApply;
 mod cluster_role_binding_list;
 pub use self::cluster_role_binding_list::ClusterRoleBindingList;
+#[cfg(feature = "apply")]
+mod cluster_role_binding_list_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_role_binding_list_apply::ClusterRoleBindingListApply;
 mod cluster_role_list;
 pub use self::cluster_role_list::ClusterRoleList;
+#[cfg(feature = "apply")]
+mod cluster_role_list_apply;
+#[cfg(feature = "apply")]
+pub use self::cluster_role_list_apply::ClusterRoleListApply;
 mod policy_rule;
 pub use self::policy_rule::PolicyRule;
+#[cfg(feature = "apply")]
+mod policy_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::policy_rule_apply::PolicyRuleApply;
 mod role;
 pub use self::role::Role;
+#[cfg(feature = "apply")]
+mod role_apply;
+#[cfg(feature = "apply")]
+pub use self::role_apply::RoleApply;
 mod role_binding;
 pub use self::role_binding::RoleBinding;
+#[cfg(feature = "apply")]
+mod role_binding_apply;
+#[cfg(feature = "apply")]
+pub use self::role_binding_apply::RoleBindingApply;
 mod role_binding_list;
 pub use self::role_binding_list::RoleBindingList;
+#[cfg(feature = "apply")]
+mod role_binding_list_apply;
+#[cfg(feature = "apply")]
+pub use self::role_binding_list_apply::RoleBindingListApply;
 mod role_list;
 pub use self::role_list::RoleList;
+#[cfg(feature = "apply")]
+mod role_list_apply;
+#[cfg(feature = "apply")]
+pub use self::role_list_apply::RoleListApply;
 mod role_ref;
 pub use self::role_ref::RoleRef;
+#[cfg(feature = "apply")]
+mod role_ref_apply;
+#[cfg(feature = "apply")]
+pub use self::role_ref_apply::RoleRefApply;
 mod subject;
 pub use self::subject::Subject;
+#[cfg(feature = "apply")]
+mod subject_apply;
+#[cfg(feature = "apply")]
+pub use self::subject_apply::SubjectApply;

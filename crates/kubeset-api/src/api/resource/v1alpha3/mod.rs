@@ -4,13 +4,37 @@
 //! Types of `api::resource::v1alpha3` (cargo feature `resource-v1alpha3`).
 mod device_taint;
 pub use self::device_taint::DeviceTaint;
+#[cfg(feature = "apply")]
+mod device_taint_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_apply::DeviceTaintApply;
 mod device_taint_rule;
 pub use self::device_taint_rule::DeviceTaintRule;
+#[cfg(feature = "apply")]
+mod device_taint_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_rule_apply::DeviceTaintRuleApply;
 mod device_taint_rule_list;
 pub use self::device_taint_rule_list::DeviceTaintRuleList;
+#[cfg(feature = "apply")]
+mod device_taint_rule_list_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_rule_list_apply::DeviceTaintRuleListApply;
 mod device_taint_rule_spec;
 pub use self::device_taint_rule_spec::DeviceTaintRuleSpec;
+#[cfg(feature = "apply")]
+mod device_taint_rule_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_rule_spec_apply::DeviceTaintRuleSpecApply;
 mod device_taint_rule_status;
 pub use self::device_taint_rule_status::DeviceTaintRuleStatus;
+#[cfg(feature = "apply")]
+mod device_taint_rule_status_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_rule_status_apply::DeviceTaintRuleStatusApply;
 mod device_taint_selector;
 pub use self::device_taint_selector::DeviceTaintSelector;
+#[cfg(feature = "apply")]
+mod device_taint_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_selector_apply::DeviceTaintSelectorApply;

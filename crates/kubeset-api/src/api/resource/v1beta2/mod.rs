@@ -4,85 +4,253 @@
 //! Types of `api::resource::v1beta2` (cargo feature `resource-v1beta2`).
 mod allocated_device_status;
 pub use self::allocated_device_status::AllocatedDeviceStatus;
+#[cfg(feature = "apply")]
+mod allocated_device_status_apply;
+#[cfg(feature = "apply")]
+pub use self::allocated_device_status_apply::AllocatedDeviceStatusApply;
 mod allocation_result;
 pub use self::allocation_result::AllocationResult;
+#[cfg(feature = "apply")]
+mod allocation_result_apply;
+#[cfg(feature = "apply")]
+pub use self::allocation_result_apply::AllocationResultApply;
 mod cel_device_selector;
 pub use self::cel_device_selector::CELDeviceSelector;
+#[cfg(feature = "apply")]
+mod cel_device_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::cel_device_selector_apply::CELDeviceSelectorApply;
 mod capacity_request_policy;
 pub use self::capacity_request_policy::CapacityRequestPolicy;
+#[cfg(feature = "apply")]
+mod capacity_request_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::capacity_request_policy_apply::CapacityRequestPolicyApply;
 mod capacity_request_policy_range;
 pub use self::capacity_request_policy_range::CapacityRequestPolicyRange;
+#[cfg(feature = "apply")]
+mod capacity_request_policy_range_apply;
+#[cfg(feature = "apply")]
+pub use self::capacity_request_policy_range_apply::CapacityRequestPolicyRangeApply;
 mod capacity_requirements;
 pub use self::capacity_requirements::CapacityRequirements;
+#[cfg(feature = "apply")]
+mod capacity_requirements_apply;
+#[cfg(feature = "apply")]
+pub use self::capacity_requirements_apply::CapacityRequirementsApply;
 mod counter;
 pub use self::counter::Counter;
+#[cfg(feature = "apply")]
+mod counter_apply;
+#[cfg(feature = "apply")]
+pub use self::counter_apply::CounterApply;
 mod counter_set;
 pub use self::counter_set::CounterSet;
+#[cfg(feature = "apply")]
+mod counter_set_apply;
+#[cfg(feature = "apply")]
+pub use self::counter_set_apply::CounterSetApply;
 mod device;
 pub use self::device::Device;
+#[cfg(feature = "apply")]
+mod device_apply;
+#[cfg(feature = "apply")]
+pub use self::device_apply::DeviceApply;
 mod device_allocation_configuration;
 pub use self::device_allocation_configuration::DeviceAllocationConfiguration;
+#[cfg(feature = "apply")]
+mod device_allocation_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::device_allocation_configuration_apply::DeviceAllocationConfigurationApply;
 mod device_allocation_result;
 pub use self::device_allocation_result::DeviceAllocationResult;
+#[cfg(feature = "apply")]
+mod device_allocation_result_apply;
+#[cfg(feature = "apply")]
+pub use self::device_allocation_result_apply::DeviceAllocationResultApply;
 mod device_attribute;
 pub use self::device_attribute::DeviceAttribute;
+#[cfg(feature = "apply")]
+mod device_attribute_apply;
+#[cfg(feature = "apply")]
+pub use self::device_attribute_apply::DeviceAttributeApply;
 mod device_capacity;
 pub use self::device_capacity::DeviceCapacity;
+#[cfg(feature = "apply")]
+mod device_capacity_apply;
+#[cfg(feature = "apply")]
+pub use self::device_capacity_apply::DeviceCapacityApply;
 mod device_claim;
 pub use self::device_claim::DeviceClaim;
+#[cfg(feature = "apply")]
+mod device_claim_apply;
+#[cfg(feature = "apply")]
+pub use self::device_claim_apply::DeviceClaimApply;
 mod device_claim_configuration;
 pub use self::device_claim_configuration::DeviceClaimConfiguration;
+#[cfg(feature = "apply")]
+mod device_claim_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::device_claim_configuration_apply::DeviceClaimConfigurationApply;
 mod device_class;
 pub use self::device_class::DeviceClass;
+#[cfg(feature = "apply")]
+mod device_class_apply;
+#[cfg(feature = "apply")]
+pub use self::device_class_apply::DeviceClassApply;
 mod device_class_configuration;
 pub use self::device_class_configuration::DeviceClassConfiguration;
+#[cfg(feature = "apply")]
+mod device_class_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::device_class_configuration_apply::DeviceClassConfigurationApply;
 mod device_class_list;
 pub use self::device_class_list::DeviceClassList;
+#[cfg(feature = "apply")]
+mod device_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::device_class_list_apply::DeviceClassListApply;
 mod device_class_spec;
 pub use self::device_class_spec::DeviceClassSpec;
+#[cfg(feature = "apply")]
+mod device_class_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::device_class_spec_apply::DeviceClassSpecApply;
 mod device_constraint;
 pub use self::device_constraint::DeviceConstraint;
+#[cfg(feature = "apply")]
+mod device_constraint_apply;
+#[cfg(feature = "apply")]
+pub use self::device_constraint_apply::DeviceConstraintApply;
 mod device_counter_consumption;
 pub use self::device_counter_consumption::DeviceCounterConsumption;
+#[cfg(feature = "apply")]
+mod device_counter_consumption_apply;
+#[cfg(feature = "apply")]
+pub use self::device_counter_consumption_apply::DeviceCounterConsumptionApply;
 mod device_request;
 pub use self::device_request::DeviceRequest;
+#[cfg(feature = "apply")]
+mod device_request_apply;
+#[cfg(feature = "apply")]
+pub use self::device_request_apply::DeviceRequestApply;
 mod device_request_allocation_result;
 pub use self::device_request_allocation_result::DeviceRequestAllocationResult;
+#[cfg(feature = "apply")]
+mod device_request_allocation_result_apply;
+#[cfg(feature = "apply")]
+pub use self::device_request_allocation_result_apply::DeviceRequestAllocationResultApply;
 mod device_selector;
 pub use self::device_selector::DeviceSelector;
+#[cfg(feature = "apply")]
+mod device_selector_apply;
+#[cfg(feature = "apply")]
+pub use self::device_selector_apply::DeviceSelectorApply;
 mod device_sub_request;
 pub use self::device_sub_request::DeviceSubRequest;
+#[cfg(feature = "apply")]
+mod device_sub_request_apply;
+#[cfg(feature = "apply")]
+pub use self::device_sub_request_apply::DeviceSubRequestApply;
 mod device_taint;
 pub use self::device_taint::DeviceTaint;
+#[cfg(feature = "apply")]
+mod device_taint_apply;
+#[cfg(feature = "apply")]
+pub use self::device_taint_apply::DeviceTaintApply;
 mod device_toleration;
 pub use self::device_toleration::DeviceToleration;
+#[cfg(feature = "apply")]
+mod device_toleration_apply;
+#[cfg(feature = "apply")]
+pub use self::device_toleration_apply::DeviceTolerationApply;
 mod exact_device_request;
 pub use self::exact_device_request::ExactDeviceRequest;
+#[cfg(feature = "apply")]
+mod exact_device_request_apply;
+#[cfg(feature = "apply")]
+pub use self::exact_device_request_apply::ExactDeviceRequestApply;
 mod network_device_data;
 pub use self::network_device_data::NetworkDeviceData;
+#[cfg(feature = "apply")]
+mod network_device_data_apply;
+#[cfg(feature = "apply")]
+pub use self::network_device_data_apply::NetworkDeviceDataApply;
 mod opaque_device_configuration;
 pub use self::opaque_device_configuration::OpaqueDeviceConfiguration;
+#[cfg(feature = "apply")]
+mod opaque_device_configuration_apply;
+#[cfg(feature = "apply")]
+pub use self::opaque_device_configuration_apply::OpaqueDeviceConfigurationApply;
 mod resource_claim;
 pub use self::resource_claim::ResourceClaim;
+#[cfg(feature = "apply")]
+mod resource_claim_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_apply::ResourceClaimApply;
 mod resource_claim_consumer_reference;
 pub use self::resource_claim_consumer_reference::ResourceClaimConsumerReference;
+#[cfg(feature = "apply")]
+mod resource_claim_consumer_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_consumer_reference_apply::ResourceClaimConsumerReferenceApply;
 mod resource_claim_list;
 pub use self::resource_claim_list::ResourceClaimList;
+#[cfg(feature = "apply")]
+mod resource_claim_list_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_list_apply::ResourceClaimListApply;
 mod resource_claim_spec;
 pub use self::resource_claim_spec::ResourceClaimSpec;
+#[cfg(feature = "apply")]
+mod resource_claim_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_spec_apply::ResourceClaimSpecApply;
 mod resource_claim_status;
 pub use self::resource_claim_status::ResourceClaimStatus;
+#[cfg(feature = "apply")]
+mod resource_claim_status_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_status_apply::ResourceClaimStatusApply;
 mod resource_claim_template;
 pub use self::resource_claim_template::ResourceClaimTemplate;
+#[cfg(feature = "apply")]
+mod resource_claim_template_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_template_apply::ResourceClaimTemplateApply;
 mod resource_claim_template_list;
 pub use self::resource_claim_template_list::ResourceClaimTemplateList;
+#[cfg(feature = "apply")]
+mod resource_claim_template_list_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_template_list_apply::ResourceClaimTemplateListApply;
 mod resource_claim_template_spec;
 pub use self::resource_claim_template_spec::ResourceClaimTemplateSpec;
+#[cfg(feature = "apply")]
+mod resource_claim_template_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_claim_template_spec_apply::ResourceClaimTemplateSpecApply;
 mod resource_pool;
 pub use self::resource_pool::ResourcePool;
+#[cfg(feature = "apply")]
+mod resource_pool_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_pool_apply::ResourcePoolApply;
 mod resource_slice;
 pub use self::resource_slice::ResourceSlice;
+#[cfg(feature = "apply")]
+mod resource_slice_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_slice_apply::ResourceSliceApply;
 mod resource_slice_list;
 pub use self::resource_slice_list::ResourceSliceList;
+#[cfg(feature = "apply")]
+mod resource_slice_list_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_slice_list_apply::ResourceSliceListApply;
 mod resource_slice_spec;
 pub use self::resource_slice_spec::ResourceSliceSpec;
+#[cfg(feature = "apply")]
+mod resource_slice_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::resource_slice_spec_apply::ResourceSliceSpecApply;

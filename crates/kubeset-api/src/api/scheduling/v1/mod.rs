@@ -4,5 +4,13 @@
 //! Types of `api::scheduling::v1` (cargo feature `scheduling-v1`).
 mod priority_class;
 pub use self::priority_class::PriorityClass;
+#[cfg(feature = "apply")]
+mod priority_class_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_class_apply::PriorityClassApply;
 mod priority_class_list;
 pub use self::priority_class_list::PriorityClassList;
+#[cfg(feature = "apply")]
+mod priority_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::priority_class_list_apply::PriorityClassListApply;

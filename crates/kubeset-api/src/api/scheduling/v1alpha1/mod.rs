@@ -6,15 +6,43 @@ mod basic_scheduling_policy;
 pub use self::basic_scheduling_policy::BasicSchedulingPolicy;
 mod gang_scheduling_policy;
 pub use self::gang_scheduling_policy::GangSchedulingPolicy;
+#[cfg(feature = "apply")]
+mod gang_scheduling_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::gang_scheduling_policy_apply::GangSchedulingPolicyApply;
 mod pod_group;
 pub use self::pod_group::PodGroup;
+#[cfg(feature = "apply")]
+mod pod_group_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_group_apply::PodGroupApply;
 mod pod_group_policy;
 pub use self::pod_group_policy::PodGroupPolicy;
+#[cfg(feature = "apply")]
+mod pod_group_policy_apply;
+#[cfg(feature = "apply")]
+pub use self::pod_group_policy_apply::PodGroupPolicyApply;
 mod typed_local_object_reference;
 pub use self::typed_local_object_reference::TypedLocalObjectReference;
+#[cfg(feature = "apply")]
+mod typed_local_object_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::typed_local_object_reference_apply::TypedLocalObjectReferenceApply;
 mod workload;
 pub use self::workload::Workload;
+#[cfg(feature = "apply")]
+mod workload_apply;
+#[cfg(feature = "apply")]
+pub use self::workload_apply::WorkloadApply;
 mod workload_list;
 pub use self::workload_list::WorkloadList;
+#[cfg(feature = "apply")]
+mod workload_list_apply;
+#[cfg(feature = "apply")]
+pub use self::workload_list_apply::WorkloadListApply;
 mod workload_spec;
 pub use self::workload_spec::WorkloadSpec;
+#[cfg(feature = "apply")]
+mod workload_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::workload_spec_apply::WorkloadSpecApply;

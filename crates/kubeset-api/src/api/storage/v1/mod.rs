@@ -4,43 +4,127 @@
 //! Types of `api::storage::v1` (cargo feature `storage-v1`).
 mod csi_driver;
 pub use self::csi_driver::CSIDriver;
+#[cfg(feature = "apply")]
+mod csi_driver_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_driver_apply::CSIDriverApply;
 mod csi_driver_list;
 pub use self::csi_driver_list::CSIDriverList;
+#[cfg(feature = "apply")]
+mod csi_driver_list_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_driver_list_apply::CSIDriverListApply;
 mod csi_driver_spec;
 pub use self::csi_driver_spec::CSIDriverSpec;
+#[cfg(feature = "apply")]
+mod csi_driver_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_driver_spec_apply::CSIDriverSpecApply;
 mod csi_node;
 pub use self::csi_node::CSINode;
+#[cfg(feature = "apply")]
+mod csi_node_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_node_apply::CSINodeApply;
 mod csi_node_driver;
 pub use self::csi_node_driver::CSINodeDriver;
+#[cfg(feature = "apply")]
+mod csi_node_driver_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_node_driver_apply::CSINodeDriverApply;
 mod csi_node_list;
 pub use self::csi_node_list::CSINodeList;
+#[cfg(feature = "apply")]
+mod csi_node_list_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_node_list_apply::CSINodeListApply;
 mod csi_node_spec;
 pub use self::csi_node_spec::CSINodeSpec;
+#[cfg(feature = "apply")]
+mod csi_node_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_node_spec_apply::CSINodeSpecApply;
 mod csi_storage_capacity;
 pub use self::csi_storage_capacity::CSIStorageCapacity;
+#[cfg(feature = "apply")]
+mod csi_storage_capacity_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_storage_capacity_apply::CSIStorageCapacityApply;
 mod csi_storage_capacity_list;
 pub use self::csi_storage_capacity_list::CSIStorageCapacityList;
+#[cfg(feature = "apply")]
+mod csi_storage_capacity_list_apply;
+#[cfg(feature = "apply")]
+pub use self::csi_storage_capacity_list_apply::CSIStorageCapacityListApply;
 mod storage_class;
 pub use self::storage_class::StorageClass;
+#[cfg(feature = "apply")]
+mod storage_class_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_class_apply::StorageClassApply;
 mod storage_class_list;
 pub use self::storage_class_list::StorageClassList;
+#[cfg(feature = "apply")]
+mod storage_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_class_list_apply::StorageClassListApply;
 mod token_request;
 pub use self::token_request::TokenRequest;
+#[cfg(feature = "apply")]
+mod token_request_apply;
+#[cfg(feature = "apply")]
+pub use self::token_request_apply::TokenRequestApply;
 mod volume_attachment;
 pub use self::volume_attachment::VolumeAttachment;
+#[cfg(feature = "apply")]
+mod volume_attachment_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attachment_apply::VolumeAttachmentApply;
 mod volume_attachment_list;
 pub use self::volume_attachment_list::VolumeAttachmentList;
+#[cfg(feature = "apply")]
+mod volume_attachment_list_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attachment_list_apply::VolumeAttachmentListApply;
 mod volume_attachment_source;
 pub use self::volume_attachment_source::VolumeAttachmentSource;
+#[cfg(feature = "apply")]
+mod volume_attachment_source_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attachment_source_apply::VolumeAttachmentSourceApply;
 mod volume_attachment_spec;
 pub use self::volume_attachment_spec::VolumeAttachmentSpec;
+#[cfg(feature = "apply")]
+mod volume_attachment_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attachment_spec_apply::VolumeAttachmentSpecApply;
 mod volume_attachment_status;
 pub use self::volume_attachment_status::VolumeAttachmentStatus;
+#[cfg(feature = "apply")]
+mod volume_attachment_status_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attachment_status_apply::VolumeAttachmentStatusApply;
 mod volume_attributes_class;
 pub use self::volume_attributes_class::VolumeAttributesClass;
+#[cfg(feature = "apply")]
+mod volume_attributes_class_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attributes_class_apply::VolumeAttributesClassApply;
 mod volume_attributes_class_list;
 pub use self::volume_attributes_class_list::VolumeAttributesClassList;
+#[cfg(feature = "apply")]
+mod volume_attributes_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attributes_class_list_apply::VolumeAttributesClassListApply;
 mod volume_error;
 pub use self::volume_error::VolumeError;
+#[cfg(feature = "apply")]
+mod volume_error_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_error_apply::VolumeErrorApply;
 mod volume_node_resources;
 pub use self::volume_node_resources::VolumeNodeResources;
+#[cfg(feature = "apply")]
+mod volume_node_resources_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_node_resources_apply::VolumeNodeResourcesApply;

@@ -4,5 +4,13 @@
 //! Types of `api::storage::v1beta1` (cargo feature `storage-v1beta1`).
 mod volume_attributes_class;
 pub use self::volume_attributes_class::VolumeAttributesClass;
+#[cfg(feature = "apply")]
+mod volume_attributes_class_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attributes_class_apply::VolumeAttributesClassApply;
 mod volume_attributes_class_list;
 pub use self::volume_attributes_class_list::VolumeAttributesClassList;
+#[cfg(feature = "apply")]
+mod volume_attributes_class_list_apply;
+#[cfg(feature = "apply")]
+pub use self::volume_attributes_class_list_apply::VolumeAttributesClassListApply;

@@ -4,9 +4,25 @@
 //! Types of `api::storagemigration::v1beta1` (cargo feature `storagemigration-v1beta1`).
 mod storage_version_migration;
 pub use self::storage_version_migration::StorageVersionMigration;
+#[cfg(feature = "apply")]
+mod storage_version_migration_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_migration_apply::StorageVersionMigrationApply;
 mod storage_version_migration_list;
 pub use self::storage_version_migration_list::StorageVersionMigrationList;
+#[cfg(feature = "apply")]
+mod storage_version_migration_list_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_migration_list_apply::StorageVersionMigrationListApply;
 mod storage_version_migration_spec;
 pub use self::storage_version_migration_spec::StorageVersionMigrationSpec;
+#[cfg(feature = "apply")]
+mod storage_version_migration_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_migration_spec_apply::StorageVersionMigrationSpecApply;
 mod storage_version_migration_status;
 pub use self::storage_version_migration_status::StorageVersionMigrationStatus;
+#[cfg(feature = "apply")]
+mod storage_version_migration_status_apply;
+#[cfg(feature = "apply")]
+pub use self::storage_version_migration_status_apply::StorageVersionMigrationStatusApply;

@@ -4,3 +4,5 @@
 //! `apimachinery::pkg::version`.
 mod info;
 pub use self::info::Info;
+mod info_apply;
+pub use self::info_apply::InfoApply;

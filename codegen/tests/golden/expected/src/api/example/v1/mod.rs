@@ -6,7 +6,19 @@ mod opaque;
 pub use self::opaque::Opaque;
 mod widget;
 pub use self::widget::Widget;
+#[cfg(feature = "apply")]
+mod widget_apply;
+#[cfg(feature = "apply")]
+pub use self::widget_apply::WidgetApply;
 mod widget_list;
 pub use self::widget_list::WidgetList;
+#[cfg(feature = "apply")]
+mod widget_list_apply;
+#[cfg(feature = "apply")]
+pub use self::widget_list_apply::WidgetListApply;
 mod widget_spec;
 pub use self::widget_spec::WidgetSpec;
+#[cfg(feature = "apply")]
+mod widget_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::widget_spec_apply::WidgetSpecApply;

@@ -4,3 +4,7 @@
 //! Types of `api::other::v1` (cargo feature `other-v1`).
 mod gadget;
 pub use self::gadget::Gadget;
+#[cfg(feature = "apply")]
+mod gadget_apply;
+#[cfg(feature = "apply")]
+pub use self::gadget_apply::GadgetApply;

@@ -4,45 +4,121 @@
 //! Types of `apiextensions_apiserver::pkg::apis::apiextensions::v1` (cargo feature `apiextensions-v1`).
 mod custom_resource_column_definition;
 pub use self::custom_resource_column_definition::CustomResourceColumnDefinition;
+#[cfg(feature = "apply")]
+mod custom_resource_column_definition_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_column_definition_apply::CustomResourceColumnDefinitionApply;
 mod custom_resource_conversion;
 pub use self::custom_resource_conversion::CustomResourceConversion;
+#[cfg(feature = "apply")]
+mod custom_resource_conversion_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_conversion_apply::CustomResourceConversionApply;
 mod custom_resource_definition;
 pub use self::custom_resource_definition::CustomResourceDefinition;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_apply::CustomResourceDefinitionApply;
 mod custom_resource_definition_condition;
 pub use self::custom_resource_definition_condition::CustomResourceDefinitionCondition;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_condition_apply::CustomResourceDefinitionConditionApply;
 mod custom_resource_definition_list;
 pub use self::custom_resource_definition_list::CustomResourceDefinitionList;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_list_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_list_apply::CustomResourceDefinitionListApply;
 mod custom_resource_definition_names;
 pub use self::custom_resource_definition_names::CustomResourceDefinitionNames;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_names_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_names_apply::CustomResourceDefinitionNamesApply;
 mod custom_resource_definition_spec;
 pub use self::custom_resource_definition_spec::CustomResourceDefinitionSpec;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_spec_apply::CustomResourceDefinitionSpecApply;
 mod custom_resource_definition_status;
 pub use self::custom_resource_definition_status::CustomResourceDefinitionStatus;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_status_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_status_apply::CustomResourceDefinitionStatusApply;
 mod custom_resource_definition_version;
 pub use self::custom_resource_definition_version::CustomResourceDefinitionVersion;
+#[cfg(feature = "apply")]
+mod custom_resource_definition_version_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_definition_version_apply::CustomResourceDefinitionVersionApply;
 mod custom_resource_subresource_scale;
 pub use self::custom_resource_subresource_scale::CustomResourceSubresourceScale;
+#[cfg(feature = "apply")]
+mod custom_resource_subresource_scale_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_subresource_scale_apply::CustomResourceSubresourceScaleApply;
 mod custom_resource_subresource_status;
 pub use self::custom_resource_subresource_status::CustomResourceSubresourceStatus;
 mod custom_resource_subresources;
 pub use self::custom_resource_subresources::CustomResourceSubresources;
+#[cfg(feature = "apply")]
+mod custom_resource_subresources_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_subresources_apply::CustomResourceSubresourcesApply;
 mod custom_resource_validation;
 pub use self::custom_resource_validation::CustomResourceValidation;
+#[cfg(feature = "apply")]
+mod custom_resource_validation_apply;
+#[cfg(feature = "apply")]
+pub use self::custom_resource_validation_apply::CustomResourceValidationApply;
 mod external_documentation;
 pub use self::external_documentation::ExternalDocumentation;
+#[cfg(feature = "apply")]
+mod external_documentation_apply;
+#[cfg(feature = "apply")]
+pub use self::external_documentation_apply::ExternalDocumentationApply;
 pub use crate::types::JSON;
 mod json_schema_props;
 pub use self::json_schema_props::JSONSchemaProps;
+#[cfg(feature = "apply")]
+mod json_schema_props_apply;
+#[cfg(feature = "apply")]
+pub use self::json_schema_props_apply::JSONSchemaPropsApply;
 pub use crate::types::JSONSchemaPropsOrArray;
 pub use crate::types::JSONSchemaPropsOrBool;
 pub use crate::types::JSONSchemaPropsOrStringArray;
 mod selectable_field;
 pub use self::selectable_field::SelectableField;
+#[cfg(feature = "apply")]
+mod selectable_field_apply;
+#[cfg(feature = "apply")]
+pub use self::selectable_field_apply::SelectableFieldApply;
 mod service_reference;
 pub use self::service_reference::ServiceReference;
+#[cfg(feature = "apply")]
+mod service_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::service_reference_apply::ServiceReferenceApply;
 mod validation_rule;
 pub use self::validation_rule::ValidationRule;
+#[cfg(feature = "apply")]
+mod validation_rule_apply;
+#[cfg(feature = "apply")]
+pub use self::validation_rule_apply::ValidationRuleApply;
 mod webhook_client_config;
 pub use self::webhook_client_config::WebhookClientConfig;
+#[cfg(feature = "apply")]
+mod webhook_client_config_apply;
+#[cfg(feature = "apply")]
+pub use self::webhook_client_config_apply::WebhookClientConfigApply;
 mod webhook_conversion;
 pub use self::webhook_conversion::WebhookConversion;
+#[cfg(feature = "apply")]
+mod webhook_conversion_apply;
+#[cfg(feature = "apply")]
+pub use self::webhook_conversion_apply::WebhookConversionApply;

@@ -4,13 +4,37 @@
 //! Types of `kube_aggregator::pkg::apis::apiregistration::v1` (cargo feature `apiregistration-v1`).
 mod api_service;
 pub use self::api_service::APIService;
+#[cfg(feature = "apply")]
+mod api_service_apply;
+#[cfg(feature = "apply")]
+pub use self::api_service_apply::APIServiceApply;
 mod api_service_condition;
 pub use self::api_service_condition::APIServiceCondition;
+#[cfg(feature = "apply")]
+mod api_service_condition_apply;
+#[cfg(feature = "apply")]
+pub use self::api_service_condition_apply::APIServiceConditionApply;
 mod api_service_list;
 pub use self::api_service_list::APIServiceList;
+#[cfg(feature = "apply")]
+mod api_service_list_apply;
+#[cfg(feature = "apply")]
+pub use self::api_service_list_apply::APIServiceListApply;
 mod api_service_spec;
 pub use self::api_service_spec::APIServiceSpec;
+#[cfg(feature = "apply")]
+mod api_service_spec_apply;
+#[cfg(feature = "apply")]
+pub use self::api_service_spec_apply::APIServiceSpecApply;
 mod api_service_status;
 pub use self::api_service_status::APIServiceStatus;
+#[cfg(feature = "apply")]
+mod api_service_status_apply;
+#[cfg(feature = "apply")]
+pub use self::api_service_status_apply::APIServiceStatusApply;
 mod service_reference;
 pub use self::service_reference::ServiceReference;
+#[cfg(feature = "apply")]
+mod service_reference_apply;
+#[cfg(feature = "apply")]
+pub use self::service_reference_apply::ServiceReferenceApply;

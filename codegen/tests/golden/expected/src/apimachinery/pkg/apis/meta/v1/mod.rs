@@ -5,9 +5,13 @@
 pub use crate::types::FieldsV1;
 mod list_meta;
 pub use self::list_meta::ListMeta;
+mod list_meta_apply;
+pub use self::list_meta_apply::ListMetaApply;
 pub use crate::types::MicroTime;
 mod object_meta;
 pub use self::object_meta::ObjectMeta;
+mod object_meta_apply;
+pub use self::object_meta_apply::ObjectMetaApply;
 pub use crate::types::Patch;
 pub use crate::types::Time;
 pub use crate::types::WatchEvent;
