@@ -1040,7 +1040,7 @@ pub mod crdout_kubeset_dev {
                 pub image: Option<String>,
                 /// A nested struct.
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub inline: Option<super::ExternalSpecSourcesInline>,
+                pub inline: Option<super::ListsSpecItems>,
             }
         }
         pub use self::external_spec_sources::ExternalSpecSources;
@@ -1066,26 +1066,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::external_spec_sources_git::ExternalSpecSourcesGit;
-        mod external_spec_sources_inline {
-            /// A nested struct.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct ExternalSpecSourcesInline {
-                /// `a` (no description in the schema).
-                pub a: String,
-                /// `b` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub b: Option<i32>,
-            }
-        }
-        pub use self::external_spec_sources_inline::ExternalSpecSourcesInline;
         mod flatten {
             /// Auto-generated derived type for FlattenSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -1808,68 +1788,10 @@ pub mod crdout_kubeset_dev {
                 ///
                 /// - Allowed values: `"Scale"`, `"Restart"`, `"Run"`.
                 #[serde(rename = "type")]
-                pub type_: super::InternalSpecActionsType,
+                pub type_: super::FlattenEnumSpecType,
             }
         }
         pub use self::internal_spec_actions::InternalSpecActions;
-        mod internal_spec_actions_type {
-            /// `.spec.actions[].type` (no description in the schema).
-            #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub enum InternalSpecActionsType {
-                /// `"Scale"`.
-                Scale,
-                /// `"Restart"`.
-                Restart,
-                /// `"Run"`.
-                Run,
-                /// A value this schema does not list (a newer server), kept as it is.
-                Other(String),
-            }
-            impl InternalSpecActionsType {
-                /// The JSON string.
-                pub fn as_str(&self) -> &str {
-                    match self {
-                        Self::Scale => "Scale",
-                        Self::Restart => "Restart",
-                        Self::Run => "Run",
-                        Self::Other(s) => s,
-                    }
-                }
-            }
-            impl From<&str> for InternalSpecActionsType {
-                fn from(s: &str) -> Self {
-                    match s {
-                        "Scale" => Self::Scale,
-                        "Restart" => Self::Restart,
-                        "Run" => Self::Run,
-                        _ => Self::Other(s.to_owned()),
-                    }
-                }
-            }
-            /// The first listed value.
-            impl Default for InternalSpecActionsType {
-                fn default() -> Self {
-                    Self::Scale
-                }
-            }
-            impl serde::Serialize for InternalSpecActionsType {
-                fn serialize<S: serde::Serializer>(
-                    &self,
-                    serializer: S,
-                ) -> Result<S::Ok, S::Error> {
-                    serializer.serialize_str(self.as_str())
-                }
-            }
-            impl<'de> serde::Deserialize<'de> for InternalSpecActionsType {
-                fn deserialize<D: serde::Deserializer<'de>>(
-                    deserializer: D,
-                ) -> Result<Self, D::Error> {
-                    let s = String::deserialize(deserializer)?;
-                    Ok(Self::from(s.as_str()))
-                }
-            }
-        }
-        pub use self::internal_spec_actions_type::InternalSpecActionsType;
         mod list_types {
             /// Auto-generated derived type for ListTypesSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -2247,7 +2169,7 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct MapsSpec {
                 /// A map of structs.
-                pub by_name: std::collections::BTreeMap<String, super::MapsSpecByName>,
+                pub by_name: std::collections::BTreeMap<String, super::ListsSpecItems>,
                 /// `counts` (no description in the schema).
                 pub counts: std::collections::BTreeMap<String, i64>,
                 /// `labels` (no description in the schema).
@@ -2257,26 +2179,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::maps_spec::MapsSpec;
-        mod maps_spec_by_name {
-            /// A nested struct.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct MapsSpecByName {
-                /// `a` (no description in the schema).
-                pub a: String,
-                /// `b` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub b: Option<i32>,
-            }
-        }
-        pub use self::maps_spec_by_name::MapsSpecByName;
         mod optionals {
             /// Auto-generated derived type for OptionalsSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -2389,7 +2291,7 @@ pub mod crdout_kubeset_dev {
                 ///
                 /// - Nullable: `null` is a valid value.
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub nested: Option<super::OptionalsSpecNested>,
+                pub nested: Option<super::ListsSpecItems>,
                 /// Written as `null` (no skip_serializing_if): nullable.
                 ///
                 /// - Nullable: `null` is a valid value.
@@ -2403,28 +2305,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::optionals_spec::OptionalsSpec;
-        mod optionals_spec_nested {
-            /// A nested struct.
-            ///
-            /// - Nullable: `null` is a valid value.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct OptionalsSpecNested {
-                /// `a` (no description in the schema).
-                pub a: String,
-                /// `b` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub b: Option<i32>,
-            }
-        }
-        pub use self::optionals_spec_nested::OptionalsSpecNested;
         mod policy {
             /// Auto-generated derived type for PolicySpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -3143,7 +3023,7 @@ pub mod crdout_kubeset_dev {
                     rename = "namespaceSelector",
                     skip_serializing_if = "Option::is_none"
                 )]
-                pub namespace_selector: Option<super::SelectorsSpecNamespaceSelector>,
+                pub namespace_selector: Option<super::SelectorsSpecSelector>,
                 /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
                 ///
                 /// - Map type `atomic`.
@@ -3151,61 +3031,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::selectors_spec::SelectorsSpec;
-        mod selectors_spec_namespace_selector {
-            /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
-            ///
-            /// - Nullable: `null` is a valid value.
-            /// - Map type `atomic`.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct SelectorsSpecNamespaceSelector {
-                /// matchExpressions is a list of label selector requirements. The requirements are ANDed.
-                ///
-                /// - List type `atomic`.
-                #[serde(
-                    rename = "matchExpressions",
-                    skip_serializing_if = "Option::is_none"
-                )]
-                pub match_expressions: Option<
-                    Vec<super::SelectorsSpecNamespaceSelectorMatchExpressions>,
-                >,
-                /// matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed.
-                #[serde(rename = "matchLabels", skip_serializing_if = "Option::is_none")]
-                pub match_labels: Option<std::collections::BTreeMap<String, String>>,
-            }
-        }
-        pub use self::selectors_spec_namespace_selector::SelectorsSpecNamespaceSelector;
-        mod selectors_spec_namespace_selector_match_expressions {
-            /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct SelectorsSpecNamespaceSelectorMatchExpressions {
-                /// key is the label key that the selector applies to.
-                pub key: String,
-                /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.
-                pub operator: String,
-                /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-                ///
-                /// - List type `atomic`.
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub values: Option<Vec<String>>,
-            }
-        }
-        pub use self::selectors_spec_namespace_selector_match_expressions::SelectorsSpecNamespaceSelectorMatchExpressions;
         mod selectors_spec_selector {
             /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
             ///
@@ -3711,7 +3536,7 @@ pub mod crdout_kubeset_dev {
                 /// A unit enum: strings.
                 ///
                 /// - Allowed values: `"red"`, `"green"`, `"deep-blue"`.
-                pub colour: super::UnitEnumSpecColour,
+                pub colour: super::UnitEnumSpecAll,
                 /// Optional, written as null: the enum takes null.
                 ///
                 /// - Nullable: `null` is a valid value.
@@ -3778,64 +3603,6 @@ pub mod crdout_kubeset_dev {
             }
         }
         pub use self::unit_enum_spec_all::UnitEnumSpecAll;
-        mod unit_enum_spec_colour {
-            /// `.spec.colour` (no description in the schema).
-            #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub enum UnitEnumSpecColour {
-                /// `"red"`.
-                Red,
-                /// `"green"`.
-                Green,
-                /// `"deep-blue"`.
-                DeepBlue,
-                /// A value this schema does not list (a newer server), kept as it is.
-                Other(String),
-            }
-            impl UnitEnumSpecColour {
-                /// The JSON string.
-                pub fn as_str(&self) -> &str {
-                    match self {
-                        Self::Red => "red",
-                        Self::Green => "green",
-                        Self::DeepBlue => "deep-blue",
-                        Self::Other(s) => s,
-                    }
-                }
-            }
-            impl From<&str> for UnitEnumSpecColour {
-                fn from(s: &str) -> Self {
-                    match s {
-                        "red" => Self::Red,
-                        "green" => Self::Green,
-                        "deep-blue" => Self::DeepBlue,
-                        _ => Self::Other(s.to_owned()),
-                    }
-                }
-            }
-            /// The first listed value.
-            impl Default for UnitEnumSpecColour {
-                fn default() -> Self {
-                    Self::Red
-                }
-            }
-            impl serde::Serialize for UnitEnumSpecColour {
-                fn serialize<S: serde::Serializer>(
-                    &self,
-                    serializer: S,
-                ) -> Result<S::Ok, S::Error> {
-                    serializer.serialize_str(self.as_str())
-                }
-            }
-            impl<'de> serde::Deserialize<'de> for UnitEnumSpecColour {
-                fn deserialize<D: serde::Deserializer<'de>>(
-                    deserializer: D,
-                ) -> Result<Self, D::Error> {
-                    let s = String::deserialize(deserializer)?;
-                    Ok(Self::from(s.as_str()))
-                }
-            }
-        }
-        pub use self::unit_enum_spec_colour::UnitEnumSpecColour;
         mod untagged_objects {
             /// Auto-generated derived type for UntaggedObjectsSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
@@ -3940,38 +3707,10 @@ pub mod crdout_kubeset_dev {
             #[serde(default)]
             pub struct UntaggedObjectsSpec {
                 /// `endpoints` (no description in the schema).
-                pub endpoints: Vec<super::UntaggedObjectsSpecEndpoints>,
+                pub endpoints: Vec<super::VariantCelSpecTargets>,
             }
         }
         pub use self::untagged_objects_spec::UntaggedObjectsSpec;
-        mod untagged_objects_spec_endpoints {
-            /// Untagged, objects of different fields.
-            ///
-            /// - At least one of: `host` + `port`, `url`.
-            #[derive(
-                Clone,
-                Debug,
-                PartialEq,
-                Default,
-                serde::Serialize,
-                serde::Deserialize
-            )]
-            #[serde(default)]
-            pub struct UntaggedObjectsSpecEndpoints {
-                /// `host` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub host: Option<String>,
-                /// `port` (no description in the schema).
-                ///
-                /// - Value >= 0.
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub port: Option<i32>,
-                /// `url` (no description in the schema).
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub url: Option<String>,
-            }
-        }
-        pub use self::untagged_objects_spec_endpoints::UntaggedObjectsSpecEndpoints;
         mod untagged_scalars {
             /// Auto-generated derived type for UntaggedScalarsSpec via `CustomResource`
             #[derive(Clone, Debug, PartialEq, Default, serde::Deserialize)]
