@@ -47,7 +47,6 @@ pub(crate) fn apply_type(f: &ApplyFacts<'_>) -> TokenStream {
     } = f;
     let api_version = &f.api_version;
     let name = format_ident!("{}Apply", root.to_string().trim_end_matches('_'));
-    let name_str = name.to_string();
     let serde_str = quote!(#serde).to_string().replace(' ', "");
     let meta = quote!(#krate::apimachinery::pkg::apis::meta::v1::ObjectMetaApply);
     let value = quote!(#krate::__private::serde_json::Value);
@@ -55,24 +54,9 @@ pub(crate) fn apply_type(f: &ApplyFacts<'_>) -> TokenStream {
         " Apply configuration of [`{root}`] for server-side apply: `metadata`, and `spec`{} as JSON holding only what the field manager sets. `Serialize` writes `apiVersion: {api_version}` and `kind: {kind}`.",
         if f.has_status { "/`status`" } else { "" }
     );
-    let (params, set_ns) = if f.namespaced {
-        (
-            quote!(name: impl ::core::convert::Into<::std::string::String>, namespace: impl ::core::convert::Into<::std::string::String>),
-            quote!(.with_namespace(namespace)),
-        )
-    } else {
-        (
-            quote!(name: impl ::core::convert::Into<::std::string::String>),
-            quote!(),
-        )
-    };
-    let new_doc = if f.namespaced {
-        format!(" The apply configuration of {kind} `name` in `namespace`.")
-    } else {
-        format!(" The apply configuration of {kind} `name`.")
-    };
+    let new_fn = new_fn(f, &meta);
     let spec_builders = json_builders(&format_ident!("spec"), krate, serde);
-    let (status_field, status_builders, status_write) = if f.has_status {
+    let (status_field, status_builders) = if f.has_status {
         (
             quote! {
                 /// The status this manager sets (applied with `Api::apply_status`).
@@ -80,20 +64,11 @@ pub(crate) fn apply_type(f: &ApplyFacts<'_>) -> TokenStream {
                 pub status: ::core::option::Option<#value>,
             },
             json_builders(&format_ident!("status"), krate, serde),
-            quote! {
-                if let ::core::option::Option::Some(v) = &self.status {
-                    s.serialize_field("status", v)?;
-                }
-            },
         )
     } else {
-        (quote!(), quote!(), quote!())
+        (quote!(), quote!())
     };
-    let status_count = if f.has_status {
-        quote!(+ usize::from(self.status.is_some()))
-    } else {
-        quote!()
-    };
+    let serialize = serialize_impl(f, &name);
     quote! {
         #[doc = #doc]
         #[allow(dead_code)]
@@ -111,14 +86,7 @@ pub(crate) fn apply_type(f: &ApplyFacts<'_>) -> TokenStream {
 
         #[allow(dead_code)]
         impl #name {
-            #[doc = #new_doc]
-            #[must_use]
-            pub fn new(#params) -> Self {
-                Self {
-                    metadata: ::core::option::Option::Some(<#meta as ::core::default::Default>::default().with_name(name) #set_ns),
-                    ..::core::default::Default::default()
-                }
-            }
+            #new_fn
 
             /// Sets `metadata`.
             #[must_use]
@@ -145,23 +113,73 @@ pub(crate) fn apply_type(f: &ApplyFacts<'_>) -> TokenStream {
             #status_builders
         }
 
-        impl #serde::Serialize for #name {
-            fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
-                use #serde::ser::SerializeStruct as _;
-                let len = 2 + usize::from(self.metadata.is_some()) + usize::from(self.spec.is_some()) #status_count;
-                let mut s = serializer.serialize_struct(#name_str, len)?;
-                s.serialize_field("apiVersion", #api_version)?;
-                s.serialize_field("kind", #kind)?;
-                if let ::core::option::Option::Some(v) = &self.metadata {
-                    s.serialize_field("metadata", v)?;
-                }
-                if let ::core::option::Option::Some(v) = &self.spec {
-                    s.serialize_field("spec", v)?;
-                }
-                #status_write
-                s.end()
+        #serialize
+    }
+}
+
+/// `new(name[, namespace])`: the metadata's name (and namespace) set.
+fn new_fn(f: &ApplyFacts<'_>, meta: &TokenStream) -> TokenStream {
+    let kind = f.kind;
+    let (params, set_ns, doc) = if f.namespaced {
+        (
+            quote!(name: impl ::core::convert::Into<::std::string::String>, namespace: impl ::core::convert::Into<::std::string::String>),
+            quote!(.with_namespace(namespace)),
+            format!(" The apply configuration of {kind} `name` in `namespace`."),
+        )
+    } else {
+        (
+            quote!(name: impl ::core::convert::Into<::std::string::String>),
+            quote!(),
+            format!(" The apply configuration of {kind} `name`."),
+        )
+    };
+    quote! {
+        #[doc = #doc]
+        #[must_use]
+        pub fn new(#params) -> Self {
+            Self {
+                metadata: ::core::option::Option::Some(<#meta as ::core::default::Default>::default().with_name(name) #set_ns),
+                ..::core::default::Default::default()
             }
         }
+    }
+}
+
+/// `Serialize`: `apiVersion` and `kind` written by construction, the set
+/// parts after them.
+fn serialize_impl(f: &ApplyFacts<'_>, name: &Ident) -> TokenStream {
+    let (serde, kind, api_version) = (f.serde, f.kind, &f.api_version);
+    let name_str = name.to_string();
+    let (status_count, status_write) = if f.has_status {
+        (
+            quote!(+ usize::from(self.status.is_some())),
+            quote! {
+                if let ::core::option::Option::Some(v) = &self.status {
+                    s.serialize_field("status", v)?;
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
+    };
+    quote! {
+    impl #serde::Serialize for #name {
+        fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+            use #serde::ser::SerializeStruct as _;
+            let len = 2 + usize::from(self.metadata.is_some()) + usize::from(self.spec.is_some()) #status_count;
+            let mut s = serializer.serialize_struct(#name_str, len)?;
+            s.serialize_field("apiVersion", #api_version)?;
+            s.serialize_field("kind", #kind)?;
+            if let ::core::option::Option::Some(v) = &self.metadata {
+                s.serialize_field("metadata", v)?;
+            }
+            if let ::core::option::Option::Some(v) = &self.spec {
+                s.serialize_field("spec", v)?;
+            }
+            #status_write
+            s.end()
+        }
+    }
     }
 }
 
