@@ -19,7 +19,26 @@ use k::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefi
 use k::apply::{Subresource, extract, extract_value};
 use k::dynamic::ApiResource;
 use k::params::{ApplyParams, PatchParams, PostParams};
-use k::{Api, Client, Patch};
+use k::{Api, ApplyConflict, Client, Patch};
+
+/// The conflicts of an apply error as (manager, field, subresource,
+/// apiVersion), sorted: kube-apiserver lists owners in no fixed order (a
+/// Go map), each owner's fields sorted.
+fn conflict_tuples(conflicts: &[ApplyConflict]) -> Vec<(&str, &str, Option<&str>, Option<&str>)> {
+    let mut got: Vec<_> = conflicts
+        .iter()
+        .map(|c| {
+            (
+                c.manager.as_str(),
+                c.field.as_str(),
+                c.subresource.as_deref(),
+                c.api_version.as_deref(),
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
 
 /// The error with its causes, for a failure message.
 fn chain(e: &dyn std::error::Error) -> String {
@@ -279,25 +298,22 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
     );
     let b_cfg = json!({"metadata": {"name": name}, "spec": {"replicas": 2, "template": {"spec": {
         "containers": [{"name": "app", "image": "nginx:3"}]}}}});
+    b_conflicts_with_a(&d, name, &b_cfg).await;
+    conflicts_name_every_owner(&d, name).await;
+    b_forces(&d, name, ns, &b_cfg).await;
+    dry_run_changes_nothing(&d, name).await;
+}
+
+/// B's image conflicts with A's: one typed conflict, the real message.
+async fn b_conflicts_with_a(d: &Api<Deployment>, name: &str, b_cfg: &Value) {
     let err = d
-        .apply(name, &b_cfg, &ApplyParams::new("b"))
+        .apply(name, b_cfg, &ApplyParams::new("b"))
         .await
         .expect_err("B must conflict with A");
     assert!(err.is_conflict(), "{}", chain(&err));
     let conflicts = err.apply_conflicts().expect("typed conflicts");
-    let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = conflicts
-        .iter()
-        .map(|c| {
-            (
-                c.manager.as_str(),
-                c.field.as_str(),
-                c.subresource.as_deref(),
-                c.api_version.as_deref(),
-            )
-        })
-        .collect();
     assert_eq!(
-        got,
+        conflict_tuples(&conflicts),
         [(
             "a",
             ".spec.template.spec.containers[name=\"app\"].image",
@@ -311,6 +327,10 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
         api.message,
         "Apply failed with 1 conflict: conflict with \"a\": .spec.template.spec.containers[name=\"app\"].image"
     );
+}
+
+/// A conflict with two fields of A and one of an updater.
+async fn conflicts_name_every_owner(d: &Api<Deployment>, name: &str) {
     // Two fields of A and one of an updater: every one named, grouped by
     // owner in the message, one cause each.
     let params = PatchParams {
@@ -330,31 +350,21 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
         .await
         .expect_err("B must conflict with A and the editor");
     let conflicts = err.apply_conflicts().expect("typed conflicts");
-    // kube-apiserver lists the owners in no fixed order (a Go map), each
-    // owner's fields sorted: compare sorted, and the message in either order.
-    let mut got: Vec<(&str, &str, Option<&str>)> = conflicts
-        .iter()
-        .map(|c| {
-            (
-                c.manager.as_str(),
-                c.field.as_str(),
-                c.api_version.as_deref(),
-            )
-        })
-        .collect();
-    got.sort();
+    // Compared sorted, and the message in either owner order.
     assert_eq!(
-        got,
+        conflict_tuples(&conflicts),
         [
-            ("a", ".spec.selector", None),
+            ("a", ".spec.selector", None, None),
             (
                 "a",
                 ".spec.template.spec.containers[name=\"app\"].image",
+                None,
                 None
             ),
             (
                 "kubectl-edit",
                 ".metadata.annotations.note",
+                None,
                 Some("apps/v1")
             ),
         ]
@@ -379,10 +389,13 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
         image(&ok("get", d.get(name).await)).as_deref(),
         Some("nginx:1")
     );
+}
 
+/// B forces: it takes the image, and A keeps the item only.
+async fn b_forces(d: &Api<Deployment>, name: &str, ns: &str, b_cfg: &Value) {
     let live = ok(
         "B forces",
-        d.apply(name, &b_cfg, &ApplyParams::new("b").force()).await,
+        d.apply(name, b_cfg, &ApplyParams::new("b").force()).await,
     );
     assert_eq!(image(&live).as_deref(), Some("nginx:3"));
     let a_now: Value = ok("A extracts", extract(&live, "a", Subresource::Main));
@@ -398,7 +411,10 @@ pub async fn conflict_then_force(client: Client, ns: &str) {
                "metadata": {"name": name, "namespace": ns},
                "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "app", "image": "nginx:3"}]}}}})
     );
-    // A dry run changes nothing and answers what would be.
+}
+
+/// A dry run changes nothing and answers what would be.
+async fn dry_run_changes_nothing(d: &Api<Deployment>, name: &str) {
     let dry = json!({"metadata": {"name": name}, "spec": {"replicas": 7}});
     let would = ok(
         "dry run",
@@ -446,12 +462,7 @@ fn gadget_crd() -> CustomResourceDefinition {
 /// Creates the CRD (a run before may have left it) and waits until its
 /// objects are served.
 async fn ensure_gadgets(client: &Client, ns: &str) -> Api<Value> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    match crds.create(&PostParams::default(), &gadget_crd()).await {
-        Ok(_) => {}
-        Err(e) if e.is_already_exists() => {}
-        Err(e) => panic!("creating the CRD: {}", chain(&e)),
-    }
+    ensure_crd(client, &gadget_crd()).await;
     let resource = ApiResource {
         group: CRD_GROUP.into(),
         version: "v1".into(),
@@ -459,16 +470,35 @@ async fn ensure_gadgets(client: &Client, ns: &str) -> Api<Value> {
         plural: "gadgets".into(),
         namespaced: true,
     };
-    let gadgets: Api<Value> = Api::dynamic(client.clone(), &resource, Some(ns));
-    eventually(Duration::from_secs(60), "gadgets to be served", || async {
-        match gadgets.get_opt("probe").await {
-            Ok(_) => Some(()),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => panic!("probing gadgets: {}", chain(&e)),
-        }
-    })
+    Api::dynamic(client.clone(), &resource, Some(ns))
+}
+
+/// Creates `crd` unless it exists, then waits for its `Established`
+/// condition: before it the resource is not served, and a GET of a missing
+/// object cannot tell (both answer 404), so a probe is no wait.
+async fn ensure_crd(client: &Client, crd: &CustomResourceDefinition) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    match crds.create(&PostParams::default(), crd).await {
+        Ok(_) => {}
+        Err(e) if e.is_already_exists() => {}
+        Err(e) => panic!("creating the CRD: {}", chain(&e)),
+    }
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    eventually(
+        Duration::from_secs(60),
+        "the CRD to be established",
+        || async {
+            let live = ok("get the CRD", crds.get(&name).await);
+            let status = serde_json::to_value(&live.status).expect("serializes");
+            status["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+                .then_some(())
+        },
+    )
     .await;
-    gadgets
 }
 
 /// `apply_status` on a custom resource: the status applier owns exactly
@@ -532,17 +562,11 @@ pub async fn status_apply(client: Client, ns: &str) {
         .await
         .expect_err("T must conflict with S");
     let conflicts = err.apply_conflicts().expect("typed conflicts");
-    let got: Vec<(&str, &str, Option<&str>)> = conflicts
-        .iter()
-        .map(|c| {
-            (
-                c.manager.as_str(),
-                c.field.as_str(),
-                c.subresource.as_deref(),
-            )
-        })
-        .collect();
-    assert_eq!(got, [("s", ".status.phase", Some("status"))]);
+    let got = conflict_tuples(&conflicts);
+    assert_eq!(
+        got.iter().map(|c| (c.0, c.1, c.2)).collect::<Vec<_>>(),
+        [("s", ".status.phase", Some("status"))]
+    );
     // S drops its condition: it is removed; the phase stays.
     let fewer = json!({"metadata": {"name": name}, "status": {"phase": "Ready"}});
     let live = ok(
@@ -572,9 +596,34 @@ pub async fn scale_apply(client: Client, ns: &str) {
         )
         .await,
     );
-    // Nobody owns the defaulted replicas yet: the Scale has no
-    // managedFields, so the first apply through it meets the server's
-    // "before-first-apply" owner of everything the Scale holds.
+    first_scale_apply_meets_the_server(&d, name).await;
+    let b_cfg = json!({"metadata": {"name": name}, "spec": {"replicas": 2}});
+    ok(
+        "B applies",
+        d.apply(name, &b_cfg, &ApplyParams::new("b")).await,
+    );
+
+    let live = scaler_takes_the_replicas(&d, name).await;
+    scale_extracts(&d, name, ns, &live).await;
+    // B wants its replicas back through the main resource: a conflict
+    // with the scaler, named with its subresource.
+    let err = d
+        .apply(name, &b_cfg, &ApplyParams::new("b"))
+        .await
+        .expect_err("B must conflict with the scaler");
+    let conflicts = err.apply_conflicts().expect("typed conflicts");
+    assert_eq!(
+        conflict_tuples(&conflicts),
+        [("scaler", ".spec.replicas", Some("scale"), None)]
+    );
+
+    kubectl_scale_updates(&d, name).await;
+}
+
+/// Nobody owns the defaulted replicas yet: the Scale has no
+/// managedFields, so the first apply through it meets the server's
+/// "before-first-apply" owner of everything the Scale holds.
+async fn first_scale_apply_meets_the_server(d: &Api<Deployment>, name: &str) {
     let first = json!({"metadata": {"name": name}, "spec": {"replicas": 2}});
     let err = d
         .apply_scale(name, &first, &ApplyParams::new("scaler"))
@@ -588,31 +637,27 @@ pub async fn scale_apply(client: Client, ns: &str) {
         )
     );
     let conflicts = err.apply_conflicts().expect("typed conflicts");
+    let got = conflict_tuples(&conflicts);
     assert_eq!(
-        (
-            conflicts[0].manager.as_str(),
-            conflicts[0].subresource.as_deref(),
-            conflicts[0].api_version.as_deref()
-        ),
-        ("before-first-apply", Some("scale"), Some("autoscaling/v1"))
+        got.first().map(|c| (c.0, c.2, c.3)),
+        Some(("before-first-apply", Some("scale"), Some("autoscaling/v1")))
     );
-    let b_cfg = json!({"metadata": {"name": name}, "spec": {"replicas": 2}});
-    ok(
-        "B applies",
-        d.apply(name, &b_cfg, &ApplyParams::new("b")).await,
-    );
+}
 
+/// The scaler conflicts with B, then forces: what the Deployment's
+/// managedFields record for it. Returns the Deployment.
+async fn scaler_takes_the_replicas(d: &Api<Deployment>, name: &str) -> Deployment {
     let scale = json!({"metadata": {"name": name}, "spec": {"replicas": 5}});
     let err = d
         .apply_scale(name, &scale, &ApplyParams::new("scaler"))
         .await
         .expect_err("the scaler must conflict with B");
     let conflicts = err.apply_conflicts().expect("typed conflicts");
-    let got: Vec<(&str, &str)> = conflicts
-        .iter()
-        .map(|c| (c.manager.as_str(), c.field.as_str()))
-        .collect();
-    assert_eq!(got, [("b", ".spec.replicas")]);
+    let got = conflict_tuples(&conflicts);
+    assert_eq!(
+        got.iter().map(|c| (c.0, c.1)).collect::<Vec<_>>(),
+        [("b", ".spec.replicas")]
+    );
 
     let s = ok(
         "forced scale",
@@ -645,10 +690,16 @@ pub async fn scale_apply(client: Client, ns: &str) {
         "{managed:#}"
     );
 
+    live
+}
+
+/// Extract for the scale subresource, from the Deployment and from the
+/// Scale, and the extract applied again.
+async fn scale_extracts(d: &Api<Deployment>, name: &str, ns: &str, live: &Deployment) {
     // From the Deployment: the Deployment's path.
     let from_parent: Value = ok(
         "extract from the Deployment",
-        extract(&live, "scaler", Subresource::Scale),
+        extract(live, "scaler", Subresource::Scale),
     );
     assert_eq!(
         from_parent,
@@ -681,31 +732,13 @@ pub async fn scale_apply(client: Client, ns: &str) {
             .await,
     );
     assert_eq!(s.spec.and_then(|s| s.replicas), Some(4));
+}
 
-    // B wants its replicas back through the main resource: a conflict
-    // with the scaler, named with its subresource.
-    let err = d
-        .apply(name, &b_cfg, &ApplyParams::new("b"))
-        .await
-        .expect_err("B must conflict with the scaler");
-    let conflicts = err.apply_conflicts().expect("typed conflicts");
-    let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = conflicts
-        .iter()
-        .map(|c| {
-            (
-                c.manager.as_str(),
-                c.field.as_str(),
-                c.subresource.as_deref(),
-                c.api_version.as_deref(),
-            )
-        })
-        .collect();
-    assert_eq!(got, [("scaler", ".spec.replicas", Some("scale"), None)]);
-
-    // An update through the Scale (kubectl scale's merge patch) takes the
-    // replicas as an updater of the scale subresource, recorded at the
-    // Deployment's apiVersion and, as every owner through the Scale, with
-    // no time.
+/// An update through the Scale (kubectl scale's merge patch) takes the
+/// replicas as an updater of the scale subresource, recorded at the
+/// Deployment's apiVersion and, as every owner through the Scale, with
+/// no time.
+async fn kubectl_scale_updates(d: &Api<Deployment>, name: &str) {
     let params = PatchParams {
         field_manager: Some("kubectl-scale".into()),
         ..PatchParams::default()

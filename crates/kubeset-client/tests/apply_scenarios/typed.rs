@@ -3,18 +3,15 @@
 //! `FooApply` instead of `json!` blobs; run against both servers with the
 //! JSON ones (`apply_scenarios/mod.rs`). Needs kubeset-api's `apply`.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{chain, eventually, k, ok};
+use super::{k, ok};
 use k::api::apps::v1::{Deployment, DeploymentApply, DeploymentSpecApply};
 use k::api::core::v1::{ContainerApply, PodSpecApply, PodTemplateSpecApply};
-use k::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k::apimachinery::pkg::apis::meta::v1::{LabelSelectorApply, ObjectMetaApply};
 use k::apply::{Subresource, extract, extract_value};
-use k::params::{ApplyParams, PostParams};
+use k::params::ApplyParams;
 use k::{Api, Client, CustomResourceExt};
 
 /// What manager A applies: name, namespace, optionally one label, the
@@ -239,25 +236,8 @@ struct ColorOnly<'a> {
 /// configuration as a `SprocketApply`, and the owner dropping `size`
 /// leaves the painter's `color`.
 pub async fn derived_apply(client: Client, ns: &str) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    match crds.create(&PostParams::default(), &Sprocket::crd()).await {
-        Ok(_) => {}
-        Err(e) if e.is_already_exists() => {}
-        Err(e) => panic!("creating the CRD: {}", chain(&e)),
-    }
+    super::ensure_crd(&client, &Sprocket::crd()).await;
     let sprockets: Api<Sprocket> = Api::namespaced(client, ns);
-    eventually(
-        Duration::from_secs(60),
-        "sprockets to be served",
-        || async {
-            match sprockets.get_opt("probe").await {
-                Ok(_) => Some(()),
-                Err(e) if e.is_not_found() => None,
-                Err(e) => panic!("probing sprockets: {}", chain(&e)),
-            }
-        },
-    )
-    .await;
     let name = "s1";
     let owner_cfg = SprocketApply::new(name, ns)
         .with_label("team", "a")
