@@ -1,4 +1,4 @@
-//! Flow control that follows the server: a 64-way controller under
+//! Flow control that follows the server: a 32-way controller under
 //! kubeset-rest's `AdaptiveLimiter` against one under a static token
 //! bucket, on a server that throttles: the embedded server's in-flight
 //! limit (always), and a real kube-apiserver with API Priority and Fairness
@@ -31,11 +31,11 @@ use serde_json::{Value, json};
 use common::cm;
 
 /// Objects, and reconciles at once.
-const WORKERS: usize = 64;
+const WORKERS: usize = 32;
 /// GETs each reconcile makes after its LIST and before its PATCH.
 const READS: usize = 2;
 /// Bytes of data in each object: a LIST of all of them keeps a server
-/// busy long enough for 64 workers to meet (the embedded server counts a
+/// busy long enough for the workers to meet (the embedded server counts a
 /// request in flight only while its handler runs, as kube-apiserver's
 /// max-in-flight filter).
 const DATA: usize = 16 * 1024;
@@ -99,10 +99,11 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, kubeset_
     Ok(Action::await_change())
 }
 
-/// A 64-way controller over the [`WORKERS`] objects of `ns`, through a
+/// A [`WORKERS`]-way controller over the [`WORKERS`] objects of `ns`, through a
 /// client built from `config` (its limiter is the variable), until every
 /// object carries `tag`.
 async fn drive(config: RestConfig, ns: &str, tag: &str) -> Run {
+    let started = std::time::Instant::now();
     let counts = Arc::new(Counts::default());
     let rest = RestClient::new(config.with_metrics(counts.clone())).expect("client builds");
     let api: Api<ConfigMap> = Api::namespaced(Client::new(rest, ns), ns);
@@ -137,6 +138,7 @@ async fn drive(config: RestConfig, ns: &str, tag: &str) -> Run {
             )
         });
     let reconciled = ctx.done.lock().unwrap().len();
+    eprintln!("{tag}: {:?} wall", started.elapsed());
     Run {
         attempts: counts.attempts.load(Ordering::Relaxed),
         throttled: counts.throttled.load(Ordering::Relaxed),
@@ -183,7 +185,7 @@ fn check(server: &str, fixed: &Run, adaptive: &Run) {
     );
 }
 
-/// The static limiter a 64-worker controller is given when client-go's
+/// The static limiter a controller of [`WORKERS`] workers is given when client-go's
 /// 5/10 is too slow: it never binds here, so the server's limit does.
 fn static_limit(config: RestConfig) -> RestConfig {
     config.with_qps_burst(1000.0, WORKERS as u32)
