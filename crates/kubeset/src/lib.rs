@@ -68,11 +68,17 @@
 //! | `http2` | yes | HTTP/2 to the API server (ALPN `h2`, keepalive pings), as client-go; without it HTTP/1.1 only, as kube-rs by default, and no `h2` crate in the build |
 //! | `runtime` | no | `kubeset::runtime`, as kube-rs's `runtime`: watcher, store, controller, finalizer, the Event recorder (`events`) and the typed wait conditions (`conditions`) |
 //! | `runtime-core` | no | `kubeset::runtime` without the recorder and the typed conditions: no group-version of its own |
-//! | `leader`, `shard`, `metrics` | no | leader election on a Lease; controllers sharded across replicas; controller-runtime's metrics |
-//! | `shard` | no | `kubeset::runtime::shard`: a controller sharded across replicas on Leases |
+//! | `events` | with `runtime` | `kubeset::runtime::events`: the Event recorder (events.k8s.io/v1, core/v1 when the server has no events.k8s.io) |
+//! | `conditions` | with `runtime` | `kubeset::runtime::wait::conditions`: typed wait conditions (`is_crd_established`, `is_pod_running`, `is_job_completed`, …) and the models they read |
+//! | `leader` | no | `kubeset::runtime::leader`: leader election on a coordination.k8s.io/v1 Lease |
+//! | `shard` | no | `kubeset::runtime::shard`: a controller sharded across replicas on Leases (with `leader`) |
+//! | `metrics` | no | `kubeset::runtime::metrics`: controller-runtime's controller and work-queue metrics (prometheus-client), served by `metrics::serve` |
 //! | `webhook` | no | `kubeset::runtime::webhook`: validating and mutating admission webhooks typed per kind ([`core::admission`]'s review types) and CRD conversion webhooks through a hub version ([`core::conversion`]'s), served over TLS from certificate files reloaded when they change; a self-signed CA and `caBundle` registration (webhook configurations and a CRD's conversion) |
 //! | `protobuf` | no | protobuf on the wire for built-in kinds, opted into per client: [`Config::with_wire_format`] (client-go's `ContentConfig`) or [`RestConfig::with_wire_format`](rest::RestConfig::with_wire_format); custom resources stay JSON |
 //! | `ws` | no | exec, attach and port-forward over WebSocket (`kubeset::ws`, `Api::exec`) |
+//! | `apply` | no | the generated apply configurations of the built-in models (`api::apps::v1::DeploymentApply`, `ContainerApply::new("app")`): typed input for `Api::apply` and `apply::extract`; apimachinery's (`ObjectMetaApply`) are always there. It about doubles kubeset-api's build |
+//! | `schemas` | no | `JsonSchema` for every generated model (k8s-openapi's `schemars`), so a `#[derive(CustomResource)]` spec can embed `PodTemplateSpec` |
+//! | `testing` | no | `kubeset::testing`: the embedded API server with a client in one call, and waits that name what they waited for; for `[dev-dependencies]` |
 //! | `jiff` | yes | `Time`/`MicroTime` ⇄ `jiff::Timestamp` (`From` both ways), `kubeset::jiff`, jiff's `serde` (as with k8s-openapi) |
 //!
 //! A controller that needs few kinds builds fastest with
@@ -101,7 +107,7 @@
 //! | `aws-lc-rs`, `openssl-tls`, `webpki-roots` | accepted, not yet implemented: TLS is rustls with ring and the kubeconfig's CA |
 //! | `admission` | always: [`core::admission`] (kube-rs's `kube::core::admission` types); the typed webhook server is `runtime::webhook` (feature `webhook`) |
 //! | `kubelet-debug`, `cel`, `hyper-util-tracing` | accepted, not yet implemented: no kubelet debug API, no CEL validation, no hyper tracing |
-//! | `earliest`, `latest`, `v1_33` … `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
+//! | `earliest`, `latest`, `v1_33`, `v1_34`, `v1_35`, `v1_36` (k8s-openapi) | accepted, not yet implemented: the models are Kubernetes v1.35's whichever is named |
 //!
 //! # Porting from kube-rs and k8s-openapi
 //!

@@ -1,0 +1,128 @@
+//! The crate docs' feature tables match `Cargo.toml`: every feature the
+//! facade declares is in one of the two tables ("Features", and "Features
+//! of kube-rs and k8s-openapi"), every name a table gives is a feature,
+//! and no feature has two rows in one table (kube-rs's names may repeat
+//! the first table's, as `runtime` and `ws` do). The group-version features (`core-v1`,
+//! `apps-v1`, …) share one row of the first table; `default` is its
+//! second column.
+
+use std::collections::BTreeMap;
+
+const MANIFEST: &str = include_str!("../Cargo.toml");
+const DOCS: &str = include_str!("../src/lib.rs");
+
+/// The feature names of `[features]`, in order.
+fn cargo_features() -> Vec<String> {
+    let mut names = Vec::new();
+    let mut inside = false;
+    for line in MANIFEST.lines() {
+        let line = line.trim();
+        if line.starts_with('[') && !line.starts_with("[\"") {
+            inside = line == "[features]";
+            continue;
+        }
+        if !inside || line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if let Some((name, _)) = line.split_once(" = ") {
+            names.push(name.trim().to_owned());
+        }
+    }
+    names
+}
+
+/// A group-version feature (`core-v1`, `resource-v1beta2`): one row names
+/// them all.
+fn is_group_version(name: &str) -> bool {
+    name.rsplit_once("-v")
+        .is_some_and(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The backticked names of a table row's first cell.
+fn first_cell_names(row: &str) -> Vec<String> {
+    let cell = row.trim_start_matches('|').split('|').next().unwrap_or("");
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each table under `# Features` (up to the next heading of that level):
+/// its rows' count per name.
+fn documented() -> Vec<BTreeMap<String, usize>> {
+    let docs: Vec<&str> = DOCS
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    let start = docs
+        .iter()
+        .position(|l| *l == "# Features")
+        .expect("the crate docs have a `# Features` section");
+    let mut tables: Vec<BTreeMap<String, usize>> = Vec::new();
+    for line in &docs[start + 1..] {
+        if line.starts_with("# ") {
+            break;
+        }
+        if line.starts_with("| feature") {
+            tables.push(BTreeMap::new());
+        } else if line.starts_with('|') && !line.starts_with("|---") {
+            let table = tables.last_mut().expect("a table row after its header");
+            for name in first_cell_names(line) {
+                *table.entry(name).or_insert(0) += 1;
+            }
+        }
+    }
+    tables
+}
+
+#[test]
+fn every_feature_has_one_row_and_every_row_names_features() {
+    let features = cargo_features();
+    assert!(
+        features.len() > 40,
+        "read {} features from Cargo.toml: the parser lost its way",
+        features.len()
+    );
+    let tables = documented();
+    assert_eq!(tables.len(), 2, "the two feature tables");
+    let rows: BTreeMap<&String, usize> = tables.iter().flatten().map(|(k, v)| (k, *v)).collect();
+    let missing: Vec<&String> = features
+        .iter()
+        .filter(|f| *f != "default" && !is_group_version(f) && !rows.contains_key(f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "features of Cargo.toml the crate docs' tables do not describe: {missing:?}"
+    );
+    assert!(
+        tables[0].contains_key("core-v1") && tables[0].contains_key("apps-v1"),
+        "the row for the group-version features is missing"
+    );
+    let unknown: Vec<&&String> = rows.keys().filter(|n| !features.contains(n)).collect();
+    assert!(
+        unknown.is_empty(),
+        "names in the crate docs' feature tables that Cargo.toml does not declare: {unknown:?}"
+    );
+    for (i, table) in tables.iter().enumerate() {
+        let twice: Vec<(&String, &usize)> = table.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "features with more than one row in the crate docs' table {}: {twice:?}",
+            i + 1
+        );
+    }
+}
+
+#[test]
+fn the_parsers_read_what_they_should() {
+    assert!(is_group_version("core-v1"));
+    assert!(is_group_version("resource-v1beta2"));
+    assert!(!is_group_version("runtime-core"));
+    assert!(!is_group_version("v1_35"));
+    assert_eq!(
+        first_cell_names("| `leader`, `metrics` | no | `x` in the text |"),
+        ["leader", "metrics"]
+    );
+}
