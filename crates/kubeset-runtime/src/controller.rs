@@ -200,7 +200,7 @@ impl Config {
 pub enum Error<E: std::error::Error + 'static> {
     /// The reconcile function failed for `object`; `error_policy` decided
     /// when to retry.
-    #[error("reconciling {object} failed")]
+    #[error("reconciling {object} failed: {source}")]
     ReconcilerFailed {
         /// The object.
         object: ObjectRef<DynamicObject>,
@@ -212,7 +212,7 @@ pub enum Error<E: std::error::Error + 'static> {
     /// one of its objects did not decode and was skipped. After
     /// [`WatcherError::MemoryBudget`] the watch does not carry on: the
     /// controller stops as on shutdown (running reconciles finish).
-    #[error("the primary watch failed")]
+    #[error("the primary watch failed: {source}")]
     QueueError {
         /// The watcher's error.
         #[source]

@@ -72,7 +72,7 @@ impl LeaseConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum LeaderError {
     /// Reading or writing the Lease failed.
-    #[error("lease {namespace}/{name}: {action} failed")]
+    #[error("lease {namespace}/{name}: {action} failed: {source}")]
     Api {
         /// Namespace of the Lease.
         namespace: String,

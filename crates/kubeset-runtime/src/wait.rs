@@ -23,7 +23,7 @@ use crate::watcher::{Event, WatcherConfig, WatcherError, watcher};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Watching the object failed in a way retrying cannot fix.
-    #[error("watching {name} failed")]
+    #[error("watching {name} failed: {source}")]
     ProbeFailed {
         /// The object's name.
         name: String,

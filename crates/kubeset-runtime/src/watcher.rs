@@ -148,28 +148,28 @@ pub enum ListSemantic {
 #[derive(Debug, thiserror::Error)]
 pub enum WatcherError {
     /// A page of the initial list could not be read.
-    #[error("initial list failed")]
+    #[error("initial list failed: {source}")]
     InitialList {
         /// The request layer's error.
         #[source]
         source: kubeset_client::Error,
     },
     /// A watch (or streaming list) could not be opened.
-    #[error("opening the watch failed")]
+    #[error("opening the watch failed: {source}")]
     WatchOpen {
         /// The request layer's error.
         #[source]
         source: kubeset_client::Error,
     },
     /// An open watch broke (cut connection, undecodable line).
-    #[error("the watch stream broke")]
+    #[error("the watch stream broke: {source}")]
     WatchStream {
         /// The request layer's error.
         #[source]
         source: kubeset_client::Error,
     },
     /// The server sent an ERROR event other than 410 Gone.
-    #[error("the server ended the watch with an error")]
+    #[error("the server ended the watch with an error: {source}")]
     WatchEvent {
         /// The server's status.
         #[source]
@@ -182,7 +182,7 @@ pub enum WatcherError {
     /// decodable version until then, and a DELETED event whose object
     /// does not decode leaves it cached until the next relist.
     #[error(
-        "object {}/{} (resourceVersion {}) did not decode as {type_name} at `{path}`; skipped",
+        "object {}/{} (resourceVersion {}) did not decode as {type_name} at `{path}`: {source}; skipped",
         namespace.as_deref().unwrap_or("-"),
         name.as_deref().unwrap_or("-"),
         resource_version.as_deref().unwrap_or("-")
@@ -206,7 +206,7 @@ pub enum WatcherError {
     /// A protobuf object of a watch event did not decode as the watched
     /// kind; skipped as [`Decode`](Self::Decode) is.
     #[error(
-        "object {}/{} (resourceVersion {}) did not decode from protobuf as {type_name}; skipped",
+        "object {}/{} (resourceVersion {}) did not decode from protobuf as {type_name}: {source}; skipped",
         namespace.as_deref().unwrap_or("-"),
         name.as_deref().unwrap_or("-"),
         resource_version.as_deref().unwrap_or("-")
@@ -233,7 +233,7 @@ pub enum WatcherError {
     /// The cache's [`MemoryBudget`](crate::memory::MemoryBudget) refused an
     /// object. Unlike the others this one is final: the
     /// [`reflector`](fn@crate::reflector) ends after it and the watch stops.
-    #[error("the cache stopped at its memory budget")]
+    #[error("the cache stopped at its memory budget: {source}")]
     MemoryBudget {
         /// The kind, objects and bytes.
         #[from]

@@ -174,7 +174,7 @@ enum RecorderError {
     #[error("the regarding object has no name")]
     UnnamedObject,
     /// Writing the Event failed.
-    #[error("writing the event {name} failed")]
+    #[error("writing the event {name} failed: {source}")]
     Write {
         /// The Event's name.
         name: String,

@@ -225,12 +225,17 @@ impl ResolvesServerCert for Reloading {
     }
 }
 
+/// The error and its sources, each once: a `Display` that already ends
+/// with its source's text (as [`WebhookError`]'s do) is not repeated.
 fn error_chain(error: &dyn std::error::Error) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
     while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
         source = s.source();
     }
     out

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum WebhookError {
     /// The listening socket could not be bound.
-    #[error("binding the webhook server to {addr}")]
+    #[error("binding the webhook server to {addr}: {source}")]
     Bind {
         /// The address asked for.
         addr: String,
@@ -17,7 +17,7 @@ pub enum WebhookError {
         source: std::io::Error,
     },
     /// A certificate or key file could not be read.
-    #[error("reading {}", path.display())]
+    #[error("reading {}: {source}", path.display())]
     ReadFile {
         /// The file.
         path: PathBuf,
@@ -42,7 +42,7 @@ pub enum WebhookError {
         reason: String,
     },
     /// The key does not load or does not match the certificate.
-    #[error("the key {} does not fit the certificate {}", key.display(), cert.display())]
+    #[error("the key {} does not fit the certificate {}: {source}", key.display(), cert.display())]
     KeyMismatch {
         /// The certificate file.
         cert: PathBuf,
@@ -53,14 +53,14 @@ pub enum WebhookError {
         source: rustls::Error,
     },
     /// The TLS configuration could not be built.
-    #[error("building the TLS configuration")]
+    #[error("building the TLS configuration: {source}")]
     Tls {
         /// rustls's error.
         #[source]
         source: rustls::Error,
     },
     /// A certificate could not be generated.
-    #[error("generating the {what} certificate")]
+    #[error("generating the {what} certificate: {source}")]
     Generate {
         /// Which one (`CA`, `leaf`).
         what: &'static str,
@@ -69,7 +69,7 @@ pub enum WebhookError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A certificate or key could not be written.
-    #[error("writing {}", path.display())]
+    #[error("writing {}: {source}", path.display())]
     WriteFile {
         /// The file.
         path: PathBuf,
@@ -78,7 +78,7 @@ pub enum WebhookError {
         source: std::io::Error,
     },
     /// Patching `caBundle` into a webhook configuration or a CRD failed.
-    #[error("setting the caBundle of {kind} {name}")]
+    #[error("setting the caBundle of {kind} {name}: {source}")]
     Register {
         /// `ValidatingWebhookConfiguration`, `MutatingWebhookConfiguration` or
         /// `CustomResourceDefinition`.
