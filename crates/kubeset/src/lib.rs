@@ -10,8 +10,9 @@
 //!   kinds.
 //! - Custom resources: `#[derive(CustomResource, JsonSchema)]` on a spec
 //!   struct (kube-rs's `#[kube(...)]` keys) generates the kind, its
-//!   structural schema ([`schema`]) and [`CustomResourceExt::crd`]; several
-//!   versions merge with [`merge_crds`]; `runtime::wait` waits for
+//!   structural schema (`schema`) and `CustomResourceExt::crd`; several
+//!   versions merge with `merge_crds` (these three with the
+//!   `apiextensions-v1` feature, on by default); `runtime::wait` waits for
 //!   `Established` (example `crd_print`; attribute tables and the shapes
 //!   checked against a real API server in the `kubeset-derive` README).
 //! - [`Clientset`]: client-go's typed clientset (`cs.apps_v1().deployments("ns")`),
@@ -193,7 +194,8 @@
 //! ```
 //!
 //! The CRD itself is an ordinary object
-//! ([`CustomResourceDefinition`](apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition));
+//! (`apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition`,
+//! feature `apiextensions-v1`);
 //! `crates/kubeset/examples/configmap_owner.rs` registers one and runs a
 //! controller for it.
 //!
