@@ -208,14 +208,25 @@ pub async fn extract_change_apply(client: Client, ns: &str) {
     );
 }
 
-/// The object's managedFields without their `time`s.
+/// The object's managedFields without their `time`s, in manager order
+/// within each operation. Both servers sort applies first, then by the
+/// entry's time in whole seconds, then by manager: so A's entry comes
+/// after B's when A's last apply fell in a later second than B's, and
+/// before it otherwise (a comparison of the server's order failed once
+/// that way on realkube). The sort itself is checked by the embedded
+/// server's unit test and the differential suite.
 fn managed_without_times(d: &Deployment) -> Value {
     let mut managed = serde_json::to_value(&d.metadata.managed_fields).expect("serializes");
-    for e in managed.as_array_mut().into_iter().flatten() {
+    let Some(entries) = managed.as_array_mut() else {
+        return managed;
+    };
+    for e in entries.iter_mut() {
         if let Some(e) = e.as_object_mut() {
             e.remove("time");
         }
     }
+    let key = |e: &Value| (e["operation"].to_string(), e["manager"].to_string());
+    entries.sort_by_key(key);
     managed
 }
 
