@@ -50,12 +50,20 @@ impl Store {
                 "resourceVersion should not be set on objects to be created",
             ));
         }
+        // kube-apiserver's `EnsureObjectNamespaceMatchesRequestNamespace`,
+        // before admission: a body without a namespace takes the request's,
+        // so validation (an Event's `involvedObject.namespace`) sees it.
         let body_ns = meta_str(&obj, "namespace").to_owned();
         if res.namespaced {
             if !body_ns.is_empty() && body_ns != ns {
                 return Err(ApiError::bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request",
                 ));
+            }
+            if body_ns.is_empty()
+                && let Some(m) = meta_mut(&mut obj)
+            {
+                m.insert("namespace".into(), Value::String(ns.to_owned()));
             }
         } else if let Some(m) = meta_mut(&mut obj) {
             m.remove("namespace");
